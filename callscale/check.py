@@ -1,0 +1,154 @@
+"""The differential checker: stream a text under a chunking, compare with the whole-text parse.
+
+Works with any parser that speaks the protocol (ours or a user's): results
+need ``normal_text`` and ``calls``, call items ``tool_index``, ``name`` and
+``parameters`` (attributes or dict keys).
+
+An :class:`Outcome` is what a client would end up with: the concatenated
+content and the assembled calls ``(name, arguments)``, where ``arguments``
+is the parsed JSON object, or :data:`MALFORMED` with the raw text when the
+assembled arguments are not a JSON object (a call the parser abandoned).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+__all__ = ["Outcome", "StreamedCall", "stream", "whole", "assemble", "compare", "ProtocolError"]
+
+
+class ProtocolError(AssertionError):
+    """A streamed result broke the contract (a name sent twice, an index out of order, ...)."""
+
+
+def _get(obj: Any, key: str, default: Any = None) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(key, default)
+    return getattr(obj, key, default)
+
+
+@dataclass
+class StreamedCall:
+    """One call as a client assembles it: the name and the arguments JSON text."""
+
+    name: str | None
+    arguments_text: str = ""
+
+    def arguments(self) -> Any:
+        """The arguments as a JSON object (dict), or ``None`` when they are not one."""
+        try:
+            value = json.loads(self.arguments_text)
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) else None
+
+
+@dataclass
+class Outcome:
+    """What a client gets: ``content`` (characters) and ``calls`` in index order."""
+
+    content: str = ""
+    calls: list[StreamedCall] = field(default_factory=list)
+
+    def complete_calls(self) -> list[tuple[str | None, dict]]:
+        """``(name, arguments)`` of the calls whose arguments are a JSON object."""
+        out = []
+        for call in self.calls:
+            args = call.arguments()
+            if args is not None:
+                out.append((call.name, args))
+        return out
+
+
+def assemble(results: Iterable[Any], strict: bool = True) -> Outcome:
+    """Assemble a sequence of parser results into an :class:`Outcome`.
+
+    With ``strict``, raises :class:`ProtocolError` when a name is sent twice
+    for one index, when a new index skips a number, or when arguments arrive
+    for an index that has no name yet.
+    """
+    content: list[str] = []
+    calls: dict[int, StreamedCall] = {}
+    pieces: dict[int, list[str]] = {}
+    for result in results:
+        content.append(_get(result, "normal_text", "") or "")
+        for item in _get(result, "calls", None) or ():
+            index = _get(item, "tool_index")
+            name = _get(item, "name")
+            params = _get(item, "parameters", "") or ""
+            if index not in calls:
+                if strict and index != len(calls):
+                    raise ProtocolError(f"tool_index {index} after {len(calls)} calls: indices must be 0, 1, 2, ...")
+                if strict and name is None:
+                    raise ProtocolError(f"arguments for tool_index {index} before its name")
+                calls[index] = StreamedCall(name)
+                pieces[index] = []
+            elif name is not None:
+                if strict:
+                    raise ProtocolError(f"name sent twice for tool_index {index}: {calls[index].name!r}, {name!r}")
+            if not isinstance(params, str):  # some parsers send a dict
+                params = json.dumps(params, ensure_ascii=False)
+            pieces[index].append(params)
+    for index, call in calls.items():
+        call.arguments_text = "".join(pieces[index])
+    return Outcome("".join(content), [calls[i] for i in sorted(calls)])
+
+
+def stream(parser: Any, deltas: Sequence[str], tools: Sequence[Any] = (), strict: bool = True) -> Outcome:
+    """Stream ``deltas`` through ``parser`` (fresh), call ``finish`` twice, assemble.
+
+    A second ``finish`` that returns anything is a :class:`ProtocolError`
+    (with ``strict``); parsers without ``finish`` are streamed without it.
+    """
+    tools = list(tools)
+    results = [parser.parse_streaming_increment(delta, tools) for delta in deltas]
+    fin = getattr(parser, "finish", None)
+    if fin is not None:
+        results.append(fin(tools))
+        again = fin(tools)
+        if strict and (_get(again, "normal_text") or _get(again, "calls")):
+            raise ProtocolError(f"a second finish() returned {again!r}")
+    return assemble(results, strict=strict)
+
+
+def whole(parser: Any, text: str, tools: Sequence[Any] = ()) -> Outcome:
+    """``detect_and_parse`` of the whole text, as an :class:`Outcome`."""
+    return assemble([parser.detect_and_parse(text, list(tools))], strict=True)
+
+
+def compare(streamed: Outcome, expected: Outcome, strip_content: bool = False) -> list[str]:
+    """Differences between two outcomes, as sentences (empty when they agree).
+
+    Content must be equal (after stripping outer whitespace when
+    ``strip_content``); complete calls must agree in order, name and
+    arguments (as JSON). Abandoned calls (arguments not a JSON object) are
+    left out of the comparison.
+    """
+    problems = []
+    a, b = streamed.content, expected.content
+    if strip_content:
+        a, b = a.strip(), b.strip()
+    if a != b:
+        problems.append(f"content differs: {_short(a)} != {_short(b)}")
+    got, want = streamed.complete_calls(), expected.complete_calls()
+    if len(got) != len(want):
+        problems.append(f"{len(got)} calls != {len(want)}: {_short(got)} vs {_short(want)}")
+    for i, (g, w) in enumerate(zip(got, want)):
+        if g != w:
+            problems.append(f"call {i} differs: {_short(g)} != {_short(w)}")
+    return problems
+
+
+def _short(value: Any, limit: int = 200) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit // 2] + " ... " + text[-limit // 2:]
+
+
+def outcome_of(content: str, calls: Iterable[tuple[str, dict]]) -> Outcome:
+    """An :class:`Outcome` from expected values: ``calls`` as ``(name, arguments dict)``."""
+    return Outcome(content, [StreamedCall(n, json.dumps(a, ensure_ascii=False)) for n, a in calls])
+
+
+ParserFactory = Callable[[], Any]

@@ -1,0 +1,264 @@
+"""The parser contract shared by every callscale parser, and the base class.
+
+The protocol is the one TensorRT-LLM and SGLang tool parsers speak, so a
+user's parser plugs into the suite without glue:
+
+    detect_and_parse(text, tools) -> StreamingParseResult    # whole output
+    parse_streaming_increment(delta, tools) -> StreamingParseResult
+    finish(tools) -> StreamingParseResult                     # once, at the end
+
+``result.normal_text`` is content (a ``str``); ``result.calls`` is a list of
+:class:`ToolCallItem` ``(tool_index, name, parameters)``. A client assembles a
+streamed call per ``tool_index``: the name arrives once, the ``parameters``
+pieces concatenate into the arguments JSON text.
+
+:class:`ToolParser` implements all three methods on top of one streaming
+state machine that a format supplies as ``_advance(final)``. The state
+machine reads its input from ``self.scanner`` (a
+:class:`parsers.scanner.MarkerScanner`) and reports what it finds through
+``_emit_content``, ``_begin_call``, ``_emit_arguments``, ``_end_call`` and
+``_abandon_call``. ``detect_and_parse`` runs the same machine over the whole
+text in one step, so the whole-text and streamed answers come from one piece
+of code.
+
+Malformed output: a call whose arguments turn out not to be a JSON object, or
+that never closes, is *abandoned*. Streaming may already have sent its name
+and part of its arguments (they cannot be taken back) and sends nothing more
+for it; ``detect_and_parse`` leaves it out and numbers the remaining calls
+0, 1, 2, ... No method raises on model output.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Iterable, Mapping, Sequence
+
+from .scanner import MarkerScanner
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "ToolCallItem",
+    "StreamingParseResult",
+    "ToolParser",
+    "json_fragment",
+    "tool_name",
+    "tool_parameter_schema",
+    "parameter_type",
+]
+
+
+@dataclass
+class ToolCallItem:
+    """One piece of one streamed tool call.
+
+    ``tool_index``: 0, 1, 2, ... in the order calls start. ``name``: the
+    function name, set on the first piece of a call only (``None`` after).
+    ``parameters``: a piece of the arguments JSON text (may be ``""``).
+    """
+
+    tool_index: int
+    name: str | None = None
+    parameters: str = ""
+
+
+@dataclass
+class StreamingParseResult:
+    """What one call of a parser method returns.
+
+    ``normal_text``: content for the client (characters). ``calls``: tool-call
+    pieces, in order.
+    """
+
+    normal_text: str = ""
+    calls: list[ToolCallItem] = field(default_factory=list)
+
+
+def json_fragment(text: str) -> str:
+    """``text`` escaped as the inside of a JSON string literal (no quotes).
+
+    Escaping is a per-character map, so the fragments of consecutive pieces
+    concatenate to the escape of the whole: a long string value can stream.
+    """
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+def _field(obj: Any, key: str) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(key)
+    return getattr(obj, key, None)
+
+
+def tool_name(tool: Any) -> str | None:
+    """The function name of one tool in OpenAI form (dict or object)."""
+    fn = _field(tool, "function")
+    return _field(fn if fn is not None else tool, "name")
+
+
+def tool_parameter_schema(tools: Sequence[Any] | None, name: str) -> Mapping[str, Any]:
+    """The JSON-schema ``properties`` of tool ``name``, or ``{}``.
+
+    ``tools`` is the request's tool list in OpenAI form, ``{"type":
+    "function", "function": {"name", "parameters"}}``, as dicts or as
+    objects with the same attributes (pydantic models). Unknown tools give
+    ``{}``; nothing here raises on odd input.
+    """
+    for tool in tools or ():
+        try:
+            if tool_name(tool) != name:
+                continue
+            fn = _field(tool, "function")
+            params = _field(fn if fn is not None else tool, "parameters")
+            if hasattr(params, "model_dump"):
+                params = params.model_dump()
+            props = _field(params, "properties") if params is not None else None
+            return props if isinstance(props, Mapping) else {}
+        except Exception:  # a tool object of an unexpected shape
+            return {}
+    return {}
+
+
+def parameter_type(tools: Sequence[Any] | None, tool: str, param: str) -> str:
+    """The JSON-schema type of one parameter: ``"string"`` when unknown.
+
+    A union type list takes its first non-null member. Used by the formats
+    whose values are strings unless the schema says otherwise (Qwen3-Coder,
+    GLM-4.5/4.7, MiniMax M2).
+    """
+    spec = tool_parameter_schema(tools, tool).get(param)
+    kind = _field(spec, "type") if spec is not None else None
+    if isinstance(kind, (list, tuple)):
+        kind = next((k for k in kind if k != "null"), "string")
+    return kind if isinstance(kind, str) else "string"
+
+
+class ToolParser:
+    """Base class: one streaming state machine serves all three methods.
+
+    Subclasses set ``name`` (the registry name) and implement ``_advance(final)``: consume as much of ``self.scanner`` as can
+    be decided now, emitting through the ``_emit_*`` helpers. ``final`` is
+    true when no more text will come (``finish``), so nothing may be held
+    back. A parser class must be constructible with no arguments.
+
+    ``self.tools`` holds the tool list of the current call (schema look-ups).
+    """
+
+    name: ClassVar[str] = ""
+
+    def __init__(self) -> None:
+        self.scanner = MarkerScanner()
+        self.tools: Sequence[Any] = ()
+        self._out_text: list[str] = []
+        self._out_calls: list[ToolCallItem] = []
+        self._next_index = 0
+        self._current: int | None = None
+        self._abandoned: set[int] = set()
+        self._finished = False
+
+    # ----------------------------------------------------------------- protocol
+    def parse_streaming_increment(self, delta: str, tools: Sequence[Any] | None = None) -> StreamingParseResult:
+        """Feed one delta (characters); return the content and call pieces it decides.
+
+        Text that may be the start of a marker is held back (a bounded number
+        of characters) until the next delta or ``finish`` decides it. Never
+        raises on model output.
+        """
+        if self._finished or not delta:
+            return StreamingParseResult()
+        self.tools = tools or ()
+        self.scanner.feed(delta)
+        return self._run(final=False)
+
+    def finish(self, tools: Sequence[Any] | None = None) -> StreamingParseResult:
+        """End of generation: report everything still held back; a second call returns nothing."""
+        if self._finished:
+            return StreamingParseResult()
+        self.tools = tools or self.tools or ()
+        result = self._run(final=True)
+        self._finished = True
+        return result
+
+    def detect_and_parse(self, text: str, tools: Sequence[Any] | None = None) -> StreamingParseResult:
+        """Parse a whole output: content plus complete calls, arguments as one JSON text each.
+
+        Runs a fresh parser of the same class over ``text`` in one delta and
+        assembles the pieces; abandoned (malformed) calls are left out and the
+        rest numbered 0, 1, 2, ...
+        """
+        parser = type(self)()
+        first = parser.parse_streaming_increment(text, tools)
+        last = parser.finish(tools)
+        names: dict[int, str] = {}
+        args: dict[int, list[str]] = {}
+        for item in first.calls + last.calls:
+            if item.name is not None:
+                names[item.tool_index] = item.name
+            args.setdefault(item.tool_index, []).append(item.parameters)
+        calls = []
+        for index in sorted(names):
+            if index in parser._abandoned:
+                continue
+            calls.append(ToolCallItem(len(calls), names[index], "".join(args.get(index, ()))))
+        return StreamingParseResult(first.normal_text + last.normal_text, calls)
+
+    # ----------------------------------------------------------------- for subclasses
+    def _advance(self, final: bool) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _emit_content(self, text: str) -> None:
+        if text:
+            self._out_text.append(text)
+
+    def _begin_call(self, name: str) -> int:
+        """Start call number ``tool_index`` (returned) and send its name."""
+        index = self._next_index
+        self._next_index += 1
+        self._current = index
+        self._out_calls.append(ToolCallItem(index, name, ""))
+        return index
+
+    def _emit_arguments(self, text: str) -> None:
+        """Send a piece of the current call's arguments JSON text."""
+        index = self._current
+        if not text or index is None or index in self._abandoned:
+            return
+        calls = self._out_calls
+        if calls and calls[-1].tool_index == index:
+            calls[-1].parameters += text
+        else:
+            calls.append(ToolCallItem(index, None, text))
+
+    def _end_call(self) -> None:
+        self._current = None
+
+    def _abandon_call(self) -> None:
+        """The current call turned out malformed: send nothing more for it."""
+        if self._current is not None:
+            self._abandoned.add(self._current)
+        self._current = None
+
+    def _run(self, final: bool) -> StreamingParseResult:
+        try:
+            self._advance(final)
+        except Exception:  # a parser bug must not take down the server's stream
+            # Keep the contract (never raise): log it loudly, abandon the open
+            # call and pass whatever is unread on as content.
+            log.exception("%s parser failed; unread text passed on as content", self.name)
+            self._abandon_call()
+            self._emit_content(self.scanner.take_all())
+        text = "".join(self._out_text)
+        calls = self._out_calls
+        self._out_text = []
+        self._out_calls = []
+        return StreamingParseResult(text, calls)
+
+
+def iter_markers(*groups: Iterable[str]) -> tuple[str, ...]:
+    """Flatten marker groups into one tuple, dropping duplicates, keeping order."""
+    seen: dict[str, None] = {}
+    for group in groups:
+        for marker in group:
+            seen.setdefault(marker, None)
+    return tuple(seen)

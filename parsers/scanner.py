@@ -1,0 +1,167 @@
+"""An incremental scanner for literal markers in streamed text.
+
+Every format in ``parsers/`` is a short state machine over literal markers
+(special tokens, tags). This module is the one place that finds them, and it
+keeps streaming linear in the length of the output:
+
+- text is searched once: the scanner keeps the position up to which its
+  buffer has been decided (as h11's receive buffer does) and a search starts
+  there, never at the start of the output;
+- at the end of the buffer it holds back only a possible partial marker (at
+  most ``longest marker - 1`` characters), which the next delta decides;
+- decided text is dropped from the buffer when the next delta arrives, so the
+  buffer holds the undecided tail only.
+
+A state machine passes the marker set of its current state to each call
+(a :class:`Markers`, compiled once and cached), so one scanner serves states
+that look for different markers.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Iterable
+
+__all__ = ["Markers", "MarkerScanner", "markers", "PARTIAL"]
+
+#: Returned by :meth:`MarkerScanner.match` when the buffer ends inside what
+#: may still become one of the markers: wait for more text.
+PARTIAL = object()
+
+
+class Markers:
+    """A compiled set of literal markers (strings of one or more characters).
+
+    ``regex`` finds the leftmost marker, preferring the longest at a position;
+    ``prefixes`` holds every proper prefix of every marker (for hold-back);
+    ``longest`` is the longest marker's length in characters.
+    """
+
+    __slots__ = ("items", "regex", "prefixes", "first_chars", "longest")
+
+    def __init__(self, items: Iterable[str]):
+        items = tuple(dict.fromkeys(m for m in items if m))
+        if not items:
+            raise ValueError("a marker set needs at least one non-empty marker")
+        self.items = items
+        ordered = sorted(items, key=len, reverse=True)
+        self.regex = re.compile("|".join(re.escape(m) for m in ordered))
+        self.prefixes = frozenset(m[:k] for m in items for k in range(1, len(m)))
+        self.first_chars = frozenset(m[0] for m in items)
+        self.longest = max(len(m) for m in items)
+
+    def __repr__(self) -> str:
+        return f"Markers({list(self.items)!r})"
+
+
+@lru_cache(maxsize=None)
+def markers(*items: str) -> Markers:
+    """The compiled :class:`Markers` for these literal strings (cached)."""
+    return Markers(items)
+
+
+class MarkerScanner:
+    """The undecided text of a stream, and the position up to which it was read.
+
+    ``feed(text)`` appends a delta. The reading methods consume from the
+    current position and never look at text before it again. All lengths
+    are in characters (Python ``str``).
+    """
+
+    __slots__ = ("_buf", "_pos")
+
+    def __init__(self) -> None:
+        self._buf = ""
+        self._pos = 0
+
+    def feed(self, text: str) -> None:
+        """Append a delta, dropping the text already consumed."""
+        if self._pos:
+            self._buf = self._buf[self._pos:] + text
+            self._pos = 0
+        else:
+            self._buf += text
+
+    # ------------------------------------------------------------------ queries
+    def pending(self) -> int:
+        """Characters received but not yet consumed."""
+        return len(self._buf) - self._pos
+
+    def at_end(self) -> bool:
+        """True when every received character has been consumed."""
+        return self._pos >= len(self._buf)
+
+    def peek(self, n: int = 1) -> str:
+        """Up to ``n`` unconsumed characters, without consuming them."""
+        return self._buf[self._pos:self._pos + n]
+
+    # ------------------------------------------------------------------ reading
+    def find(self, m: Markers, final: bool = False) -> tuple[str, str | None]:
+        """Read up to and including the leftmost marker of ``m``.
+
+        Returns ``(text, marker)``: the text before the marker and the marker,
+        both consumed. When no marker is in the buffer returns ``(text,
+        None)``: ``text`` is everything that cannot be the start of a marker
+        (consumed); a possible partial marker at the end stays unconsumed
+        unless ``final``, when everything is returned.
+        """
+        buf, pos = self._buf, self._pos
+        hit = m.regex.search(buf, pos)
+        if hit is not None:
+            self._pos = hit.end()
+            return buf[pos:hit.start()], hit.group()
+        end = len(buf) if final else self._holdback_start(m)
+        self._pos = end
+        return buf[pos:end], None
+
+    def _holdback_start(self, m: Markers) -> int:
+        """Start of the longest suffix of the buffer that is a proper prefix of a marker."""
+        buf = self._buf
+        n = len(buf)
+        first, prefixes = m.first_chars, m.prefixes
+        for i in range(max(self._pos, n - m.longest + 1), n):
+            if buf[i] in first and buf[i:] in prefixes:
+                return i
+        return n
+
+    def match(self, m: Markers, final: bool = False):
+        """Which marker of ``m`` starts exactly at the current position.
+
+        Returns the marker (consumed), ``PARTIAL`` when the unconsumed text is
+        a proper prefix of a marker and more text may come (nothing consumed),
+        or ``None`` when no marker starts here (nothing consumed).
+        """
+        buf, pos = self._buf, self._pos
+        if pos >= len(buf):
+            return None if final else PARTIAL
+        hit = m.regex.match(buf, pos)
+        if hit is not None:
+            self._pos = hit.end()
+            return hit.group()
+        if not final and buf[pos:] in m.prefixes:
+            return PARTIAL
+        return None
+
+    def skip_whitespace(self) -> str:
+        """Consume and return the whitespace at the current position."""
+        buf, pos = self._buf, self._pos
+        end = pos
+        n = len(buf)
+        while end < n and buf[end].isspace():
+            end += 1
+        self._pos = end
+        return buf[pos:end]
+
+    def take(self, n: int) -> str:
+        """Consume and return up to ``n`` characters."""
+        pos = self._pos
+        text = self._buf[pos:pos + n]
+        self._pos = pos + len(text)
+        return text
+
+    def take_all(self) -> str:
+        """Consume and return everything received and not yet consumed."""
+        text = self._buf[self._pos:]
+        self._pos = len(self._buf)
+        return text
