@@ -1,0 +1,35 @@
+"""A case: one model output with its tools and the result a correct parser gives."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .chunking import DEFAULT_CHUNKING, Chunking, chunk
+from .render import Call
+
+
+@dataclass(frozen=True)
+class Case:
+    """One model output to stream.
+
+    ``format``: the parser registry name whose format the text is in.
+    ``workload``: the workload name. ``length``: the requested size in
+    characters (``len(text)`` is close to it, not equal). ``text``: the whole
+    output. ``tools``: the request's tool list (OpenAI form, dicts).
+    ``content``: the expected content. ``calls``: the expected calls.
+    ``special_tokens``: strings the ``tokens:K`` chunking keeps whole.
+    """
+
+    format: str
+    workload: str
+    length: int
+    text: str
+    tools: tuple[dict[str, Any], ...]
+    content: str
+    calls: tuple[Call, ...]
+    special_tokens: tuple[str, ...] = ()
+
+    def deltas(self, chunking: str | Chunking = DEFAULT_CHUNKING) -> list[str]:
+        """The text split into deltas by a chunking spec."""
+        return chunk(self.text, chunking, self.special_tokens)

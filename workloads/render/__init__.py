@@ -1,0 +1,90 @@
+"""Renderers: write tool calls as a model of each format would, for workloads and tests.
+
+A renderer is registered under the parser name of its format (``deepseek_v32``
+...) and lays calls out as the model publisher's encoder or chat template does
+(see ``../shared/formats.md``). Token strings are imported from the parser
+modules, never spelled again here.
+
+    >>> from workloads import render
+    >>> r = render.get("deepseek_v3")
+    >>> text = r.render([render.Call("get_weather", {"city": "Paris"})], content="Hi.")
+
+Each renderer module in this package calls :func:`register` at import; all
+are imported on first use of the registry.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+__all__ = ["Call", "Renderer", "register", "get", "names"]
+
+
+@dataclass(frozen=True)
+class Call:
+    """One tool call to render: the function name and its arguments (a JSON object)."""
+
+    name: str
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Renderer:
+    """Base class of a format's renderer.
+
+    ``name``: the format (= parser registry name). ``special_tokens``: the
+    strings a detokenizer emits whole (the ``tokens:K`` chunking never splits
+    them). ``opener``: the calls-block opener, what a degenerate model repeats.
+    ``schema_typed``: values are strings unless the tool schema gives another
+    type, so a workload must pass tools with schemas.
+    """
+
+    name: str = ""
+    special_tokens: tuple[str, ...] = ()
+    opener: str = ""
+    schema_typed: bool = False
+
+    def render(self, calls: Sequence[Call], content: str = "") -> str:
+        """The model output: ``content``, then the calls (a calls block), as the encoder lays them out.
+
+        With no calls, the output is ``content`` alone.
+        """
+        raise NotImplementedError
+
+
+_RENDERERS: dict[str, Renderer] = {}
+_loaded = False
+
+
+def register(renderer: Renderer) -> Renderer:
+    """Register a renderer instance under ``renderer.name``."""
+    if renderer.name in _RENDERERS:
+        raise ValueError(f"renderer {renderer.name!r} registered twice")
+    _RENDERERS[renderer.name] = renderer
+    return renderer
+
+
+def _load() -> None:
+    global _loaded
+    if not _loaded:
+        for info in pkgutil.iter_modules(__path__):
+            if not info.name.startswith("_"):
+                importlib.import_module(f"{__name__}.{info.name}")
+        _loaded = True
+
+
+def names() -> list[str]:
+    """Formats with a registered renderer, sorted."""
+    _load()
+    return sorted(_RENDERERS)
+
+
+def get(name: str) -> Renderer:
+    """The renderer of format ``name``; ``KeyError`` (listing known names) if none."""
+    _load()
+    try:
+        return _RENDERERS[name]
+    except KeyError:
+        raise KeyError(f"no renderer for format {name!r}; known: {', '.join(sorted(_RENDERERS))}") from None
