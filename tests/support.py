@@ -18,3 +18,43 @@ def load_cases(parser: str | None = None) -> list[dict]:
     """The fault cases, optionally only those for one parser (registry name)."""
     cases = [json.loads(line) for line in CASES_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]
     return [c for c in cases if parser is None or c["parser"] == parser]
+
+
+def stream_outcome(parser_name: str, deltas, tools=()):
+    """Stream ``deltas`` through a fresh registered parser (finish twice, strict protocol)."""
+    import parsers
+    from callscale import check
+
+    return check.stream(parsers.get(parser_name)(), list(deltas), tools)
+
+
+def whole_outcome(parser_name: str, text: str, tools=()):
+    """``detect_and_parse`` of ``text`` by a fresh registered parser."""
+    import parsers
+    from callscale import check
+
+    return check.whole(parsers.get(parser_name)(), text, tools)
+
+
+def assert_parses(parser_name, text, content, calls, tools=(), chunkings=CHUNKINGS, deltas=None,
+                  strip_content=False, special_tokens=()):
+    """Assert the whole-text parse and every chunking give ``content`` and ``calls``.
+
+    ``calls``: list of ``(name, arguments dict)``. ``deltas``: an extra split
+    to try. Streamed calls are compared in full (abandoned ones included), so
+    a well-formed text must give no malformed call.
+    """
+    from callscale import check
+    from workloads.chunking import chunk
+
+    expected = check.outcome_of(content, calls)
+    splits = {"whole-text detect_and_parse": None}
+    for spec in chunkings:
+        splits[spec] = chunk(text, spec, special_tokens)
+    if deltas is not None:
+        splits["own deltas"] = list(deltas)
+    for label, split in splits.items():
+        got = whole_outcome(parser_name, text, tools) if split is None else stream_outcome(parser_name, split, tools)
+        problems = check.compare(got, expected, strip_content=strip_content)
+        assert len(got.calls) == len(calls) or problems, f"{label}: abandoned calls in {got.calls!r}"
+        assert not problems, f"{parser_name} under {label}: " + "; ".join(problems)
