@@ -1,0 +1,153 @@
+"""The instruction meter: count the machine instructions of streaming, under callgrind.
+
+Wall-clock time on a shared CI runner is noisy; an instruction count is not.
+This meter runs the streaming of one parser over one workload at several
+lengths in a child Python process under ``valgrind --tool=callgrind`` and
+reads, per length, the instructions executed by the streaming work alone
+(every ``parse_streaming_increment`` and the ``finish``), not interpreter
+start-up, imports or workload generation.
+
+How the streaming work is isolated: the child calls a marker function right
+before the first increment and right after ``finish`` (``sys.getswitchinterval``,
+which nothing else in the child calls), and callgrind is told to dump its
+counters on entry to that function's C implementation
+(``--dump-before=sys_getswitchinterval``). Each dump holds the instructions
+since the previous one, so the dump between the two markers of a length is
+that length's streaming count. A last pair of back-to-back markers measures
+the marker's own cost, which is subtracted. This is the same subtraction as
+running the case twice (once stopping before the first increment) but takes
+one child process per parser and workload instead of two per length.
+
+Counts repeat exactly for the same interpreter binary, code and inputs:
+``PYTHONHASHSEED=0`` fixes string hashing, and valgrind loads programs at
+fixed addresses.
+
+Errors: :class:`MeterUnavailable` when valgrind is missing or the interpreter
+is not a traceable ELF binary (message says how to fix it);
+:class:`MeterError` when the child fails (its stderr is in the message).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Sequence
+
+__all__ = ["MeterUnavailable", "MeterError", "interpreter", "count_instructions", "MARKER_SYMBOL"]
+
+#: The C function callgrind dumps its counters on (CPython's ``sys.getswitchinterval``).
+MARKER_SYMBOL = "sys_getswitchinterval"
+
+INSTALL_HINT = "valgrind is not installed: install the Debian package with `apt-get install valgrind`"
+
+
+class MeterUnavailable(RuntimeError):
+    """The instruction meter cannot run on this machine (the message says why and how to fix it)."""
+
+
+class MeterError(RuntimeError):
+    """A metered child process failed."""
+
+
+def interpreter() -> str:
+    """The real interpreter binary to run under valgrind.
+
+    ``sys.executable`` can be a shell shim (pyenv) or a venv symlink; valgrind
+    must start the ELF binary itself, so resolve ``sys._base_executable``
+    (or ``sys.executable``) through links and check the ELF magic. Raises
+    :class:`MeterUnavailable` when the result is not an ELF file.
+    """
+    for candidate in (getattr(sys, "_base_executable", None), sys.executable):
+        if not candidate:
+            continue
+        path = os.path.realpath(candidate)
+        try:
+            with open(path, "rb") as fh:
+                if fh.read(4) == b"\x7fELF":
+                    return path
+        except OSError:
+            continue
+    raise MeterUnavailable(
+        f"cannot find the interpreter's ELF binary (sys.executable={sys.executable!r}); "
+        "the instruction meter needs a CPython binary valgrind can trace"
+    )
+
+
+def _valgrind() -> str:
+    path = shutil.which("valgrind")
+    if path is None:
+        raise MeterUnavailable(INSTALL_HINT)
+    return path
+
+
+_TOTAL = re.compile(r"^(?:summary|totals):\s*(\d+)", re.MULTILINE)
+
+
+def _dump_total(path: Path) -> int:
+    hit = _TOTAL.search(path.read_text(errors="replace"))
+    if hit is None:
+        raise MeterError(f"no instruction total in callgrind output {path}")
+    return int(hit.group(1))
+
+
+def count_instructions(
+    parser: str,
+    fmt: str | None,
+    workload: str,
+    lengths: Sequence[int],
+    chunking: str,
+    seed: int = 0,
+    timeout: float = 1800.0,
+) -> dict[int, int]:
+    """Instructions executed streaming ``workload`` through ``parser``, per length.
+
+    ``parser``: a registered parser name, ``null`` (the harness's floor
+    parser) or ``module.path:Factory``. ``fmt``: the format whose workload
+    to render (``None``: the parser's own name). ``lengths`` in characters.
+    Returns ``{length: instructions}`` (int, exact and repeatable). Raises
+    :class:`MeterUnavailable` or :class:`MeterError`.
+    """
+    valgrind = _valgrind()
+    python = interpreter()
+    spec = {
+        "parser": parser,
+        "format": fmt,
+        "workload": workload,
+        "lengths": [int(n) for n in lengths],
+        "chunking": chunking,
+        "seed": seed,
+    }
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    # The child must import this project as the parent does (editable install or not).
+    root = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    with tempfile.TemporaryDirectory(prefix="callscale-callgrind-") as tmp:
+        out = Path(tmp) / "cg.out"
+        cmd = [
+            valgrind, "--tool=callgrind", f"--dump-before={MARKER_SYMBOL}",
+            f"--callgrind-out-file={out}", "--dump-instr=no", "--compress-strings=no",
+            python, "-m", "callscale._metered_child", json.dumps(spec),
+        ]
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+        if proc.returncode != 0:
+            tail = "\n".join(line for line in proc.stderr.splitlines() if not line.startswith("==")][-15:])
+            raise MeterError(f"metered child failed (exit {proc.returncode}) for {parser}/{workload}: {tail}")
+        dumps = sorted(Path(tmp).glob("cg.out.*"), key=lambda p: int(p.suffix[1:]))
+        # dump 1: start-up until the warm-up marker; then per length a
+        # (set-up, streaming) pair; then the gap before the calibration pair
+        # and the empty calibration segment itself.
+        expected = 1 + 2 * len(lengths) + 2
+        if len(dumps) != expected:
+            raise MeterError(
+                f"callgrind wrote {len(dumps)} dumps, expected {expected}: the interpreter "
+                f"{python} may lack the symbol {MARKER_SYMBOL} (a stripped build?)"
+            )
+        totals = [_dump_total(p) for p in dumps]
+    marker_cost = totals[-1]
+    return {n: totals[2 + 2 * i] - marker_cost for i, n in enumerate(spec["lengths"])}
