@@ -116,6 +116,7 @@ def count_instructions(
     valgrind = _valgrind()
     python = interpreter()
     spec = {
+        "mode": "instructions",
         "parser": parser,
         "format": fmt,
         "workload": workload,
@@ -132,7 +133,7 @@ def count_instructions(
         cmd = [
             valgrind, "--tool=callgrind", f"--dump-before={MARKER_SYMBOL}",
             f"--callgrind-out-file={out}", "--dump-instr=no", "--compress-strings=no",
-            python, "-m", "callscale._metered_child", json.dumps(spec),
+            python, "-m", "callscale._child", json.dumps(spec),
         ]
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
         if proc.returncode != 0:

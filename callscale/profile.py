@@ -1,0 +1,86 @@
+"""Flame graphs of one parser streaming one workload, sampled by py-spy.
+
+``callscale profile`` runs the case in a child Python process (streaming it
+through fresh parsers again and again for a few seconds, so the parser's
+own frames dominate) under ``py-spy record`` and writes a flame graph (SVG)
+or a speedscope profile (JSON).
+
+Errors: :class:`ProfilerUnavailable` when py-spy is missing or cannot attach
+(ptrace not permitted); the message is one line that says how to fix it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+__all__ = ["ProfilerUnavailable", "default_output", "profile", "FORMATS"]
+
+#: py-spy output formats and the file suffix each is written with.
+FORMATS = {"flamegraph": ".svg", "speedscope": ".speedscope.json"}
+
+
+class ProfilerUnavailable(RuntimeError):
+    """py-spy cannot profile here; the message says how to fix it."""
+
+
+def default_output(parser: str, workload: str, length: int, fmt: str = "flamegraph", root: Path | str = "results") -> Path:
+    """``results/flame/<parser>-<workload>-<length>.svg`` (or ``.speedscope.json``)."""
+    safe = parser.replace(":", "-").replace("/", "-")
+    return Path(root) / "flame" / f"{safe}-{workload}-{length}{FORMATS[fmt]}"
+
+
+def profile(
+    parser: str,
+    workload: str,
+    length: int,
+    *,
+    fmt: str | None = None,
+    chunking: str = "tokens:4",
+    output_format: str = "flamegraph",
+    output: Path | str | None = None,
+    seconds: float = 3.0,
+    rate: int = 250,
+) -> Path:
+    """Sample the streaming of one case with py-spy; return the written file's path.
+
+    ``parser``: registered name or ``module.path:Factory``; ``fmt``: the
+    format to render for it (``None``: its own name). ``length`` in
+    characters, ``seconds`` of streaming to sample, ``rate`` samples a
+    second. Raises :class:`ProfilerUnavailable` (py-spy missing or not
+    permitted to attach) or ``RuntimeError`` (the child failed).
+    """
+    if output_format not in FORMATS:
+        raise ValueError(f"unknown profile format {output_format!r}; known: {', '.join(FORMATS)}")
+    pyspy = shutil.which("py-spy")
+    if pyspy is None:
+        raise ProfilerUnavailable("py-spy is not installed: run `python -m pip install py-spy` (or `pip install -e '.[bench]'`)")
+    out = Path(output) if output is not None else default_output(parser, workload, length, output_format)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    spec = {
+        "mode": "profile", "parser": parser, "format": fmt, "workload": workload,
+        "lengths": [int(length)], "chunking": chunking, "seconds": seconds,
+    }
+    root = str(Path(__file__).resolve().parent.parent)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    cmd = [
+        pyspy, "record", "--format", output_format, "--output", str(out), "--rate", str(rate),
+        "--nonblocking", "--", sys.executable, "-m", "callscale._child", json.dumps(spec),
+    ]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    text = proc.stdout + proc.stderr
+    if proc.returncode != 0 or not out.exists():
+        lowered = text.lower()
+        if "permission denied" in lowered or "operation not permitted" in lowered or "ptrace" in lowered:
+            raise ProfilerUnavailable(
+                "py-spy cannot attach (ptrace not permitted): run as root, or set "
+                "kernel.yama.ptrace_scope=0, or give the container CAP_SYS_PTRACE"
+            )
+        lines = [line for line in text.splitlines() if line.strip()]
+        raise RuntimeError(f"py-spy failed (exit {proc.returncode}): {lines[-1] if lines else 'no output'}")
+    return out
