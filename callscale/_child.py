@@ -22,10 +22,11 @@ import time
 
 
 def _cases(spec):
-    from callscale.plugins import load_parser
+    from callscale.plugins import resolve
     from workloads import make
 
-    factory, fmt = load_parser(spec["parser"], spec.get("format"))
+    chosen = resolve(spec["parser"], spec.get("format"))
+    factory, fmt = chosen.factory, spec.get("format") or chosen.format
     for length in spec["lengths"]:
         case = make(spec["workload"], fmt, length, spec.get("seed", 0))
         yield factory, case.deltas(spec["chunking"]), list(case.tools)
