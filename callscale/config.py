@@ -1,0 +1,163 @@
+"""Defaults of the ``callscale`` command, from ``pyproject.toml`` under ``[tool.callscale]``.
+
+    [tool.callscale]
+    threshold = 1.3                    # gate: the largest scaling exponent that passes
+    lengths = ["4k", "16k", "64k"]     # call lengths in characters (k = 1024)
+    chunking = "tokens:4"              # how the text is split into deltas
+    repeats = 3                        # timed runs per measurement (the minimum counts)
+    workloads = ["write_file", "many_short_calls", "repeated_opener"]
+    parsers = []                       # empty or absent: every registered parser
+    out = "results"                    # where scale writes its CSV and PNG (relative to pyproject.toml)
+
+The ``pyproject.toml`` is looked for in the current directory and its parents;
+without one (or without the table) the built-in :data:`DEFAULTS` apply, which
+are the values above. Command-line options override all of these.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+__all__ = ["Settings", "DEFAULTS", "ConfigError", "parse_size", "format_size", "parse_lengths",
+           "find_pyproject", "load"]
+
+MIN_LENGTHS = 3
+"""A fit needs at least this many distinct lengths."""
+
+
+class ConfigError(ValueError):
+    """A bad value in ``[tool.callscale]`` or on the command line (the message is one line)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Resolved defaults. ``lengths`` in characters, ascending; ``out`` a directory."""
+
+    threshold: float = 1.3
+    lengths: tuple[int, ...] = (4096, 16384, 65536)
+    chunking: str = "tokens:4"
+    repeats: int = 3
+    workloads: tuple[str, ...] = ("write_file", "many_short_calls", "repeated_opener")
+    parsers: tuple[str, ...] = ()
+    out: Path = field(default_factory=lambda: Path("results"))
+    source: Path | None = None
+    """The ``pyproject.toml`` the values came from (``None``: built-in defaults)."""
+
+
+DEFAULTS = Settings()
+
+_SIZE = re.compile(r"^\s*(\d+)\s*([kKmM]?)\s*$")
+_UNITS = {"": 1, "k": 1024, "m": 1024 * 1024}
+
+
+def parse_size(text: str | int) -> int:
+    """A length in characters from ``"4k"`` (4096), ``"64K"``, ``"1m"`` or ``"1000"``.
+
+    ``k`` is 1024 characters, ``m`` 1024 k. Raises :class:`ConfigError` for
+    anything that is not a positive whole size.
+    """
+    if isinstance(text, bool):
+        raise ConfigError(f"bad length {text!r}: expected a positive size like 4k, 16k or 1000")
+    if isinstance(text, int):
+        value = text
+    else:
+        hit = _SIZE.match(str(text))
+        if hit is None:
+            raise ConfigError(f"bad length {text!r}: expected a positive size like 4k, 16k or 1000")
+        value = int(hit.group(1)) * _UNITS[hit.group(2).lower()]
+    if value < 1:
+        raise ConfigError(f"bad length {text!r}: a length must be at least 1 character")
+    return value
+
+
+def format_size(chars: int) -> str:
+    """The short label of a length: 4096 -> ``"4k"``, 1000 -> ``"1000"``."""
+    for suffix, unit in (("m", 1024 * 1024), ("k", 1024)):
+        if chars >= unit and chars % unit == 0:
+            return f"{chars // unit}{suffix}"
+    return str(chars)
+
+
+def parse_lengths(spec: str | list | tuple) -> tuple[int, ...]:
+    """Lengths from ``"4k,16k,64k"`` or a list of sizes: distinct, ascending, at least three.
+
+    Raises :class:`ConfigError` on a bad size or fewer than three distinct lengths.
+    """
+    items = [s for s in spec.split(",") if s.strip()] if isinstance(spec, str) else list(spec)
+    lengths = sorted({parse_size(item) for item in items})
+    if len(lengths) < MIN_LENGTHS:
+        raise ConfigError(
+            f"need at least {MIN_LENGTHS} distinct lengths to fit an exponent, got {len(lengths)}"
+            f" ({','.join(format_size(n) for n in lengths) or 'none'})"
+        )
+    return tuple(lengths)
+
+
+def find_pyproject(start: Path | str | None = None) -> Path | None:
+    """The nearest ``pyproject.toml`` in ``start`` (default: the current directory) or a parent."""
+    here = Path(start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _names(value: Any, key: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"[tool.callscale] {key} must be a list of names, got {value!r}")
+    return tuple(value)
+
+
+def load(start: Path | str | None = None) -> Settings:
+    """The settings: built-in defaults updated from the nearest ``pyproject.toml``.
+
+    Raises :class:`ConfigError` when the file cannot be read as TOML or a
+    value has the wrong type; unknown keys are ignored (later versions add some).
+    """
+    path = find_pyproject(start)
+    if path is None:
+        return DEFAULTS
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from None
+    settings = replace(DEFAULTS, source=path, out=path.parent / DEFAULTS.out)
+    table = data.get("tool", {}).get("callscale")
+    if not isinstance(table, dict):
+        return settings
+    changes: dict[str, Any] = {}
+    if "threshold" in table:
+        value = table["threshold"]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise ConfigError(f"[tool.callscale] threshold must be a positive number, got {value!r}")
+        changes["threshold"] = float(value)
+    if "lengths" in table:
+        changes["lengths"] = parse_lengths(table["lengths"])
+    if "chunking" in table:
+        if not isinstance(table["chunking"], str):
+            raise ConfigError(f"[tool.callscale] chunking must be a string, got {table['chunking']!r}")
+        changes["chunking"] = table["chunking"]
+    if "repeats" in table:
+        value = table["repeats"]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigError(f"[tool.callscale] repeats must be a whole number >= 1, got {value!r}")
+        changes["repeats"] = value
+    if "workloads" in table:
+        changes["workloads"] = _names(table["workloads"], "workloads")
+    if "parsers" in table:
+        changes["parsers"] = _names(table["parsers"], "parsers")
+    if "out" in table:
+        if not isinstance(table["out"], str):
+            raise ConfigError(f"[tool.callscale] out must be a path string, got {table['out']!r}")
+        changes["out"] = path.parent / table["out"]
+    return replace(settings, **changes)

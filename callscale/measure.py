@@ -1,0 +1,230 @@
+"""Drive a parser through a case and measure what it costs.
+
+    >>> from callscale.measure import measure
+    >>> m = measure(parsers.get("deepseek_v32"), case, "tokens:4", repeats=3)
+    >>> m.seconds, m.max_increment_ms, m.peak_bytes, m.deltas
+
+One measurement streams the case's deltas through a fresh parser per run
+(``parse_streaming_increment`` per delta, then ``finish``), in three kinds of
+pass so that no instrument inflates another's figure:
+
+- the **meter** pass (``repeats`` runs): total cost of the streaming work,
+  by default process time in seconds (``time.process_time``), the minimum
+  over the runs. The deltas are made before any timing starts, so the
+  figure is the parser's alone. The meter is pluggable (:data:`METERS`).
+- the **latency** pass (one run): ``time.perf_counter`` around each call;
+  the slowest single call in milliseconds, which is how long a server's
+  event loop is blocked by one increment.
+- the **memory** pass (one run): peak memory traced by ``tracemalloc``
+  while the parser streams, in bytes (the deltas themselves are allocated
+  before tracing starts).
+
+A parser that raises gives a failed :class:`Measurement` (``error`` holds
+the exception as ``"Type: message"``); the caller goes on with the next one.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+import tracemalloc
+from dataclasses import asdict, dataclass
+from typing import Any, Callable, Protocol, Sequence
+
+__all__ = ["Measurement", "Meter", "ProcessTimeMeter", "METERS", "NullParser", "NULL", "measure",
+           "stream_once"]
+
+ParserFactory = Callable[[], Any]
+
+NULL = "null"
+"""The name of the built-in floor parser (:class:`NullParser`)."""
+
+
+class NullParser:
+    """The floor: receives every delta and returns nothing.
+
+    Its cost is what receiving the stream costs at all (the loop and one
+    method call per delta); a parser's cost is also shown as a multiple of it.
+    """
+
+    name = NULL
+
+    def parse_streaming_increment(self, delta: str, tools: Sequence[Any] | None = None) -> None:
+        return None
+
+    def finish(self, tools: Sequence[Any] | None = None) -> None:
+        return None
+
+    def detect_and_parse(self, text: str, tools: Sequence[Any] | None = None) -> None:
+        return None
+
+
+@dataclass
+class Measurement:
+    """One parser on one case under one chunking.
+
+    ``length``: the requested size (characters); ``chars``: ``len(case.text)``.
+    ``seconds``: the meter's figure (for the ``time`` meter, process seconds,
+    min over ``repeats``). ``max_increment_ms``: the slowest single call
+    (milliseconds, wall clock). ``peak_bytes``: peak traced memory (bytes).
+    The latter two are ``None`` when their pass was not run. ``error``: the
+    exception text of a failed run (then the figures are ``None``).
+    """
+
+    parser: str
+    format: str
+    workload: str
+    length: int
+    chars: int
+    chunking: str
+    deltas: int
+    repeats: int
+    meter: str = "time"
+    seconds: float | None = None
+    max_increment_ms: float | None = None
+    peak_bytes: int | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when the run did not raise."""
+        return self.error is None
+
+    def as_row(self) -> dict[str, Any]:
+        """The measurement as a flat dict (one CSV row)."""
+        return asdict(self)
+
+
+class Meter(Protocol):
+    """How the total cost of streaming a case is counted.
+
+    ``name`` labels the figure (``time``); ``unit`` is its unit (``s``).
+    ``total`` streams ``deltas`` through ``repeats`` fresh parsers and returns
+    one figure (for ``time``, the minimum). ``case`` is passed for meters that
+    must rebuild the run elsewhere (a child process).
+    """
+
+    name: str
+    unit: str
+
+    def total(self, factory: ParserFactory, case: Any, deltas: Sequence[str], tools: list,
+              repeats: int) -> float: ...
+
+
+def stream_once(parser: Any, deltas: Sequence[str], tools: list) -> None:
+    """Feed every delta to ``parser``, then call ``finish`` (if it has one)."""
+    step = parser.parse_streaming_increment
+    for delta in deltas:
+        step(delta, tools)
+    finish = getattr(parser, "finish", None)
+    if finish is not None:
+        finish(tools)
+
+
+class ProcessTimeMeter:
+    """Process time (``time.process_time``, seconds) of the streaming, the minimum over runs.
+
+    CPU time of this process, so other work on a shared machine inflates it
+    less than wall time. The garbage collector is run before each run (not
+    disabled: collections a parser's garbage causes are part of its cost).
+    """
+
+    name = "time"
+    unit = "s"
+
+    def total(self, factory: ParserFactory, case: Any, deltas: Sequence[str], tools: list,
+              repeats: int) -> float:
+        best = float("inf")
+        clock = time.process_time
+        for _ in range(max(1, repeats)):
+            parser = factory()
+            gc.collect()
+            start = clock()
+            stream_once(parser, deltas, tools)
+            best = min(best, clock() - start)
+        return best
+
+
+METERS: dict[str, Meter] = {"time": ProcessTimeMeter()}
+"""The meters by name; ``time`` is the default."""
+
+
+def _slowest_increment_ms(factory: ParserFactory, deltas: Sequence[str], tools: list) -> float:
+    parser = factory()
+    step = parser.parse_streaming_increment
+    clock = time.perf_counter
+    slowest = 0.0
+    for delta in deltas:
+        start = clock()
+        step(delta, tools)
+        slowest = max(slowest, clock() - start)
+    finish = getattr(parser, "finish", None)
+    if finish is not None:
+        start = clock()
+        finish(tools)
+        slowest = max(slowest, clock() - start)
+    return slowest * 1000.0
+
+
+def _peak_bytes(factory: ParserFactory, deltas: Sequence[str], tools: list) -> int:
+    was_tracing = tracemalloc.is_tracing()
+    if not was_tracing:
+        tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base, _ = tracemalloc.get_traced_memory()
+        parser = factory()
+        stream_once(parser, deltas, tools)
+        _, peak = tracemalloc.get_traced_memory()
+        del parser
+    finally:
+        if not was_tracing:
+            tracemalloc.stop()
+    return max(0, peak - base)
+
+
+def _error_text(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return " ".join(text.split())
+
+
+def measure(factory: ParserFactory, case: Any, chunking: str = "tokens:4", repeats: int = 3, *,
+            parser_name: str | None = None, meter: str | Meter = "time", latency: bool = True,
+            memory: bool = True) -> Measurement:
+    """Measure one parser on one case; see the module docstring for the passes.
+
+    ``factory``: called with no arguments for each fresh parser (a parser
+    class or any factory). ``case``: a :class:`workloads.case.Case` (uses
+    ``text``, ``tools``, ``format``, ``workload``, ``length`` and
+    ``deltas(chunking)``). ``repeats``: meter runs, at least 1.
+    ``latency`` / ``memory``: run those passes (off: their fields are ``None``).
+
+    Never raises for a parser's exception (it becomes ``error``); raises
+    ``KeyError`` for an unknown meter name and ``ValueError`` for a bad
+    chunking spec.
+    """
+    the_meter = METERS[meter] if isinstance(meter, str) else meter
+    deltas = case.deltas(chunking)
+    tools = list(case.tools)
+    name = parser_name or getattr(factory, "name", None) or getattr(factory, "__name__", repr(factory))
+    result = Measurement(
+        parser=name,
+        format=case.format,
+        workload=case.workload,
+        length=case.length,
+        chars=len(case.text),
+        chunking=str(chunking),
+        deltas=len(deltas),
+        repeats=max(1, repeats),
+        meter=the_meter.name,
+    )
+    try:
+        result.seconds = the_meter.total(factory, case, deltas, tools, repeats)
+        if latency:
+            result.max_increment_ms = _slowest_increment_ms(factory, deltas, tools)
+        if memory:
+            result.peak_bytes = _peak_bytes(factory, deltas, tools)
+    except Exception as exc:  # a parser bug is a result, not a crash of the run
+        result.seconds = result.max_increment_ms = result.peak_bytes = None
+        result.error = _error_text(exc)
+    return result
