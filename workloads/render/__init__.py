@@ -38,13 +38,19 @@ class Renderer:
     strings a detokenizer emits whole (the ``tokens:K`` chunking never splits
     them). ``opener``: the calls-block opener, what a degenerate model repeats.
     ``schema_typed``: values are strings unless the tool schema gives another
-    type, so a workload must pass tools with schemas.
+    type, so a workload must pass tools with schemas. ``closing_tags``: the
+    format's closing strings that a string value may contain as literal text
+    (an agent editing parser code) and that a correct parser keeps in the
+    value; ``()`` (the default) when a value cannot contain them (they are
+    special tokens, or the format has no way to tell), and the
+    ``literal_closing_tags`` workload then falls back to plain source code.
     """
 
     name: str = ""
     special_tokens: tuple[str, ...] = ()
     opener: str = ""
     schema_typed: bool = False
+    closing_tags: tuple[str, ...] = ()
 
     def render(self, calls: Sequence[Call], content: str = "") -> str:
         """The model output: ``content``, then the calls (a calls block), as the encoder lays them out.
