@@ -2,9 +2,75 @@
 
 Token strings are the special tokens of DeepSeek's tokenizer, as the V3 and
 V3.1 chat templates write them (full-width bars U+FF5C, ``▁`` U+2581).
+
+Formats (source: the ``chat_template`` of DeepSeek-V3 and DeepSeek-V3.1 in
+their ``tokenizer_config.json``; ``../shared/formats.md``)::
+
+    V3:   CONTENT<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME
+          ```json
+          ARGS
+          ```<｜tool▁call▁end｜>
+          <｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME2 ... <｜tool▁call▁end｜><｜tool▁calls▁end｜>
+    V3.1: CONTENT<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>ARGS<｜tool▁call▁end｜>...<｜tool▁calls▁end｜>
+
+The V3 template writes the tool's ``type`` (always ``function``) before the
+separator and joins calls with one newline; V3.1 writes no kind, no fence and
+nothing between calls. Both templates end the turn with
+``<｜tool▁calls▁end｜><｜end▁of▁sentence｜>``.
+
+How the parsers read it (both paths, streaming and ``detect_and_parse``, run
+the same state machine, so they agree):
+
+- Content is everything outside the calls block, passed on unchanged; text
+  after ``<｜tool▁calls▁end｜>`` is content again, and a later block opener
+  opens another block. ``<｜end▁of▁sentence｜>`` is dropped wherever it
+  appears (also inside a name or the arguments).
+- Inside the block, a stretch between two tokens that is only whitespace is
+  layout (the V3 newline between calls) and is dropped; a stretch holding
+  any other text is passed on as content whole, whitespace included (nothing
+  lost). A stray ``<｜tool▁call▁end｜>`` or ``<｜tool▁sep｜>`` there is such
+  text. A repeated ``<｜tool▁calls▁begin｜>`` inside the block (a degenerate
+  model repeating the opener) is dropped: the opener repeated any number of
+  times gives no call and no content, in linear time.
+- Call head: V3 needs the kind ``function`` (outer whitespace ignored), the
+  separator, a name ended by a newline, then the opening fence "```json\\n";
+  V3.1 needs a name ended by the separator. The name (outer whitespace
+  stripped, must not be empty) is sent as soon as it is complete: V3 at the
+  newline, V3.1 at the separator. A head that never becomes a call (wrong
+  kind, empty name, a block token or the end of the output before the name is
+  complete) sends nothing: its raw text, from the call-begin token on, is
+  passed on as content, and the interrupting token is read as in the block.
+- Arguments are raw JSON text and stream as they arrive; only a possible
+  partial closing marker is held back (V3: the closing fence "\\n```", V3.1:
+  ``<｜tool▁call▁end｜>``; both also a partial end-of-sentence token). V3
+  arguments end at the first "\\n```" (a JSON text cannot contain a raw
+  newline inside a string, so a value may hold any token or backticks as
+  text); whitespace and then ``<｜tool▁call▁end｜>`` must follow. V3.1
+  arguments end at the first ``<｜tool▁call▁end｜>``, so a V3.1 value cannot
+  contain that token as text (the format gives no way to tell).
+- At the call's end the whole argument text is checked once (``json.loads``,
+  linear). Empty (or whitespace-only) arguments give ``{}`` (the parser sends
+  ``"{}"``). Arguments that are not a JSON object (``{"a": 1``, ``[1, 2]``)
+  make the call *abandoned*: streaming has already sent its name and
+  argument text and sends nothing more for it; ``detect_and_parse`` makes no
+  call of it (see :mod:`parsers.base`). A V3 call whose opening fence is
+  wrong, or whose closing fence is not followed by the end token, is
+  abandoned too, and its text up to the next ``<｜tool▁call▁end｜>`` (or
+  call or block token) is dropped.
+- A call whose name was sent but that never closes (the output ends inside
+  it) is abandoned at ``finish``; the content before it is kept and no call
+  is invented.
+
+Nothing here raises on model output; all lengths are in characters.
 """
 
 from __future__ import annotations
+
+import json
+
+from . import register
+from .base import ToolParser
+from .scanner import PARTIAL, markers
 
 #: End-of-sequence token of every DeepSeek model; dropped wherever it appears.
 EOS = "<｜end▁of▁sentence｜>"
@@ -19,3 +85,297 @@ V3_FENCE_OPEN = "```json\n"
 V3_FENCE_CLOSE = "\n```"
 
 SPECIAL_TOKENS = (EOS, CALLS_BEGIN, CALLS_END, CALL_BEGIN, CALL_END, SEP)
+
+__all__ = [
+    "EOS", "CALLS_BEGIN", "CALLS_END", "CALL_BEGIN", "CALL_END", "SEP",
+    "V3_KIND", "V3_FENCE_OPEN", "V3_FENCE_CLOSE", "SPECIAL_TOKENS",
+    "DeepSeekV3Parser", "DeepSeekV31Parser",
+]
+
+# Marker sets per state (compiled once).
+_CONTENT = markers(CALLS_BEGIN, EOS)
+_BLOCK = markers(CALL_BEGIN, CALLS_END, CALLS_BEGIN, EOS)
+_SKIP = markers(CALL_END, CALL_BEGIN, CALLS_END, EOS)
+#: Tokens that interrupt a call head before its name is complete.
+_HEAD_STOPS = (CALL_END, CALL_BEGIN, CALLS_END, CALLS_BEGIN, EOS)
+_V3_KIND_END = markers(SEP, *_HEAD_STOPS)
+_V3_NAME_END = markers("\n", *_HEAD_STOPS)
+_V3_FENCE = markers(V3_FENCE_OPEN, EOS)
+_V3_ARGS = markers(V3_FENCE_CLOSE, EOS)
+_V3_AFTER_FENCE = markers(CALL_END, EOS)
+_V31_NAME_END = markers(SEP, *_HEAD_STOPS)
+_V31_ARGS = markers(CALL_END, EOS)
+
+
+class _DeepSeekCalls(ToolParser):
+    """What V3 and V3.1 share: content, the calls block, arguments, the end of a call.
+
+    Each state is a method ``_st_<state>(final) -> bool``: it consumes what it
+    can decide and returns True to run again (state changed or more to read),
+    False when it needs more text (or, with ``final``, is done).
+    """
+
+    #: State a call-begin token leads to (set by the subclass).
+    _head_state = ""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._state = "content"
+        self._gap_text = False      # the current stretch in the block holds text: it is content
+        self._gap_ws: list[str] = []  # whitespace of the current stretch, not yet decided
+        self._head: list[str] = []    # raw text of a call head whose name is not yet sent
+        self._name: list[str] = []    # the name pieces of that head
+        self._args: list[str] = []    # the current call's argument text, all of it
+        self._args_out: list[str] = []  # argument text not yet sent
+
+    # ------------------------------------------------------------------ driver
+    def _advance(self, final: bool) -> None:
+        try:
+            while getattr(self, "_st_" + self._state)(final):
+                pass
+        finally:
+            self._flush_args()
+
+    # ------------------------------------------------------------------ content
+    def _st_content(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_CONTENT, final)
+        self._emit_content(text)
+        if marker is None:
+            return False
+        if marker == CALLS_BEGIN:
+            self._enter_block()
+        return True  # EOS: dropped
+
+    # ------------------------------------------------------------------ block
+    def _enter_block(self) -> None:
+        self._state = "block"
+        self._gap_text = False
+        self._gap_ws = []
+
+    def _st_block(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_BLOCK, final)
+        self._gap(text)
+        if marker is None:
+            if final:
+                self._gap_ws = []  # trailing layout
+            return False
+        return self._block_token(marker)
+
+    def _gap(self, text: str) -> None:
+        """A piece of the text between two tokens in the block: layout or content."""
+        if not text:
+            return
+        if self._gap_text:
+            self._emit_content(text)
+        elif text.isspace():
+            self._gap_ws.append(text)
+        else:
+            self._emit_content("".join(self._gap_ws))
+            self._emit_content(text)
+            self._gap_ws = []
+            self._gap_text = True
+
+    def _block_token(self, marker: str) -> bool:
+        """Read a token met in the block (or handed on by an interrupted call)."""
+        if marker == CALL_BEGIN:
+            self._enter_block()
+            self._head = [CALL_BEGIN]
+            self._name = []
+            self._state = self._head_state
+        elif marker == CALLS_END:
+            self._enter_block()
+            self._state = "content"
+        # EOS and a repeated block opener: dropped, the stretch goes on.
+        return True
+
+    # ------------------------------------------------------------------ call head
+    def _head_failed(self, marker: str | None) -> bool:
+        """The head never became a call: its raw text is content; ``marker`` is read in the block."""
+        raw = "".join(self._head)
+        self._head = []
+        self._name = []
+        self._enter_block()
+        self._gap(raw)
+        if marker is None:
+            return True
+        return self._block_token(marker)
+
+    def _name_piece(self, text: str) -> None:
+        if text:
+            self._head.append(text)
+            self._name.append(text)
+
+    def _start_call(self, next_state: str) -> bool:
+        """The name is complete: send it (or give up the head if it is empty)."""
+        name = "".join(self._name).strip()
+        if not name:
+            return self._head_failed(None)
+        self._head = []
+        self._name = []
+        self._args = []
+        self._args_out = []
+        self._begin_call(name)
+        self._state = next_state
+        return True
+
+    # ------------------------------------------------------------------ arguments
+    def _arg(self, text: str) -> None:
+        if text:
+            self._args.append(text)
+            self._args_out.append(text)
+
+    def _flush_args(self) -> None:
+        if self._args_out:
+            self._emit_arguments("".join(self._args_out))
+            self._args_out = []
+
+    def _abandon(self, next_state: str) -> None:
+        self._flush_args()
+        self._abandon_call()
+        self._args = []
+        self._state = next_state
+
+    def _close_call(self) -> None:
+        """The call's end token: check the whole argument text once, end or abandon the call."""
+        self._flush_args()
+        text = "".join(self._args)
+        self._args = []
+        if not text.strip():
+            self._emit_arguments("{}")
+            self._end_call()
+        else:
+            try:
+                ok = isinstance(json.loads(text), dict)
+            except (ValueError, RecursionError):
+                ok = False
+            if ok:
+                self._end_call()
+            else:
+                self._abandon_call()
+        self._enter_block()
+
+    def _st_skip(self, final: bool) -> bool:
+        """After an abandoned call: drop its text up to its end (or the next call or block token)."""
+        _, marker = self.scanner.find(_SKIP, final)
+        if marker is None or marker == EOS:
+            return marker is not None
+        self._enter_block()
+        if marker == CALL_END:
+            return True
+        return self._block_token(marker)
+
+
+@register("deepseek_v3")
+class DeepSeekV3Parser(_DeepSeekCalls):
+    """DeepSeek V3 (and R1) tool calls: kind ``function``, name, fenced JSON arguments.
+
+    See the module docstring for the grammar and the handling of malformed
+    output. Construct with no arguments; methods as :class:`ToolParser`.
+    """
+
+    _head_state = "kind"
+
+    def _st_kind(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_V3_KIND_END, final)
+        if text:
+            self._head.append(text)
+        if marker is None:
+            if final:  # the output ended inside the head
+                self._head_failed(None)
+            return False
+        if marker == EOS:
+            return True
+        if marker != SEP:
+            return self._head_failed(marker)
+        kind = "".join(self._head[1:]).strip()
+        self._head.append(SEP)
+        if kind != V3_KIND:
+            return self._head_failed(None)
+        self._state = "name"
+        return True
+
+    def _st_name(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_V3_NAME_END, final)
+        self._name_piece(text)
+        if marker is None:
+            if final:  # the output ended inside the head
+                self._head_failed(None)
+            return False
+        if marker == EOS:
+            return True
+        if marker != "\n":
+            return self._head_failed(marker)
+        self._head.append(marker)
+        return self._start_call("fence")
+
+    def _st_fence(self, final: bool) -> bool:
+        marker = self.scanner.match(_V3_FENCE, final)
+        if marker is PARTIAL:
+            return False
+        if marker == V3_FENCE_OPEN:
+            self._state = "args"
+        elif marker is None:
+            self._abandon("skip")
+        return True  # EOS: dropped
+
+    def _st_args(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_V3_ARGS, final)
+        if marker is None:
+            if final:  # the output ended inside the arguments
+                self._abandon("skip")
+            else:
+                self._arg(text)
+            return False
+        self._arg(text)
+        if marker == V3_FENCE_CLOSE:
+            self._state = "after_fence"
+        return True
+
+    def _st_after_fence(self, final: bool) -> bool:
+        self.scanner.skip_whitespace()
+        marker = self.scanner.match(_V3_AFTER_FENCE, final)
+        if marker is PARTIAL:
+            return False
+        if marker == CALL_END:
+            self._close_call()
+        elif marker is None:
+            self._abandon("skip")
+        return True
+
+
+@register("deepseek_v31")
+class DeepSeekV31Parser(_DeepSeekCalls):
+    """DeepSeek V3.1 tool calls: name, separator, raw JSON arguments, end token.
+
+    See the module docstring for the grammar and the handling of malformed
+    output. Construct with no arguments; methods as :class:`ToolParser`.
+    """
+
+    _head_state = "name"
+
+    def _st_name(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_V31_NAME_END, final)
+        self._name_piece(text)
+        if marker is None:
+            if final:  # the output ended inside the head
+                self._head_failed(None)
+            return False
+        if marker == EOS:
+            return True
+        if marker != SEP:
+            return self._head_failed(marker)
+        self._head.append(marker)
+        return self._start_call("args")
+
+    def _st_args(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_V31_ARGS, final)
+        if marker is None:
+            if final:  # the output ended inside the arguments
+                self._abandon("skip")
+            else:
+                self._arg(text)
+            return False
+        self._arg(text)
+        if marker == CALL_END:
+            self._close_call()
+        return True
