@@ -1,0 +1,260 @@
+"""The ``callscale`` command.
+
+    callscale scale [--parser NAME ...] [--workload NAME ...] [--lengths 4k,16k,64k]
+                    [--chunking tokens:4] [--repeats N] [--threshold X] [--out DIR]
+    callscale gate  [--threshold 1.3] [same selectors]
+
+``scale`` measures every selected parser on every selected workload at every
+length, prints the table, and writes ``scaling.csv``, ``scaling-fits.csv``
+and ``scaling.png`` to ``--out``; it exits 0 (a failed run shows in the
+table). ``gate`` measures the same matrix (without the latency and memory
+passes), prints the table and exits 0 when every exponent is within the
+threshold, 1 otherwise, naming each offender. Defaults come from
+``[tool.callscale]`` in the nearest ``pyproject.toml``
+(:mod:`callscale.config`). A bad option prints one line on stderr and exits 2.
+
+Each subcommand is a ``(add_arguments, run)`` pair in :data:`COMMANDS`, and
+the selectors shared by the measuring commands are added by
+:func:`add_selectors`, so a new subcommand or a new shared option slots in.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+from . import __version__, config
+from .measure import METERS
+from .plugins import ParserSpec, PluginError, is_plugin, resolve
+
+__all__ = ["main", "build_parser", "add_selectors", "Selection", "select", "COMMANDS"]
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with a one-line error: ``callscale scale: error: ...`` on stderr, exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see {self.prog} --help)\n")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def add_selectors(p: argparse.ArgumentParser) -> None:
+    """The options shared by the measuring commands (what to measure, how, and the threshold)."""
+    p.add_argument("--parser", action="append", metavar="NAME",
+                   help="a registered parser, 'null', or module.path:ClassOrFactory (with --format); "
+                        "repeat or comma-separate; default: every registered parser")
+    p.add_argument("--format", metavar="NAME",
+                   help="the format whose workloads to render for module:Factory parsers")
+    p.add_argument("--workload", action="append", metavar="NAME",
+                   help="a workload name; repeat or comma-separate; default from [tool.callscale]")
+    p.add_argument("--lengths", metavar="SIZES",
+                   help="at least three call lengths in characters, e.g. 4k,16k,64k (k = 1024)")
+    p.add_argument("--chunking", metavar="SPEC",
+                   help="whole, char, fixed:K, tokens:K or random:SEED:MAX (default from [tool.callscale])")
+    p.add_argument("--repeats", type=_positive_int, metavar="N", help="timed runs per measurement; the minimum counts")
+    p.add_argument("--threshold", type=_positive_float, metavar="X",
+                   help="largest scaling exponent that passes (default from [tool.callscale])")
+    p.add_argument("--seed", type=int, default=0, help="workload seed (default 0)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar on stderr (default: only when stderr is a terminal)")
+
+
+@dataclass
+class Selection:
+    """The validated selectors of a measuring command."""
+
+    specs: list[ParserSpec]
+    workloads: list[str]
+    lengths: tuple[int, ...]
+    chunking: str
+    repeats: int
+    threshold: float
+    meter: str
+    seed: int
+    settings: config.Settings
+
+
+def _split(values: Sequence[str] | None) -> list[str]:
+    out: list[str] = []
+    for value in values or ():
+        out.extend(v.strip() for v in value.split(",") if v.strip())
+    return list(dict.fromkeys(out))
+
+
+def select(p: argparse.ArgumentParser, args: argparse.Namespace) -> Selection:
+    """Validate the selectors against the settings, the registries and the catalog.
+
+    Calls ``p.error`` (one line, exit 2) on anything unusable.
+    """
+    from workloads.chunking import parse_chunking
+
+    try:
+        settings = config.load()
+    except config.ConfigError as exc:
+        p.error(str(exc))
+    try:
+        lengths = config.parse_lengths(args.lengths) if args.lengths is not None else settings.lengths
+    except config.ConfigError as exc:
+        p.error(str(exc))
+    chunking = args.chunking if args.chunking is not None else settings.chunking
+    try:
+        chunking = str(parse_chunking(chunking))
+    except ValueError as exc:
+        p.error(str(exc))
+    names = _split(args.parser) or list(settings.parsers)
+    if not names:
+        import parsers
+
+        names = list(parsers.names())
+        if not names:
+            p.error("no parsers are registered; name one with --parser module.path:ClassOrFactory --format NAME")
+    if args.format is not None and not any(is_plugin(n) for n in names):
+        p.error("--format applies to module.path:ClassOrFactory parsers only (a registered parser's format is its name)")
+    specs = []
+    for name in names:
+        try:
+            specs.append(resolve(name, args.format))
+        except PluginError as exc:
+            p.error(str(exc))
+    try:
+        from workloads import catalog
+
+        known_workloads = list(catalog.names())
+    except Exception as exc:  # the catalog is missing or broken
+        p.error(f"the workload catalog cannot be loaded: {type(exc).__name__}: {exc}")
+    workloads = _split(args.workload) or list(settings.workloads)
+    for name in workloads:
+        if name not in known_workloads:
+            p.error(f"unknown workload {name!r}; known: {', '.join(known_workloads)}")
+    meter = getattr(args, "meter", None) or "time"
+    if meter not in METERS:
+        p.error(f"unknown meter {meter!r}; known: {', '.join(METERS)}")
+    threshold = args.threshold if args.threshold is not None else settings.threshold
+    repeats = args.repeats if args.repeats is not None else settings.repeats
+    return Selection(specs, workloads, lengths, chunking, repeats, threshold, meter, args.seed, settings)
+
+
+def _run(sel: Selection, args: argparse.Namespace, detail: bool):
+    from . import matrix
+
+    return matrix.run(sel.specs, sel.workloads, sel.lengths, chunking=sel.chunking, repeats=sel.repeats,
+                      threshold=sel.threshold, meter=sel.meter, seed=sel.seed, latency=detail,
+                      memory=detail, progress=args.progress)
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+# ----------------------------------------------------------------------- scale
+def _scale_arguments(p: argparse.ArgumentParser) -> None:
+    add_selectors(p)
+    p.add_argument("--out", metavar="DIR", help="where to write scaling.csv, scaling-fits.csv and scaling.png "
+                                                "(default: results/ next to pyproject.toml)")
+
+
+def _scale(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from . import report
+
+    sel = select(p, args)
+    out = Path(args.out) if args.out is not None else sel.settings.out
+    started = time.perf_counter()
+    run = _run(sel, args, detail=True)
+    print(report.table(run))
+    for line in report.error_lines(run):
+        print(f"error: {line}")
+    csv = report.write_csv(run, out / "scaling.csv")
+    fits = report.write_fits_csv(run, out / "scaling-fits.csv")
+    png = report.plot(run, out / "scaling.png")
+    print(f"wrote {_shown(csv)}, {_shown(fits)}, {_shown(png)} in {time.perf_counter() - started:.0f} s")
+    return 0
+
+
+# ----------------------------------------------------------------------- gate
+def _gate_arguments(p: argparse.ArgumentParser) -> None:
+    add_selectors(p)
+
+
+def _gate(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from . import report
+
+    sel = select(p, args)
+    run = _run(sel, args, detail=False)
+    print(report.table(run))
+    for line in report.error_lines(run):
+        print(f"error: {line}")
+    print()
+    for line in report.gate_lines(run):
+        print(line)
+    return 0 if run.passed else 1
+
+
+Command = tuple[str, Callable[[argparse.ArgumentParser], None],
+                Callable[[argparse.ArgumentParser, argparse.Namespace], int]]
+
+COMMANDS: list[Command] = [
+    ("scale", _scale_arguments, _scale),
+    ("gate", _gate_arguments, _gate),
+]
+"""Subcommands: ``(name, add_arguments(parser), run(parser, args) -> exit status)``."""
+
+_HELP = {
+    "scale": "measure how each parser's streaming cost grows with call length; print the table, write CSV and PNG",
+    "gate": "exit 0 when every scaling exponent is within the threshold, 1 otherwise",
+}
+
+
+def build_parser() -> ArgumentParser:
+    """The argument parser with one subparser per entry of :data:`COMMANDS`."""
+    p = ArgumentParser(prog="callscale", description="Measure how a streaming tool-call parser's cost "
+                                                    "grows with call length, and gate CI on it.")
+    p.add_argument("--version", action="version", version=f"callscale {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, add_arguments, run in COMMANDS:
+        sp = sub.add_parser(name, help=_HELP.get(name), description=_HELP.get(name))
+        add_arguments(sp)
+        sp.set_defaults(_run=run, _parser=sp)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
+    p = build_parser()
+    args = p.parse_args(argv)
+    try:
+        return args._run(args._parser, args)
+    except BrokenPipeError:  # `callscale scale | head`
+        return 0
+    except KeyboardInterrupt:
+        print("callscale: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
