@@ -235,11 +235,15 @@ def plot(run: Run, path: Path | str) -> Path:
         x0 = math.exp(sum(math.log(x) for x, _ in starts) / len(starts))
         y0 = math.exp(sum(math.log(y) for _, y in starts) / len(starts))
         x1 = max(max(_points(r)[0] or [x0]) for r in run.rows)
-        for slope, label in ((1, "slope 1 (linear)"), (2, "slope 2 (quadratic)")):
-            ax.plot([x0, x1], [y0, y0 * (x1 / x0) ** slope], color="black", alpha=0.35,
-                    linewidth=1.0 + slope * 0.5, linestyle=(0, (6, 3)), label=label)
+        for slope, style, label in ((1, (0, (1, 2)), "slope 1 (linear)"), (2, (0, (6, 3)), "slope 2 (quadratic)")):
+            y1 = y0 * (x1 / x0) ** slope
+            ax.plot([x0, x1], [y0, y1], color="black", alpha=0.6, linewidth=1.2, linestyle=style, label=label)
     ax.set_xscale("log")
     ax.set_yscale("log")
+    from matplotlib.ticker import NullFormatter
+
+    ax.set_xticks([float(n) for n in run.lengths], [format_size(n) for n in run.lengths])
+    ax.xaxis.set_minor_formatter(NullFormatter())
     unit = "process seconds (min of %d)" % run.repeats if run.meter == "time" else run.meter
     ax.set_xlabel("call length (characters)")
     ax.set_ylabel(unit)
