@@ -1,0 +1,405 @@
+"""Gemma 4 tool calls (``gemma4``).
+
+Format, as the Gemma 4 ``chat_template.jinja`` writes a tool call
+(``'<|tool_call>call:' + name + '{'``, then ``key:format_argument(value,
+escape_keys=False)`` joined by ``,``, then ``'}<tool_call|>'``)::
+
+    <|tool_call>call:search{filters:{max:3,tags:[<|"|>a<|"|>,<|"|>b<|"|>]},query:<|"|>café "best"<|"|>}<tool_call|>
+
+Facts taken from that template (its ``format_argument`` macro):
+
+- calls follow each other with nothing between them;
+- keys are bare at every depth (``escape_keys=False`` is passed down), in
+  ``dictsort`` order, and may contain spaces;
+- a string is ``<|"|>`` + the text verbatim + ``<|"|>``: no escaping, so an
+  ordinary ``"``, a ``}`` or even ``<tool_call|>`` inside is just text; only
+  ``<|"|>`` ends it;
+- booleans are ``true``/``false``; mappings ``{k:v,...}``; sequences
+  ``[v,...]``; anything else is written by Jinja as Python prints it: numbers
+  as JSON numbers, and ``None`` as ``None`` (read here as ``null``, as is
+  ``null``).
+
+Reading rules of this parser:
+
+- Everything outside ``<|tool_call>`` ... ``<tool_call|>`` is content.
+- The arguments are translated to JSON text as they arrive by a small
+  incremental converter (a stack of open ``{``/``[``): ``{`` and ``[`` at
+  once, a key at its ``:``, a number/``true``/``false``/``null`` at the
+  delimiter after it, string contents as JSON-escaped pieces as they arrive.
+  The call's final ``}`` is sent only when ``<tool_call|>`` follows it, so
+  the arguments of an abandoned call never form a JSON object.
+- Whitespace between tokens is skipped; a bare key is stripped of outer
+  whitespace; a key may also be written as a ``<|"|>``-delimited string.
+- If what follows ``<|tool_call>`` is not ``call:NAME{`` (NAME without
+  whitespace or any of ``{}[],:<>"``), the text is content, verbatim: a model
+  repeating ``<|tool_call>`` until max_tokens gives no call and that text as
+  content.
+- Malformed arguments (a value that is not a string, number, ``true``,
+  ``false``, ``null``/``None``, object or array; a missing ``:`` or ``,``; a
+  trailing comma; mismatched brackets; anything but ``<tool_call|>`` after the
+  final ``}``) abandon the call (see :mod:`parsers.base`). Its remaining text
+  up to ``<tool_call|>`` is dropped with it (logged at debug level); a
+  ``<|tool_call>`` met first starts the next call. A call still open at the
+  end of the output is abandoned.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+
+from . import register
+from .base import ToolParser, json_fragment
+from .scanner import PARTIAL, markers
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Gemma4Parser", "CALL_OPEN", "CALL_CLOSE", "CALL_PREFIX", "STRING_DELIM", "SPECIAL_TOKENS"]
+
+#: Special tokens of the Gemma 4 tokenizer.
+CALL_OPEN = "<|tool_call>"
+CALL_CLOSE = "<tool_call|>"
+STRING_DELIM = '<|"|>'
+#: Written after ``CALL_OPEN``, before the function name.
+CALL_PREFIX = "call:"
+
+SPECIAL_TOKENS = (CALL_OPEN, CALL_CLOSE, STRING_DELIM)
+
+_CONTENT = markers(CALL_OPEN)
+_PREFIX = markers(CALL_PREFIX)
+_NAME_END = markers("{", CALL_OPEN, CALL_CLOSE)
+_KEY_START_FIRST = markers("}", STRING_DELIM)
+_KEY_START = markers(STRING_DELIM)
+_KEY_END = markers(":", STRING_DELIM, "{", "}", "[", "]", ",", CALL_OPEN, CALL_CLOSE)
+_STRING_END = markers(STRING_DELIM)
+_COLON = markers(":")
+_VALUE_START = markers(STRING_DELIM, "{", "[")
+_ARRAY_EMPTY = markers("]")
+_LITERAL_END = markers(",", "}", "]", "{", "[", ":", STRING_DELIM, CALL_OPEN, CALL_CLOSE)
+_AFTER_VALUE = markers(",", "}", "]")
+_CALL_END = markers(CALL_CLOSE)
+_RESYNC = markers(CALL_CLOSE, CALL_OPEN)
+
+_NAME = re.compile(r'[^\s{}\[\],:<>"]+')
+_LITERAL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null")
+#: How Jinja prints Python's None (``{{ argument }}`` in ``format_argument``).
+_PY_NONE = "None"
+
+_OBJ, _ARR = "{", "["
+_CLOSER = {_OBJ: "}", _ARR: "]"}
+
+# States.
+_S_CONTENT = "content"
+_S_PREFIX = "prefix"  # after <|tool_call>: expecting "call:"
+_S_NAME = "name"
+_S_KEY_START = "key_start"  # after { or , in an object
+_S_KEY = "key"  # a bare key
+_S_QKEY = "qkey"  # a <|"|>-delimited key
+_S_COLON = "colon"  # after a delimited key
+_S_VALUE = "value"
+_S_ARRAY_FIRST = "array_first"  # after [
+_S_STRING = "string"
+_S_LITERAL = "literal"
+_S_AFTER_VALUE = "after_value"
+_S_END = "end"  # after the final }: expecting <tool_call|>
+_S_SKIP = "skip"  # dropping the rest of an abandoned call
+
+_IN_CALL = {_S_KEY_START, _S_KEY, _S_QKEY, _S_COLON, _S_VALUE, _S_ARRAY_FIRST, _S_STRING,
+            _S_LITERAL, _S_AFTER_VALUE, _S_END}
+
+
+@register("gemma4")
+class Gemma4Parser(ToolParser):
+    """Streaming parser of Gemma 4 tool calls; see the module docstring for the rules."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._state = _S_CONTENT
+        self._raw: list[str] = []  # opener text that is content if no call starts
+        self._parts: list[str] = []  # the name, key or literal being read
+        self._stack: list[str] = []  # open containers of the arguments
+        self._first_key = True  # no member yet in the innermost object
+        self._call_name = ""
+
+    # ------------------------------------------------------------------ driver
+    def _advance(self, final: bool) -> None:
+        steps = {
+            _S_CONTENT: self._content,
+            _S_PREFIX: self._prefix,
+            _S_NAME: self._name,
+            _S_KEY_START: self._key_start,
+            _S_KEY: self._key,
+            _S_QKEY: self._qkey,
+            _S_COLON: self._colon,
+            _S_VALUE: self._value,
+            _S_ARRAY_FIRST: self._array_first,
+            _S_STRING: self._string,
+            _S_LITERAL: self._literal,
+            _S_AFTER_VALUE: self._after_value,
+            _S_END: self._end,
+            _S_SKIP: self._skip,
+        }
+        while steps[self._state](final):
+            pass
+        if final:
+            self._end_of_output()
+
+    def _end_of_output(self) -> None:
+        if self._state in (_S_PREFIX, _S_NAME):
+            self._emit_content("".join(self._raw) + "".join(self._parts))
+        elif self._state in _IN_CALL:
+            log.debug("gemma4: call %r never closed; abandoned", self._call_name)
+            self._abandon_call()
+        self._raw = []
+        self._parts = []
+        self._state = _S_CONTENT
+
+    # ------------------------------------------------------------------ outside a call
+    # Each state returns True when it moved on (run again), False when it needs more text.
+    def _content(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_CONTENT, final)
+        self._emit_content(text)
+        if marker is None:
+            return False
+        self._open(marker)
+        return True
+
+    def _open(self, opener: str) -> None:
+        self._raw = [opener]
+        self._parts = []
+        self._state = _S_PREFIX
+
+    def _prefix(self, final: bool) -> bool:
+        marker = self.scanner.match(_PREFIX, final)
+        if marker is PARTIAL:
+            return False
+        if marker is None:  # not a call: the opener is content
+            self._emit_content("".join(self._raw))
+            self._raw = []
+            self._state = _S_CONTENT
+            return True
+        self._raw.append(marker)
+        self._state = _S_NAME
+        return True
+
+    def _name(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_NAME_END, final)
+        self._parts.append(text)
+        if marker is None:
+            return False
+        name = "".join(self._parts).strip()
+        if marker == "{" and _NAME.fullmatch(name):
+            self._raw = []
+            self._parts = []
+            self._call_name = name
+            self._begin_call(name)
+            self._emit_arguments("{")
+            self._stack = [_OBJ]
+            self._first_key = True
+            self._state = _S_KEY_START
+            return True
+        self._emit_content("".join(self._raw) + "".join(self._parts))
+        self._raw = []
+        self._parts = []
+        if marker == CALL_OPEN:
+            self._open(marker)
+        else:
+            self._emit_content(marker)
+            self._state = _S_CONTENT
+        return True
+
+    # ------------------------------------------------------------------ the arguments
+    def _key_start(self, final: bool) -> bool:
+        self.scanner.skip_whitespace()
+        marker = self.scanner.match(_KEY_START_FIRST if self._first_key else _KEY_START, final)
+        if marker is PARTIAL:
+            return False
+        self._parts = []
+        if marker == "}":  # {} : an empty object
+            self._close_container("}")
+        elif marker == STRING_DELIM:
+            self._state = _S_QKEY
+        elif self.scanner.at_end():
+            return False  # final: _end_of_output abandons the call
+        else:
+            self._state = _S_KEY
+        return True
+
+    def _key(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_KEY_END, final)
+        self._parts.append(text)
+        if marker is None:
+            return False
+        key = "".join(self._parts).strip()
+        self._parts = []
+        if marker != ":" or not key:
+            self._fail(marker, "expected a key and ':'")
+            return True
+        self._emit_key(key)
+        return True
+
+    def _qkey(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_STRING_END, final)
+        self._parts.append(text)
+        if marker is None:
+            return False
+        self._state = _S_COLON
+        return True
+
+    def _colon(self, final: bool) -> bool:
+        self.scanner.skip_whitespace()
+        marker = self.scanner.match(_COLON, final)
+        if marker is PARTIAL:
+            return False
+        if marker is None:
+            if self.scanner.at_end():
+                return False
+            self._fail(None, "expected ':' after a key")
+            return True
+        key = "".join(self._parts)
+        self._parts = []
+        self._emit_key(key)
+        return True
+
+    def _emit_key(self, key: str) -> None:
+        # the ", " before a later member was sent with its comma (_punctuation)
+        self._first_key = False
+        self._emit_arguments(json.dumps(key, ensure_ascii=False) + ": ")
+        self._state = _S_VALUE
+
+    def _value(self, final: bool) -> bool:
+        self.scanner.skip_whitespace()
+        marker = self.scanner.match(_VALUE_START, final)
+        if marker is PARTIAL:
+            return False
+        if marker == STRING_DELIM:
+            self._emit_arguments('"')
+            self._state = _S_STRING
+        elif marker == "{":
+            self._emit_arguments("{")
+            self._stack.append(_OBJ)
+            self._first_key = True
+            self._state = _S_KEY_START
+        elif marker == "[":
+            self._emit_arguments("[")
+            self._stack.append(_ARR)
+            self._state = _S_ARRAY_FIRST
+        elif self.scanner.at_end():
+            return False
+        else:
+            self._parts = []
+            self._state = _S_LITERAL
+        return True
+
+    def _array_first(self, final: bool) -> bool:
+        self.scanner.skip_whitespace()
+        marker = self.scanner.match(_ARRAY_EMPTY, final)
+        if marker is PARTIAL:
+            return False
+        if marker == "]":
+            self._close_container("]")
+        elif self.scanner.at_end():
+            return False
+        else:
+            self._state = _S_VALUE
+        return True
+
+    def _string(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_STRING_END, final)
+        if text:
+            self._emit_arguments(json_fragment(text))
+        if marker is None:
+            return False
+        self._emit_arguments('"')
+        self._state = _S_AFTER_VALUE
+        return True
+
+    def _literal(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_LITERAL_END, final)
+        self._parts.append(text)
+        if marker is None:
+            return False
+        literal = "".join(self._parts).strip()
+        self._parts = []
+        if literal == _PY_NONE:
+            literal = "null"
+        if marker not in _AFTER_VALUE.items or _LITERAL.fullmatch(literal) is None:
+            self._fail(marker, f"bad value {literal[:40]!r}")
+            return True
+        self._emit_arguments(literal)
+        self._punctuation(marker)
+        return True
+
+    def _after_value(self, final: bool) -> bool:
+        self.scanner.skip_whitespace()
+        marker = self.scanner.match(_AFTER_VALUE, final)
+        if marker is PARTIAL:
+            return False
+        if marker is None:
+            if self.scanner.at_end():
+                return False
+            self._fail(None, "expected ',' or a closing bracket")
+            return True
+        self._punctuation(marker)
+        return True
+
+    def _punctuation(self, mark: str) -> None:
+        if mark == ",":
+            self._emit_arguments(", ")
+            if self._stack[-1] == _OBJ:
+                self._first_key = False
+                self._state = _S_KEY_START
+            else:
+                self._state = _S_VALUE
+        elif mark == _CLOSER[self._stack[-1]]:
+            self._close_container(mark)
+        else:
+            self._fail(None, f"{mark!r} closes {self._stack[-1]!r}")
+
+    def _close_container(self, mark: str) -> None:
+        self._stack.pop()
+        if self._stack:
+            self._emit_arguments(mark)
+            self._state = _S_AFTER_VALUE
+        else:  # the call's own }: sent when <tool_call|> follows
+            self._state = _S_END
+
+    def _end(self, final: bool) -> bool:
+        self.scanner.skip_whitespace()
+        marker = self.scanner.match(_CALL_END, final)
+        if marker is PARTIAL:
+            return False
+        if marker is None:
+            if self.scanner.at_end():
+                return False
+            self._fail(None, "expected <tool_call|> after the arguments")
+            return True
+        self._emit_arguments("}")
+        self._end_call()
+        self._state = _S_CONTENT
+        return True
+
+    # ------------------------------------------------------------------ malformed calls
+    def _fail(self, marker: str | None, why: str) -> None:
+        """Abandon the current call; ``marker`` is the marker just consumed, if any."""
+        log.debug("gemma4: call %r abandoned: %s", self._call_name, why)
+        self._abandon_call()
+        self._stack = []
+        self._parts = []
+        if marker == CALL_OPEN:
+            self._open(marker)
+        elif marker == CALL_CLOSE:
+            self._state = _S_CONTENT
+        else:
+            self._state = _S_SKIP
+
+    def _skip(self, final: bool) -> bool:
+        _, marker = self.scanner.find(_RESYNC, final)
+        if marker is None:
+            return False
+        if marker == CALL_OPEN:
+            self._open(marker)
+        else:
+            self._state = _S_CONTENT
+        return True

@@ -1,0 +1,386 @@
+"""MiniMax M2 tool calls (``minimax_m2``).
+
+Format, as the MiniMax-M2 ``chat_template.jinja`` writes an assistant turn
+with tool calls (``toolcall_begin_token`` / ``toolcall_end_token``)::
+
+    CONTENT
+    <minimax:tool_call>
+    <invoke name="get_weather">
+    <parameter name="city">Paris</parameter>
+    <parameter name="days">3</parameter>
+    </invoke>
+    </minimax:tool_call>
+
+Facts taken from that template:
+
+- the block is preceded by one newline (``'\\n' ~ toolcall_begin_token``),
+  written even when the content is empty; that newline is layout, as are the
+  newlines between elements;
+- all calls of a turn share one block; models also write one block per call
+  (both are read here);
+- a string value is written verbatim (``v``, no escaping, no trimming), any
+  other value as JSON (``v | tojson``). So a value is read as a string unless
+  the request's tool schema gives the parameter another type
+  (:func:`parsers.base.parameter_type`); then the value text is read as JSON,
+  and when it is not valid JSON (or is ``NaN``/``Infinity``) the string is
+  kept. Whitespace around a value is kept: the template does not trim (public
+  parsers that ``strip()`` values disagree with the template here).
+
+Reading rules of this parser (all lengths in characters):
+
+- Outside a block everything is content, except the one layout newline right
+  before ``<minimax:tool_call>``.
+- A literal ``</parameter>`` inside a value (an agent editing this very
+  parser) ends the parameter only when what follows it, ignoring whitespace,
+  is a valid continuation: the next ``<parameter name="`` or ``</invoke>``;
+  and a ``</invoke>`` reached that way must itself be followed by
+  ``<invoke name="``, ``</minimax:tool_call>``, a new ``<minimax:tool_call>``
+  or the end of the output (the DSML rule of ``formats.md``). Otherwise the
+  closing tag and the whitespace after it are value text and the scan goes on
+  after them. Only that tag, the whitespace and a possible partial marker are
+  held back; a string value streams (JSON-escaped) as it arrives.
+- Parameter names and ``</parameter>`` are looked for only where the grammar
+  allows them, so ``</invoke>`` or ``</minimax:tool_call>`` inside a value
+  are plain text.
+- A block that turns out not to start with a call (garbage after the opener,
+  an empty block, a repeated opener) is content, verbatim: a model that
+  repeats ``<minimax:tool_call>`` until max_tokens gives no call and that
+  text as content. Garbage after a call inside a block ends the block and is
+  content.
+- A call with a malformed part (an unexpected element inside ``<invoke>``, a
+  bad parameter name) is abandoned (see :mod:`parsers.base`); its remaining
+  text up to the next ``</invoke>``, ``</minimax:tool_call>`` or
+  ``<minimax:tool_call>`` is dropped with it (logged at debug level), and
+  reading resumes there. A call still open at the end of the output is
+  abandoned. An ``</invoke>`` closes its call even when the block is never
+  closed.
+- MiniMax's end-of-turn token ``[e~[`` is not treated specially (servers
+  strip it as a stop token); it would be content.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+
+from . import register
+from .base import ToolParser, json_fragment, parameter_type
+from .scanner import PARTIAL, markers
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "MiniMaxM2Parser",
+    "BLOCK_OPEN",
+    "BLOCK_CLOSE",
+    "INVOKE_OPEN",
+    "INVOKE_CLOSE",
+    "PARAM_OPEN",
+    "PARAM_CLOSE",
+    "TAG_END",
+    "LAYOUT_NEWLINE",
+    "SPECIAL_TOKENS",
+]
+
+#: The calls-block tags (special tokens of the MiniMax-M2 tokenizer).
+BLOCK_OPEN = "<minimax:tool_call>"
+BLOCK_CLOSE = "</minimax:tool_call>"
+#: An invoke opens with ``INVOKE_OPEN + name + TAG_END``.
+INVOKE_OPEN = '<invoke name="'
+INVOKE_CLOSE = "</invoke>"
+#: A parameter opens with ``PARAM_OPEN + key + TAG_END``.
+PARAM_OPEN = '<parameter name="'
+PARAM_CLOSE = "</parameter>"
+TAG_END = '">'
+#: The template writes this newline before the block (layout).
+LAYOUT_NEWLINE = "\n"
+
+SPECIAL_TOKENS = (BLOCK_OPEN, BLOCK_CLOSE)
+
+_CONTENT = markers(LAYOUT_NEWLINE + BLOCK_OPEN, BLOCK_OPEN)
+_IN_BLOCK = markers(INVOKE_OPEN, BLOCK_CLOSE, BLOCK_OPEN)
+_TAG_END = markers(TAG_END)
+_IN_INVOKE = markers(PARAM_OPEN, INVOKE_CLOSE)
+_VALUE_END = markers(PARAM_CLOSE)
+_AFTER_PARAM = markers(PARAM_OPEN, INVOKE_CLOSE)
+_AFTER_INVOKE = markers(INVOKE_OPEN, BLOCK_CLOSE, BLOCK_OPEN)
+_RESYNC = markers(INVOKE_CLOSE, BLOCK_CLOSE, BLOCK_OPEN)
+
+_NAME = re.compile(r'[^\s<>"]+')
+_KEY = re.compile(r'[^<>"\n]+')
+
+# States.
+_S_CONTENT = "content"
+_S_BLOCK = "block"  # inside a block, between elements
+_S_NAME = "name"  # reading an invoke's name
+_S_INVOKE = "invoke"  # inside an invoke, between elements
+_S_KEY = "key"  # reading a parameter's name
+_S_VALUE = "value"  # reading a parameter's value
+_S_CLOSE1 = "close1"  # after </parameter>: is it the end of the value?
+_S_CLOSE2 = "close2"  # after </parameter> ws </invoke>: is it the end of the call?
+_S_SKIP = "skip"  # dropping the rest of an abandoned call
+
+
+def _reject_constant(name: str):
+    raise ValueError(name)
+
+
+def typed_value(text: str) -> str:
+    """The JSON text of a schema-typed value: ``text`` read as JSON, else as a string.
+
+    ``NaN`` and ``Infinity`` are not JSON and give the string too.
+    """
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except ValueError:
+        return json.dumps(text, ensure_ascii=False)
+    return json.dumps(value, ensure_ascii=False)
+
+
+@register("minimax_m2")
+class MiniMaxM2Parser(ToolParser):
+    """Streaming parser of MiniMax M2 tool calls; see the module docstring for the rules."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._state = _S_CONTENT
+        #: Text of the current block that becomes content if no call starts in it.
+        self._raw: list[str] = []
+        self._block_has_call = False
+        self._name_parts: list[str] = []
+        self._call_name = ""
+        self._n_params = 0
+        self._key_parts: list[str] = []
+        self._value_is_string = True
+        self._value_parts: list[str] = []  # a typed value, converted at its end
+        self._pending: list[str] = []  # a closing tag (and whitespace) not yet decided
+
+    # ------------------------------------------------------------------ driver
+    def _advance(self, final: bool) -> None:
+        steps = {
+            _S_CONTENT: self._content,
+            _S_BLOCK: self._block,
+            _S_NAME: self._name,
+            _S_INVOKE: self._invoke,
+            _S_KEY: self._key,
+            _S_VALUE: self._value,
+            _S_CLOSE1: self._close1,
+            _S_CLOSE2: self._close2,
+            _S_SKIP: self._skip,
+        }
+        while steps[self._state](final):
+            pass
+        if final:
+            self._end_of_output()
+
+    def _end_of_output(self) -> None:
+        state = self._state
+        if state == _S_BLOCK:
+            if not self._block_has_call:
+                self._emit_content("".join(self._raw))
+        elif state == _S_NAME:
+            self._emit_content("".join(self._raw) + "".join(self._name_parts))
+        elif state in (_S_INVOKE, _S_KEY, _S_VALUE, _S_CLOSE1):
+            log.debug("minimax_m2: call %r never closed; abandoned", self._call_name)
+            self._abandon_call()
+        self._raw = []
+        self._state = _S_CONTENT
+
+    # ------------------------------------------------------------------ states
+    # Each returns True when it moved on (run again), False when it needs more text.
+    def _content(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_CONTENT, final)
+        self._emit_content(text)
+        if marker is None:
+            return False
+        self._open_block(marker)
+        return True
+
+    def _open_block(self, opener: str) -> None:
+        self._state = _S_BLOCK
+        self._raw = [opener]
+        self._block_has_call = False
+
+    def _block(self, final: bool) -> bool:
+        self._raw.append(self.scanner.skip_whitespace())
+        marker = self.scanner.match(_IN_BLOCK, final)
+        if marker is PARTIAL:
+            return False
+        if marker == INVOKE_OPEN:
+            self._raw.append(marker)
+            self._name_parts = []
+            self._state = _S_NAME
+        elif marker == BLOCK_CLOSE:
+            if not self._block_has_call:  # an empty block carries no call: content
+                self._emit_content("".join(self._raw) + marker)
+            self._raw = []
+            self._state = _S_CONTENT
+        elif marker == BLOCK_OPEN:
+            if not self._block_has_call:
+                self._emit_content("".join(self._raw))
+            self._open_block(marker)
+        else:  # not a call: what was read of the block is content
+            if self.scanner.at_end():
+                return False  # final, nothing more: _end_of_output decides
+            self._emit_content("".join(self._raw))
+            self._raw = []
+            self._state = _S_CONTENT
+        return True
+
+    def _name(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_TAG_END, final)
+        self._name_parts.append(text)
+        if marker is None:
+            return False
+        name = "".join(self._name_parts)
+        self._name_parts = []
+        if _NAME.fullmatch(name) is None:
+            self._emit_content("".join(self._raw) + name + marker)
+            self._raw = []
+            self._state = _S_CONTENT
+            return True
+        self._raw = []
+        self._block_has_call = True
+        self._call_name = name
+        self._n_params = 0
+        self._begin_call(name)
+        self._emit_arguments("{")
+        self._state = _S_INVOKE
+        return True
+
+    def _invoke(self, final: bool) -> bool:
+        self.scanner.skip_whitespace()
+        marker = self.scanner.match(_IN_INVOKE, final)
+        if marker is PARTIAL:
+            return False
+        if marker == PARAM_OPEN:
+            self._key_parts = []
+            self._state = _S_KEY
+        elif marker == INVOKE_CLOSE:
+            self._close_call()
+            self._state = _S_BLOCK
+        else:
+            if self.scanner.at_end():
+                return False
+            self._fail("unexpected text inside <invoke>")
+        return True
+
+    def _key(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_TAG_END, final)
+        self._key_parts.append(text)
+        if marker is None:
+            return False
+        key = "".join(self._key_parts)
+        self._key_parts = []
+        if _KEY.fullmatch(key) is None:
+            self._fail(f"bad parameter name {key!r}")
+            return True
+        self._value_is_string = parameter_type(self.tools, self._call_name, key) == "string"
+        self._value_parts = []
+        head = ", " if self._n_params else ""
+        self._n_params += 1
+        self._emit_arguments(head + json.dumps(key, ensure_ascii=False) + ": "
+                             + ('"' if self._value_is_string else ""))
+        self._state = _S_VALUE
+        return True
+
+    def _value(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_VALUE_END, final)
+        self._value_text(text)
+        if marker is None:
+            return False
+        self._pending = [marker]
+        self._state = _S_CLOSE1
+        return True
+
+    def _value_text(self, text: str) -> None:
+        if not text:
+            return
+        if self._value_is_string:
+            self._emit_arguments(json_fragment(text))
+        else:
+            self._value_parts.append(text)
+
+    def _close1(self, final: bool) -> bool:
+        self._pending.append(self.scanner.skip_whitespace())
+        marker = self.scanner.match(_AFTER_PARAM, final)
+        if marker is PARTIAL:
+            return False
+        if marker == PARAM_OPEN:
+            self._end_value()
+            self._key_parts = []
+            self._state = _S_KEY
+        elif marker == INVOKE_CLOSE:
+            self._pending.append(marker)
+            self._state = _S_CLOSE2
+        else:  # the closing tag was value text
+            self._reject_close()
+        return True
+
+    def _close2(self, final: bool) -> bool:
+        self._pending.append(self.scanner.skip_whitespace())
+        if final and self.scanner.at_end():  # the end of the output follows </invoke>
+            self._end_value()
+            self._close_call()
+            self._raw = []
+            self._state = _S_BLOCK
+            return False
+        marker = self.scanner.match(_AFTER_INVOKE, final)
+        if marker is PARTIAL:
+            return False
+        if marker is None:
+            self._reject_close()
+            return True
+        self._end_value()
+        self._close_call()
+        if marker == INVOKE_OPEN:
+            self._raw = [marker]
+            self._name_parts = []
+            self._state = _S_NAME
+        elif marker == BLOCK_CLOSE:
+            self._state = _S_CONTENT
+        else:
+            self._open_block(marker)
+        return True
+
+    def _skip(self, final: bool) -> bool:
+        _, marker = self.scanner.find(_RESYNC, final)
+        if marker is None:
+            return False
+        if marker == INVOKE_CLOSE:
+            self._raw = []
+            self._block_has_call = True
+            self._state = _S_BLOCK
+        elif marker == BLOCK_CLOSE:
+            self._state = _S_CONTENT
+        else:
+            self._open_block(marker)
+        return True
+
+    # ------------------------------------------------------------------ helpers
+    def _reject_close(self) -> None:
+        """The held-back closing tag did not end the value: it is value text; scan on after it."""
+        self._value_text("".join(self._pending))
+        self._pending = []
+        self._state = _S_VALUE
+
+    def _end_value(self) -> None:
+        self._pending = []
+        if self._value_is_string:
+            self._emit_arguments('"')
+        else:
+            self._emit_arguments(typed_value("".join(self._value_parts)))
+            self._value_parts = []
+
+    def _close_call(self) -> None:
+        self._emit_arguments("}")
+        self._end_call()
+        self._raw = []
+
+    def _fail(self, why: str) -> None:
+        log.debug("minimax_m2: call %r abandoned: %s", self._call_name, why)
+        self._abandon_call()
+        self._pending = []
+        self._value_parts = []
+        self._state = _S_SKIP

@@ -1,0 +1,72 @@
+"""Renderer for MiniMax M2 tool calls (``minimax_m2``).
+
+Layout as the MiniMax-M2 ``chat_template.jinja`` writes an assistant turn
+with tool calls (HF's ``trim_blocks``/``lstrip_blocks`` applied)::
+
+    CONTENT
+    <minimax:tool_call>
+    <invoke name="NAME">
+    <parameter name="KEY">VALUE</parameter>
+    </invoke>
+    </minimax:tool_call>
+
+The newline before the block is written even when the content is empty.
+All calls share one block. A string value is written verbatim, any other
+value as ``tojson`` (``json.dumps(value, ensure_ascii=False)``). Token
+strings come from :mod:`parsers.minimax`. Values are strings unless the
+schema says otherwise, so workloads must pass tools with schemas
+(``schema_typed``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Sequence
+
+from parsers.minimax import (
+    BLOCK_CLOSE,
+    BLOCK_OPEN,
+    INVOKE_CLOSE,
+    INVOKE_OPEN,
+    LAYOUT_NEWLINE,
+    PARAM_CLOSE,
+    PARAM_OPEN,
+    SPECIAL_TOKENS,
+    TAG_END,
+)
+
+from . import Call, Renderer, register
+
+__all__ = ["MiniMaxM2Renderer", "value_text"]
+
+
+def value_text(value: Any) -> str:
+    """A parameter value as the template writes it: a string verbatim, anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+class MiniMaxM2Renderer(Renderer):
+    """``CONTENT\\n<minimax:tool_call>\\n`` + one ``<invoke>`` per call + ``</minimax:tool_call>``."""
+
+    name = "minimax_m2"
+    special_tokens = SPECIAL_TOKENS
+    opener = BLOCK_OPEN
+    schema_typed = True
+
+    def render(self, calls: Sequence[Call], content: str = "") -> str:
+        """The model output; with no calls, ``content`` alone."""
+        if not calls:
+            return content
+        out = [content, LAYOUT_NEWLINE, BLOCK_OPEN, "\n"]
+        for call in calls:
+            out += [INVOKE_OPEN, call.name, TAG_END, "\n"]
+            for key, value in call.arguments.items():
+                out += [PARAM_OPEN, key, TAG_END, value_text(value), PARAM_CLOSE, "\n"]
+            out += [INVOKE_CLOSE, "\n"]
+        out.append(BLOCK_CLOSE)
+        return "".join(out)
+
+
+register(MiniMaxM2Renderer())
