@@ -63,6 +63,10 @@ class DeepSeekV3Renderer(_DeepSeekRenderer):
 
     name = "deepseek_v3"
     between = "\n"
+    #: A string value may hold these as text: the arguments end only at a raw
+    #: "\n```" (a newline inside a JSON string is written escaped) followed by
+    #: the end token, so the parser keeps them in the value.
+    closing_tags = (V3_FENCE_CLOSE, CALL_END, CALLS_END)
 
     def _call(self, call: Call) -> str:
         return (CALL_BEGIN + V3_KIND + SEP + call.name + "\n" + V3_FENCE_OPEN
@@ -73,6 +77,8 @@ class DeepSeekV31Renderer(_DeepSeekRenderer):
     """V3.1: ``<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>ARGS<｜tool▁call▁end｜>``, nothing between calls."""
 
     name = "deepseek_v31"
+    #: The arguments end at the first ``<｜tool▁call▁end｜>``: a value cannot hold it.
+    closing_tags = ()
 
     def _call(self, call: Call) -> str:
         return CALL_BEGIN + call.name + SEP + _arguments(call) + CALL_END
