@@ -1,0 +1,438 @@
+"""Named workloads: model output in a format, sized in characters, with the result a correct parser gives.
+
+A workload is a function ``(fmt, length, seed) -> Case``: ``fmt`` is a format
+(the parser registry name, which is also its renderer's name), ``length`` the
+size in characters, ``seed`` picks the text (same seed, same text).
+
+    >>> from workloads import catalog
+    >>> case = catalog.make("write_file", "deepseek_v32", 65536)
+    >>> len(case.calls[0].arguments["content"])
+    65536
+
+| workload | the output |
+|---|---|
+| ``write_file`` | a short sentence, then one ``write_file(path, content)`` call whose ``content`` is ``length`` characters of real Python source (quotes, backslashes, indentation, non-ASCII) |
+| ``many_short_calls`` | a short sentence, then back-to-back short calls of five tools with string, integer, number, boolean, array and object arguments, until the text reaches ``length`` |
+| ``repeated_opener`` | the format's calls-block opener repeated to about ``length`` characters, as a degenerate model does; expected: no content, no call |
+| ``long_content`` | ``length`` characters of plain prose and no call; expected content: the text |
+| ``unclosed_call`` | a short sentence, then a ``write_file`` call with a ``length``-character ``content`` cut off just after the value, before any closing markup; expected: the sentence, no call |
+| ``literal_closing_tags`` | a ``write_file`` call whose ``length``-character ``content`` (parser code being edited) holds the format's own closing tags as text many times (plain source when the format declares none, see below) |
+| ``parallel_calls`` | a short sentence, then ``read_file(path)`` calls in one calls block until the text reaches ``length`` |
+
+``len(case.text)`` is close to ``length``, not equal: the call markup and
+the escaping of values (JSON formats) add a few percent; calls are whole, so
+``many_short_calls`` and ``parallel_calls`` overshoot by less than one call.
+
+``literal_closing_tags`` takes the closing strings from the renderer's
+``closing_tags``. A format whose values cannot contain them (they are special
+tokens of the vocabulary, or the format gives a parser no way to tell a
+literal tag from the real one) declares none, and for it the workload gives
+the ``write_file`` output unchanged (same text, same expected call), under
+its own workload name, so a measurement matrix over all formats stays whole.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from . import render
+from .case import Case
+from .render import Call, Renderer
+from .source import SOURCE_FILES, prose, source_code
+
+__all__ = ["HEADLINE", "Workload", "names", "get", "make", "tools_for", "formats"]
+
+Workload = Callable[[str, int, int], Case]
+"""``(fmt, length, seed) -> Case``; ``length`` in characters."""
+
+#: The workloads a scaling run measures by default.
+HEADLINE = ("write_file", "many_short_calls", "repeated_opener")
+
+_WORKLOADS: dict[str, Workload] = {}
+
+
+def _workload(name: str) -> Callable[[Workload], Workload]:
+    def wrap(fn: Workload) -> Workload:
+        _WORKLOADS[name] = fn
+        return fn
+
+    return wrap
+
+
+def names() -> list[str]:
+    """The workload names, the headline ones first (catalog order, not sorted)."""
+    return list(_WORKLOADS)
+
+
+def get(name: str) -> Workload:
+    """The workload function called ``name``; ``KeyError`` listing the known names if none."""
+    try:
+        return _WORKLOADS[name]
+    except (KeyError, TypeError):
+        raise KeyError(f"unknown workload {name!r}; known: {', '.join(_WORKLOADS)}") from None
+
+
+def formats() -> list[str]:
+    """The formats a workload can be made in: those with a registered renderer, sorted."""
+    return render.names()
+
+
+def make(workload: str, fmt: str, length: int, seed: int = 0) -> Case:
+    """The case of ``workload`` in format ``fmt`` at ``length`` characters.
+
+    Raises ``KeyError`` (listing the known names) for an unknown workload or
+    format, ``ValueError`` for a ``length`` below 1, ``TypeError`` for a
+    ``length`` that is not an integer.
+    """
+    fn = get(workload)
+    _renderer(fmt)
+    if isinstance(length, bool) or not isinstance(length, int):
+        raise TypeError(f"length must be an int (characters), got {length!r}")
+    if length < 1:
+        raise ValueError(f"length must be at least 1 character, got {length}")
+    return fn(fmt, length, seed)
+
+
+def _renderer(fmt: str) -> Renderer:
+    known = render.names()
+    if fmt not in known:
+        listed = ", ".join(known) if known else "none registered yet"
+        raise KeyError(f"unknown format {fmt!r}; known: {listed}")
+    return render.get(fmt)
+
+
+# ----------------------------------------------------------------- tools
+
+_DESCRIPTIONS = {
+    "write_file": "Write text to a file, replacing what it held.",
+    "read_file": "Read a text file.",
+    "get_weather": "Current weather in a city.",
+    "search": "Search the web.",
+    "set_timer": "Start a countdown timer.",
+    "tag_items": "Attach labels to items.",
+}
+
+
+def _schema(value: Any) -> dict[str, Any]:
+    """A JSON schema whose type matches ``value`` (nested for arrays and objects)."""
+    if isinstance(value, bool):
+        return {"type": "boolean"}
+    if isinstance(value, int):
+        return {"type": "integer"}
+    if isinstance(value, float):
+        return {"type": "number"}
+    if isinstance(value, str):
+        return {"type": "string"}
+    if value is None:
+        return {"type": "null"}
+    if isinstance(value, Mapping):
+        return {"type": "object", "properties": {k: _schema(v) for k, v in value.items()}}
+    if isinstance(value, (list, tuple)):
+        schema: dict[str, Any] = {"type": "array"}
+        items = _merge_all(_schema(v) for v in value)
+        if items is not None:
+            schema["items"] = items
+        return schema
+    raise TypeError(f"not a JSON value: {value!r}")
+
+
+def _merge_all(schemas: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
+    merged = None
+    for schema in schemas:
+        merged = schema if merged is None else _merge(merged, schema)
+    return merged
+
+
+def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """One schema that both values fit: integer and number give number; other mixes a type list."""
+    ta, tb = a["type"], b["type"]
+    if ta == tb:
+        if ta == "object":
+            props = dict(a["properties"])
+            for key, sub in b["properties"].items():
+                props[key] = _merge(props[key], sub) if key in props else sub
+            return {"type": "object", "properties": props}
+        if ta == "array" and "items" in b:
+            return {"type": "array", "items": _merge(a["items"], b["items"]) if "items" in a else b["items"]}
+        return a
+    if {ta, tb} == {"integer", "number"}:
+        return {"type": "number"}
+    types = [t for t in (ta if isinstance(ta, list) else [ta]) + (tb if isinstance(tb, list) else [tb])]
+    return {"type": list(dict.fromkeys(types))}
+
+
+def tools_for(calls: Sequence[Call]) -> list[dict[str, Any]]:
+    """The request's tool list for ``calls``: one OpenAI-form tool per tool name, in first-call order.
+
+    Each is ``{"type": "function", "function": {"name", "description",
+    "parameters"}}`` with a JSON schema whose property types match the
+    argument values (string, integer, number, boolean, array with ``items``,
+    object with ``properties``, null); a parameter present in every call of
+    the tool is ``required``. Schema-typed formats (``Renderer.schema_typed``)
+    read values as strings without one. Raises ``TypeError`` for an argument
+    value that is not JSON.
+    """
+    props: dict[str, dict[str, dict[str, Any]]] = {}
+    seen_in: dict[str, list[set[str]]] = {}
+    for call in calls:
+        tool = props.setdefault(call.name, {})
+        seen_in.setdefault(call.name, []).append(set(call.arguments))
+        for key, value in call.arguments.items():
+            schema = _schema(value)
+            tool[key] = _merge(tool[key], schema) if key in tool else schema
+    tools = []
+    for name, properties in props.items():
+        required = [k for k in properties if all(k in keys for keys in seen_in[name])]
+        tools.append({
+            "type": "function",
+            "function": {
+                "name": name,
+                "description": _DESCRIPTIONS.get(name, f"The {name} tool."),
+                "parameters": {"type": "object", "properties": properties, "required": required},
+            },
+        })
+    return tools
+
+
+# ----------------------------------------------------------------- helpers
+
+#: The content before the calls of the workloads that have one.
+WRITE_INTRO = "I'll write the file."
+CALLS_INTRO = "I'll run these."
+READ_INTRO = "I'll read the files."
+
+#: Tools a request of the no-call workloads offers (what the model could have called).
+_OFFERED = (Call("write_file", {"path": "", "content": ""}), Call("read_file", {"path": ""}))
+
+
+def _case(r: Renderer, workload: str, length: int, text: str, content: str,
+          calls: Sequence[Call], offered: Sequence[Call] | None = None) -> Case:
+    return Case(
+        format=r.name,
+        workload=workload,
+        length=length,
+        text=text,
+        tools=tuple(tools_for(offered if offered is not None else calls)),
+        content=content,
+        calls=tuple(calls),
+        special_tokens=tuple(r.special_tokens),
+    )
+
+
+def _path(seed: int) -> str:
+    rng = random.Random(f"path:{seed}")
+    return "src/" + rng.choice(SOURCE_FILES)
+
+
+def _write_call(length: int, seed: int, content: str | None = None) -> Call:
+    return Call("write_file", {"path": _path(seed), "content": source_code(length, seed) if content is None else content})
+
+
+def _fill(r: Renderer, length: int, content: str, next_call: Callable[[], Call]) -> tuple[str, list[Call]]:
+    """Render calls from ``next_call`` after ``content`` until the text reaches ``length`` characters.
+
+    At least one call. Each call's share of the text is measured by
+    rendering it alone (minus the block's share, found by rendering the
+    first call once and twice), so the text exceeds ``length`` by about one
+    call; the whole list is rendered once, plus once more per top-up when a
+    format's layout is not additive (numbered call ids).
+    """
+    first = next_call()
+    one = len(r.render([first], content))
+    shared = 2 * one - len(r.render([first, first], content))  # content, block opener and closer
+    calls = [first]
+    total = one
+    while total < length:
+        call = next_call()
+        calls.append(call)
+        total += len(r.render([call], content)) - shared
+    text = r.render(calls, content)
+    while len(text) < length:
+        per_call = max(1.0, (len(text) - shared) / len(calls))
+        calls.extend(next_call() for _ in range(max(1, math.ceil((length - len(text)) / per_call))))
+        text = r.render(calls, content)
+    return text, calls
+
+
+def _common_prefix_length(a: str, b: str) -> int:
+    """Length of the longest common prefix (binary search over slice comparisons)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+# ----------------------------------------------------------------- the workloads
+
+@_workload("write_file")
+def write_file(fmt: str, length: int, seed: int = 0) -> Case:
+    """One ``write_file(path, content)`` call; ``content`` is exactly ``length`` characters of stdlib source."""
+    r = _renderer(fmt)
+    call = _write_call(length, seed)
+    return _case(r, "write_file", length, r.render([call], WRITE_INTRO), WRITE_INTRO, [call])
+
+
+_CITIES = ("Paris", "Zürich", "São Paulo", "東京", "Reykjavík", "New York", "Kraków")
+_QUERIES = (
+    'café "best" near me',
+    "O'Brien's law",
+    "C:\\Users\\ana\\notes.txt",
+    "python 3.11 what's new",
+    "μ and σ of a normal distribution",
+    "line one\nline two",
+)
+_LABELS = ("tea", "0042", "stand-up", "pasta al dente", "naïve timer")
+
+
+def _short_call(rng: random.Random) -> Call:
+    kind = rng.randrange(5)
+    if kind == 0:
+        return Call("get_weather", {"city": rng.choice(_CITIES), "unit": rng.choice(("celsius", "fahrenheit"))})
+    if kind == 1:
+        return Call("read_file", {"path": "src/" + rng.choice(SOURCE_FILES)})
+    if kind == 2:
+        return Call("search", {"query": rng.choice(_QUERIES), "limit": rng.randint(1, 50)})
+    if kind == 3:
+        return Call("set_timer", {"minutes": rng.choice((0.5, 1.5, 2.25, 12.75)), "label": rng.choice(_LABELS),
+                                  "repeat": rng.random() < 0.5})
+    ids = [rng.randint(1, 999) for _ in range(rng.randint(1, 4))]
+    return Call("tag_items", {"ids": ids, "labels": {"priority": rng.choice(("low", "high")),
+                                                     "owner": rng.choice(("ana", "bo", "chloé")),
+                                                     "weight": rng.randint(0, 9)}})
+
+
+@_workload("many_short_calls")
+def many_short_calls(fmt: str, length: int, seed: int = 0) -> Case:
+    """Short calls of five tools (every JSON type among the arguments) in one block, to about ``length`` characters."""
+    r = _renderer(fmt)
+    rng = random.Random(f"many:{seed}")
+    text, calls = _fill(r, length, CALLS_INTRO, lambda: _short_call(rng))
+    return _case(r, "many_short_calls", length, text, CALLS_INTRO, calls)
+
+
+@_workload("repeated_opener")
+def repeated_opener(fmt: str, length: int, seed: int = 0) -> Case:
+    """The calls-block opener repeated (whole) to about ``length`` characters; expected: no content, no call.
+
+    ``seed`` is unused (the text is fixed by the format). Raises
+    ``ValueError`` when the renderer declares no opener.
+    """
+    r = _renderer(fmt)
+    if not r.opener:
+        raise ValueError(f"format {fmt!r} declares no calls-block opener")
+    count = max(1, round(length / len(r.opener)))
+    return _case(r, "repeated_opener", length, r.opener * count, "", [], offered=_OFFERED)
+
+
+@_workload("long_content")
+def long_content(fmt: str, length: int, seed: int = 0) -> Case:
+    """``length`` characters of plain prose and no call; expected content: the text."""
+    r = _renderer(fmt)
+    text = prose(length, seed)
+    return _case(r, "long_content", length, r.render([], text), text, [], offered=_OFFERED)
+
+
+@_workload("unclosed_call")
+def unclosed_call(fmt: str, length: int, seed: int = 0) -> Case:
+    """A ``write_file`` call (``length``-character content) cut off just after the value; expected: the intro only.
+
+    The cut point is where the rendering of the call and of the same call
+    with one more character in ``content`` part: right after the (escaped)
+    value, before whatever closes the value, the call and the block.
+    """
+    r = _renderer(fmt)
+    call = _write_call(length, seed)
+    full = r.render([call], WRITE_INTRO)
+    longer = Call(call.name, {**call.arguments, "content": call.arguments["content"] + "#"})
+    cut = _common_prefix_length(full, r.render([longer], WRITE_INTRO))
+    if cut >= len(full):  # pragma: no cover - a renderer that writes nothing after a value
+        raise ValueError(f"format {fmt!r}: nothing follows the value to cut off")
+    return _case(r, "unclosed_call", length, full[:cut], WRITE_INTRO, [], offered=[call])
+
+
+_TAG_LINES = (
+    "{indent}end = buffer.find({lit}, start)\n",
+    "{indent}if text.endswith({lit}):\n",
+    "{indent}# a value may hold {tag} as text: do not stop at the first one\n",
+    "{indent}CLOSING = {lit}  # the closing tag\n",
+    "{indent}parts = chunk.split({lit}, 1)\n",
+)
+
+
+def _literal(tag: str) -> str:
+    """A Python string literal holding ``tag`` as raw text (triple quotes when ``repr`` would escape it)."""
+    plain = repr(tag)
+    if plain[1:-1] == tag:
+        return plain
+    quote = '"""' if '"""' not in tag and not tag.endswith('"') else "'''"
+    return quote + tag + quote
+
+
+def _with_closing_tags(length: int, seed: int, tags: Sequence[str]) -> str:
+    """Exactly ``length`` characters of source with a line quoting one of ``tags`` after every 5 lines.
+
+    Each tag appears verbatim (raw text, not an escape). The tags sit inside lines (a string literal or a comment follows them),
+    and the last ``min(64, length // 4)`` or more characters are plain
+    source, so the value never ends in a tag.
+    """
+    lines = source_code(length, seed).splitlines(keepends=True)
+    budget = length - min(64, length // 4)
+    out: list[str] = []
+    size = used = 0
+    for i, line in enumerate(lines):
+        if i % 5 == 4:
+            tag = tags[used % len(tags)]
+            indent = line[: len(line) - len(line.lstrip(" "))]
+            extra = _TAG_LINES[used % len(_TAG_LINES)].format(indent=indent, lit=_literal(tag), tag=tag)
+            if size + len(extra) > budget:
+                break
+            out.append(extra)
+            size += len(extra)
+            used += 1
+        if size + len(line) > budget or not line.endswith("\n"):
+            break
+        out.append(line)
+        size += len(line)
+    head = "".join(out)
+    return head + source_code(length - len(head), seed + 1)
+
+
+@_workload("literal_closing_tags")
+def literal_closing_tags(fmt: str, length: int, seed: int = 0) -> Case:
+    """A ``write_file`` call whose ``length``-character content quotes the format's closing tags many times.
+
+    The tags are the renderer's ``closing_tags``; with none declared, the
+    content is plain source and the case is the ``write_file`` case under
+    this workload's name (see the module docstring).
+    """
+    r = _renderer(fmt)
+    tags = tuple(t for t in r.closing_tags if t)
+    content = _with_closing_tags(length, seed, tags) if tags else None
+    call = _write_call(length, seed, content)
+    return _case(r, "literal_closing_tags", length, r.render([call], WRITE_INTRO), WRITE_INTRO, [call])
+
+
+@_workload("parallel_calls")
+def parallel_calls(fmt: str, length: int, seed: int = 0) -> Case:
+    """``read_file(path)`` calls (distinct paths) in one calls block, to about ``length`` characters.
+
+    A read_file call renders to 50-120 characters, so that is about
+    ``length / 80`` calls.
+    """
+    r = _renderer(fmt)
+    rng = random.Random(f"parallel:{seed}")
+    counter = iter(range(1 << 62))
+
+    def next_call() -> Call:
+        i = next(counter)
+        stem = rng.choice(SOURCE_FILES)[:-3]
+        return Call("read_file", {"path": f"src/{stem}_{i}.py"})
+
+    text, calls = _fill(r, length, READ_INTRO, next_call)
+    return _case(r, "parallel_calls", length, text, READ_INTRO, calls)
