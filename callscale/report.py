@@ -16,13 +16,15 @@ from pathlib import Path
 from .config import format_size
 from .fit import ERROR
 from .matrix import Row, Run
+from .measure import NULL
 
 __all__ = ["CSV_COLUMNS", "FIT_COLUMNS", "fmt_figure", "table", "error_lines", "gate_lines", "frame",
            "fits_frame", "write_csv", "write_fits_csv", "plot"]
 
-CSV_COLUMNS = ["parser", "format", "workload", "length", "chars", "chunking", "deltas", "meter", "repeats",
+CSV_COLUMNS = ["parser", "floor", "format", "workload", "length", "chars", "chunking", "deltas", "meter", "repeats",
                "seconds", "floor_seconds", "x_floor", "max_increment_ms", "peak_bytes", "error"]
-"""Columns of ``scaling.csv``: lengths in characters, ``seconds`` the meter's figure
+"""Columns of ``scaling.csv``: ``floor`` is true on the ``null`` parser's rows (pandas reads the
+name ``null`` as missing unless ``keep_default_na=False``); lengths in characters, ``seconds`` the meter's figure
 (process seconds, min over ``repeats``), ``floor_seconds`` the ``null`` parser's on the
 same deltas, ``x_floor`` their ratio, ``max_increment_ms`` the slowest single call,
 ``peak_bytes`` peak traced memory, ``error`` the exception of a failed run."""
@@ -108,9 +110,13 @@ def table(run: Run) -> str:
 
 
 def error_lines(run: Run) -> list[str]:
-    """One line per failed measurement: who, where, and the exception."""
-    return [f"{m.parser} on {m.workload} at {format_size(m.length)}: {m.error}"
-            for m in run.measurements if m.error]
+    """One line per parser x workload x exception: who, at which lengths, and the exception."""
+    groups: dict[tuple[str, str, str], list[int]] = {}
+    for m in run.measurements:
+        if m.error:
+            groups.setdefault((m.parser, m.workload, m.error), []).append(m.length)
+    return [f"{parser} on {workload} at {', '.join(format_size(n) for n in lengths)}: {error}"
+            for (parser, workload, error), lengths in groups.items()]
 
 
 def _per_length(row: Row) -> str:
@@ -145,6 +151,7 @@ def frame(run: Run):
     records = []
     for m in run.measurements:
         row = m.as_row()
+        row["floor"] = m.parser == NULL
         floor = run.floors.get((m.format, m.workload, m.length))
         floor_s = floor.seconds if floor is not None else None
         row["floor_seconds"] = floor_s
