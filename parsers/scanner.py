@@ -139,7 +139,7 @@ class MarkerScanner:
         if hit is not None:
             self._pos = hit.end()
             return hit.group()
-        if not final and buf[pos:] in m.prefixes:
+        if not final and len(buf) - pos < m.longest and buf[pos:] in m.prefixes:
             return PARTIAL
         return None
 
