@@ -1,0 +1,131 @@
+"""The ``callscale`` command: option errors (one line, exit 2), gate exit codes, scale's outputs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import parsers
+from callscale.cli import main
+
+TESTS = Path(__file__).parent
+QUADRATIC = "quadratic_parser:QuadraticParser"
+SMALL = ["--lengths", "1k,2k,4k", "--repeats", "1", "--workload", "write_file"]
+
+
+def run_main(capsys, *argv: str) -> tuple[int, str, str]:
+    try:
+        status = main(list(argv))
+    except SystemExit as exc:  # argparse errors exit through SystemExit
+        status = exc.code
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def needs_catalog():
+    return pytest.importorskip("workloads.catalog", reason="the workload catalog is not there yet")
+
+
+def needs(parser: str):
+    catalog = needs_catalog()
+    if parser not in parsers.names() or parser not in catalog.formats():
+        pytest.skip(f"{parser} (parser and renderer) is not registered yet")
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["scale", "--parser", "no_such_parser"], "unknown parser 'no_such_parser'"),
+    (["gate", "--workload", "no_such_workload"], "unknown workload 'no_such_workload'"),
+    (["scale", "--lengths", "4k,0,16k"], "bad length '0'"),
+    (["scale", "--lengths", "4k,abc,16k"], "bad length 'abc'"),
+    (["scale", "--lengths", "-4k,8k,16k"], "--lengths"),
+    (["gate", "--lengths", "4k,16k"], "at least 3 distinct lengths"),
+    (["gate", "--lengths", "4k,16k,4k"], "at least 3 distinct lengths"),
+    (["scale", "--chunking", "tokens:0"], "bad chunking"),
+    (["scale", "--chunking", "bytes:4"], "bad chunking"),
+    (["scale", "--repeats", "0"], "--repeats"),
+    (["gate", "--threshold", "-1"], "--threshold"),
+    (["scale", "--parser", QUADRATIC], "needs --format"),
+    (["scale", "--parser", QUADRATIC, "--format", "no_such_format"], "unknown format"),
+    (["scale", "--parser", "no_such_module_xyz:Parser", "--format", "deepseek_v31"], "cannot import"),
+    (["scale", "--format", "deepseek_v31"], "--format applies to module.path:ClassOrFactory"),
+    (["scale", "--no-such-option"], "unrecognized arguments"),
+    (["frobnicate"], "invalid choice"),
+    ([], "required"),
+])
+def test_bad_options_exit_2_with_one_line(capsys, argv, says):
+    if "--workload" in argv or QUADRATIC in argv or "no_such_module_xyz:Parser" in argv:
+        needs("deepseek_v31")
+    status, out, err = run_main(capsys, *argv)
+    assert status == 2
+    assert out == ""
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("callscale") and ": error: " in lines[0] and says in lines[0], lines[0]
+
+
+def test_gate_passes_a_linear_parser(capsys):
+    needs("deepseek_v31")
+    status, out, err = run_main(capsys, "gate", "--parser", "deepseek_v31", "--no-progress", *SMALL,
+                                "--lengths", "4k,8k,16k", "--repeats", "3")
+    assert status == 0, out
+    assert out.rstrip().splitlines()[-1] == "gate passed: 1 parser x workload pairs, every exponent <= 1.3"
+    assert "deepseek_v31" in out and "null (floor)" in out
+
+
+def test_gate_fails_the_quadratic_parser_and_names_it(capsys):
+    needs("deepseek_v31")
+    status, out, err = run_main(capsys, "gate", "--parser", f"deepseek_v31,{QUADRATIC}", "--format", "deepseek_v31",
+                                "--workload", "write_file", "--lengths", "4k,8k,16k", "--repeats", "1",
+                                "--threshold", "1.4")
+    assert status == 1, out
+    offenders = [line for line in out.splitlines() if line.startswith("FAIL ")]
+    assert len(offenders) == 1, out
+    line = offenders[0]
+    assert line.startswith(f"FAIL {QUADRATIC} on write_file: exponent ")
+    exponent = float(line.split("exponent ")[1].split()[0])
+    assert exponent > 1.6 and "> 1.4;" in line
+    assert "4k: " in line and "8k: " in line and "16k: " in line and line.endswith(" s")
+    assert out.rstrip().splitlines()[-1] == "gate failed: 1 of 2 parser x workload pairs over 1.4 or failed"
+
+
+def test_a_parser_that_raises_fails_the_gate_and_the_run_goes_on(capsys, tmp_path, monkeypatch):
+    needs("deepseek_v31")
+    (tmp_path / "raising_parser.py").write_text(
+        "class Raising:\n"
+        "    def parse_streaming_increment(self, delta, tools=None):\n"
+        "        raise ZeroDivisionError('no parsing today')\n"
+        "    def finish(self, tools=None):\n"
+        "        return None\n"
+    )
+    monkeypatch.chdir(tmp_path)  # a user's module in the current directory is importable
+    status, out, err = run_main(capsys, "gate", "--parser", "raising_parser:Raising,deepseek_v31",
+                                "--format", "deepseek_v31", *SMALL)
+    assert status == 1
+    assert "FAIL raising_parser:Raising on write_file: no exponent (ZeroDivisionError: no parsing today)" in out
+    assert "error: raising_parser:Raising on write_file at 1k, 2k, 4k: ZeroDivisionError: no parsing today" in out
+    # the other parser was still measured
+    row = next(line for line in out.splitlines() if line.startswith("deepseek_v31 "))
+    assert row.split()[-1] in ("ok", "FAIL")
+
+
+def test_scale_prints_the_table_and_writes_csv_and_png(tmp_path):
+    needs("deepseek_v31")
+    env = dict(os.environ, PYTHONPATH=str(TESTS) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run(
+        [sys.executable, "-m", "callscale", "scale", "--parser", "deepseek_v31", *SMALL,
+         "--out", str(tmp_path / "res")],
+        capture_output=True, text=True, env=env, timeout=120, stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].split() == ["parser", "workload", "1k", "s", "2k", "s", "4k", "s", "growth/4x", "exponent",
+                                "x", "floor", "max", "inc", "ms", "verdict"]
+    assert any(line.startswith("deepseek_v31 ") and line.split()[1] == "write_file" for line in lines)
+    assert (tmp_path / "res" / "scaling.csv").stat().st_size > 0
+    assert (tmp_path / "res" / "scaling-fits.csv").stat().st_size > 0
+    assert (tmp_path / "res" / "scaling.png").read_bytes()[:4] == b"\x89PNG"
+    assert lines[-1].startswith("wrote ")
