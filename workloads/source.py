@@ -23,7 +23,7 @@ paragraph with any of :data:`PROSE_FORBIDDEN_CHARS` (``<``, ``>``, ``|``,
 are read, so a different Python version cannot bring a marker in.
 
 File reads and the assembled texts are cached (``functools.lru_cache``): the
-first call reads about 600 kB once; after that a 64k-character value is a
+first call reads about 550k characters once; after that a 64k-character value is a
 slice of a cached string (well under a millisecond).
 """
 
@@ -154,9 +154,16 @@ def _non_ascii_offsets() -> tuple[int, ...]:
     return tuple(m.start() for m in re.finditer(r"[^\x00-\x7f]", source_corpus()))
 
 
+#: What a source text should show: both quotes, a backslash, an indented line.
+_FEATURES = ('"', "'", "\\", "\n    ")
+
+
 def _window_features(start: int, n: int) -> tuple[bool, bool]:
-    """Whether the window ``[start, start + n)`` of the source corpus has (quotes, backslash and
-    indentation; a non-ASCII character), found without copying the window."""
+    """``(basic, non_ascii)`` for the window ``[start, start + n)`` of the source corpus.
+
+    ``basic``: it has every one of :data:`_FEATURES`; ``non_ascii``: it has a
+    non-ASCII character. Found without copying the window (unless it wraps).
+    """
     corpus = source_corpus()
     end = start + n
     if end > len(corpus):  # wraps around: check a copy (only for very long texts)
@@ -167,9 +174,6 @@ def _window_features(start: int, n: int) -> tuple[bool, bool]:
     i = bisect.bisect_left(offsets, start)
     return basic, i < len(offsets) and offsets[i] < end
 
-
-#: What a source text should show: both quotes, a backslash, an indented line.
-_FEATURES = ('"', "'", "\\", "\n    ")
 
 #: How many seeded start lines :func:`source_code` tries to find a window with
 #: every feature (quotes, backslash, indentation, non-ASCII).
@@ -184,7 +188,7 @@ def source_code(n_chars: int, seed: int = 0) -> str:
     ``'``), a backslash, an indented line and a non-ASCII character is
     taken; failing that, the first with all but non-ASCII; failing that, the
     first. At 4,000 characters and above the text practically always has all
-    four. Longer than the corpus (about 540k characters), the text wraps
+    four. Longer than the corpus (about 550k characters), the text wraps
     around to the corpus's start.
 
     Raises ``ValueError`` for a negative ``n_chars``.
@@ -195,18 +199,19 @@ def source_code(n_chars: int, seed: int = 0) -> str:
         return ""
     starts = _source_line_starts()
     rng = random.Random(f"source:{seed}")
-    first = partial = None
+    first = best = fallback = None
     for _ in range(_TRIES):
         start = starts[rng.randrange(len(starts))]
         if first is None:
             first = start
         basic, non_ascii = _window_features(start, n_chars)
         if basic and non_ascii:
-            partial = start
+            best = start
             break
-        if basic and partial is None:
-            partial = start
-    return _cyclic_slice(source_corpus(), first if partial is None else partial, n_chars)
+        if basic and fallback is None:
+            fallback = start
+    chosen = best if best is not None else fallback if fallback is not None else first
+    return _cyclic_slice(source_corpus(), chosen, n_chars)
 
 
 # ----------------------------------------------------------------- prose
