@@ -2,13 +2,101 @@
 
 One grammar, three spellings of the tag names (DeepSeek's ``encoding_dsv32.py``
 and its V4 successors). A tag name starts with the special token ``｜DSML｜``.
+V3.2 spelling (``../shared/formats.md``, DSML section)::
+
+    Checking.
+
+    <｜DSML｜function_calls>
+    <｜DSML｜invoke name="get_weather">
+    <｜DSML｜parameter name="city" string="true">杭州</｜DSML｜parameter>
+    <｜DSML｜parameter name="count" string="false">42</｜DSML｜parameter>
+    </｜DSML｜invoke>
+    <｜DSML｜invoke name="submit"/>
+    </｜DSML｜function_calls>
+
+gives content ``Checking.`` and the calls ``get_weather {"city": "杭州",
+"count": 42}`` and ``submit {}``.
+
+How the parsers read it (one state machine, :class:`DsmlToolParser`; the
+three registered subclasses differ only in their :class:`Spelling`):
+
+- **Content** is everything outside a block, verbatim, except the run of
+  newline characters (``\\n``, ``\\r``) right before a block opener (the
+  encoder's blank line: layout) and the end-of-sequence token ``EOS``, which
+  is dropped wherever it appears (also inside a value). Spaces before the
+  opener, and all text after a block closes, are content.
+- **Inside a block** the whitespace between elements is layout. Other text
+  there (outside any invoke or parameter; also inside an invoke between its
+  parameters) is not a call, so it is passed on as content, in order, with the
+  layout whitespace around it dropped (``<B>\\noops\\n<I ...>`` gives content
+  ``oops``). A tag that is cut short or malformed (no ``name`` attribute, no
+  ``>`` within :data:`MAX_HEAD` characters, or the stream ends inside it) is
+  such text too.
+- A block opener inside a block starts a new block (the previous one is left
+  unclosed). So the opener repeated thousands of times (a degenerate model)
+  gives no calls and no content, in linear time.
+- **Arguments** stream per call as JSON text: ``{"key": value, "key2":
+  value2}``; an invoke with no parameters, and the self-closing invoke
+  ``<I name="submit"/>`` (written by V4, accepted in all three spellings),
+  give ``{}``.
+- ``string="true"``: the value is the raw text between the tags, verbatim;
+  it streams as JSON-escaped pieces as it arrives, holding back only a
+  possible partial closing tag. ``string="false"``: the value is JSON, sent
+  when it completes; when it is not valid JSON (``NaN`` and ``Infinity``
+  count as invalid) it is kept as the raw text, as a JSON string, so nothing
+  the model wrote is lost. No ``string`` attribute (or any other value of
+  it): the tool schema decides, through
+  :func:`parsers.base.parameter_type`: a ``"string"`` parameter (also an
+  unknown tool or parameter) is read as ``string="true"``, any other type as
+  ``string="false"``.
+- **Literal closing tags in a value.** ``</P>`` ends its parameter only when
+  what follows it (ignoring whitespace) is the next parameter opener, or the
+  invoke's closing tag which is in turn followed by a valid continuation of
+  an invoke: the next invoke opener, the block's closing tag, a new block
+  opener, ``EOS``, or the end of the output. Until that is decided the
+  parser holds back the closing tag(s) and the whitespace after them (only
+  whitespace plus a partial marker); when the continuation turns out to be
+  text, all of it is value text, and scanning goes on after it (earlier text
+  is never read again). Closing tags outside values (``</I>`` between
+  parameters, ``</B>``) end their element at once. A consequence of the rule:
+  text right after ``</P>`` ``</I>`` that cannot follow an invoke makes both
+  tags part of the value, so text between invokes reaches the content only
+  after an invoke without parameters (or a self-closing one).
+
+Malformed output never raises. An invoke that never closes (the stream ends
+inside it, or a block opener or closer or another invoke opener arrives
+between its parameters) is abandoned: streaming may already have sent its
+name and part of its arguments, and sends nothing more for it;
+``detect_and_parse`` makes no call of it. Content before the block is kept and
+no call is invented.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
+from typing import ClassVar
 
+from . import register
+from .base import ToolParser, json_fragment, parameter_type
 from .deepseek import EOS
+from .scanner import PARTIAL, markers
+
+__all__ = [
+    "DSML_TOKEN",
+    "Spelling",
+    "V32",
+    "V4",
+    "V41",
+    "SPELLINGS",
+    "SPECIAL_TOKENS",
+    "MAX_HEAD",
+    "DsmlToolParser",
+    "DeepSeekV32Parser",
+    "DeepSeekV4Parser",
+    "DeepSeekV41Parser",
+]
 
 DSML_TOKEN = "｜DSML｜"
 
@@ -28,3 +116,361 @@ V41 = Spelling(DSML_TOKEN + " calls", DSML_TOKEN + " invoke", DSML_TOKEN + " par
 
 SPELLINGS = {"deepseek_v32": V32, "deepseek_v4": V4, "deepseek_v41": V41}
 SPECIAL_TOKENS = (EOS, DSML_TOKEN)
+
+#: Longest attribute text (characters between ``<｜DSML｜invoke`` or
+#: ``<｜DSML｜parameter`` and the ``>`` that ends the tag) read as a tag; a
+#: longer one is text.
+MAX_HEAD = 1024
+
+_NEWLINES = "\r\n"
+# The attribute text of an opening tag: ` name="x" string="true"`, optionally
+# ending in `/` (a self-closing tag).
+_HEAD = re.compile(r'((?:\s+[^\s="/>]+\s*=\s*"[^"]*")*)\s*(/?)\s*')
+_ATTR = re.compile(r'([^\s="/>]+)\s*=\s*"([^"]*)"')
+
+# States of the machine.
+_CONTENT = "content"          # outside a block
+_BLOCK = "block"              # inside a block, between invokes
+_INVOKE_HEAD = "invoke_head"  # reading the attributes of an invoke opener
+_INVOKE = "invoke"            # inside an invoke, between parameters
+_PARAM_HEAD = "param_head"    # reading the attributes of a parameter opener
+_VALUE = "value"              # inside a parameter value
+_AFTER_PARAM = "after_param"  # after a candidate </P>: is it the real end?
+_AFTER_INVOKE = "after_invoke"  # after a candidate </P> ... </I>: is it the real end?
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+def _json_value(raw: str) -> str:
+    """The JSON text of a ``string="false"`` value: itself when valid JSON, else the raw text as a JSON string."""
+    try:
+        json.loads(raw, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        return json.dumps(raw, ensure_ascii=False)
+    return raw.strip()
+
+
+class DsmlToolParser(ToolParser):
+    """Streaming parser of DSML tool calls; subclasses set ``spelling`` (see the module docstring).
+
+    Held back at any time: a possible partial marker (fewer characters than
+    the longest tag), the trailing newline run of content, the whitespace
+    after stray text in a block, the attribute text of an opening tag being
+    read (at most :data:`MAX_HEAD` characters), and candidate closing tags
+    with the whitespace after them. No method raises on model output.
+    """
+
+    spelling: ClassVar[Spelling] = V32
+
+    def __init__(self) -> None:
+        super().__init__()
+        sp = self.spelling
+        self._block_open = f"<{sp.block}>"
+        self._block_close = f"</{sp.block}>"
+        self._invoke_open = f"<{sp.invoke}"
+        self._invoke_close = f"</{sp.invoke}>"
+        self._param_open = f"<{sp.parameter}"
+        self._param_close = f"</{sp.parameter}>"
+        self._m_content = markers(self._block_open, EOS)
+        self._m_block = markers(self._invoke_open, self._block_close, self._block_open, EOS)
+        self._m_invoke = markers(
+            self._param_open, self._invoke_close, self._invoke_open, self._block_close, self._block_open, EOS
+        )
+        self._m_value = markers(self._param_close, EOS)
+        self._m_after_param = markers(self._param_open, self._invoke_close)
+        self._m_after_invoke = markers(self._invoke_open, self._block_close, self._block_open, EOS)
+
+        self._state = _CONTENT
+        # content: the trailing newline run, layout if a block opener follows
+        self._newlines: list[str] = []
+        # stray text inside a block: whitespace after it, content if more stray text follows
+        self._stray_open = False
+        self._stray_ws: list[str] = []
+        # an opening tag being read: its marker and attribute text so far
+        self._head_marker = ""
+        self._head: list[str] = []
+        self._head_len = 0
+        # the current call and parameter
+        self._call_name = ""
+        self._first_param = True
+        self._raw = True
+        self._json_pieces: list[str] = []
+        # candidate closing tags and the whitespace after them, not yet decided
+        self._held: list[str] = []
+
+    # ------------------------------------------------------------------ driver
+    def _advance(self, final: bool) -> None:
+        step = {
+            _CONTENT: self._step_content,
+            _BLOCK: self._step_block,
+            _INVOKE: self._step_invoke,
+            _INVOKE_HEAD: self._step_head,
+            _PARAM_HEAD: self._step_head,
+            _VALUE: self._step_value,
+            _AFTER_PARAM: self._step_after_param,
+            _AFTER_INVOKE: self._step_after_invoke,
+        }
+        while step[self._state](final):
+            pass
+        if final:
+            if self._state == _CONTENT:
+                self._emit_content("".join(self._newlines))
+                self._newlines = []
+            elif self._state != _BLOCK:  # inside an invoke: it never closed
+                self._abandon_call()
+                self._state = _BLOCK
+            self._stray_ws = []
+
+    # ------------------------------------------------------------------ content
+    def _step_content(self, final: bool) -> bool:
+        text, marker = self.scanner.find(self._m_content, final)
+        if text:
+            body = text.rstrip(_NEWLINES)
+            if body:
+                self._emit_content("".join(self._newlines) + body)
+                self._newlines = [text[len(body):]]
+            else:
+                self._newlines.append(text)
+        if marker is None:
+            return False
+        if marker == self._block_open:
+            self._newlines = []  # the blank line before the block: layout
+            self._enter_block()
+        return True  # EOS: dropped
+
+    def _enter_block(self) -> None:
+        self._state = _BLOCK
+        self._stray_open = False
+        self._stray_ws = []
+
+    # ------------------------------------------------------------------ stray text in a block
+    def _stray(self, text: str) -> None:
+        """Text inside a block that is no element: content, without the layout whitespace around it."""
+        body = text.rstrip()
+        if not body:
+            if self._stray_open:
+                self._stray_ws.append(text)
+            return
+        if self._stray_open:
+            self._emit_content("".join(self._stray_ws))
+        self._emit_content(body)
+        self._stray_ws = [text[len(body):]]
+        self._stray_open = True
+
+    def _between_elements(self, m, final: bool):
+        """Skip layout, then return the next marker of ``m``, passing text before it on as content.
+
+        Returns the marker, or ``None`` when more text is needed (or the end is reached).
+        """
+        sc = self.scanner
+        ws = sc.skip_whitespace()
+        if ws and self._stray_open:
+            self._stray_ws.append(ws)
+        marker = sc.match(m, final)
+        if marker is PARTIAL:
+            return None
+        if marker is None:
+            if sc.at_end():
+                return None
+            text, marker = sc.find(m, final)
+            if text:
+                self._stray(text)
+            if marker is None:
+                return None
+        if marker != EOS:
+            self._stray_open = False
+            self._stray_ws = []
+        return marker
+
+    # ------------------------------------------------------------------ block level
+    def _step_block(self, final: bool) -> bool:
+        marker = self._between_elements(self._m_block, final)
+        if marker is None:
+            return False
+        self._block_marker(marker)
+        return True
+
+    def _block_marker(self, marker: str) -> None:
+        if marker == self._invoke_open:
+            self._start_head(marker, _INVOKE_HEAD)
+        elif marker == self._block_close:
+            self._state = _CONTENT
+            self._newlines = []
+        elif marker == self._block_open:
+            self._enter_block()  # a new block; the previous one stays unclosed
+        else:  # EOS: dropped
+            self._state = _BLOCK
+
+    # ------------------------------------------------------------------ invoke level
+    def _step_invoke(self, final: bool) -> bool:
+        marker = self._between_elements(self._m_invoke, final)
+        if marker is None:
+            return False
+        if marker == self._param_open:
+            self._start_head(marker, _PARAM_HEAD)
+        elif marker == self._invoke_close:
+            self._close_invoke()
+        elif marker == EOS:
+            pass
+        else:  # a block-level marker: this invoke never closed
+            self._abandon_call()
+            self._block_marker(marker)
+        return True
+
+    def _close_invoke(self) -> None:
+        self._emit_arguments("}")
+        self._end_call()
+        self._state = _BLOCK
+
+    # ------------------------------------------------------------------ opening tags
+    def _start_head(self, marker: str, state: str) -> None:
+        self._head_marker = marker
+        self._head = []
+        self._head_len = 0
+        self._state = state
+
+    def _step_head(self, final: bool) -> bool:
+        sc = self.scanner
+        window = sc.peek(MAX_HEAD - self._head_len)
+        end = window.find(">")
+        if end >= 0:
+            self._head.append(sc.take(end))
+            sc.take(1)
+            self._open_tag("".join(self._head), closed=True)
+            return True
+        if window:
+            self._head.append(sc.take(len(window)))
+            self._head_len += len(window)
+        if self._head_len >= MAX_HEAD or final:
+            self._open_tag("".join(self._head), closed=False)
+            return True
+        return False
+
+    def _open_tag(self, head: str, closed: bool) -> None:
+        """An opening tag is read: start its element, or pass it on as text when malformed."""
+        invoke = self._state == _INVOKE_HEAD
+        parsed = _HEAD.fullmatch(head) if closed else None
+        attrs = dict(_ATTR.findall(parsed.group(1))) if parsed else {}
+        name = attrs.get("name", "")
+        self_closing = bool(parsed and parsed.group(2))
+        if not name or (self_closing and not invoke):
+            self._state = _BLOCK if invoke else _INVOKE
+            self._stray(self._head_marker + head + (">" if closed else ""))
+            return
+        if invoke:
+            self._call_name = name
+            self._first_param = True
+            self._begin_call(name)
+            self._emit_arguments("{")
+            if self_closing:
+                self._close_invoke()
+            else:
+                self._state = _INVOKE
+            return
+        # a parameter
+        kind = attrs.get("string")
+        if kind == "true":
+            self._raw = True
+        elif kind == "false":
+            self._raw = False
+        else:
+            self._raw = parameter_type(self.tools, self._call_name, name) == "string"
+        lead = "" if self._first_param else ", "
+        self._first_param = False
+        self._emit_arguments(lead + json.dumps(name, ensure_ascii=False) + (': "' if self._raw else ": "))
+        self._json_pieces = []
+        self._state = _VALUE
+
+    # ------------------------------------------------------------------ values
+    def _value_text(self, text: str) -> None:
+        if self._raw:
+            self._emit_arguments(json_fragment(text))
+        else:
+            self._json_pieces.append(text)
+
+    def _close_value(self) -> None:
+        if self._raw:
+            self._emit_arguments('"')
+        else:
+            self._emit_arguments(_json_value("".join(self._json_pieces)))
+            self._json_pieces = []
+        self._held = []
+
+    def _step_value(self, final: bool) -> bool:
+        text, marker = self.scanner.find(self._m_value, final)
+        if text:
+            self._value_text(text)
+        if marker is None:
+            if final:  # the stream ended inside a value
+                self._abandon_call()
+                self._state = _BLOCK
+            return False
+        if marker != EOS:
+            self._held = [marker]
+            self._state = _AFTER_PARAM
+        return True
+
+    def _step_after_param(self, final: bool) -> bool:
+        sc = self.scanner
+        ws = sc.skip_whitespace()
+        if ws:
+            self._held.append(ws)
+        marker = sc.match(self._m_after_param, final)
+        if marker is PARTIAL:
+            return False
+        if marker is None:  # the closing tag was text
+            self._value_text("".join(self._held))
+            self._held = []
+            self._state = _VALUE
+        elif marker == self._param_open:
+            self._close_value()
+            self._start_head(marker, _PARAM_HEAD)
+        else:  # </I>: real only if a valid continuation of an invoke follows
+            self._held.append(marker)
+            self._state = _AFTER_INVOKE
+        return True
+
+    def _step_after_invoke(self, final: bool) -> bool:
+        sc = self.scanner
+        ws = sc.skip_whitespace()
+        if ws:
+            self._held.append(ws)
+        if final and sc.at_end():  # the end of the output
+            self._close_value()
+            self._close_invoke()
+            return True
+        marker = sc.match(self._m_after_invoke, final)
+        if marker is PARTIAL:
+            return False
+        if marker is None:  # both closing tags were text
+            self._value_text("".join(self._held))
+            self._held = []
+            self._state = _VALUE
+            return True
+        self._close_value()
+        self._close_invoke()
+        self._block_marker(marker)
+        return True
+
+
+@register("deepseek_v32")
+class DeepSeekV32Parser(DsmlToolParser):
+    """DeepSeek V3.2: ``<｜DSML｜function_calls>``, ``<｜DSML｜invoke>``, ``<｜DSML｜parameter>`` (``encoding_dsv32.py``)."""
+
+    spelling = V32
+
+
+@register("deepseek_v4")
+class DeepSeekV4Parser(DsmlToolParser):
+    """DeepSeek V4: ``<｜DSML｜tool_calls>``, ``<｜DSML｜invoke>``, ``<｜DSML｜parameter>``."""
+
+    spelling = V4
+
+
+@register("deepseek_v41")
+class DeepSeekV41Parser(DsmlToolParser):
+    """DeepSeek V4.1: ``<｜DSML｜ calls>``, ``<｜DSML｜ invoke>``, ``<｜DSML｜ parameter>`` (a space after the second bar)."""
+
+    spelling = V41
