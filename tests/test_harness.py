@@ -111,8 +111,8 @@ def test_measure_streams_every_delta_through_a_fresh_parser_per_run():
     assert m.ok and m.parser == "rec" and m.format == "deepseek_v31" and m.workload == "write_file"
     assert m.length == 500 and m.chars == len(case.text) and m.deltas == len(deltas) == math.ceil(len(case.text) / 7)
     assert m.chunking == "fixed:7" and m.repeats == 4 and m.meter == "time"
-    # 4 timed runs + the latency pass + the memory pass, each with a fresh parser
-    assert len(Recording.made) == 6
+    # 4 timed runs + 4 latency runs + the memory pass, each with a fresh parser
+    assert len(Recording.made) == 9
     for parser in Recording.made:
         assert parser.deltas == deltas and parser.finished == 1
     assert m.seconds > 0 and m.max_increment_ms > 0 and m.peak_bytes >= 0
