@@ -1,0 +1,414 @@
+"""GLM-4.5 / GLM-4.6 and GLM-4.7 tool calls (``glm45``, ``glm47``).
+
+The format, as Zhipu's chat templates write it (``chat_template.jinja`` of
+GLM-4.5/4.6 and of GLM-4.7)::
+
+    GLM-4.5:  CONTENT\\n<tool_call>NAME\\n<arg_key>K</arg_key>\\n<arg_value>V</arg_value>\\n</tool_call>\\n<tool_call>...
+    GLM-4.7:  CONTENT<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call><tool_call>...
+
+A value is written verbatim when it is a string and as JSON otherwise
+(``v | tojson if v is not string else v``); a call with no arguments is
+``<tool_call>NAME</tool_call>`` (``NAME\\n</tool_call>`` in the 4.5 layout).
+Both parsers read both layouts.
+
+Reading rules (all lengths in characters):
+
+- **Layout** (dropped): one newline right before ``<tool_call>`` (the 4.5
+  template's separator); whitespace after the name, around ``<arg_key>`` /
+  ``<arg_value>`` elements and between ``</arg_value>`` and the next tag;
+  whitespace between ``</tool_call>`` and the next ``<tool_call>`` or the end
+  of the output. Whitespace between ``</tool_call>`` and other text is
+  content, and so is everything outside the blocks.
+- **Names**: the text between ``<tool_call>`` and the first ``<arg_key>`` or
+  ``</tool_call>``, surrounding whitespace stripped. It must be one word of
+  letters, digits and ``_-.:/@``, at most :data:`MAX_NAME` characters with
+  its whitespace; otherwise the opener was not a call and the text stays
+  content (a ``<tool_call>`` mentioned in prose, a truncated block).
+- **Keys**: stripped. **String values**: verbatim (no trimming), streamed as
+  JSON-escaped pieces as they arrive.
+- **Value types** (``parsers.base.parameter_type``): a parameter the tool
+  schema declares ``string`` is a string; one it declares with another type
+  is read as JSON when complete (``15``, ``false``, ``null``, ``["a"]``;
+  Python's ``True``/``False``/``None`` also accepted), and kept as the
+  verbatim string when it is not JSON (``0042`` stays ``"0042"``). A
+  parameter with no declared type (no tools, unknown tool or parameter):
+  a value that starts (after whitespace) with ``[`` or ``{`` and is a JSON
+  array or object is taken as JSON, anything else is a string. This keeps
+  formats.md's "strings unless the schema says otherwise" for scalars while
+  passing containers the model wrote as JSON through as JSON (the shared case
+  glm45-array-value-duplicated-bracket); vLLM and SGLang go further and
+  JSON-decode every value not declared ``string`` (so ``15`` -> 15).
+- **Literal closing tags in a value**: ``</arg_value>`` ends a value only when
+  what follows it (ignoring whitespace) is ``<arg_key>`` or ``</tool_call>``;
+  otherwise it is part of the value. ``<tool_call>``, ``</tool_call>`` and
+  ``<arg_key>`` inside a value are always text.
+- **Malformed calls**: a call whose structure breaks after its name was sent
+  (no ``<arg_value>`` after a key, ``</tool_call>`` or ``<tool_call>`` inside
+  a key) is abandoned and the text from the break on is read as content (a
+  ``<tool_call>`` there starts a new call). A call still open when the output
+  ends is abandoned; its text is not repeated as content.
+- **Empty openers**: an opener with no name before the next opener, the end
+  of the output or ``</tool_call>`` is dropped with its whitespace (and the
+  ``</tool_call>`` of such an empty block): a model repeating the opener
+  until max_tokens gives no call and no content, in linear time. Before
+  ``<arg_key>`` it is dropped too and the rest is read as content.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+
+from . import register
+from .base import ToolParser, json_fragment, parameter_type, tool_parameter_schema
+from .scanner import PARTIAL, markers
+
+__all__ = [
+    "TOOL_CALL", "TOOL_CALL_END", "ARG_KEY", "ARG_KEY_END", "ARG_VALUE", "ARG_VALUE_END",
+    "LAYOUT_OPENER", "SPECIAL_TOKENS", "MAX_NAME", "Glm45Parser", "Glm47Parser",
+]
+
+TOOL_CALL = "<tool_call>"
+TOOL_CALL_END = "</tool_call>"
+ARG_KEY = "<arg_key>"
+ARG_KEY_END = "</arg_key>"
+ARG_VALUE = "<arg_value>"
+ARG_VALUE_END = "</arg_value>"
+#: The GLM-4.5 template writes ``'\n<tool_call>' + name``: that newline is layout.
+LAYOUT_OPENER = "\n" + TOOL_CALL
+#: Single tokens of the GLM-4.5/4.7 vocabulary (added special tokens).
+SPECIAL_TOKENS = (TOOL_CALL, TOOL_CALL_END, ARG_KEY, ARG_KEY_END, ARG_VALUE, ARG_VALUE_END)
+#: Longest name text (characters, whitespace included) read after ``<tool_call>``
+#: before the opener is taken for text: bounds what a stray opener holds back.
+MAX_NAME = 256
+
+_M_CONTENT = markers(LAYOUT_OPENER, TOOL_CALL)
+_M_NAME = markers(LAYOUT_OPENER, TOOL_CALL, ARG_KEY, TOOL_CALL_END)
+_M_KEY = markers(ARG_KEY_END, TOOL_CALL_END, TOOL_CALL)
+_M_VALUE_OPEN = markers(ARG_VALUE)
+_M_VALUE = markers(ARG_VALUE_END)
+_M_AFTER_VALUE = markers(ARG_KEY, TOOL_CALL_END)
+_M_OPENER = markers(TOOL_CALL)
+
+_NAME_CHAR = re.compile(r"[\w\-.:/@]")
+
+# states
+_CONTENT, _NAME, _KEY, _KEY_DONE, _VALUE_START, _VALUE_STR, _VALUE_BUF, _VALUE_CLOSE, _AFTER_CALL = range(9)
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+def _loads(text: str):
+    """Strict JSON (no NaN/Infinity); raises ``ValueError`` (or ``RecursionError``)."""
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+_PY_LITERALS = {"True": True, "False": False, "None": None}
+
+
+def _typed_value(text: str, declared: bool) -> str:
+    """The JSON text of a buffered value.
+
+    ``declared``: the schema gives the parameter a non-string type, so any
+    JSON is taken; otherwise only a JSON array or object is.
+    """
+    try:
+        value = _loads(text)
+    except (ValueError, RecursionError):
+        value = _PY_LITERALS.get(text.strip(), text) if declared else text
+    else:
+        if not declared and not isinstance(value, (list, dict)):
+            value = text
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (ValueError, RecursionError):  # pragma: no cover - loads gave it
+        return json.dumps(text, ensure_ascii=False)
+
+
+class _GlmParser(ToolParser):
+    """The GLM state machine; ``glm45`` and ``glm47`` differ only in their renderer."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._state = _CONTENT
+        self._opener = ""              # the opener text of the block being named
+        self._name_parts: list[str] = []
+        self._name_len = 0
+        self._name_phase = 0           # 0 leading whitespace, 1 in the name, 2 trailing whitespace
+        self._name = ""
+        self._key_parts: list[str] = []
+        self._key = ""
+        self._args = 0                 # arguments sent for the current call
+        self._kind = "string"          # current value: "string", "json" (declared type) or "auto"
+        self._buf: list[str] = []      # buffered value text / pending whitespace
+        self._pending: list[str] = []  # whitespace held after </arg_value> or </tool_call>
+
+    # ------------------------------------------------------------------ driver
+    def _advance(self, final: bool) -> None:
+        steps = self._steps
+        while steps[self._state](self, final):
+            pass
+
+    # ------------------------------------------------------------------ helpers
+    def _start_name(self, opener: str) -> None:
+        self._state = _NAME
+        self._opener = opener
+        self._name_parts = []
+        self._name_len = 0
+        self._name_phase = 0
+
+    def _name_ok(self, text: str) -> bool:
+        """Take a piece of name text; False once it cannot be a name."""
+        self._name_parts.append(text)
+        self._name_len += len(text)
+        if self._name_len > MAX_NAME:
+            return False
+        phase = self._name_phase
+        for ch in text:
+            if ch.isspace():
+                if phase == 1:
+                    phase = 2
+            elif phase == 2 or not _NAME_CHAR.match(ch):
+                return False
+            else:
+                phase = 1
+        self._name_phase = phase
+        return True
+
+    def _not_a_call(self, marker: str | None) -> bool:
+        """The opener was text: pass it and the name text on as content, then ``marker`` as content reads it."""
+        self._emit_content(self._opener + "".join(self._name_parts))
+        self._name_parts = []
+        self._state = _CONTENT
+        if marker in (TOOL_CALL, LAYOUT_OPENER):
+            self._start_name(marker)
+        elif marker is not None:
+            self._emit_content(marker)
+        return True
+
+    def _empty_opener(self, marker: str | None) -> bool:
+        """An opener with no name: dropped (a degenerate repeat, an empty block), ``marker`` read on."""
+        self._name_parts = []
+        self._state = _CONTENT
+        if marker in (TOOL_CALL, LAYOUT_OPENER):
+            self._start_name(marker)
+        elif marker == ARG_KEY:
+            self._emit_content(marker)
+        return True
+
+    def _malformed(self, marker: str | None) -> bool:
+        """The open call broke: abandon it and read on as content from here."""
+        self._abandon_call()
+        self._state = _CONTENT
+        if marker == TOOL_CALL:
+            self._start_name(marker)
+        elif marker is not None:
+            self._emit_content(marker)
+        return True
+
+    def _unclosed(self) -> bool:
+        """The output ended inside a call."""
+        self._abandon_call()
+        self._state = _CONTENT
+        return True
+
+    def _value_kind(self) -> str:
+        spec = tool_parameter_schema(self.tools, self._name).get(self._key)
+        declared = spec.get("type") if isinstance(spec, Mapping) else getattr(spec, "type", None)
+        if declared is None:
+            return "auto"
+        return "string" if parameter_type(self.tools, self._name, self._key) == "string" else "json"
+
+    # ------------------------------------------------------------------ states
+    def _s_content(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_M_CONTENT, final)
+        self._emit_content(text)
+        if marker is None:
+            return False
+        self._start_name(marker)
+        return True
+
+    def _s_name(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_M_NAME, final)
+        if text and not self._name_ok(text):
+            return self._not_a_call(marker)
+        if marker is None:
+            if not final:
+                return False
+            if not "".join(self._name_parts).strip():
+                return self._empty_opener(None)
+            return self._not_a_call(None)
+        name = "".join(self._name_parts).strip()
+        if not name:
+            return self._empty_opener(marker)
+        if marker in (TOOL_CALL, LAYOUT_OPENER):
+            return self._not_a_call(marker)
+        self._name = name
+        self._name_parts = []
+        self._begin_call(name)
+        self._args = 0
+        if marker == ARG_KEY:
+            self._state = _KEY
+            self._key_parts = []
+        else:  # TOOL_CALL_END: the inline zero-argument form
+            self._emit_arguments("{}")
+            self._end_call()
+            self._state = _AFTER_CALL
+            self._pending = []
+        return True
+
+    def _s_key(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_M_KEY, final)
+        if text:
+            self._key_parts.append(text)
+        if marker is None:
+            return self._unclosed() if final else False
+        if marker != ARG_KEY_END:
+            return self._malformed(marker)
+        self._key = "".join(self._key_parts).strip()
+        self._key_parts = []
+        self._state = _KEY_DONE
+        return True
+
+    def _s_key_done(self, final: bool) -> bool:
+        scanner = self.scanner
+        scanner.skip_whitespace()
+        if scanner.at_end():
+            return self._unclosed() if final else False
+        hit = scanner.match(_M_VALUE_OPEN, final)
+        if hit is PARTIAL:
+            return False
+        if hit is None:
+            return self._malformed(None)
+        self._emit_arguments(("{" if self._args == 0 else ", ") + json.dumps(self._key, ensure_ascii=False) + ": ")
+        self._args += 1
+        self._kind = self._value_kind()
+        self._buf = []
+        if self._kind == "string":
+            self._emit_arguments('"')
+            self._state = _VALUE_STR
+        elif self._kind == "json":
+            self._state = _VALUE_BUF
+        else:
+            self._state = _VALUE_START
+        return True
+
+    def _s_value_start(self, final: bool) -> bool:
+        """An undeclared parameter: a value opening with ``[`` or ``{`` is buffered, any other streams as a string."""
+        scanner = self.scanner
+        ws = scanner.skip_whitespace()
+        if ws:
+            self._buf.append(ws)
+        if scanner.at_end():
+            return self._unclosed() if final else False
+        if scanner.peek(1) in ("[", "{"):
+            self._state = _VALUE_BUF
+        else:
+            self._emit_arguments('"' + json_fragment("".join(self._buf)))
+            self._buf = []
+            self._kind = "string"
+            self._state = _VALUE_STR
+        return True
+
+    def _s_value_str(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_M_VALUE, final)
+        if text:
+            self._emit_arguments(json_fragment(text))
+        if marker is None:
+            return self._unclosed() if final else False
+        self._state = _VALUE_CLOSE
+        self._pending = []
+        return True
+
+    def _s_value_buf(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_M_VALUE, final)
+        if text:
+            self._buf.append(text)
+        if marker is None:
+            return self._unclosed() if final else False
+        self._state = _VALUE_CLOSE
+        self._pending = []
+        return True
+
+    def _s_value_close(self, final: bool) -> bool:
+        """After ``</arg_value>``: it closes the value only before ``<arg_key>`` or ``</tool_call>``."""
+        scanner = self.scanner
+        ws = scanner.skip_whitespace()
+        if ws:
+            self._pending.append(ws)
+        if scanner.at_end():
+            return self._unclosed() if final else False
+        hit = scanner.match(_M_AFTER_VALUE, final)
+        if hit is PARTIAL:
+            return False
+        if hit is None:  # the closing tag was text of the value
+            literal = ARG_VALUE_END + "".join(self._pending)
+            self._pending = []
+            if self._kind == "string":
+                self._emit_arguments(json_fragment(literal))
+                self._state = _VALUE_STR
+            else:
+                self._buf.append(literal)
+                self._state = _VALUE_BUF
+            return True
+        self._pending = []
+        if self._kind == "string":
+            self._emit_arguments('"')
+        else:
+            self._emit_arguments(_typed_value("".join(self._buf), self._kind == "json"))
+            self._buf = []
+        if hit == ARG_KEY:
+            self._state = _KEY
+            self._key_parts = []
+        else:
+            self._emit_arguments("}")
+            self._end_call()
+            self._state = _AFTER_CALL
+        return True
+
+    def _s_after_call(self, final: bool) -> bool:
+        """Whitespace after ``</tool_call>`` is layout before another call or the end, content before text."""
+        scanner = self.scanner
+        ws = scanner.skip_whitespace()
+        if ws:
+            self._pending.append(ws)
+        if scanner.at_end():
+            if final:
+                self._pending = []
+            return False
+        hit = scanner.match(_M_OPENER, final)
+        if hit is PARTIAL:
+            return False
+        if hit is not None:
+            self._pending = []
+            self._start_name(hit)
+            return True
+        self._emit_content("".join(self._pending))
+        self._pending = []
+        self._state = _CONTENT
+        return True
+
+    _steps = {
+        _CONTENT: _s_content,
+        _NAME: _s_name,
+        _KEY: _s_key,
+        _KEY_DONE: _s_key_done,
+        _VALUE_START: _s_value_start,
+        _VALUE_STR: _s_value_str,
+        _VALUE_BUF: _s_value_buf,
+        _VALUE_CLOSE: _s_value_close,
+        _AFTER_CALL: _s_after_call,
+    }
+
+
+@register("glm45")
+class Glm45Parser(_GlmParser):
+    """GLM-4.5 / GLM-4.6 tool calls (newline layout); reads the GLM-4.7 layout too. See the module docstring."""
+
+
+@register("glm47")
+class Glm47Parser(_GlmParser):
+    """GLM-4.7 tool calls (no newlines); reads the GLM-4.5 layout too. See the module docstring."""
