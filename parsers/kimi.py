@@ -1,0 +1,300 @@
+"""Kimi K2 tool calls (``kimi_k2``).
+
+The format, as Moonshot's Kimi K2 chat template writes an assistant turn::
+
+    CONTENT<|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{JSON}<|tool_call_end|><|tool_call_begin|>...<|tool_call_end|><|tool_calls_section_end|>
+
+(no separators: the template's ``{%- -%}`` strips them; the arguments are
+``arguments | tojson``). Reading rules (lengths in characters):
+
+- **Sections**: content before ``<|tool_calls_section_begin|>`` and after
+  ``<|tool_calls_section_end|>`` is content. The singular spellings
+  ``<|tool_call_section_begin|>`` / ``<|tool_call_section_end|>`` (which some
+  K2 checkpoints emit; vLLM's kimi_k2 parser accepts them) are read the same.
+  A section the output leaves open still gives every complete call in it.
+  An opener inside an open section is ignored, so a model repeating the
+  opener gives no content and no calls, in linear time.
+- **Inside a section**: whitespace between calls is layout; other text there
+  is content. Stray format tokens that make no call (``<|tool_call_end|>``,
+  ``<|tool_call_argument_begin|>`` outside a call, a ``<|tool_call_begin|>``
+  whose id is not followed by ``<|tool_call_argument_begin|>``) are dropped,
+  the text around them is content.
+- **Names**: the call id ``functions.NAME:IDX`` carries the name: the
+  ``functions.`` prefix is dropped when present, and ``:IDX`` when IDX is a
+  number (``get_weather:0`` and ``functions.get_weather`` also give
+  ``get_weather``). Surrounding whitespace is stripped; an empty name makes
+  no call.
+- **Arguments**: raw JSON, streamed as it arrives. A call is complete at
+  ``<|tool_call_end|>`` (or at the next call, the section's end, or the end of
+  the output) when its arguments are one JSON object (empty arguments give
+  ``{}``, except at the end of the output); otherwise it is abandoned. ``<|tool_call_end|>`` inside a JSON
+  string is text of the string unless what follows it (ignoring whitespace)
+  is ``<|tool_call_begin|>``, the section's end or the end of the output; the
+  other tokens inside a JSON string are always text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from . import register
+from .base import ToolParser
+from .scanner import PARTIAL, markers
+
+__all__ = [
+    "SECTION_BEGIN", "SECTION_END", "SECTION_BEGIN_SINGULAR", "SECTION_END_SINGULAR",
+    "CALL_BEGIN", "ARGUMENT_BEGIN", "CALL_END", "ID_PREFIX", "SPECIAL_TOKENS",
+    "call_name", "KimiK2Parser",
+]
+
+SECTION_BEGIN = "<|tool_calls_section_begin|>"
+SECTION_END = "<|tool_calls_section_end|>"
+#: The singular spelling some checkpoints emit (accepted by vLLM's kimi_k2 parser).
+SECTION_BEGIN_SINGULAR = "<|tool_call_section_begin|>"
+SECTION_END_SINGULAR = "<|tool_call_section_end|>"
+CALL_BEGIN = "<|tool_call_begin|>"
+ARGUMENT_BEGIN = "<|tool_call_argument_begin|>"
+CALL_END = "<|tool_call_end|>"
+#: The call id is ``functions.NAME:INDEX``.
+ID_PREFIX = "functions."
+#: Single tokens of the Kimi K2 vocabulary.
+SPECIAL_TOKENS = (
+    SECTION_BEGIN, SECTION_END, SECTION_BEGIN_SINGULAR, SECTION_END_SINGULAR,
+    CALL_BEGIN, ARGUMENT_BEGIN, CALL_END,
+)
+
+_OPENERS = (SECTION_BEGIN, SECTION_BEGIN_SINGULAR)
+_CLOSERS = (SECTION_END, SECTION_END_SINGULAR)
+
+_M_CONTENT = markers(*_OPENERS)
+_M_SECTION = markers(CALL_BEGIN, *_CLOSERS, *_OPENERS, CALL_END, ARGUMENT_BEGIN)
+_M_ID = markers(ARGUMENT_BEGIN, CALL_BEGIN, *_CLOSERS, *_OPENERS, CALL_END)
+_M_ARGS = markers(CALL_END, CALL_BEGIN, *_CLOSERS, *_OPENERS)
+_M_AFTER_END = markers(CALL_BEGIN, *_CLOSERS)
+
+_STRING_SPECIAL = re.compile(r'["\\]')
+
+_CONTENT, _SECTION, _ID, _ARGS, _END_CHECK = range(5)
+
+
+def call_name(call_id: str) -> str:
+    """The function name in a Kimi K2 call id (``functions.NAME:INDEX`` -> ``NAME``).
+
+    The ``functions.`` prefix is optional; ``:INDEX`` is dropped only when
+    INDEX is a number. Returns ``""`` for an id with no name.
+    """
+    name = call_id.strip()
+    if name.startswith(ID_PREFIX):
+        name = name[len(ID_PREFIX):]
+    head, sep, tail = name.rpartition(":")
+    if sep and tail.strip().isdigit():
+        name = head
+    return name.strip()
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+class _JsonStrings:
+    """Tracks whether the end of streamed JSON text is inside a string literal (linear)."""
+
+    __slots__ = ("inside", "escape")
+
+    def __init__(self) -> None:
+        self.inside = False
+        self.escape = False
+
+    def feed(self, text: str) -> None:
+        i, n = 0, len(text)
+        if self.escape and n:
+            self.escape = False
+            i = 1
+        inside = self.inside
+        search = _STRING_SPECIAL.search
+        while i < n:
+            if inside:
+                hit = search(text, i)
+                if hit is None:
+                    break
+                if hit.group() == '"':
+                    inside = False
+                    i = hit.end()
+                elif hit.end() < n:
+                    i = hit.end() + 1
+                else:
+                    self.escape = True
+                    break
+            else:
+                j = text.find('"', i)
+                if j < 0:
+                    break
+                inside = True
+                i = j + 1
+        self.inside = inside
+
+
+@register("kimi_k2")
+class KimiK2Parser(ToolParser):
+    """Kimi K2 tool calls; see the module docstring for the reading rules."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._state = _CONTENT
+        self._gap: list[str] = []       # whitespace held in a section gap
+        self._gap_is_content = False
+        self._id_parts: list[str] = []
+        self._args: list[str] = []
+        self._strings = _JsonStrings()
+        self._pending: list[str] = []   # whitespace after a <|tool_call_end|> met inside a string
+
+    def _advance(self, final: bool) -> None:
+        steps = self._steps
+        while steps[self._state](self, final):
+            pass
+
+    # ------------------------------------------------------------------ helpers
+    def _gap_text(self, text: str) -> None:
+        """Text between calls: layout while it is whitespace, content from its first other character."""
+        if not text:
+            return
+        if self._gap_is_content:
+            self._emit_content(text)
+        elif text.isspace():
+            self._gap.append(text)
+        else:
+            self._gap.append(text)
+            self._emit_content("".join(self._gap))
+            self._gap = []
+            self._gap_is_content = True
+
+    def _section_marker(self, marker: str) -> bool:
+        """Act on a marker met between calls (or ending a call)."""
+        self._gap = []
+        self._gap_is_content = False
+        if marker == CALL_BEGIN:
+            self._state = _ID
+            self._id_parts = []
+        elif marker in _CLOSERS:
+            self._state = _CONTENT
+        else:  # a repeated opener, a stray end or argument token
+            self._state = _SECTION
+        return True
+
+    def _close_call(self, cut: bool = False) -> None:
+        """The arguments ended: complete the call if they are one JSON object, else abandon it.
+
+        Empty arguments give ``{}``, unless the output was ``cut`` off (ended) there.
+        """
+        text = "".join(self._args)
+        self._args = []
+        if not text.strip() and not cut:
+            self._emit_arguments("{}")
+            self._end_call()
+            return
+        try:
+            value = json.loads(text, parse_constant=_reject_constant)
+        except (ValueError, RecursionError):
+            value = None
+        if isinstance(value, dict):
+            self._end_call()
+        else:
+            self._abandon_call()
+
+    def _send(self, text: str) -> None:
+        if text:
+            self._args.append(text)
+            self._strings.feed(text)
+            self._emit_arguments(text)
+
+    # ------------------------------------------------------------------ states
+    def _s_content(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_M_CONTENT, final)
+        self._emit_content(text)
+        if marker is None:
+            return False
+        return self._section_marker(marker)
+
+    def _s_section(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_M_SECTION, final)
+        self._gap_text(text)
+        if marker is None:
+            return False
+        return self._section_marker(marker)
+
+    def _s_id(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_M_ID, final)
+        if text:
+            self._id_parts.append(text)
+        if marker is None:
+            if final:  # the output ended in a call id: no call
+                self._gap_text("".join(self._id_parts))
+                self._state = _SECTION
+                return True
+            return False
+        raw = "".join(self._id_parts)
+        self._id_parts = []
+        name = call_name(raw) if marker == ARGUMENT_BEGIN else ""
+        if not name:  # no call: the id text is text of the section
+            self._gap_text(raw)
+            if marker == ARGUMENT_BEGIN:
+                self._state = _SECTION
+                return True
+            return self._section_marker(marker)
+        self._begin_call(name)
+        self._args = []
+        self._strings = _JsonStrings()
+        self._state = _ARGS
+        return True
+
+    def _s_args(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_M_ARGS, final)
+        self._send(text)
+        if marker is None:
+            if final:
+                self._close_call(cut=True)
+                self._state = _SECTION
+                return True
+            return False
+        if self._strings.inside:
+            if marker == CALL_END:
+                self._state = _END_CHECK
+                self._pending = []
+            else:
+                self._send(marker)
+            return True
+        self._close_call()
+        return self._section_marker(marker)
+
+    def _s_end_check(self, final: bool) -> bool:
+        """``<|tool_call_end|>`` inside a JSON string: a real end only before another call, the section end or the end."""
+        scanner = self.scanner
+        ws = scanner.skip_whitespace()
+        if ws:
+            self._pending.append(ws)
+        if scanner.at_end():
+            if final:
+                self._close_call()
+                self._state = _SECTION
+                return True
+            return False
+        hit = scanner.match(_M_AFTER_END, final)
+        if hit is PARTIAL:
+            return False
+        if hit is None:
+            self._send(CALL_END + "".join(self._pending))
+            self._pending = []
+            self._state = _ARGS
+            return True
+        self._pending = []
+        self._close_call()
+        return self._section_marker(hit)
+
+    _steps = {
+        _CONTENT: _s_content,
+        _SECTION: _s_section,
+        _ID: _s_id,
+        _ARGS: _s_args,
+        _END_CHECK: _s_end_check,
+    }

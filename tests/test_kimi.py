@@ -1,0 +1,300 @@
+"""Kimi K2 parser (``kimi_k2``) and its renderer."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import random
+import re
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import parsers
+from callscale import check
+from parsers.kimi import (
+    ARGUMENT_BEGIN,
+    CALL_BEGIN,
+    CALL_END,
+    SECTION_BEGIN,
+    SECTION_BEGIN_SINGULAR,
+    SECTION_END,
+    SECTION_END_SINGULAR,
+    SPECIAL_TOKENS,
+    call_name,
+)
+from support import CHUNKINGS, assert_parses, load_cases, stream_outcome, whole_outcome
+from workloads import render
+from workloads.render import Call
+
+K2 = "kimi_k2"
+CHUNKS = CHUNKINGS + ["tokens:1", "tokens:3"]
+
+
+def one(call_id, args):
+    """One call: ``args`` is the raw arguments text."""
+    return f"{CALL_BEGIN}{call_id}{ARGUMENT_BEGIN}{args}{CALL_END}"
+
+
+def section(*calls, begin=SECTION_BEGIN, end=SECTION_END):
+    return begin + "".join(calls) + end
+
+
+def parses(text, content, calls, **kw):
+    kw.setdefault("chunkings", CHUNKS)
+    with no_parser_errors():
+        assert_parses(K2, text, content, calls, special_tokens=SPECIAL_TOKENS, **kw)
+
+
+@contextlib.contextmanager
+def no_parser_errors():
+    """Fail when the base class had to catch an exception from the state machine."""
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logger = logging.getLogger("parsers.base")
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+    assert not records, [r.getMessage() for r in records]
+
+
+# ----------------------------------------------------------------- the shared fault cases
+
+CASES = load_cases(K2)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+def test_fault_case(case):
+    exp = case["expected"]
+    parses(case["text"], exp["content"], [(c["name"], c["arguments"]) for c in exp["calls"]], deltas=case["deltas"])
+
+
+def test_the_fault_cases_are_there():
+    assert {c["id"] for c in CASES} >= {"kimi-k2-call-end-and-next-begin-one-delta", "kimi-k2-missing-section-end"}
+
+
+# ----------------------------------------------------------------- well-formed output
+
+def test_one_call_with_content_before_and_after():
+    text = "I'll check. " + section(one("functions.get_weather:0", '{"city": "Beijing"}')) + " Done."
+    parses(text, "I'll check.  Done.", [("get_weather", {"city": "Beijing"})])
+
+
+def test_several_calls_and_nested_arguments():
+    args = {"q": 'café "best"\n\\', "n": [1, 2.5, None, True], "o": {"a": {"b": []}}, "u": "東京😀"}
+    text = section(one("functions.search:0", json.dumps(args, ensure_ascii=False)),
+                   one("functions.search:1", json.dumps(args)),
+                   one("functions.get_time:2", "{}"))
+    parses(text, "", [("search", args), ("search", args), ("get_time", {})])
+
+
+@pytest.mark.parametrize("call_id, name", [
+    ("functions.get_weather:0", "get_weather"),
+    ("get_weather:12", "get_weather"),
+    ("functions.get_weather", "get_weather"),
+    (" functions.mcp.fs.read:3\n", "mcp.fs.read"),
+    ("functions.ns:tool:1", "ns:tool"),
+    ("functions.ns:tool", "ns:tool"),
+    ("functions.:0", ""),
+    ("", ""),
+])
+def test_call_name(call_id, name):
+    assert call_name(call_id) == name
+
+
+def test_ids_without_the_functions_prefix():
+    text = section(one("ping:0", "{}"), one(" functions.mcp.fs.read:1 ", '{"p": 1}'))
+    parses(text, "", [("ping", {}), ("mcp.fs.read", {"p": 1})])
+
+
+def test_singular_section_tokens():
+    text = "a" + section(one("functions.ping:0", "{}"), begin=SECTION_BEGIN_SINGULAR, end=SECTION_END_SINGULAR) + "b"
+    parses(text, "ab", [("ping", {})])
+
+
+def test_whitespace_between_calls_is_layout_other_text_is_content():
+    text = (SECTION_BEGIN + "\n " + one("functions.a:0", "{}") + "\n" + one("functions.b:1", " {\"x\": 1} \n")
+            + " note \n" + one("functions.c:2", "{}") + "\n" + SECTION_END)
+    parses(text, " note \n", [("a", {}), ("b", {"x": 1}), ("c", {})])
+
+
+def test_empty_arguments_give_an_empty_object():
+    parses(section(one("functions.now:0", ""), one("functions.today:1", "  ")), "", [("now", {}), ("today", {})])
+
+
+def test_a_missing_call_end_before_the_next_call_or_the_end():
+    text = (SECTION_BEGIN + CALL_BEGIN + "functions.a:0" + ARGUMENT_BEGIN + '{"x": 1}'
+            + CALL_BEGIN + "functions.b:1" + ARGUMENT_BEGIN + '{"y": 2}' + SECTION_END + "after"
+            + SECTION_BEGIN + CALL_BEGIN + "functions.c:2" + ARGUMENT_BEGIN + '{"z": 3}')
+    parses(text, "after", [("a", {"x": 1}), ("b", {"y": 2}), ("c", {"z": 3})])
+
+
+# ----------------------------------------------------------------- special tokens inside JSON strings
+
+def test_tokens_inside_a_json_string_are_text():
+    value = (f"if s.endswith('{CALL_END}'):\n    x = \"{SECTION_END}\" + '{CALL_BEGIN}{ARGUMENT_BEGIN}'\n"
+             f"{CALL_END}{SECTION_BEGIN}\\\\{CALL_END}\\\"{CALL_END}")
+    args = {"path": "kimi.py", "content": value}
+    text = "Editing." + section(one("functions.write_file:0", json.dumps(args, ensure_ascii=False)),
+                                one("functions.ping:1", "{}"))
+    parses(text, "Editing.", [("write_file", args), ("ping", {})])
+
+
+def test_a_string_never_closed_stops_at_a_call_end_before_the_next_call():
+    text = section(one("functions.a:0", '{"x": "oops}'), one("functions.b:1", '{"y": 2}')) + "tail"
+    got = stream_outcome(K2, list(text))
+    assert (got.content, got.complete_calls()) == ("tail", [("b", {"y": 2})])
+    assert [c.name for c in got.calls] == ["a", "b"]
+    whole = whole_outcome(K2, text)
+    assert (whole.content, whole.complete_calls()) == ("tail", [("b", {"y": 2})])
+
+
+# ----------------------------------------------------------------- malformed and degenerate output
+
+@pytest.mark.parametrize("bad", ['{"x": 1,}', "not json", '["a"]', '{"x": 1} extra', '"s"', "{"])
+def test_arguments_that_are_not_one_json_object_abandon_the_call(bad):
+    text = "Hi" + section(one("functions.a:0", bad), one("functions.b:1", '{"y": 2}')) + "!"
+    with no_parser_errors():
+        for deltas in ([text], list(text), [text[i:i + 5] for i in range(0, len(text), 5)]):
+            got = stream_outcome(K2, deltas)
+            assert (got.content, got.complete_calls()) == ("Hi!", [("b", {"y": 2})])
+            assert [c.name for c in got.calls] == ["a", "b"]
+        whole = whole_outcome(K2, text)
+        assert (whole.content, [c.name for c in whole.calls]) == ("Hi!", ["b"])
+
+
+def test_nan_is_not_json():
+    # Python's json reads NaN, so a client may too; the call is still abandoned (left out of the whole parse)
+    text = section(one("functions.a:0", '{"x": NaN}'), one("functions.b:1", '{"y": Infinity}'), one("functions.c:2", "{}"))
+    whole = whole_outcome(K2, text)
+    assert [(c.name, c.arguments_text) for c in whole.calls] == [("c", "{}")]
+
+
+def test_stray_tokens_make_no_call_and_text_stays_content():
+    text = (SECTION_BEGIN + CALL_END + ARGUMENT_BEGIN + "x" + CALL_BEGIN + "functions.a:0" + CALL_END
+            + CALL_BEGIN + ARGUMENT_BEGIN + '{"q": 1}' + CALL_END + one("functions.b:1", "{}") + SECTION_END)
+    parses(text, 'xfunctions.a:0{"q": 1}', [("b", {})])
+
+
+def test_repeated_opener_gives_nothing():
+    parses("Thinking." + SECTION_BEGIN * 40, "Thinking.", [])
+    parses(SECTION_BEGIN * 5 + one("functions.a:0", "{}") + SECTION_BEGIN_SINGULAR * 3 + SECTION_END + "x",
+           "x", [("a", {})])
+
+
+def test_long_content_without_calls():
+    text = "plain <|text|> <|tool_calls and more\n" * 300
+    parses(text, text, [], chunkings=["whole", "fixed:7", "random:3:8"])
+
+
+def test_an_unclosed_call_is_abandoned():
+    text = "Hi." + section(one("functions.a:0", '{"x": 1}')).removesuffix(SECTION_END) + \
+        CALL_BEGIN + "functions.b:1" + ARGUMENT_BEGIN + '{"content": "long'
+    got = stream_outcome(K2, [text[i:i + 4] for i in range(0, len(text), 4)])
+    assert (got.content, got.complete_calls()) == ("Hi.", [("a", {"x": 1})])
+    assert [c.name for c in got.calls] == ["a", "b"]
+    whole = whole_outcome(K2, text)
+    assert (whole.content, [c.name for c in whole.calls]) == ("Hi.", ["a"])
+
+
+SAMPLE_CALLS = [("read_file", {"path": "a.txt", "range": [1, 20]}), ("search", {"q": f"x{CALL_END}y", "n": 3})]
+SAMPLE = "Let me look." + render.get(K2).render([Call(n, a) for n, a in SAMPLE_CALLS])
+
+
+def test_truncated_output_never_raises_nor_invents_a_call():
+    parses(SAMPLE, "Let me look.", SAMPLE_CALLS)
+    with no_parser_errors():
+        for cut in range(len(SAMPLE) + 1):
+            text = SAMPLE[:cut]
+            for got in (stream_outcome(K2, [text[i:i + 3] for i in range(0, len(text), 3)]),
+                        whole_outcome(K2, text)):
+                assert got.content.startswith("Let me look."[:cut]), (cut, got.content)
+                done = got.complete_calls()
+                assert done == SAMPLE_CALLS[:len(done)], (cut, done)
+
+
+def test_odd_output_never_raises():
+    odd = list(SPECIAL_TOKENS) + ["functions.f:0", "{", "}", '"', "\\", " ", "x", ":", "<|", "|>"]
+    rng = random.Random(11)
+    with no_parser_errors():
+        for _ in range(300):
+            text = "".join(rng.choice(odd) for _ in range(rng.randint(1, 30)))
+            stream_outcome(K2, list(text))
+            stream_outcome(K2, [text])
+            whole_outcome(K2, text)
+
+
+# ----------------------------------------------------------------- streaming
+
+def test_arguments_stream_as_they_arrive():
+    args = {"path": "a.py", "content": "x = 'é\"\\\n' " * 200}
+    text = "Writing." + render.get(K2).render([Call("write_file", args)])
+    p = parsers.get(K2)()
+    pieces = []
+    sent = None
+    for i in range(0, len(text), 4):
+        pieces += [item.parameters for item in p.parse_streaming_increment(text[i:i + 4], []).calls]
+        if sent is None and i >= len(text) * 3 // 4:
+            sent = len("".join(pieces))
+    assert sent >= len(json.dumps(args, ensure_ascii=False)) * 0.6
+    pieces += [c.parameters for c in p.finish().calls]
+    assert json.loads("".join(pieces)) == args
+
+
+def test_finish_twice():
+    p = parsers.get(K2)()
+    assert p.parse_streaming_increment("a<|tool_calls", []).normal_text == "a"
+    assert p.finish().normal_text == "<|tool_calls"
+    assert p.finish().normal_text == ""
+
+
+def test_registered_and_rendered():
+    assert K2 in parsers.names()
+    r = render.get(K2)
+    assert r.render([Call("a", {"x": "é"}), Call("b")], "Hi") == (
+        'Hi<|tool_calls_section_begin|><|tool_call_begin|>functions.a:0<|tool_call_argument_begin|>{"x": "é"}'
+        "<|tool_call_end|><|tool_call_begin|>functions.b:1<|tool_call_argument_begin|>{}<|tool_call_end|>"
+        "<|tool_calls_section_end|>")
+    assert r.render([], "Hi") == "Hi"
+    assert r.opener == SECTION_BEGIN and set(r.special_tokens) == set(SPECIAL_TOKENS)
+
+
+# ----------------------------------------------------------------- property: render, split anywhere, parse
+
+_text = st.lists(st.one_of(st.text(alphabet=st.sampled_from(list("ab zé東\n\t\"'\\{}[]<>|:,.0") + ["😀"]), max_size=8),
+                           st.sampled_from(SPECIAL_TOKENS)), max_size=5).map("".join)
+_leaf = st.one_of(st.none(), st.booleans(), st.integers(-10**12, 10**12),
+                  st.floats(allow_nan=False, allow_infinity=False), _text)
+_json = st.recursive(_leaf, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                     st.dictionaries(_text, inner, max_size=3)), max_leaves=8)
+_calls = st.lists(st.builds(Call, st.from_regex(r"[A-Za-z_][A-Za-z0-9_.\-]{0,15}", fullmatch=True),
+                            st.dictionaries(_text, _json, max_size=4)), max_size=3)
+_content = st.lists(st.sampled_from(list("ab \n<>|_é\"") + ["<|tool_call_end|>", "<|tool_calls", "<|"]),
+                    max_size=20).map("".join).filter(lambda s: SECTION_BEGIN not in s and SECTION_BEGIN_SINGULAR not in s)
+
+
+_AMBIGUOUS = re.compile(re.escape(CALL_END) + r"\s*(" + "|".join(
+    re.escape(t) for t in (CALL_BEGIN, SECTION_END, SECTION_END_SINGULAR)) + ")")
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(calls=_calls, content=_content, tail=_content, data=st.data())
+def test_rendered_calls_parse_back_under_any_split(calls, content, tail, data):
+    for call in calls:  # a call end before another call or the section end is a real end, even in a string
+        assume(not _AMBIGUOUS.search(json.dumps(dict(call.arguments), ensure_ascii=False)))
+    text = render.get(K2).render(calls, content) + (tail if calls else "")
+    expected_content = content + (tail if calls else "")
+    cuts = sorted(set(data.draw(st.lists(st.integers(1, max(1, len(text) - 1)), max_size=12))))
+    deltas = [text[a:b] for a, b in zip([0] + cuts, cuts + [len(text)]) if text[a:b]]
+    expected = check.outcome_of(expected_content, [(c.name, dict(c.arguments)) for c in calls])
+    with no_parser_errors():
+        streamed = stream_outcome(K2, deltas)
+        whole = whole_outcome(K2, text)
+    assert not check.compare(streamed, expected), check.compare(streamed, expected)
+    assert not check.compare(whole, expected), check.compare(whole, expected)
+    assert len(streamed.calls) == len(calls)
