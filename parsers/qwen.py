@@ -1,0 +1,912 @@
+"""Qwen3 (Hermes JSON) and Qwen3-Coder (XML) tool calls (``qwen3``, ``qwen3_coder``).
+
+Both formats wrap each call in ``<tool_call>`` ... ``</tool_call>`` (one
+token each in the Qwen3 vocabulary). All lengths below are in characters.
+
+**Qwen3 / Hermes JSON** (``qwen3``), as the Qwen3 ``chat_template`` writes an
+assistant turn with tool calls::
+
+    CONTENT
+    <tool_call>
+    {"name": "get_weather", "arguments": {"city": "Paris"}}
+    </tool_call>
+    <tool_call>
+    {"name": "search", "arguments": {"query": "x"}}
+    </tool_call>
+
+Facts from that template: a newline before the first call only when there is
+content, calls separated by one newline, ``<tool_call>\\n`` + ``{"name": "``
+NAME ``", "arguments": `` ARGS ``}`` + ``\\n</tool_call>``, where ARGS is
+``arguments | tojson`` (or the arguments string as given). Models also write
+it without any newline.
+
+Reading rules (``qwen3``):
+
+- Outside a call everything is content, verbatim, except two layout
+  newlines: one right before ``<tool_call>`` and one right after
+  ``</tool_call>`` (so ``</tool_call>\\n<tool_call>`` and a trailing newline
+  after the last call give no content).
+- After ``<tool_call>`` comes one JSON object, read by a small incremental
+  lexer (:class:`JsonCallLexer`: string / escape / nesting state, fed only
+  new characters, strict JSON), so ``</tool_call>`` inside a JSON string is
+  text and the close tag counts only after the object ends; JSON whitespace
+  around the object is layout.
+- The object must have a non-empty string ``name`` and an object
+  ``arguments`` (other keys are read and ignored; a repeated ``name`` or
+  ``arguments`` key is malformed). When ``"arguments":`` comes after the
+  name, the call starts (name sent) at the ``{`` of the arguments and the
+  arguments' raw JSON text streams as it arrives; when it comes before the
+  name, the call starts when the object ends. ``{}`` gives ``{}``. The final
+  ``}`` of the arguments is sent with ``</tool_call>``, so the streamed
+  arguments of a call that is then abandoned never form a complete object.
+- Raw control characters inside a JSON string (a literal newline, which
+  ``json.loads(strict=False)`` would accept) are accepted and sent escaped
+  (``\\n``), so the streamed arguments are valid JSON.
+- Not a call, so content verbatim from ``<tool_call>`` (with its layout
+  newline) up to the offending character, where reading goes on as content:
+  anything but a JSON object after ``<tool_call>``, malformed JSON, a missing
+  or non-string name, missing or non-object arguments, all detected before
+  the call started. The output ending inside such a head gives the same.
+  So ``<tool_call>`` repeated any number of times (a degenerate model) gives
+  no call and that text as content, in linear time.
+- A started call that turns out malformed (bad JSON inside the arguments, a
+  repeated key, anything but ``</tool_call>`` after the object) is abandoned
+  (see :mod:`parsers.base`); its remaining text up to the next
+  ``</tool_call>`` (consumed) or ``<tool_call>`` (a new call) is dropped with
+  it. A started call still open at the end of the output is abandoned.
+
+**Qwen3-Coder XML** (``qwen3_coder``), as the Qwen3-Coder ``chat_template``
+writes it::
+
+    CONTENT
+
+    <tool_call>
+    <function=edit>
+    <parameter=filename>
+    foo.c
+    </parameter>
+    <parameter=count>
+    5
+    </parameter>
+    </function>
+    </tool_call>
+
+Facts from that template: content (trimmed) plus ``\\n``, then every call
+starts with ``\\n<tool_call>\\n<function=NAME>\\n``; each parameter is
+``<parameter=KEY>\\n`` VALUE ``\\n</parameter>\\n``, where VALUE is a string
+as is, an object or array as ``tojson`` (the first Qwen3-Coder template wrote
+``| string``, a Python repr such as ``{'a': True}``), anything else as
+``| string`` (``5``, ``1.5``, ``True``, ``None``); then
+``</function>\\n</tool_call>``.
+
+Reading rules (``qwen3_coder``):
+
+- Outside a call everything is content, verbatim, except the layout newlines:
+  up to two right before ``<tool_call>`` and one right after
+  ``</tool_call>``. Whitespace between the tags of a call is layout.
+- The name is the text between ``<function=`` and ``>``; it is sent at the
+  ``>``. A name that is empty or holds whitespace or ``<`` means no call: the
+  text from ``<tool_call>`` is content (so is a block with anything but
+  ``<function=`` after ``<tool_call>``, and a repeated ``<tool_call>``, which
+  gives no call and that text as content).
+- A parameter key is the text between ``<parameter=`` and ``>`` (non-empty,
+  no ``<`` or newline). One newline after ``<parameter=KEY>`` and one right
+  before its ``</parameter>`` are layout; the value between is verbatim.
+- A value is a string unless the request's tool schema gives the parameter
+  another type (:func:`parsers.base.parameter_type`): ``integer``,
+  ``number``, ``boolean``, ``object``, ``array`` or ``null``. A typed value
+  is converted when its closing tag is confirmed (outer whitespace
+  stripped): JSON first; ``True``/``False`` for booleans and ``None`` for
+  null as the template writes them (``null``/``None`` accepted for any typed
+  parameter); for object/array a Python literal (the old template's repr) as
+  a fallback; an integer written as an integral JSON float (``5.0``) gives an
+  integer. When the conversion fails (or gives the wrong type, or
+  ``NaN``/``Infinity``) the value stays the string it was written as. A
+  string value streams as JSON-escaped pieces as it arrives.
+- A literal ``</parameter>`` inside a value (an agent editing parser code)
+  ends the parameter only when what follows it, ignoring whitespace, is a
+  valid continuation: the next ``<parameter=``, or ``</function>`` that is
+  itself followed (ignoring whitespace) by ``</tool_call>``. Anything may
+  follow ``</tool_call>`` (end of output, the next ``<tool_call>``, content).
+  A rejected candidate (the tag, and for the chained case the whitespace and
+  ``</function>`` after it) is value text, and the scan goes on right after
+  it, never rescanning: only that tag, the whitespace after it and a
+  possible partial marker are held back. ``</function>`` and
+  ``</tool_call>`` inside a value are plain text (only ``</parameter>`` is
+  looked for there). A value that holds ``</parameter>`` followed by
+  ``<parameter=`` is ambiguous and read as two parameters.
+- Arguments stream as ``{"key": value, ...}``; the final ``}`` is sent with
+  ``</tool_call>`` (an abandoned call's arguments never form an object).
+- A started call that turns out malformed (anything but ``<parameter=`` or
+  ``</function>`` between parameters, a bad key, ``</function>`` not followed
+  by ``</tool_call>``) is abandoned (see :mod:`parsers.base`); its remaining
+  text up to the next ``</tool_call>`` (consumed) or ``<tool_call>`` (a new
+  call) is dropped with it. A started call still open at the end of the
+  output is abandoned.
+
+Neither parser treats Qwen's end-of-turn token ``<|im_end|>`` specially
+(servers strip it as a stop token); it would be content.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import logging
+import re
+from typing import Any
+
+from . import register
+from .base import ToolParser, json_fragment, parameter_type
+from .scanner import PARTIAL, markers
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "Qwen3Parser",
+    "Qwen3CoderParser",
+    "JsonCallLexer",
+    "convert_value",
+    "TOOL_CALL_OPEN",
+    "TOOL_CALL_CLOSE",
+    "FUNCTION_OPEN",
+    "FUNCTION_CLOSE",
+    "PARAMETER_OPEN",
+    "PARAMETER_CLOSE",
+    "SPECIAL_TOKENS",
+]
+
+#: Opens one call (both formats); a single token of the Qwen3 vocabulary.
+TOOL_CALL_OPEN = "<tool_call>"
+#: Closes one call (both formats); a single token of the Qwen3 vocabulary.
+TOOL_CALL_CLOSE = "</tool_call>"
+#: Qwen3-Coder: ``<function=NAME>`` opens the function of a call.
+FUNCTION_OPEN = "<function="
+FUNCTION_CLOSE = "</function>"
+#: Qwen3-Coder: ``<parameter=KEY>`` opens one parameter.
+PARAMETER_OPEN = "<parameter="
+PARAMETER_CLOSE = "</parameter>"
+#: The tags a detokenizer emits whole (``<tool_call>`` and ``</tool_call>``
+#: are added tokens of the Qwen3 / Qwen3-Coder tokenizers; the XML tags of
+#: Qwen3-Coder are ordinary text).
+SPECIAL_TOKENS = (TOOL_CALL_OPEN, TOOL_CALL_CLOSE)
+
+_TAG_END = ">"
+_NL = "\n"
+
+# Marker sets (no marker of a set is a proper prefix of another one: the
+# scanner returns a complete marker as soon as it sees it).
+_QWEN3_OPENERS = (_NL + TOOL_CALL_OPEN, TOOL_CALL_OPEN)
+_CODER_OPENERS = (_NL + _NL + TOOL_CALL_OPEN, _NL + TOOL_CALL_OPEN, TOOL_CALL_OPEN)
+_M_NL = markers(_NL)
+_M_CLOSE = markers(TOOL_CALL_CLOSE)
+_M_QWEN3_CONTENT = markers(*_QWEN3_OPENERS)
+_M_QWEN3_JUNK = markers(TOOL_CALL_CLOSE, *_QWEN3_OPENERS)
+_M_CODER_CONTENT = markers(*_CODER_OPENERS)
+_M_CODER_JUNK = markers(TOOL_CALL_CLOSE, *_CODER_OPENERS)
+_M_FUNCTION = markers(FUNCTION_OPEN)
+_M_TAG_END = markers(_TAG_END, *_CODER_OPENERS)
+_M_BODY = markers(PARAMETER_OPEN, FUNCTION_CLOSE)
+_M_VALUE_END = markers(_NL + PARAMETER_CLOSE, PARAMETER_CLOSE)
+_M_PARAM_CLOSE = markers(PARAMETER_CLOSE)
+
+
+# --------------------------------------------------------------------------- JSON lexer
+# Lexer modes.
+_VALUE, _OBJ_OPEN, _OBJ_KEY, _COLON, _ARR_OPEN, _AFTER, _STRING, _ESCAPE, _UNICODE, _NUMBER, _LITERAL = range(11)
+
+_STR_RUN = re.compile(r'[^"\\\x00-\x1f]*')
+_WS_RUN = re.compile(r"[ \t\n\r]*")
+_NUM_RUN = re.compile(r"[0-9eE.+\-]*")
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_HEX = frozenset("0123456789abcdefABCDEF")
+_SIMPLE_ESCAPES = frozenset('"\\/bfnrt')
+_LITERALS = {"t": "true", "f": "false", "n": "null"}
+
+#: :meth:`JsonCallLexer.feed` results.
+NEED_MORE, DONE, ERROR = "need-more", "done", "error"
+
+
+class JsonCallLexer:
+    """An incremental, validating lexer of one Hermes call object ``{"name": ..., "arguments": {...}}``.
+
+    Fed the text after ``<tool_call>`` piece by piece (each character once),
+    it tracks string / escape / nesting state and validates strict JSON
+    (leading JSON whitespace allowed, the top-level value must be an object).
+    At nesting depth 1 it records the decoded ``name`` (when a string) and
+    captures the raw text of the ``arguments`` value (which must be an
+    object), re-escaping raw control characters inside strings.
+
+    Attributes read by the parser: ``name`` (``str`` or ``None``),
+    ``arguments_done`` (the arguments object was read to its ``}``),
+    ``stream_arguments`` (the arguments started after the name was known, so
+    they may stream), ``arguments`` (a list of argument text pieces not yet
+    taken; see :meth:`take_arguments`).
+    """
+
+    __slots__ = (
+        "_stack", "_mode", "_in_key", "_hex_left", "_literal", "_literal_pos", "_number",
+        "_key", "_capture", "_capture_parts", "_seen_name", "_seen_arguments",
+        "name", "arguments", "arguments_done", "stream_arguments",
+    )
+
+    def __init__(self) -> None:
+        self._stack: list[str] = []
+        self._mode = _VALUE
+        self._in_key = False
+        self._hex_left = 0
+        self._literal = ""
+        self._literal_pos = 0
+        self._number: list[str] = []
+        self._key: str | None = None
+        #: None, "key", "name" or "arguments": what the current text is captured into.
+        self._capture: str | None = None
+        self._capture_parts: list[str] = []
+        self._seen_name = False
+        self._seen_arguments = False
+        self.name: str | None = None
+        self.arguments: list[str] = []
+        self.arguments_done = False
+        self.stream_arguments = False
+
+    def take_arguments(self) -> str:
+        """The argument text captured since the last call (JSON text, possibly ``""``)."""
+        text = "".join(self.arguments)
+        self.arguments.clear()
+        return text
+
+    def _keep(self, text: str) -> None:
+        if not text:
+            return
+        if self._capture == "arguments":
+            self.arguments.append(text)
+        else:
+            self._capture_parts.append(text)
+
+    def feed(self, chunk: str) -> tuple[int, str]:
+        """Lex ``chunk`` (the next characters); return ``(used, status)``.
+
+        ``status`` is :data:`DONE` when the top-level object ended (``used``
+        characters, up to and including its ``}``, were read), :data:`ERROR`
+        when ``chunk[used]`` cannot continue valid JSON of the expected shape
+        (nothing from there on is read), :data:`NEED_MORE` when all of
+        ``chunk`` was read and the object is still open. Never raises on any
+        input; after ``DONE`` or ``ERROR`` the lexer must not be fed again.
+        """
+        i = 0
+        n = len(chunk)
+        start = 0  # where the text still to be captured starts in this chunk
+        stack = self._stack
+        while i < n:
+            mode = self._mode
+            if mode == _STRING:
+                i = _STR_RUN.match(chunk, i).end()
+                if i >= n:
+                    break
+                c = chunk[i]
+                if c == '"':
+                    i += 1
+                    if self._in_key:
+                        self._mode = _COLON
+                        if self._capture == "key":
+                            self._keep(chunk[start:i])
+                            self._capture = None
+                            try:
+                                self._key = json.loads("".join(self._capture_parts))
+                            except ValueError:  # a lone-surrogate escape Python rejects
+                                return i - 1, ERROR
+                    else:
+                        self._mode = _AFTER
+                        if self._capture == "name":
+                            self._keep(chunk[start:i])
+                            self._capture = None
+                            try:
+                                name = json.loads("".join(self._capture_parts))
+                            except ValueError:
+                                return i - 1, ERROR
+                            if not name:
+                                return i - 1, ERROR
+                            self.name = name
+                elif c == "\\":
+                    self._mode = _ESCAPE
+                    i += 1
+                else:  # a raw control character: accepted, kept escaped
+                    if self._capture is not None:
+                        self._keep(chunk[start:i])
+                        self._keep(json_fragment(c))
+                        start = i + 1
+                    i += 1
+                continue
+            if mode == _ESCAPE:
+                c = chunk[i]
+                if c == "u":
+                    self._mode = _UNICODE
+                    self._hex_left = 4
+                elif c in _SIMPLE_ESCAPES:
+                    self._mode = _STRING
+                else:
+                    return i, ERROR
+                i += 1
+                continue
+            if mode == _UNICODE:
+                if chunk[i] not in _HEX:
+                    return i, ERROR
+                self._hex_left -= 1
+                if not self._hex_left:
+                    self._mode = _STRING
+                i += 1
+                continue
+            if mode == _NUMBER:
+                end = _NUM_RUN.match(chunk, i).end()
+                self._number.append(chunk[i:end])
+                i = end
+                if i >= n:
+                    break
+                if _NUMBER.fullmatch("".join(self._number)) is None:
+                    return i, ERROR
+                self._number = []
+                self._mode = _AFTER
+                continue
+            if mode == _LITERAL:
+                word = self._literal
+                k = self._literal_pos
+                while i < n and k < len(word):
+                    if chunk[i] != word[k]:
+                        return i, ERROR
+                    i += 1
+                    k += 1
+                self._literal_pos = k
+                if k == len(word):
+                    self._mode = _AFTER
+                continue
+            # Structural modes: JSON whitespace, then one structural character.
+            i = _WS_RUN.match(chunk, i).end()
+            if i >= n:
+                break
+            c = chunk[i]
+            if mode == _VALUE or mode == _ARR_OPEN:
+                if mode == _ARR_OPEN and c == "]":
+                    stack.pop()
+                    self._mode = _AFTER
+                    i += 1
+                    continue
+                depth = len(stack)
+                if depth == 0 and c != "{":
+                    return i, ERROR
+                if depth == 1:  # a value of the call object: name / arguments hooks
+                    key = self._key
+                    if key == "name":
+                        if self._seen_name or c != '"':
+                            return i, ERROR
+                        self._seen_name = True
+                        self._capture = "name"
+                        self._capture_parts = []
+                        start = i
+                    elif key == "arguments":
+                        if self._seen_arguments or c != "{":
+                            return i, ERROR
+                        self._seen_arguments = True
+                        self._capture = "arguments"
+                        self.stream_arguments = self.name is not None
+                        start = i
+                if c == "{":
+                    stack.append("{")
+                    self._mode = _OBJ_OPEN
+                elif c == "[":
+                    stack.append("[")
+                    self._mode = _ARR_OPEN
+                elif c == '"':
+                    self._mode = _STRING
+                    self._in_key = False
+                elif c == "-" or "0" <= c <= "9":
+                    self._mode = _NUMBER
+                    continue  # the number branch reads it
+                elif c in _LITERALS:
+                    self._mode = _LITERAL
+                    self._literal = _LITERALS[c]
+                    self._literal_pos = 0
+                    continue
+                else:
+                    return i, ERROR
+                i += 1
+            elif mode == _OBJ_OPEN or mode == _OBJ_KEY:
+                if c == '"':
+                    self._mode = _STRING
+                    self._in_key = True
+                    if len(stack) == 1:
+                        self._capture = "key"
+                        self._capture_parts = []
+                        start = i
+                    i += 1
+                elif c == "}" and mode == _OBJ_OPEN:
+                    i += 1
+                    if self._close(chunk, start, i):
+                        return i, DONE
+                else:
+                    return i, ERROR
+            elif mode == _COLON:
+                if c != ":":
+                    return i, ERROR
+                self._mode = _VALUE
+                i += 1
+            else:  # _AFTER: a value ended
+                top = stack[-1]
+                if c == ",":
+                    self._mode = _OBJ_KEY if top == "{" else _VALUE
+                    i += 1
+                elif (c == "}" and top == "{") or (c == "]" and top == "["):
+                    i += 1
+                    if self._close(chunk, start, i):
+                        return i, DONE
+                else:
+                    return i, ERROR
+        if self._capture is not None:
+            self._keep(chunk[start:n])
+        return n, NEED_MORE
+
+    def _close(self, chunk: str, start: int, end: int) -> bool:
+        """A container closed at ``chunk[end - 1]``; true when it was the call object."""
+        self._stack.pop()
+        self._mode = _AFTER
+        depth = len(self._stack)
+        if depth == 1 and self._capture == "arguments":
+            self._keep(chunk[start:end])
+            self._capture = None
+            self.arguments_done = True
+        return depth == 0
+
+
+# --------------------------------------------------------------------------- value conversion
+def _reject_constant(text: str):
+    raise ValueError(f"{text} is not JSON")
+
+
+def _json_value(text: str):
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+_MISSING = object()
+
+
+def convert_value(text: str, kind: str) -> tuple[bool, Any]:
+    """Convert a Qwen3-Coder parameter value written as ``text`` to the schema type ``kind``.
+
+    Returns ``(True, value)`` with the converted value (JSON data, finite
+    numbers only), or ``(False, None)`` when ``text`` does not read as that
+    type (the caller then keeps the string). ``kind`` is a JSON-schema type
+    name; ``"string"`` and unknown names always give ``(False, None)``. The
+    rules are in the module docstring. Never raises.
+    """
+    if kind not in _TYPED:
+        return False, None
+    try:
+        value = _convert(text.strip(), kind)
+        if value is _MISSING:
+            return False, None
+        json.dumps(value, allow_nan=False)  # JSON data only: no NaN/Infinity, sets, bytes
+        return True, value
+    except Exception:  # any text at all may come here: a failed conversion keeps the string
+        return False, None
+
+
+_TYPED = frozenset(("integer", "number", "boolean", "object", "array", "null"))
+
+
+def _convert(s: str, kind: str):
+    if s in ("null", "None"):
+        return None
+    if kind == "boolean":
+        low = s.lower()
+        return True if low == "true" else False if low == "false" else _MISSING
+    if kind == "null":
+        return _MISSING
+    if kind in ("integer", "number"):
+        value = _json_value(s)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return _MISSING
+        if kind == "integer" and isinstance(value, float):
+            return int(value) if value.is_integer() else _MISSING
+        return value
+    want = dict if kind == "object" else list
+    try:
+        value = _json_value(s)
+    except (ValueError, RecursionError):
+        value = ast.literal_eval(s)  # the first Qwen3-Coder template's Python repr
+        if isinstance(value, tuple) and want is list:
+            value = list(value)
+    return value if isinstance(value, want) else _MISSING
+
+
+# --------------------------------------------------------------------------- shared parser state
+_CONTENT, _AFTER_CLOSE, _JUNK = "content", "after-close", "junk"
+
+
+class _QwenParser(ToolParser):
+    """State shared by both formats: content, the layout newline after a call, dropping an abandoned call's text."""
+
+    _content_markers = _M_QWEN3_CONTENT
+    _junk_markers = _M_QWEN3_JUNK
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._state = _CONTENT
+        #: Text of a call head not yet known to be a call (content if it is not one).
+        self._raw: list[str] = []
+
+    def _not_a_call(self, *more: str) -> None:
+        """The head read so far is not a call: its text (and ``more``) is content; read on as content."""
+        self._emit_content("".join(self._raw) + "".join(more))
+        self._raw = []
+        self._state = _CONTENT
+
+    def _drop_call(self) -> None:
+        """Abandon the started call; its text up to the next ``</tool_call>`` / ``<tool_call>`` is dropped."""
+        log.debug("%s: malformed call %s abandoned", self.name, self._current)
+        self._abandon_call()
+        self._state = _JUNK
+
+    def _open(self, marker: str) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _common(self, state: str, final: bool) -> bool | None:
+        """Run one step of a shared state; ``None`` when ``state`` is not shared, else whether to go on."""
+        sc = self.scanner
+        if state == _CONTENT:
+            text, marker = sc.find(self._content_markers, final)
+            self._emit_content(text)
+            if marker is None:
+                return False
+            self._open(marker)
+            return True
+        if state == _AFTER_CLOSE:
+            if sc.match(_M_NL, final) is PARTIAL:
+                return False
+            self._state = _CONTENT
+            return True
+        if state == _JUNK:
+            _, marker = sc.find(self._junk_markers, final)
+            if marker is None:
+                return False
+            if marker == TOOL_CALL_CLOSE:
+                self._state = _AFTER_CLOSE
+            else:
+                self._open(marker)
+            return True
+        return None
+
+
+# --------------------------------------------------------------------------- qwen3
+_JSON, _AFTER_OBJECT = "json", "after-object"
+_PEEK_MIN, _PEEK_MAX = 256, 1 << 16
+
+
+@register("qwen3")
+class Qwen3Parser(_QwenParser):
+    """Streaming parser of Qwen3 / Hermes JSON tool calls; see the module docstring for the rules.
+
+    Arguments stream as the raw JSON text of the ``arguments`` object (raw
+    control characters inside strings escaped). Never raises on model output.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lexer: JsonCallLexer | None = None
+        self._started = False
+        self._peek = _PEEK_MIN
+
+    def _open(self, marker: str) -> None:
+        self._raw = [marker]
+        self._lexer = JsonCallLexer()
+        self._started = False
+        self._peek = _PEEK_MIN
+        self._state = _JSON
+
+    def _advance(self, final: bool) -> None:
+        sc = self.scanner
+        while True:
+            state = self._state
+            go_on = self._common(state, final)
+            if go_on is not None:
+                if not go_on:
+                    return
+            elif state == _JSON:
+                if not self._read_json(final):
+                    return
+            else:  # _AFTER_OBJECT: only whitespace, then </tool_call>
+                sc.skip_whitespace()
+                marker = sc.match(_M_CLOSE, final)
+                if marker is PARTIAL:
+                    return
+                if marker is None:
+                    self._drop_call()
+                else:
+                    self._emit_arguments("}")  # held back until the call is confirmed
+                    self._end_call()
+                    self._state = _AFTER_CLOSE
+
+    def _read_json(self, final: bool) -> bool:
+        """Feed the lexer the unread text; false when it needs more text than there is."""
+        sc = self.scanner
+        lexer = self._lexer
+        while sc.pending():
+            # Peek a bounded, growing slice: a call that ends early in a long
+            # buffer costs O(its length), not O(buffer).
+            chunk = sc.peek(self._peek)
+            used, status = lexer.feed(chunk)
+            sc.take(used)
+            if not self._started:
+                self._raw.append(chunk[:used])
+                if lexer.stream_arguments:
+                    self._start()
+            if self._started:
+                self._send_arguments()
+            if status == DONE:
+                if not self._started:
+                    if lexer.name is None or not lexer.arguments_done:
+                        self._not_a_call()
+                        return True
+                    self._start()
+                    self._send_arguments()
+                self._lexer = None
+                self._state = _AFTER_OBJECT
+                return True
+            if status == ERROR:
+                self._lexer = None
+                if self._started:
+                    self._drop_call()
+                else:
+                    self._not_a_call()
+                return True
+            self._peek = min(self._peek * 2, _PEEK_MAX)
+        if not final:
+            return False
+        self._lexer = None  # the output ended inside the object
+        if self._started:
+            self._drop_call()
+        else:
+            self._not_a_call()
+        return True
+
+    def _start(self) -> None:
+        self._begin_call(self._lexer.name)
+        self._started = True
+        self._raw = []
+
+    def _send_arguments(self) -> None:
+        """Send the argument text read so far, except the arguments' final ``}``.
+
+        That brace is sent with ``</tool_call>``: an abandoned call's streamed
+        arguments are then never a complete JSON object.
+        """
+        text = self._lexer.take_arguments()
+        if self._lexer.arguments_done and text.endswith("}"):
+            text = text[:-1]  # the closing brace comes last in the piece that completes the object
+        self._emit_arguments(text)
+
+
+# --------------------------------------------------------------------------- qwen3_coder
+(_OPEN, _NAME, _BODY, _FUNC_END, _KEY, _KEY_NL, _VAL, _CLOSE1, _CLOSE2) = (
+    "open", "name", "body", "function-end", "key", "key-newline", "value", "after-param-close",
+    "after-function-close",
+)
+
+
+@register("qwen3_coder")
+class Qwen3CoderParser(_QwenParser):
+    """Streaming parser of Qwen3-Coder XML tool calls; see the module docstring for the rules.
+
+    Arguments stream as JSON text ``{"key": value, ...}``; a string value
+    streams as JSON-escaped pieces while it arrives, a schema-typed value is
+    sent converted when its closing tag is confirmed. Never raises on model
+    output.
+    """
+
+    _content_markers = _M_CODER_CONTENT
+    _junk_markers = _M_CODER_JUNK
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._parts: list[str] = []  # name / key being read, typed value pieces
+        self._call_name = ""
+        self._count = 0  # parameters of the current call
+        self._kind = "string"  # schema type of the current value
+        self._candidate: list[str] = []  # a closing candidate: tags and inner whitespace
+        self._candidate_ws: list[str] = []  # whitespace after the candidate's last tag
+        self._held_ws = ""  # whitespace after a rejected candidate, not yet value text
+
+    def _open(self, marker: str) -> None:
+        self._raw = [marker]
+        self._state = _OPEN
+
+    def _advance(self, final: bool) -> None:
+        sc = self.scanner
+        while True:
+            state = self._state
+            go_on = self._common(state, final)
+            if go_on is not None:
+                if not go_on:
+                    return
+            elif state == _VAL:
+                if not self._read_value(final):
+                    return
+            elif state == _CLOSE1:
+                # After a candidate </parameter>: <parameter= or </function> confirm it.
+                self._candidate_ws.append(sc.skip_whitespace())
+                marker = sc.match(_M_BODY, final)
+                if marker is PARTIAL:
+                    return
+                if marker is None:
+                    self._reject()
+                elif marker == PARAMETER_OPEN:
+                    self._end_value()
+                    self._parts = []
+                    self._state = _KEY
+                else:
+                    self._candidate.extend(self._candidate_ws)
+                    self._candidate.append(marker)
+                    self._candidate_ws = []
+                    self._state = _CLOSE2
+            elif state == _CLOSE2:
+                # After </parameter> ws </function>: only </tool_call> confirms both.
+                self._candidate_ws.append(sc.skip_whitespace())
+                marker = sc.match(_M_CLOSE, final)
+                if marker is PARTIAL:
+                    return
+                if marker is None:
+                    self._reject()
+                else:
+                    self._end_value()
+                    self._finish_call()
+            elif state == _OPEN:
+                self._raw.append(sc.skip_whitespace())
+                marker = sc.match(_M_FUNCTION, final)
+                if marker is PARTIAL:
+                    return
+                if marker is None:
+                    self._not_a_call()
+                else:
+                    self._raw.append(marker)
+                    self._parts = []
+                    self._state = _NAME
+            elif state == _NAME:
+                text, marker = sc.find(_M_TAG_END, final)
+                self._parts.append(text)
+                if marker is None:
+                    if not final:
+                        return
+                    self._not_a_call("".join(self._parts))
+                    continue
+                name = "".join(self._parts)
+                if marker != _TAG_END:  # a new <tool_call> before the name ended
+                    self._not_a_call(name)
+                    self._open(marker)
+                elif not name or "<" in name or any(ch.isspace() for ch in name):
+                    self._not_a_call(name, marker)
+                else:
+                    self._raw = []
+                    self._begin_call(name)
+                    self._emit_arguments("{")
+                    self._call_name = name
+                    self._count = 0
+                    self._state = _BODY
+            elif state == _BODY:
+                sc.skip_whitespace()
+                marker = sc.match(_M_BODY, final)
+                if marker is PARTIAL:
+                    return
+                if marker is None:
+                    self._drop_call()
+                elif marker == PARAMETER_OPEN:
+                    self._parts = []
+                    self._state = _KEY
+                else:
+                    self._state = _FUNC_END
+            elif state == _FUNC_END:
+                sc.skip_whitespace()
+                marker = sc.match(_M_CLOSE, final)
+                if marker is PARTIAL:
+                    return
+                if marker is None:
+                    self._drop_call()
+                else:
+                    self._finish_call()
+            elif state == _KEY:
+                text, marker = sc.find(_M_TAG_END, final)
+                self._parts.append(text)
+                if marker is None:
+                    if not final:
+                        return
+                    self._drop_call()
+                    continue
+                key = "".join(self._parts)
+                if marker != _TAG_END:  # a new <tool_call> inside the tag
+                    self._drop_call()
+                    self._open(marker)
+                elif not key or "<" in key or "\n" in key:
+                    self._drop_call()
+                else:
+                    self._start_value(key)
+            else:  # _KEY_NL: one layout newline after <parameter=KEY>
+                if sc.match(_M_NL, final) is PARTIAL:
+                    return
+                self._state = _VAL
+
+    # ------------------------------------------------------------------ values
+    def _start_value(self, key: str) -> None:
+        kind = parameter_type(self.tools, self._call_name, key)
+        self._kind = kind if kind in _TYPED else "string"
+        head = (", " if self._count else "") + '"' + json_fragment(key) + '": '
+        self._count += 1
+        self._parts = []
+        self._held_ws = ""
+        self._emit_arguments(head + '"' if self._kind == "string" else head)
+        self._state = _KEY_NL
+
+    def _value_text(self, text: str) -> None:
+        if not text:
+            return
+        if self._kind == "string":
+            self._emit_arguments(json_fragment(text))
+        else:
+            self._parts.append(text)
+
+    def _read_value(self, final: bool) -> bool:
+        """Read value text up to a candidate ``</parameter>``; false when more text is needed."""
+        sc = self.scanner
+        if self._held_ws:
+            # Whitespace after a rejected candidate: its last newline may be
+            # the layout newline of a </parameter> right after it.
+            marker = sc.match(_M_PARAM_CLOSE, final)
+            if marker is PARTIAL:
+                return False
+            held, self._held_ws = self._held_ws, ""
+            if marker is None:
+                self._value_text(held)
+            else:
+                if held.endswith(_NL):
+                    self._value_text(held[:-1])
+                    marker = _NL + marker
+                else:
+                    self._value_text(held)
+                self._candidate = [marker]
+                self._candidate_ws = []
+                self._state = _CLOSE1
+                return True
+        text, marker = sc.find(_M_VALUE_END, final)
+        self._value_text(text)
+        if marker is None:
+            if final:
+                self._drop_call()
+                return True
+            return False
+        self._candidate = [marker]
+        self._candidate_ws = []
+        self._state = _CLOSE1
+        return True
+
+    def _reject(self) -> None:
+        """The candidate closing tag is value text; the whitespace after it is held (see ``_read_value``)."""
+        self._value_text("".join(self._candidate))
+        self._held_ws = "".join(self._candidate_ws)
+        self._candidate = []
+        self._candidate_ws = []
+        self._state = _VAL
+
+    def _end_value(self) -> None:
+        self._candidate = []
+        self._candidate_ws = []
+        if self._kind == "string":
+            self._emit_arguments('"')
+            return
+        text = "".join(self._parts)
+        self._parts = []
+        ok, value = convert_value(text, self._kind)
+        if not ok:
+            self._emit_arguments('"' + json_fragment(text) + '"')
+        else:
+            self._emit_arguments(json.dumps(value, ensure_ascii=False))
+
+    def _finish_call(self) -> None:
+        self._emit_arguments("}")
+        self._end_call()
+        self._state = _AFTER_CLOSE

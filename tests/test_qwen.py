@@ -1,0 +1,477 @@
+"""Qwen3 (Hermes JSON) and Qwen3-Coder (XML) parsers and their renderers.
+
+The shared fault cases of both parsers run in tests/test_fault_cases.py;
+this file covers the other cases of the format, malformed output and a
+property test per parser.
+"""
+
+import json
+import logging
+import re
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import parsers
+from callscale import check
+from parsers.qwen import (
+    FUNCTION_CLOSE,
+    PARAMETER_CLOSE,
+    TOOL_CALL_CLOSE,
+    TOOL_CALL_OPEN,
+    JsonCallLexer,
+    convert_value,
+)
+from support import assert_parses, stream_outcome, whole_outcome
+from workloads import render
+from workloads.chunking import chunk
+from workloads.render import Call
+
+FEW = ["whole", "char", "fixed:3", "random:1:8", "random:2:8"]
+
+
+def hermes(name, arguments, raw=None):
+    """One qwen3 block as the Qwen3 template writes it."""
+    args = raw if raw is not None else json.dumps(arguments, ensure_ascii=False)
+    return f'{TOOL_CALL_OPEN}\n{{"name": "{name}", "arguments": {args}}}\n{TOOL_CALL_CLOSE}'
+
+
+def coder(name, *params):
+    """One qwen3_coder block; ``params`` are ``(key, value text)``."""
+    body = "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in params)
+    return f"{TOOL_CALL_OPEN}\n<function={name}>\n{body}</function>\n{TOOL_CALL_CLOSE}"
+
+
+def tool(name, **types):
+    return {"type": "function", "function": {"name": name, "parameters": {
+        "type": "object", "properties": {k: {"type": t} for k, t in types.items()}}}}
+
+
+def assert_agrees(name, text, content, calls, tools=(), chunkings=FEW):
+    """Malformed output: whole text and every chunking give ``content`` and the complete ``calls``.
+
+    Streaming may have sent part of an abandoned call (it cannot be taken
+    back); those calls are left out of the comparison, as in ``check.compare``.
+    """
+    expected = check.outcome_of(content, calls)
+    whole = whole_outcome(name, text, tools)
+    assert len(whole.calls) == len(calls), whole.calls
+    assert check.compare(whole, expected) == []
+    for spec in chunkings:
+        got = stream_outcome(name, chunk(text, spec), tools)
+        assert check.compare(got, expected) == [], spec
+
+
+@pytest.fixture(autouse=True)
+def no_parser_failures(caplog):
+    """A parser bug is caught by the base class and logged: fail on any such log record."""
+    with caplog.at_level(logging.ERROR, logger="parsers"):
+        yield
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+
+
+# ============================================================================= qwen3
+WEATHER = ("get_weather", {"city": "Paris", "unit": "c"})
+
+
+def test_qwen3_text_before_between_and_after_calls():
+    text = ("Let me check.\n" + hermes(*WEATHER) + "\nNow the date.\n" + hermes("get_date", {})
+            + "\nDone.")
+    # one newline before <tool_call> and one after </tool_call> are layout
+    assert_parses("qwen3", text, "Let me check.Now the date.Done.", [WEATHER, ("get_date", {})])
+
+
+def test_qwen3_content_newlines_other_than_layout_are_kept():
+    text = "A\n\n" + hermes(*WEATHER) + "\n\n\nB\n"
+    assert_parses("qwen3", text, "A\n\n\nB\n", [WEATHER])
+
+
+def test_qwen3_two_calls_in_one_delta_without_newlines():
+    text = "Go." + "".join(
+        f'<tool_call>{{"name": "f{i}", "arguments": {{"i": {i}}}}}</tool_call>' for i in range(3))
+    assert_parses("qwen3", text, "Go.", [(f"f{i}", {"i": i}) for i in range(3)], deltas=[text])
+
+
+def test_qwen3_nested_arguments_and_escapes_stream_verbatim():
+    args = {"q": 'café "best" \\ </tool_call> <tool_call>', "n": [1, -2.5e-3, True, None, {"a": []}],
+            "emoji": "😀", "esc": "\u0001\t"}
+    raw = json.dumps(args, ensure_ascii=True)  # \\u escapes as well
+    text = hermes("search", None, raw=raw)
+    assert_parses("qwen3", text, "", [("search", args)])
+    # the arguments are the model's own JSON text, not a re-serialization
+    assert whole_outcome("qwen3", text).calls[0].arguments_text == raw
+
+
+def test_qwen3_arguments_before_name():
+    text = '<tool_call>\n{"arguments": {"path": "a.txt"}, "id": 7, "name": "read"}\n</tool_call>'
+    assert_parses("qwen3", text, "", [("read", {"path": "a.txt"})])
+
+
+def test_qwen3_other_keys_are_ignored():
+    text = '<tool_call>{"name": "f", "extra": {"name": "g", "arguments": 5}, "arguments": {"x": [1]}}</tool_call>'
+    assert_parses("qwen3", text, "", [("f", {"x": [1]})])
+
+
+def test_qwen3_raw_newline_in_a_string_is_sent_escaped():
+    text = '<tool_call>\n{"name": "write", "arguments": {"text": "line 1\nline 2\t."}}\n</tool_call>'
+    assert_parses("qwen3", text, "", [("write", {"text": "line 1\nline 2\t."})])
+
+
+@pytest.mark.parametrize("head", [
+    "<tool_call> is the tag I use.",
+    '<tool_call>\n{"name": 5, "arguments": {}}\n</tool_call>',
+    '<tool_call>\n{"name": "", "arguments": {}}\n</tool_call>',
+    '<tool_call>\n{"name": "f", "arguments": "{}"}\n</tool_call>',
+    '<tool_call>\n{"name": "f", "arguments": [1]}\n</tool_call>',
+    '<tool_call>\n{"name": "f"}\n</tool_call>',
+    '<tool_call>\n{"arguments": {}}\n</tool_call>',
+    '<tool_call>\n{"name": "f" "arguments": {}}\n</tool_call>',
+    '<tool_call>\n{"name": "f", "name": "g", "arguments": {}}\n</tool_call>',
+    '<tool_call>\n["f", {}]\n</tool_call>',
+    '<tool_call>\n{"arguments": {"a": 1}, "na',  # output ends before the name: nothing was sent
+])
+def test_qwen3_not_a_call_is_content_verbatim(head):
+    text = "Before " + head + " after"
+    assert_parses("qwen3", text, text, [])
+    assert_parses("qwen3", "Before " + head, "Before " + head, [])
+
+
+def test_qwen3_started_call_left_open_is_abandoned():
+    text = 'Before \n<tool_call>\n{"name": "f", "arguments": {"a": 1}'
+    assert_agrees("qwen3", text, "Before ", [])
+
+
+@pytest.mark.parametrize("bad", [
+    '{"name": "f", "arguments": {"a": 1,}}',
+    '{"name": "f", "arguments": {"a": tru}}',
+    '{"name": "f", "arguments": {"a": 01}}',
+    '{"name": "f", "arguments": {"a": "\\x"}}',
+    '{"name": "f", "arguments": {"a": 1}, "arguments": {}}',
+    '{"name": "f", "arguments": {"a": 1}} trailing',
+    '{"name": "f", "arguments": {"a": [1}}',
+])
+def test_qwen3_malformed_started_call_is_abandoned_and_the_rest_survives(bad):
+    text = "A\n" + hermes(*WEATHER) + "\n<tool_call>\n" + bad + "\n</tool_call>\nB\n" + hermes("g", {"k": 1})
+    assert_agrees("qwen3", text, "AB", [WEATHER, ("g", {"k": 1})])
+
+
+def test_qwen3_object_without_close_tag_is_abandoned():
+    text = "A\n" + hermes(*WEATHER) + '\n<tool_call>\n{"name": "f", "arguments": {}}\n'
+    assert_agrees("qwen3", text, "A", [WEATHER])
+
+
+def test_qwen3_arguments_stream_before_the_call_closes():
+    value = "x" * 4000
+    text = hermes("write", {"content": value})
+    parser = parsers.get("qwen3")()
+    results = [parser.parse_streaming_increment(d, []) for d in chunk(text[: len(text) // 2], "fixed:4")]
+    early = check.assemble(results)
+    assert early.calls[0].name == "write"
+    # everything but a possible partial token is out already
+    assert len(early.calls[0].arguments_text) >= len(text) // 2 - 60
+
+
+def test_qwen3_repeated_opener_gives_no_call_and_the_text_as_content():
+    text = "Thinking." + (TOOL_CALL_OPEN + "\n") * 3000
+    assert_parses("qwen3", text, text, [], chunkings=["whole", "fixed:4", "random:7:8"])
+
+
+# ============================================================================= qwen3_coder
+CODER_TOOLS = [tool("configure", count="integer", ratio="number", on="boolean", opts="object", tags="array",
+                    nothing="null", label="string", maybe=["null", "integer"])]
+
+
+def test_coder_schema_typed_values():
+    text = coder("configure", ("count", "5"), ("ratio", "0.25"), ("on", "True"), ("opts", '{"a": [1, null]}'),
+                 ("tags", '["x", "y"]'), ("nothing", "None"), ("label", "007"), ("maybe", "12"))
+    assert_parses("qwen3_coder", text, "", [("configure", {
+        "count": 5, "ratio": 0.25, "on": True, "opts": {"a": [1, None]}, "tags": ["x", "y"], "nothing": None,
+        "label": "007", "maybe": 12})], tools=CODER_TOOLS)
+
+
+def test_coder_values_are_strings_without_a_schema():
+    text = coder("configure", ("count", "5"), ("on", "true"))
+    assert_parses("qwen3_coder", text, "", [("configure", {"count": "5", "on": "true"})])
+
+
+def test_coder_python_repr_of_an_object_from_the_first_template():
+    text = coder("configure", ("opts", "{'a': True, 'b': None, 'c': (1, 2)}"), ("tags", "['x', 2]"))
+    assert_parses("qwen3_coder", text, "", [("configure", {"opts": {"a": True, "b": None, "c": [1, 2]},
+                                                           "tags": ["x", 2]})], tools=CODER_TOOLS)
+
+
+@pytest.mark.parametrize("key,value", [
+    ("count", "five"), ("count", "5.5"), ("ratio", "NaN"), ("ratio", "1e999"), ("on", "yes"),
+    ("opts", "[1]"), ("opts", "{'a': {1, 2}}"), ("tags", "not a list"), ("nothing", "0"),
+])
+def test_coder_failed_conversion_keeps_the_string(key, value):
+    text = coder("configure", (key, value))
+    assert_parses("qwen3_coder", text, "", [("configure", {key: value})], tools=CODER_TOOLS)
+
+
+def test_convert_value():
+    assert convert_value(" 5 ", "integer") == (True, 5) and convert_value("5.0", "integer") == (True, 5)
+    assert convert_value("true", "boolean") == (True, True) and convert_value("False", "boolean") == (True, False)
+    assert convert_value("-1.5e3", "number") == (True, -1500.0)
+    assert convert_value("None", "integer") == (True, None)
+    assert convert_value("[1, 2]", "array") == (True, [1, 2])
+    for text, kind in [("5", "string"), ("5", "mystery"), ("true", "integer"), ("[[[[", "array"),
+                       ("[" * 100000, "array"), ("5", "null"), ("{'a': float('nan')}", "object")]:
+        assert convert_value(text, kind) == (False, None), (text, kind)
+
+
+def test_coder_layout_and_verbatim_values():
+    text = coder("edit", ("filename", "foo.c"), ("newString", "#include\n"), ("empty", ""),
+                 ("spaces", "  a  \n\n b "), ("blank", "\n"))
+    assert_parses("qwen3_coder", text, "", [("edit", {"filename": "foo.c", "newString": "#include\n", "empty": "",
+                                                       "spaces": "  a  \n\n b ", "blank": "\n"})])
+
+
+def test_coder_text_before_between_and_after_calls():
+    a = coder("read_file", ("path", "a.py"))
+    b = coder("list_dir")
+    text = "I'll look.\n\n" + a + "\nThen:\n\n" + b + "\n" + b + "\nDone.\n"
+    assert_parses("qwen3_coder", text, "I'll look.Then:Done.\n",
+                  [("read_file", {"path": "a.py"}), ("list_dir", {}), ("list_dir", {})])
+
+
+def test_coder_two_calls_in_one_delta_without_newlines():
+    one = "<tool_call><function=f><parameter=a>1</parameter></function></tool_call>"
+    text = one + one.replace("=f>", "=g>")
+    assert_parses("qwen3_coder", text, "", [("f", {"a": "1"}), ("g", {"a": "1"})], deltas=[text])
+
+
+LITERAL_VALUES = [
+    "x</parameter>\n</function>\nmore",
+    'if tag == "</parameter>":\n    end = "</function>"\n    return "</tool_call>"\n',
+    "a</parameter>\n</function>\n</parameter>\nb",
+    "ends with a closing tag </parameter>",
+    "ends with both </parameter>\n</function>",
+    "ends with all three </parameter>\n</function>\n",
+    "</parameter></parameter>  \n</function> <tool_call> ",
+    "</parameter>\n",
+    "\n</parameter>\n\n",
+    "<parameter=x>\n",
+]
+
+
+@pytest.mark.parametrize("value", LITERAL_VALUES)
+def test_coder_literal_closing_tags_in_a_value(value):
+    text = coder("write_file", ("content", value), ("path", "p.py"))
+    assert_parses("qwen3_coder", text, "", [("write_file", {"content": value, "path": "p.py"})])
+    text = coder("write_file", ("path", "p.py"), ("content", value))
+    assert_parses("qwen3_coder", text, "", [("write_file", {"path": "p.py", "content": value})])
+
+
+def test_coder_literal_close_tag_value_streams_while_held_back_text_is_bounded():
+    value = ("line </parameter> x\n" * 400)
+    text = coder("write_file", ("content", value))
+    parser = parsers.get("qwen3_coder")()
+    results = [parser.parse_streaming_increment(d, []) for d in chunk(text[: len(text) // 2], "fixed:4")]
+    sent = check.assemble(results).calls[0].arguments_text
+    assert len(sent) >= len(text) // 2 - 80
+
+
+@pytest.mark.parametrize("text,content", [
+    ("a <tool_call>\n<function=bad name>\n</function></tool_call>", None),
+    ("a <tool_call>\n<function=>\n</function></tool_call>", None),
+    ("a <tool_call>\n<func=f>\n</function></tool_call>", None),
+    ("a <tool_call>\n<function=f", None),
+    ("a <tool_call>\n", None),
+])
+def test_coder_not_a_call_is_content_verbatim(text, content):
+    assert_parses("qwen3_coder", text, text if content is None else content, [])
+
+
+@pytest.mark.parametrize("bad", [
+    "<function=f>\njunk\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>",
+    "<function=f>\n<parameter=>\n1\n</parameter>\n</function>\n</tool_call>",
+    "<function=f>\n<parameter=a\nb>\n1\n</parameter>\n</function>\n</tool_call>",
+    "<function=f>\n</function>\nmore\n</tool_call>",
+])
+def test_coder_malformed_started_call_is_abandoned_and_the_rest_survives(bad):
+    good = coder("read_file", ("path", "x.py"))
+    text = "A\n\n" + good + "\n<tool_call>\n" + bad + "\nB\n" + good
+    assert_agrees("qwen3_coder", text, "AB", [("read_file", {"path": "x.py"})] * 2)
+
+
+def test_coder_function_end_without_call_end_then_a_new_call():
+    good = coder("read_file", ("path", "x.py"))
+    text = "A\n\n<tool_call>\n<function=f>\n</function>\n" + good
+    assert_agrees("qwen3_coder", text, "A", [("read_file", {"path": "x.py"})])
+
+
+@pytest.mark.parametrize("after", [
+    "</parameter>\n</function>\nmore\n</tool_call>",  # </function> not followed by </tool_call>
+    "</parameter>\njunk\n</function>\n</tool_call>",  # </parameter> followed by neither
+    "",  # the value never closes
+])
+def test_coder_rejected_close_means_the_value_goes_on(after):
+    """A ``</parameter>`` without a valid continuation is value text, up to the next confirmed one."""
+    good = coder("read_file", ("path", "x.py"))
+    text = "A\n\n<tool_call>\n<function=f>\n<parameter=a>\n1\n" + after + "\nB\n" + good
+    value = "1\n" + after + "\nB\n" + good[: good.index("x.py") + 4]
+    assert_parses("qwen3_coder", text, "A", [("f", {"a": value})])
+
+
+def test_coder_unclosed_call_is_abandoned():
+    text = "Writing.\n\n" + coder("write_file", ("path", "a"), ("content", "x" * 50))[:-len("</tool_call>") - 3]
+    assert_agrees("qwen3_coder", text, "Writing.", [])
+
+
+def test_coder_repeated_opener_gives_no_call_and_the_text_as_content():
+    text = "Thinking." + (TOOL_CALL_OPEN + "\n") * 3000
+    assert_parses("qwen3_coder", text, text, [], chunkings=["whole", "fixed:4", "random:7:8"])
+
+
+def test_coder_long_content_without_calls():
+    text = "Nothing to call here; <tool_ and </parameter> are words.\n" * 500
+    assert_parses("qwen3_coder", text, text, [], chunkings=["whole", "fixed:4"])
+    assert_parses("qwen3", text, text, [], chunkings=["whole", "fixed:4"])
+
+
+# ============================================================================= lexer
+@pytest.mark.parametrize("text,ok", [
+    ('{"name": "f", "arguments": {"a": [1, 2.5, -0, 1e5, true, false, null, "\\u00e9\\n"]}}', True),
+    ('{"name": "f", "arguments": {}}', True),
+    ('{"name": "f", "arguments": {"a": 1.}}', False),
+    ('{"name": "f", "arguments": {"a": .5}}', False),
+    ('{"name": "f", "arguments": {"a": "\\u12G4"}}', False),
+    ('{"name": "f", "arguments": {"a": nul}}', False),
+    ('{"name": "f", "arguments": {"a" 1}}', False),
+    ('{"name": "f", "arguments": {"a": 1]}', False),
+])
+def test_json_lexer_validates_strict_json(text, ok):
+    for size in (1, 3, len(text)):
+        lexer = JsonCallLexer()
+        status = "need-more"
+        for i in range(0, len(text), size):
+            used, status = lexer.feed(text[i:i + size])
+            if status != "need-more":
+                break
+        assert (status == "done") == ok, (size, status)
+        if ok:
+            assert lexer.name == "f" and json.loads(lexer.take_arguments()) == json.loads(text)["arguments"]
+
+
+# ============================================================================= truncation
+def _truncation_texts():
+    q_blocks = [hermes(*WEATHER), hermes("s", {"q": 'a "b" </tool_call>'})]
+    c_blocks = [coder("read_file", ("path", "a.py")), coder("write_file", ("path", "b"), ("content", "x</parameter>\ny"))]
+    c_calls = [("read_file", {"path": "a.py"}), ("write_file", {"path": "b", "content": "x</parameter>\ny"})]
+    return [
+        ("qwen3", "Intro.\n", q_blocks, "\n", [WEATHER, ("s", {"q": 'a "b" </tool_call>'})],
+         q_blocks[0].index('"arguments": {') + len('"arguments": {')),
+        ("qwen3_coder", "Intro.\n\n", c_blocks, "\n", c_calls, c_blocks[0].index(">\n<parameter") + 1),
+    ]
+
+
+@pytest.mark.parametrize("name,head,blocks,sep,calls,started", _truncation_texts(), ids=["qwen3", "qwen3_coder"])
+def test_truncated_output_never_raises_keeps_content_and_invents_no_call(name, head, blocks, sep, calls, started):
+    """Cut a good output at every position: no exception, the content before the call kept, no invented call.
+
+    ``started``: offset in the first block where the call starts (its name is sent).
+    """
+    text = head + sep.join(blocks)
+    ends, pos = [], len(head)
+    for block in blocks:
+        pos += len(block)
+        ends.append(pos)
+        pos += len(sep)
+    intro = head.rstrip("\n")
+    for cut in range(len(text) + 1):
+        part = text[:cut]
+        whole = whole_outcome(name, part)
+        done = sum(1 for e in ends if e <= cut)
+        assert whole.complete_calls() == [(n, a) for n, a in calls[:done]], cut
+        if cut < len(head) + started:  # no call started: the text is content, verbatim
+            assert whole.content == part, cut
+        elif cut < ends[0] + len(sep):  # inside the first call: only the intro is content
+            assert whole.content == intro, cut
+        else:
+            assert whole.content.startswith(intro), cut
+        for spec in ("fixed:3", "random:5:8"):
+            got = stream_outcome(name, chunk(part, spec))
+            assert check.compare(got, whole) == [], (cut, spec)
+
+
+# ============================================================================= property tests
+PIECES = ["</tool_call>", "<tool_call", "</parameter>", "</function>", "<parameter=", "<function=", "\n", " ",
+          "\\", '"', "{", "}", "é", "名", "😀", "\t", "'"]
+pieces_text = st.lists(st.one_of(st.text(max_size=4), st.sampled_from(PIECES)), max_size=8).map("".join)
+json_leaf = st.one_of(st.none(), st.booleans(), st.integers(-10**20, 10**20),
+                      st.floats(allow_nan=False, allow_infinity=False), pieces_text)
+json_value = st.recursive(json_leaf, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(pieces_text, inner, max_size=3)), max_leaves=8)
+content_text = pieces_text.filter(lambda s: TOOL_CALL_OPEN not in s)
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _splits(data, text):
+    cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=12), label="cuts")
+    points = [0, *sorted(set(cuts)), len(text)]
+    return [text[a:b] for a, b in zip(points, points[1:]) if b > a]
+
+
+@SETTINGS
+@given(calls=st.lists(st.tuples(st.text(min_size=1, max_size=8), st.dictionaries(pieces_text, json_value, max_size=4)),
+                      max_size=3),
+       content=content_text, trailing=content_text, data=st.data())
+def test_qwen3_property_rendered_calls_round_trip_under_any_split(calls, content, trailing, data):
+    calls = [Call(n, a) for n, a in calls]
+    text = render.get("qwen3").render(calls, content)
+    if calls:
+        text += "\n" + trailing  # text after the calls: one layout newline, then content
+    expected_content = content + (trailing if calls else "")
+    assert_parses("qwen3", text, expected_content, [(c.name, c.arguments) for c in calls],
+                  chunkings=["fixed:5"], deltas=_splits(data, text), special_tokens=render.get("qwen3").special_tokens)
+
+
+SAFE = "abcxyzXYZ019_.-éü名"
+coder_name = st.text(alphabet=SAFE, min_size=1, max_size=8)
+typed_value = st.one_of(
+    st.tuples(st.just("string"), pieces_text),
+    st.tuples(st.just("integer"), st.integers(-10**20, 10**20)),
+    st.tuples(st.just("number"), st.floats(allow_nan=False, allow_infinity=False)),
+    st.tuples(st.just("boolean"), st.booleans()),
+    st.tuples(st.just("null"), st.none()),
+    st.tuples(st.just("object"), st.dictionaries(pieces_text, json_value, max_size=3)),
+    st.tuples(st.just("array"), st.lists(json_value, max_size=3)),
+)
+_CONFIRMED = re.compile(r"</parameter>(?=\s*(?:<parameter=|</function>\s*</tool_call>))")
+
+
+@SETTINGS
+@given(calls=st.lists(st.tuples(coder_name, st.dictionaries(coder_name, typed_value, max_size=4)),
+                      max_size=3, unique_by=lambda c: c[0]),
+       content=content_text, trailing=content_text, data=st.data())
+def test_qwen3_coder_property_rendered_calls_round_trip_under_any_split(calls, content, trailing, data):
+    tools = [tool(name, **{k: kind for k, (kind, _) in params.items()}) for name, params in calls]
+    expected = [(name, {k: v for k, (_, v) in params.items()}) for name, params in calls]
+    text = render.get("qwen3_coder").render([Call(n, a) for n, a in expected], content)
+    if calls:
+        text += "\n" + trailing
+    # A value holding </parameter> followed by a valid continuation is ambiguous: leave it out.
+    assume(len(_CONFIRMED.findall(text)) == sum(len(p) for _, p in calls))
+    expected_content = content + (trailing if calls else "")
+    assert_parses("qwen3_coder", text, expected_content, expected, tools=tools,
+                  chunkings=["fixed:5"], deltas=_splits(data, text),
+                  special_tokens=render.get("qwen3_coder").special_tokens)
+
+
+# ============================================================================= renderers
+def test_renderers_lay_calls_out_as_the_templates_do():
+    q = render.get("qwen3")
+    assert q.render([Call("f", {"a": 1}), Call("g", {})], "Hi") == (
+        'Hi\n<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n</tool_call>\n'
+        '<tool_call>\n{"name": "g", "arguments": {}}\n</tool_call>')
+    assert q.render([], "Hi") == "Hi"
+    c = render.get("qwen3_coder")
+    assert c.render([Call("f", {"a": "x\n", "n": 5, "b": True, "o": {"k": None}})], "Hi") == (
+        "Hi\n\n<tool_call>\n<function=f>\n<parameter=a>\nx\n\n</parameter>\n<parameter=n>\n5\n</parameter>\n"
+        '<parameter=b>\nTrue\n</parameter>\n<parameter=o>\n{"k": null}\n</parameter>\n</function>\n</tool_call>')
+    assert c.render([Call("g")]) == "<tool_call>\n<function=g>\n</function>\n</tool_call>"
+    assert q.opener == c.opener == TOOL_CALL_OPEN and TOOL_CALL_CLOSE in q.special_tokens
+    assert c.schema_typed and not q.schema_typed
+    assert PARAMETER_CLOSE in c.closing_tags and FUNCTION_CLOSE in c.closing_tags
