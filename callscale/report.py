@@ -217,13 +217,20 @@ def plot(run: Run, path: Path | str) -> Path:
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig = Figure(figsize=(11, 7), layout="constrained")
+    two_columns = len(run.rows) + len(run.floor_rows) > 30
+    fig = Figure(figsize=(15 if two_columns else 11, 7.5), layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     styles = ["-", "--", "-.", ":"]
     markers = ["o", "s", "^", "D", "v", "P", "X"]
     parsers = list(dict.fromkeys(r.parser for r in run.rows))
-    colors = {name: f"C{i % 10}" for i, name in enumerate(parsers)}
+    if len(parsers) <= 10:
+        colors = {name: f"C{i}" for i, name in enumerate(parsers)}
+    else:
+        from matplotlib import colormaps
+
+        palette = colormaps["tab20"]
+        colors = {name: palette(i % 20) for i, name in enumerate(parsers)}
     workload_style = {w: (styles[i % len(styles)], markers[i % len(markers)]) for i, w in enumerate(run.workloads)}
     for row in run.floor_rows:
         xs, ys = _points(row)
@@ -256,6 +263,6 @@ def plot(run: Run, path: Path | str) -> Path:
     ax.set_ylabel(unit)
     ax.set_title(f"Streaming cost against length, chunking {run.chunking} (exponent in parentheses)")
     ax.grid(True, which="both", alpha=0.25)
-    ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0), ncol=1 if len(run.rows) <= 30 else 2)
+    ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0), ncol=2 if two_columns else 1)
     fig.savefig(path, dpi=110)
     return path
