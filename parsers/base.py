@@ -152,6 +152,9 @@ class ToolParser:
         self.tools: Sequence[Any] = ()
         self._out_text: list[str] = []
         self._out_calls: list[ToolCallItem] = []
+        # argument pieces of the last item of _out_calls, joined once per _run
+        # (appending to a str per piece is quadratic when one delta holds many)
+        self._out_args: list[str] = []
         self._next_index = 0
         self._current: int | None = None
         self._abandoned: set[int] = set()
@@ -216,6 +219,7 @@ class ToolParser:
         index = self._next_index
         self._next_index += 1
         self._current = index
+        self._flush_arguments()
         self._out_calls.append(ToolCallItem(index, name, ""))
         return index
 
@@ -225,10 +229,15 @@ class ToolParser:
         if not text or index is None or index in self._abandoned:
             return
         calls = self._out_calls
-        if calls and calls[-1].tool_index == index:
-            calls[-1].parameters += text
-        else:
-            calls.append(ToolCallItem(index, None, text))
+        if not (calls and calls[-1].tool_index == index):
+            self._flush_arguments()
+            calls.append(ToolCallItem(index, None, ""))
+        self._out_args.append(text)
+
+    def _flush_arguments(self) -> None:
+        if self._out_args:
+            self._out_calls[-1].parameters += "".join(self._out_args)
+            self._out_args = []
 
     def _end_call(self) -> None:
         self._current = None
@@ -248,6 +257,7 @@ class ToolParser:
             log.exception("%s parser failed; unread text passed on as content", self.name)
             self._abandon_call()
             self._emit_content(self.scanner.take_all())
+        self._flush_arguments()
         text = "".join(self._out_text)
         calls = self._out_calls
         self._out_text = []
