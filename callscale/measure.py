@@ -14,10 +14,11 @@ pass so that no instrument inflates another's figure:
   figure is the parser's alone. The meter is pluggable (:data:`METERS`).
 - the **latency** pass (``repeats`` runs): ``time.perf_counter`` around
   each call; the slowest single call in milliseconds, which is how long a
-  server's event loop is blocked by one increment. The figure is the
-  smallest of the runs' slowest calls, so a preemption by another process
-  in one run does not count, while a slow step the parser takes in every
-  run does.
+  server's event loop is blocked by one increment. Each call's time is the
+  smallest over the runs before the slowest is taken, so the scheduler
+  preempting the process during some call of a run does not count (it
+  would have to hit the same call in every run), while a slow step the
+  parser takes every time does.
 - the **memory** pass (one run): peak memory traced by ``tracemalloc``
   while the parser streams, in bytes (the deltas themselves are allocated
   before tracing starts).
@@ -69,7 +70,7 @@ class Measurement:
     ``length``: the requested size (characters); ``chars``: ``len(case.text)``.
     ``seconds``: the meter's figure (for the ``time`` meter, process seconds,
     min over ``repeats``). ``max_increment_ms``: the slowest single call
-    (milliseconds, wall clock; the smallest over ``repeats`` runs). ``peak_bytes``: peak traced memory (bytes).
+    (milliseconds, wall clock; each call's time the smallest over ``repeats`` runs). ``peak_bytes``: peak traced memory (bytes).
     The latter two are ``None`` when their pass was not run. ``error``: the
     exception text of a failed run (then the figures are ``None``).
     """
@@ -153,25 +154,30 @@ METERS: dict[str, Meter] = {"time": ProcessTimeMeter()}
 
 
 def _slowest_increment_ms(factory: ParserFactory, deltas: Sequence[str], tools: list, repeats: int) -> float:
-    return min(_slowest_once(factory, deltas, tools) for _ in range(max(1, repeats)))
+    best: list[float] | None = None
+    for _ in range(max(1, repeats)):
+        times = _increment_times(factory, deltas, tools)
+        best = times if best is None else [min(a, b) for a, b in zip(best, times)]
+    return max(best) * 1000.0 if best else 0.0
 
 
-def _slowest_once(factory: ParserFactory, deltas: Sequence[str], tools: list) -> float:
+def _increment_times(factory: ParserFactory, deltas: Sequence[str], tools: list) -> list[float]:
+    """Wall seconds of each call of one run: every increment, then ``finish``."""
     parser = factory()
     gc.collect()
     step = parser.parse_streaming_increment
     clock = time.perf_counter
-    slowest = 0.0
-    for delta in deltas:
+    times = [0.0] * (len(deltas) + 1)
+    for i, delta in enumerate(deltas):
         start = clock()
         step(delta, tools)
-        slowest = max(slowest, clock() - start)
+        times[i] = clock() - start
     finish = getattr(parser, "finish", None)
     if finish is not None:
         start = clock()
         finish(tools)
-        slowest = max(slowest, clock() - start)
-    return slowest * 1000.0
+        times[-1] = clock() - start
+    return times
 
 
 def _peak_bytes(factory: ParserFactory, deltas: Sequence[str], tools: list) -> int:
