@@ -13,7 +13,7 @@ size in characters, ``seed`` picks the text (same seed, same text).
 |---|---|
 | ``write_file`` | a short sentence, then one ``write_file(path, content)`` call whose ``content`` is ``length`` characters of real Python source (quotes, backslashes, indentation, non-ASCII) |
 | ``many_short_calls`` | a short sentence, then back-to-back short calls of five tools with string, integer, number, boolean, array and object arguments, until the text reaches ``length`` |
-| ``repeated_opener`` | the format's calls-block opener repeated to about ``length`` characters, as a degenerate model does; expected: no content, no call |
+| ``repeated_opener`` | the format's calls-block opener repeated to about ``length`` characters, as a degenerate model does; expected: no call, and no content or the text itself as the renderer's ``stray_openers_are_content`` says |
 | ``long_content`` | ``length`` characters of plain prose and no call; expected content: the text |
 | ``unclosed_call`` | a short sentence, then a ``write_file`` call with a ``length``-character ``content`` cut off just after the value, before any closing markup; expected: the sentence, no call |
 | ``literal_closing_tags`` | a ``write_file`` call whose ``length``-character ``content`` (parser code being edited) holds the format's own closing tags as text many times (plain source when the format declares none, see below) |
@@ -318,7 +318,11 @@ def many_short_calls(fmt: str, length: int, seed: int = 0) -> Case:
 
 @_workload("repeated_opener")
 def repeated_opener(fmt: str, length: int, seed: int = 0) -> Case:
-    """The calls-block opener repeated (whole) to about ``length`` characters; expected: no content, no call.
+    """The calls-block opener repeated (whole) to about ``length`` characters; expected: no call.
+
+    Expected content: ``""`` where the format's parser drops openers that
+    start no call, the text itself where it keeps them as content
+    (``Renderer.stray_openers_are_content``).
 
     ``seed`` is unused (the text is fixed by the format). Raises
     ``ValueError`` when the renderer declares no opener.
@@ -327,7 +331,9 @@ def repeated_opener(fmt: str, length: int, seed: int = 0) -> Case:
     if not r.opener:
         raise ValueError(f"format {fmt!r} declares no calls-block opener")
     count = max(1, round(length / len(r.opener)))
-    return _case(r, "repeated_opener", length, r.opener * count, "", [], offered=_OFFERED)
+    text = r.opener * count
+    content = text if r.stray_openers_are_content else ""
+    return _case(r, "repeated_opener", length, text, content, [], offered=_OFFERED)
 
 
 @_workload("long_content")

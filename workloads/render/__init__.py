@@ -44,6 +44,10 @@ class Renderer:
     value; ``()`` (the default) when a value cannot contain them (they are
     special tokens, or the format has no way to tell), and the
     ``literal_closing_tags`` workload then falls back to plain source code.
+    ``stray_openers_are_content``: what the format's parser makes of openers
+    that start no call (a degenerate model repeating the opener): ``False``,
+    dropped as markup (no content); ``True``, passed on verbatim as content.
+    Either way no call; each parser module documents its choice.
     """
 
     name: str = ""
@@ -51,6 +55,7 @@ class Renderer:
     opener: str = ""
     schema_typed: bool = False
     closing_tags: tuple[str, ...] = ()
+    stray_openers_are_content: bool = False
 
     def render(self, calls: Sequence[Call], content: str = "") -> str:
         """The model output: ``content``, then the calls (a calls block), as the encoder lays them out.

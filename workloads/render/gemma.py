@@ -49,6 +49,7 @@ class Gemma4Renderer(Renderer):
     name = "gemma4"
     special_tokens = SPECIAL_TOKENS
     opener = CALL_OPEN
+    stray_openers_are_content = True  # the parser keeps openers that start no call as content
     schema_typed = False
 
     def render(self, calls: Sequence[Call], content: str = "") -> str:

@@ -53,6 +53,7 @@ class MiniMaxM2Renderer(Renderer):
     name = "minimax_m2"
     special_tokens = SPECIAL_TOKENS
     opener = BLOCK_OPEN
+    stray_openers_are_content = True  # the parser keeps openers that start no call as content
     schema_typed = True
 
     def render(self, calls: Sequence[Call], content: str = "") -> str:

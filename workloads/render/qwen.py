@@ -37,6 +37,7 @@ class Qwen3Renderer(Renderer):
     name = "qwen3"
     special_tokens = SPECIAL_TOKENS
     opener = TOOL_CALL_OPEN
+    stray_openers_are_content = True  # the parser keeps openers that start no call as content
     schema_typed = False
     #: A JSON string may hold ``</tool_call>`` as text; the parser tells it
     #: from the real one by the JSON string state.
@@ -79,6 +80,7 @@ class Qwen3CoderRenderer(Renderer):
     name = "qwen3_coder"
     special_tokens = SPECIAL_TOKENS
     opener = TOOL_CALL_OPEN
+    stray_openers_are_content = True  # the parser keeps openers that start no call as content
     schema_typed = True
     #: The parser keeps a literal ``</parameter>`` in a value unless a valid
     #: continuation follows it; ``</function>`` and ``</tool_call>`` are
