@@ -43,6 +43,8 @@ class DsmlRenderer(Renderer):
         self.spelling = spelling
         self.special_tokens = SPECIAL_TOKENS
         self.opener = f"<{spelling.block}>"
+        # A value may hold the closing tags as text (an agent editing parser code).
+        self.closing_tags = (f"</{spelling.parameter}>", f"</{spelling.invoke}>", f"</{spelling.block}>")
         self.self_closing_empty = self_closing_empty
 
     def render(self, calls: Sequence[Call], content: str = "") -> str:
