@@ -51,6 +51,10 @@ class Gemma4Renderer(Renderer):
     opener = CALL_OPEN
     stray_openers_are_content = True  # the parser keeps openers that start no call as content
     schema_typed = False
+    #: a <|"|> string holds any text verbatim, this token too (parsers.gemma)
+    closing_tags = (CALL_CLOSE,)
+    #: parsers.gemma passes an opener not followed by call:NAME{ on as content, verbatim
+    stray_openers_are_content = True
 
     def render(self, calls: Sequence[Call], content: str = "") -> str:
         """The model output; with no calls, ``content`` alone."""

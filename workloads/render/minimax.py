@@ -55,6 +55,10 @@ class MiniMaxM2Renderer(Renderer):
     opener = BLOCK_OPEN
     stray_openers_are_content = True  # the parser keeps openers that start no call as content
     schema_typed = True
+    #: a value may hold these as text; the parser keeps them (closing-tag rule, parsers.minimax)
+    closing_tags = (PARAM_CLOSE, INVOKE_CLOSE, BLOCK_CLOSE)
+    #: parsers.minimax passes a block that starts no call on as content, verbatim
+    stray_openers_are_content = True
 
     def render(self, calls: Sequence[Call], content: str = "") -> str:
         """The model output; with no calls, ``content`` alone."""
