@@ -3,6 +3,7 @@
     callscale scale [--parser NAME ...] [--workload NAME ...] [--lengths 4k,16k,64k]
                     [--chunking tokens:4] [--repeats N] [--threshold X] [--out DIR]
     callscale gate  [--threshold 1.3] [same selectors]
+    callscale profile --parser NAME --workload NAME --length N [--format flamegraph|speedscope] [-o PATH]
 
 ``scale`` measures every selected parser on every selected workload at every
 length, prints the table, and writes ``scaling.csv``, ``scaling-fits.csv``
@@ -66,7 +67,7 @@ def add_selectors(p: argparse.ArgumentParser) -> None:
     p.add_argument("--parser", action="append", metavar="NAME",
                    help="a registered parser, 'null', or module.path:ClassOrFactory (with --format); "
                         "repeat or comma-separate; default: every registered parser")
-    p.add_argument("--format", metavar="NAME",
+    p.add_argument("--format", "--workload-format", dest="format", metavar="NAME",
                    help="the format whose workloads to render for module:Factory parsers")
     p.add_argument("--workload", action="append", metavar="NAME",
                    help="a workload name; repeat or comma-separate; default from [tool.callscale]")
@@ -78,6 +79,10 @@ def add_selectors(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threshold", type=_positive_float, metavar="X",
                    help="largest scaling exponent that passes (default from [tool.callscale])")
     p.add_argument("--seed", type=int, default=0, help="workload seed (default 0)")
+    p.add_argument("--meter", choices=sorted(METERS), default="time",
+                   help="time: process seconds, min over --repeats (default); instructions: "
+                        "callgrind instruction counts of the streaming alone (exact, repeatable; needs valgrind; "
+                        "default lengths from instruction_lengths in [tool.callscale])")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar on stderr (default: only when stderr is a terminal)")
 
@@ -115,10 +120,21 @@ def select(p: argparse.ArgumentParser, args: argparse.Namespace) -> Selection:
         settings = config.load()
     except config.ConfigError as exc:
         p.error(str(exc))
+    meter = getattr(args, "meter", None) or "time"
+    if meter not in METERS:
+        p.error(f"unknown meter {meter!r}; known: {', '.join(METERS)}")
+    default_lengths = settings.instruction_lengths if meter == "instructions" else settings.lengths
     try:
-        lengths = config.parse_lengths(args.lengths) if args.lengths is not None else settings.lengths
+        lengths = config.parse_lengths(args.lengths) if args.lengths is not None else default_lengths
     except config.ConfigError as exc:
         p.error(str(exc))
+    if meter == "instructions":
+        from .instructions import MeterUnavailable, check_available
+
+        try:
+            check_available()
+        except MeterUnavailable as exc:
+            p.error(str(exc))
     chunking = args.chunking if args.chunking is not None else settings.chunking
     try:
         chunking = str(parse_chunking(chunking))
@@ -149,9 +165,6 @@ def select(p: argparse.ArgumentParser, args: argparse.Namespace) -> Selection:
     for name in workloads:
         if name not in known_workloads:
             p.error(f"unknown workload {name!r}; known: {', '.join(known_workloads)}")
-    meter = getattr(args, "meter", None) or "time"
-    if meter not in METERS:
-        p.error(f"unknown meter {meter!r}; known: {', '.join(METERS)}")
     threshold = args.threshold if args.threshold is not None else settings.threshold
     repeats = args.repeats if args.repeats is not None else settings.repeats
     return Selection(specs, workloads, lengths, chunking, repeats, threshold, meter, args.seed, settings)
@@ -215,18 +228,83 @@ def _gate(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     return 0 if run.passed else 1
 
 
+# ----------------------------------------------------------------------- profile
+def _profile_arguments(p: argparse.ArgumentParser) -> None:
+    from .profile import FORMATS
+
+    p.add_argument("--parser", required=True, metavar="NAME",
+                   help="a registered parser or module.path:ClassOrFactory (with --format)")
+    p.add_argument("--workload-format", dest="format", metavar="NAME",
+                   help="the format whose workload to render for module:Factory parsers")
+    p.add_argument("--workload", required=True, metavar="NAME", help="a workload name")
+    p.add_argument("--length", required=True, metavar="SIZE", help="call length in characters, e.g. 64k (k = 1024)")
+    p.add_argument("--chunking", metavar="SPEC", help="default from [tool.callscale]")
+    p.add_argument("--format", dest="output_format", choices=sorted(FORMATS), default="flamegraph",
+                   help="flamegraph (SVG, the default) or speedscope (JSON)")
+    p.add_argument("-o", "--output", metavar="PATH",
+                   help="where to write it (default results/flame/<parser>-<workload>-<length>.svg)")
+    p.add_argument("--seconds", type=_positive_float, default=3.0,
+                   help="how long to keep streaming the case while sampling (default 3)")
+    p.add_argument("--rate", type=_positive_int, default=250, help="samples a second (default 250)")
+
+
+def _profile(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from workloads import catalog
+    from workloads.chunking import parse_chunking
+
+    from . import profile
+
+    settings = config.load()
+    try:
+        length = config.parse_size(args.length)
+    except config.ConfigError as exc:
+        p.error(str(exc))
+    try:
+        chunking = str(parse_chunking(args.chunking if args.chunking is not None else settings.chunking))
+    except ValueError as exc:
+        p.error(str(exc))
+    if args.format is not None and not is_plugin(args.parser):
+        p.error("--workload-format applies to module.path:ClassOrFactory parsers only "
+                "(a registered parser's format is its name)")
+    try:
+        spec = resolve(args.parser, args.format)
+    except PluginError as exc:
+        p.error(str(exc))
+    if spec.format is None:
+        p.error("the null parser has nothing to profile; name a parser")
+    if args.workload not in catalog.names():
+        p.error(f"unknown workload {args.workload!r}; known: {', '.join(catalog.names())}")
+    output = args.output
+    if output is None:
+        output = profile.default_output(args.parser, args.workload, length, args.output_format, settings.out)
+    try:
+        path = profile.profile(args.parser, args.workload, length, fmt=args.format, chunking=chunking,
+                               output_format=args.output_format, output=output, seconds=args.seconds,
+                               rate=args.rate)
+    except profile.ProfilerUnavailable as exc:
+        print(f"callscale profile: {exc}", file=sys.stderr)
+        return 2
+    except RuntimeError as exc:
+        print(f"callscale profile: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 1
+    print(f"wrote {_shown(path)}")
+    return 0
+
+
 Command = tuple[str, Callable[[argparse.ArgumentParser], None],
                 Callable[[argparse.ArgumentParser, argparse.Namespace], int]]
 
 COMMANDS: list[Command] = [
     ("scale", _scale_arguments, _scale),
     ("gate", _gate_arguments, _gate),
+    ("profile", _profile_arguments, _profile),
 ]
 """Subcommands: ``(name, add_arguments(parser), run(parser, args) -> exit status)``."""
 
 _HELP = {
     "scale": "measure how each parser's streaming cost grows with call length; print the table, write CSV and PNG",
     "gate": "exit 0 when every scaling exponent is within the threshold, 1 otherwise",
+    "profile": "stream one case under py-spy and write a flame graph (SVG) or a speedscope profile",
 }
 
 

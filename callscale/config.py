@@ -44,6 +44,8 @@ class Settings:
 
     threshold: float = 1.3
     lengths: tuple[int, ...] = (4096, 16384, 65536)
+    instruction_lengths: tuple[int, ...] = (1024, 2048, 4096, 8192)
+    """Lengths for ``--meter instructions``: exact counts separate linear from quadratic at small sizes."""
     chunking: str = "tokens:4"
     repeats: int = 3
     workloads: tuple[str, ...] = ("write_file", "many_short_calls", "repeated_opener")
@@ -143,6 +145,8 @@ def load(start: Path | str | None = None) -> Settings:
         changes["threshold"] = float(value)
     if "lengths" in table:
         changes["lengths"] = parse_lengths(table["lengths"])
+    if "instruction_lengths" in table:
+        changes["instruction_lengths"] = parse_lengths(table["instruction_lengths"])
     if "chunking" in table:
         if not isinstance(table["chunking"], str):
             raise ConfigError(f"[tool.callscale] chunking must be a string, got {table['chunking']!r}")

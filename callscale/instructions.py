@@ -31,15 +31,17 @@ from __future__ import annotations
 
 import json
 import os
+from concurrent.futures import ThreadPoolExecutor
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Iterable, Sequence
 
-__all__ = ["MeterUnavailable", "MeterError", "interpreter", "count_instructions", "MARKER_SYMBOL"]
+__all__ = ["MeterUnavailable", "MeterError", "interpreter", "count_instructions", "check_available",
+           "InstructionMeter", "MARKER_SYMBOL"]
 
 #: The C function callgrind dumps its counters on (CPython's ``sys.getswitchinterval``).
 MARKER_SYMBOL = "sys_getswitchinterval"
@@ -84,6 +86,12 @@ def _valgrind() -> str:
     if path is None:
         raise MeterUnavailable(INSTALL_HINT)
     return path
+
+
+def check_available() -> None:
+    """Raise :class:`MeterUnavailable` (one-line message) unless valgrind and a traceable interpreter exist."""
+    _valgrind()
+    interpreter()
 
 
 _TOTAL = re.compile(r"^(?:summary|totals):\s*(\d+)", re.MULTILINE)
@@ -137,7 +145,7 @@ def count_instructions(
         ]
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
         if proc.returncode != 0:
-            tail = "\n".join(line for line in proc.stderr.splitlines() if not line.startswith("==")][-15:])
+            tail = " | ".join([line for line in proc.stderr.splitlines() if not line.startswith("==")][-5:])
             raise MeterError(f"metered child failed (exit {proc.returncode}) for {parser}/{workload}: {tail}")
         dumps = sorted(Path(tmp).glob("cg.out.*"), key=lambda p: int(p.suffix[1:]))
         # dump 1: start-up until the warm-up marker; then per length a
@@ -152,3 +160,66 @@ def count_instructions(
         totals = [_dump_total(p) for p in dumps]
     marker_cost = totals[-1]
     return {n: totals[2 + 2 * i] - marker_cost for i, n in enumerate(spec["lengths"])}
+
+
+Job = tuple[str, str, str, tuple[int, ...], str, int]
+"""One child run: ``(parser, format, workload, lengths, chunking, seed)``."""
+
+
+class InstructionMeter:
+    """The ``instructions`` meter of :data:`callscale.measure.METERS`.
+
+    Figures are instruction counts (exact, repeatable), not seconds; ``repeats``
+    does not apply. :meth:`prefetch` counts many parsers x workloads in
+    parallel child processes (one per core), one child per parser and workload
+    for all its lengths; :meth:`total` answers from those counts, or runs a
+    child for the one case it is asked about.
+    """
+
+    name = "instructions"
+    unit = "instructions"
+
+    def __init__(self) -> None:
+        self._counts: dict[tuple[str, str, str, str, int], int | Exception] = {}
+
+    def prefetch(self, jobs: Iterable[Job], workers: int | None = None, progress: Any = None) -> None:
+        """Count every job, ``workers`` children at a time (default: the number of cores).
+
+        A job that fails stores its exception, which :meth:`total` raises for
+        that case (so it becomes that measurement's error, and the run goes on).
+        ``progress``: an object with ``update(n)`` (a tqdm bar), called per job.
+        """
+        jobs = [j for j in jobs if not all(self._key(j, n) in self._counts for n in j[3])]
+        if not jobs:
+            return
+        check_available()
+        with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
+            futures = [(job, pool.submit(count_instructions, job[0], job[1], job[2], job[3], job[4], job[5]))
+                       for job in jobs]
+            for job, future in futures:
+                try:
+                    counts: dict[int, int] | None = future.result()
+                    error = None
+                except Exception as exc:  # recorded per case
+                    counts, error = None, exc
+                for n in job[3]:
+                    self._counts[self._key(job, n)] = error if counts is None else counts[n]
+                if progress is not None:
+                    progress.update(1)
+
+    @staticmethod
+    def _key(job: Job, length: int) -> tuple[str, str, str, str, int]:
+        parser, fmt, workload, _, chunking, seed = job
+        return (parser, fmt, workload, f"{chunking}@{seed}", length)
+
+    def total(self, factory: Any, case: Any, deltas: Sequence[str], tools: list, repeats: int, *,
+              parser_name: str, chunking: str) -> float:
+        """Instructions to stream ``case`` through ``parser_name`` (a fresh child if not prefetched)."""
+        job: Job = (parser_name, case.format, case.workload, (case.length,), chunking, getattr(case, "seed", 0))
+        key = self._key(job, case.length)
+        if key not in self._counts:
+            self.prefetch([job], workers=1)
+        value = self._counts[key]
+        if isinstance(value, Exception):
+            raise value
+        return float(value)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from . import fit as fitting
-from .measure import NULL, Measurement, NullParser, measure
+from .measure import METERS, NULL, Measurement, NullParser, measure
 from .plugins import ParserSpec
 
 __all__ = ["Row", "Run", "run", "make_case"]
@@ -133,6 +133,19 @@ def run(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence
         formats = render.names()[:1]
     result = Run(lengths, tuple(workloads), str(chunking), repeats, threshold, meter)
     by_key: dict[tuple[str, str], list[Measurement]] = {}
+    prefetch = getattr(METERS.get(meter), "prefetch", None)
+    if prefetch is not None:
+        # A meter that works in child processes (instructions): run them all
+        # up front, in parallel; the measurements below then read the counts.
+        jobs = [(spec.name, fmt, workload, lengths, str(chunking), seed)
+                for workload in workloads for fmt in formats
+                for spec in [ParserSpec(NULL, fmt, NullParser)] + [s for s in tested if s.format == fmt]]
+        with tqdm(total=len(jobs), unit="child", desc=meter, leave=False, dynamic_ncols=True,
+                  disable=None if progress is None else not progress) as children:
+            try:
+                prefetch(jobs, progress=children)
+            except Exception:  # unavailable meter: each measurement reports it
+                pass
     bar = tqdm(total=len(tested) * len(workloads) * len(lengths), unit="run",
                disable=None if progress is None else not progress, leave=False, dynamic_ncols=True)
     try:

@@ -104,15 +104,16 @@ class Meter(Protocol):
 
     ``name`` labels the figure (``time``); ``unit`` is its unit (``s``).
     ``total`` streams ``deltas`` through ``repeats`` fresh parsers and returns
-    one figure (for ``time``, the minimum). ``case`` is passed for meters that
-    must rebuild the run elsewhere (a child process).
+    one figure (for ``time``, the minimum). ``case``, ``parser_name`` and
+    ``chunking`` are passed for meters that rebuild the run elsewhere (the
+    instruction meter streams in a child process under callgrind).
     """
 
     name: str
     unit: str
 
     def total(self, factory: ParserFactory, case: Any, deltas: Sequence[str], tools: list,
-              repeats: int) -> float: ...
+              repeats: int, *, parser_name: str, chunking: str) -> float: ...
 
 
 def stream_once(parser: Any, deltas: Sequence[str], tools: list) -> None:
@@ -137,7 +138,7 @@ class ProcessTimeMeter:
     unit = "s"
 
     def total(self, factory: ParserFactory, case: Any, deltas: Sequence[str], tools: list,
-              repeats: int) -> float:
+              repeats: int, *, parser_name: str = "", chunking: str = "") -> float:
         best = float("inf")
         clock = time.process_time
         for _ in range(max(1, repeats)):
@@ -149,8 +150,14 @@ class ProcessTimeMeter:
         return best
 
 
-METERS: dict[str, Meter] = {"time": ProcessTimeMeter()}
-"""The meters by name; ``time`` is the default."""
+def _meters() -> dict[str, Meter]:
+    from .instructions import InstructionMeter
+
+    return {"time": ProcessTimeMeter(), "instructions": InstructionMeter()}
+
+
+METERS: dict[str, Meter] = _meters()
+"""The meters by name: ``time`` (the default) and ``instructions`` (callgrind, see callscale.instructions)."""
 
 
 def _slowest_increment_ms(factory: ParserFactory, deltas: Sequence[str], tools: list, repeats: int) -> float:
@@ -233,7 +240,8 @@ def measure(factory: ParserFactory, case: Any, chunking: str = "tokens:4", repea
         meter=the_meter.name,
     )
     try:
-        result.seconds = the_meter.total(factory, case, deltas, tools, repeats)
+        result.seconds = the_meter.total(factory, case, deltas, tools, repeats, parser_name=name,
+                                         chunking=str(chunking))
         if latency:
             result.max_increment_ms = _slowest_increment_ms(factory, deltas, tools, repeats)
         if memory:

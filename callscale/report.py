@@ -32,7 +32,11 @@ same deltas, ``x_floor`` their ratio, ``max_increment_ms`` the slowest single ca
 FIT_COLUMNS = ["parser", "format", "workload", "lengths", "exponent", "growth_per_4x", "threshold",
                "verdict", "reason"]
 
-_METER_NOTE = {"time": "process seconds, min of {repeats} runs"}
+_METER_NOTE = {
+    "time": "process seconds, min of {repeats} runs",
+    "instructions": "instructions of the streaming alone, counted by callgrind (exact; meter: instructions)",
+}
+_UNIT = {"time": "s", "instructions": "instr"}
 
 
 def fmt_figure(value: float | None) -> str:
@@ -80,7 +84,7 @@ def _ordered_rows(run: Run) -> list[list[Row]]:
 
 def table(run: Run) -> str:
     """The console table, grouped by workload, the ``null`` floor row first in each group."""
-    unit = "s" if run.meter == "time" else run.meter
+    unit = _UNIT.get(run.meter, run.meter)
     header = ["parser", "workload", *(f"{format_size(n)} {unit}" for n in run.lengths), "growth/4x",
               "exponent", "x floor", "max inc ms", "verdict"]
     groups = [[_cells(row, run) for row in group] for group in _ordered_rows(run)]
@@ -119,22 +123,24 @@ def error_lines(run: Run) -> list[str]:
             for (parser, workload, error), lengths in groups.items()]
 
 
-def _per_length(row: Row) -> str:
+def _per_length(row: Row, unit: str = "s") -> str:
     parts = []
     for m in row.measurements:
-        parts.append(f"{format_size(m.length)}: " + ("error" if m.error else f"{fmt_figure(m.seconds)} s"))
+        parts.append(f"{format_size(m.length)}: " + ("error" if m.error else f"{fmt_figure(m.seconds)} {unit}"))
     return ", ".join(parts)
 
 
 def gate_lines(run: Run) -> list[str]:
     """The gate's verdict: one line per offender (exponent and figure per length), then a summary."""
     lines = []
+    unit = _UNIT.get(run.meter, run.meter)
     for row in run.offenders:
         if row.fit.verdict == ERROR:
-            lines.append(f"FAIL {row.parser} on {row.workload}: no exponent ({row.fit.reason}); {_per_length(row)}")
+            lines.append(f"FAIL {row.parser} on {row.workload}: no exponent ({row.fit.reason}); "
+                         f"{_per_length(row, unit)}")
         else:
             lines.append(f"FAIL {row.parser} on {row.workload}: exponent {row.fit.exponent:.2f} > "
-                         f"{run.threshold:g}; {_per_length(row)}")
+                         f"{run.threshold:g}; {_per_length(row, unit)}")
     total = len(run.rows)
     if run.passed:
         lines.append(f"gate passed: {total} parser x workload pairs, every exponent <= {run.threshold:g}")

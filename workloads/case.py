@@ -19,6 +19,7 @@ class Case:
     output. ``tools``: the request's tool list (OpenAI form, dicts).
     ``content``: the expected content. ``calls``: the expected calls.
     ``special_tokens``: strings the ``tokens:K`` chunking keeps whole.
+    ``seed``: the seed the workload was made with (same seed, same text).
     """
 
     format: str
@@ -29,6 +30,7 @@ class Case:
     content: str
     calls: tuple[Call, ...]
     special_tokens: tuple[str, ...] = ()
+    seed: int = 0
 
     def deltas(self, chunking: str | Chunking = DEFAULT_CHUNKING) -> list[str]:
         """The text split into deltas by a chunking spec."""

@@ -33,6 +33,7 @@ its own workload name, so a measurement matrix over all formats stays whole.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -92,7 +93,7 @@ def make(workload: str, fmt: str, length: int, seed: int = 0) -> Case:
         raise TypeError(f"length must be an int (characters), got {length!r}")
     if length < 1:
         raise ValueError(f"length must be at least 1 character, got {length}")
-    return fn(fmt, length, seed)
+    return dataclasses.replace(fn(fmt, length, seed), seed=seed)
 
 
 def _renderer(fmt: str) -> Renderer:
