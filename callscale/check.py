@@ -6,8 +6,13 @@ need ``normal_text`` and ``calls``, call items ``tool_index``, ``name`` and
 
 An :class:`Outcome` is what a client would end up with: the concatenated
 content and the assembled calls ``(name, arguments)``, where ``arguments``
-is the parsed JSON object, or :data:`MALFORMED` with the raw text when the
-assembled arguments are not a JSON object (a call the parser abandoned).
+is the parsed JSON object, or ``None`` when the assembled arguments are not
+a JSON object (a call the parser abandoned).
+
+:func:`run_check` is the differential checker behind ``callscale check``:
+every item (a shared fault case, or a workload case) streamed under many
+chunkings through fresh parsers, compared with the expected outcome and with
+``detect_and_parse`` of the whole text.
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-__all__ = ["Outcome", "StreamedCall", "stream", "whole", "assemble", "compare", "ProtocolError"]
+__all__ = ["Outcome", "StreamedCall", "stream", "whole", "assemble", "compare", "outcome_of", "ProtocolError",
+           "CheckItem", "CheckResult", "run_check", "fault_items", "workload_items", "MALFORMED_WORKLOADS"]
 
 
 class ProtocolError(AssertionError):
@@ -151,4 +157,116 @@ def outcome_of(content: str, calls: Iterable[tuple[str, dict]]) -> Outcome:
     return Outcome(content, [StreamedCall(n, json.dumps(a, ensure_ascii=False)) for n, a in calls])
 
 
-ParserFactory = Callable[[], Any]
+# ---------------------------------------------------------------------------- the check run
+@dataclass
+class CheckItem:
+    """One text to check: ``label`` (a fault case id or ``workload@length``), the text, the tools,
+    the expected :class:`Outcome` (or ``None``: only streamed == whole is checked), the split that
+    triggered a known fault (``own_deltas``), whether content is compared after stripping outer
+    whitespace, whether the text is well-formed (then no call may be abandoned), and the special
+    tokens a ``tokens:K`` chunking keeps whole."""
+
+    label: str
+    text: str
+    tools: list = field(default_factory=list)
+    expected: Outcome | None = None
+    own_deltas: list[str] | None = None
+    strip_content: bool = True
+    well_formed: bool = True
+    special_tokens: tuple[str, ...] = ()
+
+
+@dataclass
+class CheckResult:
+    """What :func:`run_check` found for one parser: ``streams`` run and the ``failures``
+    as ``(label, chunking, problem)``."""
+
+    parser: str
+    items: int = 0
+    streams: int = 0
+    failures: list[tuple[str, str, str]] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+
+def run_check(name: str, factory: Callable[[], Any], items: Iterable[CheckItem],
+              chunkings: Sequence[str]) -> CheckResult:
+    """Stream every item under every chunking through fresh parsers; compare with the expected
+    outcome and with ``detect_and_parse`` of the whole text (when the parser has it).
+
+    Never raises for a parser's fault: an exception or a protocol break is a failure.
+    """
+    from workloads.chunking import chunk
+
+    result = CheckResult(name)
+    for item in items:
+        result.items += 1
+        whole_outcome = None
+        if hasattr(factory(), "detect_and_parse"):
+            try:
+                whole_outcome = whole(factory(), item.text, item.tools)
+            except Exception as exc:
+                result.failures.append((item.label, "detect_and_parse", f"{type(exc).__name__}: {exc}"))
+            if whole_outcome is not None and item.expected is not None:
+                for problem in compare(whole_outcome, item.expected, strip_content=item.strip_content):
+                    result.failures.append((item.label, "detect_and_parse", problem))
+        splits = [(spec, None) for spec in chunkings]
+        if item.own_deltas is not None:
+            splits.append(("own deltas", item.own_deltas))
+        for spec, deltas in splits:
+            result.streams += 1
+            try:
+                if deltas is None:
+                    deltas = chunk(item.text, spec, item.special_tokens)
+                got = stream(factory(), deltas, item.tools, strict=True)
+            except Exception as exc:
+                result.failures.append((item.label, spec, f"{type(exc).__name__}: {' '.join(str(exc).split())}"))
+                continue
+            problems = []
+            if item.expected is not None:
+                problems += compare(got, item.expected, strip_content=item.strip_content)
+                if item.well_formed and not problems and len(got.calls) != len(item.expected.calls):
+                    problems.append(f"{len(got.calls) - len(item.expected.calls)} abandoned call(s) "
+                                    f"in well-formed output")
+            if whole_outcome is not None:
+                problems += [f"streamed vs detect_and_parse: {p}" for p in
+                             compare(got, whole_outcome, strip_content=False)]
+            result.failures.extend((item.label, spec, p) for p in problems)
+    return result
+
+
+def fault_items(fmt: str) -> list[CheckItem]:
+    """The shared streaming fault cases of format ``fmt`` as check items (``tools=[]``)."""
+    from workloads import faults
+
+    items = []
+    for case in faults.load(fmt):
+        exp = case["expected"]
+        items.append(CheckItem(
+            label=case["id"], text=case["text"], tools=[],
+            expected=outcome_of(exp["content"], [(c["name"], c["arguments"]) for c in exp["calls"]]),
+            own_deltas=list(case["deltas"]), strip_content=not case.get("strict_content", False),
+        ))
+    return items
+
+
+#: Workloads whose output is not well-formed (a call may be abandoned there).
+MALFORMED_WORKLOADS = ("unclosed_call", "repeated_opener")
+
+
+def workload_items(fmt: str, workloads: Sequence[str], lengths: Sequence[int], seed: int = 0) -> list[CheckItem]:
+    """Cases of the catalog's workloads in format ``fmt`` as check items."""
+    from workloads import catalog
+
+    items = []
+    for workload in workloads:
+        for length in lengths:
+            case = catalog.make(workload, fmt, length, seed)
+            items.append(CheckItem(
+                label=f"{workload}@{length}", text=case.text, tools=list(case.tools),
+                expected=outcome_of(case.content, [(c.name, dict(c.arguments)) for c in case.calls]),
+                well_formed=workload not in MALFORMED_WORKLOADS, special_tokens=tuple(case.special_tokens),
+            ))
+    return items

@@ -4,6 +4,7 @@
                     [--chunking tokens:4] [--repeats N] [--threshold X] [--out DIR]
     callscale gate  [--threshold 1.3] [same selectors]
     callscale profile --parser NAME --workload NAME --length N [--format flamegraph|speedscope] [-o PATH]
+    callscale check [--parser NAME ...] [--workload NAME ...] [--lengths 1k] [--chunkings SPEC,...]
 
 ``scale`` measures every selected parser on every selected workload at every
 length, prints the table, and writes ``scaling.csv``, ``scaling-fits.csv``
@@ -291,6 +292,87 @@ def _profile(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     return 0
 
 
+# ----------------------------------------------------------------------- check
+def _check_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--parser", action="append", metavar="NAME",
+                   help="a registered parser or module.path:ClassOrFactory (with --format); repeat or "
+                        "comma-separate; default: every registered parser")
+    p.add_argument("--format", "--workload-format", dest="format", metavar="NAME",
+                   help="the format whose cases to render for module:Factory parsers")
+    p.add_argument("--workload", action="append", metavar="NAME",
+                   help="a workload to check; repeat or comma-separate; default: every workload")
+    p.add_argument("--lengths", metavar="SIZES", default="1k",
+                   help="call lengths in characters, comma-separated (default 1k)")
+    p.add_argument("--chunkings", metavar="SPECS",
+                   help="comma-separated chunkings to stream under (default: whole, char, fixed:2,3,4,7 "
+                        "and random:0..19:8)")
+    p.add_argument("--no-faults", action="store_true", help="skip the shared streaming fault cases")
+    p.add_argument("--seed", type=int, default=0, help="workload seed (default 0)")
+    p.add_argument("--show", type=_positive_int, default=20, metavar="N", help="failures to print (default 20)")
+
+
+def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from workloads import catalog
+    from workloads.chunking import CHECK_CHUNKINGS, parse_chunking
+
+    from . import check
+
+    try:
+        lengths = [config.parse_size(x) for x in args.lengths.split(",") if x.strip()]
+    except config.ConfigError as exc:
+        p.error(str(exc))
+    if not lengths:
+        p.error("--lengths needs at least one size")
+    chunkings = _split([args.chunkings]) if args.chunkings else list(CHECK_CHUNKINGS)
+    for spec in chunkings:
+        try:
+            parse_chunking(spec)
+        except ValueError as exc:
+            p.error(str(exc))
+    names = _split(args.parser)
+    if not names:
+        import parsers
+
+        names = parsers.names()
+    if args.format is not None and not any(is_plugin(n) for n in names):
+        p.error("--format applies to module.path:ClassOrFactory parsers only (a registered parser's format is its name)")
+    specs = []
+    for name in names:
+        try:
+            spec = resolve(name, args.format)
+        except PluginError as exc:
+            p.error(str(exc))
+        if spec.format is None:
+            p.error("the null parser parses nothing; name a parser to check")
+        specs.append(spec)
+    workloads = _split(args.workload) or catalog.names()
+    for name in workloads:
+        if name not in catalog.names():
+            p.error(f"unknown workload {name!r}; known: {', '.join(catalog.names())}")
+    results = []
+    failed = False
+    for spec in specs:
+        items = [] if args.no_faults else check.fault_items(spec.format)
+        items += check.workload_items(spec.format, workloads, lengths, args.seed)
+        result = check.run_check(spec.name, spec.factory, items, chunkings)
+        results.append(result)
+        failed |= not result.passed
+    width = max(len(r.parser) for r in results)
+    print(f"{'parser'.ljust(width)}  {'texts':>5}  {'streams':>7}  {'failures':>8}  verdict")
+    for r in results:
+        print(f"{r.parser.ljust(width)}  {r.items:>5}  {r.streams:>7}  {len(r.failures):>8}  "
+              f"{'ok' if r.passed else 'FAIL'}")
+    shown = [(r.parser, *f) for r in results for f in r.failures][: args.show]
+    if shown:
+        print()
+    for parser, label, chunking, problem in shown:
+        print(f"FAIL {parser} {label} under {chunking}: {problem}")
+    print(f"\nchecked {sum(r.streams for r in results)} streams of {sum(r.items for r in results)} texts "
+          f"under {len(chunkings)} chunkings (+ each fault case's own deltas): "
+          f"{'all agree' if not failed else 'differences found'}")
+    return 1 if failed else 0
+
+
 Command = tuple[str, Callable[[argparse.ArgumentParser], None],
                 Callable[[argparse.ArgumentParser, argparse.Namespace], int]]
 
@@ -298,6 +380,7 @@ COMMANDS: list[Command] = [
     ("scale", _scale_arguments, _scale),
     ("gate", _gate_arguments, _gate),
     ("profile", _profile_arguments, _profile),
+    ("check", _check_arguments, _check),
 ]
 """Subcommands: ``(name, add_arguments(parser), run(parser, args) -> exit status)``."""
 
@@ -305,6 +388,8 @@ _HELP = {
     "scale": "measure how each parser's streaming cost grows with call length; print the table, write CSV and PNG",
     "gate": "exit 0 when every scaling exponent is within the threshold, 1 otherwise",
     "profile": "stream one case under py-spy and write a flame graph (SVG) or a speedscope profile",
+    "check": "stream each fault case and workload under many chunkings; compare with the expected "
+             "result and with detect_and_parse",
 }
 
 

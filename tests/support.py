@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
-CASES_FILE = Path(__file__).parent / "cases" / "streaming-faults.jsonl"
+from workloads.chunking import CHECK_CHUNKINGS
+from workloads.faults import load as load_cases
 
 #: whole, one character, 2, 3, 4 and 7 characters per delta, and 20 seeded
 #: random splits of 1-8 characters (these split inside special tokens too).
-CHUNKINGS = ["whole", "char", "fixed:2", "fixed:3", "fixed:4", "fixed:7"] + [
-    f"random:{seed}:8" for seed in range(20)
-]
+CHUNKINGS = list(CHECK_CHUNKINGS)
 
-
-def load_cases(parser: str | None = None) -> list[dict]:
-    """The fault cases, optionally only those for one parser (registry name)."""
-    cases = [json.loads(line) for line in CASES_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [c for c in cases if parser is None or c["parser"] == parser]
+__all__ = ["CHUNKINGS", "load_cases", "stream_outcome", "whole_outcome", "assert_parses"]
 
 
 def stream_outcome(parser_name: str, deltas, tools=()):

@@ -20,9 +20,16 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-__all__ = ["Chunking", "parse_chunking", "chunk", "DEFAULT_CHUNKING"]
+__all__ = ["Chunking", "parse_chunking", "chunk", "DEFAULT_CHUNKING", "CHECK_CHUNKINGS"]
 
 DEFAULT_CHUNKING = "tokens:4"
+
+#: The chunkings a correctness check streams every case under: whole, one
+#: character, 2, 3, 4 and 7 characters per delta, and 20 seeded random splits
+#: of 1-8 characters (these split inside special tokens too).
+CHECK_CHUNKINGS = ("whole", "char", "fixed:2", "fixed:3", "fixed:4", "fixed:7") + tuple(
+    f"random:{seed}:8" for seed in range(20)
+)
 
 
 @dataclass(frozen=True)
