@@ -42,7 +42,10 @@ the same state machine, so they agree):
   passed on as content, and the interrupting token is read as in the block.
 - Arguments are raw JSON text and stream as they arrive; only a possible
   partial closing marker is held back (V3: the closing fence "\\n```", V3.1:
-  ``<｜tool▁call▁end｜>``; both also a partial end-of-sentence token). V3
+  ``<｜tool▁call▁end｜>``; both also a partial end-of-sentence token), and a
+  trailing ``}`` with the whitespace after it, which is sent when the call's
+  end confirms the call: the streamed arguments of an abandoned call never
+  form a JSON object (a client cannot mistake them for a call). V3
   arguments end at the first "\\n```" (a JSON text cannot contain a raw
   newline inside a string, so a value may hold any token or backticks as
   text); whitespace and then ``<｜tool▁call▁end｜>`` must follow. V3.1
@@ -127,6 +130,7 @@ class _DeepSeekCalls(ToolParser):
         self._name: list[str] = []    # the name pieces of that head
         self._args: list[str] = []    # the current call's argument text, all of it
         self._args_out: list[str] = []  # argument text not yet sent
+        self._args_hold: list[str] = []  # a trailing "}" and the whitespace after it, sent at the call's end
 
     # ------------------------------------------------------------------ driver
     def _advance(self, final: bool) -> None:
@@ -214,6 +218,7 @@ class _DeepSeekCalls(ToolParser):
         self._name = []
         self._args = []
         self._args_out = []
+        self._args_hold = []
         self._begin_call(name)
         self._state = next_state
         return True
@@ -225,21 +230,43 @@ class _DeepSeekCalls(ToolParser):
             self._args_out.append(text)
 
     def _flush_args(self) -> None:
-        if self._args_out:
-            self._emit_arguments("".join(self._args_out))
-            self._args_out = []
+        """Send the argument text read so far, except a trailing ``}`` and the whitespace after it.
+
+        That brace is sent only when the call's end confirms it (``_close_call``):
+        the streamed text of a call that is then abandoned never forms a
+        complete JSON object, so a client cannot take it for a call that
+        ``detect_and_parse`` does not make. Each piece is looked at once.
+        """
+        if not self._args_out:
+            return
+        text = "".join(self._args_out)
+        self._args_out = []
+        hold = self._args_hold
+        if hold and text.isspace():
+            hold.append(text)
+            return
+        body = text.rstrip()
+        if body.endswith("}"):
+            self._emit_arguments("".join(hold) + body[:-1])
+            self._args_hold = [text[len(body) - 1:]]
+        else:
+            self._emit_arguments("".join(hold) + text)
+            self._args_hold = []
 
     def _abandon(self, next_state: str) -> None:
         self._flush_args()
         self._abandon_call()
         self._args = []
+        self._args_hold = []
         self._state = next_state
 
     def _close_call(self) -> None:
         """The call's end token: check the whole argument text once, end or abandon the call."""
         self._flush_args()
         text = "".join(self._args)
+        held = "".join(self._args_hold)
         self._args = []
+        self._args_hold = []
         if not text.strip():
             self._emit_arguments("{}")
             self._end_call()
@@ -249,6 +276,7 @@ class _DeepSeekCalls(ToolParser):
             except (ValueError, RecursionError):
                 ok = False
             if ok:
+                self._emit_arguments(held)
                 self._end_call()
             else:
                 self._abandon_call()

@@ -128,12 +128,16 @@ def test_v31_half_an_end_token_leaks_nowhere():
               '{"page": 5}' + CALL_END[:half], CALL_END[half:] + CALLS_END]
     assert "".join(deltas) == text
     assert_parses(V31, text, "Since 3 < 5: ", [("fetch_page", {"page": 5})], deltas=deltas)
-    # after the delta that ends with half the token: all of the JSON, none of the token
+    # after the delta that ends with half the token: the JSON but its closing
+    # brace (sent when the end token confirms the call), none of the token
     parser = parsers.get(V31)()
     results = [parser.parse_streaming_increment(d, []) for d in deltas[:3]]
     early = check.assemble(results)
     assert early.content == "Since 3 < 5: "
-    assert early.calls[0].arguments_text == '{"page": 5}'
+    assert early.calls[0].arguments_text == '{"page": 5'
+    last = parser.parse_streaming_increment(deltas[3], [])
+    assert [(c.tool_index, c.name, c.parameters) for c in last.calls] == [(0, None, "}")]
+    assert last.normal_text == ""
 
 
 def test_v3_text_before_the_block_and_end_of_sentence_after_it():
@@ -193,6 +197,39 @@ def test_a_call_that_never_closes_is_abandoned(fmt, tail):
     head = (CALL_BEGIN + "function" + SEP + "get_weather\n```json\n") if fmt == V3 else (CALL_BEGIN + "get_weather" + SEP)
     text = "Content first." + CALLS_BEGIN + head + tail
     assert_agrees(fmt, text, "Content first.", [])
+
+
+@pytest.mark.parametrize("fmt, tail", [
+    (V3, '{"city": "Paris"}'), (V3, '{"city": "Paris"}\n``'), (V3, '{"city": "Paris"} \n```'),
+    (V3, '{"city": "Paris"}\n``` junk' + CALL_END), (V31, '{"city": "Paris"}'),
+    (V31, '{"city": "Paris"}  ' + CALL_END[:5]),
+])
+def test_streamed_arguments_of_an_abandoned_call_never_form_an_object(fmt, tail):
+    # Found by fuzzing: the arguments stream raw, so a call cut off (or broken)
+    # after its closing brace had streamed '{"city": "Paris"}': a complete call
+    # to a client, while detect_and_parse made none. The brace now waits for
+    # the call's end.
+    head = (CALL_BEGIN + "function" + SEP + "get_weather\n```json\n") if fmt == V3 else (CALL_BEGIN + "get_weather" + SEP)
+    text = "Content first." + CALLS_BEGIN + head + tail
+    whole = whole_outcome(fmt, text)
+    assert whole.content == "Content first." and whole.calls == []
+    for spec in CHUNKINGS:
+        got = stream_outcome(fmt, chunk(text, spec))
+        assert got.content == "Content first.", spec
+        assert [c.name for c in got.calls] == ["get_weather"], spec
+        assert got.calls[0].arguments_text == '{"city": "Paris"', spec
+        assert got.complete_calls() == [], spec
+
+
+@pytest.mark.parametrize("fmt", [V3, V31])
+def test_a_held_back_closing_brace_and_its_whitespace_are_sent_at_the_end(fmt):
+    make = v3_call if fmt == V3 else v31_call
+    args_text = '{"a": {"b": {}}}  '
+    text = block(make("f", args_text), make("g", "{} ")) + "tail"
+    for spec in CHUNKINGS:
+        got = stream_outcome(fmt, chunk(text, spec))
+        assert [(c.name, c.arguments_text) for c in got.calls] == [("f", args_text), ("g", "{} ")], spec
+        assert got.content == "tail", spec
 
 
 @pytest.mark.parametrize("fmt", [V3, V31])
