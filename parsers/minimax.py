@@ -129,13 +129,14 @@ def _reject_constant(name: str):
 def typed_value(text: str) -> str:
     """The JSON text of a schema-typed value: ``text`` read as JSON, else as a string.
 
-    ``NaN`` and ``Infinity`` are not JSON and give the string too.
+    ``NaN`` and ``Infinity`` are not JSON and give the string too, and so
+    does JSON nested deeper than Python's decoder goes (``RecursionError``).
+    Never raises.
     """
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
-    except ValueError:
+        return json.dumps(json.loads(text, parse_constant=_reject_constant), ensure_ascii=False)
+    except (ValueError, RecursionError):
         return json.dumps(text, ensure_ascii=False)
-    return json.dumps(value, ensure_ascii=False)
 
 
 @register("minimax_m2")

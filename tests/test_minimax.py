@@ -114,6 +114,19 @@ def test_a_typed_value_that_is_not_json_keeps_the_string():
                   tools=TYPED_TOOLS)
 
 
+def test_a_typed_value_nested_too_deep_for_the_decoder_keeps_the_string(caplog):
+    # Found by fuzzing: json.loads raised RecursionError on a deeply nested
+    # typed value; the base class caught it as a parser bug (logged) and
+    # dropped the call. Too deep for Python's decoder is "not JSON": the
+    # string is kept and the call made.
+    deep = "[" * 5000 + "]" * 5000
+    text = "Hi" + block(invoke("set", param("arr", deep), param("n", "7")), invoke("go"))
+    with caplog.at_level("WARNING", logger="parsers"):
+        assert_parses(P, text, "Hi", [("set", {"arr": deep, "n": 7}), ("go", {})], tools=TYPED_TOOLS,
+                      chunkings=["whole", "char", "fixed:7", "random:3:40"])
+    assert not [r for r in caplog.records if r.levelname in ("WARNING", "ERROR")]
+
+
 def test_tools_as_objects_and_unknown_tools():
     # a call to a tool that is not in the list is still reported, values as strings
     text = block(invoke("other", param("n", "15")))
