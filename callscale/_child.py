@@ -1,14 +1,14 @@
 """Child process for the meters that watch a whole process: callgrind and py-spy.
 
 Run as ``python -m callscale._child SPEC`` where SPEC is one JSON object:
-``mode`` (``instructions`` or ``profile``), ``parser``, ``format``,
-``workload``, ``lengths`` (characters), ``chunking``, ``seed`` and, for
-``profile``, ``seconds`` (how long to keep streaming, so the sampler
-collects enough samples).
+``mode``, ``format``, ``chunking``, ``seed``, and
 
-``instructions``: between two calls of the marker function
-(:data:`callscale.instructions.MARKER_SYMBOL`) the child does nothing but
-stream one case through a fresh parser and call ``finish``.
+- ``instructions``: ``parsers``, ``workloads``, ``lengths`` (characters).
+  For each workload x length x parser, between two calls of the marker
+  function (:data:`callscale.instructions.MARKER_SYMBOL`) the child does
+  nothing but stream the case through a fresh parser and call ``finish``.
+- ``profile``: ``parser``, ``workload``, ``length``, ``seconds`` (how long to
+  keep streaming, so the sampler collects enough samples).
 ``profile``: streams the case through fresh parsers again and again for
 ``seconds``, so the profile is dominated by the parser's own frames.
 """
@@ -21,15 +21,18 @@ import sys
 import time
 
 
-def _cases(spec):
+def _factory(name: str, fmt: str | None):
     from callscale.plugins import resolve
+
+    chosen = resolve(name, fmt)
+    return chosen.factory, fmt or chosen.format
+
+
+def _case(workload: str, fmt: str, length: int, spec) -> tuple[list[str], list]:
     from workloads import make
 
-    chosen = resolve(spec["parser"], spec.get("format"))
-    factory, fmt = chosen.factory, spec.get("format") or chosen.format
-    for length in spec["lengths"]:
-        case = make(spec["workload"], fmt, length, spec.get("seed", 0))
-        yield factory, case.deltas(spec["chunking"]), list(case.tools)
+    case = make(workload, fmt, length, spec.get("seed", 0))
+    return case.deltas(spec["chunking"]), list(case.tools)
 
 
 def _stream(factory, deltas, tools) -> None:
@@ -41,28 +44,37 @@ def _stream(factory, deltas, tools) -> None:
 
 
 def instructions(spec) -> None:
-    cases = list(_cases(spec))
-    # Warm-up: the first stream pays one-time costs (lazy imports, regex
-    # compilation, caches); they belong to start-up, not to any length.
-    _stream(*cases[0])
+    fmt = spec["format"]
+    factories = {name: _factory(name, fmt)[0] for name in spec["parsers"]}
+    # Warm-up: the first stream of a parser pays one-time costs (lazy
+    # imports, regex compilation, caches); they belong to start-up.
+    for workload in spec["workloads"]:
+        deltas, tools = _case(workload, fmt, min(spec["lengths"]), spec)
+        for factory in factories.values():
+            _stream(factory, deltas, tools)
     marker = sys.getswitchinterval  # callgrind dumps its counters on entry to this
     marker()  # end of start-up, imports and warm-up
-    for factory, deltas, tools in cases:
-        gc.collect()
-        marker()
-        _stream(factory, deltas, tools)
-        marker()
+    for workload in spec["workloads"]:
+        for length in spec["lengths"]:
+            deltas, tools = _case(workload, fmt, length, spec)
+            for name in spec["parsers"]:
+                factory = factories[name]
+                gc.collect()
+                marker()
+                _stream(factory, deltas, tools)
+                marker()
     marker()
     marker()  # the calibration pair: the marker's own cost
 
 
 def profile(spec) -> None:
-    for factory, deltas, tools in _cases(spec):
-        deadline = time.perf_counter() + float(spec.get("seconds", 3.0))
-        while True:
-            _stream(factory, deltas, tools)
-            if time.perf_counter() >= deadline:
-                break
+    factory, fmt = _factory(spec["parser"], spec.get("format"))
+    deltas, tools = _case(spec["workload"], fmt, spec["length"], spec)
+    deadline = time.perf_counter() + float(spec.get("seconds", 3.0))
+    while True:
+        _stream(factory, deltas, tools)
+        if time.perf_counter() >= deadline:
+            break
 
 
 def main(argv: list[str]) -> int:

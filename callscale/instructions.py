@@ -16,7 +16,8 @@ since the previous one, so the dump between the two markers of a length is
 that length's streaming count. A last pair of back-to-back markers measures
 the marker's own cost, which is subtracted. This is the same subtraction as
 running the case twice (once stopping before the first increment) but takes
-one child process per parser and workload instead of two per length.
+one child process per format (for all its parsers, workloads and lengths)
+instead of two per case.
 
 Counts repeat exactly for the same interpreter binary, code and inputs:
 ``PYTHONHASHSEED=0`` fixes string hashing, and valgrind loads programs at
@@ -104,34 +105,35 @@ def _dump_total(path: Path) -> int:
     return int(hit.group(1))
 
 
-def count_instructions(
-    parser: str,
-    fmt: str | None,
-    workload: str,
+def count_matrix(
+    parsers: Sequence[str],
+    fmt: str,
+    workloads: Sequence[str],
     lengths: Sequence[int],
     chunking: str,
     seed: int = 0,
-    timeout: float = 1800.0,
-) -> dict[int, int]:
-    """Instructions executed streaming ``workload`` through ``parser``, per length.
+    timeout: float = 3600.0,
+) -> dict[tuple[str, str, int], int]:
+    """Instructions to stream each workload x length of format ``fmt`` through each parser.
 
-    ``parser``: a registered parser name, ``null`` (the harness's floor
-    parser) or ``module.path:Factory``. ``fmt``: the format whose workload
-    to render (``None``: the parser's own name). ``lengths`` in characters.
-    Returns ``{length: instructions}`` (int, exact and repeatable). Raises
-    :class:`MeterUnavailable` or :class:`MeterError`.
+    One child process under callgrind does them all (start-up is paid once).
+    ``parsers``: registered names, ``null`` (the harness's floor parser) or
+    ``module.path:Factory``; ``lengths`` in characters. Returns
+    ``{(parser, workload, length): instructions}`` (exact, repeatable).
+    Raises :class:`MeterUnavailable` or :class:`MeterError`.
     """
     valgrind = _valgrind()
     python = interpreter()
     spec = {
         "mode": "instructions",
-        "parser": parser,
+        "parsers": list(parsers),
         "format": fmt,
-        "workload": workload,
+        "workloads": list(workloads),
         "lengths": [int(n) for n in lengths],
         "chunking": chunking,
         "seed": seed,
     }
+    order = [(p, w, n) for w in spec["workloads"] for n in spec["lengths"] for p in spec["parsers"]]
     env = dict(os.environ, PYTHONHASHSEED="0")
     # The child must import this project as the parent does (editable install or not).
     root = str(Path(__file__).resolve().parent.parent)
@@ -146,12 +148,12 @@ def count_instructions(
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
         if proc.returncode != 0:
             tail = " | ".join([line for line in proc.stderr.splitlines() if not line.startswith("==")][-5:])
-            raise MeterError(f"metered child failed (exit {proc.returncode}) for {parser}/{workload}: {tail}")
+            raise MeterError(f"metered child failed (exit {proc.returncode}) for {fmt}: {tail}")
         dumps = sorted(Path(tmp).glob("cg.out.*"), key=lambda p: int(p.suffix[1:]))
-        # dump 1: start-up until the warm-up marker; then per length a
-        # (set-up, streaming) pair; then the gap before the calibration pair
-        # and the empty calibration segment itself.
-        expected = 1 + 2 * len(lengths) + 2
+        # dump 1: start-up and warm-up until the first marker; then per
+        # (parser, workload, length) a (set-up, streaming) pair; then the gap
+        # before the calibration pair and the empty calibration segment itself.
+        expected = 1 + 2 * len(order) + 2
         if len(dumps) != expected:
             raise MeterError(
                 f"callgrind wrote {len(dumps)} dumps, expected {expected}: the interpreter "
@@ -159,11 +161,21 @@ def count_instructions(
             )
         totals = [_dump_total(p) for p in dumps]
     marker_cost = totals[-1]
-    return {n: totals[2 + 2 * i] - marker_cost for i, n in enumerate(spec["lengths"])}
+    return {key: totals[2 + 2 * i] - marker_cost for i, key in enumerate(order)}
+
+
+def count_instructions(parser: str, fmt: str, workload: str, lengths: Sequence[int], chunking: str,
+                       seed: int = 0) -> dict[int, int]:
+    """Instructions to stream one workload through one parser, ``{length: instructions}``.
+
+    See :func:`count_matrix` for the arguments and errors.
+    """
+    counts = count_matrix([parser], fmt, [workload], lengths, chunking, seed)
+    return {n: counts[(parser, workload, n)] for n in lengths}
 
 
 Job = tuple[str, str, str, tuple[int, ...], str, int]
-"""One child run: ``(parser, format, workload, lengths, chunking, seed)``."""
+"""One measurement group: ``(parser, format, workload, lengths, chunking, seed)``."""
 
 
 class InstructionMeter:
@@ -171,9 +183,9 @@ class InstructionMeter:
 
     Figures are instruction counts (exact, repeatable), not seconds; ``repeats``
     does not apply. :meth:`prefetch` counts many parsers x workloads in
-    parallel child processes (one per core), one child per parser and workload
-    for all its lengths; :meth:`total` answers from those counts, or runs a
-    child for the one case it is asked about.
+    parallel child processes (one per core), one child per format for all
+    its parsers, workloads and lengths; :meth:`total` answers from those
+    counts, or runs a child for the one case it is asked about.
     """
 
     name = "instructions"
@@ -183,29 +195,42 @@ class InstructionMeter:
         self._counts: dict[tuple[str, str, str, str, int], int | Exception] = {}
 
     def prefetch(self, jobs: Iterable[Job], workers: int | None = None, progress: Any = None) -> None:
-        """Count every job, ``workers`` children at a time (default: the number of cores).
+        """Count every job, grouped into one child per format, ``workers`` children at a time
+        (default: the number of cores).
 
-        A job that fails stores its exception, which :meth:`total` raises for
-        that case (so it becomes that measurement's error, and the run goes on).
-        ``progress``: an object with ``update(n)`` (a tqdm bar), called per job.
+        A child that fails stores its exception for each of its cases, which
+        :meth:`total` raises for that case (so it becomes that measurement's
+        error, and the run goes on). ``progress``: an object with
+        ``update(n)`` (a tqdm bar), called with the number of jobs a child did.
         """
-        jobs = [j for j in jobs if not all(self._key(j, n) in self._counts for n in j[3])]
-        if not jobs:
+        groups: dict[tuple[str, tuple[int, ...], str, int], list[Job]] = {}
+        for job in jobs:
+            if not all(self._key(job, n) in self._counts for n in job[3]):
+                groups.setdefault((job[1], tuple(job[3]), job[4], job[5]), []).append(job)
+        if not groups:
             return
         check_available()
+
+        def one(group_key, group):
+            fmt, lengths, chunking, seed = group_key
+            parsers = list(dict.fromkeys(j[0] for j in group))
+            workloads = list(dict.fromkeys(j[2] for j in group))
+            return count_matrix(parsers, fmt, workloads, lengths, chunking, seed)
+
         with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
-            futures = [(job, pool.submit(count_instructions, job[0], job[1], job[2], job[3], job[4], job[5]))
-                       for job in jobs]
-            for job, future in futures:
+            futures = [(group, pool.submit(one, key, group)) for key, group in groups.items()]
+            for group, future in futures:
                 try:
-                    counts: dict[int, int] | None = future.result()
+                    counts: dict[tuple[str, str, int], int] | None = future.result()
                     error = None
                 except Exception as exc:  # recorded per case
                     counts, error = None, exc
-                for n in job[3]:
-                    self._counts[self._key(job, n)] = error if counts is None else counts[n]
+                for job in group:
+                    for n in job[3]:
+                        value = error if counts is None else counts[(job[0], job[2], n)]
+                        self._counts[self._key(job, n)] = value
                 if progress is not None:
-                    progress.update(1)
+                    progress.update(len(group))
 
     @staticmethod
     def _key(job: Job, length: int) -> tuple[str, str, str, str, int]:

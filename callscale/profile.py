@@ -63,7 +63,7 @@ def profile(
     out.parent.mkdir(parents=True, exist_ok=True)
     spec = {
         "mode": "profile", "parser": parser, "format": fmt, "workload": workload,
-        "lengths": [int(length)], "chunking": chunking, "seconds": seconds,
+        "length": int(length), "chunking": chunking, "seconds": seconds,
     }
     root = str(Path(__file__).resolve().parent.parent)
     env = dict(os.environ)
