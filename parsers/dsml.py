@@ -2,7 +2,7 @@
 
 One grammar, three spellings of the tag names (DeepSeek's ``encoding_dsv32.py``
 and its V4 successors). A tag name starts with the special token ``｜DSML｜``.
-V3.2 spelling (``../shared/formats.md``, DSML section)::
+V3.2 spelling (``docs/formats.md``, DSML section)::
 
     Checking.
 

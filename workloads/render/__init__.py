@@ -2,7 +2,7 @@
 
 A renderer is registered under the parser name of its format (``deepseek_v32``
 ...) and lays calls out as the model publisher's encoder or chat template does
-(see ``../shared/formats.md``). Token strings are imported from the parser
+(see ``docs/formats.md``). Token strings are imported from the parser
 modules, never spelled again here.
 
     >>> from workloads import render

@@ -2,7 +2,7 @@
 
 Layout as the ``chat_template`` of DeepSeek-V3 and DeepSeek-V3.1 writes an
 assistant turn with tool calls (``tokenizer_config.json``; see
-``../shared/formats.md``); token strings come from :mod:`parsers.deepseek`.
+``docs/formats.md``); token strings come from :mod:`parsers.deepseek`.
 Arguments are written with ``json.dumps(arguments, ensure_ascii=False)``
 (non-ASCII characters as themselves, as a model writes them).
 """

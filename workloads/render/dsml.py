@@ -1,6 +1,6 @@
 """Renderers of the DSML formats: DeepSeek V3.2, V4 and V4.1 (``deepseek_v32``, ``deepseek_v4``, ``deepseek_v41``).
 
-Layout as DeepSeek's ``encoding_dsv32.py`` writes it (``../shared/formats.md``,
+Layout as DeepSeek's ``encoding_dsv32.py`` writes it (``docs/formats.md``,
 DSML section): the content, a blank line, then the block, one element per
 line::
 

@@ -1,7 +1,7 @@
 """Renderers for Qwen3 (Hermes JSON) and Qwen3-Coder (XML) tool calls (``qwen3``, ``qwen3_coder``).
 
 Layout as the ``chat_template`` of Qwen3 and of Qwen3-Coder writes an
-assistant turn with tool calls (see ``../shared/formats.md`` and the
+assistant turn with tool calls (see ``docs/formats.md`` and the
 docstring of :mod:`parsers.qwen`); tag strings come from :mod:`parsers.qwen`.
 JSON is written as the templates' ``tojson`` does: ``json.dumps(value,
 ensure_ascii=False)`` (non-ASCII characters as themselves).
