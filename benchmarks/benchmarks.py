@@ -3,33 +3,56 @@
 Parameter lists are fixed here, not read from the registry, so a benchmark
 keeps its identity across commits; at a commit where a parser, a workload or
 a harness module does not exist yet, ``setup`` raises ``NotImplementedError``,
-which asv records as skipped.
+which asv records as skipped (``n/a``), not failed.
 
-- ``StreamTime.time_stream``: seconds to stream one case (``tokens:4``
-  deltas) through a fresh parser and call ``finish``.
+- ``StreamTime.time_stream``: process seconds (``time.process_time``, the
+  ``time`` meter of ``callscale scale``) to stream one case (``tokens:4``
+  deltas, made in ``setup``) through a fresh parser and call ``finish``.
 - ``StreamMemory.track_peak_traced_bytes``: peak memory traced by
   tracemalloc while streaming, in bytes (asv's ``peakmem_`` reads the whole
   process's max RSS and cannot see a parser's few kilobytes).
 - ``ScalingExponent.track_scaling_exponent``: the fitted scaling exponent
-  per parser and workload (least-squares slope of log cost on log length),
-  so asv's regression detection flags the commit where an exponent jumps.
-  The meter is ``time`` (process seconds) unless the environment variable
-  ``CALLSCALE_METER=instructions`` selects the callgrind instruction count.
+  per parser, workload and meter (least-squares slope of log cost on log
+  length, :func:`callscale.fit.exponent`), so asv's regression detection
+  flags the commit where an exponent jumps. Meter ``time``: process seconds
+  at 4k, 16k, 64k characters; meter ``instructions``: callgrind instruction
+  counts of the streaming alone at 1k-8k (needs valgrind; about 15 s of CPU
+  per parser and workload). The environment variable ``CALLSCALE_METER``
+  (comma-separated, default ``time``) says which meters run; the others are
+  skipped, so each meter keeps its own series in the results.
 """
 
 from __future__ import annotations
 
 import os
+import time
 
 PARSERS = [
     "deepseek_v3", "deepseek_v31", "deepseek_v32", "deepseek_v4", "deepseek_v41",
     "qwen3", "qwen3_coder", "glm45", "glm47", "kimi_k2", "minimax_m2", "gemma4",
 ]
 WORKLOADS = ["write_file", "many_short_calls", "repeated_opener"]
+#: Call lengths in characters.
 LENGTHS = [4096, 16384, 65536]
 CHUNKING = "tokens:4"
-#: Lengths the exponent is fitted over, per meter (instructions: small, exact).
+METERS = ["time", "instructions"]
+#: Lengths (characters) the exponent is fitted over, per meter (instructions: small, exact).
 FIT_LENGTHS = {"time": [4096, 16384, 65536], "instructions": [1024, 2048, 4096, 8192]}
+#: Process-time runs per length for the ``time`` exponent; the minimum counts.
+FIT_REPEATS = 3
+
+
+def selected_meters() -> list[str]:
+    """The meters ``CALLSCALE_METER`` selects (comma-separated; default ``time``).
+
+    Raises ``ValueError`` naming the known meters for an unknown one.
+    """
+    chosen = [m.strip() for m in os.environ.get("CALLSCALE_METER", "time").split(",") if m.strip()]
+    unknown = [m for m in chosen if m not in METERS]
+    if unknown or not chosen:
+        raise ValueError(f"CALLSCALE_METER must name meters from {', '.join(METERS)}, "
+                         f"not {os.environ.get('CALLSCALE_METER')!r}")
+    return chosen
 
 
 def _case(parser: str, workload: str, length: int):
@@ -45,18 +68,25 @@ def _case(parser: str, workload: str, length: int):
     return factory, case
 
 
-def _harness():
-    """The harness module, or NotImplementedError at a commit without it."""
+def _harness(*names: str):
+    """The named functions of ``callscale.measure`` / ``callscale.fit``; NotImplementedError where missing."""
     try:
-        from callscale import measure
+        from callscale import fit, measure
     except ImportError as exc:
         raise NotImplementedError(f"no harness at this commit: {exc}") from None
-    return measure
+    found = []
+    for name in names:
+        value = getattr(measure, name, None) or getattr(fit, name, None)
+        if value is None:
+            raise NotImplementedError(f"the harness at this commit has no {name}")
+        found.append(value)
+    return found
 
 
 class StreamTime:
     params = (PARSERS, WORKLOADS, LENGTHS)
     param_names = ["parser", "workload", "length"]
+    timer = time.process_time
     number = 1
     repeat = (1, 5, 10.0)
     rounds = 1
@@ -64,7 +94,7 @@ class StreamTime:
     timeout = 300
 
     def setup(self, parser, workload, length):
-        self.stream_once = _harness().stream_once
+        (self.stream_once,) = _harness("stream_once")
         self.factory, case = _case(parser, workload, length)
         self.deltas, self.tools = case.deltas(CHUNKING), list(case.tools)
 
@@ -78,7 +108,7 @@ class StreamMemory:
     timeout = 300
 
     def setup(self, parser, workload, length):
-        self.measure = _harness().measure
+        (self.measure,) = _harness("measure")
         self.factory, self.case = _case(parser, workload, length)
 
     def track_peak_traced_bytes(self, parser, workload, length):
@@ -91,34 +121,39 @@ class StreamMemory:
 
 
 class ScalingExponent:
-    params = (PARSERS, WORKLOADS)
-    param_names = ["parser", "workload"]
+    params = (PARSERS, WORKLOADS, METERS)
+    param_names = ["parser", "workload", "meter"]
     timeout = 900
 
-    def setup(self, parser, workload):
-        self.meter = os.environ.get("CALLSCALE_METER", "time")
-        if self.meter not in FIT_LENGTHS:
-            raise ValueError(f"CALLSCALE_METER must be time or instructions, not {self.meter!r}")
-        self.measure = _harness().measure
-        self.lengths = FIT_LENGTHS[self.meter]
-        # fail fast (skip) when the parser or workload is missing here
+    def setup(self, parser, workload, meter):
+        if meter not in selected_meters():
+            raise NotImplementedError(f"meter {meter} not selected (CALLSCALE_METER)")
+        self.measure, self.exponent = _harness("measure", "exponent")
+        self.lengths = list(FIT_LENGTHS[meter])
+        # skip fast when the parser or workload is missing here
         _case(parser, workload, self.lengths[0])
+        if meter == "instructions":
+            try:
+                from callscale.instructions import MeterUnavailable, check_available, count_instructions
+            except ImportError as exc:
+                raise NotImplementedError(f"no instruction meter at this commit: {exc}") from None
+            try:
+                check_available()
+            except MeterUnavailable as exc:
+                raise NotImplementedError(str(exc)) from None
+            self.count_instructions = count_instructions
 
-    def track_scaling_exponent(self, parser, workload):
-        from callscale.fit import exponent
-
-        if self.meter == "instructions":
-            from callscale.instructions import count_instructions
-
-            counts = count_instructions(parser, parser, workload, self.lengths, CHUNKING)
-            return float(exponent(self.lengths, [counts[n] for n in self.lengths]))
+    def track_scaling_exponent(self, parser, workload, meter):
+        if meter == "instructions":
+            counts = self.count_instructions(parser, parser, workload, self.lengths, CHUNKING)
+            return float(self.exponent(self.lengths, [counts[n] for n in self.lengths]))
         seconds = []
         for length in self.lengths:
             factory, case = _case(parser, workload, length)
-            m = self.measure(factory, case, CHUNKING, repeats=3, latency=False, memory=False)
+            m = self.measure(factory, case, CHUNKING, repeats=FIT_REPEATS, latency=False, memory=False)
             if m.error:
                 raise RuntimeError(m.error)
             seconds.append(m.seconds)
-        return float(exponent(self.lengths, seconds))
+        return float(self.exponent(self.lengths, seconds))
 
     track_scaling_exponent.unit = "exponent"

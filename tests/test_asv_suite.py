@@ -1,0 +1,144 @@
+"""The asv suite (benchmarks/benchmarks.py) and its asv.conf.json.
+
+The suite's parameter lists are fixed (so a benchmark keeps its identity
+across commits); these tests keep them in step with the registries, and run
+each ``track_`` benchmark the way asv does (``setup``, then the method) at
+small sizes.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+import parsers
+from callscale.measure import METERS
+from workloads import catalog
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _load_suite():
+    spec = importlib.util.spec_from_file_location("callscale_asv_suite", ROOT / "benchmarks" / "benchmarks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+suite = _load_suite()
+CLASSES = [suite.StreamTime, suite.StreamMemory, suite.ScalingExponent]
+
+
+def test_every_registered_parser_is_benchmarked_and_nothing_else():
+    assert sorted(suite.PARSERS) == parsers.names()
+    assert len(set(suite.PARSERS)) == len(suite.PARSERS)
+
+
+def test_workloads_and_meters_are_known():
+    assert suite.WORKLOADS and set(suite.WORKLOADS) <= set(catalog.names())
+    assert set(suite.METERS) == set(METERS)
+    assert all(isinstance(n, int) and n > 0 for n in suite.LENGTHS)
+    assert set(suite.FIT_LENGTHS) == set(METERS)
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+def test_each_benchmark_is_parameterized_over_the_lists(cls):
+    params = dict(zip(cls.param_names, cls.params))
+    assert len(cls.param_names) == len(cls.params)
+    assert params["parser"] == suite.PARSERS
+    assert params["workload"] == suite.WORKLOADS
+    if "length" in params:
+        assert params["length"] == suite.LENGTHS
+    if "meter" in params:
+        assert params["meter"] == suite.METERS
+
+
+@pytest.mark.parametrize("parser", parsers.names())
+def test_track_peak_traced_bytes_returns_bytes_as_a_float(parser):
+    bench = suite.StreamMemory()
+    bench.setup(parser, "write_file", 2048)
+    value = bench.track_peak_traced_bytes(parser, "write_file", 2048)
+    assert type(value) is float
+    assert 0 < value < 1_000_000
+    assert suite.StreamMemory.track_peak_traced_bytes.unit == "bytes"
+
+
+def test_track_scaling_exponent_returns_a_linear_exponent(monkeypatch):
+    monkeypatch.setitem(suite.FIT_LENGTHS, "time", [1024, 4096, 16384])
+    monkeypatch.delenv("CALLSCALE_METER", raising=False)
+    bench = suite.ScalingExponent()
+    bench.setup("deepseek_v32", "write_file", "time")
+    value = bench.track_scaling_exponent("deepseek_v32", "write_file", "time")
+    assert type(value) is float
+    assert 0.6 < value < 1.4  # a linear parser; a quadratic one reads about 1.9
+    assert suite.ScalingExponent.track_scaling_exponent.unit == "exponent"
+
+
+def test_time_stream_streams_the_case():
+    bench = suite.StreamTime()
+    bench.setup("qwen3_coder", "many_short_calls", 4096)
+    assert len(bench.deltas) > 500 and "".join(bench.deltas).count("<tool_call>") > 10
+    assert bench.time_stream("qwen3_coder", "many_short_calls", 4096) is None
+    assert suite.StreamTime.timer is time.process_time  # the `time` meter's clock
+
+
+@pytest.mark.parametrize("cls,args", [
+    (suite.StreamTime, ("no_such_parser", "write_file", 4096)),
+    (suite.StreamMemory, ("deepseek_v3", "no_such_workload", 4096)),
+    (suite.ScalingExponent, ("no_such_parser", "write_file", "time")),
+], ids=["parser", "workload", "exponent"])
+def test_missing_at_this_commit_is_skipped_not_failed(cls, args):
+    # asv records NotImplementedError from setup as skipped (n/a)
+    with pytest.raises(NotImplementedError, match="not available at this commit"):
+        cls().setup(*args)
+
+
+def test_meters_follow_callscale_meter(monkeypatch):
+    monkeypatch.delenv("CALLSCALE_METER", raising=False)
+    with pytest.raises(NotImplementedError, match="not selected"):
+        suite.ScalingExponent().setup("deepseek_v3", "write_file", "instructions")
+    monkeypatch.setenv("CALLSCALE_METER", "instructions")
+    with pytest.raises(NotImplementedError, match="not selected"):
+        suite.ScalingExponent().setup("deepseek_v3", "write_file", "time")
+    monkeypatch.setenv("CALLSCALE_METER", "time, instructions")
+    assert suite.selected_meters() == ["time", "instructions"]
+    monkeypatch.setenv("CALLSCALE_METER", "wallclock")
+    with pytest.raises(ValueError, match="CALLSCALE_METER"):
+        suite.ScalingExponent().setup("deepseek_v3", "write_file", "time")
+
+
+def test_instruction_meter_is_skipped_without_valgrind(monkeypatch):
+    from callscale import instructions
+
+    monkeypatch.setenv("CALLSCALE_METER", "instructions")
+    monkeypatch.setattr(instructions.shutil, "which", lambda name: None)
+    with pytest.raises(NotImplementedError, match="apt-get install valgrind"):
+        suite.ScalingExponent().setup("deepseek_v3", "write_file", "instructions")
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+def test_track_scaling_exponent_by_instructions(monkeypatch):
+    monkeypatch.setitem(suite.FIT_LENGTHS, "instructions", [512, 1024, 2048])
+    monkeypatch.setenv("CALLSCALE_METER", "instructions")
+    bench = suite.ScalingExponent()
+    bench.setup("deepseek_v31", "write_file", "instructions")
+    value = bench.track_scaling_exponent("deepseek_v31", "write_file", "instructions")
+    assert type(value) is float
+    assert 0.7 < value < 1.15
+
+
+def test_asv_conf_paths_and_regression_settings():
+    asv_util = pytest.importorskip("asv.util")
+    conf = asv_util.load_json(str(ROOT / "asv.conf.json"), js_comments=True)
+    assert conf["benchmark_dir"] == "benchmarks"
+    assert conf["results_dir"] == "results/asv"
+    assert conf["html_dir"] == "results/html"
+    thresholds = conf["regressions_thresholds"]
+    assert all(isinstance(v, float) for v in thresholds.values())
+    name = "benchmarks.ScalingExponent.track_scaling_exponent('deepseek_v3', 'write_file', 'time')"
+    assert max(v for rx, v in thresholds.items() if re.match(rx, name)) == pytest.approx(0.2)
