@@ -4,7 +4,7 @@ Token strings are the special tokens of DeepSeek's tokenizer, as the V3 and
 V3.1 chat templates write them (full-width bars U+FF5C, ``▁`` U+2581).
 
 Formats (source: the ``chat_template`` of DeepSeek-V3 and DeepSeek-V3.1 in
-their ``tokenizer_config.json``; ``../shared/formats.md``)::
+their ``tokenizer_config.json``; ``docs/formats.md``)::
 
     V3:   CONTENT<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME
           ```json
@@ -42,10 +42,12 @@ the same state machine, so they agree):
   passed on as content, and the interrupting token is read as in the block.
 - Arguments are raw JSON text and stream as they arrive; only a possible
   partial closing marker is held back (V3: the closing fence "\\n```", V3.1:
-  ``<｜tool▁call▁end｜>``; both also a partial end-of-sentence token), and a
-  trailing ``}`` with the whitespace after it, which is sent when the call's
-  end confirms the call: the streamed arguments of an abandoned call never
-  form a JSON object (a client cannot mistake them for a call). V3
+  ``<｜tool▁call▁end｜>``; both also a partial end-of-sentence token), and the
+  text from the bracket that closes the top-level JSON value on (its final
+  ``}``, normally, and the whitespace after it; see :class:`RawJsonTracker`),
+  which is sent when the call's end confirms the call: the streamed
+  arguments of an abandoned call never form a JSON object (a client cannot
+  mistake them for a call). V3
   arguments end at the first "\\n```" (a JSON text cannot contain a raw
   newline inside a string, so a value may hold any token or backticks as
   text); whitespace and then ``<｜tool▁call▁end｜>`` must follow. V3.1
@@ -70,6 +72,7 @@ Nothing here raises on model output; all lengths are in characters.
 from __future__ import annotations
 
 import json
+import re
 
 from . import register
 from .base import ToolParser
@@ -92,7 +95,7 @@ SPECIAL_TOKENS = (EOS, CALLS_BEGIN, CALLS_END, CALL_BEGIN, CALL_END, SEP)
 __all__ = [
     "EOS", "CALLS_BEGIN", "CALLS_END", "CALL_BEGIN", "CALL_END", "SEP",
     "V3_KIND", "V3_FENCE_OPEN", "V3_FENCE_CLOSE", "SPECIAL_TOKENS",
-    "DeepSeekV3Parser", "DeepSeekV31Parser",
+    "RawJsonTracker", "DeepSeekV3Parser", "DeepSeekV31Parser",
 ]
 
 # Marker sets per state (compiled once).
@@ -108,6 +111,72 @@ _V3_ARGS = markers(V3_FENCE_CLOSE, EOS)
 _V3_AFTER_FENCE = markers(CALL_END, EOS)
 _V31_NAME_END = markers(SEP, *_HEAD_STOPS)
 _V31_ARGS = markers(CALL_END, EOS)
+
+
+_IN_STRING = re.compile(r'["\\]')
+_OUTSIDE_STRING = re.compile(r'["{}\[\]]')
+
+
+class RawJsonTracker:
+    """Follows raw JSON text piece by piece, each character once (linear).
+
+    ``inside``: the text so far ends inside a string literal. ``closed``:
+    the top-level value has closed (a ``}`` or ``]`` outside strings
+    brought the bracket depth back to 0, or below for stray closers).
+    Nothing is validated: a parser that streams raw arguments sends the
+    text before that closing bracket and holds the rest until the call is
+    confirmed, so the streamed text of a call that is then abandoned is
+    never a complete JSON object (the object's own last ``}`` is the first
+    place its depth returns to 0). Shared by the DeepSeek and Kimi K2
+    parsers.
+    """
+
+    __slots__ = ("inside", "escape", "depth", "closed")
+
+    def __init__(self) -> None:
+        self.inside = False
+        self.escape = False
+        self.depth = 0
+        self.closed = False
+
+    def feed(self, text: str) -> int:
+        """Read ``text``; return the index in it of the bracket that closes the top-level value, else -1."""
+        at = -1
+        i, n = 0, len(text)
+        if self.escape and n:
+            self.escape = False
+            i = 1
+        inside, depth = self.inside, self.depth
+        while i < n:
+            if inside:
+                hit = _IN_STRING.search(text, i)
+                if hit is None:
+                    break
+                if hit.group() == '"':
+                    inside = False
+                    i = hit.end()
+                elif hit.end() < n:
+                    i = hit.end() + 1  # the escaped character
+                else:
+                    self.escape = True
+                    break
+            else:
+                hit = _OUTSIDE_STRING.search(text, i)
+                if hit is None:
+                    break
+                c = hit.group()
+                i = hit.end()
+                if c == '"':
+                    inside = True
+                elif c == "{" or c == "[":
+                    depth += 1
+                else:
+                    depth -= 1
+                    if depth <= 0 and not self.closed:
+                        self.closed = True
+                        at = i - 1
+        self.inside, self.depth = inside, depth
+        return at
 
 
 class _DeepSeekCalls(ToolParser):
@@ -130,7 +199,9 @@ class _DeepSeekCalls(ToolParser):
         self._name: list[str] = []    # the name pieces of that head
         self._args: list[str] = []    # the current call's argument text, all of it
         self._args_out: list[str] = []  # argument text not yet sent
-        self._args_hold: list[str] = []  # a trailing "}" and the whitespace after it, sent at the call's end
+        # from the bracket that closes the top-level value on: sent when the call's end confirms it
+        self._args_hold: list[str] = []
+        self._json = RawJsonTracker()
 
     # ------------------------------------------------------------------ driver
     def _advance(self, final: bool) -> None:
@@ -219,39 +290,37 @@ class _DeepSeekCalls(ToolParser):
         self._args = []
         self._args_out = []
         self._args_hold = []
+        self._json = RawJsonTracker()
         self._begin_call(name)
         self._state = next_state
         return True
 
     # ------------------------------------------------------------------ arguments
     def _arg(self, text: str) -> None:
-        if text:
-            self._args.append(text)
+        """A piece of argument text: streamed up to the bracket that closes the top-level value, held from there.
+
+        The held text is sent only when the call's end confirms the call
+        (``_close_call``): the streamed text of a call that is then
+        abandoned never forms a complete JSON object, so a client cannot
+        take it for a call that ``detect_and_parse`` does not make.
+        """
+        if not text:
+            return
+        self._args.append(text)
+        if self._json.closed:
+            self._args_hold.append(text)
+            return
+        at = self._json.feed(text)
+        if at < 0:
             self._args_out.append(text)
+        else:
+            self._args_out.append(text[:at])
+            self._args_hold.append(text[at:])
 
     def _flush_args(self) -> None:
-        """Send the argument text read so far, except a trailing ``}`` and the whitespace after it.
-
-        That brace is sent only when the call's end confirms it (``_close_call``):
-        the streamed text of a call that is then abandoned never forms a
-        complete JSON object, so a client cannot take it for a call that
-        ``detect_and_parse`` does not make. Each piece is looked at once.
-        """
-        if not self._args_out:
-            return
-        text = "".join(self._args_out)
-        self._args_out = []
-        hold = self._args_hold
-        if hold and text.isspace():
-            hold.append(text)
-            return
-        body = text.rstrip()
-        if body.endswith("}"):
-            self._emit_arguments("".join(hold) + body[:-1])
-            self._args_hold = [text[len(body) - 1:]]
-        else:
-            self._emit_arguments("".join(hold) + text)
-            self._args_hold = []
+        if self._args_out:
+            self._emit_arguments("".join(self._args_out))
+            self._args_out = []
 
     def _abandon(self, next_state: str) -> None:
         self._flush_args()

@@ -24,7 +24,11 @@ The format, as Moonshot's Kimi K2 chat template writes an assistant turn::
   number (``get_weather:0`` and ``functions.get_weather`` also give
   ``get_weather``). Surrounding whitespace is stripped; an empty name makes
   no call.
-- **Arguments**: raw JSON, streamed as it arrives. A call is complete at
+- **Arguments**: raw JSON, streamed as it arrives up to the bracket that
+  closes the top-level value (the final ``}`` of the object); that bracket
+  and any text after it are sent when the call completes, so the streamed
+  arguments of an abandoned call never form a JSON object (a client cannot
+  take ``{"a": NaN}`` for a call). A call is complete at
   ``<|tool_call_end|>`` (or at the next call, the section's end, or the end of
   the output) when its arguments are one JSON object (empty arguments give
   ``{}``, except at the end of the output); otherwise it is abandoned. ``<|tool_call_end|>`` inside a JSON
@@ -36,10 +40,10 @@ The format, as Moonshot's Kimi K2 chat template writes an assistant turn::
 from __future__ import annotations
 
 import json
-import re
 
 from . import register
 from .base import ToolParser
+from .deepseek import RawJsonTracker
 from .scanner import PARTIAL, markers
 
 __all__ = [
@@ -73,8 +77,6 @@ _M_ID = markers(ARGUMENT_BEGIN, CALL_BEGIN, *_CLOSERS, *_OPENERS, CALL_END)
 _M_ARGS = markers(CALL_END, CALL_BEGIN, *_CLOSERS, *_OPENERS)
 _M_AFTER_END = markers(CALL_BEGIN, *_CLOSERS)
 
-_STRING_SPECIAL = re.compile(r'["\\]')
-
 _CONTENT, _SECTION, _ID, _ARGS, _END_CHECK = range(5)
 
 
@@ -97,44 +99,6 @@ def _reject_constant(name: str):
     raise ValueError(f"{name} is not JSON")
 
 
-class _JsonStrings:
-    """Tracks whether the end of streamed JSON text is inside a string literal (linear)."""
-
-    __slots__ = ("inside", "escape")
-
-    def __init__(self) -> None:
-        self.inside = False
-        self.escape = False
-
-    def feed(self, text: str) -> None:
-        i, n = 0, len(text)
-        if self.escape and n:
-            self.escape = False
-            i = 1
-        inside = self.inside
-        search = _STRING_SPECIAL.search
-        while i < n:
-            if inside:
-                hit = search(text, i)
-                if hit is None:
-                    break
-                if hit.group() == '"':
-                    inside = False
-                    i = hit.end()
-                elif hit.end() < n:
-                    i = hit.end() + 1
-                else:
-                    self.escape = True
-                    break
-            else:
-                j = text.find('"', i)
-                if j < 0:
-                    break
-                inside = True
-                i = j + 1
-        self.inside = inside
-
-
 @register("kimi_k2")
 class KimiK2Parser(ToolParser):
     """Kimi K2 tool calls; see the module docstring for the reading rules."""
@@ -146,7 +110,8 @@ class KimiK2Parser(ToolParser):
         self._gap_is_content = False
         self._id_parts: list[str] = []
         self._args: list[str] = []
-        self._strings = _JsonStrings()
+        self._strings = RawJsonTracker()  # string state and the top-level close of the arguments
+        self._hold: list[str] = []      # argument text from the top-level close on, sent when the call completes
         self._pending: list[str] = []   # whitespace after a <|tool_call_end|> met inside a string
 
     def _advance(self, final: bool) -> None:
@@ -188,7 +153,9 @@ class KimiK2Parser(ToolParser):
         Empty arguments give ``{}``, unless the output was ``cut`` off (ended) there.
         """
         text = "".join(self._args)
+        held = "".join(self._hold)
         self._args = []
+        self._hold = []
         if not text.strip() and not cut:
             self._emit_arguments("{}")
             self._end_call()
@@ -198,15 +165,25 @@ class KimiK2Parser(ToolParser):
         except (ValueError, RecursionError):
             value = None
         if isinstance(value, dict):
+            self._emit_arguments(held)
             self._end_call()
         else:
             self._abandon_call()
 
     def _send(self, text: str) -> None:
-        if text:
-            self._args.append(text)
-            self._strings.feed(text)
+        """A piece of argument text: kept, its strings tracked, streamed up to the top-level close (held from there)."""
+        if not text:
+            return
+        self._args.append(text)
+        closed = self._strings.closed
+        at = self._strings.feed(text)
+        if closed:
+            self._hold.append(text)
+        elif at < 0:
             self._emit_arguments(text)
+        else:
+            self._emit_arguments(text[:at])
+            self._hold.append(text[at:])
 
     # ------------------------------------------------------------------ states
     def _s_content(self, final: bool) -> bool:
@@ -244,7 +221,8 @@ class KimiK2Parser(ToolParser):
             return self._section_marker(marker)
         self._begin_call(name)
         self._args = []
-        self._strings = _JsonStrings()
+        self._hold = []
+        self._strings = RawJsonTracker()
         self._state = _ARGS
         return True
 

@@ -201,14 +201,15 @@ def test_a_call_that_never_closes_is_abandoned(fmt, tail):
 
 @pytest.mark.parametrize("fmt, tail", [
     (V3, '{"city": "Paris"}'), (V3, '{"city": "Paris"}\n``'), (V3, '{"city": "Paris"} \n```'),
-    (V3, '{"city": "Paris"}\n``` junk' + CALL_END), (V31, '{"city": "Paris"}'),
-    (V31, '{"city": "Paris"}  ' + CALL_END[:5]),
+    (V3, '{"city": "Paris"}\n``` junk' + CALL_END), (V3, '{"city": "Paris"}}\n```' + CALL_END),
+    (V31, '{"city": "Paris"}'), (V31, '{"city": "Paris"}  ' + CALL_END[:5]),
+    (V31, '{"city": "Paris"}}' + CALL_END), (V31, '{"city": "Paris"} x' + CALL_END),
 ])
 def test_streamed_arguments_of_an_abandoned_call_never_form_an_object(fmt, tail):
     # Found by fuzzing: the arguments stream raw, so a call cut off (or broken)
     # after its closing brace had streamed '{"city": "Paris"}': a complete call
-    # to a client, while detect_and_parse made none. The brace now waits for
-    # the call's end.
+    # to a client, while detect_and_parse made none. The bracket that closes
+    # the top-level value, and all after it, now wait for the call's end.
     head = (CALL_BEGIN + "function" + SEP + "get_weather\n```json\n") if fmt == V3 else (CALL_BEGIN + "get_weather" + SEP)
     text = "Content first." + CALLS_BEGIN + head + tail
     whole = whole_outcome(fmt, text)
@@ -224,7 +225,7 @@ def test_streamed_arguments_of_an_abandoned_call_never_form_an_object(fmt, tail)
 @pytest.mark.parametrize("fmt", [V3, V31])
 def test_a_held_back_closing_brace_and_its_whitespace_are_sent_at_the_end(fmt):
     make = v3_call if fmt == V3 else v31_call
-    args_text = '{"a": {"b": {}}}  '
+    args_text = '{"a": {"b": {}}, "c": "}\\"}"}  '
     text = block(make("f", args_text), make("g", "{} ")) + "tail"
     for spec in CHUNKINGS:
         got = stream_outcome(fmt, chunk(text, spec))

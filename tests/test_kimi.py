@@ -28,6 +28,7 @@ from parsers.kimi import (
 from support import CHUNKINGS, assert_parses, load_cases, stream_outcome, whole_outcome
 from workloads import render
 from workloads.render import Call
+from workloads.chunking import chunk
 
 K2 = "kimi_k2"
 CHUNKS = CHUNKINGS + ["tokens:1", "tokens:3"]
@@ -170,9 +171,19 @@ def test_arguments_that_are_not_one_json_object_abandon_the_call(bad):
 
 def test_nan_is_not_json():
     # Python's json reads NaN, so a client may too; the call is still abandoned (left out of the whole parse)
-    text = section(one("functions.a:0", '{"x": NaN}'), one("functions.b:1", '{"y": Infinity}'), one("functions.c:2", "{}"))
+    text = section(one("functions.a:0", '{"x": NaN}'), one("functions.b:1", '{"y": Infinity} '), one("functions.c:2", "{}"))
     whole = whole_outcome(K2, text)
     assert [(c.name, c.arguments_text) for c in whole.calls] == [("c", "{}")]
+    # Found by fuzzing: streaming sent '{"x": NaN}' whole, which a client's
+    # json.loads takes for a complete call. The closing brace now waits for
+    # the call's end, so the abandoned calls' streamed text is no object.
+    with no_parser_errors():
+        for spec in CHUNKS:
+            got = stream_outcome(K2, chunk(text, spec, SPECIAL_TOKENS))
+            assert [(c.name, c.arguments_text) for c in got.calls] == [
+                ("a", '{"x": NaN'), ("b", '{"y": Infinity'), ("c", "{}")], spec
+            assert got.complete_calls() == [("c", {})], spec
+            assert not check.compare(got, whole), spec
 
 
 def test_stray_tokens_make_no_call_and_text_stays_content():
