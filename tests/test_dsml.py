@@ -6,6 +6,7 @@ other two, so every case runs in all three spellings.
 
 import json
 import re
+import time
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -221,6 +222,35 @@ def test_malformed_tags_are_text(name):
     content = spell(name, f"<{I}><{I} nam=\"q\"><{I}{long_head}>")
     assert_parses(name, text, content, [WEATHER_CALL], strip_content=False,
                   chunkings=["whole", "char", "fixed:7", "random:2:8"])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_tags_with_long_whitespace_runs(name):
+    # a self-closing invoke with whitespace around its "/", a malformed head
+    # made of whitespace and junk (text), then a real call
+    ws = " \n\t" * 150  # two runs and the attributes stay within MAX_HEAD
+    text = spell(name, f'<{B}>\n<{I} name="a"{ws}/{ws}>\n<{I}{ws}x>\n<{I} name="b">\n<{P}{ws}y>\n</{I}>\n{WEATHER}\n</{B}>')
+    content = spell(name, f"<{I}{ws}x><{P}{ws}y>")
+    assert_parses(name, text, content, [("a", {}), ("b", {}), WEATHER_CALL], chunkings=["whole", "char", "random:5:40"])
+
+
+def test_a_malformed_head_is_rejected_in_linear_time():
+    # Found by timing: the attribute pattern ended in \s*(/?)\s*, which tried
+    # every split of a whitespace run when the head did not match: 2 ms for
+    # one 1000-character head (quadratic), paid again for every such tag.
+    from parsers.dsml import _HEAD
+
+    def cost(n):
+        head = " " * n + "x"
+        best = float("inf")
+        for _ in range(5):
+            start = time.perf_counter()
+            for _ in range(20):
+                assert _HEAD.fullmatch(head) is None
+            best = min(best, time.perf_counter() - start)
+        return best
+
+    assert cost(MAX_HEAD) / cost(MAX_HEAD // 4) < 8  # linear: ~4; the quadratic pattern gave ~16
 
 
 @pytest.mark.parametrize("name", NAMES)
