@@ -23,7 +23,10 @@ three registered subclasses differ only in their :class:`Spelling`):
 - **Content** is everything outside a block, verbatim, except the run of
   newline characters (``\\n``, ``\\r``) right before a block opener (the
   encoder's blank line: layout) and the end-of-sequence token ``EOS``, which
-  is dropped wherever it appears (also inside a value). Spaces before the
+  is dropped wherever it appears (also inside a value, inside the attribute
+  text of a tag, and between a closing tag and what follows it, where it
+  does not change whether the tag ends its element; after ``</I>`` it is a
+  valid continuation, as formats.md lists it). Spaces before the
   opener, and all text after a block closes, are content.
 - **Inside a block** the whitespace between elements is layout. Other text
   there (outside any invoke or parameter; also inside an invoke between its
@@ -141,6 +144,19 @@ _AFTER_PARAM = "after_param"  # after a candidate </P>: is it the real end?
 _AFTER_INVOKE = "after_invoke"  # after a candidate </P> ... </I>: is it the real end?
 
 
+#: What ends the attribute text of an opening tag: its ``>``, or an EOS to drop.
+_HEAD_STOP = re.compile(">|" + re.escape(EOS))
+
+
+def _partial_eos_start(text: str) -> int:
+    """Start of the longest suffix of ``text`` that is a proper prefix of ``EOS`` (``len(text)`` if none)."""
+    n = len(text)
+    for i in range(max(0, n - len(EOS) + 1), n):
+        if text[i] == "<" and EOS.startswith(text[i:]):
+            return i
+    return n
+
+
 def _reject_constant(name: str):
     raise ValueError(f"{name} is not JSON")
 
@@ -181,7 +197,7 @@ class DsmlToolParser(ToolParser):
             self._param_open, self._invoke_close, self._invoke_open, self._block_close, self._block_open, EOS
         )
         self._m_value = markers(self._param_close, EOS)
-        self._m_after_param = markers(self._param_open, self._invoke_close)
+        self._m_after_param = markers(self._param_open, self._invoke_close, EOS)
         self._m_after_invoke = markers(self._invoke_open, self._block_close, self._block_open, EOS)
 
         self._state = _CONTENT
@@ -334,17 +350,25 @@ class DsmlToolParser(ToolParser):
         self._state = state
 
     def _step_head(self, final: bool) -> bool:
+        """Read attribute text up to ``>`` (at most :data:`MAX_HEAD` characters); ``EOS`` in it is dropped."""
         sc = self.scanner
-        window = sc.peek(MAX_HEAD - self._head_len)
-        end = window.find(">")
-        if end >= 0:
-            self._head.append(sc.take(end))
-            sc.take(1)
-            self._open_tag("".join(self._head), closed=True)
+        room = MAX_HEAD - self._head_len
+        window = sc.peek(room)
+        hit = _HEAD_STOP.search(window)
+        if hit is not None:
+            self._head.append(sc.take(hit.start()))
+            sc.take(hit.end() - hit.start())
+            if hit.group() == ">":
+                self._open_tag("".join(self._head), closed=True)
+            else:  # EOS (it ends in ">" too): dropped; its characters count as read
+                self._head_len += hit.end()
             return True
-        if window:
-            self._head.append(sc.take(len(window)))
-            self._head_len += len(window)
+        keep = len(window)
+        if keep < room and not final:  # the window ends at the buffer's end: a partial EOS waits
+            keep = _partial_eos_start(window)
+        if keep:
+            self._head.append(sc.take(keep))
+            self._head_len += keep
         if self._head_len >= MAX_HEAD or final:
             self._open_tag("".join(self._head), closed=False)
             return True
@@ -422,6 +446,8 @@ class DsmlToolParser(ToolParser):
         marker = sc.match(self._m_after_param, final)
         if marker is PARTIAL:
             return False
+        if marker == EOS:  # dropped; the continuation is still to come
+            return True
         if marker is None:  # the closing tag was text
             self._value_text("".join(self._held))
             self._held = []

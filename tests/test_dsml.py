@@ -19,6 +19,7 @@ from parsers.dsml import DSML_TOKEN, MAX_HEAD, SPELLINGS, V32
 from support import assert_parses, stream_outcome, whole_outcome
 from workloads import render
 from workloads.render import Call
+from workloads.chunking import chunk
 
 NAMES = ["deepseek_v32", "deepseek_v4", "deepseek_v41"]
 B, I, P = V32.block, V32.invoke, V32.parameter
@@ -195,6 +196,33 @@ def test_end_of_sentence_is_dropped_everywhere(name):
     text = spell(name, f"A{EOS}B\n\n{EOS}<{B}>\n{EOS}{WEATHER}{EOS}\n"
                        f'<{I} name="e">{EOS}\n<{P} name="v" string="true">x{EOS}y</{P}>\n</{I}>\n</{B}>C{EOS}')
     assert_parses(name, text, "ABC", [WEATHER_CALL, ("e", {"v": "xy"})], strip_content=False)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_end_of_sentence_inside_tags_and_after_a_closing_tag_is_dropped(name):
+    # Found by fuzzing EOS positions: inside a tag's attributes the EOS (whose
+    # last character is ">") ended the tag, so the tag and the EOS went to the
+    # content and the call was lost; right after </P> it made the closing tag
+    # value text, so the invoke never closed and the call was lost.
+    text = spell(name, f'<{B}>\n<{I}{EOS} name="f{EOS}"{EOS}>\n'
+                       f'<{P} name="a"{EOS} string="true">x</{P}>{EOS}\n'
+                       f'<{P} name="b" string="false"{EOS}>[1]</{P}> {EOS} {EOS}\n</{I}>\n'
+                       f'<{I} name="g">\n<{P} name="c" string="true">y</{P}>{EOS} z</{P}>\n</{I}>\n</{B}>')
+    assert_parses(name, text, "", [("f", {"a": "x", "b": [1]}), ("g", {"c": f"y</{SPELLINGS[name].parameter}> z"})],
+                  strip_content=False, chunkings=["whole", "char", "fixed:3", "fixed:7", "random:4:8", "random:9:30"])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_end_of_sentence_cut_by_the_head_limit_is_text(name):
+    # an EOS that straddles MAX_HEAD is not read: the head is too long, so text
+    pad = " " * (MAX_HEAD - len(' name="f"') - 3)
+    text = spell(name, f'<{B}>\n<{I} name="f"{pad}{EOS}>\n</{I}>\n</{B}>')
+    whole = whole_outcome(name, text)
+    assert whole.calls == []
+    assert whole.content.startswith(spell(name, f"<{I} name=\"f\"{pad}{EOS[:3]}"))
+    for spec in ("char", "fixed:5", "random:2:50"):
+        got = stream_outcome(name, chunk(text, spec))
+        assert not check.compare(got, whole), spec
 
 
 @pytest.mark.parametrize("name", NAMES)
