@@ -45,8 +45,10 @@ Reading rules (``qwen3``):
 - Not a call, so content verbatim from ``<tool_call>`` (with its layout
   newline) up to the offending character, where reading goes on as content:
   anything but a JSON object after ``<tool_call>``, malformed JSON, a missing
-  or non-string name, missing or non-object arguments, all detected before
-  the call started. The output ending inside such a head gives the same.
+  or non-string name, a name whose escapes decode to a lone surrogate
+  (``"\\ud800"``: Python's JSON decoder accepts it, but no server can encode
+  it as UTF-8), missing or non-object arguments, all detected before the
+  call started. The output ending inside such a head gives the same.
   So ``<tool_call>`` repeated any number of times (a degenerate model) gives
   no call and that text as content, in linear time.
 - A started call that turns out malformed (bad JSON inside the arguments, a
@@ -200,6 +202,7 @@ _WS_RUN = re.compile(r"[ \t\n\r]*")
 _NUM_RUN = re.compile(r"[0-9eE.+\-]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _HEX = frozenset("0123456789abcdefABCDEF")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _SIMPLE_ESCAPES = frozenset('"\\/bfnrt')
 _LITERALS = {"t": "true", "f": "false", "n": "null"}
 
@@ -293,7 +296,7 @@ class JsonCallLexer:
                             self._capture = None
                             try:
                                 self._key = json.loads("".join(self._capture_parts))
-                            except ValueError:  # a lone-surrogate escape Python rejects
+                            except ValueError:  # pragma: no cover - the lexer validated the string
                                 return i - 1, ERROR
                     else:
                         self._mode = _AFTER
@@ -304,7 +307,9 @@ class JsonCallLexer:
                                 name = json.loads("".join(self._capture_parts))
                             except ValueError:
                                 return i - 1, ERROR
-                            if not name:
+                            # json.loads accepts a lone surrogate escape ("\\ud800"):
+                            # a name a server cannot encode as UTF-8, so no name
+                            if not name or _LONE_SURROGATE.search(name):
                                 return i - 1, ERROR
                             self.name = name
                 elif c == "\\":

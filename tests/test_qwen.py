@@ -137,6 +137,24 @@ def test_qwen3_not_a_call_is_content_verbatim(head):
     assert_parses("qwen3", "Before " + head, "Before " + head, [])
 
 
+@pytest.mark.parametrize("name_json", ['"get\\ud800"', '"\\udc00x"', '"\\ud83d"'])
+def test_qwen3_a_name_with_a_lone_surrogate_escape_is_no_call(name_json):
+    # Found probing unicode: json.loads accepts "\ud800", so the name went out
+    # as a str a server cannot encode as UTF-8 (UnicodeEncodeError downstream).
+    for head in (f'<tool_call>\n{{"name": {name_json}, "arguments": {{"a": 1}}}}\n</tool_call>',
+                 f'<tool_call>\n{{"arguments": {{"a": 1}}, "name": {name_json}}}\n</tool_call>'):
+        text = "Before " + head + " after" + CALL_OK
+        assert_parses("qwen3", text, "Before " + head + " after", [("ok", {})], chunkings=FEW)
+
+
+def test_qwen3_an_escaped_astral_name_is_a_name():
+    text = '<tool_call>\n{"name": "get_\\ud83d\\ude00", "arguments": {}}\n</tool_call>'
+    assert_parses("qwen3", text, "", [("get_\U0001F600", {})], chunkings=FEW)
+
+
+CALL_OK = '\n<tool_call>\n{"name": "ok", "arguments": {}}\n</tool_call>'
+
+
 def test_qwen3_started_call_left_open_is_abandoned():
     text = 'Before \n<tool_call>\n{"name": "f", "arguments": {"a": 1}'
     assert_agrees("qwen3", text, "Before ", [])
