@@ -109,6 +109,20 @@ def _loads(text: str):
 _PY_LITERALS = {"True": True, "False": False, "None": None}
 
 
+#: A surrogate code point: in decoded JSON only from an escape (``"\\ud800"``).
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _dumps(value) -> str:
+    """``value`` as JSON text, non-ASCII characters as themselves, except surrogates.
+
+    A value decoded from JSON may hold a lone surrogate (from an escape such
+    as ``"\\ud800"``, which ``json.loads`` accepts); written raw it would make
+    the arguments text impossible to encode as UTF-8, so it stays escaped.
+    """
+    return _SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), json.dumps(value, ensure_ascii=False))
+
+
 def _typed_value(text: str, declared: bool) -> str:
     """The JSON text of a buffered value.
 
@@ -123,7 +137,7 @@ def _typed_value(text: str, declared: bool) -> str:
         if not declared and not isinstance(value, (list, dict)):
             value = text
     try:
-        return json.dumps(value, ensure_ascii=False)
+        return _dumps(value)
     except (ValueError, RecursionError):  # pragma: no cover - loads gave it
         return json.dumps(text, ensure_ascii=False)
 

@@ -203,6 +203,16 @@ _NUM_RUN = re.compile(r"[0-9eE.+\-]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _HEX = frozenset("0123456789abcdefABCDEF")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _dumps(value) -> str:
+    """``value`` as JSON text, non-ASCII characters as themselves, except surrogates.
+
+    A value decoded from JSON (or a Python literal) may hold a lone surrogate
+    (from an escape such as ``"\\ud800"``); written raw it would make the
+    arguments text impossible to encode as UTF-8, so it stays escaped.
+    """
+    return _LONE_SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), json.dumps(value, ensure_ascii=False))
 _SIMPLE_ESCAPES = frozenset('"\\/bfnrt')
 _LITERALS = {"t": "true", "f": "false", "n": "null"}
 
@@ -909,7 +919,7 @@ class Qwen3CoderParser(_QwenParser):
         if not ok:
             self._emit_arguments('"' + json_fragment(text) + '"')
         else:
-            self._emit_arguments(json.dumps(value, ensure_ascii=False))
+            self._emit_arguments(_dumps(value))
 
     def _finish_call(self) -> None:
         self._emit_arguments("}")

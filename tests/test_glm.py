@@ -142,6 +142,21 @@ def test_typed_values_that_are_not_json(parser):
 
 
 @pytest.mark.parametrize("parser", GLM)
+def test_an_escaped_lone_surrogate_in_a_json_value_stays_escaped(parser):
+    # Found probing unicode: the value was decoded and written back with
+    # ensure_ascii=False, so "\ud800" became a raw lone surrogate: arguments
+    # text a server cannot encode as UTF-8.
+    pairs = [("tags", '["\\ud800", "é\\ud83d\\ude00"]'), ("opts", '{"k\\udc00": 1}')]
+    text = call_text(parser, "set_timer", pairs) + call_text(parser, "f", [("auto", '["\\udfff"]')])
+    expected = [("set_timer", {"tags": ["\ud800", "é\U0001F600"], "opts": {"k\udc00": 1}}), ("f", {"auto": ["\udfff"]})]
+    assert_parses(parser, text, "", expected, tools=TYPED, chunkings=["whole", "char", "fixed:5", "random:3:9"])
+    got = whole_outcome(parser, text, TYPED)
+    assert got.calls[0].arguments_text == '{"tags": ["\\ud800", "é😀"], "opts": {"k\\udc00": 1}}'
+    for call in got.calls:
+        call.arguments_text.encode("utf-8")  # no lone surrogate in the text
+
+
+@pytest.mark.parametrize("parser", GLM)
 def test_a_string_parameter_holding_json_stays_a_string(parser):
     text = call_text(parser, "set_timer", [("label", '["a", "b"]'), ("code", "{}")])
     assert_parses(parser, text, "", [("set_timer", {"label": '["a", "b"]', "code": "{}"})], tools=TYPED)

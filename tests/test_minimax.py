@@ -127,6 +127,17 @@ def test_a_typed_value_nested_too_deep_for_the_decoder_keeps_the_string(caplog):
     assert not [r for r in caplog.records if r.levelname in ("WARNING", "ERROR")]
 
 
+def test_an_escaped_lone_surrogate_in_a_typed_value_stays_escaped():
+    # Found probing unicode: "\ud800" in a JSON value was written back as a raw
+    # lone surrogate: arguments text a server cannot encode as UTF-8.
+    text = block(invoke("set", param("arr", '["\\ud800", "\\ud83d\\ude00"]'), param("obj", '{"\\udc00": 1}')))
+    expected = {"arr": ["\ud800", "\U0001F600"], "obj": {"\udc00": 1}}
+    assert_parses(P, text, "", [("set", expected)], tools=TYPED_TOOLS, chunkings=["whole", "char", "fixed:5", "random:3:9"])
+    got = whole_outcome(P, text, TYPED_TOOLS)
+    assert got.calls[0].arguments_text == '{"arr": ["\\ud800", "😀"], "obj": {"\\udc00": 1}}'
+    got.calls[0].arguments_text.encode("utf-8")
+
+
 def test_tools_as_objects_and_unknown_tools():
     # a call to a tool that is not in the list is still reported, values as strings
     text = block(invoke("other", param("n", "15")))

@@ -208,6 +208,17 @@ def test_coder_schema_typed_values():
         "label": "007", "maybe": 12})], tools=CODER_TOOLS)
 
 
+def test_coder_an_escaped_lone_surrogate_in_a_typed_value_stays_escaped():
+    # Found probing unicode: "\ud800" in a JSON (or Python repr) value was written
+    # back as a raw lone surrogate: arguments text a server cannot encode as UTF-8.
+    text = coder("configure", ("tags", '["\\ud800", "\\ud83d\\ude00"]'), ("opts", "{'a': '\\udc00'}"))
+    expected = {"tags": ["\ud800", "\U0001F600"], "opts": {"a": "\udc00"}}
+    assert_parses("qwen3_coder", text, "", [("configure", expected)], tools=CODER_TOOLS, chunkings=FEW)
+    got = whole_outcome("qwen3_coder", text, CODER_TOOLS)
+    assert got.calls[0].arguments_text == '{"tags": ["\\ud800", "😀"], "opts": {"a": "\\udc00"}}'
+    got.calls[0].arguments_text.encode("utf-8")
+
+
 def test_coder_values_are_strings_without_a_schema():
     text = coder("configure", ("count", "5"), ("on", "true"))
     assert_parses("qwen3_coder", text, "", [("configure", {"count": "5", "on": "true"})])
