@@ -46,7 +46,7 @@ class StreamedCall:
         """The arguments as a JSON object (dict), or ``None`` when they are not one."""
         try:
             value = json.loads(self.arguments_text)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested deeper than json can read
             return None
         return value if isinstance(value, dict) else None
 

@@ -52,3 +52,9 @@ def test_bad_options_exit_2(argv, capsys):
         cli.main(["check", *argv])
     assert exit_info.value.code == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_arguments_nested_deeper_than_json_reads_do_not_crash_the_checker():
+    deep = '{"a": ' + "[" * 50_000 + "]" * 50_000 + "}"
+    assert check.StreamedCall("f", deep).arguments() is None
+    assert check.StreamedCall("f", '{"a": [1]}').arguments() == {"a": [1]}
