@@ -47,7 +47,28 @@ __all__ = [
     "tool_name",
     "tool_parameter_schema",
     "parameter_type",
+    "MAX_HEAD",
 ]
+
+#: Longest call head, in characters, that a parser holds back before deciding
+#: it is not a call head. A head is the text a parser must read after an
+#: opener before it knows whether a call (or a tag) starts there: a function
+#: name, a call id, the attributes of a tag, a parameter key, with the fixed
+#: text and whitespace between them, up to (not including) the marker that
+#: ends it. A head that runs past ``MAX_HEAD`` characters without that marker
+#: is not one: it is cut after ``MAX_HEAD + 1`` characters, the first
+#: that prove it too long; its raw text is passed on as the format's rule
+#: for a head that is no call says (content, for a head outside a started
+#: call; a started call whose parameter key runs on is malformed), and
+#: reading goes on right after the cut, as after a head that ended and
+#: turned out not to be a call (nothing is read twice).
+#: This keeps DESIGN.md's invariant 3 (hold back only a possible partial
+#: marker) for stray openers: text after one reaches the client at most
+#: ``MAX_HEAD`` characters late. :meth:`parsers.scanner.MarkerScanner.find`
+#: takes the bound as ``limit`` and decides it the same for every split of
+#: the text. Real heads are far shorter (OpenAI limits a function name to 64
+#: characters).
+MAX_HEAD = 1024
 
 
 @dataclass

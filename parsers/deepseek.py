@@ -40,6 +40,12 @@ the same state machine, so they agree):
   kind, empty name, a block token or the end of the output before the name is
   complete) sends nothing: its raw text, from the call-begin token on, is
   passed on as content, and the interrupting token is read as in the block.
+  So does a head that runs past :data:`parsers.base.MAX_HEAD` characters
+  (kind, separator and name together, counted after the call-begin token)
+  without its end: the head is cut there (after ``MAX_HEAD + 1``
+  characters), its raw text is content and the block is read on after it,
+  so the text after a stray call-begin token is held back for at most that
+  long.
 - Arguments are raw JSON text and stream as they arrive; only a possible
   partial closing marker is held back (V3: the closing fence "\\n```", V3.1:
   ``<｜tool▁call▁end｜>``; both also a partial end-of-sentence token), and the
@@ -75,7 +81,7 @@ import json
 import re
 
 from . import register
-from .base import ToolParser
+from .base import MAX_HEAD, ToolParser
 from .scanner import PARTIAL, markers
 
 #: End-of-sequence token of every DeepSeek model; dropped wherever it appears.
@@ -197,6 +203,7 @@ class _DeepSeekCalls(ToolParser):
         self._gap_ws: list[str] = []  # whitespace of the current stretch, not yet decided
         self._head: list[str] = []    # raw text of a call head whose name is not yet sent
         self._name: list[str] = []    # the name pieces of that head
+        self._head_len = 0            # characters of that head after the call-begin token
         self._args: list[str] = []    # the current call's argument text, all of it
         self._args_out: list[str] = []  # argument text not yet sent
         # from the bracket that closes the top-level value on: sent when the call's end confirms it
@@ -255,6 +262,7 @@ class _DeepSeekCalls(ToolParser):
         if marker == CALL_BEGIN:
             self._enter_block()
             self._head = [CALL_BEGIN]
+            self._head_len = 0
             self._name = []
             self._state = self._head_state
         elif marker == CALLS_END:
@@ -274,6 +282,12 @@ class _DeepSeekCalls(ToolParser):
         if marker is None:
             return True
         return self._block_token(marker)
+
+    def _head_find(self, m, final: bool) -> tuple[str, str | None, bool]:
+        """``scanner.find`` bounded by :data:`MAX_HEAD`; the flag is true when the head ran past it."""
+        text, marker = self.scanner.find(m, final, MAX_HEAD + 1 - self._head_len)
+        self._head_len += len(text) + (len(marker) if marker else 0)
+        return text, marker, marker is None and self._head_len > MAX_HEAD
 
     def _name_piece(self, text: str) -> None:
         if text:
@@ -373,10 +387,12 @@ class DeepSeekV3Parser(_DeepSeekCalls):
     _head_state = "kind"
 
     def _st_kind(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_V3_KIND_END, final)
+        text, marker, over = self._head_find(_V3_KIND_END, final)
         if text:
             self._head.append(text)
         if marker is None:
+            if over:  # too long for a head: content, read on after it
+                return self._head_failed(None)
             if final:  # the output ended inside the head
                 self._head_failed(None)
             return False
@@ -392,9 +408,11 @@ class DeepSeekV3Parser(_DeepSeekCalls):
         return True
 
     def _st_name(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_V3_NAME_END, final)
+        text, marker, over = self._head_find(_V3_NAME_END, final)
         self._name_piece(text)
         if marker is None:
+            if over:  # too long for a head: content, read on after it
+                return self._head_failed(None)
             if final:  # the output ended inside the head
                 self._head_failed(None)
             return False
@@ -451,9 +469,11 @@ class DeepSeekV31Parser(_DeepSeekCalls):
     _head_state = "name"
 
     def _st_name(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_V31_NAME_END, final)
+        text, marker, over = self._head_find(_V31_NAME_END, final)
         self._name_piece(text)
         if marker is None:
+            if over:  # too long for a head: content, read on after it
+                return self._head_failed(None)
             if final:  # the output ended inside the head
                 self._head_failed(None)
             return False

@@ -32,9 +32,11 @@ three registered subclasses differ only in their :class:`Spelling`):
   there (outside any invoke or parameter; also inside an invoke between its
   parameters) is not a call, so it is passed on as content, in order, with the
   layout whitespace around it dropped (``<B>\\noops\\n<I ...>`` gives content
-  ``oops``). A tag that is cut short or malformed (no ``name`` attribute, no
-  ``>`` within :data:`MAX_HEAD` characters, or the stream ends inside it) is
-  such text too.
+  ``oops``). A tag that is cut short or malformed (no ``name`` attribute,
+  more than :data:`parsers.base.MAX_HEAD` characters of attribute text
+  without a ``>``, or the stream ends inside it) is such text too; after a
+  head cut at ``MAX_HEAD`` reading goes on right after those characters, so
+  text after a stray tag opener is held back at most that long.
 - A block opener inside a block starts a new block (the previous one is left
   unclosed). So the opener repeated thousands of times (a degenerate model)
   gives no calls and no content, in linear time.
@@ -82,7 +84,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from . import register
-from .base import ToolParser, json_fragment, parameter_type
+from .base import MAX_HEAD, ToolParser, json_fragment, parameter_type
 from .deepseek import EOS
 from .scanner import PARTIAL, markers
 
@@ -119,11 +121,6 @@ V41 = Spelling(DSML_TOKEN + " calls", DSML_TOKEN + " invoke", DSML_TOKEN + " par
 
 SPELLINGS = {"deepseek_v32": V32, "deepseek_v4": V4, "deepseek_v41": V41}
 SPECIAL_TOKENS = (EOS, DSML_TOKEN)
-
-#: Longest attribute text (characters between ``<｜DSML｜invoke`` or
-#: ``<｜DSML｜parameter`` and the ``>`` that ends the tag) read as a tag; a
-#: longer one is text.
-MAX_HEAD = 1024
 
 _NEWLINES = "\r\n"
 # The attribute text of an opening tag: ` name="x" string="true"`, optionally
@@ -176,7 +173,7 @@ class DsmlToolParser(ToolParser):
     Held back at any time: a possible partial marker (fewer characters than
     the longest tag), the trailing newline run of content, the whitespace
     after stray text in a block, the attribute text of an opening tag being
-    read (at most :data:`MAX_HEAD` characters), and candidate closing tags
+    read (at most :data:`parsers.base.MAX_HEAD` characters), and candidate closing tags
     with the whitespace after them. No method raises on model output.
     """
 
@@ -350,9 +347,9 @@ class DsmlToolParser(ToolParser):
         self._state = state
 
     def _step_head(self, final: bool) -> bool:
-        """Read attribute text up to ``>`` (at most :data:`MAX_HEAD` characters); ``EOS`` in it is dropped."""
+        """Read attribute text up to ``>`` (at most :data:`MAX_HEAD` characters before it); ``EOS`` in it is dropped."""
         sc = self.scanner
-        room = MAX_HEAD - self._head_len
+        room = MAX_HEAD + 1 - self._head_len
         window = sc.peek(room)
         hit = _HEAD_STOP.search(window)
         if hit is not None:
@@ -369,7 +366,7 @@ class DsmlToolParser(ToolParser):
         if keep:
             self._head.append(sc.take(keep))
             self._head_len += keep
-        if self._head_len >= MAX_HEAD or final:
+        if self._head_len > MAX_HEAD or final:
             self._open_tag("".join(self._head), closed=False)
             return True
         return False

@@ -33,12 +33,17 @@ Reading rules of this parser:
 - If what follows ``<|tool_call>`` is not ``call:NAME{`` (NAME without
   whitespace or any of ``{}[],:<>"``), the text is content, verbatim: a model
   repeating ``<|tool_call>`` until max_tokens gives no call and that text as
-  content.
+  content. The head ``call:NAME`` is read for at most
+  :data:`parsers.base.MAX_HEAD` characters: when no ``{`` (or call token)
+  has come by then, ``<|tool_call>`` and the head up to there (``MAX_HEAD +
+  1`` characters) are content and reading goes on as content after them, so text after a stray
+  ``<|tool_call>`` is held back at most that long.
 - Malformed arguments (a value that is not a string, number, ``true``,
   ``false``, ``null``/``None``, object or array; a missing ``:`` or ``,``; a
   trailing comma; mismatched brackets; anything but ``<tool_call|>`` after the
-  final ``}``) abandon the call (see :mod:`parsers.base`). Its remaining text
-  up to ``<tool_call|>`` is dropped with it (logged at debug level); a
+  final ``}``; a key longer than ``MAX_HEAD`` characters) abandon the call
+  (see :mod:`parsers.base`). Its remaining text up to ``<tool_call|>`` is
+  dropped with it (logged at debug level); a
   ``<|tool_call>`` met first starts the next call. A call still open at the
   end of the output is abandoned.
 """
@@ -50,7 +55,7 @@ import logging
 import re
 
 from . import register
-from .base import ToolParser, json_fragment
+from .base import MAX_HEAD, ToolParser, json_fragment
 from .scanner import PARTIAL, markers
 
 log = logging.getLogger(__name__)
@@ -118,6 +123,7 @@ class Gemma4Parser(ToolParser):
         self._state = _S_CONTENT
         self._raw: list[str] = []  # opener text that is content if no call starts
         self._parts: list[str] = []  # the name, key or literal being read
+        self._head_len = 0  # characters of the head (call:NAME) or key being read
         self._stack: list[str] = []  # open containers of the arguments
         self._first_key = True  # no member yet in the innermost object
         self._call_name = ""
@@ -180,13 +186,26 @@ class Gemma4Parser(ToolParser):
             self._state = _S_CONTENT
             return True
         self._raw.append(marker)
+        self._head_len = len(marker)
         self._state = _S_NAME
         return True
 
+    def _bounded_find(self, m, final: bool) -> tuple[str, str | None, bool]:
+        """``scanner.find`` bounded by :data:`MAX_HEAD`; the flag is true when the head or key ran past it."""
+        text, marker = self.scanner.find(m, final, MAX_HEAD + 1 - self._head_len)
+        self._head_len += len(text)
+        return text, marker, marker is None and self._head_len > MAX_HEAD
+
     def _name(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_NAME_END, final)
+        text, marker, over = self._bounded_find(_NAME_END, final)
         self._parts.append(text)
         if marker is None:
+            if over:  # too long for a head: content, read on as content after it
+                self._emit_content("".join(self._raw) + "".join(self._parts))
+                self._raw = []
+                self._parts = []
+                self._state = _S_CONTENT
+                return True
             return False
         name = "".join(self._parts).strip()
         if marker == "{" and _NAME.fullmatch(name):
@@ -216,6 +235,7 @@ class Gemma4Parser(ToolParser):
         if marker is PARTIAL:
             return False
         self._parts = []
+        self._head_len = 0
         if marker == "}":  # {} : an empty object
             self._close_container("}")
         elif marker == STRING_DELIM:
@@ -227,9 +247,12 @@ class Gemma4Parser(ToolParser):
         return True
 
     def _key(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_KEY_END, final)
+        text, marker, over = self._bounded_find(_KEY_END, final)
         self._parts.append(text)
         if marker is None:
+            if over:
+                self._fail(None, "a key longer than MAX_HEAD")
+                return True
             return False
         key = "".join(self._parts).strip()
         self._parts = []
@@ -240,9 +263,12 @@ class Gemma4Parser(ToolParser):
         return True
 
     def _qkey(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_STRING_END, final)
+        text, marker, over = self._bounded_find(_STRING_END, final)
         self._parts.append(text)
         if marker is None:
+            if over:
+                self._fail(None, "a key longer than MAX_HEAD")
+                return True
             return False
         self._state = _S_COLON
         return True

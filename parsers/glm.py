@@ -21,10 +21,15 @@ Reading rules (all lengths in characters):
   content, and so is everything outside the blocks.
 - **Names**: the text between ``<tool_call>`` and the first ``<arg_key>`` or
   ``</tool_call>``, surrounding whitespace stripped. It must be one word of
-  letters, digits and ``_-.:/@``, at most :data:`MAX_NAME` characters with
-  its whitespace; otherwise the opener was not a call and the text stays
-  content (a ``<tool_call>`` mentioned in prose, a truncated block).
-- **Keys**: stripped. **String values**: verbatim (no trimming), streamed as
+  letters, digits and ``_-.:/@``, and the text between the opener and that
+  marker, whitespace included, at most :data:`parsers.base.MAX_HEAD`
+  characters; otherwise the opener was not a call and the text stays
+  content (a ``<tool_call>`` mentioned in prose, a truncated block). A name
+  text that runs past ``MAX_HEAD`` is content from the opener up to there,
+  and reading goes on as content after it, so text after a stray opener is
+  held back at most that long.
+- **Keys**: stripped; a key text longer than ``MAX_HEAD`` characters makes the
+  call malformed (below). **String values**: verbatim (no trimming), streamed as
   JSON-escaped pieces as they arrive.
 - **Value types** (``parsers.base.parameter_type``): a parameter the tool
   schema declares ``string`` is a string; one it declares with another type
@@ -44,8 +49,9 @@ Reading rules (all lengths in characters):
   ``<arg_key>`` inside a value are always text.
 - **Malformed calls**: a call whose structure breaks after its name was sent
   (no ``<arg_value>`` after a key, ``</tool_call>`` or ``<tool_call>`` inside
-  a key) is abandoned and the text from the break on is read as content (a
-  ``<tool_call>`` there starts a new call). A call still open when the output
+  a key, a key that runs past ``MAX_HEAD``) is abandoned and the text from
+  the break on is read as content (a ``<tool_call>`` there starts a new
+  call). A call still open when the output
   ends is abandoned; its text is not repeated as content.
 - **Empty openers**: an opener with no name before the next opener, the end
   of the output or ``</tool_call>`` is dropped with its whitespace (and the
@@ -61,12 +67,12 @@ import re
 from collections.abc import Mapping
 
 from . import register
-from .base import ToolParser, json_fragment, parameter_type, tool_parameter_schema
+from .base import MAX_HEAD, ToolParser, json_fragment, parameter_type, tool_parameter_schema
 from .scanner import PARTIAL, markers
 
 __all__ = [
     "TOOL_CALL", "TOOL_CALL_END", "ARG_KEY", "ARG_KEY_END", "ARG_VALUE", "ARG_VALUE_END",
-    "LAYOUT_OPENER", "SPECIAL_TOKENS", "MAX_NAME", "Glm45Parser", "Glm47Parser",
+    "LAYOUT_OPENER", "SPECIAL_TOKENS", "Glm45Parser", "Glm47Parser",
 ]
 
 TOOL_CALL = "<tool_call>"
@@ -79,9 +85,6 @@ ARG_VALUE_END = "</arg_value>"
 LAYOUT_OPENER = "\n" + TOOL_CALL
 #: Single tokens of the GLM-4.5/4.7 vocabulary (added special tokens).
 SPECIAL_TOKENS = (TOOL_CALL, TOOL_CALL_END, ARG_KEY, ARG_KEY_END, ARG_VALUE, ARG_VALUE_END)
-#: Longest name text (characters, whitespace included) read after ``<tool_call>``
-#: before the opener is taken for text: bounds what a stray opener holds back.
-MAX_NAME = 256
 
 _M_CONTENT = markers(LAYOUT_OPENER, TOOL_CALL)
 _M_NAME = markers(LAYOUT_OPENER, TOOL_CALL, ARG_KEY, TOOL_CALL_END)
@@ -154,6 +157,7 @@ class _GlmParser(ToolParser):
         self._name_phase = 0           # 0 leading whitespace, 1 in the name, 2 trailing whitespace
         self._name = ""
         self._key_parts: list[str] = []
+        self._key_len = 0
         self._key = ""
         self._args = 0                 # arguments sent for the current call
         self._kind = "string"          # current value: "string", "json" (declared type) or "auto"
@@ -177,9 +181,6 @@ class _GlmParser(ToolParser):
     def _name_ok(self, text: str) -> bool:
         """Take a piece of name text; False once it cannot be a name."""
         self._name_parts.append(text)
-        self._name_len += len(text)
-        if self._name_len > MAX_NAME:
-            return False
         phase = self._name_phase
         for ch in text:
             if ch.isspace():
@@ -246,10 +247,13 @@ class _GlmParser(ToolParser):
         return True
 
     def _s_name(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_M_NAME, final)
+        text, marker = self.scanner.find(_M_NAME, final, MAX_HEAD + 1 - self._name_len)
+        self._name_len += len(text)
         if text and not self._name_ok(text):
             return self._not_a_call(marker)
         if marker is None:
+            if self._name_len > MAX_HEAD:  # too long for a name: text
+                return self._not_a_call(None)
             if not final:
                 return False
             if not "".join(self._name_parts).strip():
@@ -267,6 +271,7 @@ class _GlmParser(ToolParser):
         if marker == ARG_KEY:
             self._state = _KEY
             self._key_parts = []
+            self._key_len = 0
         else:  # TOOL_CALL_END: the inline zero-argument form
             self._emit_arguments("{}")
             self._end_call()
@@ -275,10 +280,13 @@ class _GlmParser(ToolParser):
         return True
 
     def _s_key(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_M_KEY, final)
+        text, marker = self.scanner.find(_M_KEY, final, MAX_HEAD + 1 - self._key_len)
         if text:
             self._key_parts.append(text)
+            self._key_len += len(text)
         if marker is None:
+            if self._key_len > MAX_HEAD:  # too long for a key
+                return self._malformed(None)
             return self._unclosed() if final else False
         if marker != ARG_KEY_END:
             return self._malformed(marker)
@@ -377,6 +385,7 @@ class _GlmParser(ToolParser):
         if hit == ARG_KEY:
             self._state = _KEY
             self._key_parts = []
+            self._key_len = 0
         else:
             self._emit_arguments("}")
             self._end_call()

@@ -23,7 +23,12 @@ The format, as Moonshot's Kimi K2 chat template writes an assistant turn::
   ``functions.`` prefix is dropped when present, and ``:IDX`` when IDX is a
   number (``get_weather:0`` and ``functions.get_weather`` also give
   ``get_weather``). Surrounding whitespace is stripped; an empty name makes
-  no call.
+  no call. An id that runs past :data:`parsers.base.MAX_HEAD` characters
+  without ``<|tool_call_argument_begin|>`` (or another token) makes no call
+  either: its ``<|tool_call_begin|>`` is dropped, the id is cut there (after
+  ``MAX_HEAD + 1`` characters) and is text of the section, and the section
+  is read on after it (so text after a stray ``<|tool_call_begin|>`` is held
+  back at most that long).
 - **Arguments**: raw JSON, streamed as it arrives up to the bracket that
   closes the top-level value (the final ``}`` of the object); that bracket
   and any text after it are sent when the call completes, so the streamed
@@ -42,7 +47,7 @@ from __future__ import annotations
 import json
 
 from . import register
-from .base import ToolParser
+from .base import MAX_HEAD, ToolParser
 from .deepseek import RawJsonTracker
 from .scanner import PARTIAL, markers
 
@@ -109,6 +114,7 @@ class KimiK2Parser(ToolParser):
         self._gap: list[str] = []       # whitespace held in a section gap
         self._gap_is_content = False
         self._id_parts: list[str] = []
+        self._id_len = 0                # characters of the call id read so far
         self._args: list[str] = []
         self._strings = RawJsonTracker()  # string state and the top-level close of the arguments
         self._hold: list[str] = []      # argument text from the top-level close on, sent when the call completes
@@ -141,6 +147,7 @@ class KimiK2Parser(ToolParser):
         if marker == CALL_BEGIN:
             self._state = _ID
             self._id_parts = []
+            self._id_len = 0
         elif marker in _CLOSERS:
             self._state = _CONTENT
         else:  # a repeated opener, a stray end or argument token
@@ -201,12 +208,14 @@ class KimiK2Parser(ToolParser):
         return self._section_marker(marker)
 
     def _s_id(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_M_ID, final)
+        text, marker = self.scanner.find(_M_ID, final, MAX_HEAD + 1 - self._id_len)
         if text:
             self._id_parts.append(text)
+            self._id_len += len(text)
         if marker is None:
-            if final:  # the output ended in a call id: no call
+            if final or self._id_len > MAX_HEAD:  # the output ended in a call id, or it is too long: no call
                 self._gap_text("".join(self._id_parts))
+                self._id_parts = []
                 self._state = _SECTION
                 return True
             return False

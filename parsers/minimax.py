@@ -43,10 +43,17 @@ Reading rules of this parser (all lengths in characters):
   allows them, so ``</invoke>`` or ``</minimax:tool_call>`` inside a value
   are plain text.
 - A block that turns out not to start with a call (garbage after the opener,
-  an empty block, a repeated opener) is content, verbatim: a model that
-  repeats ``<minimax:tool_call>`` until max_tokens gives no call and that
-  text as content. Garbage after a call inside a block ends the block and is
-  content.
+  an empty block, a repeated opener, an invoke name that is not one word) is
+  content, verbatim: a model that repeats ``<minimax:tool_call>`` until
+  max_tokens gives no call and that text as content. Garbage after a call
+  inside a block ends the block and is content.
+- An invoke's head is read for at most :data:`parsers.base.MAX_HEAD`
+  characters: the name after ``<invoke name="`` (with, for a block's first
+  invoke, the whitespace and ``<invoke name="`` after the block opener).
+  When no ``">`` has come by then, the block is not a call either: its text
+  up to there is content and reading goes on as content after it, so text
+  after a stray opener is held back at most that long. A parameter name
+  longer than ``MAX_HEAD`` is a malformed part (below).
 - A call with a malformed part (an unexpected element inside ``<invoke>``, a
   bad parameter name) is abandoned (see :mod:`parsers.base`); its remaining
   text up to the next ``</invoke>``, ``</minimax:tool_call>`` or
@@ -65,7 +72,7 @@ import logging
 import re
 
 from . import register
-from .base import ToolParser, json_fragment, parameter_type
+from .base import MAX_HEAD, ToolParser, json_fragment, parameter_type
 from .scanner import PARTIAL, markers
 
 log = logging.getLogger(__name__)
@@ -164,6 +171,7 @@ class MiniMaxM2Parser(ToolParser):
         self._raw: list[str] = []
         self._block_has_call = False
         self._name_parts: list[str] = []
+        self._head_len = 0  # characters of the invoke head or parameter name being read
         self._call_name = ""
         self._n_params = 0
         self._key_parts: list[str] = []
@@ -216,15 +224,37 @@ class MiniMaxM2Parser(ToolParser):
         self._state = _S_BLOCK
         self._raw = [opener]
         self._block_has_call = False
+        self._head_len = 0
+
+    def _bounded_find(self, final: bool) -> tuple[str, str | None, bool]:
+        """Read a name up to ``">``, bounded by :data:`MAX_HEAD`; the flag is true when it ran past it."""
+        text, marker = self.scanner.find(_TAG_END, final, MAX_HEAD + 1 - self._head_len)
+        self._head_len += len(text)
+        return text, marker, marker is None and self._head_len > MAX_HEAD
+
+    def _not_a_call(self, *more: str) -> None:
+        """What was read of the block (and ``more``) is content; read on as content."""
+        self._emit_content("".join(self._raw) + "".join(more))
+        self._raw = []
+        self._state = _S_CONTENT
 
     def _block(self, final: bool) -> bool:
-        self._raw.append(self.scanner.skip_whitespace())
+        if self._block_has_call:  # layout between calls
+            self._raw.append(self.scanner.skip_whitespace())
+        else:  # the head of the block's first call: bounded
+            ws = self.scanner.skip_whitespace(MAX_HEAD + 1 - self._head_len)
+            self._raw.append(ws)
+            self._head_len += len(ws)
+            if self._head_len > MAX_HEAD:
+                self._not_a_call()
+                return True
         marker = self.scanner.match(_IN_BLOCK, final)
         if marker is PARTIAL:
             return False
         if marker == INVOKE_OPEN:
             self._raw.append(marker)
             self._name_parts = []
+            self._head_len = 0 if self._block_has_call else self._head_len + len(marker)
             self._state = _S_NAME
         elif marker == BLOCK_CLOSE:
             if not self._block_has_call:  # an empty block carries no call: content
@@ -244,16 +274,18 @@ class MiniMaxM2Parser(ToolParser):
         return True
 
     def _name(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_TAG_END, final)
+        text, marker, over = self._bounded_find(final)
         self._name_parts.append(text)
         if marker is None:
+            if over:  # too long for a head: content
+                self._not_a_call("".join(self._name_parts))
+                self._name_parts = []
+                return True
             return False
         name = "".join(self._name_parts)
         self._name_parts = []
         if _NAME.fullmatch(name) is None:
-            self._emit_content("".join(self._raw) + name + marker)
-            self._raw = []
-            self._state = _S_CONTENT
+            self._not_a_call(name, marker)
             return True
         self._raw = []
         self._block_has_call = True
@@ -271,6 +303,7 @@ class MiniMaxM2Parser(ToolParser):
             return False
         if marker == PARAM_OPEN:
             self._key_parts = []
+            self._head_len = 0
             self._state = _S_KEY
         elif marker == INVOKE_CLOSE:
             self._close_call()
@@ -282,9 +315,12 @@ class MiniMaxM2Parser(ToolParser):
         return True
 
     def _key(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_TAG_END, final)
+        text, marker, over = self._bounded_find(final)
         self._key_parts.append(text)
         if marker is None:
+            if over:
+                self._fail("a parameter name longer than MAX_HEAD")
+                return True
             return False
         key = "".join(self._key_parts)
         self._key_parts = []
@@ -325,6 +361,7 @@ class MiniMaxM2Parser(ToolParser):
         if marker == PARAM_OPEN:
             self._end_value()
             self._key_parts = []
+            self._head_len = 0
             self._state = _S_KEY
         elif marker == INVOKE_CLOSE:
             self._pending.append(marker)
@@ -352,6 +389,7 @@ class MiniMaxM2Parser(ToolParser):
         if marker == INVOKE_OPEN:
             self._raw = [marker]
             self._name_parts = []
+            self._head_len = 0
             self._state = _S_NAME
         elif marker == BLOCK_CLOSE:
             self._state = _S_CONTENT

@@ -48,7 +48,13 @@ Reading rules (``qwen3``):
   or non-string name, a name whose escapes decode to a lone surrogate
   (``"\\ud800"``: Python's JSON decoder accepts it, but no server can encode
   it as UTF-8), missing or non-object arguments, all detected before the
-  call started. The output ending inside such a head gives the same.
+  call started. The output ending inside such a head gives the same, and
+  so does a head that runs past :data:`parsers.base.MAX_HEAD` characters
+  before the call starts (the text after ``<tool_call>`` that is not the
+  ``arguments`` value: whitespace, keys, the name, other members): the
+  opener and what was read are content and reading goes on as content
+  after them, so text after a stray ``<tool_call>`` is held back at most
+  that long.
   So ``<tool_call>`` repeated any number of times (a degenerate model) gives
   no call and that text as content, in linear time.
 - A started call that turns out malformed (bad JSON inside the arguments, a
@@ -90,10 +96,16 @@ Reading rules (``qwen3_coder``):
   ``>``. A name that is empty or holds whitespace or ``<`` means no call: the
   text from ``<tool_call>`` is content (so is a block with anything but
   ``<function=`` after ``<tool_call>``, and a repeated ``<tool_call>``, which
-  gives no call and that text as content).
+  gives no call and that text as content). The head (whitespace,
+  ``<function=`` and the name, after ``<tool_call>``) is read for at most
+  :data:`parsers.base.MAX_HEAD` characters: without its ``>`` (or a
+  ``<tool_call>``) by then it is no call either, it is content up to there
+  and reading goes on as content after it.
 - A parameter key is the text between ``<parameter=`` and ``>`` (non-empty,
-  no ``<`` or newline). One newline after ``<parameter=KEY>`` and one right
-  before its ``</parameter>`` are layout; the value between is verbatim.
+  no ``<`` or newline, at most ``MAX_HEAD`` characters; a longer one makes
+  the call malformed, below). One newline after ``<parameter=KEY>`` and one
+  right before its ``</parameter>`` are layout; the value between is
+  verbatim.
 - A value is a string unless the request's tool schema gives the parameter
   another type (:func:`parsers.base.parameter_type`): ``integer``,
   ``number``, ``boolean``, ``object``, ``array`` or ``null``. A typed value
@@ -139,7 +151,7 @@ import re
 from typing import Any
 
 from . import register
-from .base import ToolParser, json_fragment, parameter_type
+from .base import MAX_HEAD, ToolParser, json_fragment, parameter_type
 from .scanner import PARTIAL, markers
 
 log = logging.getLogger(__name__)
@@ -218,6 +230,7 @@ _LITERALS = {"t": "true", "f": "false", "n": "null"}
 
 #: :meth:`JsonCallLexer.feed` results.
 NEED_MORE, DONE, ERROR = "need-more", "done", "error"
+_CALL_CLOSED, _ARGUMENTS_CLOSED = 1, 2
 
 
 class JsonCallLexer:
@@ -276,14 +289,23 @@ class JsonCallLexer:
         else:
             self._capture_parts.append(text)
 
-    def feed(self, chunk: str) -> tuple[int, str]:
+    @property
+    def in_arguments(self) -> bool:
+        """True while the lexer is inside the ``arguments`` value (after its ``{``, before its ``}``)."""
+        return self._capture == "arguments"
+
+    def feed(self, chunk: str, pause: bool = False) -> tuple[int, str]:
         """Lex ``chunk`` (the next characters); return ``(used, status)``.
 
         ``status`` is :data:`DONE` when the top-level object ended (``used``
         characters, up to and including its ``}``, were read), :data:`ERROR`
         when ``chunk[used]`` cannot continue valid JSON of the expected shape
         (nothing from there on is read), :data:`NEED_MORE` when all of
-        ``chunk`` was read and the object is still open. Never raises on any
+        ``chunk`` was read and the object is still open. With ``pause`` the
+        lexer also stops (:data:`NEED_MORE`, ``used < len(chunk)`` possible)
+        right after the ``{`` that opens the ``arguments`` value and right
+        after the ``}`` that closes it, so that a caller can count the text
+        outside that value (feed it the rest next). Never raises on any
         input; after ``DONE`` or ``ERROR`` the lexer must not be fed again.
         """
         i = 0
@@ -404,6 +426,11 @@ class JsonCallLexer:
                         self._capture = "arguments"
                         self.stream_arguments = self.name is not None
                         start = i
+                        if pause:  # the arguments' "{": stop right after it
+                            stack.append("{")
+                            self._mode = _OBJ_OPEN
+                            self._keep(chunk[start:i + 1])
+                            return i + 1, NEED_MORE
                 if c == "{":
                     stack.append("{")
                     self._mode = _OBJ_OPEN
@@ -435,8 +462,11 @@ class JsonCallLexer:
                     i += 1
                 elif c == "}" and mode == _OBJ_OPEN:
                     i += 1
-                    if self._close(chunk, start, i):
+                    closed = self._close(chunk, start, i)
+                    if closed == _CALL_CLOSED:
                         return i, DONE
+                    if closed == _ARGUMENTS_CLOSED and pause:
+                        return i, NEED_MORE
                 else:
                     return i, ERROR
             elif mode == _COLON:
@@ -451,16 +481,19 @@ class JsonCallLexer:
                     i += 1
                 elif (c == "}" and top == "{") or (c == "]" and top == "["):
                     i += 1
-                    if self._close(chunk, start, i):
+                    closed = self._close(chunk, start, i)
+                    if closed == _CALL_CLOSED:
                         return i, DONE
+                    if closed == _ARGUMENTS_CLOSED and pause:
+                        return i, NEED_MORE
                 else:
                     return i, ERROR
         if self._capture is not None:
             self._keep(chunk[start:n])
         return n, NEED_MORE
 
-    def _close(self, chunk: str, start: int, end: int) -> bool:
-        """A container closed at ``chunk[end - 1]``; true when it was the call object."""
+    def _close(self, chunk: str, start: int, end: int) -> int:
+        """A container closed at ``chunk[end - 1]``: which one (``_CALL_CLOSED``, ``_ARGUMENTS_CLOSED`` or 0)."""
         self._stack.pop()
         self._mode = _AFTER
         depth = len(self._stack)
@@ -468,7 +501,8 @@ class JsonCallLexer:
             self._keep(chunk[start:end])
             self._capture = None
             self.arguments_done = True
-        return depth == 0
+            return _ARGUMENTS_CLOSED
+        return _CALL_CLOSED if depth == 0 else 0
 
 
 # --------------------------------------------------------------------------- value conversion
@@ -608,12 +642,14 @@ class Qwen3Parser(_QwenParser):
         self._lexer: JsonCallLexer | None = None
         self._started = False
         self._peek = _PEEK_MIN
+        self._head_len = 0  # characters read before the call started, outside the arguments value
 
     def _open(self, marker: str) -> None:
         self._raw = [marker]
         self._lexer = JsonCallLexer()
         self._started = False
         self._peek = _PEEK_MIN
+        self._head_len = 0
         self._state = _JSON
 
     def _advance(self, final: bool) -> None:
@@ -645,12 +681,21 @@ class Qwen3Parser(_QwenParser):
         lexer = self._lexer
         while sc.pending():
             # Peek a bounded, growing slice: a call that ends early in a long
-            # buffer costs O(its length), not O(buffer).
-            chunk = sc.peek(self._peek)
-            used, status = lexer.feed(chunk)
+            # buffer costs O(its length), not O(buffer). Before the call
+            # starts, text outside the arguments value is a head: at most
+            # MAX_HEAD characters of it are read (the lexer pauses at the
+            # arguments' brackets, so the count does not depend on the split).
+            size = self._peek
+            head = not self._started and not lexer.in_arguments
+            if head:
+                size = min(size, MAX_HEAD + 1 - self._head_len)
+            chunk = sc.peek(size)
+            used, status = lexer.feed(chunk, pause=not self._started)
             sc.take(used)
             if not self._started:
                 self._raw.append(chunk[:used])
+                if head:  # (the arguments' "{", where the lexer paused, is the value's)
+                    self._head_len += used - lexer.in_arguments
                 if lexer.stream_arguments:
                     self._start()
             if self._started:
@@ -665,7 +710,7 @@ class Qwen3Parser(_QwenParser):
                 self._lexer = None
                 self._state = _AFTER_OBJECT
                 return True
-            if status == ERROR:
+            if status == ERROR or (not self._started and self._head_len > MAX_HEAD):
                 self._lexer = None
                 if self._started:
                     self._drop_call()
@@ -728,10 +773,24 @@ class Qwen3CoderParser(_QwenParser):
         self._candidate: list[str] = []  # a closing candidate: tags and inner whitespace
         self._candidate_ws: list[str] = []  # whitespace after the candidate's last tag
         self._held_ws = ""  # whitespace after a rejected candidate, not yet value text
+        self._head_len = 0  # characters of the head (after <tool_call>) or key being read
 
     def _open(self, marker: str) -> None:
         self._raw = [marker]
+        self._head_len = 0
         self._state = _OPEN
+
+    def _start_key(self) -> None:
+        self._parts = []
+        self._head_len = 0
+        self._state = _KEY
+
+    def _bounded_find(self, final: bool) -> tuple[str, str | None, bool]:
+        """Read a name or key up to ``>``, bounded by :data:`MAX_HEAD`; the flag is true when it ran past it."""
+        text, marker = self.scanner.find(_M_TAG_END, final, MAX_HEAD + 1 - self._head_len)
+        self._head_len += len(text)
+        self._parts.append(text)
+        return text, marker, marker is None and self._head_len > MAX_HEAD
 
     def _advance(self, final: bool) -> None:
         sc = self.scanner
@@ -754,8 +813,7 @@ class Qwen3CoderParser(_QwenParser):
                     self._reject()
                 elif marker == PARAMETER_OPEN:
                     self._end_value()
-                    self._parts = []
-                    self._state = _KEY
+                    self._start_key()
                 else:
                     self._candidate.extend(self._candidate_ws)
                     self._candidate.append(marker)
@@ -773,7 +831,12 @@ class Qwen3CoderParser(_QwenParser):
                     self._end_value()
                     self._finish_call()
             elif state == _OPEN:
-                self._raw.append(sc.skip_whitespace())
+                ws = sc.skip_whitespace(MAX_HEAD + 1 - self._head_len)
+                self._raw.append(ws)
+                self._head_len += len(ws)
+                if self._head_len > MAX_HEAD:  # too long for a head
+                    self._not_a_call()
+                    continue
                 marker = sc.match(_M_FUNCTION, final)
                 if marker is PARTIAL:
                     return
@@ -781,13 +844,13 @@ class Qwen3CoderParser(_QwenParser):
                     self._not_a_call()
                 else:
                     self._raw.append(marker)
+                    self._head_len += len(marker)
                     self._parts = []
                     self._state = _NAME
             elif state == _NAME:
-                text, marker = sc.find(_M_TAG_END, final)
-                self._parts.append(text)
+                _, marker, over = self._bounded_find(final)
                 if marker is None:
-                    if not final:
+                    if not (final or over):
                         return
                     self._not_a_call("".join(self._parts))
                     continue
@@ -812,8 +875,7 @@ class Qwen3CoderParser(_QwenParser):
                 if marker is None:
                     self._drop_call()
                 elif marker == PARAMETER_OPEN:
-                    self._parts = []
-                    self._state = _KEY
+                    self._start_key()
                 else:
                     self._state = _FUNC_END
             elif state == _FUNC_END:
@@ -826,10 +888,9 @@ class Qwen3CoderParser(_QwenParser):
                 else:
                     self._finish_call()
             elif state == _KEY:
-                text, marker = sc.find(_M_TAG_END, final)
-                self._parts.append(text)
+                _, marker, over = self._bounded_find(final)
                 if marker is None:
-                    if not final:
+                    if not (final or over):
                         return
                     self._drop_call()
                     continue

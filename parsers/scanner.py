@@ -97,7 +97,7 @@ class MarkerScanner:
         return self._buf[self._pos:self._pos + n]
 
     # ------------------------------------------------------------------ reading
-    def find(self, m: Markers, final: bool = False) -> tuple[str, str | None]:
+    def find(self, m: Markers, final: bool = False, limit: int | None = None) -> tuple[str, str | None]:
         """Read up to and including the leftmost marker of ``m``.
 
         Returns ``(text, marker)``: the text before the marker and the marker,
@@ -105,13 +105,35 @@ class MarkerScanner:
         None)``: ``text`` is everything that cannot be the start of a marker
         (consumed); a possible partial marker at the end stays unconsumed
         unless ``final``, when everything is returned.
+
+        ``limit`` (characters, >= 0) bounds a search whose text a caller holds
+        back (a call head, see :data:`parsers.base.MAX_HEAD`): only a marker
+        that starts within the first ``limit`` characters counts, and at most
+        ``limit`` characters are returned. Exactly ``limit`` characters come
+        back with ``None`` only when no marker can start there any more
+        (decided whatever text follows); the decision does not depend on how
+        the text was split into deltas.
         """
         buf, pos = self._buf, self._pos
+        if limit is not None:
+            return self._find_within(m, final, max(limit, 0))
         hit = m.regex.search(buf, pos)
         if hit is not None:
             self._pos = hit.end()
             return buf[pos:hit.start()], hit.group()
         end = len(buf) if final else self._holdback_start(m)
+        self._pos = end
+        return buf[pos:end], None
+
+    def _find_within(self, m: Markers, final: bool, limit: int) -> tuple[str, str | None]:
+        buf, pos = self._buf, self._pos
+        stop = pos + limit  # a marker must start before this
+        # every marker starting before ``stop`` ends by ``stop - 1 + longest``
+        hit = m.regex.search(buf, pos, stop - 1 + m.longest) if limit else None
+        if hit is not None and hit.start() < stop:
+            self._pos = hit.end()
+            return buf[pos:hit.start()], hit.group()
+        end = min(len(buf) if final else self._holdback_start(m), stop)
         self._pos = end
         return buf[pos:end], None
 
@@ -143,11 +165,11 @@ class MarkerScanner:
             return PARTIAL
         return None
 
-    def skip_whitespace(self) -> str:
-        """Consume and return the whitespace at the current position."""
+    def skip_whitespace(self, limit: int | None = None) -> str:
+        """Consume and return the whitespace at the current position (at most ``limit`` characters)."""
         buf, pos = self._buf, self._pos
         end = pos
-        n = len(buf)
+        n = len(buf) if limit is None else min(len(buf), pos + max(limit, 0))
         while end < n and buf[end].isspace():
             end += 1
         self._pos = end

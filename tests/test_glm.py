@@ -13,12 +13,12 @@ from hypothesis import strategies as st
 
 import parsers
 from callscale import check
+from parsers.base import MAX_HEAD
 from parsers.glm import (
     ARG_KEY,
     ARG_KEY_END,
     ARG_VALUE,
     ARG_VALUE_END,
-    MAX_NAME,
     SPECIAL_TOKENS,
     TOOL_CALL,
     TOOL_CALL_END,
@@ -209,10 +209,10 @@ def test_an_opener_in_prose_stays_content(parser):
 
 @pytest.mark.parametrize("parser", GLM)
 def test_a_name_longer_than_the_limit_is_content(parser):
-    name = "n" * (MAX_NAME + 1)
+    name = "n" * (MAX_HEAD + 1)
     text = f"{TOOL_CALL}{name}{TOOL_CALL_END}" + call_text(parser, "ok", [])
     assert_parses(parser, text, f"{TOOL_CALL}{name}{TOOL_CALL_END}", [("ok", {})])
-    name = "n" * MAX_NAME
+    name = "n" * MAX_HEAD
     assert_parses(parser, f"{TOOL_CALL}{name}{TOOL_CALL_END}", "", [(name, {})])
 
 

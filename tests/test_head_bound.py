@@ -1,0 +1,273 @@
+"""The bound on call heads (``parsers.base.MAX_HEAD``) in every parser, and the scanner's ``limit``.
+
+A stray opener followed by long prose must not hold the prose back until the
+end of the output: a head (name, id, tag attributes, key) that runs past
+``MAX_HEAD`` characters without its end is not a call head, and the text
+reaches the client as content while it streams. A head of exactly
+``MAX_HEAD`` characters is still read as one, under every chunking.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import parsers
+from callscale import check
+from parsers import deepseek, dsml, gemma, glm, kimi, minimax, qwen
+from parsers.base import MAX_HEAD
+from parsers.scanner import MarkerScanner, markers
+from support import assert_parses, stream_outcome, whole_outcome
+from workloads.chunking import chunk
+
+_SENTENCES = (
+    "The committee met again on Thursday, and nobody could agree on the budget. ",
+    "Several members argued that the roads should come first; others wanted the library repaired. ",
+    "By noon the chair proposed a compromise, which was rejected within minutes. ",
+    "It's worth noting that the same debate took place last year, with the same result. ",
+    "Rain kept falling, the coffee ran out, and the minutes grew longer and longer. ",
+)
+
+
+def _prose(n: int) -> str:
+    """``n`` characters of plain prose: no newline and none of ``{}<>":`` (no head ends in it)."""
+    out, i = [], 0
+    while sum(map(len, out)) < n:
+        out.append(_SENTENCES[i % len(_SENTENCES)])
+        i += 1
+    return "".join(out)[:n].rstrip() + "."
+
+
+PROSE = _prose(5000)
+PATH = ("/srv/projects/callscale/build/output/" * 200)[:5000]  # one long "word" of GLM name characters
+
+_I32, _B32 = f"<{dsml.V32.invoke}", f"<{dsml.V32.block}>"
+_I4, _B4 = f"<{dsml.V4.invoke}", f"<{dsml.V4.block}>"
+_I41, _B41 = f"<{dsml.V41.invoke}", f"<{dsml.V41.block}>"
+
+#: (parser, text, expected content): a stray opener, then text that never
+#: ends the head. The expected content follows each module's rule for a head
+#: that is no call (block openers and Kimi's call token are not content).
+STRAY = [
+    ("deepseek_v3", deepseek.CALLS_BEGIN + deepseek.CALL_BEGIN + PROSE, deepseek.CALL_BEGIN + PROSE),
+    ("deepseek_v3", deepseek.CALLS_BEGIN + deepseek.CALL_BEGIN + "function" + deepseek.SEP + PROSE,
+     deepseek.CALL_BEGIN + "function" + deepseek.SEP + PROSE),
+    ("deepseek_v31", deepseek.CALLS_BEGIN + deepseek.CALL_BEGIN + PROSE, deepseek.CALL_BEGIN + PROSE),
+    ("deepseek_v32", _B32 + "\n" + _I32 + " " + PROSE, _I32 + " " + PROSE),
+    ("deepseek_v4", _B4 + "\n" + _I4 + " " + PROSE, _I4 + " " + PROSE),
+    ("deepseek_v41", _B41 + "\n" + _I41 + " " + PROSE, _I41 + " " + PROSE),
+    ("qwen3", qwen.TOOL_CALL_OPEN + PROSE, qwen.TOOL_CALL_OPEN + PROSE),
+    ("qwen3", qwen.TOOL_CALL_OPEN + '\n{"name": "' + PROSE, qwen.TOOL_CALL_OPEN + '\n{"name": "' + PROSE),
+    ("qwen3", qwen.TOOL_CALL_OPEN + '{"name": "f", "note": "' + PROSE,
+     qwen.TOOL_CALL_OPEN + '{"name": "f", "note": "' + PROSE),
+    ("qwen3_coder", qwen.TOOL_CALL_OPEN + "\n" + qwen.FUNCTION_OPEN + PROSE,
+     qwen.TOOL_CALL_OPEN + "\n" + qwen.FUNCTION_OPEN + PROSE),
+    ("qwen3_coder", qwen.TOOL_CALL_OPEN + " " * 2000 + PROSE, qwen.TOOL_CALL_OPEN + " " * 2000 + PROSE),
+    ("glm45", glm.TOOL_CALL + PROSE, glm.TOOL_CALL + PROSE),
+    ("glm45", glm.TOOL_CALL + PATH, glm.TOOL_CALL + PATH),
+    ("glm47", glm.TOOL_CALL + PATH, glm.TOOL_CALL + PATH),
+    ("kimi_k2", kimi.SECTION_BEGIN + kimi.CALL_BEGIN + PROSE, PROSE),
+    ("minimax_m2", minimax.BLOCK_OPEN + "\n" + minimax.INVOKE_OPEN + PROSE,
+     minimax.BLOCK_OPEN + "\n" + minimax.INVOKE_OPEN + PROSE),
+    ("minimax_m2", minimax.BLOCK_OPEN + " " * 2000 + PROSE, minimax.BLOCK_OPEN + " " * 2000 + PROSE),
+    ("gemma4", gemma.CALL_OPEN + gemma.CALL_PREFIX + PROSE, gemma.CALL_OPEN + gemma.CALL_PREFIX + PROSE),
+]
+
+#: What a parser may hold back beyond MAX_HEAD: the opener and fixed text
+#: before the head, one delta, a partial marker.
+_SLACK = 100
+
+
+def test_every_parser_has_a_stray_opener_case():
+    assert {name for name, _, _ in STRAY} == set(parsers.names())
+
+
+@pytest.mark.parametrize("name,text,content", STRAY, ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(STRAY)])
+def test_prose_after_a_stray_opener_streams_as_content(name, text, content):
+    parser = parsers.get(name)()
+    fed = sent = held = 0
+    pieces = []
+    for i in range(0, len(text), 4):  # 4 characters per delta
+        delta = text[i:i + 4]
+        result = parser.parse_streaming_increment(delta, ())
+        assert result.calls == []
+        fed += len(delta)
+        sent += len(result.normal_text)
+        pieces.append(result.normal_text)
+        held = max(held, fed - sent)
+    before_finish = "".join(pieces)
+    last = parser.finish(())
+    assert last.calls == []
+    streamed = before_finish + last.normal_text
+    # the prose reached the client while it streamed, never more than a head late
+    assert held <= MAX_HEAD + _SLACK, held
+    assert len(before_finish) >= len(content) - _SLACK
+    assert streamed == content
+    whole = parsers.get(name)().detect_and_parse(text, ())
+    assert (whole.normal_text, whole.calls) == (content, [])
+
+
+@pytest.mark.parametrize("name,text,content", STRAY, ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(STRAY)])
+def test_prose_after_a_stray_opener_under_any_chunking(name, text, content):
+    assert_parses(name, text, content, [], chunkings=["whole", "char", "fixed:3", "fixed:7", "random:1:8",
+                                                      "random:2:40"])
+
+
+# --------------------------------------------------------------------------- the exact bound
+def _ds_v3(n):
+    name = "f" * (n - len("function" + deepseek.SEP))
+    return name, (deepseek.CALLS_BEGIN + deepseek.CALL_BEGIN + "function" + deepseek.SEP + name + "\n"
+                  + deepseek.V3_FENCE_OPEN + "{}" + deepseek.V3_FENCE_CLOSE + deepseek.CALL_END + deepseek.CALLS_END)
+
+
+def _ds_v31(n):
+    name = "f" * n
+    return name, (deepseek.CALLS_BEGIN + deepseek.CALL_BEGIN + name + deepseek.SEP + "{}" + deepseek.CALL_END
+                  + deepseek.CALLS_END)
+
+
+def _dsml(spelling):
+    def make(n):
+        name = "f" * (n - len(' name=""'))
+        return name, f'<{spelling.block}>\n<{spelling.invoke} name="{name}">\n</{spelling.invoke}>\n</{spelling.block}>'
+    return make
+
+
+def _qwen3(n):
+    name = "f" * (n - len('\n{"name": "", "arguments": '))
+    return name, f'{qwen.TOOL_CALL_OPEN}\n{{"name": "{name}", "arguments": {{}}}}\n{qwen.TOOL_CALL_CLOSE}'
+
+
+def _qwen3_args_first(n):
+    # the arguments value does not count; the object's last "}" ends the head
+    name = "f" * (n - len('{"arguments": , "name": ""'))
+    args = '{"content": "' + "x" * 3000 + '"}'
+    return name, f'{qwen.TOOL_CALL_OPEN}{{"arguments": {args}, "name": "{name}"}}{qwen.TOOL_CALL_CLOSE}'
+
+
+def _coder(n):
+    name = "f" * (n - len("\n" + qwen.FUNCTION_OPEN))
+    return name, f"{qwen.TOOL_CALL_OPEN}\n{qwen.FUNCTION_OPEN}{name}>\n{qwen.FUNCTION_CLOSE}\n{qwen.TOOL_CALL_CLOSE}"
+
+
+def _glm(n):
+    name = "f" * n
+    return name, f"{glm.TOOL_CALL}{name}{glm.TOOL_CALL_END}"
+
+
+def _kimi(n):
+    name = "f" * (n - len(kimi.ID_PREFIX + ":0"))
+    return name, (kimi.SECTION_BEGIN + kimi.CALL_BEGIN + kimi.ID_PREFIX + name + ":0" + kimi.ARGUMENT_BEGIN + "{}"
+                  + kimi.CALL_END + kimi.SECTION_END)
+
+
+def _minimax(n):
+    name = "f" * (n - len("\n" + minimax.INVOKE_OPEN))
+    return name, (f"{minimax.BLOCK_OPEN}\n{minimax.INVOKE_OPEN}{name}{minimax.TAG_END}\n{minimax.INVOKE_CLOSE}\n"
+                  f"{minimax.BLOCK_CLOSE}")
+
+
+def _gemma(n):
+    name = "f" * (n - len(gemma.CALL_PREFIX))
+    return name, f"{gemma.CALL_OPEN}{gemma.CALL_PREFIX}{name}{{}}{gemma.CALL_CLOSE}"
+
+
+#: parser -> n -> (name, text of one call without arguments whose head is n characters)
+HEADS = [
+    ("deepseek_v3", _ds_v3), ("deepseek_v31", _ds_v31), ("deepseek_v32", _dsml(dsml.V32)),
+    ("deepseek_v4", _dsml(dsml.V4)), ("deepseek_v41", _dsml(dsml.V41)), ("qwen3", _qwen3),
+    ("qwen3", _qwen3_args_first), ("qwen3_coder", _coder), ("glm45", _glm), ("glm47", _glm),
+    ("kimi_k2", _kimi), ("minimax_m2", _minimax), ("gemma4", _gemma),
+]
+_CHUNKS = ["whole", "char", "fixed:4", "fixed:7", "random:3:8", "random:4:50"]
+
+
+@pytest.mark.parametrize("name,make", HEADS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(HEADS)])
+def test_a_head_of_max_head_characters_is_a_call_one_more_is_not(name, make):
+    fn, text = make(MAX_HEAD)
+    args = {"content": "x" * 3000} if make is _qwen3_args_first else {}
+    assert_parses(name, text, "", [(fn, args)], chunkings=_CHUNKS)
+    _, text = make(MAX_HEAD + 1)
+    whole = whole_outcome(name, text)
+    assert whole.calls == [] and whole.content  # not a call: its text is content
+    for spec in _CHUNKS:
+        got = stream_outcome(name, chunk(text, spec))
+        assert got.calls == [] and not check.compare(got, whole), spec
+
+
+# --------------------------------------------------------------------------- parameter keys
+def _long_key_cases():
+    key = "k" * (MAX_HEAD + 1)
+    ok = "k" * MAX_HEAD
+    return [
+        ("qwen3_coder",
+         lambda k: (f"{qwen.TOOL_CALL_OPEN}\n{qwen.FUNCTION_OPEN}f>\n{qwen.PARAMETER_OPEN}{k}>\nv\n"
+                    f"{qwen.PARAMETER_CLOSE}\n{qwen.FUNCTION_CLOSE}\n{qwen.TOOL_CALL_CLOSE}")),
+        ("minimax_m2",
+         lambda k: (f"{minimax.BLOCK_OPEN}\n{minimax.INVOKE_OPEN}f{minimax.TAG_END}\n{minimax.PARAM_OPEN}{k}"
+                    f"{minimax.TAG_END}v{minimax.PARAM_CLOSE}\n{minimax.INVOKE_CLOSE}\n{minimax.BLOCK_CLOSE}")),
+        ("glm47", lambda k: f"{glm.TOOL_CALL}f{glm.ARG_KEY}{k}{glm.ARG_KEY_END}{glm.ARG_VALUE}v{glm.ARG_VALUE_END}"
+                            f"{glm.TOOL_CALL_END}"),
+        ("gemma4", lambda k: f"{gemma.CALL_OPEN}{gemma.CALL_PREFIX}f{{{k}:{gemma.STRING_DELIM}v{gemma.STRING_DELIM}}}"
+                             f"{gemma.CALL_CLOSE}"),
+    ], key, ok
+
+
+@pytest.mark.parametrize("case", range(4))
+def test_a_parameter_key_longer_than_max_head_makes_the_call_malformed(case):
+    cases, key, ok = _long_key_cases()
+    name, make = cases[case]
+    assert_parses(name, make(ok), "", [("f", {ok: "v"})], chunkings=["whole", "char", "random:1:8"])
+    text = make(key)
+    whole = whole_outcome(name, text)
+    assert whole.complete_calls() == []
+    for spec in ("char", "fixed:4", "random:2:8"):
+        got = stream_outcome(name, chunk(text, spec))
+        assert got.complete_calls() == [] and got.content == whole.content, spec
+
+
+# --------------------------------------------------------------------------- the scanner
+def _scan(deltas, m, limit):
+    """Read one bounded head through a scanner fed ``deltas``, as a parser does: (text, marker)."""
+    sc = MarkerScanner()
+    got = ""
+    for i, delta in enumerate(deltas):
+        sc.feed(delta)
+        text, marker = sc.find(m, i == len(deltas) - 1, limit - len(got))
+        got += text
+        if marker is not None or len(got) == limit:
+            return got, marker
+    return got, None
+
+
+@pytest.mark.parametrize("text,limit,expected", [
+    ("abcXYd", 4, ("abc", "XY")),    # a marker starting at offset 3 < 4 counts (a head of 3)
+    ("abcdXY", 4, ("abcd", None)),   # offset 4 is past it: exactly limit characters come back
+    ("abXcXYd", 5, ("abXc", "XY")),  # a marker prefix that is no marker is text
+    ("abcX", 10, ("abcX", None)),    # the end of the output: everything, fewer than limit
+    ("abQ", 3, ("ab", "Q")),
+    ("", 3, ("", None)),
+])
+def test_find_with_a_limit_decides_the_same_for_every_split(text, limit, expected):
+    m = markers("XY", "Q")
+    for size in range(1, len(text) + 2):
+        deltas = [text[i:i + size] for i in range(0, len(text), size)] or [""]
+        assert _scan(deltas, m, limit) == expected, size
+
+
+def test_find_with_a_limit_holds_back_a_partial_marker_inside_the_window():
+    sc = MarkerScanner()
+    sc.feed("abX")
+    assert sc.find(markers("XY"), False, 10) == ("ab", None)  # "X" may start XY
+    sc.feed("Y")
+    assert sc.find(markers("XY"), False, 8) == ("", "XY")
+    sc.feed("a" * 20)
+    assert sc.find(markers("XY"), False, 5) == ("aaaaa", None)  # decided: no marker within 5
+    assert sc.find(markers("XY"), False, 0) == ("", None)
+
+
+def test_skip_whitespace_with_a_limit():
+    sc = MarkerScanner()
+    sc.feed("     x")
+    assert sc.skip_whitespace(3) == "   "
+    assert sc.skip_whitespace() == "  "
+    assert sc.peek() == "x"
