@@ -21,7 +21,7 @@ from .base import StreamingParseResult, ToolCallItem, ToolParser
 __all__ = ["ToolParser", "ToolCallItem", "StreamingParseResult", "register", "get", "names"]
 
 _REGISTRY: dict[str, type[ToolParser]] = {}
-_NOT_FORMATS = {"base", "scanner"}
+_NOT_FORMATS = {"base", "scanner", "jsonscan"}
 _loaded = False
 
 P = TypeVar("P", bound=type)

@@ -50,7 +50,7 @@ the same state machine, so they agree):
   partial closing marker is held back (V3: the closing fence "\\n```", V3.1:
   ``<｜tool▁call▁end｜>``; both also a partial end-of-sentence token), and the
   text from the bracket that closes the top-level JSON value on (its final
-  ``}``, normally, and the whitespace after it; see :class:`RawJsonTracker`),
+  ``}``, normally, and the whitespace after it; see :class:`parsers.jsonscan.JsonTracker`),
   which is sent when the call's end confirms the call: the streamed
   arguments of an abandoned call never form a JSON object (a client cannot
   mistake them for a call). V3
@@ -78,10 +78,10 @@ Nothing here raises on model output; all lengths are in characters.
 from __future__ import annotations
 
 import json
-import re
 
 from . import register
 from .base import MAX_HEAD, ToolParser
+from .jsonscan import JsonTracker
 from .scanner import PARTIAL, markers
 
 #: End-of-sequence token of every DeepSeek model; dropped wherever it appears.
@@ -101,7 +101,7 @@ SPECIAL_TOKENS = (EOS, CALLS_BEGIN, CALLS_END, CALL_BEGIN, CALL_END, SEP)
 __all__ = [
     "EOS", "CALLS_BEGIN", "CALLS_END", "CALL_BEGIN", "CALL_END", "SEP",
     "V3_KIND", "V3_FENCE_OPEN", "V3_FENCE_CLOSE", "SPECIAL_TOKENS",
-    "RawJsonTracker", "DeepSeekV3Parser", "DeepSeekV31Parser",
+    "DeepSeekV3Parser", "DeepSeekV31Parser",
 ]
 
 # Marker sets per state (compiled once).
@@ -117,72 +117,6 @@ _V3_ARGS = markers(V3_FENCE_CLOSE, EOS)
 _V3_AFTER_FENCE = markers(CALL_END, EOS)
 _V31_NAME_END = markers(SEP, *_HEAD_STOPS)
 _V31_ARGS = markers(CALL_END, EOS)
-
-
-_IN_STRING = re.compile(r'["\\]')
-_OUTSIDE_STRING = re.compile(r'["{}\[\]]')
-
-
-class RawJsonTracker:
-    """Follows raw JSON text piece by piece, each character once (linear).
-
-    ``inside``: the text so far ends inside a string literal. ``closed``:
-    the top-level value has closed (a ``}`` or ``]`` outside strings
-    brought the bracket depth back to 0, or below for stray closers).
-    Nothing is validated: a parser that streams raw arguments sends the
-    text before that closing bracket and holds the rest until the call is
-    confirmed, so the streamed text of a call that is then abandoned is
-    never a complete JSON object (the object's own last ``}`` is the first
-    place its depth returns to 0). Shared by the DeepSeek and Kimi K2
-    parsers.
-    """
-
-    __slots__ = ("inside", "escape", "depth", "closed")
-
-    def __init__(self) -> None:
-        self.inside = False
-        self.escape = False
-        self.depth = 0
-        self.closed = False
-
-    def feed(self, text: str) -> int:
-        """Read ``text``; return the index in it of the bracket that closes the top-level value, else -1."""
-        at = -1
-        i, n = 0, len(text)
-        if self.escape and n:
-            self.escape = False
-            i = 1
-        inside, depth = self.inside, self.depth
-        while i < n:
-            if inside:
-                hit = _IN_STRING.search(text, i)
-                if hit is None:
-                    break
-                if hit.group() == '"':
-                    inside = False
-                    i = hit.end()
-                elif hit.end() < n:
-                    i = hit.end() + 1  # the escaped character
-                else:
-                    self.escape = True
-                    break
-            else:
-                hit = _OUTSIDE_STRING.search(text, i)
-                if hit is None:
-                    break
-                c = hit.group()
-                i = hit.end()
-                if c == '"':
-                    inside = True
-                elif c == "{" or c == "[":
-                    depth += 1
-                else:
-                    depth -= 1
-                    if depth <= 0 and not self.closed:
-                        self.closed = True
-                        at = i - 1
-        self.inside, self.depth = inside, depth
-        return at
 
 
 class _DeepSeekCalls(ToolParser):
@@ -208,7 +142,7 @@ class _DeepSeekCalls(ToolParser):
         self._args_out: list[str] = []  # argument text not yet sent
         # from the bracket that closes the top-level value on: sent when the call's end confirms it
         self._args_hold: list[str] = []
-        self._json = RawJsonTracker()
+        self._json = JsonTracker()
 
     # ------------------------------------------------------------------ driver
     def _advance(self, final: bool) -> None:
@@ -304,7 +238,7 @@ class _DeepSeekCalls(ToolParser):
         self._args = []
         self._args_out = []
         self._args_hold = []
-        self._json = RawJsonTracker()
+        self._json = JsonTracker()
         self._begin_call(name)
         self._state = next_state
         return True

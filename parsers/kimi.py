@@ -48,7 +48,7 @@ import json
 
 from . import register
 from .base import MAX_HEAD, ToolParser
-from .deepseek import RawJsonTracker
+from .jsonscan import JsonTracker
 from .scanner import PARTIAL, markers
 
 __all__ = [
@@ -116,7 +116,7 @@ class KimiK2Parser(ToolParser):
         self._id_parts: list[str] = []
         self._id_len = 0                # characters of the call id read so far
         self._args: list[str] = []
-        self._strings = RawJsonTracker()  # string state and the top-level close of the arguments
+        self._strings = JsonTracker()  # string state and the top-level close of the arguments
         self._hold: list[str] = []      # argument text from the top-level close on, sent when the call completes
         self._pending: list[str] = []   # whitespace after a <|tool_call_end|> met inside a string
 
@@ -231,7 +231,7 @@ class KimiK2Parser(ToolParser):
         self._begin_call(name)
         self._args = []
         self._hold = []
-        self._strings = RawJsonTracker()
+        self._strings = JsonTracker()
         self._state = _ARGS
         return True
 

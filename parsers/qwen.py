@@ -27,10 +27,12 @@ Reading rules (``qwen3``):
   ``</tool_call>`` (so ``</tool_call>\\n<tool_call>`` and a trailing newline
   after the last call give no content).
 - After ``<tool_call>`` comes one JSON object, read by a small incremental
-  lexer (:class:`JsonCallLexer`: string / escape / nesting state, fed only
-  new characters, strict JSON), so ``</tool_call>`` inside a JSON string is
-  text and the close tag counts only after the object ends; JSON whitespace
-  around the object is layout.
+  lexer (:class:`JsonCallLexer`: the grammar of strict JSON on top of the
+  string / escape / nesting state of :class:`parsers.jsonscan.JsonTracker`,
+  the tracker the DeepSeek and Kimi parsers use too; fed only new
+  characters), so ``</tool_call>`` inside a JSON string is text and the
+  close tag counts only after the object ends; JSON whitespace around the
+  object is layout.
 - The object must have a non-empty string ``name`` and an object
   ``arguments`` (other keys are read and ignored; a repeated ``name`` or
   ``arguments`` key is malformed). When ``"arguments":`` comes after the
@@ -152,6 +154,7 @@ from typing import Any
 
 from . import register
 from .base import MAX_HEAD, ToolParser, json_fragment, parameter_type
+from .jsonscan import BAD_ESCAPE, CONTROL, STRING_OPEN, JsonTracker
 from .scanner import PARTIAL, markers
 
 log = logging.getLogger(__name__)
@@ -206,14 +209,12 @@ _M_PARAM_CLOSE = markers(PARAMETER_CLOSE)
 
 
 # --------------------------------------------------------------------------- JSON lexer
-# Lexer modes.
-_VALUE, _OBJ_OPEN, _OBJ_KEY, _COLON, _ARR_OPEN, _AFTER, _STRING, _ESCAPE, _UNICODE, _NUMBER, _LITERAL = range(11)
+# Lexer modes between strings (inside a string, the tracker's ``inside`` is set).
+_VALUE, _OBJ_OPEN, _OBJ_KEY, _COLON, _ARR_OPEN, _AFTER, _NUMBER, _LITERAL = range(8)
 
-_STR_RUN = re.compile(r'[^"\\\x00-\x1f]*')
 _WS_RUN = re.compile(r"[ \t\n\r]*")
 _NUM_RUN = re.compile(r"[0-9eE.+\-]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
-_HEX = frozenset("0123456789abcdefABCDEF")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -225,7 +226,8 @@ def _dumps(value) -> str:
     arguments text impossible to encode as UTF-8, so it stays escaped.
     """
     return _LONE_SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), json.dumps(value, ensure_ascii=False))
-_SIMPLE_ESCAPES = frozenset('"\\/bfnrt')
+
+
 _LITERALS = {"t": "true", "f": "false", "n": "null"}
 
 #: :meth:`JsonCallLexer.feed` results.
@@ -233,15 +235,18 @@ NEED_MORE, DONE, ERROR = "need-more", "done", "error"
 _CALL_CLOSED, _ARGUMENTS_CLOSED = 1, 2
 
 
-class JsonCallLexer:
+class JsonCallLexer(JsonTracker):
     """An incremental, validating lexer of one Hermes call object ``{"name": ..., "arguments": {...}}``.
 
-    Fed the text after ``<tool_call>`` piece by piece (each character once),
-    it tracks string / escape / nesting state and validates strict JSON
-    (leading JSON whitespace allowed, the top-level value must be an object).
-    At nesting depth 1 it records the decoded ``name`` (when a string) and
-    captures the raw text of the ``arguments`` value (which must be an
-    object), re-escaping raw control characters inside strings.
+    Built on :class:`parsers.jsonscan.JsonTracker` (strict), which follows
+    string contents, their escapes and the bracket depth; this class reads
+    the grammar between strings (structure, numbers, literals) and validates
+    strict JSON (leading JSON whitespace allowed, the top-level value must be
+    an object). Fed the text after ``<tool_call>`` piece by piece (each
+    character once). At nesting depth 1 it records the decoded ``name``
+    (when a string) and captures the raw text of the ``arguments`` value
+    (which must be an object), re-escaping raw control characters inside
+    strings.
 
     Attributes read by the parser: ``name`` (``str`` or ``None``),
     ``arguments_done`` (the arguments object was read to its ``}``),
@@ -251,16 +256,16 @@ class JsonCallLexer:
     """
 
     __slots__ = (
-        "_stack", "_mode", "_in_key", "_hex_left", "_literal", "_literal_pos", "_number",
+        "_stack", "_mode", "_in_key", "_literal", "_literal_pos", "_number",
         "_key", "_capture", "_capture_parts", "_seen_name", "_seen_arguments",
         "name", "arguments", "arguments_done", "stream_arguments",
     )
 
     def __init__(self) -> None:
-        self._stack: list[str] = []
+        super().__init__(strict=True)
+        self._stack: list[str] = []  # the open brackets (the tracker counts them; this says which)
         self._mode = _VALUE
         self._in_key = False
-        self._hex_left = 0
         self._literal = ""
         self._literal_pos = 0
         self._number: list[str] = []
@@ -281,6 +286,11 @@ class JsonCallLexer:
         self.arguments.clear()
         return text
 
+    @property
+    def in_arguments(self) -> bool:
+        """True while the lexer is inside the ``arguments`` value (after its ``{``, before its ``}``)."""
+        return self._capture == "arguments"
+
     def _keep(self, text: str) -> None:
         if not text:
             return
@@ -288,11 +298,6 @@ class JsonCallLexer:
             self.arguments.append(text)
         else:
             self._capture_parts.append(text)
-
-    @property
-    def in_arguments(self) -> bool:
-        """True while the lexer is inside the ``arguments`` value (after its ``{``, before its ``}``)."""
-        return self._capture == "arguments"
 
     def feed(self, chunk: str, pause: bool = False) -> tuple[int, str]:
         """Lex ``chunk`` (the next characters); return ``(used, status)``.
@@ -313,66 +318,46 @@ class JsonCallLexer:
         start = 0  # where the text still to be captured starts in this chunk
         stack = self._stack
         while i < n:
-            mode = self._mode
-            if mode == _STRING:
-                i = _STR_RUN.match(chunk, i).end()
-                if i >= n:
+            if self.inside:
+                j, event = self.string_run(chunk, i)
+                if event == STRING_OPEN:
+                    i = j
                     break
-                c = chunk[i]
-                if c == '"':
-                    i += 1
-                    if self._in_key:
-                        self._mode = _COLON
-                        if self._capture == "key":
-                            self._keep(chunk[start:i])
-                            self._capture = None
-                            try:
-                                self._key = json.loads("".join(self._capture_parts))
-                            except ValueError:  # pragma: no cover - the lexer validated the string
-                                return i - 1, ERROR
-                    else:
-                        self._mode = _AFTER
-                        if self._capture == "name":
-                            self._keep(chunk[start:i])
-                            self._capture = None
-                            try:
-                                name = json.loads("".join(self._capture_parts))
-                            except ValueError:
-                                return i - 1, ERROR
-                            # json.loads accepts a lone surrogate escape ("\\ud800"):
-                            # a name a server cannot encode as UTF-8, so no name
-                            if not name or _LONE_SURROGATE.search(name):
-                                return i - 1, ERROR
-                            self.name = name
-                elif c == "\\":
-                    self._mode = _ESCAPE
-                    i += 1
-                else:  # a raw control character: accepted, kept escaped
+                if event == BAD_ESCAPE:
+                    return j, ERROR
+                if event == CONTROL:  # a raw control character: accepted, kept escaped
                     if self._capture is not None:
+                        self._keep(chunk[start:j])
+                        self._keep(json_fragment(chunk[j]))
+                        start = j + 1
+                    i = j + 1
+                    continue
+                i = j  # STRING_END: just after the closing quote
+                if self._in_key:
+                    self._mode = _COLON
+                    if self._capture == "key":
                         self._keep(chunk[start:i])
-                        self._keep(json_fragment(c))
-                        start = i + 1
-                    i += 1
-                continue
-            if mode == _ESCAPE:
-                c = chunk[i]
-                if c == "u":
-                    self._mode = _UNICODE
-                    self._hex_left = 4
-                elif c in _SIMPLE_ESCAPES:
-                    self._mode = _STRING
+                        self._capture = None
+                        try:
+                            self._key = json.loads("".join(self._capture_parts))
+                        except ValueError:  # pragma: no cover - the tracker validated the string
+                            return i - 1, ERROR
                 else:
-                    return i, ERROR
-                i += 1
+                    self._mode = _AFTER
+                    if self._capture == "name":
+                        self._keep(chunk[start:i])
+                        self._capture = None
+                        try:
+                            name = json.loads("".join(self._capture_parts))
+                        except ValueError:
+                            return i - 1, ERROR
+                        # json.loads accepts a lone surrogate escape ("\\ud800"):
+                        # a name a server cannot encode as UTF-8, so no name
+                        if not name or _LONE_SURROGATE.search(name):
+                            return i - 1, ERROR
+                        self.name = name
                 continue
-            if mode == _UNICODE:
-                if chunk[i] not in _HEX:
-                    return i, ERROR
-                self._hex_left -= 1
-                if not self._hex_left:
-                    self._mode = _STRING
-                i += 1
-                continue
+            mode = self._mode
             if mode == _NUMBER:
                 end = _NUM_RUN.match(chunk, i).end()
                 self._number.append(chunk[i:end])
@@ -404,10 +389,11 @@ class JsonCallLexer:
             if mode == _VALUE or mode == _ARR_OPEN:
                 if mode == _ARR_OPEN and c == "]":
                     stack.pop()
+                    self.bracket(c)
                     self._mode = _AFTER
                     i += 1
                     continue
-                depth = len(stack)
+                depth = self.depth
                 if depth == 0 and c != "{":
                     return i, ERROR
                 if depth == 1:  # a value of the call object: name / arguments hooks
@@ -427,18 +413,21 @@ class JsonCallLexer:
                         self.stream_arguments = self.name is not None
                         start = i
                         if pause:  # the arguments' "{": stop right after it
-                            stack.append("{")
+                            stack.append(c)
+                            self.bracket(c)
                             self._mode = _OBJ_OPEN
                             self._keep(chunk[start:i + 1])
                             return i + 1, NEED_MORE
                 if c == "{":
-                    stack.append("{")
+                    stack.append(c)
+                    self.bracket(c)
                     self._mode = _OBJ_OPEN
                 elif c == "[":
-                    stack.append("[")
+                    stack.append(c)
+                    self.bracket(c)
                     self._mode = _ARR_OPEN
                 elif c == '"':
-                    self._mode = _STRING
+                    self.inside = True
                     self._in_key = False
                 elif c == "-" or "0" <= c <= "9":
                     self._mode = _NUMBER
@@ -453,9 +442,9 @@ class JsonCallLexer:
                 i += 1
             elif mode == _OBJ_OPEN or mode == _OBJ_KEY:
                 if c == '"':
-                    self._mode = _STRING
+                    self.inside = True
                     self._in_key = True
-                    if len(stack) == 1:
+                    if self.depth == 1:
                         self._capture = "key"
                         self._capture_parts = []
                         start = i
@@ -489,14 +478,15 @@ class JsonCallLexer:
                 else:
                     return i, ERROR
         if self._capture is not None:
-            self._keep(chunk[start:n])
+            self._keep(chunk[start:i])
         return n, NEED_MORE
 
     def _close(self, chunk: str, start: int, end: int) -> int:
         """A container closed at ``chunk[end - 1]``: which one (``_CALL_CLOSED``, ``_ARGUMENTS_CLOSED`` or 0)."""
         self._stack.pop()
+        self.bracket("}")  # (a "]" counts the same)
         self._mode = _AFTER
-        depth = len(self._stack)
+        depth = self.depth
         if depth == 1 and self._capture == "arguments":
             self._keep(chunk[start:end])
             self._capture = None

@@ -1,0 +1,135 @@
+"""parsers.jsonscan: the one incremental JSON tracker (DeepSeek, Kimi K2, and Qwen3's lexer on top of it)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import parsers
+from parsers.jsonscan import BAD_ESCAPE, CONTROL, STRING_END, STRING_OPEN, JsonTracker
+from parsers.qwen import JsonCallLexer
+
+
+def _reference(text: str):
+    """Character-by-character model of the non-strict tracker: (close index or -1, inside, escape, depth)."""
+    inside = escape = False
+    depth, at = 0, -1
+    for i, c in enumerate(text):
+        if inside:
+            if escape:
+                escape = False
+            elif c == "\\":
+                escape = True
+            elif c == '"':
+                inside = False
+        elif c == '"':
+            inside = True
+        elif c in "{[":
+            depth += 1
+        elif c in "}]":
+            depth -= 1
+            if depth <= 0 and at < 0:
+                at = i
+    return at, inside, escape, depth
+
+
+def _feed_split(text: str, cuts: list[int]):
+    tracker = JsonTracker()
+    at, offset = -1, 0
+    for a, b in zip([0] + cuts, cuts + [len(text)]):
+        got = tracker.feed(text[a:b])
+        if got >= 0:
+            assert at < 0, "the top-level close is reported once"
+            at = offset + got
+        offset = b
+    return at, tracker.inside, tracker.escape, tracker.depth
+
+
+_JSONISH = st.text(alphabet='{}[]"\\:, ab\n\u00e9', max_size=60)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_JSONISH, st.lists(st.integers(min_value=0, max_value=60), max_size=8))
+def test_feed_matches_a_character_model_under_any_split(text, cuts):
+    cuts = sorted({c for c in cuts if 0 < c < len(text)})
+    assert _feed_split(text, cuts) == _reference(text)
+
+
+@pytest.mark.parametrize("text,close", [
+    ('{"a": "}"}', 9),                 # a closer inside a string is text
+    ('{"a": "\\"}"} tail', 11),         # so is one after an escaped quote
+    ('{"a": "\\\\"}', 10),             # an escaped backslash does not escape the quote
+    ("[1, [2]]", 7),
+    ('{"a": 1', -1),
+    ("}", 0),                          # a stray closer closes (depth below 0)
+])
+def test_the_top_level_close(text, close):
+    assert JsonTracker().feed(text) == close
+    assert _feed_split(text, list(range(1, len(text))))[0] == close  # one character per piece
+
+
+def test_an_escape_split_after_its_backslash():
+    tracker = JsonTracker()
+    assert tracker.feed('{"a": "x\\') == -1
+    assert tracker.inside and tracker.escape
+    assert tracker.feed('"') == -1 and tracker.inside  # the escaped quote is text
+    assert tracker.feed('"}') == 1 and tracker.closed and not tracker.inside
+
+
+# ----------------------------------------------------------------- strict string runs (the lexer's base)
+def _runs(pieces):
+    """Follow one string's contents piece by piece in a strict tracker; the events met."""
+    tracker = JsonTracker(strict=True)
+    tracker.inside = True
+    events = []
+    for piece in pieces:
+        i = 0
+        while i < len(piece):
+            j, event = tracker.string_run(piece, i)
+            events.append(event)
+            if event in (STRING_END, BAD_ESCAPE):
+                return events, j
+            i = j + 1 if event == CONTROL else j
+    return events, None
+
+
+def test_strict_escapes_are_checked_across_pieces():
+    assert _runs(['ab\\u00', 'e9 "'])[0][-1] == STRING_END
+    assert _runs(['ab\\u0', '0G9"']) == ([STRING_OPEN, BAD_ESCAPE], 1)  # the G
+    assert _runs(['ab\\', 'q"']) == ([STRING_OPEN, BAD_ESCAPE], 0)
+    assert _runs(['a\\n\\/\\"b"']) == ([STRING_END], 9)
+
+
+def test_strict_reports_control_characters_non_strict_reads_them():
+    assert _runs(['a\nb"']) == ([CONTROL, STRING_END], 4)
+    tracker = JsonTracker()
+    tracker.inside = True
+    assert tracker.string_run('a\nb\\q"', 0) == (6, STRING_END)
+
+
+# ----------------------------------------------------------------- one piece of code
+def test_the_parsers_share_the_tracker():
+    assert issubclass(JsonCallLexer, JsonTracker) and JsonCallLexer().strict
+    for name, attr in (("deepseek_v3", "_json"), ("deepseek_v31", "_json"), ("kimi_k2", "_strings")):
+        assert type(getattr(parsers.get(name)(), attr)) is JsonTracker
+    assert "jsonscan" not in parsers.names()
+
+
+@pytest.mark.parametrize("size", [1, 2, 5, 1000])
+def test_the_lexer_on_the_tracker_reads_a_call(size):
+    args = {"path": "a.py", "content": 'x = "\\u00e9"\n\tdone\\\\', "n": [1, -2.5e3, True, None, {}]}
+    text = json.dumps({"name": "write", "arguments": args}) + "\n</tool_call>"
+    lexer = JsonCallLexer()
+    pieces, status, used = [], "need-more", 0
+    for i in range(0, len(text), size):
+        used, status = lexer.feed(text[i:i + size])
+        pieces.append(lexer.take_arguments())
+        if status != "need-more":
+            used += i
+            break
+    assert (status, lexer.name) == ("done", "write")
+    assert text[used:] == "\n</tool_call>"
+    assert json.loads("".join(pieces)) == args
