@@ -6,7 +6,6 @@ other two, so every case runs in all three spellings.
 
 import json
 import re
-import time
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -262,23 +261,14 @@ def test_tags_with_long_whitespace_runs(name):
     assert_parses(name, text, content, [("a", {}), ("b", {}), WEATHER_CALL], chunkings=["whole", "char", "random:5:40"])
 
 
-def test_a_malformed_head_is_rejected_in_linear_time():
-    # Found by timing: the attribute pattern ended in \s*(/?)\s*, which tried
-    # every split of a whitespace run when the head did not match: 2 ms for
-    # one 1000-character head (quadratic), paid again for every such tag.
+def test_a_malformed_head_is_text():
+    # The attribute pattern once ended in \s*(/?)\s*, which tried every split
+    # of a whitespace run when a head did not match (quadratic; its cost is
+    # benchmarked in tests/test_bench_misc.py). What it must decide:
     from parsers.dsml import _HEAD
 
-    def cost(n):
-        head = " " * n + "x"
-        best = float("inf")
-        for _ in range(5):
-            start = time.perf_counter()
-            for _ in range(20):
-                assert _HEAD.fullmatch(head) is None
-            best = min(best, time.perf_counter() - start)
-        return best
-
-    assert cost(MAX_HEAD) / cost(MAX_HEAD // 4) < 8  # linear: ~4; the quadratic pattern gave ~16
+    assert _HEAD.fullmatch(" " * MAX_HEAD + "x") is None
+    assert _HEAD.fullmatch(' name="a"' + " " * 100 + "/" + " " * 100) is not None
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import bisect
 import json
-import time
 
 import pytest
 
@@ -326,19 +325,6 @@ def test_chunkings_round_trip_and_keep_special_tokens_whole(fmt, workload):
                         i = bisect.bisect_right(cuts, start)
                         assert i == len(cuts) or cuts[i] >= end, (spec, token, start)
         assert case.deltas() == case.deltas("tokens:4")
-
-
-@pytest.mark.parametrize("fmt", _formats(FORMATS))
-def test_a_64k_write_file_case_is_quick_to_make(fmt):
-    workloads.make("write_file", fmt, 65536, seed=9)  # warm the file cache
-    best = min(_timed(lambda: workloads.make("write_file", fmt, 65536, seed=9)) for _ in range(3))
-    assert best < 0.1, best
-
-
-def _timed(fn) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
 
 
 # ----------------------------------------------------------------- what the parsers make of the cases
