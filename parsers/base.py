@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterable, Mapping, Sequence
 
@@ -44,6 +45,7 @@ __all__ = [
     "StreamingParseResult",
     "ToolParser",
     "json_fragment",
+    "json_text",
     "tool_name",
     "tool_parameter_schema",
     "parameter_type",
@@ -104,6 +106,21 @@ def json_fragment(text: str) -> str:
     concatenate to the escape of the whole: a long string value can stream.
     """
     return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+#: A surrogate code point: in decoded JSON only from an escape (``"\\ud800"``).
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_text(value: Any) -> str:
+    """``value`` as JSON text, non-ASCII characters as themselves, except surrogates.
+
+    A value decoded from JSON may hold a lone surrogate (from an escape such
+    as ``"\\ud800"``, which ``json.loads`` accepts); written raw it would make
+    the arguments text impossible to encode as UTF-8, so it stays escaped.
+    What a client decodes is the same value.
+    """
+    return SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), json.dumps(value, ensure_ascii=False))
 
 
 def _field(obj: Any, key: str) -> Any:

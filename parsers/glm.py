@@ -67,7 +67,7 @@ import re
 from collections.abc import Mapping
 
 from . import register
-from .base import MAX_HEAD, ToolParser, json_fragment, parameter_type, tool_parameter_schema
+from .base import MAX_HEAD, ToolParser, json_fragment, json_text, parameter_type, tool_parameter_schema
 from .scanner import PARTIAL, markers
 
 __all__ = [
@@ -112,18 +112,6 @@ def _loads(text: str):
 _PY_LITERALS = {"True": True, "False": False, "None": None}
 
 
-#: A surrogate code point: in decoded JSON only from an escape (``"\\ud800"``).
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _dumps(value) -> str:
-    """``value`` as JSON text, non-ASCII characters as themselves, except surrogates.
-
-    A value decoded from JSON may hold a lone surrogate (from an escape such
-    as ``"\\ud800"``, which ``json.loads`` accepts); written raw it would make
-    the arguments text impossible to encode as UTF-8, so it stays escaped.
-    """
-    return _SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), json.dumps(value, ensure_ascii=False))
 
 
 def _typed_value(text: str, declared: bool) -> str:
@@ -140,7 +128,7 @@ def _typed_value(text: str, declared: bool) -> str:
         if not declared and not isinstance(value, (list, dict)):
             value = text
     try:
-        return _dumps(value)
+        return json_text(value)
     except (ValueError, RecursionError):  # pragma: no cover - loads gave it
         return json.dumps(text, ensure_ascii=False)
 

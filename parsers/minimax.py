@@ -72,7 +72,7 @@ import logging
 import re
 
 from . import register
-from .base import MAX_HEAD, ToolParser, json_fragment, parameter_type
+from .base import MAX_HEAD, ToolParser, json_fragment, json_text, parameter_type
 from .scanner import PARTIAL, markers
 
 log = logging.getLogger(__name__)
@@ -133,18 +133,6 @@ def _reject_constant(name: str):
     raise ValueError(name)
 
 
-#: A surrogate code point: in decoded JSON only from an escape (``"\\ud800"``).
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _dumps(value) -> str:
-    """``value`` as JSON text, non-ASCII characters as themselves, except surrogates.
-
-    A value decoded from JSON may hold a lone surrogate (from an escape such
-    as ``"\\ud800"``, which ``json.loads`` accepts); written raw it would make
-    the arguments text impossible to encode as UTF-8, so it stays escaped.
-    """
-    return _SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), json.dumps(value, ensure_ascii=False))
 
 
 def typed_value(text: str) -> str:
@@ -152,10 +140,10 @@ def typed_value(text: str) -> str:
 
     ``NaN`` and ``Infinity`` are not JSON and give the string too, and so
     does JSON nested deeper than Python's decoder goes (``RecursionError``).
-    A ``"\\ud800"`` escape stays escaped (see :func:`_dumps`). Never raises.
+    A ``"\\ud800"`` escape stays escaped (see :func:`parsers.base.json_text`). Never raises.
     """
     try:
-        return _dumps(json.loads(text, parse_constant=_reject_constant))
+        return json_text(json.loads(text, parse_constant=_reject_constant))
     except (ValueError, RecursionError):
         return json.dumps(text, ensure_ascii=False)
 

@@ -153,7 +153,7 @@ import re
 from typing import Any
 
 from . import register
-from .base import MAX_HEAD, ToolParser, json_fragment, parameter_type
+from .base import MAX_HEAD, SURROGATE, ToolParser, json_fragment, json_text, parameter_type
 from .jsonscan import BAD_ESCAPE, CONTROL, STRING_OPEN, JsonTracker
 from .scanner import PARTIAL, markers
 
@@ -215,17 +215,6 @@ _VALUE, _OBJ_OPEN, _OBJ_KEY, _COLON, _ARR_OPEN, _AFTER, _NUMBER, _LITERAL = rang
 _WS_RUN = re.compile(r"[ \t\n\r]*")
 _NUM_RUN = re.compile(r"[0-9eE.+\-]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _dumps(value) -> str:
-    """``value`` as JSON text, non-ASCII characters as themselves, except surrogates.
-
-    A value decoded from JSON (or a Python literal) may hold a lone surrogate
-    (from an escape such as ``"\\ud800"``); written raw it would make the
-    arguments text impossible to encode as UTF-8, so it stays escaped.
-    """
-    return _LONE_SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), json.dumps(value, ensure_ascii=False))
 
 
 _LITERALS = {"t": "true", "f": "false", "n": "null"}
@@ -353,7 +342,7 @@ class JsonCallLexer(JsonTracker):
                             return i - 1, ERROR
                         # json.loads accepts a lone surrogate escape ("\\ud800"):
                         # a name a server cannot encode as UTF-8, so no name
-                        if not name or _LONE_SURROGATE.search(name):
+                        if not name or SURROGATE.search(name):
                             return i - 1, ERROR
                         self.name = name
                 continue
@@ -970,7 +959,7 @@ class Qwen3CoderParser(_QwenParser):
         if not ok:
             self._emit_arguments('"' + json_fragment(text) + '"')
         else:
-            self._emit_arguments(_dumps(value))
+            self._emit_arguments(json_text(value))
 
     def _finish_call(self) -> None:
         self._emit_arguments("}")

@@ -118,10 +118,8 @@ def test_stream_ending_inside_an_unfinished_block(name):
 ])
 def test_an_invoke_that_never_closes_is_abandoned(name, cut):
     text = spell(name, f"Before.\n\n<{B}>\n{invoke('first')}\n{cut}")
-    for chunking in ["whole", "char", "fixed:3", "random:5:8"]:
-        from workloads.chunking import chunk
-
-        got = stream_outcome(name, chunk(text, chunking))
+    for spec in ["whole", "char", "fixed:3", "random:5:8"]:
+        got = stream_outcome(name, chunk(text, spec))
         assert got.content == "Before."
         assert got.complete_calls() == [("first", {})]
         # a streamed name may be sent (lookup); its arguments never form an object
