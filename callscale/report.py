@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 from .config import format_size
 from .fit import ERROR
 from .matrix import Row, Run
@@ -212,23 +213,23 @@ def _points(row: Row) -> tuple[list[float], list[float]]:
 
 
 def plot(run: Run, path: Path | str) -> Path:
-    """Write the log-log plot of figure against length: one line per parser x workload.
+    """Write the log-log plot of figure against length: one panel per workload, one line per parser.
 
-    The ``null`` floor is drawn dotted grey; the slope-1 and slope-2 guides
-    start at the geometric mean of the parsers' figures at the shortest
-    length. Uses the Agg backend directly (no display, no pyplot state).
+    In each panel the ``null`` floor is drawn dotted grey and the slope-1 and
+    slope-2 guides start at the geometric mean of the parsers' figures at the
+    shortest length; the legend gives each parser's exponent per workload.
+    Uses the Agg backend directly (no display, no pyplot state).
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.ticker import NullFormatter
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    two_columns = len(run.rows) + len(run.floor_rows) > 30
-    fig = Figure(figsize=(15 if two_columns else 11, 7.5), layout="constrained")
+    workloads = [w for w in run.workloads if any(r.workload == w for r in run.rows + run.floor_rows)] or ["-"]
+    fig = Figure(figsize=(4.6 * len(workloads) + 2.6, 5.8), layout="constrained")
     FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    styles = ["-", "--", "-.", ":"]
-    markers = ["o", "s", "^", "D", "v", "P", "X"]
+    axes = fig.subplots(1, len(workloads), sharey=True, squeeze=False)[0]
     parsers = list(dict.fromkeys(r.parser for r in run.rows))
     if len(parsers) <= 10:
         colors = {name: f"C{i}" for i, name in enumerate(parsers)}
@@ -237,38 +238,42 @@ def plot(run: Run, path: Path | str) -> Path:
 
         palette = colormaps["tab20"]
         colors = {name: palette(i % 20) for i, name in enumerate(parsers)}
-    workload_style = {w: (styles[i % len(styles)], markers[i % len(markers)]) for i, w in enumerate(run.workloads)}
-    for row in run.floor_rows:
-        xs, ys = _points(row)
-        if xs:
-            ax.plot(xs, ys, ":", color="0.55", marker=".", label=f"null floor / {row.workload}")
-    starts = []
-    for row in run.rows:
-        xs, ys = _points(row)
-        if not xs:
-            continue
-        style, marker = workload_style.get(row.workload, ("-", "o"))
-        exponent = "" if row.fit.exponent is None else f" ({row.fit.exponent:.2f})"
-        ax.plot(xs, ys, style, marker=marker, color=colors[row.parser], label=f"{row.parser} / {row.workload}{exponent}")
-        starts.append((xs[0], ys[0]))
-    if starts:
-        x0 = math.exp(sum(math.log(x) for x, _ in starts) / len(starts))
-        y0 = math.exp(sum(math.log(y) for _, y in starts) / len(starts))
-        x1 = max(max(_points(r)[0] or [x0]) for r in run.rows)
-        for slope, style, label in ((1, (0, (1, 2)), "slope 1 (linear)"), (2, (0, (6, 3)), "slope 2 (quadratic)")):
-            y1 = y0 * (x1 / x0) ** slope
-            ax.plot([x0, x1], [y0, y1], color="black", alpha=0.6, linewidth=1.2, linestyle=style, label=label)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    from matplotlib.ticker import NullFormatter
-
-    ax.set_xticks([float(n) for n in run.lengths], [format_size(n) for n in run.lengths])
-    ax.xaxis.set_minor_formatter(NullFormatter())
+    markers = ["o", "s", "^", "D", "v", "P", "X"]
     unit = "process seconds (min of %d)" % run.repeats if run.meter == "time" else run.meter
-    ax.set_xlabel("call length (characters)")
-    ax.set_ylabel(unit)
-    ax.set_title(f"Streaming cost against length, chunking {run.chunking} (exponent in parentheses)")
-    ax.grid(True, which="both", alpha=0.25)
-    ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0), ncol=2 if two_columns else 1)
+    handles: dict[str, Any] = {}
+    for ax, workload in zip(axes, workloads):
+        for row in run.floor_rows:
+            xs, ys = _points(row)
+            if row.workload == workload and xs:
+                handles["null floor"] = ax.plot(xs, ys, ":", color="0.55", marker=".")[0]
+        starts, ends = [], []
+        for i, row in enumerate(r for r in run.rows if r.workload == workload):
+            xs, ys = _points(row)
+            if not xs:
+                continue
+            exponent = "" if row.fit.exponent is None else f" {row.fit.exponent:.2f}"
+            line = ax.plot(xs, ys, "-", marker=markers[i % len(markers)], markersize=4,
+                           color=colors[row.parser], label=f"{row.parser}{exponent}")[0]
+            handles.setdefault(row.parser, line)
+            starts.append((xs[0], ys[0]))
+            ends.append(xs[-1])
+        if starts:
+            x0 = math.exp(sum(math.log(x) for x, _ in starts) / len(starts))
+            y0 = math.exp(sum(math.log(y) for _, y in starts) / len(starts))
+            x1 = max(ends)
+            for slope, style, label in ((1, (0, (1, 2)), "slope 1 (linear)"), (2, (0, (6, 3)), "slope 2 (quadratic)")):
+                handles[label] = ax.plot([x0, x1], [y0, y0 * (x1 / x0) ** slope], color="black", alpha=0.7,
+                                         linewidth=1.4, linestyle=style)[0]
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xticks([float(n) for n in run.lengths], [format_size(n) for n in run.lengths])
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel("call length (characters)")
+        ax.set_title(workload)
+        ax.grid(True, which="both", alpha=0.25)
+        ax.legend(fontsize="xx-small", loc="lower right", title="exponent", title_fontsize="xx-small")
+    axes[0].set_ylabel(unit)
+    fig.suptitle(f"Streaming cost against call length, chunking {run.chunking}")
+    fig.legend(list(handles.values()), list(handles.keys()), loc="outside right upper", fontsize="small")
     fig.savefig(path, dpi=110)
     return path
