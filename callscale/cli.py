@@ -66,17 +66,19 @@ def _positive_float(text: str) -> float:
 def add_selectors(p: argparse.ArgumentParser) -> None:
     """The options shared by the measuring commands (what to measure, how, and the threshold)."""
     p.add_argument("--parser", action="append", metavar="NAME",
-                   help="a registered parser, 'null', or module.path:ClassOrFactory (with --format); "
+                   help="a registered parser, 'null', or module.path:ClassOrFactory (with --workload-format); "
                         "repeat or comma-separate; default: every registered parser")
-    p.add_argument("--format", "--workload-format", dest="format", metavar="NAME",
-                   help="the format whose workloads to render for module:Factory parsers")
+    p.add_argument("--workload-format", "--format", dest="format", metavar="NAME",
+                   help="the format whose workloads to render for module:Factory parsers (--format for short)")
     p.add_argument("--workload", action="append", metavar="NAME",
                    help="a workload name; repeat or comma-separate; default from [tool.callscale]")
     p.add_argument("--lengths", metavar="SIZES",
-                   help="at least three call lengths in characters, e.g. 4k,16k,64k (k = 1024)")
+                   help="at least three call lengths in characters (k = 1024); default from [tool.callscale]: "
+                        "4k,16k,64k, or 1k,2k,4k,8k with --meter instructions")
     p.add_argument("--chunking", metavar="SPEC",
                    help="whole, char, fixed:K, tokens:K or random:SEED:MAX (default from [tool.callscale])")
-    p.add_argument("--repeats", type=_positive_int, metavar="N", help="timed runs per measurement; the minimum counts")
+    p.add_argument("--repeats", type=_positive_int, metavar="N",
+                   help="timed runs per measurement; the minimum counts (default from [tool.callscale]: 3)")
     p.add_argument("--threshold", type=_positive_float, metavar="X",
                    help="largest scaling exponent that passes (default from [tool.callscale])")
     p.add_argument("--seed", type=int, default=0, help="workload seed (default 0)")
@@ -149,7 +151,8 @@ def select(p: argparse.ArgumentParser, args: argparse.Namespace) -> Selection:
         if not names:
             p.error("no parsers are registered; name one with --parser module.path:ClassOrFactory --format NAME")
     if args.format is not None and not any(is_plugin(n) for n in names):
-        p.error("--format applies to module.path:ClassOrFactory parsers only (a registered parser's format is its name)")
+        p.error("--workload-format applies to module.path:ClassOrFactory parsers only "
+                "(a registered parser's format is its name)")
     specs = []
     for name in names:
         try:
@@ -234,7 +237,7 @@ def _profile_arguments(p: argparse.ArgumentParser) -> None:
     from .profile import FORMATS
 
     p.add_argument("--parser", required=True, metavar="NAME",
-                   help="a registered parser or module.path:ClassOrFactory (with --format)")
+                   help="a registered parser or module.path:ClassOrFactory (with --workload-format)")
     p.add_argument("--workload-format", dest="format", metavar="NAME",
                    help="the format whose workload to render for module:Factory parsers")
     p.add_argument("--workload", required=True, metavar="NAME", help="a workload name")
@@ -295,10 +298,10 @@ def _profile(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------- check
 def _check_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--parser", action="append", metavar="NAME",
-                   help="a registered parser or module.path:ClassOrFactory (with --format); repeat or "
+                   help="a registered parser or module.path:ClassOrFactory (with --workload-format); repeat or "
                         "comma-separate; default: every registered parser")
-    p.add_argument("--format", "--workload-format", dest="format", metavar="NAME",
-                   help="the format whose cases to render for module:Factory parsers")
+    p.add_argument("--workload-format", "--format", dest="format", metavar="NAME",
+                   help="the format whose cases to render for module:Factory parsers (--format for short)")
     p.add_argument("--workload", action="append", metavar="NAME",
                    help="a workload to check; repeat or comma-separate; default: every workload")
     p.add_argument("--lengths", metavar="SIZES", default="1k",
@@ -335,7 +338,8 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
         names = parsers.names()
     if args.format is not None and not any(is_plugin(n) for n in names):
-        p.error("--format applies to module.path:ClassOrFactory parsers only (a registered parser's format is its name)")
+        p.error("--workload-format applies to module.path:ClassOrFactory parsers only "
+                "(a registered parser's format is its name)")
     specs = []
     for name in names:
         try:
@@ -362,11 +366,13 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     for r in results:
         print(f"{r.parser.ljust(width)}  {r.items:>5}  {r.streams:>7}  {len(r.failures):>8}  "
               f"{'ok' if r.passed else 'FAIL'}")
-    shown = [(r.parser, *f) for r in results for f in r.failures][: args.show]
-    if shown:
+    every = [(r.parser, *f) for r in results for f in r.failures]
+    if every:
         print()
-    for parser, label, chunking, problem in shown:
+    for parser, label, chunking, problem in every[: args.show]:
         print(f"FAIL {parser} {label} under {chunking}: {problem}")
+    if len(every) > args.show:
+        print(f"... {len(every) - args.show} more (--show N prints more)")
     print(f"\nchecked {sum(r.streams for r in results)} streams of {sum(r.items for r in results)} texts "
           f"under {len(chunkings)} chunkings (+ each fault case's own deltas): "
           f"{'all agree' if not failed else 'differences found'}")
@@ -409,7 +415,9 @@ def build_parser() -> ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
     p = build_parser()
-    args = p.parse_args(argv)
+    args, extra = p.parse_known_args(argv)
+    if extra:  # name the subcommand whose options these are not
+        args._parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return args._run(args._parser, args)
     except BrokenPipeError:  # `callscale scale | head`

@@ -114,6 +114,11 @@ def find_pyproject(start: Path | str | None = None) -> Path | None:
     return None
 
 
+KEYS = frozenset({"threshold", "lengths", "instruction_lengths", "chunking", "repeats", "workloads", "parsers",
+                  "out"})
+"""The keys ``[tool.callscale]`` may hold."""
+
+
 def _names(value: Any, key: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"[tool.callscale] {key} must be a list of names, got {value!r}")
@@ -123,8 +128,9 @@ def _names(value: Any, key: str) -> tuple[str, ...]:
 def load(start: Path | str | None = None) -> Settings:
     """The settings: built-in defaults updated from the nearest ``pyproject.toml``.
 
-    Raises :class:`ConfigError` when the file cannot be read as TOML or a
-    value has the wrong type; unknown keys are ignored (later versions add some).
+    Raises :class:`ConfigError` when the file cannot be read as TOML, a key
+    is unknown (a misspelt key would otherwise be ignored without a word), or
+    a value is wrong; the message names ``[tool.callscale]`` and the key.
     """
     path = find_pyproject(start)
     if path is None:
@@ -137,19 +143,30 @@ def load(start: Path | str | None = None) -> Settings:
     table = data.get("tool", {}).get("callscale")
     if not isinstance(table, dict):
         return settings
+    unknown = sorted(set(table) - KEYS)
+    if unknown:
+        raise ConfigError(f"[tool.callscale] in {path}: unknown key {unknown[0]!r}; known: {', '.join(sorted(KEYS))}")
     changes: dict[str, Any] = {}
     if "threshold" in table:
         value = table["threshold"]
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
             raise ConfigError(f"[tool.callscale] threshold must be a positive number, got {value!r}")
         changes["threshold"] = float(value)
-    if "lengths" in table:
-        changes["lengths"] = parse_lengths(table["lengths"])
-    if "instruction_lengths" in table:
-        changes["instruction_lengths"] = parse_lengths(table["instruction_lengths"])
+    for key in ("lengths", "instruction_lengths"):
+        if key in table:
+            try:
+                changes[key] = parse_lengths(table[key])
+            except (ConfigError, AttributeError, TypeError) as exc:
+                raise ConfigError(f"[tool.callscale] {key}: {exc}") from None
     if "chunking" in table:
+        from workloads.chunking import parse_chunking
+
         if not isinstance(table["chunking"], str):
             raise ConfigError(f"[tool.callscale] chunking must be a string, got {table['chunking']!r}")
+        try:
+            parse_chunking(table["chunking"])
+        except ValueError as exc:
+            raise ConfigError(f"[tool.callscale] chunking: {exc}") from None
         changes["chunking"] = table["chunking"]
     if "repeats" in table:
         value = table["repeats"]

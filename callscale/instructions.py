@@ -19,9 +19,10 @@ running the case twice (once stopping before the first increment) but takes
 one child process per format (for all its parsers, workloads and lengths)
 instead of two per case.
 
-Counts repeat exactly for the same interpreter binary, code and inputs:
-``PYTHONHASHSEED=0`` fixes string hashing, and valgrind loads programs at
-fixed addresses.
+Counts repeat exactly for the same interpreter binary, code, inputs and
+directory: ``PYTHONHASHSEED=0`` fixes string hashing, valgrind loads
+programs at fixed addresses, and the child's environment is fixed (its size
+alone moves counts by ~0.1%; see :func:`child_environment`).
 
 Errors: :class:`MeterUnavailable` when valgrind is missing or the interpreter
 is not a traceable ELF binary (message says how to fix it);
@@ -95,6 +96,38 @@ def check_available() -> None:
     interpreter()
 
 
+#: The only variables the metered child sees besides PYTHONPATH (see :func:`child_environment`).
+_FIXED_ENV = {"PYTHONHASHSEED": "0", "LC_ALL": "C.UTF-8", "PYTHONIOENCODING": "utf-8"}
+
+
+def child_environment() -> dict[str, str]:
+    """The metered child's whole environment: fixed, so counts do not move with the caller's.
+
+    The size of the environment block shifts where the child's stack and heap
+    lie, which moves instruction counts by ~0.1% (string copies run a
+    different number of instructions at another alignment). So the child gets
+    only :data:`_FIXED_ENV` and a ``PYTHONPATH`` of this project's root, the
+    current directory (for ``module:Factory`` parsers) and the caller's
+    ``PYTHONPATH``. Byte-code of this project is compiled here first, so
+    every child loads the same ``.pyc`` files instead of the first one
+    compiling them.
+    """
+    root = str(Path(__file__).resolve().parent.parent)
+    paths = [root, os.getcwd()] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    _compile_project(root)
+    return dict(_FIXED_ENV, PYTHONPATH=os.pathsep.join(dict.fromkeys(paths)))
+
+
+def _compile_project(root: str) -> None:
+    import compileall
+
+    for package in ("parsers", "workloads", "callscale"):
+        try:
+            compileall.compile_dir(os.path.join(root, package), quiet=2)
+        except OSError:  # a read-only checkout: children compile in memory, alike each time
+            pass
+
+
 _TOTAL = re.compile(r"^(?:summary|totals):\s*(\d+)", re.MULTILINE)
 
 
@@ -134,10 +167,7 @@ def count_matrix(
         "seed": seed,
     }
     order = [(p, w, n) for w in spec["workloads"] for n in spec["lengths"] for p in spec["parsers"]]
-    env = dict(os.environ, PYTHONHASHSEED="0")
-    # The child must import this project as the parent does (editable install or not).
-    root = str(Path(__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env = child_environment()
     with tempfile.TemporaryDirectory(prefix="callscale-callgrind-") as tmp:
         out = Path(tmp) / "cg.out"
         cmd = [

@@ -91,7 +91,8 @@ def resolve(name: str, fmt: str | None = None) -> ParserSpec:
         return ParserSpec(NULL, None, NullParser)
     if is_plugin(name):
         if not fmt:
-            raise PluginError(f"parser {name!r} needs --format NAME: the format whose workloads to render for it")
+            raise PluginError(f"parser {name!r} needs --workload-format NAME: the format whose workloads "
+                              "to render for it")
         from workloads import render
 
         known = render.names()

@@ -144,7 +144,8 @@ def gate_lines(run: Run) -> list[str]:
                          f"{run.threshold:g}; {_per_length(row, unit)}")
     total = len(run.rows)
     if run.passed:
-        lines.append(f"gate passed: {total} parser x workload pairs, every exponent <= {run.threshold:g}")
+        lines.append(f"gate passed: {total} parser x workload pair{'s' if total != 1 else ''}, "
+                     f"every exponent <= {run.threshold:g}")
     else:
         lines.append(f"gate failed: {len(run.offenders)} of {total} parser x workload pairs over "
                      f"{run.threshold:g} or failed")

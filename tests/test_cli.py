@@ -48,10 +48,10 @@ def needs(parser: str):
     (["scale", "--chunking", "bytes:4"], "bad chunking"),
     (["scale", "--repeats", "0"], "--repeats"),
     (["gate", "--threshold", "-1"], "--threshold"),
-    (["scale", "--parser", QUADRATIC], "needs --format"),
+    (["scale", "--parser", QUADRATIC], "needs --workload-format"),
     (["scale", "--parser", QUADRATIC, "--format", "no_such_format"], "unknown format"),
     (["scale", "--parser", "no_such_module_xyz:Parser", "--format", "deepseek_v31"], "cannot import"),
-    (["scale", "--format", "deepseek_v31"], "--format applies to module.path:ClassOrFactory"),
+    (["scale", "--format", "deepseek_v31"], "--workload-format applies to module.path:ClassOrFactory"),
     (["scale", "--no-such-option"], "unrecognized arguments"),
     (["frobnicate"], "invalid choice"),
     ([], "required"),
@@ -72,7 +72,7 @@ def test_gate_passes_a_linear_parser(capsys):
     status, out, err = run_main(capsys, "gate", "--parser", "deepseek_v31", "--no-progress", *SMALL,
                                 "--lengths", "4k,8k,16k", "--repeats", "3")
     assert status == 0, out
-    assert out.rstrip().splitlines()[-1] == "gate passed: 1 parser x workload pairs, every exponent <= 1.3"
+    assert out.rstrip().splitlines()[-1] == "gate passed: 1 parser x workload pair, every exponent <= 1.3"
     assert "deepseek_v31" in out and "null (floor)" in out
 
 

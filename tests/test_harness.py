@@ -289,6 +289,15 @@ def test_settings_come_from_the_nearest_pyproject(tmp_path, monkeypatch):
     (tmp_path / "pyproject.toml").write_text("[tool.callscale]\nrepeats = 0\n")
     with pytest.raises(config.ConfigError, match="repeats"):
         config.load()
+    (tmp_path / "pyproject.toml").write_text("[tool.callscale]\nlenghts = ['1k', '2k', '4k']\n")
+    with pytest.raises(config.ConfigError, match=r"\[tool.callscale\].*unknown key 'lenghts'"):
+        config.load()
+    (tmp_path / "pyproject.toml").write_text("[tool.callscale]\nlengths = ['1k', '2k']\n")
+    with pytest.raises(config.ConfigError, match=r"\[tool.callscale\] lengths: need at least 3"):
+        config.load()
+    (tmp_path / "pyproject.toml").write_text("[tool.callscale]\nchunking = 'slices:3'\n")
+    with pytest.raises(config.ConfigError, match=r"\[tool.callscale\] chunking: bad chunking"):
+        config.load()
 
 
 def test_without_a_pyproject_the_built_in_defaults_apply(tmp_path):
@@ -315,7 +324,7 @@ def test_plugins_load_a_users_parser_and_refuse_bad_ones():
         load_factory("quadratic_parser:Nope")
     with pytest.raises(PluginError, match="without parse_streaming_increment"):
         load_factory("json:JSONDecoder")
-    with pytest.raises(PluginError, match="needs --format"):
+    with pytest.raises(PluginError, match="needs --workload-format"):
         resolve("quadratic_parser:QuadraticParser")
     with pytest.raises(PluginError, match="unknown parser"):
         resolve("no_such_parser")
