@@ -63,13 +63,71 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def add_parser_options(p: argparse.ArgumentParser, null: bool = True, short_format: bool = True) -> None:
+    """``--parser`` (repeatable) and ``--workload-format``, shared by the commands that take parsers.
+
+    ``short_format``: ``--format`` is an alias of ``--workload-format`` (not
+    in ``profile``, where ``--format`` is the output's).
+    """
+    p.add_argument("--parser", action="append", metavar="NAME",
+                   help=f"a registered parser{', null,' if null else ''} or module.path:ClassOrFactory "
+                        "(with --workload-format); repeat or comma-separate; default: every registered parser")
+    flags = ("--workload-format", "--format") if short_format else ("--workload-format",)
+    p.add_argument(*flags, dest="format", metavar="NAME",
+                   help="the format whose workloads to render for module:Factory parsers"
+                        + (" (--format for short)" if short_format else ""))
+
+
+def _settings(p: argparse.ArgumentParser) -> config.Settings:
+    try:
+        return config.load()
+    except config.ConfigError as exc:
+        p.error(str(exc))
+
+
+def _chunking(p: argparse.ArgumentParser, spec: str) -> str:
+    from workloads.chunking import parse_chunking
+
+    try:
+        return str(parse_chunking(spec))
+    except ValueError as exc:
+        p.error(str(exc))
+
+
+def _specs(p: argparse.ArgumentParser, names: Sequence[str], fmt: str | None, null: bool = True) -> list[ParserSpec]:
+    """Resolve parser selections (``p.error`` on an unusable one); ``null``: the floor parser is allowed."""
+    if fmt is not None and not any(is_plugin(n) for n in names):
+        p.error("--workload-format applies to module.path:ClassOrFactory parsers only "
+                "(a registered parser's format is its name)")
+    specs = []
+    for name in names:
+        try:
+            spec = resolve(name, fmt)
+        except PluginError as exc:
+            p.error(str(exc))
+        if spec.format is None and not null:
+            p.error("the null parser parses nothing; name a parser")
+        specs.append(spec)
+    return specs
+
+
+def _workloads(p: argparse.ArgumentParser, names: Sequence[str]) -> list[str]:
+    """Check workload names against the catalog (``p.error`` on an unknown one)."""
+    try:
+        from workloads import catalog
+
+        known = list(catalog.names())
+    except Exception as exc:  # the catalog is missing or broken
+        p.error(f"the workload catalog cannot be loaded: {type(exc).__name__}: {exc}")
+    for name in names:
+        if name not in known:
+            p.error(f"unknown workload {name!r}; known: {', '.join(known)}")
+    return list(names)
+
+
 def add_selectors(p: argparse.ArgumentParser) -> None:
     """The options shared by the measuring commands (what to measure, how, and the threshold)."""
-    p.add_argument("--parser", action="append", metavar="NAME",
-                   help="a registered parser, 'null', or module.path:ClassOrFactory (with --workload-format); "
-                        "repeat or comma-separate; default: every registered parser")
-    p.add_argument("--workload-format", "--format", dest="format", metavar="NAME",
-                   help="the format whose workloads to render for module:Factory parsers (--format for short)")
+    add_parser_options(p)
     p.add_argument("--workload", action="append", metavar="NAME",
                    help="a workload name; repeat or comma-separate; default from [tool.callscale]")
     p.add_argument("--lengths", metavar="SIZES",
@@ -117,12 +175,7 @@ def select(p: argparse.ArgumentParser, args: argparse.Namespace) -> Selection:
 
     Calls ``p.error`` (one line, exit 2) on anything unusable.
     """
-    from workloads.chunking import parse_chunking
-
-    try:
-        settings = config.load()
-    except config.ConfigError as exc:
-        p.error(str(exc))
+    settings = _settings(p)
     meter = getattr(args, "meter", None) or "time"
     if meter not in METERS:
         p.error(f"unknown meter {meter!r}; known: {', '.join(METERS)}")
@@ -138,37 +191,17 @@ def select(p: argparse.ArgumentParser, args: argparse.Namespace) -> Selection:
             check_available()
         except MeterUnavailable as exc:
             p.error(str(exc))
-    chunking = args.chunking if args.chunking is not None else settings.chunking
-    try:
-        chunking = str(parse_chunking(chunking))
-    except ValueError as exc:
-        p.error(str(exc))
+    chunking = _chunking(p, args.chunking if args.chunking is not None else settings.chunking)
     names = _split(args.parser) or list(settings.parsers)
     if not names:
         import parsers
 
         names = list(parsers.names())
         if not names:
-            p.error("no parsers are registered; name one with --parser module.path:ClassOrFactory --format NAME")
-    if args.format is not None and not any(is_plugin(n) for n in names):
-        p.error("--workload-format applies to module.path:ClassOrFactory parsers only "
-                "(a registered parser's format is its name)")
-    specs = []
-    for name in names:
-        try:
-            specs.append(resolve(name, args.format))
-        except PluginError as exc:
-            p.error(str(exc))
-    try:
-        from workloads import catalog
-
-        known_workloads = list(catalog.names())
-    except Exception as exc:  # the catalog is missing or broken
-        p.error(f"the workload catalog cannot be loaded: {type(exc).__name__}: {exc}")
-    workloads = _split(args.workload) or list(settings.workloads)
-    for name in workloads:
-        if name not in known_workloads:
-            p.error(f"unknown workload {name!r}; known: {', '.join(known_workloads)}")
+            p.error("no parsers are registered; name one with --parser module.path:ClassOrFactory "
+                    "--workload-format NAME")
+    specs = _specs(p, names, args.format)
+    workloads = _workloads(p, _split(args.workload) or list(settings.workloads))
     threshold = args.threshold if args.threshold is not None else settings.threshold
     repeats = args.repeats if args.repeats is not None else settings.repeats
     return Selection(specs, workloads, lengths, chunking, repeats, threshold, meter, args.seed, settings)
@@ -253,31 +286,16 @@ def _profile_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _profile(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    from workloads import catalog
-    from workloads.chunking import parse_chunking
-
     from . import profile
 
-    settings = config.load()
+    settings = _settings(p)
     try:
         length = config.parse_size(args.length)
     except config.ConfigError as exc:
         p.error(str(exc))
-    try:
-        chunking = str(parse_chunking(args.chunking if args.chunking is not None else settings.chunking))
-    except ValueError as exc:
-        p.error(str(exc))
-    if args.format is not None and not is_plugin(args.parser):
-        p.error("--workload-format applies to module.path:ClassOrFactory parsers only "
-                "(a registered parser's format is its name)")
-    try:
-        spec = resolve(args.parser, args.format)
-    except PluginError as exc:
-        p.error(str(exc))
-    if spec.format is None:
-        p.error("the null parser has nothing to profile; name a parser")
-    if args.workload not in catalog.names():
-        p.error(f"unknown workload {args.workload!r}; known: {', '.join(catalog.names())}")
+    chunking = _chunking(p, args.chunking if args.chunking is not None else settings.chunking)
+    _specs(p, [args.parser], args.format, null=False)
+    _workloads(p, [args.workload])
     output = args.output
     if output is None:
         output = profile.default_output(args.parser, args.workload, length, args.output_format, settings.out)
@@ -297,11 +315,7 @@ def _profile(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------- check
 def _check_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--parser", action="append", metavar="NAME",
-                   help="a registered parser or module.path:ClassOrFactory (with --workload-format); repeat or "
-                        "comma-separate; default: every registered parser")
-    p.add_argument("--workload-format", "--format", dest="format", metavar="NAME",
-                   help="the format whose cases to render for module:Factory parsers (--format for short)")
+    add_parser_options(p, null=False)
     p.add_argument("--workload", action="append", metavar="NAME",
                    help="a workload to check; repeat or comma-separate; default: every workload")
     p.add_argument("--lengths", metavar="SIZES", default="1k",
@@ -316,7 +330,7 @@ def _check_arguments(p: argparse.ArgumentParser) -> None:
 
 def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from workloads import catalog
-    from workloads.chunking import CHECK_CHUNKINGS, parse_chunking
+    from workloads.chunking import CHECK_CHUNKINGS
 
     from . import check
 
@@ -326,33 +340,13 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         p.error(str(exc))
     if not lengths:
         p.error("--lengths needs at least one size")
-    chunkings = _split([args.chunkings]) if args.chunkings else list(CHECK_CHUNKINGS)
-    for spec in chunkings:
-        try:
-            parse_chunking(spec)
-        except ValueError as exc:
-            p.error(str(exc))
-    names = _split(args.parser)
-    if not names:
+    chunkings = [_chunking(p, spec) for spec in _split([args.chunkings])] if args.chunkings else list(CHECK_CHUNKINGS)
+    if not _split(args.parser):
         import parsers
 
-        names = parsers.names()
-    if args.format is not None and not any(is_plugin(n) for n in names):
-        p.error("--workload-format applies to module.path:ClassOrFactory parsers only "
-                "(a registered parser's format is its name)")
-    specs = []
-    for name in names:
-        try:
-            spec = resolve(name, args.format)
-        except PluginError as exc:
-            p.error(str(exc))
-        if spec.format is None:
-            p.error("the null parser parses nothing; name a parser to check")
-        specs.append(spec)
-    workloads = _split(args.workload) or catalog.names()
-    for name in workloads:
-        if name not in catalog.names():
-            p.error(f"unknown workload {name!r}; known: {', '.join(catalog.names())}")
+        args.parser = parsers.names()
+    specs = _specs(p, _split(args.parser), args.format, null=False)
+    workloads = _workloads(p, _split(args.workload) or catalog.names())
     results = []
     failed = False
     for spec in specs:
