@@ -1,11 +1,25 @@
-"""Test-run options: ``--run-benchmarks`` runs the pytest-benchmark micro-benchmarks.
+"""Test-run options and one rule for every test.
 
-Tests marked ``benchmark_suite`` (tests/test_bench_increment.py) are skipped
-unless ``--run-benchmarks`` is given, so the default ``python -m pytest -q``
-stays fast and never times anything.
+- ``--run-benchmarks`` runs the pytest-benchmark micro-benchmarks: tests
+  marked ``benchmark_suite`` are skipped without it, so the default
+  ``python -m pytest -q`` stays fast and never times anything.
+- No parser may fail inside: the base class catches an exception from a
+  format's state machine (a parser never raises on model output) and logs it
+  under ``parsers``; any such record fails the test that caused it.
 """
 
+import logging
+
 import pytest
+
+
+@pytest.fixture(autouse=True)
+def no_parser_failures(caplog):
+    """Fail a test during which the base class had to catch a parser's exception."""
+    with caplog.at_level(logging.ERROR, logger="parsers"):
+        yield
+    failures = [r for r in caplog.records if r.name.startswith("parsers") and r.levelno >= logging.ERROR]
+    assert not failures, "a parser failed inside: " + "; ".join(r.getMessage() for r in failures)
 
 
 def pytest_addoption(parser):
