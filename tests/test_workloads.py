@@ -216,6 +216,19 @@ def test_tools_for_types_match_the_values():
         workloads.tools_for([Call("h", {"x": object()})])
 
 
+def test_tools_for_merges_three_or_more_types_of_one_parameter():
+    # Once two types were merged into a list, a third one used to raise
+    # TypeError (a list put in a set).
+    def types(*values):
+        tools = workloads.tools_for([Call("f", {"n": v}) for v in values])
+        return tools[0]["function"]["parameters"]["properties"]["n"]["type"]
+
+    assert types(1, "a", True) == ["integer", "string", "boolean"]
+    assert types(1, "a", 2.5) == ["string", "number"]  # integer folds into number
+    assert types(1, 2.5, "a", None) == ["number", "string", "null"]
+    assert types(1, 2) == "integer"
+
+
 # ----------------------------------------------------------------- the catalog's logic on the tag format
 
 def test_catalog_logic_on_a_tag_format(tags_format):

@@ -158,10 +158,11 @@ def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
         if ta == "array" and "items" in b:
             return {"type": "array", "items": _merge(a["items"], b["items"]) if "items" in a else b["items"]}
         return a
-    if {ta, tb} == {"integer", "number"}:
-        return {"type": "number"}
-    types = [t for t in (ta if isinstance(ta, list) else [ta]) + (tb if isinstance(tb, list) else [tb])]
-    return {"type": list(dict.fromkeys(types))}
+    # a type is a name or (after an earlier mix) a list of names
+    types = list(dict.fromkeys((ta if isinstance(ta, list) else [ta]) + (tb if isinstance(tb, list) else [tb])))
+    if "integer" in types and "number" in types:  # every integer is a number
+        types.remove("integer")
+    return {"type": types[0] if len(types) == 1 else types}
 
 
 def tools_for(calls: Sequence[Call]) -> list[dict[str, Any]]:
