@@ -2,12 +2,14 @@
 
 Each case was distilled from a fault a public serving stack shipped; the fault
 is a kind, not one split, so every case also runs whole, per character and
-under seeded random splits (tests/support.py: CHUNKINGS).
+under seeded random splits (tests/support.py: CHUNKINGS) and as a detokenizer
+splits it (tokens:1, tokens:3: a special token is never split).
 """
 
 import pytest
 
 import parsers
+from workloads import render
 from support import CHUNKINGS, assert_parses, load_cases, stream_outcome
 
 CASES = load_cases()
@@ -29,8 +31,9 @@ def test_fault_case(case):
     assert "".join(case["deltas"]) == case["text"]
     content, calls = _expected(case)
     assert_parses(
-        case["parser"], case["text"], content, calls, tools=[], chunkings=CHUNKINGS,
+        case["parser"], case["text"], content, calls, tools=[], chunkings=CHUNKINGS + ["tokens:1", "tokens:3"],
         deltas=case["deltas"], strip_content=not case.get("strict_content", False),
+        special_tokens=render.get(case["parser"]).special_tokens,
     )
 
 

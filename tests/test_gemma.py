@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import parsers
 from callscale import check
 from parsers.gemma import CALL_CLOSE, CALL_OPEN, STRING_DELIM as Q
-from support import CHUNKINGS, assert_parses, load_cases, stream_outcome, whole_outcome
+from support import CHUNKINGS, assert_parses, stream_outcome, whole_outcome
 from workloads import render
 from workloads.chunking import chunk
 from workloads.render import Call
@@ -22,17 +22,6 @@ R = render.get(P)
 def call(name, args_text):
     return CALL_OPEN + "call:" + name + args_text + CALL_CLOSE
 
-
-# ---------------------------------------------------------------- fault cases
-
-CASES = load_cases(P)
-
-
-@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
-def test_fault_case(case):
-    exp = case["expected"]
-    assert_parses(P, case["text"], exp["content"], [(c["name"], c["arguments"]) for c in exp["calls"]],
-                  deltas=case["deltas"], strip_content=not case.get("strict_content", False))
 
 
 def test_formats_md_example():

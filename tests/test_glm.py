@@ -17,11 +17,10 @@ from parsers.glm import (
     ARG_KEY_END,
     ARG_VALUE,
     ARG_VALUE_END,
-    SPECIAL_TOKENS,
     TOOL_CALL,
     TOOL_CALL_END,
 )
-from support import CHUNKINGS, assert_parses, load_cases, stream_outcome, whole_outcome
+from support import assert_parses, load_cases, stream_outcome, whole_outcome
 from workloads import render
 from workloads.render import Call
 
@@ -45,14 +44,6 @@ def call_text(fmt, name, pairs):
 # ----------------------------------------------------------------- the shared fault cases
 
 CASES = load_cases("glm45") + load_cases("glm47")
-
-
-@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
-def test_fault_case(case):
-    exp = case["expected"]
-    assert_parses(case["parser"], case["text"], exp["content"],
-                  [(c["name"], c["arguments"]) for c in exp["calls"]], deltas=case["deltas"],
-                  chunkings=CHUNKINGS + ["tokens:1", "tokens:3"], special_tokens=SPECIAL_TOKENS)
 
 
 def test_the_fault_cases_are_there():

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import parsers
 from callscale import check
 from parsers.minimax import BLOCK_CLOSE, BLOCK_OPEN, PARAM_CLOSE
-from support import CHUNKINGS, assert_parses, load_cases, stream_outcome, whole_outcome
+from support import CHUNKINGS, assert_parses, stream_outcome, whole_outcome
 from workloads import render
 from workloads.render import Call
 from workloads.render.minimax import value_text
@@ -38,17 +38,6 @@ def invoke(name, *params):
 def param(key, value):
     return f'<parameter name="{key}">{value}</parameter>\n'
 
-
-# ---------------------------------------------------------------- fault cases
-
-CASES = load_cases(P)
-
-
-@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
-def test_fault_case(case):
-    exp = case["expected"]
-    assert_parses(P, case["text"], exp["content"], [(c["name"], c["arguments"]) for c in exp["calls"]],
-                  deltas=case["deltas"], strip_content=not case.get("strict_content", False))
 
 
 def test_text_after_the_block_is_content():
