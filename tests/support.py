@@ -9,7 +9,26 @@ from workloads.faults import load as load_cases
 #: random splits of 1-8 characters (these split inside special tokens too).
 CHUNKINGS = list(CHECK_CHUNKINGS)
 
-__all__ = ["CHUNKINGS", "load_cases", "stream_outcome", "whole_outcome", "assert_parses"]
+__all__ = ["CHUNKINGS", "load_cases", "stream_outcome", "whole_outcome", "assert_parses", "split_at",
+           "split_by_sizes"]
+
+
+def split_at(text: str, cuts) -> list[str]:
+    """``text`` cut at the positions ``cuts`` (characters; any order, repeats and out-of-range
+    positions allowed, clamped), as deltas with none empty. For hypothesis-drawn splits."""
+    n = len(text)
+    points = [0, *sorted({min(max(c, 0), n) for c in cuts}), n]
+    return [text[a:b] for a, b in zip(points, points[1:]) if b > a]
+
+
+def split_by_sizes(text: str, sizes) -> list[str]:
+    """``text`` in deltas of ``sizes[0]``, ``sizes[1]``, ... characters, cycling through ``sizes``."""
+    out, i, k = [], 0, 0
+    while i < len(text):
+        out.append(text[i:i + sizes[k % len(sizes)]])
+        i += sizes[k % len(sizes)]
+        k += 1
+    return out
 
 
 def stream_outcome(parser_name: str, deltas, tools=()):

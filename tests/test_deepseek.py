@@ -25,7 +25,7 @@ from parsers.deepseek import (
     SEP,
     SPECIAL_TOKENS,
 )
-from support import CHUNKINGS, assert_parses, stream_outcome, whole_outcome
+from support import CHUNKINGS, assert_parses, split_at, stream_outcome, whole_outcome
 from workloads import render
 from workloads.chunking import chunk
 
@@ -361,8 +361,7 @@ def _property(fmt, data):
     after = data.draw(_CONTENT, label="after") if calls else ""
     eos = data.draw(st.booleans(), label="eos")
     text = render.get(fmt).render(calls, content=before) + after + (EOS if eos else "")
-    cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=25), label="cuts")))
-    deltas = [text[a:b] for a, b in zip([0] + cuts, cuts + [len(text)]) if b > a]
+    deltas = split_at(text, data.draw(st.lists(st.integers(0, len(text)), max_size=25), label="cuts"))
     expected = [(c.name, dict(c.arguments)) for c in calls]
     for label, got in (("whole", whole_outcome(fmt, text)), ("split", stream_outcome(fmt, deltas)),
                        ("tokens:3", stream_outcome(fmt, chunk(text, "tokens:3", SPECIAL_TOKENS)))):

@@ -15,7 +15,7 @@ import parsers
 from callscale import check
 from parsers.deepseek import EOS
 from parsers.dsml import DSML_TOKEN, MAX_HEAD, SPELLINGS, V32
-from support import assert_parses, stream_outcome, whole_outcome
+from support import assert_parses, split_at, stream_outcome, whole_outcome
 from workloads import render
 from workloads.render import Call
 from workloads.chunking import chunk
@@ -387,9 +387,7 @@ def _property(name, data):
     assume(_unambiguous(name, calls))
     content = data.draw(_CONTENT, label="content")
     text = render.get(name).render(calls, content=content)
-    points = data.draw(st.lists(st.integers(0, len(text)), max_size=12), label="splits")
-    cuts = sorted({0, len(text), *points})
-    deltas = [text[a:b] for a, b in zip(cuts, cuts[1:])]
+    deltas = split_at(text, data.draw(st.lists(st.integers(0, len(text)), max_size=12), label="splits"))
     expected_content = content.rstrip("\r\n") if calls else content
     expected = check.outcome_of(expected_content, [(c.name, dict(c.arguments)) for c in calls])
     got = stream_outcome(name, deltas)

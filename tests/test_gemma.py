@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import parsers
 from callscale import check
 from parsers.gemma import CALL_CLOSE, CALL_OPEN, STRING_DELIM as Q
-from support import CHUNKINGS, assert_parses, stream_outcome, whole_outcome
+from support import CHUNKINGS, assert_parses, split_by_sizes, stream_outcome, whole_outcome
 from workloads import render
 from workloads.chunking import chunk
 from workloads.render import Call
@@ -164,19 +164,10 @@ _NAME = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.\-]{0,12}", fullmatch=True)
 _CONTENT = _TEXT.filter(lambda s: CALL_OPEN not in s)
 
 
-def _split(text, sizes):
-    out, i, k = [], 0, 0
-    while i < len(text):
-        out.append(text[i:i + sizes[k % len(sizes)]])
-        i += sizes[k % len(sizes)]
-        k += 1
-    return out
-
-
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(calls=st.lists(st.builds(Call, _NAME, st.dictionaries(_KEY, _ARG, max_size=4)), max_size=3),
        content=_CONTENT, sizes=st.lists(st.integers(1, 9), min_size=1, max_size=12))
 def test_rendered_calls_parse_back_under_any_split(calls, content, sizes):
     text = R.render(calls, content=content)
     expected = [(c.name, json.loads(json.dumps(dict(c.arguments)))) for c in calls]
-    assert_parses(P, text, content, expected, chunkings=[], deltas=_split(text, sizes))
+    assert_parses(P, text, content, expected, chunkings=[], deltas=split_by_sizes(text, sizes))

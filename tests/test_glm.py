@@ -20,7 +20,7 @@ from parsers.glm import (
     TOOL_CALL,
     TOOL_CALL_END,
 )
-from support import assert_parses, load_cases, stream_outcome, whole_outcome
+from support import assert_parses, load_cases, split_at, stream_outcome, whole_outcome
 from workloads import render
 from workloads.render import Call
 
@@ -386,8 +386,7 @@ def test_rendered_calls_parse_back_under_any_split(fmt, data):
         expected_content = content[:-1]  # one newline before <tool_call> is layout
     if tail.strip():
         expected_content += tail
-    cuts = sorted(set(data.draw(st.lists(st.integers(1, max(1, len(text) - 1)), max_size=12))))
-    deltas = [text[a:b] for a, b in zip([0] + cuts, cuts + [len(text)]) if text[a:b]]
+    deltas = split_at(text, data.draw(st.lists(st.integers(1, max(1, len(text) - 1)), max_size=12)))
     expected = check.outcome_of(expected_content, [(c.name, dict(c.arguments)) for c in calls])
     for parser in GLM:  # each parser reads both layouts
         streamed = stream_outcome(parser, deltas, tools)

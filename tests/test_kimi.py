@@ -23,7 +23,7 @@ from parsers.kimi import (
     SPECIAL_TOKENS,
     call_name,
 )
-from support import CHUNKINGS, assert_parses, load_cases, stream_outcome, whole_outcome
+from support import CHUNKINGS, assert_parses, load_cases, split_at, stream_outcome, whole_outcome
 from workloads import render
 from workloads.render import Call
 from workloads.chunking import chunk
@@ -272,8 +272,7 @@ def test_rendered_calls_parse_back_under_any_split(calls, content, tail, data):
         assume(not _AMBIGUOUS.search(json.dumps(dict(call.arguments), ensure_ascii=False)))
     text = render.get(K2).render(calls, content) + (tail if calls else "")
     expected_content = content + (tail if calls else "")
-    cuts = sorted(set(data.draw(st.lists(st.integers(1, max(1, len(text) - 1)), max_size=12))))
-    deltas = [text[a:b] for a, b in zip([0] + cuts, cuts + [len(text)]) if text[a:b]]
+    deltas = split_at(text, data.draw(st.lists(st.integers(1, max(1, len(text) - 1)), max_size=12)))
     expected = check.outcome_of(expected_content, [(c.name, dict(c.arguments)) for c in calls])
     streamed = stream_outcome(K2, deltas)
     whole = whole_outcome(K2, text)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import parsers
 from callscale import check
 from parsers.minimax import BLOCK_CLOSE, BLOCK_OPEN, PARAM_CLOSE
-from support import CHUNKINGS, assert_parses, stream_outcome, whole_outcome
+from support import CHUNKINGS, assert_parses, split_by_sizes, stream_outcome, whole_outcome
 from workloads import render
 from workloads.render import Call
 from workloads.render.minimax import value_text
@@ -309,15 +309,6 @@ def _calls(draw):
     return calls
 
 
-def _split(text, sizes):
-    out, i, k = [], 0, 0
-    while i < len(text):
-        out.append(text[i:i + sizes[k % len(sizes)]])
-        i += sizes[k % len(sizes)]
-        k += 1
-    return out
-
-
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(calls=_calls(), content=_CONTENT, sizes=st.lists(st.integers(1, 9), min_size=1, max_size=12),
        typed=st.booleans())
@@ -327,4 +318,4 @@ def test_rendered_calls_parse_back_under_any_split(calls, content, sizes, typed)
         calls = [Call(c.name, {k: v for k, v in c.arguments.items() if isinstance(v, str)}) for c in calls]
     text = R.render(calls, content=content)
     expected = [(c.name, json.loads(json.dumps(dict(c.arguments)))) for c in calls]
-    assert_parses(P, text, content, expected, tools=tools, chunkings=[], deltas=_split(text, sizes))
+    assert_parses(P, text, content, expected, tools=tools, chunkings=[], deltas=split_by_sizes(text, sizes))

@@ -22,7 +22,7 @@ from parsers.qwen import (
     JsonCallLexer,
     convert_value,
 )
-from support import assert_parses, stream_outcome, whole_outcome
+from support import assert_parses, split_at, stream_outcome, whole_outcome
 from workloads import render
 from workloads.chunking import chunk
 from workloads.render import Call
@@ -429,9 +429,7 @@ SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[Heal
 
 
 def _splits(data, text):
-    cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=12), label="cuts")
-    points = [0, *sorted(set(cuts)), len(text)]
-    return [text[a:b] for a, b in zip(points, points[1:]) if b > a]
+    return split_at(text, data.draw(st.lists(st.integers(0, len(text)), max_size=12), label="cuts"))
 
 
 @SETTINGS
