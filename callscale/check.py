@@ -238,14 +238,14 @@ def run_check(name: str, factory: Callable[[], Any], items: Iterable[CheckItem],
 
 
 def fault_items(fmt: str) -> list[CheckItem]:
-    """The shared streaming fault cases of format ``fmt`` as check items (``tools=[]``)."""
+    """The shared fault cases of format ``fmt`` as check items, each with its own ``tools`` (default ``[]``)."""
     from workloads import faults
 
     items = []
     for case in faults.load(fmt):
         exp = case["expected"]
         items.append(CheckItem(
-            label=case["id"], text=case["text"], tools=[],
+            label=case["id"], text=case["text"], tools=list(case["tools"]),
             expected=outcome_of(exp["content"], [(c["name"], c["arguments"]) for c in exp["calls"]]),
             own_deltas=list(case["deltas"]), strip_content=not case.get("strict_content", False),
         ))

@@ -14,6 +14,22 @@ from support import CHUNKINGS, assert_parses, load_cases, stream_outcome
 
 CASES = load_cases()
 
+#: Cases of model-output.jsonl (issue 9) that today's parsers still get wrong.
+#: Strict: a fixed case must leave this set.
+KNOWN_FAILING = {
+    "qwen3coder-anyof-object-param",
+    "qwen3coder-missing-close-param-before-next-param",
+    "kimi-k2-sanitised-call-id",
+    "kimi-k2-arguments-double-encoded",
+    "dsml-v4-missing-block-opener",
+}
+
+
+def _marks(case):
+    if case["id"] in KNOWN_FAILING:
+        return [pytest.mark.xfail(strict=True, reason="issue 9: not recovered yet")]
+    return []
+
 
 def _expected(case):
     exp = case["expected"]
@@ -25,13 +41,13 @@ def _need(parser_name):
         pytest.skip(f"parser {parser_name} is not built yet")
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+@pytest.mark.parametrize("case", [pytest.param(c, id=c["id"], marks=_marks(c)) for c in CASES])
 def test_fault_case(case):
     _need(case["parser"])
     assert "".join(case["deltas"]) == case["text"]
     content, calls = _expected(case)
     assert_parses(
-        case["parser"], case["text"], content, calls, tools=[], chunkings=CHUNKINGS + ["tokens:1", "tokens:3"],
+        case["parser"], case["text"], content, calls, tools=case["tools"], chunkings=CHUNKINGS + ["tokens:1", "tokens:3"],
         deltas=case["deltas"], strip_content=not case.get("strict_content", False),
         special_tokens=render.get(case["parser"]).special_tokens,
     )

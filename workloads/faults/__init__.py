@@ -6,15 +6,27 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["CASES_FILE", "load"]
+__all__ = ["CASES_FILES", "load"]
 
-CASES_FILE = Path(__file__).with_name("streaming-faults.jsonl")
+#: ``streaming-faults.jsonl``: splits that broke streaming parsers;
+#: ``model-output.jsonl``: what models really write (schema typing, the
+#: mistakes the field recovers from). Same fields; a case may carry ``tools``.
+CASES_FILES = (
+    Path(__file__).with_name("streaming-faults.jsonl"),
+    Path(__file__).with_name("model-output.jsonl"),
+)
 
 
 @lru_cache(maxsize=None)
 def _all() -> tuple[dict, ...]:
-    lines = CASES_FILE.read_text(encoding="utf-8").splitlines()
-    return tuple(json.loads(line) for line in lines if line.strip())
+    cases = []
+    for path in CASES_FILES:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                case = json.loads(line)
+                case.setdefault("tools", [])
+                cases.append(case)
+    return tuple(cases)
 
 
 def load(parser: str | None = None) -> list[dict]:
