@@ -83,8 +83,10 @@ rules:
   list is layout. Anything else after ``)`` ends the list and is content.
 - A started call with anything else (a positional argument, a name that is
   not a literal, unbalanced brackets) is abandoned (see
-  :mod:`parsers.base`); content goes on from the offending character. A
-  call the output cuts off is abandoned.
+  :mod:`parsers.base`); content goes on from the offending character (after
+  a bad word or number: from the character after it, ``[f(a=foo)]`` leaves
+  ``)]``). A call the output cuts off is abandoned. A word or number longer
+  than ``MAX_HEAD`` characters is malformed.
 """
 
 from __future__ import annotations
