@@ -118,13 +118,41 @@ ARGUMENT_KEYS = ("parameters", "arguments")
 CALL_SEPARATOR = "; "
 
 
+# --------------------------------------------------------------------------- shared
+class _AfterCall:
+    """What both formats do right after a call: hold whitespace until the next character decides it."""
+
+    scanner: object
+    _held: list[str]
+
+    def _next_after_call(self, final: bool) -> str:
+        """Hold the whitespace here; return the next character (not consumed), or ``""`` when none is there yet.
+
+        At the end of the output the held whitespace is content.
+        """
+        sc = self.scanner
+        ws = sc.skip_whitespace()
+        if ws:
+            self._held.append(ws)
+        c = sc.peek(1)
+        if not c and final:
+            self._emit_content("".join(self._held))
+            self._held = []
+        return c
+
+    def _take_held(self) -> str:
+        held = "".join(self._held)
+        self._held = []
+        return held
+
+
 # --------------------------------------------------------------------------- llama3_json
 _M_JSON_CONTENT = markers("{", PYTHON_TAG)
 _CONTENT, _JSON, _SEP = "content", "json", "separator"
 
 
 @register("llama3_json")
-class Llama3JsonParser(Qwen3Parser):
+class Llama3JsonParser(_AfterCall, Qwen3Parser):
     """Streaming parser of Llama 3 JSON tool calls; see the module docstring for the rules.
 
     Reads each call object with the Hermes machinery of
@@ -174,14 +202,8 @@ class Llama3JsonParser(Qwen3Parser):
                 if not self._read_json(final):
                     return
             else:  # _SEP: after a call
-                ws = sc.skip_whitespace()
-                if ws:
-                    self._held.append(ws)
-                c = sc.peek(1)
+                c = self._next_after_call(final)
                 if not c:
-                    if final:
-                        self._emit_content("".join(self._held))
-                        self._held = []
                     return
                 if c == ";" and not self._semicolon:
                     sc.take(1)
@@ -189,10 +211,9 @@ class Llama3JsonParser(Qwen3Parser):
                     self._semicolon = True
                 elif c == "{":
                     sc.take(1)
-                    self._open_object("".join(self._held))
+                    self._open_object(self._take_held())
                 else:
-                    self._emit_content("".join(self._held))
-                    self._held = []
+                    self._emit_content(self._take_held())
                     self._state = _CONTENT
 
 
@@ -245,7 +266,7 @@ def _is_name_start(c: str) -> bool:
 
 
 @register("llama4_pythonic")
-class Llama4PythonicParser(ToolParser):
+class Llama4PythonicParser(_AfterCall, ToolParser):
     """Streaming parser of Llama 4 pythonic tool calls; see the module docstring for the rules.
 
     Arguments stream as JSON text ``{"key": value, ...}``; a string value
@@ -643,17 +664,10 @@ class Llama4PythonicParser(ToolParser):
     # ------------------------------------------------------------------ after a call
     def _s_after_call(self, final: bool) -> bool:
         sc = self.scanner
-        ws = sc.skip_whitespace()
-        if ws:
-            self._held.append(ws)
-        c = sc.peek(1)
+        c = self._next_after_call(final)
         if not c:
-            if final:
-                self._emit_content("".join(self._held))
-                self._held = []
             return False
-        held = "".join(self._held)
-        self._held = []
+        held = self._take_held()
         if c == ",":
             sc.take(1)
             self._open_head(held + ",", first=False)

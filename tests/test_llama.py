@@ -13,7 +13,8 @@ import parsers
 from callscale import check
 from parsers.base import MAX_HEAD
 from parsers.llama import PYTHON_END, PYTHON_START, PYTHON_TAG
-from support import CHUNKINGS, assert_parses, split_at, stream_outcome, whole_outcome
+from support import (CHUNKINGS, assert_arguments_stream, assert_parses, assert_round_trip, json_values, stream_outcome,
+                     whole_outcome)
 from workloads import render
 from workloads.render import Call
 from workloads.render.llama import python_literal
@@ -232,17 +233,7 @@ def test_repeated_opener_gives_nothing(fmt):
 
 @pytest.mark.parametrize("fmt", [L3, L4])
 def test_arguments_stream_as_they_arrive(fmt):
-    args = {"path": "a.py", "content": "x = 'é\"\\\n' " * 200}
-    text = "Writing." + render.get(fmt).render([Call("write_file", args)])
-    p = parsers.get(fmt)()
-    pieces, sent = [], None
-    for i in range(0, len(text), 4):
-        pieces += [item.parameters for item in p.parse_streaming_increment(text[i:i + 4], []).calls]
-        if sent is None and i >= len(text) * 3 // 4:
-            sent = len("".join(pieces))
-    assert sent >= len(json.dumps(args, ensure_ascii=False)) * 0.6
-    pieces += [c.parameters for c in p.finish().calls]
-    assert json.loads("".join(pieces)) == args
+    assert_arguments_stream(fmt)
 
 
 @pytest.mark.parametrize("fmt", [L3, L4])
@@ -267,10 +258,7 @@ def test_renderers():
 
 _text = st.lists(st.sampled_from(list("ab zé東\n\t\"'\\{}[]()<>|:;,.=0") + ["😀", "\x00", PYTHON_TAG, PYTHON_END]),
                 max_size=12).map("".join)
-_leaf = st.one_of(st.none(), st.booleans(), st.integers(-10**12, 10**12),
-                  st.floats(allow_nan=False, allow_infinity=False), _text)
-_json = st.recursive(_leaf, lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                     st.dictionaries(_text, inner, max_size=3)), max_leaves=8)
+_json = json_values(_text)
 _key = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,10}", fullmatch=True)
 _calls = st.lists(st.builds(Call, st.from_regex(r"[A-Za-z_][A-Za-z0-9_.\-]{0,15}", fullmatch=True),
                             st.dictionaries(_key, _json, max_size=4)), max_size=3)
@@ -281,12 +269,5 @@ _tail = st.from_regex(r"([a-z.!][a-z .!]{0,10})?", fullmatch=True)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(fmt=st.sampled_from([L3, L4]), calls=_calls, content=_content, tail=_tail, data=st.data())
 def test_rendered_calls_parse_back_under_any_split(fmt, calls, content, tail, data):
-    text = render.get(fmt).render(calls, content) + (tail if calls else "")
-    expected_content = content + (tail if calls else "")
-    deltas = split_at(text, data.draw(st.lists(st.integers(1, max(1, len(text) - 1)), max_size=12)))
-    expected = check.outcome_of(expected_content, [(c.name, dict(c.arguments)) for c in calls])
-    streamed = stream_outcome(fmt, deltas)
-    whole = whole_outcome(fmt, text)
-    assert not check.compare(streamed, expected), check.compare(streamed, expected)
-    assert not check.compare(whole, expected), check.compare(whole, expected)
-    assert len(streamed.calls) == len(calls)
+    size = len(render.get(fmt).render(calls, content) + (tail if calls else ""))
+    assert_round_trip(fmt, calls, content, tail, data.draw(st.lists(st.integers(1, max(1, size - 1)), max_size=12)))
