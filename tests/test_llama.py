@@ -16,6 +16,7 @@ from parsers.llama import PYTHON_END, PYTHON_START, PYTHON_TAG
 from support import (CHUNKINGS, assert_arguments_stream, assert_parses, assert_round_trip, json_values, stream_outcome,
                      whole_outcome)
 from workloads import render
+from workloads.chunking import chunk
 from workloads.render import Call
 from workloads.render.llama import python_literal
 
@@ -140,7 +141,6 @@ def test_string_escapes(literal, value):
     got = whole_outcome(L4, text)
     assert [(c.name, json.loads(c.arguments_text)) for c in got.calls] == [("f", {"s": value})]
     for spec in CHUNKS:
-        from workloads.chunking import chunk
         streamed = stream_outcome(L4, chunk(text, spec, ()))
         assert not check.compare(streamed, got), spec
 
