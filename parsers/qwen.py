@@ -237,6 +237,10 @@ class JsonCallLexer(JsonTracker):
     (which must be an object), re-escaping raw control characters inside
     strings.
 
+    ``argument_keys``: the keys whose value is the arguments object (one of
+    them per object; Hermes: ``arguments``, Llama 3: ``parameters`` or
+    ``arguments``).
+
     Attributes read by the parser: ``name`` (``str`` or ``None``),
     ``arguments_done`` (the arguments object was read to its ``}``),
     ``stream_arguments`` (the arguments started after the name was known, so
@@ -247,11 +251,12 @@ class JsonCallLexer(JsonTracker):
     __slots__ = (
         "_stack", "_mode", "_in_key", "_literal", "_literal_pos", "_number",
         "_key", "_capture", "_capture_parts", "_seen_name", "_seen_arguments",
-        "name", "arguments", "arguments_done", "stream_arguments",
+        "name", "arguments", "arguments_done", "stream_arguments", "_argument_keys",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, argument_keys: tuple[str, ...] = ("arguments",)) -> None:
         super().__init__(strict=True)
+        self._argument_keys = argument_keys
         self._stack: list[str] = []  # the open brackets (the tracker counts them; this says which)
         self._mode = _VALUE
         self._in_key = False
@@ -394,7 +399,7 @@ class JsonCallLexer(JsonTracker):
                         self._capture = "name"
                         self._capture_parts = []
                         start = i
-                    elif key == "arguments":
+                    elif key in self._argument_keys:
                         if self._seen_arguments or c != "{":
                             return i, ERROR
                         self._seen_arguments = True
@@ -625,7 +630,7 @@ class Qwen3Parser(_QwenParser):
 
     def _open(self, marker: str) -> None:
         self._raw = [marker]
-        self._lexer = JsonCallLexer()
+        self._lexer = self._new_lexer()
         self._started = False
         self._peek = _PEEK_MIN
         self._head_len = 0
@@ -687,7 +692,7 @@ class Qwen3Parser(_QwenParser):
                     self._start()
                     self._send_arguments()
                 self._lexer = None
-                self._state = _AFTER_OBJECT
+                self._object_done()
                 return True
             if status == ERROR or (not self._started and self._head_len > MAX_HEAD):
                 self._lexer = None
@@ -705,6 +710,14 @@ class Qwen3Parser(_QwenParser):
         else:
             self._not_a_call()
         return True
+
+    def _new_lexer(self) -> JsonCallLexer:
+        """The lexer of one call object (a format reading other argument keys overrides this)."""
+        return JsonCallLexer()
+
+    def _object_done(self) -> None:
+        """The call object ended (its call started): wait for ``</tool_call>``."""
+        self._state = _AFTER_OBJECT
 
     def _start(self) -> None:
         self._begin_call(self._lexer.name)

@@ -10,7 +10,8 @@ from workloads.faults import load as load_cases
 CHUNKINGS = list(CHECK_CHUNKINGS)
 
 __all__ = ["CHUNKINGS", "load_cases", "stream_outcome", "whole_outcome", "assert_parses", "split_at",
-           "split_by_sizes"]
+           "split_by_sizes", "json_values", "assert_round_trip",
+           "assert_arguments_stream"]
 
 
 def split_at(text: str, cuts) -> list[str]:
@@ -69,3 +70,50 @@ def assert_parses(parser_name, text, content, calls, tools=(), chunkings=CHUNKIN
         problems = check.compare(got, expected, strip_content=strip_content)
         assert len(got.calls) == len(calls) or problems, f"{label}: abandoned calls in {got.calls!r}"
         assert not problems, f"{parser_name} under {label}: " + "; ".join(problems)
+
+
+def json_values(text):
+    """A hypothesis strategy of JSON values (nested up to 8 leaves) whose strings and object keys come from ``text``."""
+    from hypothesis import strategies as st
+
+    leaf = st.one_of(st.none(), st.booleans(), st.integers(-10**12, 10**12),
+                     st.floats(allow_nan=False, allow_infinity=False), text)
+    return st.recursive(leaf, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                      st.dictionaries(text, inner, max_size=3)), max_leaves=8)
+
+
+def assert_round_trip(parser_name, calls, content, tail, cuts):
+    """Render ``calls`` after ``content`` (then ``tail`` when there are calls), split at ``cuts``:
+    streaming and ``detect_and_parse`` give back exactly that content and those calls, none abandoned."""
+    from callscale import check
+    from workloads import render
+
+    text = render.get(parser_name).render(calls, content) + (tail if calls else "")
+    expected = check.outcome_of(content + (tail if calls else ""), [(c.name, dict(c.arguments)) for c in calls])
+    streamed = stream_outcome(parser_name, split_at(text, cuts))
+    whole = whole_outcome(parser_name, text)
+    assert not check.compare(streamed, expected), check.compare(streamed, expected)
+    assert not check.compare(whole, expected), check.compare(whole, expected)
+    assert len(streamed.calls) == len(calls)
+
+
+def assert_arguments_stream(parser_name):
+    """A long string argument reaches the client while it arrives: after three quarters of the text
+    (4-character deltas) at least 60% of the arguments JSON was sent; the pieces join to the arguments."""
+    import json
+
+    import parsers
+    from workloads import render
+    from workloads.render import Call
+
+    args = {"path": "a.py", "content": "x = 'é\"\\\n' " * 200}
+    text = "Writing." + render.get(parser_name).render([Call("write_file", args)])
+    p = parsers.get(parser_name)()
+    pieces, sent = [], None
+    for i in range(0, len(text), 4):
+        pieces += [item.parameters for item in p.parse_streaming_increment(text[i:i + 4], []).calls]
+        if sent is None and i >= len(text) * 3 // 4:
+            sent = len("".join(pieces))
+    assert sent >= len(json.dumps(args, ensure_ascii=False)) * 0.6
+    pieces += [c.parameters for c in p.finish().calls]
+    assert json.loads("".join(pieces)) == args

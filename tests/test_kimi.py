@@ -23,7 +23,8 @@ from parsers.kimi import (
     SPECIAL_TOKENS,
     call_name,
 )
-from support import CHUNKINGS, assert_parses, load_cases, split_at, stream_outcome, whole_outcome
+from support import (CHUNKINGS, assert_arguments_stream, assert_parses, assert_round_trip, json_values, load_cases,
+                     stream_outcome, whole_outcome)
 from workloads import render
 from workloads.render import Call
 from workloads.chunking import chunk
@@ -215,18 +216,7 @@ def test_odd_output_never_raises():
 # ----------------------------------------------------------------- streaming
 
 def test_arguments_stream_as_they_arrive():
-    args = {"path": "a.py", "content": "x = 'é\"\\\n' " * 200}
-    text = "Writing." + render.get(K2).render([Call("write_file", args)])
-    p = parsers.get(K2)()
-    pieces = []
-    sent = None
-    for i in range(0, len(text), 4):
-        pieces += [item.parameters for item in p.parse_streaming_increment(text[i:i + 4], []).calls]
-        if sent is None and i >= len(text) * 3 // 4:
-            sent = len("".join(pieces))
-    assert sent >= len(json.dumps(args, ensure_ascii=False)) * 0.6
-    pieces += [c.parameters for c in p.finish().calls]
-    assert json.loads("".join(pieces)) == args
+    assert_arguments_stream(K2)
 
 
 def test_finish_twice():
@@ -251,10 +241,7 @@ def test_registered_and_rendered():
 
 _text = st.lists(st.one_of(st.text(alphabet=st.sampled_from(list("ab zé東\n\t\"'\\{}[]<>|:,.0") + ["😀"]), max_size=8),
                            st.sampled_from(SPECIAL_TOKENS)), max_size=5).map("".join)
-_leaf = st.one_of(st.none(), st.booleans(), st.integers(-10**12, 10**12),
-                  st.floats(allow_nan=False, allow_infinity=False), _text)
-_json = st.recursive(_leaf, lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                     st.dictionaries(_text, inner, max_size=3)), max_leaves=8)
+_json = json_values(_text)
 _calls = st.lists(st.builds(Call, st.from_regex(r"[A-Za-z_][A-Za-z0-9_.\-]{0,15}", fullmatch=True),
                             st.dictionaries(_text, _json, max_size=4)), max_size=3)
 _content = st.lists(st.sampled_from(list("ab \n<>|_é\"") + ["<|tool_call_end|>", "<|tool_calls", "<|"]),
@@ -270,12 +257,5 @@ _AMBIGUOUS = re.compile(re.escape(CALL_END) + r"\s*(" + "|".join(
 def test_rendered_calls_parse_back_under_any_split(calls, content, tail, data):
     for call in calls:  # a call end before another call or the section end is a real end, even in a string
         assume(not _AMBIGUOUS.search(json.dumps(dict(call.arguments), ensure_ascii=False)))
-    text = render.get(K2).render(calls, content) + (tail if calls else "")
-    expected_content = content + (tail if calls else "")
-    deltas = split_at(text, data.draw(st.lists(st.integers(1, max(1, len(text) - 1)), max_size=12)))
-    expected = check.outcome_of(expected_content, [(c.name, dict(c.arguments)) for c in calls])
-    streamed = stream_outcome(K2, deltas)
-    whole = whole_outcome(K2, text)
-    assert not check.compare(streamed, expected), check.compare(streamed, expected)
-    assert not check.compare(whole, expected), check.compare(whole, expected)
-    assert len(streamed.calls) == len(calls)
+    size = len(render.get(K2).render(calls, content) + (tail if calls else ""))
+    assert_round_trip(K2, calls, content, tail, data.draw(st.lists(st.integers(1, max(1, size - 1)), max_size=12)))

@@ -1,0 +1,692 @@
+"""Llama 3 JSON and Llama 4 pythonic tool calls (``llama3_json``, ``llama4_pythonic``).
+
+Lengths below are in characters.
+
+**Llama 3.1/3.2/3.3 JSON** (``llama3_json``). Meta's Llama 3.1 chat template
+(also vLLM's ``examples/tool_chat_template_llama3.1_json.jinja``) writes an
+assistant turn with a custom tool call as::
+
+    {"name": "get_weather", "parameters": {"city": "Paris"}}
+
+(``'{"name": "' + name + '", "parameters": ' + arguments | tojson + '}'``,
+then ``<|eot_id|>``, a stop token the server strips). The template allows one
+call a turn (it raises on more); llama-models' reference encoder
+(``models/llama3/tool_utils.py``) writes ``json.dumps({"type": "function",
+"name": ..., "parameters": ...})``; the model may put ``<|python_tag|>``
+(a special token; the reference decoder strips it) before the call, and
+serving stacks (vLLM's ``llama3_json``) read several calls separated by
+``;`` and ``arguments`` in place of ``parameters``. Reading rules:
+
+- Content is verbatim, except ``<|python_tag|>``, which is dropped anywhere
+  outside a call object.
+- A ``{`` in content starts a candidate call object, read by the Hermes JSON
+  lexer of :mod:`parsers.qwen` (:class:`parsers.qwen.JsonCallLexer`, strict
+  JSON, fed each character once). It is a call when it is one JSON object
+  with a non-empty string ``name`` and an object ``parameters`` or
+  ``arguments`` (one of them; other keys such as ``"type"`` are ignored).
+  The call starts at the ``{`` of the arguments when the name came first
+  (the arguments' raw JSON then streams as it arrives), else when the object
+  ends; it is complete at the object's final ``}`` (the arguments' own
+  ``}`` is sent then).
+- Anything else is no call, and its text is content: an object without a
+  name or arguments (``{"name": "Ada", "age": 36}`` in prose), text that is
+  not JSON (``{x}``), an object whose head (the text outside the arguments
+  value before the call starts) runs past :data:`parsers.base.MAX_HEAD`
+  characters, the output ending inside it. Content goes on from the first
+  character that could not continue the object, so nothing is read twice.
+  An object nested in a non-call object is part of it (no call).
+- A started call whose JSON turns out malformed (or that the output cuts
+  off) is abandoned (see :mod:`parsers.base`); content goes on from the
+  offending character.
+- Between two calls, whitespace and one ``;`` are layout; after the last
+  call they are content.
+
+**Llama 4 pythonic** (``llama4_pythonic``). Meta's Llama 4 prompt format
+(llama-models ``models/llama4/prompt_format.md``: ``[get_weather(city="San
+Francisco"), get_weather(city="Seattle")]<|eot|>``, and ``[get_user_info(
+user_id=7890, special='black')]``) and the reference encoder
+(``models/llama3/tool_utils.py``, ``ToolPromptFormat.python_list``:
+``[NAME(KEY=VALUE, ...)]``, strings in double quotes, numbers, ``True``,
+``False``, ``None`` as Python writes them, lists ``[...]``, dicts
+``{KEY=VALUE}``). The model may wrap the list in ``<|python_start|>`` ...
+``<|python_end|>`` (vLLM's ``llama4_pythonic`` parser strips them). Reading
+rules:
+
+- Content is verbatim, except ``<|python_start|>`` and ``<|python_end|>``,
+  dropped anywhere outside a string value.
+- A ``[`` in content starts a candidate call list. The head ``[`` NAME
+  ``(`` KEY ``=`` (whitespace allowed between; NAME starts with a letter or
+  ``_`` and holds letters, digits, ``_``, ``.``, ``-``; KEY is an
+  identifier) or ``[`` NAME ``()`` starts the call (name sent). A head that
+  goes any other way, ends with the output or runs past ``MAX_HEAD``
+  characters is no call: its text is content and reading goes on as content
+  from the character that broke it (``[1]``, ``[see above]``, ``[f(x)]`` in
+  prose stay content).
+- Arguments are keyword arguments ``KEY=VALUE`` separated by ``,`` (a
+  trailing comma allowed), streamed as the JSON object ``{"KEY": VALUE,
+  ...}``. Values are Python literals read by a streaming reader (no ``ast``,
+  nothing compiled): strings in ``'`` or ``"`` (also triple-quoted), with
+  Python's escapes (``\\n``, ``\\t``, ``\\\\``, ``\\'``, ``\\xhh``,
+  ``\\uhhhh``, ``\\Uhhhhhhhh``, octal, line continuation; an unknown escape
+  such as ``\\d`` keeps its backslash, as Python does; ``\\N{...}`` is not
+  read); a raw newline inside a one-quote string is accepted; numbers
+  (``1``, ``-2.5``, ``1e3``, ``1_000``, ``0x1f``; finite only);
+  ``True``/``False``/``None`` (JSON ``true``/``false``/``null``); lists and
+  tuples (JSON arrays; ``(x)`` is read as a one-element array, where Python
+  reads ``x``); dicts with string, number, ``True``/``False``/``None``
+  keys (JSON object keys as ``json.dumps`` writes them) or, as the reference
+  encoder writes them, ``{KEY=VALUE}`` with identifier keys. A string value
+  streams as it arrives; other values are sent when they end.
+- A call is complete at its ``)``, which sends the arguments' ``}``. Then
+  ``,`` starts the next call's head (a bad head there ends the list: it is
+  content from the comma) and ``]`` ends the list; whitespace inside the
+  list is layout. Anything else after ``)`` ends the list and is content.
+- A started call with anything else (a positional argument, a name that is
+  not a literal, unbalanced brackets) is abandoned (see
+  :mod:`parsers.base`); content goes on from the offending character (after
+  a bad word or number: from the character after it, ``[f(a=foo)]`` leaves
+  ``)]``). A call the output cuts off is abandoned. A word or number longer
+  than ``MAX_HEAD`` characters is malformed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+from . import register
+from .base import MAX_HEAD, SURROGATE, ToolParser, json_fragment
+from .qwen import JsonCallLexer, Qwen3Parser
+from .scanner import markers
+
+__all__ = [
+    "PYTHON_TAG", "PYTHON_START", "PYTHON_END", "LLAMA3_SPECIAL_TOKENS", "LLAMA4_SPECIAL_TOKENS",
+    "ARGUMENT_KEYS", "CALL_SEPARATOR", "Llama3JsonParser", "Llama4PythonicParser",
+]
+
+#: Llama 3.1+: the token before a tool call (a single token of the Llama 3 vocabulary).
+PYTHON_TAG = "<|python_tag|>"
+#: Llama 4: the tokens around a call list (single tokens of the Llama 4 vocabulary).
+PYTHON_START = "<|python_start|>"
+PYTHON_END = "<|python_end|>"
+LLAMA3_SPECIAL_TOKENS = (PYTHON_TAG,)
+LLAMA4_SPECIAL_TOKENS = (PYTHON_START, PYTHON_END)
+#: The keys a Llama 3 call object may carry its arguments under.
+ARGUMENT_KEYS = ("parameters", "arguments")
+#: Between two Llama 3 JSON calls (as vLLM's llama3_json reads them).
+CALL_SEPARATOR = "; "
+
+
+# --------------------------------------------------------------------------- shared
+class _AfterCall:
+    """What both formats do right after a call: hold whitespace until the next character decides it."""
+
+    scanner: object
+    _held: list[str]
+
+    def _next_after_call(self, final: bool) -> str:
+        """Hold the whitespace here; return the next character (not consumed), or ``""`` when none is there yet.
+
+        At the end of the output the held whitespace is content.
+        """
+        sc = self.scanner
+        ws = sc.skip_whitespace()
+        if ws:
+            self._held.append(ws)
+        c = sc.peek(1)
+        if not c and final:
+            self._emit_content("".join(self._held))
+            self._held = []
+        return c
+
+    def _take_held(self) -> str:
+        held = "".join(self._held)
+        self._held = []
+        return held
+
+
+# --------------------------------------------------------------------------- llama3_json
+_M_JSON_CONTENT = markers("{", PYTHON_TAG)
+_CONTENT, _JSON, _SEP = "content", "json", "separator"
+
+
+@register("llama3_json")
+class Llama3JsonParser(_AfterCall, Qwen3Parser):
+    """Streaming parser of Llama 3 JSON tool calls; see the module docstring for the rules.
+
+    Reads each call object with the Hermes machinery of
+    :class:`parsers.qwen.Qwen3Parser` (the same lexer, head bound and
+    argument streaming); only what surrounds an object differs. Never raises
+    on model output.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._held: list[str] = []  # whitespace and one ';' after a call
+        self._semicolon = False
+
+    def _new_lexer(self) -> JsonCallLexer:
+        return JsonCallLexer(ARGUMENT_KEYS)
+
+    def _open_object(self, before: str) -> None:
+        """A ``{`` was read (``before``: held separator text): start a candidate call object."""
+        self._open(before)
+        self._raw.append("{")
+        self._lexer.feed("{", pause=True)
+        self._head_len = 1
+
+    def _object_done(self) -> None:
+        self._emit_arguments("}")
+        self._end_call()
+        self._held = []
+        self._semicolon = False
+        self._state = _SEP
+
+    def _drop_call(self) -> None:
+        self._abandon_call()
+        self._state = _CONTENT
+
+    def _advance(self, final: bool) -> None:
+        sc = self.scanner
+        while True:
+            state = self._state
+            if state == _CONTENT:
+                text, marker = sc.find(_M_JSON_CONTENT, final)
+                self._emit_content(text)
+                if marker is None:
+                    return
+                if marker == "{":
+                    self._open_object("")
+            elif state == _JSON:
+                if not self._read_json(final):
+                    return
+            else:  # _SEP: after a call
+                c = self._next_after_call(final)
+                if not c:
+                    return
+                if c == ";" and not self._semicolon:
+                    sc.take(1)
+                    self._held.append(c)
+                    self._semicolon = True
+                elif c == "{":
+                    sc.take(1)
+                    self._open_object(self._take_held())
+                else:
+                    self._emit_content(self._take_held())
+                    self._state = _CONTENT
+
+
+# --------------------------------------------------------------------------- llama4_pythonic
+_M_LIST_CONTENT = markers("[", PYTHON_START, PYTHON_END)
+_HEAD, _ARGS, _OPEN_QUOTE, _STRING, _ESCAPE, _NUMBER, _WORD, _AFTER_CALL = (
+    "head", "args", "open-quote", "string", "escape", "number", "word", "after-call")
+# head steps
+_H_NAME0, _H_NAME, _H_PAREN, _H_KEY0, _H_KEY, _H_EQ = range(6)
+# what the reader expects next inside the arguments
+_E_VALUE, _E_AFTER, _E_KEY, _E_SEP = range(4)
+#: container kinds on the stack: the call's argument list, a list, a tuple, a dict
+_CALL, _LIST, _TUPLE, _DICT = "(", "[", "t", "{"
+_CLOSER = {_CALL: ")", _LIST: "]", _TUPLE: ")", _DICT: "}"}
+_JSON_CLOSER = {_CALL: "}", _LIST: "]", _TUPLE: "]", _DICT: "}"}
+
+_WORD_RUN = re.compile(r"\w*")
+_NUMBER_RUN = re.compile(r"[0-9A-Za-z_.+\-]*")
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_INTEGER = re.compile(r"[+-]?(?:[0-9]+|0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+)")
+_CONSTANTS = {"True": "true", "False": "false", "None": "null"}
+_SIMPLE_ESCAPES = {"\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b", "f": "\f", "n": "\n",
+                   "r": "\r", "t": "\t", "v": "\v", "\n": ""}
+_HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
+_OCTAL = frozenset("01234567")
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _python_number(text: str) -> str | None:
+    """A Python number literal as JSON text, or ``None`` when it is none (or not finite)."""
+    plain = text.replace("_", "")
+    try:
+        if _INTEGER.fullmatch(plain):
+            return str(int(plain, 0) if not plain.lstrip("+-").isdigit() else int(plain))
+        if _DECIMAL.fullmatch(plain):
+            value = float(plain)
+            return json.dumps(value) if math.isfinite(value) else None
+    except ValueError:  # digits past Python's int-conversion limit
+        return None
+    return None
+
+
+def _char_json(ch: str) -> str:
+    """One decoded character as the inside of a JSON string (a lone surrogate stays an escape)."""
+    return "\\u%04x" % ord(ch) if SURROGATE.match(ch) else json_fragment(ch)
+
+
+def _is_name_start(c: str) -> bool:
+    return c.isalpha() or c == "_"
+
+
+@register("llama4_pythonic")
+class Llama4PythonicParser(_AfterCall, ToolParser):
+    """Streaming parser of Llama 4 pythonic tool calls; see the module docstring for the rules.
+
+    Arguments stream as JSON text ``{"key": value, ...}``; a string value
+    streams as JSON-escaped pieces while it arrives. Never raises on model
+    output.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._state = _CONTENT
+        self._raw: list[str] = []     # head text, content if it starts no call
+        self._head_len = 0
+        self._step = _H_NAME0
+        self._first = True            # the head of a list's first call
+        self._word: list[str] = []    # name, key, number or constant being read
+        self._word_len = 0
+        self._role = "value"          # what the word / number / string is: value, key (call) or dict-key
+        self._name = ""
+        self._stack: list[str] = []
+        self._expect = _E_VALUE
+        self._can_close = False       # the container may close here (just opened, or after a comma)
+        self._comma = False           # a comma read, the next element not started
+        self._key_kind = ""           # dict key read: "literal" (':' follows) or "identifier" ('=' follows)
+        self._key_text = ""           # JSON key text still to send at the separator
+        self._quote = ""
+        self._held: list[str] = []    # whitespace after a call
+
+    # ------------------------------------------------------------------ driver
+    def _advance(self, final: bool) -> None:
+        steps = self._steps
+        while steps[self._state](self, final):
+            pass
+
+    def _s_content(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_M_LIST_CONTENT, final)
+        self._emit_content(text)
+        if marker is None:
+            return False
+        if marker == "[":
+            self._open_head("[", first=True)
+        return True
+
+    # ------------------------------------------------------------------ the head
+    def _open_head(self, raw: str, first: bool) -> None:
+        self._raw = [raw]
+        self._head_len = 0
+        self._step = _H_NAME0
+        self._first = first
+        self._word = []
+        self._state = _HEAD
+
+    def _no_call(self) -> bool:
+        """The head read so far starts no call: its text is content; read on as content."""
+        self._emit_content("".join(self._raw))
+        self._raw = []
+        self._state = _CONTENT
+        return True
+
+    def _s_head(self, final: bool) -> bool:
+        sc = self.scanner
+        while True:
+            c = sc.peek(1)
+            if not c:
+                return self._no_call() if final else False
+            if self._head_len >= MAX_HEAD + 1:
+                return self._no_call()
+            step = self._step
+            space = c.isspace()
+            if step == _H_NAME0:
+                if space:
+                    pass
+                elif _is_name_start(c):
+                    self._word = [c]
+                    self._step = _H_NAME
+                elif c == "]" and not self._first:  # a trailing comma: the list ends
+                    sc.take(1)
+                    self._raw = []
+                    self._state = _CONTENT
+                    return True
+                else:
+                    return self._no_call()
+            elif step == _H_NAME:
+                if c.isalnum() or c in "_.-":
+                    self._word.append(c)
+                elif c == "(" or space:
+                    self._name = "".join(self._word)
+                    self._step = _H_KEY0 if c == "(" else _H_PAREN
+                else:
+                    return self._no_call()
+            elif step == _H_PAREN:
+                if c == "(":
+                    self._step = _H_KEY0
+                elif not space:
+                    return self._no_call()
+            elif step == _H_KEY0:
+                if c == ")":
+                    sc.take(1)
+                    self._raw = []
+                    self._begin_call(self._name)
+                    self._emit_arguments("{}")
+                    self._end_call()
+                    self._held = []
+                    self._state = _AFTER_CALL
+                    return True
+                if _is_name_start(c):
+                    self._word = [c]
+                    self._step = _H_KEY
+                elif not space:
+                    return self._no_call()
+            else:  # _H_KEY, _H_EQ
+                if c == "=":
+                    sc.take(1)
+                    self._raw = []
+                    self._begin_call(self._name)
+                    self._emit_arguments('{"' + json_fragment("".join(self._word)) + '": ')
+                    self._stack = [_CALL]
+                    self._expect = _E_VALUE
+                    self._can_close = False
+                    self._comma = False
+                    self._state = _ARGS
+                    return True
+                if step == _H_KEY and (c.isalnum() or c == "_"):
+                    self._word.append(c)
+                elif space:
+                    self._step = _H_EQ
+                else:
+                    return self._no_call()
+            sc.take(1)
+            self._raw.append(c)
+            self._head_len += 1
+
+    # ------------------------------------------------------------------ arguments
+    def _malformed(self) -> bool:
+        """The started call is malformed: abandon it; content goes on from here."""
+        self._abandon_call()
+        self._stack = []
+        self._state = _CONTENT
+        return True
+
+    def _element(self) -> None:
+        """An element (a value of a list, a key of a call or dict) starts: send a pending comma."""
+        if self._comma:
+            self._emit_arguments(", ")
+            self._comma = False
+        self._can_close = False
+
+    def _open(self, kind: str) -> None:
+        self.scanner.take(1)
+        self._stack.append(kind)
+        self._emit_arguments("{" if kind == _DICT else "[")
+        self._expect = _E_KEY if kind == _DICT else _E_VALUE
+        self._can_close = True
+        self._comma = False
+
+    def _close(self) -> bool:
+        self.scanner.take(1)
+        kind = self._stack.pop()
+        self._emit_arguments(_JSON_CLOSER[kind])
+        self._comma = False
+        self._can_close = False
+        if kind == _CALL:
+            self._end_call()
+            self._held = []
+            self._state = _AFTER_CALL
+        else:
+            self._expect = _E_AFTER
+        return True
+
+    def _start_run(self, state: str, role: str) -> bool:
+        self._word = []
+        self._word_len = 0
+        self._role = role
+        self._state = state
+        return True
+
+    def _s_args(self, final: bool) -> bool:
+        sc = self.scanner
+        sc.skip_whitespace()
+        c = sc.peek(1)
+        if not c:
+            return self._malformed() if final else False
+        top = self._stack[-1]
+        expect = self._expect
+        if c == _CLOSER[top] and (expect == _E_AFTER or (self._can_close and expect != _E_SEP)):
+            return self._close()
+        if expect == _E_AFTER:
+            if c != ",":
+                return self._malformed()
+            sc.take(1)
+            self._comma = True
+            self._can_close = True
+            self._expect = _E_KEY if top in (_CALL, _DICT) else _E_VALUE
+            return True
+        if expect == _E_SEP:
+            if top == _CALL or self._key_kind == "identifier":
+                ok = c == "="
+            else:
+                ok = c == ":"
+            if not ok:
+                return self._malformed()
+            sc.take(1)
+            self._emit_arguments(self._key_text + ": ")
+            self._key_text = ""
+            self._expect = _E_VALUE
+            return True
+        if expect == _E_KEY:
+            if top == _CALL:
+                if not _is_name_start(c):
+                    return self._malformed()
+                self._element()
+                return self._start_run(_WORD, "key")
+            self._element()
+            return self._value_start(c, "dict-key")
+        if top in (_LIST, _TUPLE):
+            self._element()
+        else:
+            self._can_close = False
+        return self._value_start(c, "value")
+
+    def _value_start(self, c: str, role: str) -> bool:
+        sc = self.scanner
+        if c == "'" or c == '"':
+            sc.take(1)
+            self._quote = c
+            self._role = role
+            self._state = _OPEN_QUOTE
+            return True
+        if c.isdigit() or c in "+-.":
+            return self._start_run(_NUMBER, role)
+        if _is_name_start(c):
+            return self._start_run(_WORD, role)
+        if role == "value" and c in "[({":
+            self._open({"[": _LIST, "(": _TUPLE, "{": _DICT}[c])
+            return True
+        return self._malformed()
+
+    def _read_run(self, pattern: re.Pattern, final: bool) -> str | None:
+        """Read a word or number run (at most ``MAX_HEAD + 1`` characters); its text once it ended, else ``None``."""
+        sc = self.scanner
+        while self._word_len <= MAX_HEAD:
+            chunk = sc.peek(min(64, MAX_HEAD + 1 - self._word_len))
+            end = pattern.match(chunk).end()
+            if end:
+                sc.take(end)
+                self._word.append(chunk[:end])
+                self._word_len += end
+            if end < len(chunk):
+                break
+            if sc.at_end():
+                if not final:
+                    return None
+                break
+        return "".join(self._word)
+
+    def _s_word(self, final: bool) -> bool:
+        word = self._read_run(_WORD_RUN, final)
+        if word is None:
+            return False
+        self._state = _ARGS
+        if len(word) > MAX_HEAD:
+            return self._malformed()
+        role = self._role
+        if role == "value":
+            if word not in _CONSTANTS:
+                return self._malformed()
+            self._emit_arguments(_CONSTANTS[word])
+            self._expect = _E_AFTER
+        elif role == "key":
+            self._key_text = '"' + json_fragment(word) + '"'
+            self._expect = _E_SEP
+        else:  # a dict key: a constant (':' follows) or an identifier ('=' follows, the reference encoder's form)
+            constant = _CONSTANTS.get(word)
+            self._key_kind = "literal" if constant else "identifier"
+            self._key_text = '"' + (constant or json_fragment(word)) + '"'
+            self._expect = _E_SEP
+        return True
+
+    def _s_number(self, final: bool) -> bool:
+        text = self._read_run(_NUMBER_RUN, final)
+        if text is None:
+            return False
+        self._state = _ARGS
+        number = _python_number(text) if len(text) <= MAX_HEAD else None
+        if number is None:
+            return self._malformed()
+        if self._role == "value":
+            self._emit_arguments(number)
+            self._expect = _E_AFTER
+        else:
+            self._key_kind = "literal"
+            self._key_text = '"' + number + '"'
+            self._expect = _E_SEP
+        return True
+
+    # ------------------------------------------------------------------ strings
+    def _s_open_quote(self, final: bool) -> bool:
+        """Just after an opening quote: an empty string, a triple-quoted one, or a one-quote one."""
+        sc = self.scanner
+        q = self._quote
+        ahead = sc.peek(2)
+        if ahead[:1] == q and (len(ahead) == 2 or final):
+            if ahead == q + q:
+                sc.take(2)
+                self._quote = q * 3
+                self._emit_arguments('"')
+                self._state = _STRING
+                return True
+            sc.take(1)  # '' or "": the empty string
+            self._emit_arguments('""')
+            return self._string_done()
+        if not ahead or ahead == q:
+            return self._malformed() if final else False
+        self._emit_arguments('"')
+        self._state = _STRING
+        return True
+
+    def _string_done(self) -> bool:
+        self._state = _ARGS
+        if self._role == "value":
+            self._expect = _E_AFTER
+        else:
+            self._key_kind = "literal"
+            self._key_text = ""
+            self._expect = _E_SEP
+        return True
+
+    def _s_string(self, final: bool) -> bool:
+        sc = self.scanner
+        quote = self._quote
+        ends = markers(quote, "\\")
+        parts: list[str] = []
+        try:
+            while True:
+                text, marker = sc.find(ends, final)
+                if text:
+                    parts.append(text)
+                if marker is None:
+                    if final:
+                        return self._malformed()  # the output ended inside the string
+                    return False
+                if marker == quote:
+                    self._flush_string(parts)
+                    self._emit_arguments('"')
+                    return self._string_done()
+                c = sc.peek(1)
+                simple = _SIMPLE_ESCAPES.get(c)
+                if simple is not None:
+                    sc.take(1)
+                    parts.append(simple)
+                    continue
+                self._state = _ESCAPE
+                return True
+        finally:
+            self._flush_string(parts)
+
+    def _flush_string(self, parts: list[str]) -> None:
+        if parts:
+            self._emit_arguments(json_fragment("".join(parts)))
+            parts.clear()
+
+    def _s_escape(self, final: bool) -> bool:
+        """After a backslash that the string loop could not decide (the text ended there, or a longer escape)."""
+        sc = self.scanner
+        c = sc.peek(1)
+        if not c:
+            return self._malformed() if final else False
+        simple = _SIMPLE_ESCAPES.get(c)
+        if simple is not None:
+            sc.take(1)
+            self._emit_arguments(json_fragment(simple))
+        elif c in _HEX_ESCAPES:
+            n = _HEX_ESCAPES[c]
+            digits = sc.peek(1 + n)[1:]
+            if len(digits) < n and not final and sc.pending() < 1 + n and all(d in _HEX for d in digits):
+                return False
+            if len(digits) < n or not all(d in _HEX for d in digits) or int(digits, 16) > 0x10FFFF:
+                return self._malformed()
+            sc.take(1 + n)
+            self._emit_arguments(_char_json(chr(int(digits, 16))))
+        elif c in _OCTAL:
+            digits = sc.peek(3)
+            k = 0
+            while k < len(digits) and digits[k] in _OCTAL:
+                k += 1
+            if k == len(digits) < 3 and not final:
+                return False
+            sc.take(k)
+            self._emit_arguments(_char_json(chr(int(digits[:k], 8))))
+        else:  # an unknown escape keeps its backslash
+            sc.take(1)
+            self._emit_arguments(json_fragment("\\" + c))
+        self._state = _STRING
+        return True
+
+    # ------------------------------------------------------------------ after a call
+    def _s_after_call(self, final: bool) -> bool:
+        sc = self.scanner
+        c = self._next_after_call(final)
+        if not c:
+            return False
+        held = self._take_held()
+        if c == ",":
+            sc.take(1)
+            self._open_head(held + ",", first=False)
+        elif c == "]":
+            sc.take(1)
+            self._state = _CONTENT
+        else:
+            self._emit_content(held)
+            self._state = _CONTENT
+        return True
+
+    _steps = {
+        _CONTENT: _s_content,
+        _HEAD: _s_head,
+        _ARGS: _s_args,
+        _OPEN_QUOTE: _s_open_quote,
+        _STRING: _s_string,
+        _ESCAPE: _s_escape,
+        _NUMBER: _s_number,
+        _WORD: _s_word,
+        _AFTER_CALL: _s_after_call,
+    }
