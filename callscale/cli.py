@@ -321,16 +321,19 @@ def _check_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lengths", metavar="SIZES", default="1k",
                    help="call lengths in characters, comma-separated (default 1k)")
     p.add_argument("--chunkings", metavar="SPECS",
-                   help="comma-separated chunkings to stream under (default: whole, char, fixed:2,3,4,7 "
-                        "and random:0..19:8)")
+                   help="comma-separated chunkings to stream under (default: whole, tokens:1,2,3,7 and "
+                        "tokens-random:0..19:8, which never split a special token)")
+    p.add_argument("--strict", action="store_true",
+                   help="also split inside special tokens: char, fixed:2,3,4,7 and random:0..19:8")
     p.add_argument("--no-faults", action="store_true", help="skip the shared streaming fault cases")
     p.add_argument("--seed", type=int, default=0, help="workload seed (default 0)")
-    p.add_argument("--show", type=_positive_int, default=20, metavar="N", help="failures to print (default 20)")
+    p.add_argument("--show", type=_positive_int, default=20, metavar="N",
+                   help="failing streams to print (default 20)")
 
 
 def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from workloads import catalog
-    from workloads.chunking import CHECK_CHUNKINGS
+    from workloads.chunking import CHECK_CHUNKINGS, INSIDE_TOKEN_CHUNKINGS
 
     from . import check
 
@@ -341,6 +344,8 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if not lengths:
         p.error("--lengths needs at least one size")
     chunkings = [_chunking(p, spec) for spec in _split([args.chunkings])] if args.chunkings else list(CHECK_CHUNKINGS)
+    if args.strict:
+        chunkings += [spec for spec in INSIDE_TOKEN_CHUNKINGS if spec not in chunkings]
     if not _split(args.parser):
         import parsers
 
@@ -348,29 +353,44 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     specs = _specs(p, _split(args.parser), args.format, null=False)
     workloads = _workloads(p, _split(args.workload) or catalog.names())
     results = []
-    failed = False
     for spec in specs:
         items = [] if args.no_faults else check.fault_items(spec.format)
         items += check.workload_items(spec.format, workloads, lengths, args.seed)
-        result = check.run_check(spec.name, spec.factory, items, chunkings)
-        results.append(result)
-        failed |= not result.passed
+        results.append(check.run_check(spec.name, spec.factory, items, chunkings))
+    _print_check(results, chunkings, args.show)
+    return 0 if all(r.passed for r in results) else 1
+
+
+def _print_check(results: Sequence, chunkings: Sequence[str], show: int) -> None:
+    """The ``check`` report: the table, one ``FAIL`` line per failing stream (at most ``show``),
+    then per parser and kind the number of failing streams and the smallest failing case."""
     width = max(len(r.parser) for r in results)
-    print(f"{'parser'.ljust(width)}  {'texts':>5}  {'streams':>7}  {'failures':>8}  verdict")
+    print(f"{'parser'.ljust(width)}  {'texts':>5}  {'streams':>7}  {'failing':>7}  verdict  kinds (failing streams)")
     for r in results:
-        print(f"{r.parser.ljust(width)}  {r.items:>5}  {r.streams:>7}  {len(r.failures):>8}  "
-              f"{'ok' if r.passed else 'FAIL'}")
-    every = [(r.parser, *f) for r in results for f in r.failures]
+        kinds = ", ".join(f"{kind} {count}" for kind, (count, _) in r.by_kind().items())
+        print(f"{r.parser.ljust(width)}  {r.items:>5}  {r.streams:>7}  {len(r.failures):>7}  "
+              f"{'ok' if r.passed else 'FAIL':<7}  {kinds}".rstrip())
+    every = [(r.parser, f) for r in results for f in r.failures]
     if every:
         print()
-    for parser, label, chunking, problem in every[: args.show]:
-        print(f"FAIL {parser} {label} under {chunking}: {problem}")
-    if len(every) > args.show:
-        print(f"... {len(every) - args.show} more (--show N prints more)")
-    print(f"\nchecked {sum(r.streams for r in results)} streams of {sum(r.items for r in results)} texts "
-          f"under {len(chunkings)} chunkings (+ each fault case's own deltas): "
-          f"{'all agree' if not failed else 'differences found'}")
-    return 1 if failed else 0
+    for parser, f in every[:show]:
+        print(f"FAIL {parser} {f.label} under {f.chunking}: "
+              + "; ".join(f"{d.kind}: {d.detail}" for d in f.differences))
+    if len(every) > show:
+        print(f"... {len(every) - show} more failing streams (--show N prints more)")
+    summary = [(r.parser, kind, count, f) for r in results for kind, (count, f) in r.by_kind().items()]
+    if summary:
+        print("\nby kind, with the smallest failing case (text and chunking):")
+    for parser, kind, count, f in summary:
+        text = f.text if len(f.text) <= 300 else f.text[:150] + " ... " + f.text[-150:]
+        print(f"{parser}: {kind}: {count} failing stream{'s' if count != 1 else ''}; smallest: {f.label} "
+              f"under {f.chunking} ({len(f.text)} characters, {f.deltas} delta{'s' if f.deltas != 1 else ''}): "
+              f"{text!r}")
+    failing = sum(len(r.failures) for r in results)
+    streams = sum(r.streams for r in results)
+    print(f"\nchecked {streams} streams of {sum(r.items for r in results)} texts under {len(chunkings)} chunkings "
+          f"(+ each fault case's own deltas and detect_and_parse): "
+          f"{'all agree' if not failing else f'{failing} failing streams'}")
 
 
 Command = tuple[str, Callable[[argparse.ArgumentParser], None],
