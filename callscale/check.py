@@ -1,4 +1,4 @@
-"""The differential checker: stream a text under a chunking, compare with the whole-text parse.
+"""The differential checker: stream a text under a chunking, compare with the expected result.
 
 Works with any parser that speaks the protocol (ours or a user's): results
 need ``normal_text`` and ``calls``, call items ``tool_index``, ``name`` and
@@ -7,12 +7,15 @@ need ``normal_text`` and ``calls``, call items ``tool_index``, ``name`` and
 An :class:`Outcome` is what a client would end up with: the concatenated
 content and the assembled calls ``(name, arguments)``, where ``arguments``
 is the parsed JSON object, or ``None`` when the assembled arguments are not
-a JSON object (a call the parser abandoned).
+a strict-JSON object (a call the parser abandoned, or wrote with ``NaN``).
+:func:`differences` compares two outcomes and classifies each difference by
+kind (:data:`KINDS`).
 
 :func:`run_check` is the differential checker behind ``callscale check``:
 every item (a shared fault case, or a workload case) streamed under many
-chunkings through fresh parsers, compared with the expected outcome and with
-``detect_and_parse`` of the whole text.
+chunkings through fresh parsers and parsed whole with ``detect_and_parse``,
+each compared with the expected outcome; a failing stream is one
+:class:`Failure`.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
                     [--chunking tokens:4] [--repeats N] [--threshold X] [--out DIR]
     callscale gate  [--threshold 1.3] [same selectors]
     callscale profile --parser NAME --workload NAME --length N [--format flamegraph|speedscope] [-o PATH]
-    callscale check [--parser NAME ...] [--workload NAME ...] [--lengths 1k] [--chunkings SPEC,...]
+    callscale check [--parser NAME ...] [--workload NAME ...] [--lengths 1k] [--chunkings SPEC,...] [--strict]
 
 ``scale`` measures every selected parser on every selected workload at every
 length, prints the table, and writes ``scaling.csv``, ``scaling-fits.csv``
@@ -134,7 +134,8 @@ def add_selectors(p: argparse.ArgumentParser) -> None:
                    help="at least three call lengths in characters (k = 1024); default from [tool.callscale]: "
                         "4k,16k,64k, or 1k,2k,4k,8k with --meter instructions")
     p.add_argument("--chunking", metavar="SPEC",
-                   help="whole, char, fixed:K, tokens:K or random:SEED:MAX (default from [tool.callscale])")
+                   help="whole, char, fixed:K, tokens:K, random:SEED:MAX or tokens-random:SEED:MAX "
+                        "(default from [tool.callscale])")
     p.add_argument("--repeats", type=_positive_int, metavar="N",
                    help="timed runs per measurement; the minimum counts (default from [tool.callscale]: 3)")
     p.add_argument("--threshold", type=_positive_float, metavar="X",

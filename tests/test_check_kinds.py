@@ -53,6 +53,13 @@ def test_each_kind_is_classified(got, kinds):
     assert [d.kind for d in check.differences(got, WANT, strip_content=True)] == kinds
 
 
+def test_a_value_stripped_of_its_indentation_is_lost_arguments():
+    """DSML ``string="true"`` values stripped of indentation (a fault engines shipped)."""
+    want = outcome("", ("edit", '{"code": "    return 1\\n"}'))
+    got = outcome("", ("edit", '{"code": "return 1"}'))
+    assert [d.kind for d in check.differences(got, want)] == ["lost arguments"]
+
+
 def test_an_abandoned_call_counts_in_well_formed_output_only():
     got = outcome("Hi.", ("f", '{"a": "xyz", "n": 5}'), ("h", '{"q": '), ("g", "{}"))
     assert check.differences(got, WANT, abandoned_ok=True) == []
