@@ -53,6 +53,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return value
+
+
 def _positive_float(text: str) -> float:
     try:
         value = float(text)
@@ -328,8 +338,8 @@ def _check_arguments(p: argparse.ArgumentParser) -> None:
                    help="also split inside special tokens: char, fixed:2,3,4,7 and random:0..19:8")
     p.add_argument("--no-faults", action="store_true", help="skip the shared streaming fault cases")
     p.add_argument("--seed", type=int, default=0, help="workload seed (default 0)")
-    p.add_argument("--show", type=_positive_int, default=20, metavar="N",
-                   help="failing streams to print (default 20)")
+    p.add_argument("--show", type=_count, default=20, metavar="N",
+                   help="failing streams to print, 0 for none (default 20)")
 
 
 def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:

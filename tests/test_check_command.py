@@ -46,6 +46,7 @@ def test_every_fault_case_names_a_registered_parser():
     ["--workload", "nope"],
     ["--chunkings", "slices:3"],
     ["--chunkings", "tokens-random:1"],
+    ["--show", "-1"],
     ["--lengths", "0"],
     ["--parser", "null"],
 ])
@@ -78,6 +79,11 @@ def test_the_report_counts_failing_streams_and_names_each_kind_with_its_smallest
     assert (f"faulty_parsers:LeaksCallsEndToken: markup in content: {failing} failing streams; "
             f"smallest: {smallest['id']} under detect_and_parse") in out
     assert "faulty_parsers:PrefixesNames: wrong name:" in out
+    assert cli.main(["check", "--parser", "faulty_parsers:PrefixesNames", "--format", "deepseek_v31",
+                     "--workload", "write_file", "--show", "0"]) == 1
+    out = capsys.readouterr().out
+    assert not any(line.startswith("FAIL ") for line in out.splitlines())
+    assert f"... {rows['faulty_parsers:PrefixesNames'][3]} more failing streams" in out
     assert lines[-1].endswith(f"{failing + int(rows['faulty_parsers:PrefixesNames'][3])} failing streams")
 
 
