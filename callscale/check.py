@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
@@ -212,7 +213,7 @@ def differences(got: Outcome, want: Outcome, strip_content: bool = False,
                 out.append(Difference("wrong name", f"call {wi}: name {gn!r} != {wn!r}"))
             elif not _same(ga, wa):
                 kind = "lost arguments" if _within(ga, wa) else "wrong arguments"
-                out.append(Difference(kind, f"call {wi} {wn!r}: arguments {_short(ga)} != {_short(wa)}"))
+                out.append(Difference(kind, f"call {wi} {wn!r}: {_where(ga, wa)}"))
         for gi in range(g0 + len(pairs), g1):
             name, args = gc[gi]
             others = [c for i, c in enumerate(gc) if i != gi] + wc
@@ -248,7 +249,7 @@ def _content_differences(a: str, b: str, strip: bool) -> list[Difference]:
         a, b = a.strip(), b.strip()
     if a == b:
         return []
-    detail = f"content {_short(a)} != {_short(b)}"
+    detail = _where(a, b, "content")
     if "".join(a.split()) == "".join(b.split()):
         return [Difference("whitespace", detail)]
     if _subsequence(b, a):
@@ -277,6 +278,33 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, list):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     return a == b
+
+
+def _where(a: Any, b: Any, path: str = "arguments") -> str:
+    """Where two JSON values first differ, as a sentence: the path, and both sides from there."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in b:
+            if key not in a:
+                return f"{path}[{key!r}] missing (expected {_json(b[key])})"
+        for key in a:
+            if key not in b:
+                return f"{path}[{key!r}] not expected ({_json(a[key])})"
+        key = next(k for k in b if not _same(a[k], b[k]))
+        return _where(a[key], b[key], f"{path}[{key!r}]")
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        i = next(i for i, (x, y) in enumerate(zip(a, b)) if not _same(x, y))
+        return _where(a[i], b[i], f"{path}[{i}]")
+    if isinstance(a, str) and isinstance(b, str):
+        i = len(os.path.commonprefix([a, b]))
+        start = max(0, i - 20)
+        return (f"{path} differs at character {i} of {len(b)}: {a[start:i + 40]!r} != {b[start:i + 40]!r}"
+                f" ({len(a)} characters, expected {len(b)})")
+    return f"{path}: {_json(a)} != {_json(b)}"
+
+
+def _json(value: Any, limit: int = 80) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit // 2] + " ... " + text[-limit // 2:]
 
 
 def _within(a: Any, b: Any) -> bool:

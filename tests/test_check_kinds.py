@@ -57,7 +57,9 @@ def test_a_value_stripped_of_its_indentation_is_lost_arguments():
     """DSML ``string="true"`` values stripped of indentation (a fault engines shipped)."""
     want = outcome("", ("edit", '{"code": "    return 1\\n"}'))
     got = outcome("", ("edit", '{"code": "return 1"}'))
-    assert [d.kind for d in check.differences(got, want)] == ["lost arguments"]
+    [found] = check.differences(got, want)
+    assert found.kind == "lost arguments"
+    assert "arguments['code'] differs at character 0 of 13: 'return 1' != '    return 1\\n'" in found.detail
 
 
 def test_an_abandoned_call_counts_in_well_formed_output_only():
