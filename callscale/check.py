@@ -218,17 +218,17 @@ def differences(got: Outcome, want: Outcome, strip_content: bool = False,
             name, args = gc[gi]
             others = [c for i, c in enumerate(gc) if i != gi] + wc
             kind = "duplicated call" if any(n == name and _same(a, args) for n, a in others) else "extra call"
-            out.append(Difference(kind, f"call {name!r} {_short(args)} not expected"))
+            out.append(Difference(kind, f"call {name!r} {_json(args)} not expected"))
         for wi in range(w0 + len(pairs), w1):
             name, args = wc[wi]
             stub = next((c for c in spare if c.name == name), None)
             if stub is None:
-                out.append(Difference("dropped call", f"call {wi} {name!r} {_short(args)} missing"))
+                out.append(Difference("dropped call", f"call {wi} {name!r} {_json(args)} missing"))
                 continue
             spare.remove(stub)
             kind = "non-strict JSON" if _lax_object(stub.arguments_text) else "lost arguments"
             out.append(Difference(kind, f"call {wi} {name!r}: arguments {_short(stub.arguments_text)} "
-                                        f"are no JSON object; expected {_short(args)}"))
+                                        f"are no JSON object; expected {_json(args)}"))
     if not abandoned_ok:
         out += [Difference("abandoned call", f"call {c.name!r} abandoned after {_short(c.arguments_text)}")
                 for c in spare]
