@@ -167,6 +167,7 @@ KINDS: dict[str, str] = {
     "dropped call": "an expected call is missing",
     "duplicated call": "a call arrives twice",
     "extra call": "a call that was not expected (not a duplicate)",
+    "wrong order": "the expected calls in another order",
     "wrong name": "a call in the expected place has another name",
     "lost arguments": "a call's arguments miss keys or characters, or never form a JSON object",
     "non-strict JSON": "a call's arguments hold NaN or Infinity, which strict JSON does not allow: the call is malformed",
@@ -204,22 +205,32 @@ def differences(got: Outcome, want: Outcome, strip_content: bool = False,
     out = _content_differences(got.content, want.content, strip_content)
     gc, wc = got.complete_calls(), want.complete_calls()
     spare = [c for c in got.calls if c.arguments() is None]  # abandoned: name sent, no JSON object
-    matcher = difflib.SequenceMatcher(None, [n for n, _ in gc], [n for n, _ in wc], autojunk=False)
-    for op, g0, g1, w0, w1 in matcher.get_opcodes():
-        pairs = list(zip(range(g0, g1), range(w0, w1)))
-        for gi, wi in pairs:
+    aligned = list(_align(gc, wc))
+    extra = [gi for gi, wi in aligned if wi is None]
+    moved = {}  # a call of want that got has elsewhere: want index -> got index
+    for wi in (wi for gi, wi in aligned if gi is None):
+        gi = next((g for g in extra if g not in moved.values() and gc[g][0] == wc[wi][0]
+                   and _same(gc[g][1], wc[wi][1])), None)
+        if gi is not None:
+            moved[wi] = gi
+    for gi, wi in aligned:
+        if gi is not None and wi is not None:
             (gn, ga), (wn, wa) = gc[gi], wc[wi]
             if gn != wn:
                 out.append(Difference("wrong name", f"call {wi}: name {gn!r} != {wn!r}"))
             elif not _same(ga, wa):
                 kind = "lost arguments" if _within(ga, wa) else "wrong arguments"
                 out.append(Difference(kind, f"call {wi} {wn!r}: {_where(ga, wa)}"))
-        for gi in range(g0 + len(pairs), g1):
+        elif gi is not None:
+            if gi in moved.values():
+                continue
             name, args = gc[gi]
-            others = [c for i, c in enumerate(gc) if i != gi] + wc
-            kind = "duplicated call" if any(n == name and _same(a, args) for n, a in others) else "extra call"
-            out.append(Difference(kind, f"call {name!r} {_json(args)} not expected"))
-        for wi in range(w0 + len(pairs), w1):
+            twin = any(n == name and _same(a, args) for i, (n, a) in enumerate(gc) if i != gi)
+            out.append(Difference("duplicated call" if twin else "extra call",
+                                  f"call {name!r} {_json(args)} not expected"))
+        elif wi in moved:
+            out.append(Difference("wrong order", f"call {wi} {wc[wi][0]!r} arrived as call {moved[wi]}"))
+        else:
             name, args = wc[wi]
             stub = next((c for c in spare if c.name == name), None)
             if stub is None:
@@ -233,6 +244,30 @@ def differences(got: Outcome, want: Outcome, strip_content: bool = False,
         out += [Difference("abandoned call", f"call {c.name!r} abandoned after {_short(c.arguments_text)}")
                 for c in spare]
     return out
+
+
+def _align(got: list[tuple], want: list[tuple]) -> Iterable[tuple[int | None, int | None]]:
+    """Pair the calls of ``got`` and ``want`` in order: equal calls first, then, between them,
+    calls of the same name, then the rest position by position; ``None`` where a call has no pair."""
+    def key(call: tuple) -> tuple[str | None, str]:
+        return call[0], json.dumps(call[1], sort_keys=True)
+
+    def pairs(g: list, w: list, g_at: int, w_at: int, level: int) -> Iterable[tuple[int | None, int | None]]:
+        keys = (key, lambda call: call[0])[level]
+        matcher = difflib.SequenceMatcher(None, [keys(c) for c in g], [keys(c) for c in w], autojunk=False)
+        for op, g0, g1, w0, w1 in matcher.get_opcodes():
+            if op == "equal" or (op == "replace" and level == 1):
+                n = min(g1 - g0, w1 - w0)
+                yield from ((g_at + g0 + i, w_at + w0 + i) for i in range(n))
+                yield from ((g_at + i, None) for i in range(g0 + n, g1))
+                yield from ((None, w_at + i) for i in range(w0 + n, w1))
+            elif level == 0:
+                yield from pairs(g[g0:g1], w[w0:w1], g_at + g0, w_at + w0, 1)
+            else:
+                yield from ((g_at + i, None) for i in range(g0, g1))
+                yield from ((None, w_at + i) for i in range(w0, w1))
+
+    return pairs(got, want, 0, 0, 0)
 
 
 def compare(streamed: Outcome, expected: Outcome, strip_content: bool = False) -> list[str]:

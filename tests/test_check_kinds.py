@@ -41,6 +41,8 @@ WANT = outcome("Hi.", ("f", '{"a": "xyz", "n": 5}'), ("g", "{}"))
     (outcome("Hi.", ("f", '{"a": "xyz", "n": 5}'), ("g", "{}"), ("g", "{}")), ["duplicated call"]),
     (outcome("Hi.", ("f", '{"a": "xyz", "n": 5}'), ("g", "{}"), ("h", "{}")), ["extra call"]),
     (outcome("Hi.", ("f", '{"a": "xyz", "n": 5}'), ("G", "{}")), ["wrong name"]),
+    (outcome("Hi.", ("g", "{}"), ("f", '{"a": "xyz", "n": 5}')), ["wrong order"]),
+    (outcome("Hi.", ("f", '{"a": "x", "n": 5}'), ("f", '{"a": "xyz", "n": 5}'), ("g", "{}")), ["extra call"]),
     (outcome("Hi.", ("f", '{"a": "xz", "n": 5}'), ("g", "{}")), ["lost arguments"]),  # characters lost
     (outcome("Hi.", ("f", '{"n": 5}'), ("g", "{}")), ["lost arguments"]),  # a key lost
     (outcome("Hi.", ("f", '{"a": "xyz", "n": '), ("g", "{}")), ["lost arguments"]),  # never an object
