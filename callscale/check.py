@@ -1,4 +1,4 @@
-"""The differential checker: stream a text under a chunking, compare with the whole-text parse.
+"""The differential checker: stream a text under a chunking, compare with the expected result.
 
 Works with any parser that speaks the protocol (ours or a user's): results
 need ``normal_text`` and ``calls``, call items ``tool_index``, ``name`` and
@@ -7,22 +7,28 @@ need ``normal_text`` and ``calls``, call items ``tool_index``, ``name`` and
 An :class:`Outcome` is what a client would end up with: the concatenated
 content and the assembled calls ``(name, arguments)``, where ``arguments``
 is the parsed JSON object, or ``None`` when the assembled arguments are not
-a JSON object (a call the parser abandoned).
+a strict-JSON object (a call the parser abandoned, or wrote with ``NaN``).
+:func:`differences` compares two outcomes and classifies each difference by
+kind (:data:`KINDS`).
 
 :func:`run_check` is the differential checker behind ``callscale check``:
 every item (a shared fault case, or a workload case) streamed under many
-chunkings through fresh parsers, compared with the expected outcome and with
-``detect_and_parse`` of the whole text.
+chunkings through fresh parsers and parsed whole with ``detect_and_parse``,
+each compared with the expected outcome; a failing stream is one
+:class:`Failure`.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-__all__ = ["Outcome", "StreamedCall", "stream", "whole", "assemble", "compare", "outcome_of", "ProtocolError",
-           "CheckItem", "CheckResult", "run_check", "fault_items", "workload_items", "MALFORMED_WORKLOADS"]
+__all__ = ["Outcome", "StreamedCall", "stream", "whole", "assemble", "compare", "differences", "Difference", "KINDS",
+           "outcome_of", "ProtocolError", "CheckItem", "CheckResult", "Failure", "run_check", "fault_items",
+           "workload_items", "MALFORMED_WORKLOADS"]
 
 
 class ProtocolError(AssertionError):
@@ -43,12 +49,20 @@ class StreamedCall:
     arguments_text: str = ""
 
     def arguments(self) -> Any:
-        """The arguments as a JSON object (dict), or ``None`` when they are not one."""
+        """The arguments as a JSON object (dict), or ``None`` when they are not one.
+
+        Strict JSON (RFC 8259): ``NaN``, ``Infinity`` and ``-Infinity``, which
+        Python's ``json`` reads by default, make the arguments malformed.
+        """
         try:
-            value = json.loads(self.arguments_text)
+            value = json.loads(self.arguments_text, parse_constant=_reject_constant)
         except (ValueError, RecursionError):  # not JSON, or nested deeper than json can read
             return None
         return value if isinstance(value, dict) else None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 @dataclass
@@ -83,7 +97,7 @@ def assemble(results: Iterable[Any], strict: bool = True) -> Outcome:
         for item in _get(result, "calls", None) or ():
             index = _get(item, "tool_index")
             name = _get(item, "name")
-            params = _get(item, "parameters", "") or ""
+            params = _parameters(item)
             if index not in calls:
                 if strict and index != len(calls):
                     raise ProtocolError(f"tool_index {index} after {len(calls)} calls: indices must be 0, 1, 2, ...")
@@ -94,12 +108,17 @@ def assemble(results: Iterable[Any], strict: bool = True) -> Outcome:
             elif name is not None:
                 if strict:
                     raise ProtocolError(f"name sent twice for tool_index {index}: {calls[index].name!r}, {name!r}")
-            if not isinstance(params, str):  # some parsers send a dict
-                params = json.dumps(params, ensure_ascii=False)
             pieces[index].append(params)
     for index, call in calls.items():
         call.arguments_text = "".join(pieces[index])
     return Outcome("".join(content), [calls[i] for i in sorted(calls)])
+
+
+def _parameters(item: Any) -> str:
+    params = _get(item, "parameters", "") or ""
+    if not isinstance(params, str):  # some parsers send a dict
+        params = json.dumps(params, ensure_ascii=False)
+    return params
 
 
 def stream(parser: Any, deltas: Sequence[str], tools: Sequence[Any] = (), strict: bool = True) -> Outcome:
@@ -120,31 +139,224 @@ def stream(parser: Any, deltas: Sequence[str], tools: Sequence[Any] = (), strict
 
 
 def whole(parser: Any, text: str, tools: Sequence[Any] = ()) -> Outcome:
-    """``detect_and_parse`` of the whole text, as an :class:`Outcome`."""
-    return assemble([parser.detect_and_parse(text, list(tools))], strict=True)
+    """``detect_and_parse`` of the whole text, as an :class:`Outcome`.
+
+    Each call item is one whole call, in order; ``tool_index`` is not read
+    (the streaming rule "indices 0, 1, 2" does not apply here: TensorRT-LLM
+    leaves -1, SGLang gives the tool's position in the request's tool list).
+    An item without a name continues the call before it.
+    """
+    result = parser.detect_and_parse(text, list(tools))
+    calls: list[StreamedCall] = []
+    for item in _get(result, "calls", None) or ():
+        name, params = _get(item, "name"), _parameters(item)
+        if name is None and calls:
+            calls[-1].arguments_text += params
+        else:
+            calls.append(StreamedCall(name, params))
+    return Outcome(_get(result, "normal_text", "") or "", calls)
+
+
+#: The kinds of difference :func:`differences` reports, in the order ``callscale check`` lists them,
+#: each with what it means.
+KINDS: dict[str, str] = {
+    "exception": "the parser raised",
+    "timeout": "the parser took longer than the case's time limit",
+    "protocol": "the stream broke the protocol: an index out of order, a name sent twice, "
+                "arguments before the name, output from a second finish()",
+    "dropped call": "an expected call is missing",
+    "duplicated call": "a call arrives twice",
+    "extra call": "a call that was not expected (not a duplicate)",
+    "wrong order": "the expected calls in another order",
+    "wrong name": "a call in the expected place has another name",
+    "lost arguments": "a call's arguments miss keys or characters, or never form a JSON object",
+    "non-strict JSON": "a call's arguments hold NaN or Infinity, which strict JSON does not allow: the call is malformed",
+    "wrong arguments": "a call's arguments differ otherwise (another value or type)",
+    "abandoned call": "a call started (its name sent) in well-formed output and never completed",
+    "markup in content": "content holds text the expected content does not (markup or call text)",
+    "content lost": "content misses text of the expected content",
+    "content differs": "content both misses expected text and holds other text",
+    "whitespace": "content differs only in whitespace inside it (outer whitespace follows the case's strip rule)",
+}
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One difference between two outcomes: ``kind`` (a key of :data:`KINDS`) and a sentence."""
+
+    kind: str
+    detail: str
+
+
+def differences(got: Outcome, want: Outcome, strip_content: bool = False,
+                abandoned_ok: bool = True) -> list[Difference]:
+    """How ``got`` differs from ``want``, classified by kind (empty when they agree).
+
+    Content must be equal (after stripping outer whitespace when
+    ``strip_content``). Complete calls are matched in order by name
+    (:class:`difflib.SequenceMatcher`); matched calls must have the same
+    arguments (JSON values: a boolean is not a number, ``5`` equals ``5.0``).
+    A call of ``want`` with no complete counterpart is ``lost arguments``
+    (or ``non-strict JSON``) when ``got`` has an abandoned call of that name
+    left, else ``dropped call``. Abandoned calls left over in ``got`` are
+    ``abandoned call`` unless ``abandoned_ok``; abandoned calls of ``want``
+    are not compared.
+    """
+    out = _content_differences(got.content, want.content, strip_content)
+    gc, wc = got.complete_calls(), want.complete_calls()
+    spare = [c for c in got.calls if c.arguments() is None]  # abandoned: name sent, no JSON object
+    aligned = list(_align(gc, wc))
+    extra = [gi for gi, wi in aligned if wi is None]
+    moved = {}  # a call of want that got has elsewhere: want index -> got index
+    for wi in (wi for gi, wi in aligned if gi is None):
+        gi = next((g for g in extra if g not in moved.values() and gc[g][0] == wc[wi][0]
+                   and _same(gc[g][1], wc[wi][1])), None)
+        if gi is not None:
+            moved[wi] = gi
+    for gi, wi in aligned:
+        if gi is not None and wi is not None:
+            (gn, ga), (wn, wa) = gc[gi], wc[wi]
+            if gn != wn:
+                out.append(Difference("wrong name", f"call {wi}: name {gn!r} != {wn!r}"))
+            elif not _same(ga, wa):
+                kind = "lost arguments" if _within(ga, wa) else "wrong arguments"
+                out.append(Difference(kind, f"call {wi} {wn!r}: {_where(ga, wa)}"))
+        elif gi is not None:
+            if gi in moved.values():
+                continue
+            name, args = gc[gi]
+            twin = any(n == name and _same(a, args) for i, (n, a) in enumerate(gc) if i != gi)
+            out.append(Difference("duplicated call" if twin else "extra call",
+                                  f"call {name!r} {_json(args)} not expected"))
+        elif wi in moved:
+            out.append(Difference("wrong order", f"call {wi} {wc[wi][0]!r} arrived as call {moved[wi]}"))
+        else:
+            name, args = wc[wi]
+            stub = next((c for c in spare if c.name == name), None)
+            if stub is None:
+                out.append(Difference("dropped call", f"call {wi} {name!r} {_json(args)} missing"))
+                continue
+            spare.remove(stub)
+            kind = "non-strict JSON" if _lax_object(stub.arguments_text) else "lost arguments"
+            out.append(Difference(kind, f"call {wi} {name!r}: arguments {_short(stub.arguments_text)} "
+                                        f"are no JSON object; expected {_json(args)}"))
+    if not abandoned_ok:
+        out += [Difference("abandoned call", f"call {c.name!r} abandoned after {_short(c.arguments_text)}")
+                for c in spare]
+    return out
+
+
+def _align(got: list[tuple], want: list[tuple]) -> Iterable[tuple[int | None, int | None]]:
+    """Pair the calls of ``got`` and ``want`` in order: equal calls first, then, between them,
+    calls of the same name, then the rest position by position; ``None`` where a call has no pair."""
+    def key(call: tuple) -> tuple[str | None, str]:
+        return call[0], json.dumps(call[1], sort_keys=True)
+
+    def pairs(g: list, w: list, g_at: int, w_at: int, level: int) -> Iterable[tuple[int | None, int | None]]:
+        keys = (key, lambda call: call[0])[level]
+        matcher = difflib.SequenceMatcher(None, [keys(c) for c in g], [keys(c) for c in w], autojunk=False)
+        for op, g0, g1, w0, w1 in matcher.get_opcodes():
+            if op == "equal" or (op == "replace" and level == 1):
+                n = min(g1 - g0, w1 - w0)
+                yield from ((g_at + g0 + i, w_at + w0 + i) for i in range(n))
+                yield from ((g_at + i, None) for i in range(g0 + n, g1))
+                yield from ((None, w_at + i) for i in range(w0 + n, w1))
+            elif level == 0:
+                yield from pairs(g[g0:g1], w[w0:w1], g_at + g0, w_at + w0, 1)
+            else:
+                yield from ((g_at + i, None) for i in range(g0, g1))
+                yield from ((None, w_at + i) for i in range(w0, w1))
+
+    return pairs(got, want, 0, 0, 0)
 
 
 def compare(streamed: Outcome, expected: Outcome, strip_content: bool = False) -> list[str]:
-    """Differences between two outcomes, as sentences (empty when they agree).
+    """Differences between two outcomes, as sentences (empty when they agree); see :func:`differences`.
 
-    Content must be equal (after stripping outer whitespace when
-    ``strip_content``); complete calls must agree in order, name and
-    arguments (as JSON). Abandoned calls (arguments not a JSON object) are
-    left out of the comparison.
+    Abandoned calls (arguments not a JSON object) with no expected
+    counterpart are left out of the comparison.
     """
-    problems = []
-    a, b = streamed.content, expected.content
-    if strip_content:
+    return [f"{d.kind}: {d.detail}" for d in differences(streamed, expected, strip_content)]
+
+
+def _content_differences(a: str, b: str, strip: bool) -> list[Difference]:
+    if strip:
         a, b = a.strip(), b.strip()
-    if a != b:
-        problems.append(f"content differs: {_short(a)} != {_short(b)}")
-    got, want = streamed.complete_calls(), expected.complete_calls()
-    if len(got) != len(want):
-        problems.append(f"{len(got)} calls != {len(want)}: {_short(got)} vs {_short(want)}")
-    for i, (g, w) in enumerate(zip(got, want)):
-        if g != w:
-            problems.append(f"call {i} differs: {_short(g)} != {_short(w)}")
-    return problems
+    if a == b:
+        return []
+    detail = _where(a, b, "content")
+    if "".join(a.split()) == "".join(b.split()):
+        return [Difference("whitespace", detail)]
+    if _subsequence(b, a):
+        return [Difference("markup in content", detail)]
+    if _subsequence(a, b):
+        return [Difference("content lost", detail)]
+    return [Difference("content differs", detail)]
+
+
+def _subsequence(short: str, long: str) -> bool:
+    """Whether ``short`` is ``long`` with characters left out (linear)."""
+    rest = iter(long)
+    return all(ch in rest for ch in short)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """JSON equality: same JSON types (a boolean is not a number), numbers by value."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def _where(a: Any, b: Any, path: str = "arguments") -> str:
+    """Where two JSON values first differ, as a sentence: the path, and both sides from there."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in b:
+            if key not in a:
+                return f"{path}[{key!r}] missing (expected {_json(b[key])})"
+        for key in a:
+            if key not in b:
+                return f"{path}[{key!r}] not expected ({_json(a[key])})"
+        key = next(k for k in b if not _same(a[k], b[k]))
+        return _where(a[key], b[key], f"{path}[{key!r}]")
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        i = next(i for i, (x, y) in enumerate(zip(a, b)) if not _same(x, y))
+        return _where(a[i], b[i], f"{path}[{i}]")
+    if isinstance(a, str) and isinstance(b, str):
+        i = len(os.path.commonprefix([a, b]))
+        start = max(0, i - 20)
+        return (f"{path} differs at character {i} of {len(b)}: {a[start:i + 40]!r} != {b[start:i + 40]!r}"
+                f" ({len(a)} characters, expected {len(b)})")
+    return f"{path}: {_json(a)} != {_json(b)}"
+
+
+def _json(value: Any, limit: int = 80) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit // 2] + " ... " + text[-limit // 2:]
+
+
+def _within(a: Any, b: Any) -> bool:
+    """Whether ``a`` is ``b`` with parts left out: keys of an object, characters of a string."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() <= b.keys() and all(_within(a[k], b[k]) for k in a)
+    if isinstance(a, str) and isinstance(b, str):
+        return _subsequence(a, b)
+    return _same(a, b)
+
+
+def _lax_object(text: str) -> bool:
+    """Whether Python's lax ``json`` (which reads NaN and Infinity) takes ``text`` for an object."""
+    try:
+        return isinstance(json.loads(text), dict)
+    except (ValueError, RecursionError):
+        return False
 
 
 def _short(value: Any, limit: int = 200) -> str:
@@ -164,7 +376,7 @@ class CheckItem:
     the expected :class:`Outcome` (or ``None``: only streamed == whole is checked), the split that
     triggered a known fault (``own_deltas``), whether content is compared after stripping outer
     whitespace, whether the text is well-formed (then no call may be abandoned), and the special
-    tokens a ``tokens:K`` chunking keeps whole."""
+    tokens the ``tokens`` chunkings keep whole."""
 
     label: str
     text: str
@@ -177,42 +389,88 @@ class CheckItem:
 
 
 @dataclass
+class Failure:
+    """One failing stream: the item's ``label`` and ``text``, the ``chunking`` (a spec,
+    ``own deltas`` or ``detect_and_parse``), the number of ``deltas``, and its ``differences``."""
+
+    label: str
+    chunking: str
+    text: str
+    deltas: int
+    differences: list[Difference]
+
+    @property
+    def kinds(self) -> list[str]:
+        """The kinds of its differences, each once, in :data:`KINDS` order."""
+        found = {d.kind for d in self.differences}
+        return [k for k in KINDS if k in found]
+
+
+@dataclass
 class CheckResult:
-    """What :func:`run_check` found for one parser: ``streams`` run and the ``failures``
-    as ``(label, chunking, problem)``."""
+    """What :func:`run_check` found for one parser: ``items`` (texts), ``streams`` run (each
+    chunking of each text, its own deltas, and ``detect_and_parse``) and the ``failures``, one
+    :class:`Failure` per failing stream."""
 
     parser: str
     items: int = 0
     streams: int = 0
-    failures: list[tuple[str, str, str]] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
         return not self.failures
 
+    def by_kind(self) -> dict[str, tuple[int, Failure]]:
+        """For each kind found (in :data:`KINDS` order): the number of failing streams with it
+        and the smallest of them (shortest text, then fewest deltas, then first found)."""
+        found: dict[str, tuple[int, Failure]] = {}
+        for failure in self.failures:
+            for kind in failure.kinds:
+                count, smallest = found.get(kind, (0, failure))
+                if (len(failure.text), failure.deltas) < (len(smallest.text), smallest.deltas):
+                    smallest = failure
+                found[kind] = (count + 1, smallest)
+        return {k: found[k] for k in KINDS if k in found}
+
+
+def _raised(exc: BaseException) -> Difference:
+    kind = "protocol" if isinstance(exc, ProtocolError) else "timeout" if isinstance(exc, TimeoutError) else "exception"
+    return Difference(kind, f"{type(exc).__name__}: {' '.join(str(exc).split())}")
+
 
 def run_check(name: str, factory: Callable[[], Any], items: Iterable[CheckItem],
               chunkings: Sequence[str]) -> CheckResult:
-    """Stream every item under every chunking through fresh parsers; compare with the expected
-    outcome and with ``detect_and_parse`` of the whole text (when the parser has it).
+    """Stream every item under every chunking through fresh parsers and compare each outcome with
+    the item's expected one; parse the whole text with ``detect_and_parse`` (when the parser has
+    it) and compare that too. An item without an expected outcome is compared with the whole
+    parse. Content follows the item's strip rule; an abandoned call fails only in well-formed
+    output.
 
     Never raises for a parser's fault: an exception or a protocol break is a failure.
     """
     from workloads.chunking import chunk
 
     result = CheckResult(name)
+
+    def record(item: CheckItem, spec: str, deltas: int, found: list[Difference]) -> None:
+        if found:
+            result.failures.append(Failure(item.label, spec, item.text, deltas, found))
+
     for item in items:
         result.items += 1
         whole_outcome = None
         if hasattr(factory(), "detect_and_parse"):
+            result.streams += 1
             try:
                 whole_outcome = whole(factory(), item.text, item.tools)
+                found = [] if item.expected is None else differences(
+                    whole_outcome, item.expected, item.strip_content, abandoned_ok=not item.well_formed)
             except Exception as exc:
-                result.failures.append((item.label, "detect_and_parse", f"{type(exc).__name__}: {exc}"))
-            if whole_outcome is not None and item.expected is not None:
-                for problem in compare(whole_outcome, item.expected, strip_content=item.strip_content):
-                    result.failures.append((item.label, "detect_and_parse", problem))
-        splits = [(spec, None) for spec in chunkings]
+                found = [_raised(exc)]
+            record(item, "detect_and_parse", 1, found)
+        reference = item.expected if item.expected is not None else whole_outcome
+        splits: list[tuple[str, list[str] | None]] = [(spec, None) for spec in chunkings]
         if item.own_deltas is not None:
             splits.append(("own deltas", item.own_deltas))
         for spec, deltas in splits:
@@ -222,32 +480,38 @@ def run_check(name: str, factory: Callable[[], Any], items: Iterable[CheckItem],
                     deltas = chunk(item.text, spec, item.special_tokens)
                 got = stream(factory(), deltas, item.tools, strict=True)
             except Exception as exc:
-                result.failures.append((item.label, spec, f"{type(exc).__name__}: {' '.join(str(exc).split())}"))
+                record(item, spec, len(deltas or ()), [_raised(exc)])
                 continue
-            problems = []
-            if item.expected is not None:
-                problems += compare(got, item.expected, strip_content=item.strip_content)
-                if item.well_formed and not problems and len(got.calls) != len(item.expected.calls):
-                    problems.append(f"{len(got.calls) - len(item.expected.calls)} abandoned call(s) "
-                                    f"in well-formed output")
-            if whole_outcome is not None:
-                problems += [f"streamed vs detect_and_parse: {p}" for p in
-                             compare(got, whole_outcome, strip_content=False)]
-            result.failures.extend((item.label, spec, p) for p in problems)
+            if reference is not None:
+                record(item, spec, len(deltas), differences(got, reference, item.strip_content,
+                                                            abandoned_ok=not item.well_formed))
     return result
 
 
 def fault_items(fmt: str) -> list[CheckItem]:
-    """The shared fault cases of format ``fmt`` as check items, each with its own ``tools`` (default ``[]``)."""
-    from workloads import faults
+    """The shared fault cases of format ``fmt`` as check items.
 
+    A case keeps its own ``tools``; a case without them gets the tool list a
+    request would declare for its expected calls (:func:`workloads.catalog.tools_for`:
+    a JSON schema typed by the values, which the schema-typed formats need).
+    The format's special tokens (its renderer's) are kept whole by the
+    ``tokens`` chunkings.
+    """
+    from workloads import catalog, faults, render
+
+    try:
+        special_tokens = tuple(render.get(fmt).special_tokens)
+    except KeyError:
+        special_tokens = ()
     items = []
     for case in faults.load(fmt):
         exp = case["expected"]
+        calls = [(c["name"], c["arguments"]) for c in exp["calls"]]
+        tools = list(case["tools"]) or catalog.tools_for([render.Call(n, a) for n, a in calls])
         items.append(CheckItem(
-            label=case["id"], text=case["text"], tools=list(case["tools"]),
-            expected=outcome_of(exp["content"], [(c["name"], c["arguments"]) for c in exp["calls"]]),
+            label=case["id"], text=case["text"], tools=tools, expected=outcome_of(exp["content"], calls),
             own_deltas=list(case["deltas"]), strip_content=not case.get("strict_content", False),
+            special_tokens=special_tokens,
         ))
     return items
 

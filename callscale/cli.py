@@ -4,7 +4,7 @@
                     [--chunking tokens:4] [--repeats N] [--threshold X] [--out DIR]
     callscale gate  [--threshold 1.3] [same selectors]
     callscale profile --parser NAME --workload NAME --length N [--format flamegraph|speedscope] [-o PATH]
-    callscale check [--parser NAME ...] [--workload NAME ...] [--lengths 1k] [--chunkings SPEC,...]
+    callscale check [--parser NAME ...] [--workload NAME ...] [--lengths 1k] [--chunkings SPEC,...] [--strict]
 
 ``scale`` measures every selected parser on every selected workload at every
 length, prints the table, and writes ``scaling.csv``, ``scaling-fits.csv``
@@ -43,14 +43,21 @@ class ArgumentParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see {self.prog} --help)\n")
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
-    return value
+def _whole_number(minimum: int) -> Callable[[str], int]:
+    """An argparse type: a whole number >= ``minimum``."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < minimum:
+            raise argparse.ArgumentTypeError(f"expected a whole number >= {minimum}, got {text!r}")
+        return value
+    return parse
+
+
+_positive_int = _whole_number(1)
+_count = _whole_number(0)
 
 
 def _positive_float(text: str) -> float:
@@ -134,7 +141,8 @@ def add_selectors(p: argparse.ArgumentParser) -> None:
                    help="at least three call lengths in characters (k = 1024); default from [tool.callscale]: "
                         "4k,16k,64k, or 1k,2k,4k,8k with --meter instructions")
     p.add_argument("--chunking", metavar="SPEC",
-                   help="whole, char, fixed:K, tokens:K or random:SEED:MAX (default from [tool.callscale])")
+                   help="whole, char, fixed:K, tokens:K, random:SEED:MAX or tokens-random:SEED:MAX "
+                        "(default from [tool.callscale])")
     p.add_argument("--repeats", type=_positive_int, metavar="N",
                    help="timed runs per measurement; the minimum counts (default from [tool.callscale]: 3)")
     p.add_argument("--threshold", type=_positive_float, metavar="X",
@@ -321,16 +329,19 @@ def _check_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lengths", metavar="SIZES", default="1k",
                    help="call lengths in characters, comma-separated (default 1k)")
     p.add_argument("--chunkings", metavar="SPECS",
-                   help="comma-separated chunkings to stream under (default: whole, char, fixed:2,3,4,7 "
-                        "and random:0..19:8)")
+                   help="comma-separated chunkings to stream under (default: whole, tokens:1,2,3,7 and "
+                        "tokens-random:0..19:8, which never split a special token)")
+    p.add_argument("--strict", action="store_true",
+                   help="also split inside special tokens: char, fixed:2,3,4,7 and random:0..19:8")
     p.add_argument("--no-faults", action="store_true", help="skip the shared streaming fault cases")
     p.add_argument("--seed", type=int, default=0, help="workload seed (default 0)")
-    p.add_argument("--show", type=_positive_int, default=20, metavar="N", help="failures to print (default 20)")
+    p.add_argument("--show", type=_count, default=20, metavar="N",
+                   help="failing streams to print, 0 for none (default 20)")
 
 
 def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from workloads import catalog
-    from workloads.chunking import CHECK_CHUNKINGS
+    from workloads.chunking import CHECK_CHUNKINGS, INSIDE_TOKEN_CHUNKINGS
 
     from . import check
 
@@ -341,6 +352,8 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if not lengths:
         p.error("--lengths needs at least one size")
     chunkings = [_chunking(p, spec) for spec in _split([args.chunkings])] if args.chunkings else list(CHECK_CHUNKINGS)
+    if args.strict:
+        chunkings += [spec for spec in INSIDE_TOKEN_CHUNKINGS if spec not in chunkings]
     if not _split(args.parser):
         import parsers
 
@@ -348,29 +361,44 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     specs = _specs(p, _split(args.parser), args.format, null=False)
     workloads = _workloads(p, _split(args.workload) or catalog.names())
     results = []
-    failed = False
     for spec in specs:
         items = [] if args.no_faults else check.fault_items(spec.format)
         items += check.workload_items(spec.format, workloads, lengths, args.seed)
-        result = check.run_check(spec.name, spec.factory, items, chunkings)
-        results.append(result)
-        failed |= not result.passed
+        results.append(check.run_check(spec.name, spec.factory, items, chunkings))
+    _print_check(results, chunkings, args.show)
+    return 0 if all(r.passed for r in results) else 1
+
+
+def _print_check(results: Sequence, chunkings: Sequence[str], show: int) -> None:
+    """The ``check`` report: the table, one ``FAIL`` line per failing stream (at most ``show``),
+    then per parser and kind the number of failing streams and the smallest failing case."""
     width = max(len(r.parser) for r in results)
-    print(f"{'parser'.ljust(width)}  {'texts':>5}  {'streams':>7}  {'failures':>8}  verdict")
+    print(f"{'parser'.ljust(width)}  {'texts':>5}  {'streams':>7}  {'failing':>7}  verdict  kinds (failing streams)")
     for r in results:
-        print(f"{r.parser.ljust(width)}  {r.items:>5}  {r.streams:>7}  {len(r.failures):>8}  "
-              f"{'ok' if r.passed else 'FAIL'}")
-    every = [(r.parser, *f) for r in results for f in r.failures]
+        kinds = ", ".join(f"{kind} {count}" for kind, (count, _) in r.by_kind().items())
+        print(f"{r.parser.ljust(width)}  {r.items:>5}  {r.streams:>7}  {len(r.failures):>7}  "
+              f"{'ok' if r.passed else 'FAIL':<7}  {kinds}".rstrip())
+    every = [(r.parser, f) for r in results for f in r.failures]
     if every:
         print()
-    for parser, label, chunking, problem in every[: args.show]:
-        print(f"FAIL {parser} {label} under {chunking}: {problem}")
-    if len(every) > args.show:
-        print(f"... {len(every) - args.show} more (--show N prints more)")
-    print(f"\nchecked {sum(r.streams for r in results)} streams of {sum(r.items for r in results)} texts "
-          f"under {len(chunkings)} chunkings (+ each fault case's own deltas): "
-          f"{'all agree' if not failed else 'differences found'}")
-    return 1 if failed else 0
+    for parser, f in every[:show]:
+        print(f"FAIL {parser} {f.label} under {f.chunking}: "
+              + "; ".join(f"{d.kind}: {d.detail}" for d in f.differences))
+    if len(every) > show:
+        print(f"... {len(every) - show} more failing streams (--show N prints more)")
+    summary = [(r.parser, kind, count, f) for r in results for kind, (count, f) in r.by_kind().items()]
+    if summary:
+        print("\nby kind, with the smallest failing case (text and chunking):")
+    for parser, kind, count, f in summary:
+        text = f.text if len(f.text) <= 300 else f.text[:150] + " ... " + f.text[-150:]
+        print(f"{parser}: {kind}: {count} failing stream{'s' if count != 1 else ''}; smallest: {f.label} "
+              f"under {f.chunking} ({len(f.text)} characters, {f.deltas} delta{'s' if f.deltas != 1 else ''}): "
+              f"{text!r}")
+    failing = sum(len(r.failures) for r in results)
+    streams = sum(r.streams for r in results)
+    print(f"\nchecked {streams} streams of {sum(r.items for r in results)} texts under {len(chunkings)} chunkings "
+          f"(+ each fault case's own deltas and detect_and_parse): "
+          f"{'all agree' if not failing else f'{failing} failing streams'}")
 
 
 Command = tuple[str, Callable[[argparse.ArgumentParser], None],

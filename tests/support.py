@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from workloads.chunking import CHECK_CHUNKINGS
+from workloads.chunking import INSIDE_TOKEN_CHUNKINGS
 from workloads.faults import load as load_cases
 
 #: whole, one character, 2, 3, 4 and 7 characters per delta, and 20 seeded
 #: random splits of 1-8 characters (these split inside special tokens too).
-CHUNKINGS = list(CHECK_CHUNKINGS)
+CHUNKINGS = ["whole", *INSIDE_TOKEN_CHUNKINGS]
 
 __all__ = ["CHUNKINGS", "load_cases", "stream_outcome", "whole_outcome", "assert_parses", "split_at",
            "split_by_sizes", "json_values", "assert_round_trip",

@@ -8,9 +8,13 @@ A chunking spec is a string:
 | ``char`` | one character per delta |
 | ``fixed:K`` | K characters per delta (the last may be shorter) |
 | ``random:SEED:MAX`` | seeded random sizes from 1 to MAX characters, splitting anywhere, also inside special tokens |
-| ``tokens:K`` | K characters per delta, but a special token is never split: it is one token of the model's vocabulary, and a detokenizer emits it whole (the default, ``tokens:4``) |
+| ``tokens:K`` | K characters per delta, but a special token is never split: it is one token of the model's vocabulary, and a detokenizer emits it whole (the default, ``tokens:4``); each special token is a delta of its own |
+| ``tokens-random:SEED:MAX`` | seeded random sizes from 1 to MAX characters, never splitting a special token: a cut that would fall inside one moves to its end, so a special token may share a delta with the text around it (as a detokenizer that emits several tokens at once does) |
 
 All sizes are in characters. ``"".join(chunk(text, spec)) == text`` always.
+The splits a detokenizer can make are ``whole``, ``tokens:K`` and
+``tokens-random``; ``char``, ``fixed:K`` and ``random`` also split inside
+special tokens (a stricter test of a parser, which ours pass too).
 """
 
 from __future__ import annotations
@@ -20,21 +24,33 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-__all__ = ["Chunking", "parse_chunking", "chunk", "DEFAULT_CHUNKING", "CHECK_CHUNKINGS"]
+__all__ = ["Chunking", "parse_chunking", "chunk", "DEFAULT_CHUNKING", "CHECK_CHUNKINGS", "INSIDE_TOKEN_CHUNKINGS",
+           "STRICT_CHECK_CHUNKINGS"]
 
 DEFAULT_CHUNKING = "tokens:4"
 
-#: The chunkings a correctness check streams every case under: whole, one
-#: character, 2, 3, 4 and 7 characters per delta, and 20 seeded random splits
-#: of 1-8 characters (these split inside special tokens too).
-CHECK_CHUNKINGS = ("whole", "char", "fixed:2", "fixed:3", "fixed:4", "fixed:7") + tuple(
+#: The chunkings ``callscale check`` streams every case under by default, the
+#: splits a detokenizer can make: whole, 1, 2, 3 and 7 characters per delta
+#: and 20 seeded random splits of 1-8 characters, none splitting a special token.
+CHECK_CHUNKINGS = ("whole", "tokens:1", "tokens:2", "tokens:3", "tokens:7") + tuple(
+    f"tokens-random:{seed}:8" for seed in range(20)
+)
+
+#: Splits inside special tokens too: one character, 2, 3, 4 and 7 characters
+#: per delta, and 20 seeded random splits of 1-8 characters. A server never
+#: makes them; a parser that passes them is split-proof at any boundary.
+INSIDE_TOKEN_CHUNKINGS = ("char", "fixed:2", "fixed:3", "fixed:4", "fixed:7") + tuple(
     f"random:{seed}:8" for seed in range(20)
 )
+
+#: ``callscale check --strict``: both sets.
+STRICT_CHECK_CHUNKINGS = CHECK_CHUNKINGS + INSIDE_TOKEN_CHUNKINGS
 
 
 @dataclass(frozen=True)
 class Chunking:
-    """A parsed chunking spec: ``kind`` in whole/char/fixed/random/tokens, ``size`` (characters), ``seed``."""
+    """A parsed chunking spec: ``kind`` in whole/char/fixed/random/tokens/tokens-random, ``size``
+    (characters), ``seed``."""
 
     kind: str
     size: int = 1
@@ -43,12 +59,12 @@ class Chunking:
     def __str__(self) -> str:
         if self.kind in ("whole", "char"):
             return self.kind
-        if self.kind == "random":
-            return f"random:{self.seed}:{self.size}"
+        if self.kind in ("random", "tokens-random"):
+            return f"{self.kind}:{self.seed}:{self.size}"
         return f"{self.kind}:{self.size}"
 
     def split(self, text: str, special_tokens: Sequence[str] = ()) -> list[str]:
-        """Split ``text`` into deltas; ``special_tokens`` matter for ``tokens:K`` only."""
+        """Split ``text`` into deltas; ``special_tokens`` matter for ``tokens:K`` and ``tokens-random`` only."""
         if not text:
             return []
         if self.kind == "whole":
@@ -64,15 +80,41 @@ class Chunking:
                 out.append(text[i:i + k])
                 i += k
             return out
+        if self.kind == "tokens-random":
+            return _random_token_split(text, self.size, self.seed, special_tokens)
         return _token_split(text, self.size, special_tokens)
+
+
+def _token_pattern(special_tokens: Sequence[str]) -> re.Pattern[str] | None:
+    """A pattern matching any special token, the longest first; ``None`` when there are none."""
+    specials = sorted({t for t in special_tokens if t}, key=len, reverse=True)
+    return re.compile("|".join(re.escape(t) for t in specials)) if specials else None
+
+
+def _random_token_split(text: str, size: int, seed: int, special_tokens: Sequence[str]) -> list[str]:
+    """Seeded random sizes 1..``size``; a cut inside a special token moves to the token's end."""
+    pattern = _token_pattern(special_tokens)
+    spans = [hit.span() for hit in pattern.finditer(text)] if pattern is not None else []
+    rng = random.Random(seed)
+    out: list[str] = []
+    i = j = 0
+    while i < len(text):
+        end = i + rng.randint(1, size)
+        while j < len(spans) and spans[j][1] <= end:
+            j += 1
+        if j < len(spans) and spans[j][0] < end:  # the cut falls inside a special token
+            end = spans[j][1]
+            j += 1
+        out.append(text[i:end])
+        i = end
+    return out
 
 
 def _token_split(text: str, k: int, special_tokens: Sequence[str]) -> list[str]:
     """K characters per delta, each special token a delta (part of one) of its own size."""
-    specials = sorted({t for t in special_tokens if t}, key=len, reverse=True)
-    if not specials:
+    pattern = _token_pattern(special_tokens)
+    if pattern is None:
         return [text[i:i + k] for i in range(0, len(text), k)]
-    pattern = re.compile("|".join(re.escape(t) for t in specials))
     out: list[str] = []
     pos = 0
     for hit in pattern.finditer(text):
@@ -83,7 +125,7 @@ def _token_split(text: str, k: int, special_tokens: Sequence[str]) -> list[str]:
     return out
 
 
-_SPEC = re.compile(r"^(whole|char|fixed:(\d+)|tokens:(\d+)|random:(\d+):(\d+))$")
+_SPEC = re.compile(r"^(whole|char|fixed:(\d+)|tokens:(\d+)|(tokens-random|random):(\d+):(\d+))$")
 
 
 def parse_chunking(spec: str) -> Chunking:
@@ -95,7 +137,7 @@ def parse_chunking(spec: str) -> Chunking:
     hit = _SPEC.match(spec.strip()) if isinstance(spec, str) else None
     if hit is None:
         raise ValueError(
-            f"bad chunking {spec!r}: expected whole, char, fixed:K, tokens:K or random:SEED:MAX"
+            f"bad chunking {spec!r}: expected whole, char, fixed:K, tokens:K, random:SEED:MAX or tokens-random:SEED:MAX"
         )
     body = hit.group(1)
     if body in ("whole", "char"):
@@ -105,7 +147,7 @@ def parse_chunking(spec: str) -> Chunking:
     elif hit.group(3) is not None:
         chunking = Chunking("tokens", int(hit.group(3)))
     else:
-        chunking = Chunking("random", int(hit.group(5)), int(hit.group(4)))
+        chunking = Chunking(hit.group(4), int(hit.group(6)), int(hit.group(5)))
     if chunking.size < 1:
         raise ValueError(f"bad chunking {spec!r}: the size must be at least 1 character")
     return chunking
