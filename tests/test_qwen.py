@@ -20,7 +20,6 @@ from parsers.qwen import (
     TOOL_CALL_CLOSE,
     TOOL_CALL_OPEN,
     JsonCallLexer,
-    convert_value,
 )
 from support import assert_parses, split_at, stream_outcome, whole_outcome
 from workloads import render
@@ -115,7 +114,6 @@ def test_qwen3_raw_newline_in_a_string_is_sent_escaped():
     '<tool_call>\n{"name": "", "arguments": {}}\n</tool_call>',
     '<tool_call>\n{"name": "f", "arguments": "{}"}\n</tool_call>',
     '<tool_call>\n{"name": "f", "arguments": [1]}\n</tool_call>',
-    '<tool_call>\n{"name": "f"}\n</tool_call>',
     '<tool_call>\n{"arguments": {}}\n</tool_call>',
     '<tool_call>\n{"name": "f" "arguments": {}}\n</tool_call>',
     '<tool_call>\n{"name": "f", "name": "g", "arguments": {}}\n</tool_call>',
@@ -149,6 +147,14 @@ CALL_OK = '\n<tool_call>\n{"name": "ok", "arguments": {}}\n</tool_call>'
 def test_qwen3_started_call_left_open_is_abandoned():
     text = 'Before \n<tool_call>\n{"name": "f", "arguments": {"a": 1}'
     assert_agrees("qwen3", text, "Before ", [])
+
+
+def test_qwen3_a_call_without_arguments_key_is_a_call_with_empty_arguments():
+    text = 'Hi.\n<tool_call>\n{"name": "list_tasks"}\n</tool_call>\n<tool_call>{"id": 3, "name": "g"}</tool_call>'
+    assert_parses("qwen3", text, "Hi.", [("list_tasks", {}), ("g", {})])
+    # the object must end well and </tool_call> follow, as for any call
+    assert_agrees("qwen3", 'A\n<tool_call>\n{"name": "f"} x</tool_call>B', "AB", [])
+    assert_agrees("qwen3", 'A\n<tool_call>\n{"name": "f"', 'A\n<tool_call>\n{"name": "f"', [])
 
 
 @pytest.mark.parametrize("bad", [
@@ -228,17 +234,6 @@ def test_coder_python_repr_of_an_object_from_the_first_template():
 def test_coder_failed_conversion_keeps_the_string(key, value):
     text = coder("configure", (key, value))
     assert_parses("qwen3_coder", text, "", [("configure", {key: value})], tools=CODER_TOOLS)
-
-
-def test_convert_value():
-    assert convert_value(" 5 ", "integer") == (True, 5) and convert_value("5.0", "integer") == (True, 5)
-    assert convert_value("true", "boolean") == (True, True) and convert_value("False", "boolean") == (True, False)
-    assert convert_value("-1.5e3", "number") == (True, -1500.0)
-    assert convert_value("None", "integer") == (True, None)
-    assert convert_value("[1, 2]", "array") == (True, [1, 2])
-    for text, kind in [("5", "string"), ("5", "mystery"), ("true", "integer"), ("[[[[", "array"),
-                       ("[" * 100000, "array"), ("5", "null"), ("{'a': float('nan')}", "object")]:
-        assert convert_value(text, kind) == (False, None), (text, kind)
 
 
 def test_coder_layout_and_verbatim_values():
@@ -328,11 +323,22 @@ def test_coder_function_end_without_call_end_then_a_new_call():
     "",  # the value never closes
 ])
 def test_coder_rejected_close_means_the_value_goes_on(after):
-    """A ``</parameter>`` without a valid continuation is value text, up to the next confirmed one."""
+    """A ``</parameter>`` without a valid continuation is value text, up to the next confirmed end.
+
+    That end is the line ``<parameter=path>`` (a key not used yet in the call):
+    the recovery of a missing ``</parameter>``.
+    """
     good = coder("read_file", ("path", "x.py"))
     text = "A\n\n<tool_call>\n<function=f>\n<parameter=a>\n1\n" + after + "\nB\n" + good
+    if "junk" in after:  # </function> </tool_call> end a value whose </parameter> is missing
+        assert_parses("qwen3_coder", text, "AB", [("f", {"a": "1\n</parameter>\njunk"}), ("read_file", {"path": "x.py"})])
+        return
+    value = "1\n" + after + "\nB\n" + good[: good.index("\n<parameter=path>")]
+    assert_parses("qwen3_coder", text, "A", [("f", {"a": value, "path": "x.py"})])
+    # with tools whose schema has no such key, the line is value text
+    tools = [tool("f", a="string")]
     value = "1\n" + after + "\nB\n" + good[: good.index("x.py") + 4]
-    assert_parses("qwen3_coder", text, "A", [("f", {"a": value})])
+    assert_parses("qwen3_coder", text, "A", [("f", {"a": value})], tools=tools)
 
 
 def test_coder_unclosed_call_is_abandoned():
