@@ -38,6 +38,7 @@ __all__ = [
     "Typing",
     "TYPE_ORDER",
     "MAX_REF_DEPTH",
+    "MAX_LITERAL_DEPTH",
     "UNTYPED",
     "tool_name",
     "tool_parameters",
@@ -53,6 +54,9 @@ __all__ = [
 TYPE_ORDER = ("boolean", "integer", "number", "object", "array", "string")
 #: ``$ref`` chains and nested ``anyOf`` / ``oneOf`` / ``allOf`` are followed this deep.
 MAX_REF_DEPTH = 16
+#: A Python literal nested deeper than this is not read (JSON writers recurse; Python's own
+#: JSON decoder stops near 1000).
+MAX_LITERAL_DEPTH = 256
 
 
 class Typing(NamedTuple):
@@ -348,7 +352,8 @@ def read_python_literal(text: str) -> tuple[bool, Any]:
     Strings in single or double quotes with Python's escapes; ints and
     floats (finite); ``True``/``False``/``None`` (and JSON's
     ``true``/``false``/``null``); lists and tuples (as lists); dicts with
-    string keys; a trailing comma inside brackets. Returns ``(True,
+    string keys; a trailing comma inside brackets; nested at most
+    :data:`MAX_LITERAL_DEPTH` deep. Returns ``(True,
     value)`` or ``(False, None)`` for anything else (sets, calls,
     expressions such as ``[1if 1 else 1]``). One pass over the text with an
     explicit stack: linear time, memory proportional to the value, no
@@ -384,6 +389,8 @@ def _read_python_literal(text: str) -> Any:
                     raise ValueError("misplaced bracket")
                 if top is not None and top[3] == "key":
                     raise ValueError("a container as a dict key")
+                if len(stack) >= MAX_LITERAL_DEPTH:
+                    raise ValueError("nested too deep")
                 closer = {"[": "]", "(": ")", "{": "}"}[tok]
                 stack.append([{} if tok == "{" else [], closer, None, "key" if tok == "{" else "value"])
                 continue

@@ -325,7 +325,11 @@ def test_registered_and_rendered():
 # ----------------------------------------------------------------- property: render, split anywhere, parse
 
 _TAGS = [TOOL_CALL, TOOL_CALL_END, ARG_KEY, ARG_KEY_END, ARG_VALUE, ARG_VALUE_END]
-_AMBIGUOUS = re.compile(re.escape(ARG_VALUE_END) + r"\s*(" + re.escape(ARG_KEY) + "|" + re.escape(TOOL_CALL_END) + ")")
+#: Value text that reads as markup: a closing tag followed by a continuation, and the
+#: recoveries of a missing </arg_value> (<arg_key>K</arg_key>; </tool_call> before a new call or the end).
+_AMBIGUOUS = re.compile(re.escape(ARG_VALUE_END) + r"\s*(" + re.escape(ARG_KEY) + "|" + re.escape(TOOL_CALL_END) + ")"
+                        + "|" + re.escape(ARG_KEY) + "[^<\n]*" + re.escape(ARG_KEY_END)
+                        + "|" + re.escape(TOOL_CALL_END) + r"\s*(" + re.escape(TOOL_CALL) + r"|\Z)")
 
 _text = st.text(alphabet=st.sampled_from(list("ab zé東\n\t\"'\\{}[]<>/_:,0-") + ["😀"]), max_size=12)
 _string_value = st.lists(st.one_of(_text, st.sampled_from(_TAGS)), max_size=5).map("".join).filter(

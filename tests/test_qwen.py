@@ -464,6 +464,8 @@ typed_value = st.one_of(
     st.tuples(st.just("array"), st.lists(json_value, max_size=3)),
 )
 _CONFIRMED = re.compile(r"</parameter>(?=\s*(?:<parameter=|</function>\s*</tool_call>))")
+#: Value text that ends a value whose </parameter> is missing (the recoveries): ambiguous too.
+_RECOVERED = re.compile(r"</function>\s*</tool_call>|</tool_call>\s*<tool_call>|\n<parameter=[^<>\n]*>")
 
 
 @SETTINGS
@@ -478,6 +480,8 @@ def test_qwen3_coder_property_rendered_calls_round_trip_under_any_split(calls, c
         text += "\n" + trailing
     # A value holding </parameter> followed by a valid continuation is ambiguous: leave it out.
     assume(len(_CONFIRMED.findall(text)) == sum(len(p) for _, p in calls))
+    assume(not any(_RECOVERED.search(v if kind == "string" else json.dumps(v))
+                   for _, params in calls for kind, v in params.values()))
     expected_content = content + (trailing if calls else "")
     assert_parses("qwen3_coder", text, expected_content, expected, tools=tools,
                   chunkings=["fixed:5"], deltas=_splits(data, text),
