@@ -31,12 +31,13 @@ Reading rules (all lengths in characters):
 - **Keys**: stripped; a key text longer than ``MAX_HEAD`` characters makes the
   call malformed (below). **String values**: verbatim (no trimming), streamed as
   JSON-escaped pieces as they arrive.
-- **Value types** (``parsers.base.parameter_type``): a parameter the tool
-  schema declares ``string`` is a string; one it declares with another type
-  is read as JSON when complete (``15``, ``false``, ``null``, ``["a"]``;
-  Python's ``True``/``False``/``None`` also accepted), and kept as the
-  verbatim string when it is not JSON (``0042`` stays ``"0042"``). A
-  parameter with no declared type (no tools, unknown tool or parameter):
+- **Value types**: a parameter the tool schema allows only as a string is
+  a string; one it allows with another type is buffered and typed when
+  complete by the one rule of :mod:`parsers.schema` (``docs/formats.md``,
+  "Schema typing": ``15``, ``false``, ``null``, ``["a"]``, Python's
+  ``True``/``None``), and kept as the verbatim string when it does not
+  convert (``0042`` for an integer stays ``"0042"``). A parameter with no
+  declared type (no tools, unknown tool or parameter):
   a value that starts (after whitespace) with ``[`` or ``{`` and is a JSON
   array or object is taken as JSON, anything else is a string. This keeps
   formats.md's "strings unless the schema says otherwise" for scalars while
@@ -45,11 +46,23 @@ Reading rules (all lengths in characters):
   JSON-decode every value not declared ``string`` (so ``15`` -> 15).
 - **Literal closing tags in a value**: ``</arg_value>`` ends a value only when
   what follows it (ignoring whitespace) is ``<arg_key>`` or ``</tool_call>``;
-  otherwise it is part of the value. ``<tool_call>``, ``</tool_call>`` and
-  ``<arg_key>`` inside a value are always text.
+  otherwise it is part of the value. ``<tool_call>`` inside a value is text.
+- **A missing ``</arg_value>``** (a GLM-4.7 mistake): the value also ends at
+  ``<arg_key>KEY</arg_key>`` (KEY without ``<`` or newline, at most
+  ``MAX_HEAD`` characters, not yet used in the call and, when the schema
+  lists properties, one of them) and at ``</tool_call>`` followed (after
+  whitespace) by ``<tool_call>`` or the end of the output; one newline
+  before the tag is layout. Otherwise those tags are value text (the
+  candidate is held back until decided, then the scan goes on after it).
+- **A missing ``<arg_value>``** after ``</arg_key>``: after layout
+  whitespace the text is the value, held back up to a confirmed
+  ``</arg_value>`` and then typed as usual. Any other GLM tag before it
+  means there was no value: the call is malformed and the held text is
+  content.
 - **Malformed calls**: a call whose structure breaks after its name was sent
-  (no ``<arg_value>`` after a key, ``</tool_call>`` or ``<tool_call>`` inside
-  a key, a key that runs past ``MAX_HEAD``) is abandoned and the text from
+  (a GLM tag other than ``</arg_value>`` in a value missing its
+  ``<arg_value>``, ``</tool_call>`` or ``<tool_call>`` inside a key, a key
+  that runs past ``MAX_HEAD``) is abandoned and the text from
   the break on is read as content (a ``<tool_call>`` there starts a new
   call). A call still open when the output
   ends is abandoned; its text is not repeated as content.
@@ -64,7 +77,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
 
 from . import register
 from .base import MAX_HEAD, ToolParser, json_fragment, json_text

@@ -110,17 +110,14 @@ Reading rules (``qwen3_coder``):
   the call malformed, below). One newline after ``<parameter=KEY>`` and one
   right before its ``</parameter>`` are layout; the value between is
   verbatim.
-- A value is a string unless the request's tool schema gives the parameter
-  another type (:func:`parsers.base.parameter_type`): ``integer``,
-  ``number``, ``boolean``, ``object``, ``array`` or ``null``. A typed value
-  is converted when its closing tag is confirmed (outer whitespace
-  stripped): JSON first; ``True``/``False`` for booleans and ``None`` for
-  null as the template writes them (``null``/``None`` accepted for any typed
-  parameter); for object/array a Python literal (the old template's repr) as
-  a fallback; an integer written as an integral JSON float (``5.0``) gives an
-  integer. When the conversion fails (or gives the wrong type, or
-  ``NaN``/``Infinity``) the value stays the string it was written as. A
-  string value streams as JSON-escaped pieces as it arrives.
+- A value is a string (streamed as JSON-escaped pieces as it arrives)
+  unless the request's tool schema allows another type; then it is
+  buffered and typed when its end is confirmed by the one rule of
+  :mod:`parsers.schema` (``docs/formats.md``, "Schema typing": type lists,
+  ``anyOf``/``oneOf``, ``enum``, ``$ref``, ``null``, ``True``/``None`` as
+  the template writes them, ``5.0`` -> 5 for an integer, the old template's
+  Python repr); text that does not convert stays the string it was written
+  as.
 - A literal ``</parameter>`` inside a value (an agent editing parser code)
   ends the parameter only when what follows it, ignoring whitespace, is a
   valid continuation: the next ``<parameter=``, or ``</function>`` that is
@@ -129,10 +126,27 @@ Reading rules (``qwen3_coder``):
   A rejected candidate (the tag, and for the chained case the whitespace and
   ``</function>`` after it) is value text, and the scan goes on right after
   it, never rescanning: only that tag, the whitespace after it and a
-  possible partial marker are held back. ``</function>`` and
-  ``</tool_call>`` inside a value are plain text (only ``</parameter>`` is
-  looked for there). A value that holds ``</parameter>`` followed by
-  ``<parameter=`` is ambiguous and read as two parameters.
+  possible partial marker are held back. A value that holds
+  ``</parameter>`` followed by ``<parameter=`` is ambiguous and read as two
+  parameters.
+- Recovery of a missing ``</parameter>`` (models drop it in long calls):
+  the value also ends at a line ``<parameter=KEY>`` (``\n`` then the tag;
+  KEY as above, not yet used in the call and, when the tool's schema lists
+  properties, one of them), at ``</function>`` followed (after whitespace)
+  by ``</tool_call>``, or at ``</tool_call>`` followed (after whitespace)
+  by ``<tool_call>`` or the end of the output; one newline before the tag is
+  layout. Each is a candidate decided by the text right after it (held
+  back: the tag, a key of at most ``MAX_HEAD`` characters, whitespace); a
+  rejected one is value text and the scan goes on after it.
+- Recovery of a missing ``<tool_call>``: ``<function=`` in content (up to
+  two newlines before it are layout) opens a head as after ``<tool_call>``
+  (bounded by ``MAX_HEAD``); it is a call only when the name is valid, is a
+  tool of the request (when it has tools), and ``<parameter=`` or
+  ``</function>`` follows after whitespace; otherwise the text is content.
+  Such a call ends at ``</function>`` (after ``</parameter>``, or the end
+  of the output after a value's ``</function>``); a ``</tool_call>`` right
+  after it (one newline between allowed) is consumed, else one newline is
+  layout and the rest content.
 - Arguments stream as ``{"key": value, ...}``; the final ``}`` is sent with
   ``</tool_call>`` (an abandoned call's arguments never form an object).
 - A started call that turns out malformed (anything but ``<parameter=`` or
@@ -151,7 +165,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-from typing import Any
 
 from . import register
 from .base import MAX_HEAD, SURROGATE, ToolParser, json_fragment, json_text
