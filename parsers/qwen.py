@@ -771,6 +771,9 @@ class Qwen3CoderParser(_QwenParser):
                 elif marker == PARAMETER_OPEN:
                     self._end_value()
                     self._start_key()
+                elif self._orphan:  # a call without <tool_call> ends at </parameter> </function>
+                    self._end_value()
+                    self._state = _FUNC_END
                 else:
                     self._candidate.extend(self._candidate_ws)
                     self._candidate.append(marker)
@@ -788,13 +791,6 @@ class Qwen3CoderParser(_QwenParser):
                 if marker is not None or (self._orphan and sc.at_end()):
                     self._end_value()
                     self._finish_call()
-                elif self._orphan and self._candidate[0].endswith(PARAMETER_CLOSE):
-                    # a call without <tool_call> ends at </parameter> </function>
-                    layout = "".join(self._candidate_ws)
-                    self._end_value()
-                    self._finish_call()
-                    self._emit_content(layout[1:] if layout.startswith(_NL) else layout)
-                    self._state = _CONTENT
                 else:
                     self._reject()
             elif state == _CLOSE3:

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import parsers
+from parsers.base import MAX_HEAD
 from callscale import check
 from parsers.qwen import (
     FUNCTION_CLOSE,
@@ -503,3 +504,59 @@ def test_renderers_lay_calls_out_as_the_templates_do():
     assert q.opener == c.opener == TOOL_CALL_OPEN and TOOL_CALL_CLOSE in q.special_tokens
     assert c.schema_typed and not q.schema_typed
     assert PARAMETER_CLOSE in c.closing_tags and FUNCTION_CLOSE in c.closing_tags
+
+
+# ============================================================================= recoveries (issue 9)
+EDIT_TOOLS = [tool("edit", path="string", n="integer")]
+
+
+@pytest.mark.parametrize("tail,after", [
+    ("\n</tool_call>", ""), ("", ""), ("\n</tool_call>\nDone.", "Done."), ("\nDone.", "Done."),
+])
+@pytest.mark.parametrize("before,content", [("", ""), ("I will edit it.\n", "I will edit it."),
+                                            ("I will edit it.\n\n", "I will edit it.")])
+def test_coder_a_call_without_its_tool_call_opener(before, content, tail, after):
+    call = "<function=edit>\n<parameter=path>\na.py\n</parameter>\n<parameter=n>\n3\n</parameter>\n</function>"
+    text = before + call + tail
+    assert_parses("qwen3_coder", text, content + after, [("edit", {"path": "a.py", "n": 3})], tools=EDIT_TOOLS)
+    # and a well-formed call after it
+    text = before + call + tail + "\n\n" + coder("edit", ("path", "b.py"))
+    assert_parses("qwen3_coder", text, content + after, [("edit", {"path": "a.py", "n": 3}), ("edit", {"path": "b.py"})],
+                  tools=EDIT_TOOLS)
+
+
+@pytest.mark.parametrize("text,tools", [
+    ("Use <function=edit> to edit a file.", []),
+    ("Use <function=edit>\nwith care.</function>", []),
+    ("Call <function=nope>\n<parameter=path>\na\n</parameter>\n</function> if you can.", EDIT_TOOLS),
+    ("<function=a b>\n</function>", []),
+    ("<function=edit", []),
+    ("<function=" + "x" * (MAX_HEAD + 5) + ">\n</function>", []),
+])
+def test_coder_prose_mentioning_a_function_tag_stays_content(text, tools):
+    assert_parses("qwen3_coder", text, text, [], tools=tools)
+
+
+@pytest.mark.parametrize("body,expected", [
+    # </parameter> missing before the next parameter, </function>, </tool_call>
+    ("<parameter=path>\na.py\n<parameter=n>\n3\n</parameter>\n</function>\n</tool_call>", {"path": "a.py", "n": 3}),
+    ("<parameter=path>\na.py\n</function>\n</tool_call>", {"path": "a.py"}),
+    ("<parameter=path>\na.py\n</tool_call>", {"path": "a.py"}),
+    ("<parameter=n>\n3\n</function>\n</tool_call>", {"n": 3}),
+    # a line <parameter=KEY> with a key already used, or not in the schema, is value text
+    ("<parameter=path>\na.py\n<parameter=path>\n</parameter>\n</function>\n</tool_call>",
+     {"path": "a.py\n<parameter=path>"}),
+    ("<parameter=path>\na.py\n<parameter=other>\n</parameter>\n</function>\n</tool_call>",
+     {"path": "a.py\n<parameter=other>"}),
+    # </function> or </tool_call> not followed by a continuation is value text
+    ("<parameter=path>\na </function> b\n</parameter>\n</function>\n</tool_call>", {"path": "a </function> b"}),
+    ("<parameter=path>\na </tool_call> b\n</parameter>\n</function>\n</tool_call>", {"path": "a </tool_call> b"}),
+])
+def test_coder_a_value_without_its_closing_tag(body, expected):
+    text = "<tool_call>\n<function=edit>\n" + body
+    assert_parses("qwen3_coder", text, "", [("edit", expected)], tools=EDIT_TOOLS)
+
+
+def test_coder_a_value_ended_by_tool_call_then_the_next_call():
+    text = "<tool_call>\n<function=edit>\n<parameter=path>\na.py\n</tool_call>\n" + coder("edit", ("path", "b.py"))
+    assert_parses("qwen3_coder", text, "", [("edit", {"path": "a.py"}), ("edit", {"path": "b.py"})])
