@@ -421,7 +421,7 @@ class _GlmParser(ToolParser):
             return False
         props = tool_parameter_schema(self.tools, self._name)
         if hit is None or not key or key in self._keys or (props and key not in props):
-            self._value_text("".join(self._cand) + "".join(self._key_parts))
+            self._value_text("".join(self._cand) + "".join(self._key_parts) + (hit or ""))
             self._key_parts = []
             return self._back_to_value()
         self._end_value()
