@@ -80,7 +80,7 @@ import re
 
 from . import register
 from .base import MAX_HEAD, ToolParser, json_fragment, json_text
-from .schema import UNTYPED, convert, parameter_typing, tool_parameter_schema
+from .schema import UNTYPED, convert, is_new_parameter, parameter_typing
 from .scanner import PARTIAL, markers
 
 __all__ = [
@@ -408,19 +408,16 @@ class _GlmParser(ToolParser):
     def _s_value_key(self, final: bool) -> bool:
         """``<arg_key>`` in a value: it ends the value (``</arg_value>`` missing) when a new key and ``</arg_key>`` follow."""
         scanner = self.scanner
-        chunk = scanner.peek(MAX_HEAD + 1 - self._key_len)
-        text = _KEY_CHARS.match(chunk).group()
-        scanner.take(len(text))
+        text, decided = scanner.take_run(_KEY_CHARS, MAX_HEAD + 1 - self._key_len)
         self._key_len += len(text)
         self._key_parts.append(text)
-        if len(text) == len(chunk) and self._key_len <= MAX_HEAD and not final:
+        if not decided and not final:
             return False
         key = "".join(self._key_parts).strip()
-        hit = scanner.match(_M_KEY_END, final) if len(text) < len(chunk) else None
+        hit = scanner.match(_M_KEY_END, final) if self._key_len <= MAX_HEAD else None
         if hit is PARTIAL:
             return False
-        props = tool_parameter_schema(self.tools, self._name)
-        if hit is None or not key or key in self._keys or (props and key not in props):
+        if hit is None or not is_new_parameter(self.tools, self._name, key, self._keys):
             self._value_text("".join(self._cand) + "".join(self._key_parts) + (hit or ""))
             self._key_parts = []
             return self._back_to_value()

@@ -168,7 +168,7 @@ import re
 
 from . import register
 from .base import MAX_HEAD, SURROGATE, ToolParser, json_fragment, json_text
-from .schema import UNTYPED, convert, parameter_typing, tool_name, tool_parameter_schema
+from .schema import UNTYPED, convert, is_new_parameter, parameter_typing, tool_name
 from .jsonscan import BAD_ESCAPE, CONTROL, STRING_OPEN, JsonTracker
 from .scanner import PARTIAL, markers
 
@@ -990,23 +990,15 @@ class Qwen3CoderParser(_QwenParser):
     def _read_next_key(self, final: bool) -> bool:
         """After ``\\n<parameter=`` in a value: a key, ``>`` confirm the value's end (its ``</parameter>`` missing)."""
         sc = self.scanner
-        chunk = sc.peek(MAX_HEAD + 1 - self._head_len)
-        text = _KEY_CHARS.match(chunk).group()
-        sc.take(len(text))
+        text, decided = sc.take_run(_KEY_CHARS, MAX_HEAD + 1 - self._head_len)
         self._head_len += len(text)
         self._parts_key.append(text)
-        if len(text) == len(chunk):  # no <, > or newline yet
-            if self._head_len <= MAX_HEAD and not final:
-                return False
-            self._reject_key()
-            return True
-        if chunk[len(text)] != _TAG_END:  # < or a newline: no key; read on from there
-            self._reject_key()
-            return True
+        if not decided and not final:
+            return False
         key = "".join(self._parts_key)
-        props = tool_parameter_schema(self.tools, self._call_name)
-        if not key or key in self._keys or (props and key not in props):
-            self._reject_key()
+        if self._head_len > MAX_HEAD or sc.peek(1) != _TAG_END \
+                or not is_new_parameter(self.tools, self._call_name, key, self._keys):
+            self._reject_key()  # value text; read on from the character that decided it
             return True
         sc.take(1)
         self._end_value()

@@ -43,6 +43,7 @@ __all__ = [
     "tool_name",
     "tool_parameters",
     "tool_parameter_schema",
+    "is_new_parameter",
     "parameter_typing",
     "parameter_type",
     "convert",
@@ -132,6 +133,20 @@ def tool_parameter_schema(tools: Sequence[Any] | None, name: str) -> Mapping[str
     """The JSON-schema ``properties`` of tool ``name``, or ``{}`` (see :func:`tool_parameters`)."""
     props = _field(tool_parameters(tools, name), "properties")
     return props if isinstance(props, Mapping) else {}
+
+
+def is_new_parameter(tools: Sequence[Any] | None, tool: str, key: str, used: Any) -> bool:
+    """Whether ``key`` may start a new parameter of a call to ``tool``: non-empty, not in ``used``,
+    and one of the schema's properties when the tool's schema lists any.
+
+    The guard of the recoveries that end a value whose closing tag is missing
+    at the next parameter's tag (Qwen3-Coder, GLM-4.7): a parameter tag naming
+    a key the call already has, or one the tool does not take, is value text.
+    """
+    if not key or key in used:
+        return False
+    props = tool_parameter_schema(tools, tool)
+    return not props or key in props
 
 
 # --------------------------------------------------------------------------- schema -> typing
