@@ -170,8 +170,9 @@ def _resolve(spec: Any, root: Mapping[str, Any], depth: int) -> Any:
 
 def _collect(spec: Any, root: Mapping[str, Any], depth: int, types: set, state: dict) -> None:
     spec = _resolve(spec, root, depth)
-    if not isinstance(spec, Mapping) or depth <= 0:
+    if not isinstance(spec, Mapping) or depth <= 0 or id(spec) in state.setdefault("seen", set()):
         return
+    state["seen"].add(id(spec))  # each schema object once: no blow-up on branching cycles
     kind = spec.get("type")
     for k in (kind if isinstance(kind, (list, tuple)) else (kind,)):
         if k == "null":

@@ -60,6 +60,9 @@ def test_refs_to_defs_and_definitions_nested():
     assert typing_of({"$ref": "#/$defs/A"}, **{"$defs": {"A": {"$ref": "#/$defs/A"}}}) == Typing()
     loop = {"A": {"anyOf": [{"$ref": "#/$defs/A"}, {"type": "boolean"}]}}
     assert typing_of({"$ref": "#/$defs/A"}, **{"$defs": loop}) == Typing(("boolean",))
+    # a branching cycle is read once per schema object, not 2**depth times
+    fork = {"A": {"anyOf": [{"$ref": "#/$defs/A"}] * 50 + [{"type": "integer"}]}}
+    assert typing_of({"$ref": "#/$defs/A"}, **{"$defs": fork}) == Typing(("integer",))
 
 
 def test_parameter_type_is_one_name():
