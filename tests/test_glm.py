@@ -444,3 +444,10 @@ def test_a_value_without_its_opening_tag(parser):
 def test_recovery_tags_that_are_value_text(parser, value):
     text = call_text(parser, "f", [("city", value), ("days", "3")])
     assert_parses(parser, text, "", [("f", {"city": value, "days": 3})], tools=RECOVER_TOOLS)
+
+
+@pytest.mark.parametrize("parser", GLM)
+def test_degenerate_recovery_tags_in_a_value_are_read_once(parser):
+    value = f"x {ARG_KEY}city{ARG_KEY_END} y {TOOL_CALL_END} z {ARG_KEY}" * 1000
+    text = call_text(parser, "f", [("city", value)])
+    assert_parses(parser, text, "", [("f", {"city": value})], tools=RECOVER_TOOLS, chunkings=["whole", "fixed:4"])

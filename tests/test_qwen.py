@@ -560,3 +560,12 @@ def test_coder_a_value_without_its_closing_tag(body, expected):
 def test_coder_a_value_ended_by_tool_call_then_the_next_call():
     text = "<tool_call>\n<function=edit>\n<parameter=path>\na.py\n</tool_call>\n" + coder("edit", ("path", "b.py"))
     assert_parses("qwen3_coder", text, "", [("edit", {"path": "a.py"}), ("edit", {"path": "b.py"})])
+
+
+def test_coder_degenerate_recovery_tags_are_read_once():
+    # content repeating an opener-less head, and a value repeating candidate tags that are rejected
+    text = "Look: " + "<function=edit>\nno body\n" * 2000
+    assert_parses("qwen3_coder", text, text, [], chunkings=["whole", "fixed:4", "random:7:8"])
+    value = "x\n<parameter=path>\n</function> y </tool_call> z\n" * 1000
+    text = coder("edit", ("path", value))
+    assert_parses("qwen3_coder", text, "", [("edit", {"path": value})], chunkings=["whole", "fixed:4"])
