@@ -80,7 +80,7 @@ import re
 
 from . import register
 from .base import MAX_HEAD, ToolParser, json_fragment, json_text
-from .schema import UNTYPED, convert, is_new_parameter, parameter_typing
+from .schema import UNTYPED, StringOrNull, convert, is_new_parameter, parameter_typing
 from .scanner import PARTIAL, markers
 
 __all__ = [
@@ -160,7 +160,8 @@ class _GlmParser(ToolParser):
         self._key_len = 0
         self._key = ""
         self._args = 0                 # arguments sent for the current call
-        self._kind = "string"          # current value: "string", "json" (declared type) or "auto"
+        self._kind = "string"          # current value: "string", "nullable" (string or null), "json" or "auto"
+        self._gate: StringOrNull | None = None  # streams a "nullable" value
         self._typing = UNTYPED         # its schema typing (parsers.schema)
         self._bare = False             # its <arg_value> opener is missing
         self._keys: set[str] = set()   # keys of the current call
@@ -238,6 +239,8 @@ class _GlmParser(ToolParser):
         self._typing = typing = parameter_typing(self.tools, self._name, self._key)
         if not typing.declared:
             return "auto"
+        if StringOrNull.wanted(typing):
+            return "nullable"
         return "string" if typing.is_string else "json"
 
     # ------------------------------------------------------------------ states
@@ -314,6 +317,9 @@ class _GlmParser(ToolParser):
         elif self._kind == "string":
             self._emit_arguments('"')
             self._state = _VALUE_STR
+        elif self._kind == "nullable":
+            self._gate = StringOrNull(json_fragment)
+            self._state = _VALUE_STR
         elif self._kind == "json":
             self._state = _VALUE_BUF
         else:
@@ -327,6 +333,7 @@ class _GlmParser(ToolParser):
         self._kind = self._value_kind()
         self._buf = []
         self._bare = False
+        self._gate = None
 
     def _s_value_bare(self, final: bool) -> bool:
         """A value after ``</arg_key>`` with no ``<arg_value>``: buffered up to ``</arg_value>``.
@@ -367,7 +374,7 @@ class _GlmParser(ToolParser):
     def _s_value_str(self, final: bool) -> bool:
         text, marker = self.scanner.find(_M_VALUE, final)
         if text:
-            self._emit_arguments(json_fragment(text))
+            self._value_text(text)
         return self._value_marker(marker, final)
 
     def _s_value_buf(self, final: bool) -> bool:
@@ -380,13 +387,15 @@ class _GlmParser(ToolParser):
         """Text that turned out to be part of the value (a rejected closing tag or candidate)."""
         if not text:
             return
-        if self._kind == "string" and not self._bare:
-            self._emit_arguments(json_fragment(text))
-        else:
+        if self._bare or self._kind not in ("string", "nullable"):
             self._buf.append(text)
+        elif self._gate is not None:
+            self._emit_arguments(self._gate.feed(text))
+        else:
+            self._emit_arguments(json_fragment(text))
 
     def _back_to_value(self) -> bool:
-        self._state = _VALUE_BARE if self._bare else _VALUE_STR if self._kind == "string" else _VALUE_BUF
+        self._state = _VALUE_BARE if self._bare else _VALUE_STR if self._kind in ("string", "nullable") else _VALUE_BUF
         return True
 
     def _value_marker(self, marker: str | None, final: bool) -> bool:
@@ -459,9 +468,12 @@ class _GlmParser(ToolParser):
         """Send the value's end: the closing quote of a streamed string, or the converted buffered value."""
         text = "".join(self._buf)
         self._buf = []
-        if self._kind == "string":
+        if self._gate is not None:
+            self._emit_arguments(self._gate.end())
+            self._gate = None
+        elif self._kind == "string":
             self._emit_arguments('"' + json_fragment(text) + '"' if self._bare else '"')
-        elif self._kind == "json":
+        elif self._kind in ("json", "nullable"):
             ok, value = convert(text, self._typing)
             self._emit_arguments(json_text(value) if ok else '"' + json_fragment(text) + '"')
         else:

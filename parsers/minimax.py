@@ -72,7 +72,7 @@ import re
 
 from . import register
 from .base import MAX_HEAD, ToolParser, json_fragment, json_text
-from .schema import UNTYPED, convert, parameter_typing
+from .schema import UNTYPED, StringOrNull, convert, parameter_typing
 from .scanner import PARTIAL, markers
 
 log = logging.getLogger(__name__)
@@ -146,6 +146,7 @@ class MiniMaxM2Parser(ToolParser):
         self._key_parts: list[str] = []
         self._value_is_string = True
         self._typing = UNTYPED  # the schema typing of a typed value (parsers.schema)
+        self._gate: StringOrNull | None = None  # the current value is a string-or-null
         self._value_parts: list[str] = []  # a typed value, converted at its end
         self._pending: list[str] = []  # a closing tag (and whitespace) not yet decided
 
@@ -299,6 +300,7 @@ class MiniMaxM2Parser(ToolParser):
             return True
         self._typing = typing = parameter_typing(self.tools, self._call_name, key)
         self._value_is_string = typing.is_string or not typing.declared
+        self._gate = StringOrNull(json_fragment) if StringOrNull.wanted(typing) else None
         self._value_parts = []
         head = ", " if self._n_params else ""
         self._n_params += 1
@@ -321,6 +323,8 @@ class MiniMaxM2Parser(ToolParser):
             return
         if self._value_is_string:
             self._emit_arguments(json_fragment(text))
+        elif self._gate is not None:
+            self._emit_arguments(self._gate.feed(text))
         else:
             self._value_parts.append(text)
 
@@ -393,6 +397,9 @@ class MiniMaxM2Parser(ToolParser):
         self._pending = []
         if self._value_is_string:
             self._emit_arguments('"')
+        elif self._gate is not None:
+            self._emit_arguments(self._gate.end())
+            self._gate = None
         else:
             text = "".join(self._value_parts)
             self._value_parts = []

@@ -13,6 +13,8 @@ strings and bare scalars at the top level). The rule is written out in
   at most :data:`MAX_REF_DEPTH` deep). The result is a :class:`Typing`:
   the candidate types in :data:`TYPE_ORDER`, whether null is allowed, the
   enum.
+- A string-only value streams verbatim; a string-or-null one streams through
+  :class:`StringOrNull` (held back only while it may still read as null).
 - :func:`convert` reads a value's text (outer whitespace stripped) as each
   candidate type in :data:`TYPE_ORDER` and takes the first that reads (with an
   enum: the first whose value is a member, else the first that reads).
@@ -47,6 +49,7 @@ __all__ = [
     "parameter_typing",
     "parameter_type",
     "convert",
+    "StringOrNull",
     "read_python_literal",
 ]
 
@@ -320,6 +323,74 @@ def convert(text: str, typing: Typing) -> tuple[bool, Any]:
     if first is not _MISSING:
         return True, first
     return False, None
+
+
+class StringOrNull:
+    """The arguments JSON of a string-or-null value (``["string", "null"]``), streamed.
+
+    The text is held back only while it may still read as null (outer
+    whitespace, then ``null`` or ``None``, then whitespace: what
+    :func:`convert` reads as null); from the first character that rules
+    null out it streams as a JSON string. ``fragment`` escapes a piece of
+    text for the inside of a JSON string (:func:`parsers.base.json_fragment`).
+    :meth:`feed` and :meth:`end` return the JSON text to send. Each held
+    character is looked at once: linear.
+    """
+
+    __slots__ = ("_fragment", "_held", "_word", "_k", "_phase", "released")
+
+    def __init__(self, fragment) -> None:
+        self._fragment = fragment
+        self._held: list[str] = []
+        self._word = ""
+        self._k = 0
+        self._phase = 0  # 0 leading whitespace, 1 in the word, 2 trailing whitespace
+        #: True once the value is known to be a string (its text is streaming).
+        self.released = False
+
+    @staticmethod
+    def wanted(typing: Typing) -> bool:
+        """Whether ``typing`` is a string-or-null without an enum (the values this class streams)."""
+        return typing.types == ("string",) and typing.nullable and typing.enum is None
+
+    def _may_be_null(self, ch: str) -> bool:
+        phase = self._phase
+        if phase == 1:
+            if ch != self._word[self._k]:
+                return False
+            self._k += 1
+            if self._k == len(self._word):
+                self._phase = 2
+            return True
+        if ch.isspace():
+            return True
+        if phase == 0 and ch in "nN":
+            self._word = "null" if ch == "n" else "None"
+            self._k = 1
+            self._phase = 1
+            return True
+        return False
+
+    def feed(self, text: str) -> str:
+        """The next piece of the value's text; returns the JSON text to send now (``""`` while held)."""
+        if self.released:
+            return self._fragment(text)
+        for ch in text:
+            if not self._may_be_null(ch):
+                self.released = True
+                held = "".join(self._held) + text
+                self._held = []
+                return '"' + self._fragment(held)
+        self._held.append(text)
+        return ""
+
+    def end(self) -> str:
+        """The value ended: the rest of its JSON text (``null``, or the string's end)."""
+        if self.released:
+            return '"'
+        held = "".join(self._held)
+        self._held = []
+        return "null" if self._phase == 2 else '"' + self._fragment(held) + '"'
 
 
 # --------------------------------------------------------------------------- Python literals

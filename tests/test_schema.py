@@ -258,3 +258,32 @@ def test_every_format_types_values_by_the_one_rule(fmt, params):
         expected[key] = want
     assert_parses(fmt, FORMATS[fmt](values), "", [("f", expected)], tools=tools,
                   chunkings=["whole", "char", "random:3:8"])
+
+
+# ----------------------------------------------------------------- a string-or-null value streams
+NULLABLE_TOOLS = tools_with({"content": {"anyOf": [{"type": "string"}, {"type": "null"}]}, "n": {"type": "integer"}})
+_NULLABLE_CALLS = {
+    "qwen3_coder": lambda v: _coder([("content", v), ("n", "1")]),
+    "glm47": lambda v: _glm([("content", v), ("n", "1")]),
+    "glm45": lambda v: _glm([("content", v), ("n", "1")]),
+    "minimax_m2": lambda v: _minimax([("content", v), ("n", "1")]),
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(_NULLABLE_CALLS))
+@pytest.mark.parametrize("value,expected", [
+    ("null", None), (" None\n", None), ("nul", "nul"), ("nullable", "nullable"), ("null x", "null x"),
+    ("  text  ", "  text  "), ("", ""), ("Nonesuch", "Nonesuch"), ("n", "n"),
+])
+def test_a_string_or_null_value(fmt, value, expected):
+    assert_parses(fmt, _NULLABLE_CALLS[fmt](value), "", [("f", {"content": expected, "n": 1})], tools=NULLABLE_TOOLS,
+                  chunkings=["whole", "char", "random:2:5"])
+
+
+@pytest.mark.parametrize("fmt", sorted(_NULLABLE_CALLS))
+def test_a_long_string_or_null_value_streams_as_it_arrives(fmt):
+    value = "line of text\n" * 400
+    text = _NULLABLE_CALLS[fmt](value)
+    half = text[: text.index(value) + len(value) // 2]
+    got = stream_outcome(fmt, [half[i:i + 4] for i in range(0, len(half), 4)], NULLABLE_TOOLS)
+    assert len(got.calls[0].arguments_text) >= len(json.dumps(value[: len(value) // 2])) - 40
