@@ -374,7 +374,8 @@ class _GlmParser(ToolParser):
     def _s_value_str(self, final: bool) -> bool:
         text, marker = self.scanner.find(_M_VALUE, final)
         if text:
-            self._value_text(text)
+            gate = self._gate
+            self._emit_arguments(json_fragment(text) if gate is None else gate.feed(text))
         return self._value_marker(marker, final)
 
     def _s_value_buf(self, final: bool) -> bool:
