@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterable, Mapping, Sequence
 
 from .scanner import MarkerScanner
+# the tool look-ups moved to parsers/schema.py (schema typing); re-exported here
+from .schema import parameter_type, tool_name, tool_parameter_schema
 
 log = logging.getLogger(__name__)
 
@@ -121,55 +123,6 @@ def json_text(value: Any) -> str:
     What a client decodes is the same value.
     """
     return SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), json.dumps(value, ensure_ascii=False))
-
-
-def _field(obj: Any, key: str) -> Any:
-    if isinstance(obj, Mapping):
-        return obj.get(key)
-    return getattr(obj, key, None)
-
-
-def tool_name(tool: Any) -> str | None:
-    """The function name of one tool in OpenAI form (dict or object)."""
-    fn = _field(tool, "function")
-    return _field(fn if fn is not None else tool, "name")
-
-
-def tool_parameter_schema(tools: Sequence[Any] | None, name: str) -> Mapping[str, Any]:
-    """The JSON-schema ``properties`` of tool ``name``, or ``{}``.
-
-    ``tools`` is the request's tool list in OpenAI form, ``{"type":
-    "function", "function": {"name", "parameters"}}``, as dicts or as
-    objects with the same attributes (pydantic models). Unknown tools give
-    ``{}``; nothing here raises on odd input.
-    """
-    for tool in tools or ():
-        try:
-            if tool_name(tool) != name:
-                continue
-            fn = _field(tool, "function")
-            params = _field(fn if fn is not None else tool, "parameters")
-            if hasattr(params, "model_dump"):
-                params = params.model_dump()
-            props = _field(params, "properties") if params is not None else None
-            return props if isinstance(props, Mapping) else {}
-        except Exception:  # a tool object of an unexpected shape
-            return {}
-    return {}
-
-
-def parameter_type(tools: Sequence[Any] | None, tool: str, param: str) -> str:
-    """The JSON-schema type of one parameter: ``"string"`` when unknown.
-
-    A union type list takes its first non-null member. Used by the formats
-    whose values are strings unless the schema says otherwise (Qwen3-Coder,
-    GLM-4.5/4.7, MiniMax M2).
-    """
-    spec = tool_parameter_schema(tools, tool).get(param)
-    kind = _field(spec, "type") if spec is not None else None
-    if isinstance(kind, (list, tuple)):
-        kind = next((k for k in kind if k != "null"), "string")
-    return kind if isinstance(kind, str) else "string"
 
 
 class ToolParser:

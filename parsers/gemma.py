@@ -22,6 +22,14 @@ Facts taken from that template (its ``format_argument`` macro):
 Reading rules of this parser:
 
 - Everything outside ``<|tool_call>`` ... ``<tool_call|>`` is content.
+- Schema typing (:mod:`parsers.schema`, formats.md "Schema typing") where
+  the written value and the tool's schema disagree, for the call's
+  top-level values only: a ``<|"|>`` string for a parameter that cannot be
+  a string is buffered and typed by the rule at its end (``<|"|>5<|"|>``
+  for an integer is 5; text that does not convert stays the string); a
+  bare number or boolean for a string-only parameter is its text as a
+  string (``5`` -> ``"5"``); a bare number is typed by the rule too
+  (``60.0`` for an integer is 60). Nested values are as written.
 - The arguments are translated to JSON text as they arrive by a small
   incremental converter (a stack of open ``{``/``[``): ``{`` and ``[`` at
   once, a key at its ``:``, a number/``true``/``false``/``null`` at the
@@ -55,7 +63,8 @@ import logging
 import re
 
 from . import register
-from .base import MAX_HEAD, ToolParser, json_fragment
+from .base import MAX_HEAD, ToolParser, json_fragment, json_text
+from .schema import UNTYPED, convert, parameter_typing
 from .scanner import PARTIAL, markers
 
 log = logging.getLogger(__name__)
@@ -127,6 +136,8 @@ class Gemma4Parser(ToolParser):
         self._stack: list[str] = []  # open containers of the arguments
         self._first_key = True  # no member yet in the innermost object
         self._call_name = ""
+        self._typing = UNTYPED  # schema typing of the top-level value being read
+        self._buffered = False  # a top-level string buffered to be typed at its end
 
     # ------------------------------------------------------------------ driver
     def _advance(self, final: bool) -> None:
@@ -292,6 +303,7 @@ class Gemma4Parser(ToolParser):
         # the ", " before a later member was sent with its comma (_punctuation)
         self._first_key = False
         self._emit_arguments(json.dumps(key, ensure_ascii=False) + ": ")
+        self._typing = parameter_typing(self.tools, self._call_name, key) if len(self._stack) == 1 else UNTYPED
         self._state = _S_VALUE
 
     def _value(self, final: bool) -> bool:
@@ -300,7 +312,12 @@ class Gemma4Parser(ToolParser):
         if marker is PARTIAL:
             return False
         if marker == STRING_DELIM:
-            self._emit_arguments('"')
+            typing = self._typing if len(self._stack) == 1 else UNTYPED
+            # a string for a parameter the schema says cannot be one: typed at its end
+            self._buffered = typing.declared and "string" not in typing.types
+            self._parts = []
+            if not self._buffered:
+                self._emit_arguments('"')
             self._state = _S_STRING
         elif marker == "{":
             self._emit_arguments("{")
@@ -334,10 +351,20 @@ class Gemma4Parser(ToolParser):
     def _string(self, final: bool) -> bool:
         text, marker = self.scanner.find(_STRING_END, final)
         if text:
-            self._emit_arguments(json_fragment(text))
+            if self._buffered:
+                self._parts.append(text)
+            else:
+                self._emit_arguments(json_fragment(text))
         if marker is None:
             return False
-        self._emit_arguments('"')
+        if self._buffered:
+            text = "".join(self._parts)
+            self._parts = []
+            self._buffered = False
+            ok, value = convert(text, self._typing)
+            self._emit_arguments(json_text(value) if ok else '"' + json_fragment(text) + '"')
+        else:
+            self._emit_arguments('"')
         self._state = _S_AFTER_VALUE
         return True
 
@@ -353,6 +380,12 @@ class Gemma4Parser(ToolParser):
         if marker not in _AFTER_VALUE.items or _LITERAL.fullmatch(literal) is None:
             self._fail(marker, f"bad value {literal[:40]!r}")
             return True
+        typing = self._typing if len(self._stack) == 1 else UNTYPED
+        if typing.is_string and literal != "null":  # a bare scalar for a string parameter
+            literal = json.dumps(literal)
+        elif typing.declared:
+            ok, value = convert(literal, typing)
+            literal = json_text(value) if ok else literal
         self._emit_arguments(literal)
         self._punctuation(marker)
         return True

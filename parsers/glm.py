@@ -31,12 +31,13 @@ Reading rules (all lengths in characters):
 - **Keys**: stripped; a key text longer than ``MAX_HEAD`` characters makes the
   call malformed (below). **String values**: verbatim (no trimming), streamed as
   JSON-escaped pieces as they arrive.
-- **Value types** (``parsers.base.parameter_type``): a parameter the tool
-  schema declares ``string`` is a string; one it declares with another type
-  is read as JSON when complete (``15``, ``false``, ``null``, ``["a"]``;
-  Python's ``True``/``False``/``None`` also accepted), and kept as the
-  verbatim string when it is not JSON (``0042`` stays ``"0042"``). A
-  parameter with no declared type (no tools, unknown tool or parameter):
+- **Value types**: a parameter the tool schema allows only as a string is
+  a string; one it allows with another type is buffered and typed when
+  complete by the one rule of :mod:`parsers.schema` (``docs/formats.md``,
+  "Schema typing": ``15``, ``false``, ``null``, ``["a"]``, Python's
+  ``True``/``None``), and kept as the verbatim string when it does not
+  convert (``0042`` for an integer stays ``"0042"``). A parameter with no
+  declared type (no tools, unknown tool or parameter):
   a value that starts (after whitespace) with ``[`` or ``{`` and is a JSON
   array or object is taken as JSON, anything else is a string. This keeps
   formats.md's "strings unless the schema says otherwise" for scalars while
@@ -45,11 +46,23 @@ Reading rules (all lengths in characters):
   JSON-decode every value not declared ``string`` (so ``15`` -> 15).
 - **Literal closing tags in a value**: ``</arg_value>`` ends a value only when
   what follows it (ignoring whitespace) is ``<arg_key>`` or ``</tool_call>``;
-  otherwise it is part of the value. ``<tool_call>``, ``</tool_call>`` and
-  ``<arg_key>`` inside a value are always text.
+  otherwise it is part of the value. ``<tool_call>`` inside a value is text.
+- **A missing ``</arg_value>``** (a GLM-4.7 mistake): the value also ends at
+  ``<arg_key>KEY</arg_key>`` (KEY without ``<`` or newline, at most
+  ``MAX_HEAD`` characters, not yet used in the call and, when the schema
+  lists properties, one of them) and at ``</tool_call>`` followed (after
+  whitespace) by ``<tool_call>`` or the end of the output; one newline
+  before the tag is layout. Otherwise those tags are value text (the
+  candidate is held back until decided, then the scan goes on after it).
+- **A missing ``<arg_value>``** after ``</arg_key>``: after layout
+  whitespace the text is the value, held back up to a confirmed
+  ``</arg_value>`` and then typed as usual. Any other GLM tag before it
+  means there was no value: the call is malformed and the held text is
+  content.
 - **Malformed calls**: a call whose structure breaks after its name was sent
-  (no ``<arg_value>`` after a key, ``</tool_call>`` or ``<tool_call>`` inside
-  a key, a key that runs past ``MAX_HEAD``) is abandoned and the text from
+  (a GLM tag other than ``</arg_value>`` in a value missing its
+  ``<arg_value>``, ``</tool_call>`` or ``<tool_call>`` inside a key, a key
+  that runs past ``MAX_HEAD``) is abandoned and the text from
   the break on is read as content (a ``<tool_call>`` there starts a new
   call). A call still open when the output
   ends is abandoned; its text is not repeated as content.
@@ -64,10 +77,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
 
 from . import register
-from .base import MAX_HEAD, ToolParser, json_fragment, json_text, parameter_type, tool_parameter_schema
+from .base import MAX_HEAD, ToolParser, json_fragment, json_text
+from .schema import UNTYPED, StringOrNull, convert, is_new_parameter, parameter_typing
 from .scanner import PARTIAL, markers
 
 __all__ = [
@@ -90,14 +103,21 @@ _M_CONTENT = markers(LAYOUT_OPENER, TOOL_CALL)
 _M_NAME = markers(LAYOUT_OPENER, TOOL_CALL, ARG_KEY, TOOL_CALL_END)
 _M_KEY = markers(ARG_KEY_END, TOOL_CALL_END, TOOL_CALL)
 _M_VALUE_OPEN = markers(ARG_VALUE)
-_M_VALUE = markers(ARG_VALUE_END)
+# In a value: its closing tag, and the tags that end a value whose </arg_value> is missing
+# (one newline before them is layout, as the 4.5 template writes one after </arg_value>).
+_M_VALUE = markers(ARG_VALUE_END, "\n" + ARG_KEY, ARG_KEY, "\n" + TOOL_CALL_END, TOOL_CALL_END)
+# A value whose <arg_value> is missing: only </arg_value> ends it; any other tag breaks the call.
+_M_BARE_VALUE = markers(ARG_VALUE_END, LAYOUT_OPENER, TOOL_CALL, TOOL_CALL_END, ARG_KEY, ARG_KEY_END, ARG_VALUE)
+_M_KEY_END = markers(ARG_KEY_END)
+_KEY_CHARS = re.compile(r"[^<\n]*")
 _M_AFTER_VALUE = markers(ARG_KEY, TOOL_CALL_END)
 _M_OPENER = markers(TOOL_CALL)
 
 _NAME_CHAR = re.compile(r"[\w\-.:/@]")
 
 # states
-_CONTENT, _NAME, _KEY, _KEY_DONE, _VALUE_START, _VALUE_STR, _VALUE_BUF, _VALUE_CLOSE, _AFTER_CALL = range(9)
+(_CONTENT, _NAME, _KEY, _KEY_DONE, _VALUE_START, _VALUE_STR, _VALUE_BUF, _VALUE_CLOSE, _AFTER_CALL, _VALUE_BARE,
+ _VALUE_KEY, _VALUE_CALL_END) = range(12)
 
 
 def _reject_constant(name: str):
@@ -109,28 +129,20 @@ def _loads(text: str):
     return json.loads(text, parse_constant=_reject_constant)
 
 
-_PY_LITERALS = {"True": True, "False": False, "None": None}
 
 
 
 
-def _typed_value(text: str, declared: bool) -> str:
-    """The JSON text of a buffered value.
-
-    ``declared``: the schema gives the parameter a non-string type, so any
-    JSON is taken; otherwise only a JSON array or object is.
-    """
+def _auto_value(text: str) -> str:
+    """The JSON text of a buffered value of an undeclared parameter: a JSON array or object, else the string."""
     try:
         value = _loads(text)
     except (ValueError, RecursionError):
-        value = _PY_LITERALS.get(text.strip(), text) if declared else text
+        value = text
     else:
-        if not declared and not isinstance(value, (list, dict)):
+        if not isinstance(value, (list, dict)):
             value = text
-    try:
-        return json_text(value)
-    except (ValueError, RecursionError):  # pragma: no cover - loads gave it
-        return json.dumps(text, ensure_ascii=False)
+    return json_text(value)
 
 
 class _GlmParser(ToolParser):
@@ -148,7 +160,12 @@ class _GlmParser(ToolParser):
         self._key_len = 0
         self._key = ""
         self._args = 0                 # arguments sent for the current call
-        self._kind = "string"          # current value: "string", "json" (declared type) or "auto"
+        self._kind = "string"          # current value: "string", "nullable" (string or null), "json" or "auto"
+        self._gate: StringOrNull | None = None  # streams a "nullable" value
+        self._typing = UNTYPED         # its schema typing (parsers.schema)
+        self._bare = False             # its <arg_value> opener is missing
+        self._keys: set[str] = set()   # keys of the current call
+        self._cand: list[str] = []     # a recovery candidate in a value: tag, key, whitespace
         self._buf: list[str] = []      # buffered value text / pending whitespace
         self._pending: list[str] = []  # whitespace held after </arg_value> or </tool_call>
 
@@ -206,7 +223,7 @@ class _GlmParser(ToolParser):
         """The open call broke: abandon it and read on as content from here."""
         self._abandon_call()
         self._state = _CONTENT
-        if marker == TOOL_CALL:
+        if marker in (TOOL_CALL, LAYOUT_OPENER):
             self._start_name(marker)
         elif marker is not None:
             self._emit_content(marker)
@@ -219,11 +236,12 @@ class _GlmParser(ToolParser):
         return True
 
     def _value_kind(self) -> str:
-        spec = tool_parameter_schema(self.tools, self._name).get(self._key)
-        declared = spec.get("type") if isinstance(spec, Mapping) else getattr(spec, "type", None)
-        if declared is None:
+        self._typing = typing = parameter_typing(self.tools, self._name, self._key)
+        if not typing.declared:
             return "auto"
-        return "string" if parameter_type(self.tools, self._name, self._key) == "string" else "json"
+        if StringOrNull.wanted(typing):
+            return "nullable"
+        return "string" if typing.is_string else "json"
 
     # ------------------------------------------------------------------ states
     def _s_content(self, final: bool) -> bool:
@@ -256,6 +274,7 @@ class _GlmParser(ToolParser):
         self._name_parts = []
         self._begin_call(name)
         self._args = 0
+        self._keys = set()
         if marker == ARG_KEY:
             self._state = _KEY
             self._key_parts = []
@@ -291,19 +310,48 @@ class _GlmParser(ToolParser):
         hit = scanner.match(_M_VALUE_OPEN, final)
         if hit is PARTIAL:
             return False
-        if hit is None:
-            return self._malformed(None)
-        self._emit_arguments(("{" if self._args == 0 else ", ") + json.dumps(self._key, ensure_ascii=False) + ": ")
-        self._args += 1
-        self._kind = self._value_kind()
-        self._buf = []
-        if self._kind == "string":
+        self._start_value()
+        if hit is None:  # <arg_value> missing: the value runs to its </arg_value>, held back
+            self._bare = True
+            self._state = _VALUE_BARE
+        elif self._kind == "string":
             self._emit_arguments('"')
+            self._state = _VALUE_STR
+        elif self._kind == "nullable":
+            self._gate = StringOrNull(json_fragment)
             self._state = _VALUE_STR
         elif self._kind == "json":
             self._state = _VALUE_BUF
         else:
             self._state = _VALUE_START
+        return True
+
+    def _start_value(self) -> None:
+        self._emit_arguments(("{" if self._args == 0 else ", ") + json.dumps(self._key, ensure_ascii=False) + ": ")
+        self._args += 1
+        self._keys.add(self._key)
+        self._kind = self._value_kind()
+        self._buf = []
+        self._bare = False
+        self._gate = None
+
+    def _s_value_bare(self, final: bool) -> bool:
+        """A value after ``</arg_key>`` with no ``<arg_value>``: buffered up to ``</arg_value>``.
+
+        Any other tag first means it was no value: the call is malformed and
+        the buffered text is content.
+        """
+        text, marker = self.scanner.find(_M_BARE_VALUE, final)
+        if text:
+            self._buf.append(text)
+        if marker is None:
+            return self._unclosed() if final else False
+        if marker != ARG_VALUE_END:
+            self._emit_content("".join(self._buf))
+            self._buf = []
+            return self._malformed(marker)
+        self._state = _VALUE_CLOSE
+        self._pending = []
         return True
 
     def _s_value_start(self, final: bool) -> bool:
@@ -326,22 +374,112 @@ class _GlmParser(ToolParser):
     def _s_value_str(self, final: bool) -> bool:
         text, marker = self.scanner.find(_M_VALUE, final)
         if text:
-            self._emit_arguments(json_fragment(text))
-        if marker is None:
-            return self._unclosed() if final else False
-        self._state = _VALUE_CLOSE
-        self._pending = []
-        return True
+            gate = self._gate
+            self._emit_arguments(json_fragment(text) if gate is None else gate.feed(text))
+        return self._value_marker(marker, final)
 
     def _s_value_buf(self, final: bool) -> bool:
         text, marker = self.scanner.find(_M_VALUE, final)
         if text:
             self._buf.append(text)
+        return self._value_marker(marker, final)
+
+    def _value_text(self, text: str) -> None:
+        """Text that turned out to be part of the value (a rejected closing tag or candidate)."""
+        if not text:
+            return
+        if self._bare or self._kind not in ("string", "nullable"):
+            self._buf.append(text)
+        elif self._gate is not None:
+            self._emit_arguments(self._gate.feed(text))
+        else:
+            self._emit_arguments(json_fragment(text))
+
+    def _back_to_value(self) -> bool:
+        self._state = _VALUE_BARE if self._bare else _VALUE_STR if self._kind in ("string", "nullable") else _VALUE_BUF
+        return True
+
+    def _value_marker(self, marker: str | None, final: bool) -> bool:
+        """A tag found in a value: its closing tag, or a tag that ends a value missing it (to be confirmed)."""
         if marker is None:
             return self._unclosed() if final else False
-        self._state = _VALUE_CLOSE
         self._pending = []
+        self._cand = [marker]
+        if marker == ARG_VALUE_END:
+            self._state = _VALUE_CLOSE
+        elif marker.endswith(ARG_KEY):
+            self._key_parts = []
+            self._key_len = 0
+            self._state = _VALUE_KEY
+        else:
+            self._state = _VALUE_CALL_END
         return True
+
+    def _s_value_key(self, final: bool) -> bool:
+        """``<arg_key>`` in a value: it ends the value (``</arg_value>`` missing) when a new key and ``</arg_key>`` follow."""
+        scanner = self.scanner
+        text, decided = scanner.take_run(_KEY_CHARS, MAX_HEAD + 1 - self._key_len)
+        self._key_len += len(text)
+        self._key_parts.append(text)
+        if not decided and not final:
+            return False
+        key = "".join(self._key_parts).strip()
+        hit = scanner.match(_M_KEY_END, final) if self._key_len <= MAX_HEAD else None
+        if hit is PARTIAL:
+            return False
+        if hit is None or not is_new_parameter(self.tools, self._name, key, self._keys):
+            self._value_text("".join(self._cand) + "".join(self._key_parts) + (hit or ""))
+            self._key_parts = []
+            return self._back_to_value()
+        self._end_value()
+        self._key = key
+        self._key_parts = []
+        self._state = _KEY_DONE
+        return True
+
+    def _s_value_call_end(self, final: bool) -> bool:
+        """``</tool_call>`` in a value: it ends value and call (``</arg_value>`` missing) before the end of the output or a new call."""
+        scanner = self.scanner
+        ws = scanner.skip_whitespace()
+        if ws:
+            self._pending.append(ws)
+        if scanner.at_end():
+            if not final:
+                return False
+            self._end_value()
+            self._emit_arguments("}")
+            self._end_call()
+            self._state = _AFTER_CALL
+            return True
+        hit = scanner.match(_M_OPENER, final)
+        if hit is PARTIAL:
+            return False
+        if hit is None:
+            self._value_text("".join(self._cand) + "".join(self._pending))
+            self._pending = []
+            return self._back_to_value()
+        self._pending = []
+        self._end_value()
+        self._emit_arguments("}")
+        self._end_call()
+        self._start_name(hit)
+        return True
+
+    def _end_value(self) -> None:
+        """Send the value's end: the closing quote of a streamed string, or the converted buffered value."""
+        text = "".join(self._buf)
+        self._buf = []
+        if self._gate is not None:
+            self._emit_arguments(self._gate.end())
+            self._gate = None
+        elif self._kind == "string":
+            self._emit_arguments('"' + json_fragment(text) + '"' if self._bare else '"')
+        elif self._kind in ("json", "nullable"):
+            ok, value = convert(text, self._typing)
+            self._emit_arguments(json_text(value) if ok else '"' + json_fragment(text) + '"')
+        else:
+            self._emit_arguments(_auto_value(text))
+        self._bare = False
 
     def _s_value_close(self, final: bool) -> bool:
         """After ``</arg_value>``: it closes the value only before ``<arg_key>`` or ``</tool_call>``."""
@@ -355,21 +493,11 @@ class _GlmParser(ToolParser):
         if hit is PARTIAL:
             return False
         if hit is None:  # the closing tag was text of the value
-            literal = ARG_VALUE_END + "".join(self._pending)
+            self._value_text(ARG_VALUE_END + "".join(self._pending))
             self._pending = []
-            if self._kind == "string":
-                self._emit_arguments(json_fragment(literal))
-                self._state = _VALUE_STR
-            else:
-                self._buf.append(literal)
-                self._state = _VALUE_BUF
-            return True
+            return self._back_to_value()
         self._pending = []
-        if self._kind == "string":
-            self._emit_arguments('"')
-        else:
-            self._emit_arguments(_typed_value("".join(self._buf), self._kind == "json"))
-            self._buf = []
+        self._end_value()
         if hit == ARG_KEY:
             self._state = _KEY
             self._key_parts = []
@@ -412,6 +540,9 @@ class _GlmParser(ToolParser):
         _VALUE_BUF: _s_value_buf,
         _VALUE_CLOSE: _s_value_close,
         _AFTER_CALL: _s_after_call,
+        _VALUE_BARE: _s_value_bare,
+        _VALUE_KEY: _s_value_key,
+        _VALUE_CALL_END: _s_value_call_end,
     }
 
 

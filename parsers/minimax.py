@@ -20,10 +20,9 @@ Facts taken from that template:
   (both are read here);
 - a string value is written verbatim (``v``, no escaping, no trimming), any
   other value as JSON (``v | tojson``). So a value is read as a string unless
-  the request's tool schema gives the parameter another type
-  (:func:`parsers.base.parameter_type`); then the value text is read as JSON,
-  and when it is not valid JSON (or is ``NaN``/``Infinity``) the string is
-  kept. Whitespace around a value is kept: the template does not trim (public
+  the request's tool schema gives the parameter another type; then the value
+  text is typed by the one schema rule (:mod:`parsers.schema`, formats.md
+  "Schema typing"), and text that does not convert stays the string. Whitespace around a value is kept: the template does not trim (public
   parsers that ``strip()`` values disagree with the template here).
 
 Reading rules of this parser (all lengths in characters):
@@ -72,7 +71,8 @@ import logging
 import re
 
 from . import register
-from .base import MAX_HEAD, ToolParser, json_fragment, json_text, parameter_type
+from .base import MAX_HEAD, ToolParser, json_fragment, json_text
+from .schema import UNTYPED, StringOrNull, convert, parameter_typing
 from .scanner import PARTIAL, markers
 
 log = logging.getLogger(__name__)
@@ -129,25 +129,6 @@ _S_CLOSE2 = "close2"  # after </parameter> ws </invoke>: is it the end of the ca
 _S_SKIP = "skip"  # dropping the rest of an abandoned call
 
 
-def _reject_constant(name: str):
-    raise ValueError(name)
-
-
-
-
-def typed_value(text: str) -> str:
-    """The JSON text of a schema-typed value: ``text`` read as JSON, else as a string.
-
-    ``NaN`` and ``Infinity`` are not JSON and give the string too, and so
-    does JSON nested deeper than Python's decoder goes (``RecursionError``).
-    A ``"\\ud800"`` escape stays escaped (see :func:`parsers.base.json_text`). Never raises.
-    """
-    try:
-        return json_text(json.loads(text, parse_constant=_reject_constant))
-    except (ValueError, RecursionError):
-        return json.dumps(text, ensure_ascii=False)
-
-
 @register("minimax_m2")
 class MiniMaxM2Parser(ToolParser):
     """Streaming parser of MiniMax M2 tool calls; see the module docstring for the rules."""
@@ -164,6 +145,8 @@ class MiniMaxM2Parser(ToolParser):
         self._n_params = 0
         self._key_parts: list[str] = []
         self._value_is_string = True
+        self._typing = UNTYPED  # the schema typing of a typed value (parsers.schema)
+        self._gate: StringOrNull | None = None  # the current value is a string-or-null
         self._value_parts: list[str] = []  # a typed value, converted at its end
         self._pending: list[str] = []  # a closing tag (and whitespace) not yet decided
 
@@ -315,7 +298,9 @@ class MiniMaxM2Parser(ToolParser):
         if _KEY.fullmatch(key) is None:
             self._fail(f"bad parameter name {key!r}")
             return True
-        self._value_is_string = parameter_type(self.tools, self._call_name, key) == "string"
+        self._typing = typing = parameter_typing(self.tools, self._call_name, key)
+        self._value_is_string = typing.is_string or not typing.declared
+        self._gate = StringOrNull(json_fragment) if StringOrNull.wanted(typing) else None
         self._value_parts = []
         head = ", " if self._n_params else ""
         self._n_params += 1
@@ -338,6 +323,8 @@ class MiniMaxM2Parser(ToolParser):
             return
         if self._value_is_string:
             self._emit_arguments(json_fragment(text))
+        elif self._gate is not None:
+            self._emit_arguments(self._gate.feed(text))
         else:
             self._value_parts.append(text)
 
@@ -410,9 +397,14 @@ class MiniMaxM2Parser(ToolParser):
         self._pending = []
         if self._value_is_string:
             self._emit_arguments('"')
+        elif self._gate is not None:
+            self._emit_arguments(self._gate.end())
+            self._gate = None
         else:
-            self._emit_arguments(typed_value("".join(self._value_parts)))
+            text = "".join(self._value_parts)
             self._value_parts = []
+            ok, value = convert(text, self._typing)
+            self._emit_arguments(json_text(value) if ok else '"' + json_fragment(text) + '"')
 
     def _close_call(self) -> None:
         self._emit_arguments("}")

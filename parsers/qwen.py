@@ -33,9 +33,11 @@ Reading rules (``qwen3``):
   characters), so ``</tool_call>`` inside a JSON string is text and the
   close tag counts only after the object ends; JSON whitespace around the
   object is layout.
-- The object must have a non-empty string ``name`` and an object
-  ``arguments`` (other keys are read and ignored; a repeated ``name`` or
-  ``arguments`` key is malformed). When ``"arguments":`` comes after the
+- The object must have a non-empty string ``name`` and, when it has an
+  ``arguments`` key, an object there (other keys are read and ignored; a
+  repeated ``name`` or ``arguments`` key is malformed). An object with a
+  name and no ``arguments`` key is a call with ``{}`` (a recovery: models
+  drop the key of a call without arguments), started when the object ends. When ``"arguments":`` comes after the
   name, the call starts (name sent) at the ``{`` of the arguments and the
   arguments' raw JSON text streams as it arrives; when it comes before the
   name, the call starts when the object ends. ``{}`` gives ``{}``. The final
@@ -49,7 +51,7 @@ Reading rules (``qwen3``):
   anything but a JSON object after ``<tool_call>``, malformed JSON, a missing
   or non-string name, a name whose escapes decode to a lone surrogate
   (``"\\ud800"``: Python's JSON decoder accepts it, but no server can encode
-  it as UTF-8), missing or non-object arguments, all detected before the
+  it as UTF-8), non-object arguments, all detected before the
   call started. The output ending inside such a head gives the same, and
   so does a head that runs past :data:`parsers.base.MAX_HEAD` characters
   before the call starts (the text after ``<tool_call>`` that is not the
@@ -108,17 +110,14 @@ Reading rules (``qwen3_coder``):
   the call malformed, below). One newline after ``<parameter=KEY>`` and one
   right before its ``</parameter>`` are layout; the value between is
   verbatim.
-- A value is a string unless the request's tool schema gives the parameter
-  another type (:func:`parsers.base.parameter_type`): ``integer``,
-  ``number``, ``boolean``, ``object``, ``array`` or ``null``. A typed value
-  is converted when its closing tag is confirmed (outer whitespace
-  stripped): JSON first; ``True``/``False`` for booleans and ``None`` for
-  null as the template writes them (``null``/``None`` accepted for any typed
-  parameter); for object/array a Python literal (the old template's repr) as
-  a fallback; an integer written as an integral JSON float (``5.0``) gives an
-  integer. When the conversion fails (or gives the wrong type, or
-  ``NaN``/``Infinity``) the value stays the string it was written as. A
-  string value streams as JSON-escaped pieces as it arrives.
+- A value is a string (streamed as JSON-escaped pieces as it arrives)
+  unless the request's tool schema allows another type; then it is
+  buffered and typed when its end is confirmed by the one rule of
+  :mod:`parsers.schema` (``docs/formats.md``, "Schema typing": type lists,
+  ``anyOf``/``oneOf``, ``enum``, ``$ref``, ``null``, ``True``/``None`` as
+  the template writes them, ``5.0`` -> 5 for an integer, the old template's
+  Python repr); text that does not convert stays the string it was written
+  as.
 - A literal ``</parameter>`` inside a value (an agent editing parser code)
   ends the parameter only when what follows it, ignoring whitespace, is a
   valid continuation: the next ``<parameter=``, or ``</function>`` that is
@@ -127,10 +126,27 @@ Reading rules (``qwen3_coder``):
   A rejected candidate (the tag, and for the chained case the whitespace and
   ``</function>`` after it) is value text, and the scan goes on right after
   it, never rescanning: only that tag, the whitespace after it and a
-  possible partial marker are held back. ``</function>`` and
-  ``</tool_call>`` inside a value are plain text (only ``</parameter>`` is
-  looked for there). A value that holds ``</parameter>`` followed by
-  ``<parameter=`` is ambiguous and read as two parameters.
+  possible partial marker are held back. A value that holds
+  ``</parameter>`` followed by ``<parameter=`` is ambiguous and read as two
+  parameters.
+- Recovery of a missing ``</parameter>`` (models drop it in long calls):
+  the value also ends at a line ``<parameter=KEY>`` (``\n`` then the tag;
+  KEY as above, not yet used in the call and, when the tool's schema lists
+  properties, one of them), at ``</function>`` followed (after whitespace)
+  by ``</tool_call>``, or at ``</tool_call>`` followed (after whitespace)
+  by ``<tool_call>`` or the end of the output; one newline before the tag is
+  layout. Each is a candidate decided by the text right after it (held
+  back: the tag, a key of at most ``MAX_HEAD`` characters, whitespace); a
+  rejected one is value text and the scan goes on after it.
+- Recovery of a missing ``<tool_call>``: ``<function=`` in content (up to
+  two newlines before it are layout) opens a head as after ``<tool_call>``
+  (bounded by ``MAX_HEAD``); it is a call only when the name is valid, is a
+  tool of the request (when it has tools), and ``<parameter=`` or
+  ``</function>`` follows after whitespace; otherwise the text is content.
+  Such a call ends at ``</function>`` (after ``</parameter>``, or the end
+  of the output after a value's ``</function>``); a ``</tool_call>`` right
+  after it (one newline between allowed) is consumed, else one newline is
+  layout and the rest content.
 - Arguments stream as ``{"key": value, ...}``; the final ``}`` is sent with
   ``</tool_call>`` (an abandoned call's arguments never form an object).
 - A started call that turns out malformed (anything but ``<parameter=`` or
@@ -146,14 +162,13 @@ Neither parser treats Qwen's end-of-turn token ``<|im_end|>`` specially
 
 from __future__ import annotations
 
-import ast
 import json
 import logging
 import re
-from typing import Any
 
 from . import register
-from .base import MAX_HEAD, SURROGATE, ToolParser, json_fragment, json_text, parameter_type
+from .base import MAX_HEAD, SURROGATE, ToolParser, json_fragment, json_text
+from .schema import UNTYPED, StringOrNull, convert, is_new_parameter, parameter_typing, tool_name
 from .jsonscan import BAD_ESCAPE, CONTROL, STRING_OPEN, JsonTracker
 from .scanner import PARTIAL, markers
 
@@ -163,7 +178,6 @@ __all__ = [
     "Qwen3Parser",
     "Qwen3CoderParser",
     "JsonCallLexer",
-    "convert_value",
     "TOOL_CALL_OPEN",
     "TOOL_CALL_CLOSE",
     "FUNCTION_OPEN",
@@ -199,13 +213,20 @@ _M_NL = markers(_NL)
 _M_CLOSE = markers(TOOL_CALL_CLOSE)
 _M_QWEN3_CONTENT = markers(*_QWEN3_OPENERS)
 _M_QWEN3_JUNK = markers(TOOL_CALL_CLOSE, *_QWEN3_OPENERS)
-_M_CODER_CONTENT = markers(*_CODER_OPENERS)
+#: A call whose ``<tool_call>`` is missing starts at ``<function=`` (recovery; see the rules).
+_ORPHAN_OPENERS = (_NL + _NL + FUNCTION_OPEN, _NL + FUNCTION_OPEN, FUNCTION_OPEN)
+_M_CODER_CONTENT = markers(*_CODER_OPENERS, *_ORPHAN_OPENERS)
 _M_CODER_JUNK = markers(TOOL_CALL_CLOSE, *_CODER_OPENERS)
 _M_FUNCTION = markers(FUNCTION_OPEN)
 _M_TAG_END = markers(_TAG_END, *_CODER_OPENERS)
 _M_BODY = markers(PARAMETER_OPEN, FUNCTION_CLOSE)
-_M_VALUE_END = markers(_NL + PARAMETER_CLOSE, PARAMETER_CLOSE)
-_M_PARAM_CLOSE = markers(PARAMETER_CLOSE)
+# In a value: the closing tag, and the tags that end a value whose </parameter> is missing.
+_M_VALUE_END = markers(_NL + PARAMETER_CLOSE, PARAMETER_CLOSE, _NL + PARAMETER_OPEN, _NL + FUNCTION_CLOSE,
+                       FUNCTION_CLOSE, _NL + TOOL_CALL_CLOSE, TOOL_CALL_CLOSE)
+_M_HELD_END = markers(PARAMETER_CLOSE, PARAMETER_OPEN, FUNCTION_CLOSE, TOOL_CALL_CLOSE)
+_M_OPEN_ONLY = markers(TOOL_CALL_OPEN)
+_M_ORPHAN_END = markers(_NL + TOOL_CALL_CLOSE, TOOL_CALL_CLOSE)
+_KEY_CHARS = re.compile(r"[^<>\n]*")
 
 
 # --------------------------------------------------------------------------- JSON lexer
@@ -489,67 +510,6 @@ class JsonCallLexer(JsonTracker):
         return _CALL_CLOSED if depth == 0 else 0
 
 
-# --------------------------------------------------------------------------- value conversion
-def _reject_constant(text: str):
-    raise ValueError(f"{text} is not JSON")
-
-
-def _json_value(text: str):
-    return json.loads(text, parse_constant=_reject_constant)
-
-
-_MISSING = object()
-
-
-def convert_value(text: str, kind: str) -> tuple[bool, Any]:
-    """Convert a Qwen3-Coder parameter value written as ``text`` to the schema type ``kind``.
-
-    Returns ``(True, value)`` with the converted value (JSON data, finite
-    numbers only), or ``(False, None)`` when ``text`` does not read as that
-    type (the caller then keeps the string). ``kind`` is a JSON-schema type
-    name; ``"string"`` and unknown names always give ``(False, None)``. The
-    rules are in the module docstring. Never raises.
-    """
-    if kind not in _TYPED:
-        return False, None
-    try:
-        value = _convert(text.strip(), kind)
-        if value is _MISSING:
-            return False, None
-        json.dumps(value, allow_nan=False)  # JSON data only: no NaN/Infinity, sets, bytes
-        return True, value
-    except Exception:  # any text at all may come here: a failed conversion keeps the string
-        return False, None
-
-
-_TYPED = frozenset(("integer", "number", "boolean", "object", "array", "null"))
-
-
-def _convert(s: str, kind: str):
-    if s in ("null", "None"):
-        return None
-    if kind == "boolean":
-        low = s.lower()
-        return True if low == "true" else False if low == "false" else _MISSING
-    if kind == "null":
-        return _MISSING
-    if kind in ("integer", "number"):
-        value = _json_value(s)
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return _MISSING
-        if kind == "integer" and isinstance(value, float):
-            return int(value) if value.is_integer() else _MISSING
-        return value
-    want = dict if kind == "object" else list
-    try:
-        value = _json_value(s)
-    except (ValueError, RecursionError):
-        value = ast.literal_eval(s)  # the first Qwen3-Coder template's Python repr
-        if isinstance(value, tuple) and want is list:
-            value = list(value)
-    return value if isinstance(value, want) else _MISSING
-
-
 # --------------------------------------------------------------------------- shared parser state
 _CONTENT, _AFTER_CLOSE, _JUNK = "content", "after-close", "junk"
 
@@ -686,11 +646,14 @@ class Qwen3Parser(_QwenParser):
                 self._send_arguments()
             if status == DONE:
                 if not self._started:
-                    if lexer.name is None or not lexer.arguments_done:
+                    if lexer.name is None:
                         self._not_a_call()
                         return True
                     self._start()
-                    self._send_arguments()
+                    if lexer.arguments_done:
+                        self._send_arguments()
+                    else:  # a name and no "arguments" key: a call with {}
+                        self._emit_arguments("{")
                 self._lexer = None
                 self._object_done()
                 return True
@@ -737,9 +700,9 @@ class Qwen3Parser(_QwenParser):
 
 
 # --------------------------------------------------------------------------- qwen3_coder
-(_OPEN, _NAME, _BODY, _FUNC_END, _KEY, _KEY_NL, _VAL, _CLOSE1, _CLOSE2) = (
-    "open", "name", "body", "function-end", "key", "key-newline", "value", "after-param-close",
-    "after-function-close",
+(_OPEN, _NAME, _ORPHAN_BODY, _BODY, _FUNC_END, _KEY, _KEY_NL, _VAL, _CLOSE1, _CLOSE2, _CLOSE3, _NEXT_KEY) = (
+    "open", "name", "orphan-body", "body", "function-end", "key", "key-newline", "value", "after-param-close",
+    "after-function-close", "after-call-close", "next-key",
 )
 
 
@@ -749,8 +712,8 @@ class Qwen3CoderParser(_QwenParser):
 
     Arguments stream as JSON text ``{"key": value, ...}``; a string value
     streams as JSON-escaped pieces while it arrives, a schema-typed value is
-    sent converted when its closing tag is confirmed. Never raises on model
-    output.
+    sent converted (:mod:`parsers.schema`) when its end is confirmed. Never
+    raises on model output.
     """
 
     _content_markers = _M_CODER_CONTENT
@@ -760,8 +723,11 @@ class Qwen3CoderParser(_QwenParser):
         super().__init__()
         self._parts: list[str] = []  # name / key being read, typed value pieces
         self._call_name = ""
-        self._count = 0  # parameters of the current call
-        self._kind = "string"  # schema type of the current value
+        self._orphan = False  # the current call had no <tool_call> opener
+        self._keys: set[str] = set()  # parameter keys of the current call
+        self._typing = UNTYPED  # schema typing of the current value
+        self._typed = False  # the current value is buffered and converted at its end
+        self._gate: StringOrNull | None = None  # the current value is a string-or-null
         self._candidate: list[str] = []  # a closing candidate: tags and inner whitespace
         self._candidate_ws: list[str] = []  # whitespace after the candidate's last tag
         self._held_ws = ""  # whitespace after a rejected candidate, not yet value text
@@ -770,7 +736,13 @@ class Qwen3CoderParser(_QwenParser):
     def _open(self, marker: str) -> None:
         self._raw = [marker]
         self._head_len = 0
-        self._state = _OPEN
+        if marker.endswith(FUNCTION_OPEN):  # no <tool_call>: the name follows at once
+            self._orphan = True
+            self._parts = []
+            self._state = _NAME
+        else:
+            self._orphan = False
+            self._state = _OPEN
 
     def _start_key(self) -> None:
         self._parts = []
@@ -783,6 +755,13 @@ class Qwen3CoderParser(_QwenParser):
         self._head_len += len(text)
         self._parts.append(text)
         return text, marker, marker is None and self._head_len > MAX_HEAD
+
+    def _start_call(self, name: str) -> None:
+        self._raw = []
+        self._begin_call(name)
+        self._emit_arguments("{")
+        self._call_name = name
+        self._keys = set()
 
     def _advance(self, final: bool) -> None:
         sc = self.scanner
@@ -806,22 +785,47 @@ class Qwen3CoderParser(_QwenParser):
                 elif marker == PARAMETER_OPEN:
                     self._end_value()
                     self._start_key()
+                elif self._orphan:  # a call without <tool_call> ends at </parameter> </function>
+                    self._end_value()
+                    self._state = _FUNC_END
                 else:
                     self._candidate.extend(self._candidate_ws)
                     self._candidate.append(marker)
                     self._candidate_ws = []
                     self._state = _CLOSE2
             elif state == _CLOSE2:
-                # After </parameter> ws </function>: only </tool_call> confirms both.
+                # After [</parameter> ws] </function>: </tool_call> confirms it (in a call
+                # without <tool_call>, the end of the output too).
                 self._candidate_ws.append(sc.skip_whitespace())
+                if sc.at_end() and not final:
+                    return
                 marker = sc.match(_M_CLOSE, final)
                 if marker is PARTIAL:
                     return
-                if marker is None:
-                    self._reject()
-                else:
+                if marker is not None or (self._orphan and sc.at_end()):
                     self._end_value()
                     self._finish_call()
+                else:
+                    self._reject()
+            elif state == _CLOSE3:
+                # After </tool_call> in a value (</parameter> and </function> missing):
+                # the end of the output or a new <tool_call> confirm it.
+                self._candidate_ws.append(sc.skip_whitespace())
+                if sc.at_end() and not final:
+                    return
+                marker = sc.match(_M_OPEN_ONLY, final)
+                if marker is PARTIAL:
+                    return
+                if marker is not None or sc.at_end():
+                    self._end_value()
+                    self._finish_call()
+                    if marker is not None:
+                        self._open(marker)
+                else:
+                    self._reject()
+            elif state == _NEXT_KEY:
+                if not self._read_next_key(final):
+                    return
             elif state == _OPEN:
                 ws = sc.skip_whitespace(MAX_HEAD + 1 - self._head_len)
                 self._raw.append(ws)
@@ -852,13 +856,36 @@ class Qwen3CoderParser(_QwenParser):
                     self._open(marker)
                 elif not name or "<" in name or any(ch.isspace() for ch in name):
                     self._not_a_call(name, marker)
+                elif self._orphan:
+                    if self.tools and all(tool_name(t) != name for t in self.tools):
+                        self._not_a_call(name, marker)  # prose naming no tool of the request
+                    else:
+                        self._raw.append(name + marker)
+                        self._head_len += len(marker)
+                        self._call_name = name
+                        self._state = _ORPHAN_BODY
                 else:
-                    self._raw = []
-                    self._begin_call(name)
-                    self._emit_arguments("{")
-                    self._call_name = name
-                    self._count = 0
+                    self._start_call(name)
                     self._state = _BODY
+            elif state == _ORPHAN_BODY:
+                # <function=NAME> without <tool_call>: a call only if <parameter= or </function> follows
+                ws = sc.skip_whitespace(MAX_HEAD + 1 - self._head_len)
+                self._raw.append(ws)
+                self._head_len += len(ws)
+                if self._head_len > MAX_HEAD:
+                    self._not_a_call()
+                    continue
+                marker = sc.match(_M_BODY, final)
+                if marker is PARTIAL:
+                    return
+                if marker is None:
+                    self._not_a_call()
+                else:
+                    self._start_call(self._call_name)
+                    if marker == PARAMETER_OPEN:
+                        self._start_key()
+                    else:
+                        self._state = _FUNC_END
             elif state == _BODY:
                 sc.skip_whitespace()
                 marker = sc.match(_M_BODY, final)
@@ -871,6 +898,12 @@ class Qwen3CoderParser(_QwenParser):
                 else:
                     self._state = _FUNC_END
             elif state == _FUNC_END:
+                if self._orphan:  # </tool_call> (after one newline) may follow; nothing else is the call's
+                    marker = sc.match(_M_ORPHAN_END, final)
+                    if marker is PARTIAL:
+                        return
+                    self._finish_call()  # (then one layout newline, as after </tool_call>)
+                    continue
                 sc.skip_whitespace()
                 marker = sc.match(_M_CLOSE, final)
                 if marker is PARTIAL:
@@ -901,44 +934,65 @@ class Qwen3CoderParser(_QwenParser):
 
     # ------------------------------------------------------------------ values
     def _start_value(self, key: str) -> None:
-        kind = parameter_type(self.tools, self._call_name, key)
-        self._kind = kind if kind in _TYPED else "string"
-        head = (", " if self._count else "") + '"' + json_fragment(key) + '": '
-        self._count += 1
+        typing = parameter_typing(self.tools, self._call_name, key)
+        self._typing = typing
+        self._gate = StringOrNull(json_fragment) if StringOrNull.wanted(typing) else None
+        self._typed = typing.declared and not typing.is_string and self._gate is None
+        head = (", " if self._keys else "") + '"' + json_fragment(key) + '": '
+        self._keys.add(key)
         self._parts = []
         self._held_ws = ""
-        self._emit_arguments(head + '"' if self._kind == "string" else head)
+        self._emit_arguments(head if self._typed or self._gate else head + '"')
         self._state = _KEY_NL
 
     def _value_text(self, text: str) -> None:
         if not text:
             return
-        if self._kind == "string":
-            self._emit_arguments(json_fragment(text))
-        else:
+        if self._gate is not None:
+            self._emit_arguments(self._gate.feed(text))
+        elif self._typed:
             self._parts.append(text)
+        else:
+            self._emit_arguments(json_fragment(text))
+
+    def _candidate_found(self, marker: str) -> None:
+        """A tag that may end the value: wait for what follows it to decide."""
+        self._candidate = [marker]
+        self._candidate_ws = []
+        tag = marker.lstrip(_NL)
+        if tag == PARAMETER_CLOSE:
+            self._state = _CLOSE1
+        elif tag == FUNCTION_CLOSE:
+            self._state = _CLOSE2
+        elif tag == TOOL_CALL_CLOSE:
+            self._state = _CLOSE3
+        else:  # \n<parameter=: the next parameter, if a key and ">" follow
+            self._parts_key: list[str] = []
+            self._head_len = 0
+            self._state = _NEXT_KEY
 
     def _read_value(self, final: bool) -> bool:
-        """Read value text up to a candidate ``</parameter>``; false when more text is needed."""
+        """Read value text up to a candidate end; false when more text is needed."""
         sc = self.scanner
         if self._held_ws:
             # Whitespace after a rejected candidate: its last newline may be
-            # the layout newline of a </parameter> right after it.
-            marker = sc.match(_M_PARAM_CLOSE, final)
+            # the layout newline of a closing tag right after it.
+            marker = sc.match(_M_HELD_END, final)
             if marker is PARTIAL:
                 return False
             held, self._held_ws = self._held_ws, ""
             if marker is None:
                 self._value_text(held)
+            elif held.endswith(_NL):
+                self._value_text(held[:-1])
+                self._candidate_found(_NL + marker)
+                return True
+            elif marker == PARAMETER_OPEN:  # not at a line start: value text
+                self._value_text(held + marker)
+                return True
             else:
-                if held.endswith(_NL):
-                    self._value_text(held[:-1])
-                    marker = _NL + marker
-                else:
-                    self._value_text(held)
-                self._candidate = [marker]
-                self._candidate_ws = []
-                self._state = _CLOSE1
+                self._value_text(held)
+                self._candidate_found(marker)
                 return True
         text, marker = sc.find(_M_VALUE_END, final)
         self._value_text(text)
@@ -947,10 +1001,32 @@ class Qwen3CoderParser(_QwenParser):
                 self._drop_call()
                 return True
             return False
-        self._candidate = [marker]
-        self._candidate_ws = []
-        self._state = _CLOSE1
+        self._candidate_found(marker)
         return True
+
+    def _read_next_key(self, final: bool) -> bool:
+        """After ``\\n<parameter=`` in a value: a key, ``>`` confirm the value's end (its ``</parameter>`` missing)."""
+        sc = self.scanner
+        text, decided = sc.take_run(_KEY_CHARS, MAX_HEAD + 1 - self._head_len)
+        self._head_len += len(text)
+        self._parts_key.append(text)
+        if not decided and not final:
+            return False
+        key = "".join(self._parts_key)
+        if self._head_len > MAX_HEAD or sc.peek(1) != _TAG_END \
+                or not is_new_parameter(self.tools, self._call_name, key, self._keys):
+            self._reject_key()  # value text; read on from the character that decided it
+            return True
+        sc.take(1)
+        self._end_value()
+        self._start_value(key)
+        return True
+
+    def _reject_key(self) -> None:
+        self._value_text("".join(self._candidate) + "".join(self._parts_key))
+        self._candidate = []
+        self._parts_key = []
+        self._state = _VAL
 
     def _reject(self) -> None:
         """The candidate closing tag is value text; the whitespace after it is held (see ``_read_value``)."""
@@ -963,16 +1039,17 @@ class Qwen3CoderParser(_QwenParser):
     def _end_value(self) -> None:
         self._candidate = []
         self._candidate_ws = []
-        if self._kind == "string":
+        if self._gate is not None:
+            self._emit_arguments(self._gate.end())
+            self._gate = None
+            return
+        if not self._typed:
             self._emit_arguments('"')
             return
         text = "".join(self._parts)
         self._parts = []
-        ok, value = convert_value(text, self._kind)
-        if not ok:
-            self._emit_arguments('"' + json_fragment(text) + '"')
-        else:
-            self._emit_arguments(json_text(value))
+        ok, value = convert(text, self._typing)
+        self._emit_arguments(json_text(value) if ok else '"' + json_fragment(text) + '"')
 
     def _finish_call(self) -> None:
         self._emit_arguments("}")

@@ -175,6 +175,21 @@ class MarkerScanner:
         self._pos = end
         return buf[pos:end]
 
+    def take_run(self, run: "re.Pattern[str]", limit: int) -> tuple[str, bool]:
+        """Consume the characters at the current position that ``run`` matches, at most ``limit``.
+
+        ``run`` is a compiled pattern of a character class repeated (``[^<>\\n]*``).
+        Returns ``(text, decided)``: ``decided`` is true when a character
+        ``run`` does not match follows the text (not consumed) or ``limit``
+        characters were taken; false when the buffer ended inside the run
+        (more text may extend it). Reads only unread text: linear overall.
+        """
+        pos = self._pos
+        chunk = self._buf[pos:pos + max(limit, 0)]
+        text = run.match(chunk).group()
+        self._pos = pos + len(text)
+        return text, len(text) < len(chunk) or len(text) >= limit
+
     def take(self, n: int) -> str:
         """Consume and return up to ``n`` characters."""
         pos = self._pos

@@ -325,7 +325,11 @@ def test_registered_and_rendered():
 # ----------------------------------------------------------------- property: render, split anywhere, parse
 
 _TAGS = [TOOL_CALL, TOOL_CALL_END, ARG_KEY, ARG_KEY_END, ARG_VALUE, ARG_VALUE_END]
-_AMBIGUOUS = re.compile(re.escape(ARG_VALUE_END) + r"\s*(" + re.escape(ARG_KEY) + "|" + re.escape(TOOL_CALL_END) + ")")
+#: Value text that reads as markup: a closing tag followed by a continuation, and the
+#: recoveries of a missing </arg_value> (<arg_key>K</arg_key>; </tool_call> before a new call or the end).
+_AMBIGUOUS = re.compile(re.escape(ARG_VALUE_END) + r"\s*(" + re.escape(ARG_KEY) + "|" + re.escape(TOOL_CALL_END) + ")"
+                        + "|" + re.escape(ARG_KEY) + "[^<\n]*" + re.escape(ARG_KEY_END)
+                        + "|" + re.escape(TOOL_CALL_END) + r"\s*(" + re.escape(TOOL_CALL) + r"|\Z)")
 
 _text = st.text(alphabet=st.sampled_from(list("ab zé東\n\t\"'\\{}[]<>/_:,0-") + ["😀"]), max_size=12)
 _string_value = st.lists(st.one_of(_text, st.sampled_from(_TAGS)), max_size=5).map("".join).filter(
@@ -394,3 +398,56 @@ def test_rendered_calls_parse_back_under_any_split(fmt, data):
         assert not check.compare(streamed, expected), (parser, check.compare(streamed, expected))
         assert not check.compare(whole, expected), (parser, check.compare(whole, expected))
         assert len(streamed.calls) == len(calls)
+
+
+# ----------------------------------------------------------------- recoveries (issue 9)
+RECOVER_TOOLS = [tool("f", city="string", days="integer")]
+
+
+@pytest.mark.parametrize("parser", GLM)
+@pytest.mark.parametrize("pairs,expected", [
+    # </arg_value> missing before the next <arg_key>, before </tool_call>
+    ([("city", "Paris", ""), ("days", "3", "</arg_value>")], {"city": "Paris", "days": 3}),
+    ([("city", "Paris", "</arg_value>"), ("days", "3", "")], {"city": "Paris", "days": 3}),
+    ([("city", "Paris", ""), ("days", "3", "")], {"city": "Paris", "days": 3}),
+])
+def test_a_value_without_its_closing_tag(parser, pairs, expected):
+    sep = LAYOUT[parser]
+    body = "".join(f"{ARG_KEY}{k}{ARG_KEY_END}{sep}{ARG_VALUE}{v}{close}{sep}" for k, v, close in pairs)
+    text = f"Checking.{sep}{TOOL_CALL}f{sep}{body}{TOOL_CALL_END}"
+    assert_parses(parser, text, "Checking.", [("f", expected)], tools=RECOVER_TOOLS)
+    # followed by another call: </tool_call> then <tool_call> confirm the end
+    text += call_text(parser, "f", [("city", "Rome")])
+    assert_parses(parser, text, "Checking.", [("f", expected), ("f", {"city": "Rome"})], tools=RECOVER_TOOLS)
+
+
+@pytest.mark.parametrize("parser", GLM)
+def test_a_value_without_its_opening_tag(parser):
+    sep = LAYOUT[parser]
+    text = (f"{TOOL_CALL}f{sep}{ARG_KEY}city{ARG_KEY_END}{sep}Paris{ARG_VALUE_END}{sep}"
+            f"{ARG_KEY}days{ARG_KEY_END}{sep}3{ARG_VALUE_END}{sep}{TOOL_CALL_END}")
+    assert_parses(parser, text, "", [("f", {"city": "Paris", "days": 3})], tools=RECOVER_TOOLS)
+    # any other tag before </arg_value>: no value, the call is malformed, the text is content
+    text = f"A{TOOL_CALL}f{ARG_KEY}city{ARG_KEY_END}Paris and more{TOOL_CALL_END}B"
+    got = whole_outcome(parser, text, RECOVER_TOOLS)
+    assert (got.content, got.complete_calls()) == ("AParis and more" + TOOL_CALL_END + "B", [])
+
+
+@pytest.mark.parametrize("parser", GLM)
+@pytest.mark.parametrize("value", [
+    f"used key {ARG_KEY}city{ARG_KEY_END} again",
+    f"unknown key {ARG_KEY}zone{ARG_KEY_END} here",
+    f"a key tag {ARG_KEY}days with no end",
+    f"ends a call {TOOL_CALL_END} in prose",
+    f"{TOOL_CALL_END}{TOOL_CALL_END}",
+])
+def test_recovery_tags_that_are_value_text(parser, value):
+    text = call_text(parser, "f", [("city", value), ("days", "3")])
+    assert_parses(parser, text, "", [("f", {"city": value, "days": 3})], tools=RECOVER_TOOLS)
+
+
+@pytest.mark.parametrize("parser", GLM)
+def test_degenerate_recovery_tags_in_a_value_are_read_once(parser):
+    value = f"x {ARG_KEY}city{ARG_KEY_END} y {TOOL_CALL_END} z {ARG_KEY}" * 1000
+    text = call_text(parser, "f", [("city", value)])
+    assert_parses(parser, text, "", [("f", {"city": value})], tools=RECOVER_TOOLS, chunkings=["whole", "fixed:4"])

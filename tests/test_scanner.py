@@ -87,3 +87,17 @@ def test_match_and_partial():
     assert s.match(M) is None
     assert s.take_all() == "rest"
     assert s.at_end()
+
+
+def test_take_run():
+    import re
+
+    run = re.compile(r"[^<>\n]*")
+    s = MarkerScanner()
+    s.feed("key")
+    assert s.take_run(run, 10) == ("key", False)  # the buffer ended inside the run
+    s.feed("s>rest")
+    assert s.take_run(run, 10) == ("s", True)  # decided by ">", which stays unread
+    assert s.take(1) == ">"
+    assert s.take_run(run, 3) == ("res", True)  # the limit decides too
+    assert s.take_all() == "t"

@@ -1,0 +1,532 @@
+"""Schema typing: one rule that turns a parameter's value text into JSON data by the tool's JSON schema.
+
+Used by every format whose values are text typed by the request's schema:
+Qwen3-Coder, GLM-4.5/4.7, MiniMax M2 and Gemma 4 (its ``<|"|>``-delimited
+strings and bare scalars at the top level). The rule is written out in
+``docs/formats.md`` ("Schema typing"); in short:
+
+- :func:`parameter_typing` reads the parameter's schema (``tools`` in OpenAI
+  form, dicts or objects with the same attributes): ``type`` as a string or a
+  list, ``anyOf`` / ``oneOf`` / ``allOf`` (the union of the branches' types),
+  ``enum`` (its members' types when there is no ``type``), ``$ref`` to
+  ``#/$defs/...`` or ``#/definitions/...`` of the tool's parameters (nested,
+  at most :data:`MAX_REF_DEPTH` deep). The result is a :class:`Typing`:
+  the candidate types in :data:`TYPE_ORDER`, whether null is allowed, the
+  enum.
+- A string-only value streams verbatim; a string-or-null one streams through
+  :class:`StringOrNull` (held back only while it may still read as null).
+- :func:`convert` reads a value's text (outer whitespace stripped) as each
+  candidate type in :data:`TYPE_ORDER` and takes the first that reads (with an
+  enum: the first whose value is a member, else the first that reads).
+  ``null``/``None`` is JSON null when the parameter allows null or has no
+  string type. Integers written ``60.0`` are 60. Objects and arrays are JSON,
+  else a Python literal (:func:`read_python_literal`, the first Qwen3-Coder
+  template wrote ``{'a': True}``). Only finite numbers. Text that reads as
+  no candidate returns ``(False, None)``: the caller keeps the value as the
+  verbatim string (the call is never dropped).
+
+Nothing here compiles text (no ``ast``, no ``eval``) and nothing raises on
+any value text or schema; the cost of :func:`convert` is linear in the text.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any, Mapping, NamedTuple, Sequence
+
+__all__ = [
+    "Typing",
+    "TYPE_ORDER",
+    "MAX_REF_DEPTH",
+    "MAX_LITERAL_DEPTH",
+    "UNTYPED",
+    "tool_name",
+    "tool_parameters",
+    "tool_parameter_schema",
+    "is_new_parameter",
+    "parameter_typing",
+    "parameter_type",
+    "convert",
+    "StringOrNull",
+    "read_python_literal",
+]
+
+#: The order in which a value's text is tried against the types a schema
+#: allows, most specific first; ``string`` last (it always reads).
+TYPE_ORDER = ("boolean", "integer", "number", "object", "array", "string")
+#: ``$ref`` chains and nested ``anyOf`` / ``oneOf`` / ``allOf`` are followed this deep.
+MAX_REF_DEPTH = 16
+#: A Python literal nested deeper than this is not read (JSON writers recurse; Python's own
+#: JSON decoder stops near 1000).
+MAX_LITERAL_DEPTH = 256
+
+
+class Typing(NamedTuple):
+    """How one parameter's value is typed.
+
+    ``types``: the JSON types the schema allows, without ``null``, in
+    :data:`TYPE_ORDER` (empty when the schema says nothing). ``nullable``:
+    the schema allows ``null``. ``enum``: the allowed values, or ``None``.
+    """
+
+    types: tuple[str, ...] = ()
+    nullable: bool = False
+    enum: tuple[Any, ...] | None = None
+
+    @property
+    def declared(self) -> bool:
+        """The schema says something about the value's type."""
+        return bool(self.types) or self.nullable
+
+    @property
+    def is_string(self) -> bool:
+        """The value can only be a string: it is sent verbatim, as it arrives."""
+        return self.types == ("string",) and not self.nullable
+
+    @property
+    def main(self) -> str:
+        """One type name: the only or first candidate; ``"string"`` when undeclared, ``"null"`` for null alone."""
+        if self.types:
+            return self.types[0]
+        return "null" if self.nullable else "string"
+
+
+#: The typing of a parameter the schema says nothing about.
+UNTYPED = Typing()
+
+
+# --------------------------------------------------------------------------- tool look-up
+def _field(obj: Any, key: str) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(key)
+    return getattr(obj, key, None)
+
+
+def tool_name(tool: Any) -> str | None:
+    """The function name of one tool in OpenAI form (dict or object)."""
+    fn = _field(tool, "function")
+    return _field(fn if fn is not None else tool, "name")
+
+
+def tool_parameters(tools: Sequence[Any] | None, name: str) -> Mapping[str, Any]:
+    """The JSON schema of tool ``name``'s parameters (the ``parameters`` object), or ``{}``.
+
+    ``tools`` is the request's tool list in OpenAI form, ``{"type":
+    "function", "function": {"name", "parameters"}}``, as dicts or as objects
+    with the same attributes (pydantic models). Unknown tools give ``{}``;
+    nothing here raises on odd input.
+    """
+    for tool in tools or ():
+        try:
+            if tool_name(tool) != name:
+                continue
+            fn = _field(tool, "function")
+            params = _field(fn if fn is not None else tool, "parameters")
+            if hasattr(params, "model_dump"):
+                params = params.model_dump()
+            return params if isinstance(params, Mapping) else {}
+        except Exception:  # a tool object of an unexpected shape
+            return {}
+    return {}
+
+
+def tool_parameter_schema(tools: Sequence[Any] | None, name: str) -> Mapping[str, Any]:
+    """The JSON-schema ``properties`` of tool ``name``, or ``{}`` (see :func:`tool_parameters`)."""
+    props = _field(tool_parameters(tools, name), "properties")
+    return props if isinstance(props, Mapping) else {}
+
+
+def is_new_parameter(tools: Sequence[Any] | None, tool: str, key: str, used: Any) -> bool:
+    """Whether ``key`` may start a new parameter of a call to ``tool``: non-empty, not in ``used``,
+    and one of the schema's properties when the tool's schema lists any.
+
+    The guard of the recoveries that end a value whose closing tag is missing
+    at the next parameter's tag (Qwen3-Coder, GLM-4.7): a parameter tag naming
+    a key the call already has, or one the tool does not take, is value text.
+    """
+    if not key or key in used:
+        return False
+    props = tool_parameter_schema(tools, tool)
+    return not props or key in props
+
+
+# --------------------------------------------------------------------------- schema -> typing
+_JSON_TYPE = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}
+
+
+def _resolve(spec: Any, root: Mapping[str, Any], depth: int) -> Any:
+    """Follow ``$ref`` to ``#/$defs/NAME`` or ``#/definitions/NAME`` (nested), at most ``depth`` steps."""
+    while depth > 0 and isinstance(spec, Mapping) and isinstance(spec.get("$ref"), str):
+        ref = spec["$ref"]
+        target = None
+        for prefix in ("#/$defs/", "#/definitions/"):
+            if ref.startswith(prefix):
+                defs = root.get(prefix[2:-1])
+                target = defs.get(ref[len(prefix):]) if isinstance(defs, Mapping) else None
+        if target is None:
+            return spec
+        spec, depth = target, depth - 1
+    return spec
+
+
+def _collect(spec: Any, root: Mapping[str, Any], depth: int, types: set, state: dict) -> None:
+    spec = _resolve(spec, root, depth)
+    if not isinstance(spec, Mapping) or depth <= 0 or id(spec) in state.setdefault("seen", set()):
+        return
+    state["seen"].add(id(spec))  # each schema object once: no blow-up on branching cycles
+    kind = spec.get("type")
+    for k in (kind if isinstance(kind, (list, tuple)) else (kind,)):
+        if k == "null":
+            state["nullable"] = True
+        elif k in TYPE_ORDER:
+            types.add(k)
+    enum = spec.get("enum")
+    if isinstance(enum, (list, tuple)) and enum:
+        state["enum"] = state.get("enum", ()) + tuple(enum)
+        if kind is None:
+            for member in enum:
+                if member is None:
+                    state["nullable"] = True
+                elif type(member) in _JSON_TYPE:
+                    types.add(_JSON_TYPE[type(member)])
+    if "const" in spec and kind is None:
+        member = spec["const"]
+        state["enum"] = state.get("enum", ()) + (member,)
+        if member is None:
+            state["nullable"] = True
+        elif type(member) in _JSON_TYPE:
+            types.add(_JSON_TYPE[type(member)])
+    for union in ("anyOf", "oneOf", "allOf"):
+        branches = spec.get(union)
+        if isinstance(branches, (list, tuple)):
+            for branch in branches:
+                _collect(branch, root, depth - 1, types, state)
+
+
+def parameter_typing(tools: Sequence[Any] | None, tool: str, param: str) -> Typing:
+    """The :class:`Typing` of parameter ``param`` of tool ``tool`` (:data:`UNTYPED` when unknown). Never raises."""
+    root = tool_parameters(tools, tool)
+    props = _field(root, "properties")
+    spec = props.get(param) if isinstance(props, Mapping) else None
+    if spec is None:
+        return UNTYPED
+    try:
+        types: set = set()
+        state: dict = {}
+        _collect(spec, root, MAX_REF_DEPTH, types, state)
+    except Exception:  # a schema of an unexpected shape (unhashable enum members, ...)
+        return UNTYPED
+    if "integer" in types and "number" in types:
+        types.discard("integer")  # a number reads integers as integers anyway
+    ordered = tuple(k for k in TYPE_ORDER if k in types)
+    enum = state.get("enum")
+    return Typing(ordered, bool(state.get("nullable")), enum)
+
+
+def parameter_type(tools: Sequence[Any] | None, tool: str, param: str) -> str:
+    """The JSON-schema type of one parameter, one name (:attr:`Typing.main`): ``"string"`` when unknown."""
+    return parameter_typing(tools, tool, param).main
+
+
+# --------------------------------------------------------------------------- text -> value
+_MISSING = object()
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999 overflows to inf
+        raise ValueError(text)
+    return value
+
+
+def _reject_constant(text: str):
+    raise ValueError(f"{text} is not JSON")
+
+
+def _json(text: str) -> Any:
+    """Strict JSON with finite numbers only; raises ``ValueError`` / ``RecursionError``."""
+    return json.loads(text, parse_constant=_reject_constant, parse_float=_finite)
+
+
+def _read(text: str, kind: str) -> Any:
+    """``text`` (stripped) read as ``kind``, or ``_MISSING``."""
+    if kind == "boolean":
+        low = text.lower()
+        return True if low == "true" else False if low == "false" else _MISSING
+    if kind in ("integer", "number"):
+        try:
+            value = _json(text)
+        except (ValueError, RecursionError):
+            return _MISSING
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return _MISSING
+        if kind == "integer" and isinstance(value, float):
+            return int(value) if value.is_integer() else _MISSING
+        return value
+    if kind in ("object", "array"):
+        want = dict if kind == "object" else list
+        if not text.startswith("{" if want is dict else ("[", "(")):
+            return _MISSING
+        try:
+            value = _json(text)
+        except (ValueError, RecursionError):
+            ok, value = read_python_literal(text)
+            if not ok:
+                return _MISSING
+        return value if isinstance(value, want) else _MISSING
+    return text  # string
+
+
+def _enum_key(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
+def convert(text: str, typing: Typing) -> tuple[bool, Any]:
+    """Read a parameter's value ``text`` as ``typing`` says.
+
+    Returns ``(True, value)`` (JSON data: finite numbers, string keys) or
+    ``(False, None)`` when the text reads as none of the candidate types: the
+    caller then keeps the verbatim text as a string. An undeclared or
+    string-only typing gives ``(False, None)`` (the text is the string).
+    The order and the enum rule are in the module docstring. Never raises;
+    linear in ``len(text)``.
+    """
+    if typing.is_string or not typing.declared:
+        return False, None
+    s = text.strip()
+    if s in ("null", "None") and (typing.nullable or "string" not in typing.types):
+        return True, None
+    members = None
+    if typing.enum is not None:
+        try:
+            members = {_enum_key(m) for m in typing.enum}
+        except (TypeError, ValueError):
+            members = None
+    first = _MISSING
+    for kind in typing.types:
+        value = _read(s, kind)
+        if value is _MISSING:
+            continue
+        if members is None:
+            if kind == "string":
+                break  # the verbatim text, unstripped: the caller's string
+            return True, value
+        try:
+            if _enum_key(value) in members:
+                return True, value
+        except (TypeError, ValueError):  # pragma: no cover - readers give JSON data
+            pass
+        if first is _MISSING and kind != "string":
+            first = value
+    if first is not _MISSING:
+        return True, first
+    return False, None
+
+
+class StringOrNull:
+    """The arguments JSON of a string-or-null value (``["string", "null"]``), streamed.
+
+    The text is held back only while it may still read as null (outer
+    whitespace, then ``null`` or ``None``, then whitespace: what
+    :func:`convert` reads as null); from the first character that rules
+    null out it streams as a JSON string. ``fragment`` escapes a piece of
+    text for the inside of a JSON string (:func:`parsers.base.json_fragment`).
+    :meth:`feed` and :meth:`end` return the JSON text to send. Each held
+    character is looked at once: linear.
+    """
+
+    __slots__ = ("_fragment", "_held", "_word", "_k", "_phase", "released")
+
+    def __init__(self, fragment) -> None:
+        self._fragment = fragment
+        self._held: list[str] = []
+        self._word = ""
+        self._k = 0
+        self._phase = 0  # 0 leading whitespace, 1 in the word, 2 trailing whitespace
+        #: True once the value is known to be a string (its text is streaming).
+        self.released = False
+
+    @staticmethod
+    def wanted(typing: Typing) -> bool:
+        """Whether ``typing`` is a string-or-null without an enum (the values this class streams)."""
+        return typing.types == ("string",) and typing.nullable and typing.enum is None
+
+    def _may_be_null(self, ch: str) -> bool:
+        phase = self._phase
+        if phase == 1:
+            if ch != self._word[self._k]:
+                return False
+            self._k += 1
+            if self._k == len(self._word):
+                self._phase = 2
+            return True
+        if ch.isspace():
+            return True
+        if phase == 0 and ch in "nN":
+            self._word = "null" if ch == "n" else "None"
+            self._k = 1
+            self._phase = 1
+            return True
+        return False
+
+    def feed(self, text: str) -> str:
+        """The next piece of the value's text; returns the JSON text to send now (``""`` while held)."""
+        if self.released:
+            return self._fragment(text)
+        for ch in text:
+            if not self._may_be_null(ch):
+                self.released = True
+                held = "".join(self._held) + text
+                self._held = []
+                return '"' + self._fragment(held)
+        self._held.append(text)
+        return ""
+
+    def end(self) -> str:
+        """The value ended: the rest of its JSON text (``null``, or the string's end)."""
+        if self.released:
+            return '"'
+        held = "".join(self._held)
+        self._held = []
+        return "null" if self._phase == 2 else '"' + self._fragment(held) + '"'
+
+
+# --------------------------------------------------------------------------- Python literals
+_PY_TOKEN = re.compile(r"""
+    (?P<ws>[ \t\r\n]+)
+  | (?P<punct>[\[\](){},:])
+  | (?P<str>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")
+  | (?P<num>[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)?)
+  | (?P<word>True|False|None|true|false|null)
+""", re.VERBOSE | re.DOTALL)
+_WORDS = {"True": True, "False": False, "None": None, "true": True, "false": False, "null": None}
+_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}|\n|.)", re.DOTALL)
+_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b",
+                   "f": "\f", "v": "\v", "\n": ""}
+
+
+def _unescape(m: re.Match) -> str:
+    e = m.group(1)
+    if e in _SIMPLE_ESCAPES:
+        return _SIMPLE_ESCAPES[e]
+    if e[0] in "xuU":
+        code = int(e[1:], 16)
+        if code > 0x10FFFF:
+            raise ValueError("escape out of range")
+        return chr(code)
+    if e[0] in "01234567":
+        return chr(int(e, 8))
+    return "\\" + e  # Python keeps an unknown escape as written
+
+
+def _number(text: str) -> int | float:
+    if "__" in text or text.endswith("_") or "_." in text or "._" in text:
+        raise ValueError(text)
+    body = text.replace("_", "")
+    if any(c in body for c in ".eE"):
+        return _finite(body)
+    digits = body.lstrip("+-")
+    if len(digits) > 1 and digits[0] == "0":
+        raise ValueError(text)  # 007 is no Python literal
+    return int(body)  # at most 4300 digits (Python's own limit), else ValueError
+
+
+def read_python_literal(text: str) -> tuple[bool, Any]:
+    """Read a Python literal of JSON data: ``['a', 'b']``, ``{'k': (1, True, None)}``.
+
+    Strings in single or double quotes with Python's escapes; ints and
+    floats (finite); ``True``/``False``/``None`` (and JSON's
+    ``true``/``false``/``null``); lists and tuples (as lists); dicts with
+    string keys; a trailing comma inside brackets; nested at most
+    :data:`MAX_LITERAL_DEPTH` deep. Returns ``(True,
+    value)`` or ``(False, None)`` for anything else (sets, calls,
+    expressions such as ``[1if 1 else 1]``). One pass over the text with an
+    explicit stack: linear time, memory proportional to the value, no
+    recursion limit, no warnings; never raises.
+    """
+    try:
+        return True, _read_python_literal(text)
+    except (ValueError, KeyError, IndexError, TypeError, OverflowError):
+        return False, None
+
+
+def _read_python_literal(text: str) -> Any:
+    # stack entries: [container, closer, pending key, expecting] where expecting is
+    # "value", "sep" (a , or the closer), "colon" (dicts), "key" (dicts)
+    stack: list[list] = []
+    result = _MISSING
+    pos, n = 0, len(text)
+    while pos < n:
+        m = _PY_TOKEN.match(text, pos)
+        if m is None:
+            raise ValueError(f"unexpected text at {pos}")
+        pos = m.end()
+        kind = m.lastgroup
+        if kind == "ws":
+            continue
+        tok = m.group()
+        if result is not _MISSING:
+            raise ValueError("text after the value")
+        top = stack[-1] if stack else None
+        if kind == "punct":
+            if tok in "[({":
+                if top is not None and top[3] not in ("value", "key"):
+                    raise ValueError("misplaced bracket")
+                if top is not None and top[3] == "key":
+                    raise ValueError("a container as a dict key")
+                if len(stack) >= MAX_LITERAL_DEPTH:
+                    raise ValueError("nested too deep")
+                closer = {"[": "]", "(": ")", "{": "}"}[tok]
+                stack.append([{} if tok == "{" else [], closer, None, "key" if tok == "{" else "value"])
+                continue
+            if top is None:
+                raise ValueError("punctuation outside a container")
+            if tok == top[1]:
+                if top[3] not in ("sep", "value", "key"):
+                    raise ValueError("misplaced closer")
+                if top[3] == "value" and isinstance(top[0], dict):
+                    raise ValueError("a dict key without a value")
+                stack.pop()
+                value = top[0]
+            elif tok == ",":
+                if top[3] != "sep":
+                    raise ValueError("misplaced comma")
+                top[3] = "key" if isinstance(top[0], dict) else "value"
+                continue
+            elif tok == ":":
+                if top[3] != "colon":
+                    raise ValueError("misplaced colon")
+                top[3] = "value"
+                continue
+            else:
+                raise ValueError("mismatched bracket")
+        elif kind == "str":
+            body = tok[1:-1]
+            value = _ESCAPE.sub(_unescape, body) if "\\" in body else body
+        elif kind == "num":
+            value = _number(tok)
+        else:
+            value = _WORDS[tok]
+        # a complete value: into the container on top, or the result
+        if not stack:
+            result = value
+            continue
+        top = stack[-1]
+        if top[3] == "key":
+            if not isinstance(value, str):
+                raise ValueError("a dict key that is not a string")
+            top[2] = value
+            top[3] = "colon"
+        elif top[3] == "value":
+            if isinstance(top[0], dict):
+                top[0][top[2]] = value
+            else:
+                top[0].append(value)
+            top[3] = "sep"
+        else:
+            raise ValueError("two values without a comma")
+    if stack or result is _MISSING:
+        raise ValueError("unclosed literal")
+    return result

@@ -1,0 +1,289 @@
+"""The one schema typing (parsers/schema.py) and every schema-typed format held to it."""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+import warnings
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from parsers.schema import (
+    MAX_LITERAL_DEPTH,
+    Typing,
+    convert,
+    parameter_type,
+    parameter_typing,
+    read_python_literal,
+)
+from support import assert_parses, stream_outcome, whole_outcome
+
+
+def tools_with(props, **root):
+    return [{"type": "function", "function": {"name": "f", "parameters": {
+        "type": "object", "properties": props, **root}}}]
+
+
+def typing_of(spec, **root):
+    return parameter_typing(tools_with({"p": spec}, **root), "f", "p")
+
+
+# ----------------------------------------------------------------- reading the schema
+@pytest.mark.parametrize("spec,expected", [
+    ({"type": "integer"}, Typing(("integer",))),
+    ({"type": ["string", "null"]}, Typing(("string",), True)),
+    ({"type": ["null", "integer", "boolean"]}, Typing(("boolean", "integer"), True)),
+    ({"anyOf": [{"type": "object", "properties": {"a": {}}}, {"type": "object"}]}, Typing(("object",))),
+    ({"oneOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]}, Typing(("integer", "string"), True)),
+    ({"anyOf": [{"type": "integer"}, {"type": "number"}]}, Typing(("number",))),
+    ({"enum": ["a", 1, None]}, Typing(("integer", "string"), True, ("a", 1, None))),
+    ({"type": "string", "enum": ["x"]}, Typing(("string",), False, ("x",))),
+    ({"const": 3}, Typing(("integer",), False, (3,))),
+    ({"description": "no type"}, Typing()),
+    ({"type": "mystery"}, Typing()),
+    ("not a schema", Typing()),
+])
+def test_typing_of_a_schema(spec, expected):
+    assert typing_of(spec) == expected
+
+
+def test_refs_to_defs_and_definitions_nested():
+    defs = {"Loc": {"anyOf": [{"$ref": "#/$defs/City"}, {"type": "null"}]}, "City": {"type": "object"}}
+    assert typing_of({"$ref": "#/$defs/Loc"}, **{"$defs": defs}) == Typing(("object",), True)
+    assert typing_of({"$ref": "#/definitions/N"}, definitions={"N": {"type": "integer"}}) == Typing(("integer",))
+    # pydantic's allOf wrapper around a $ref
+    assert typing_of({"allOf": [{"$ref": "#/$defs/City"}], "default": None}, **{"$defs": defs}) == Typing(("object",))
+    # a missing or cyclic reference gives up quietly
+    assert typing_of({"$ref": "#/$defs/Nope"}) == Typing()
+    assert typing_of({"$ref": "#/$defs/A"}, **{"$defs": {"A": {"$ref": "#/$defs/A"}}}) == Typing()
+    loop = {"A": {"anyOf": [{"$ref": "#/$defs/A"}, {"type": "boolean"}]}}
+    assert typing_of({"$ref": "#/$defs/A"}, **{"$defs": loop}) == Typing(("boolean",))
+    # a branching cycle is read once per schema object, not 2**depth times
+    fork = {"A": {"anyOf": [{"$ref": "#/$defs/A"}] * 50 + [{"type": "integer"}]}}
+    assert typing_of({"$ref": "#/$defs/A"}, **{"$defs": fork}) == Typing(("integer",))
+
+
+def test_parameter_type_is_one_name():
+    tools = tools_with({"a": {"type": ["null", "integer"]}, "b": {"anyOf": [{"type": "string"}, {"type": "array"}]},
+                        "c": {"type": "null"}})
+    assert [parameter_type(tools, "f", k) for k in "abcd"] == ["integer", "array", "null", "string"]
+    assert parameter_type(tools, "g", "a") == "string"
+
+
+# ----------------------------------------------------------------- converting text
+@pytest.mark.parametrize("text,spec,expected", [
+    ("60.0", {"type": "integer"}, (True, 60)),
+    (" 1e2 ", {"type": "integer"}, (True, 100)),
+    ("60.5", {"type": "integer"}, (False, None)),
+    ("2026-03-01", {"type": "integer"}, (False, None)),
+    ("-1.5e3", {"type": "number"}, (True, -1500.0)),
+    ("7", {"type": "number"}, (True, 7)),
+    ("1e999", {"type": "number"}, (False, None)),
+    ("NaN", {"type": "number"}, (False, None)),
+    ("True", {"type": "boolean"}, (True, True)),
+    ("false", {"type": ["boolean", "null"]}, (True, False)),
+    ("yes", {"type": "boolean"}, (False, None)),
+    ("null", {"type": ["integer", "null"]}, (True, None)),
+    ("None", {"type": "object"}, (True, None)),
+    ("null", {"type": ["string", "null"]}, (True, None)),
+    ("null and void", {"type": ["string", "null"]}, (False, None)),
+    ("null", {"type": "string"}, (False, None)),
+    ("null", {"anyOf": [{"type": "integer"}, {"type": "string"}]}, (False, None)),
+    ("42", {"anyOf": [{"type": "integer"}, {"type": "string"}]}, (True, 42)),
+    ("0042", {"anyOf": [{"type": "integer"}, {"type": "string"}]}, (False, None)),
+    ('{"a": 1}', {"anyOf": [{"type": "array"}, {"type": "object"}]}, (True, {"a": 1})),
+    ("[1]", {"type": "object"}, (False, None)),
+    ("{'a': (1, True)}", {"type": "object"}, (True, {"a": [1, True]})),
+    ("1", {"enum": ["1", 2]}, (True, "1")),
+    ("2.0", {"enum": ["1", 2]}, (True, 2)),
+    ("3", {"enum": ["1", 2]}, (True, 3)),
+    (" x ", {"enum": ["x", 2]}, (True, "x")),
+    ("5", {"type": "string"}, (False, None)),
+    ("5", {}, (False, None)),
+    ("0", {"type": "null"}, (False, None)),
+])
+def test_convert(text, spec, expected):
+    assert convert(text, typing_of(spec)) == expected
+
+
+@pytest.mark.parametrize("text,value", [
+    ("['a', 'b']", ["a", "b"]),
+    ("{'k': [1, -2.5, 1e3, True, False, None], \"q\": 'it\\'s\\n\\x41\\u00e9'}",
+     {"k": [1, -2.5, 1000.0, True, False, None], "q": "it's\nAé"}),
+    ("(1, 2,)", [1, 2]),
+    ("[]", []),
+    ("{'a': {'b': []}}", {"a": {"b": []}}),
+    ("[1_000, 0.5]", [1000, 0.5]),
+    ("['\\ud800']", ["\ud800"]),
+])
+def test_python_literals(text, value):
+    assert read_python_literal(text) == (True, value)
+
+
+@pytest.mark.parametrize("text", [
+    "[1if 1 else 1]", "{1, 2}", "{1: 'a'}", "[float('nan')]", "[1, 2", "[1 2]", "[,]", "['a' 'b']", "007",
+    "[1e999]", "[x]", "[1]]", "[1] 2", "b'x'", "[" * 300 + "]" * 300, "", "(1,):", "[1,,2]",
+])
+def test_not_python_literals(text):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no SyntaxWarning or any other
+        assert read_python_literal(text) == (False, None)
+
+
+def test_nesting_up_to_the_limit_reads():
+    depth = MAX_LITERAL_DEPTH
+    assert read_python_literal("[" * depth + "]" * depth)[0]
+    assert not read_python_literal("[" * (depth + 1) + "]" * (depth + 1))[0]
+
+
+# ----------------------------------------------------------------- through the formats
+ARRAY_TOOLS = tools_with({"items": {"type": "array"}, "n": {"type": "integer"}})
+
+
+def test_a_long_python_style_list_is_read_linearly_without_warnings(capfd):
+    items = [f"item {i}" for i in range(26_000)]
+    value = repr(items)
+    assert len(value) > 262_000
+    text = f"<tool_call>\n<function=f>\n<parameter=items>\n{value}\n</parameter>\n<parameter=n>\n60.0\n</parameter>\n" \
+           "</function>\n</tool_call>"
+    tracemalloc.start()
+    try:
+        got = stream_outcome("qwen3_coder", [text[i:i + 4096] for i in range(0, len(text), 4096)], ARRAY_TOOLS)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert got.complete_calls() == [("f", {"items": items, "n": 60})]
+    # the literal_eval reader held 66-128 MB here; the value itself is about 2.5 MB
+    assert peak < 16 * 2**20, peak
+    text = text.replace(value, "[1if 1 else 1]")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = whole_outcome("qwen3_coder", text, ARRAY_TOOLS)
+    assert got.complete_calls() == [("f", {"items": "[1if 1 else 1]", "n": 60})]
+    assert capfd.readouterr().err == ""
+
+
+# Each format: the text a model writes for parameter k with value text v.
+def _coder(values):
+    body = "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in values)
+    return f"<tool_call>\n<function=f>\n{body}</function>\n</tool_call>"
+
+
+def _glm(values):
+    return "<tool_call>f" + "".join(f"<arg_key>{k}</arg_key><arg_value>{v}</arg_value>" for k, v in values) + \
+        "</tool_call>"
+
+
+def _minimax(values):
+    body = "".join(f'<parameter name="{k}">{v}</parameter>\n' for k, v in values)
+    return f'<minimax:tool_call>\n<invoke name="f">\n{body}</invoke>\n</minimax:tool_call>'
+
+
+def _gemma(values):  # every value written as a <|"|> string: typed where the schema rules a string out
+    return "<|tool_call>call:f{" + ",".join(f'{k}:<|"|>{v}<|"|>' for k, v in values) + "}<tool_call|>"
+
+
+FORMATS = {"qwen3_coder": _coder, "glm47": _glm, "glm45": _glm, "minimax_m2": _minimax, "gemma4": _gemma}
+
+_SCALAR_TYPES = ["string", "integer", "number", "boolean", "object", "array"]
+_plain = st.text(alphabet="abc xyz019._-é", max_size=8)
+_json_leaf = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6),
+                       st.floats(allow_nan=False, allow_infinity=False, width=32), _plain)
+_json = st.recursive(_json_leaf, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                         st.dictionaries(_plain, inner, max_size=3)), max_leaves=6)
+_VALUES = {
+    "string": _plain, "integer": st.integers(-10**9, 10**9), "boolean": st.booleans(),
+    "number": st.floats(allow_nan=False, allow_infinity=False), "object": st.dictionaries(_plain, _json, max_size=3),
+    "array": st.lists(_json, max_size=3),
+}
+
+
+@st.composite
+def _schema_and_text(draw):
+    """A parameter schema (type, type list, anyOf, enum, nullable, $ref) and a value text a model writes for it."""
+    kind = draw(st.sampled_from(_SCALAR_TYPES))
+    other = draw(st.sampled_from(_SCALAR_TYPES))
+    value = draw(st.one_of(_VALUES[kind], st.none()) if draw(st.booleans()) else _VALUES[kind])
+    shape = draw(st.sampled_from(["type", "list", "anyOf", "enum", "ref"]))
+    nullable = value is None or draw(st.booleans())
+    if shape == "type":
+        spec = {"type": kind} if not nullable else {"type": [kind, "null"]}
+    elif shape == "list":
+        spec = {"type": [kind, other] + (["null"] if nullable else [])}
+    elif shape == "anyOf":
+        spec = {"anyOf": [{"type": kind}, {"type": other}] + ([{"type": "null"}] if nullable else [])}
+    elif shape == "enum":
+        spec = {"enum": [value, draw(_VALUES[other])]}
+    else:
+        spec = {"$ref": "#/$defs/P"}
+    root = {"$defs": {"P": {"type": kind if not nullable else [kind, "null"]}}}
+    style = draw(st.sampled_from(["json", "python"]))
+    if isinstance(value, str):
+        text = value
+    elif style == "python" and value is not None and not isinstance(value, (int, float)):
+        text = repr(value)  # True, {'a': None}: the first Qwen3-Coder template
+    elif value is None:
+        text = draw(st.sampled_from(["null", "None"]))
+    else:
+        text = json.dumps(value)
+    return spec, root, value, text
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(params=st.lists(_schema_and_text(), min_size=1, max_size=4))
+def test_every_format_types_values_by_the_one_rule(fmt, params):
+    props, defs, values, expected = {}, {}, [], {}
+    for i, (spec, root, value, text) in enumerate(params):
+        key = f"p{i}"
+        defs[f"P{i}"] = root["$defs"]["P"]
+        if "$ref" in spec:
+            spec = {"$ref": f"#/$defs/P{i}"}
+        props[key] = spec
+        values.append((key, text))
+    tools = tools_with(props, **{"$defs": defs})
+    for i, (spec, root, value, text) in enumerate(params):
+        key = f"p{i}"
+        typing = parameter_typing(tools, "f", key)
+        if fmt == "gemma4" and (not typing.declared or "string" in typing.types):
+            want = text  # a <|"|> string where the schema allows one stays one
+        else:
+            ok, converted = convert(text, typing)
+            want = converted if ok else text
+        if not isinstance(value, str) and (fmt != "gemma4" or "string" not in typing.types):
+            # a value of a type the schema allows comes back as itself (integers written as floats too)
+            assert want == value or (isinstance(value, float) and want == value), (text, typing, want, value)
+        expected[key] = want
+    assert_parses(fmt, FORMATS[fmt](values), "", [("f", expected)], tools=tools,
+                  chunkings=["whole", "char", "random:3:8"])
+
+
+# ----------------------------------------------------------------- a string-or-null value streams
+NULLABLE_TOOLS = tools_with({"content": {"anyOf": [{"type": "string"}, {"type": "null"}]}, "n": {"type": "integer"}})
+_NULLABLE_CALLS = {
+    "qwen3_coder": lambda v: _coder([("content", v), ("n", "1")]),
+    "glm47": lambda v: _glm([("content", v), ("n", "1")]),
+    "glm45": lambda v: _glm([("content", v), ("n", "1")]),
+    "minimax_m2": lambda v: _minimax([("content", v), ("n", "1")]),
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(_NULLABLE_CALLS))
+@pytest.mark.parametrize("value,expected", [
+    ("null", None), (" None\n", None), ("nul", "nul"), ("nullable", "nullable"), ("null x", "null x"),
+    ("  text  ", "  text  "), ("", ""), ("Nonesuch", "Nonesuch"), ("n", "n"),
+])
+def test_a_string_or_null_value(fmt, value, expected):
+    assert_parses(fmt, _NULLABLE_CALLS[fmt](value), "", [("f", {"content": expected, "n": 1})], tools=NULLABLE_TOOLS,
+                  chunkings=["whole", "char", "random:2:5"])
+
+
+@pytest.mark.parametrize("fmt", sorted(_NULLABLE_CALLS))
+def test_a_long_string_or_null_value_streams_as_it_arrives(fmt):
+    value = "line of text\n" * 400
+    text = _NULLABLE_CALLS[fmt](value)
+    half = text[: text.index(value) + len(value) // 2]
+    got = stream_outcome(fmt, [half[i:i + 4] for i in range(0, len(half), 4)], NULLABLE_TOOLS)
+    assert len(got.calls[0].arguments_text) >= len(json.dumps(value[: len(value) // 2])) - 40
