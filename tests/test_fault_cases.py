@@ -19,8 +19,6 @@ CASES = load_cases()
 KNOWN_FAILING = {
     "qwen3coder-anyof-object-param",
     "qwen3coder-missing-close-param-before-next-param",
-    "kimi-k2-sanitised-call-id",
-    "kimi-k2-arguments-double-encoded",
     "dsml-v4-missing-block-opener",
 }
 
