@@ -56,8 +56,9 @@ def test_blank_line_before_block_is_layout(name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_spaces_before_the_opener_are_content(name):
+    # the newline after the block is layout (DESIGN.md: whitespace after calls)
     text = spell(name, "Checking. \n\n" + block(WEATHER) + "\n")
-    assert_parses(name, text, "Checking. \n", [WEATHER_CALL], strip_content=False)
+    assert_parses(name, text, "Checking. ", [WEATHER_CALL], strip_content=False)
 
 
 @pytest.mark.parametrize("name", NAMES)
