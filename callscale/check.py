@@ -35,6 +35,10 @@ def _get(obj: Any, key: str, default: Any = None) -> Any:
     return getattr(obj, key, default)
 
 
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
 @dataclass
 class StreamedCall:
     """One call as a client assembles it: the name and the arguments JSON text."""
@@ -43,9 +47,9 @@ class StreamedCall:
     arguments_text: str = ""
 
     def arguments(self) -> Any:
-        """The arguments as a JSON object (dict), or ``None`` when they are not one."""
+        """The arguments as a JSON object (dict), or ``None`` when they are not one (strict JSON: no ``NaN``, ``Infinity``)."""
         try:
-            value = json.loads(self.arguments_text)
+            value = json.loads(self.arguments_text, parse_constant=_reject_constant)
         except (ValueError, RecursionError):  # not JSON, or nested deeper than json can read
             return None
         return value if isinstance(value, dict) else None

@@ -141,6 +141,9 @@ _AFTER_PARAM = "after_param"  # after a candidate </P>: is it the real end?
 _AFTER_INVOKE = "after_invoke"  # after a candidate </P> ... </I>: is it the real end?
 
 
+#: Returned by ``_between_elements`` when the text it read ended an invoke outside a block.
+_RETRY = object()
+
 #: What ends the attribute text of an opening tag: its ``>``, or an EOS to drop.
 _HEAD_STOP = re.compile(">|" + re.escape(EOS))
 
@@ -188,7 +191,7 @@ class DsmlToolParser(ToolParser):
         self._invoke_close = f"</{sp.invoke}>"
         self._param_open = f"<{sp.parameter}"
         self._param_close = f"</{sp.parameter}>"
-        self._m_content = markers(self._block_open, EOS)
+        self._m_content = markers(self._block_open, self._invoke_open, EOS)
         self._m_block = markers(self._invoke_open, self._block_close, self._block_open, EOS)
         self._m_invoke = markers(
             self._param_open, self._invoke_close, self._invoke_open, self._block_close, self._block_open, EOS
@@ -214,6 +217,9 @@ class DsmlToolParser(ToolParser):
         self._json_pieces: list[str] = []
         # candidate closing tags and the whitespace after them, not yet decided
         self._held: list[str] = []
+        # an invoke outside a block (the block opener missing): its call events,
+        # sent when the block closer confirms it (None: not in such an invoke)
+        self._orphan: list[tuple[int, str]] | None = None
 
     # ------------------------------------------------------------------ driver
     def _advance(self, final: bool) -> None:
@@ -227,8 +233,13 @@ class DsmlToolParser(ToolParser):
             _AFTER_PARAM: self._step_after_param,
             _AFTER_INVOKE: self._step_after_invoke,
         }
-        while step[self._state](final):
-            pass
+        while True:
+            while step[self._state](final):
+                pass
+            if final and self._orphan is not None:  # no block closer came: it was text
+                self._orphan_failed("")
+                continue
+            break
         if final:
             if self._state == _CONTENT:
                 self._emit_content("".join(self._newlines))
@@ -241,6 +252,21 @@ class DsmlToolParser(ToolParser):
     # ------------------------------------------------------------------ content
     def _step_content(self, final: bool) -> bool:
         text, marker = self.scanner.find(self._m_content, final)
+        self._content_text(text)
+        if marker is None:
+            return False
+        if marker == self._block_open:
+            self._newlines = []  # the blank line before the block: layout
+            self._enter_block()
+        elif marker == self._invoke_open:  # maybe a block whose opener is missing
+            self._orphan = []
+            self.scanner.mark()
+            self._enter_block()
+            self._start_head(marker, _INVOKE_HEAD)
+        return True  # EOS: dropped
+
+    def _content_text(self, text: str) -> None:
+        """Content text: sent, except a trailing newline run, held until it is known whether a block opener follows."""
         if text:
             body = text.rstrip(_NEWLINES)
             if body:
@@ -248,12 +274,63 @@ class DsmlToolParser(ToolParser):
                 self._newlines = [text[len(body):]]
             else:
                 self._newlines.append(text)
-        if marker is None:
-            return False
-        if marker == self._block_open:
-            self._newlines = []  # the blank line before the block: layout
-            self._enter_block()
-        return True  # EOS: dropped
+
+    # ------------------------------------------------------------------ a block whose opener is missing
+    def _orphan_failed(self, marker: str) -> None:
+        """The text read since an invoke opener outside a block is not such a block: it is content.
+
+        ``marker`` (just read, possibly ``""``) is read again in the content state.
+        """
+        sc = self.scanner
+        if marker:
+            sc.unread(len(marker))
+        raw = self._invoke_open + sc.kept()
+        sc.unmark()
+        self._orphan = None
+        self._state = _CONTENT
+        self._stray_open = False
+        self._stray_ws = []
+        self._held = []
+        self._json_pieces = []
+        self._head = []
+        self._content_text(raw.replace(EOS, ""))
+
+    def _orphan_confirmed(self) -> None:
+        """The block closer after complete invokes: they are calls; send what they held."""
+        events, self._orphan = self._orphan, None
+        self.scanner.unmark()
+        self._newlines = []  # the blank line before the invoke: layout
+        for kind, value in events:
+            if kind == 0:
+                super()._begin_call(value)
+            elif kind == 1:
+                super()._emit_arguments(value)
+            else:
+                super()._end_call()
+
+    def _begin_call(self, name: str) -> int:
+        if self._orphan is not None:
+            self._orphan.append((0, name))
+            return -1
+        return super()._begin_call(name)
+
+    def _emit_arguments(self, text: str) -> None:
+        if self._orphan is not None:
+            if text:
+                self._orphan.append((1, text))
+            return
+        super()._emit_arguments(text)
+
+    def _end_call(self) -> None:
+        if self._orphan is not None:
+            self._orphan.append((2, ""))
+            return
+        super()._end_call()
+
+    def _abandon_call(self) -> None:
+        if self._orphan is not None:  # only at the end of the output: _advance passes the text on
+            return
+        super()._abandon_call()
 
     def _enter_block(self) -> None:
         self._state = _BLOCK
@@ -261,8 +338,16 @@ class DsmlToolParser(ToolParser):
         self._stray_ws = []
 
     # ------------------------------------------------------------------ stray text in a block
-    def _stray(self, text: str) -> None:
-        """Text inside a block that is no element: content, without the layout whitespace around it."""
+    def _stray(self, text: str, marker: str = "") -> None:
+        """Text inside a block that is no element: content, without the layout whitespace around it.
+
+        In an invoke whose block opener is missing, it shows the invoke was
+        text: everything from its opener is content, and ``marker`` (read
+        right after ``text``) is read again as content would read it.
+        """
+        if self._orphan is not None and text.strip():
+            self._orphan_failed(marker)
+            return
         body = text.rstrip()
         if not body:
             if self._stray_open:
@@ -289,9 +374,13 @@ class DsmlToolParser(ToolParser):
         if marker is None:
             if sc.at_end():
                 return None
-            text, marker = sc.find(m, final)
+            text, marker = sc.find(m)  # a partial marker stays unread, even at the end
+            if marker is None and final:  # the output ended in a tag: cut markup, not content
+                sc.take_all()
             if text:
-                self._stray(text)
+                self._stray(text, marker or "")
+                if self._state == _CONTENT:  # it ended an invoke outside a block
+                    return _RETRY
             if marker is None:
                 return None
         if marker != EOS:
@@ -304,6 +393,8 @@ class DsmlToolParser(ToolParser):
         marker = self._between_elements(self._m_block, final)
         if marker is None:
             return False
+        if marker is _RETRY:
+            return True
         self._block_marker(marker)
         return True
 
@@ -313,7 +404,12 @@ class DsmlToolParser(ToolParser):
         elif marker == self._block_close:
             self._state = _CONTENT
             self._newlines = []
+            if self._orphan is not None:
+                self._orphan_confirmed()
         elif marker == self._block_open:
+            if self._orphan is not None:  # an invoke outside a block, then a block: it was text
+                self._orphan_failed(marker)
+                return
             self._enter_block()  # a new block; the previous one stays unclosed
         else:  # EOS: dropped
             self._state = _BLOCK
@@ -323,12 +419,16 @@ class DsmlToolParser(ToolParser):
         marker = self._between_elements(self._m_invoke, final)
         if marker is None:
             return False
+        if marker is _RETRY:
+            return True
         if marker == self._param_open:
             self._start_head(marker, _PARAM_HEAD)
         elif marker == self._invoke_close:
             self._close_invoke()
         elif marker == EOS:
             pass
+        elif self._orphan is not None:  # an invoke outside a block that never closed: text
+            self._orphan_failed(marker)
         else:  # a block-level marker: this invoke never closed
             self._abandon_call()
             self._block_marker(marker)
@@ -366,8 +466,14 @@ class DsmlToolParser(ToolParser):
         if keep:
             self._head.append(sc.take(keep))
             self._head_len += keep
-        if self._head_len > MAX_HEAD or final:
+        if self._head_len > MAX_HEAD:
             self._open_tag("".join(self._head), closed=False)
+            return True
+        if final:  # the output ended inside the tag: a cut call's markup, not content
+            if self._orphan is not None:
+                return False  # _advance passes an invoke outside a block on as text
+            self._head = []
+            self._state = _BLOCK if self._state == _INVOKE_HEAD else _INVOKE
             return True
         return False
 

@@ -19,7 +19,6 @@ CASES = load_cases()
 KNOWN_FAILING = {
     "qwen3coder-anyof-object-param",
     "qwen3coder-missing-close-param-before-next-param",
-    "dsml-v4-missing-block-opener",
 }
 
 
