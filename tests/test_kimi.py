@@ -281,3 +281,53 @@ def test_rendered_calls_parse_back_under_any_split(calls, content, tail, data):
     assert not check.compare(streamed, expected), check.compare(streamed, expected)
     assert not check.compare(whole, expected), check.compare(whole, expected)
     assert len(streamed.calls) == len(calls)
+
+
+# ----------------------------------------------------------------- issue 9: what models really write
+WEATHER_TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}},
+                 {"type": "function", "function": {"name": "mcp.files/read", "parameters": {"type": "object"}}}]
+
+
+@pytest.mark.parametrize("call_id, name", [
+    ("functions_get_weather_1", "get_weather"), ("functions.get_weather_0", "get_weather"),
+    ("get_weather_12", "get_weather"), ("functions_mcp_files_read_0", "mcp.files/read"),
+    ("functions.get_weather:0", "get_weather"),
+    ("functions_get_time_1", "functions_get_time_1"),  # matches no tool: the id's own name
+])
+def test_a_sanitised_call_id_names_its_tool(call_id, name):
+    text = section(one(call_id, '{"city": "Oslo"}'))
+    assert_parses(K2, text, "", [(name, {"city": "Oslo"})], tools=WEATHER_TOOLS, special_tokens=SPECIAL_TOKENS)
+
+
+def test_without_tools_a_sanitised_id_keeps_its_own_name():
+    parses(section(one("functions_get_weather_1", "{}")), "", [("functions_get_weather_1", {})])
+
+
+@pytest.mark.parametrize("args_text, expected", [
+    ('"{\\"items\\": [1, 2]}"', {"items": [1, 2]}),
+    (' "{}" ', {}),
+])
+def test_arguments_written_as_a_json_string_holding_an_object_are_that_object(args_text, expected):
+    parses(section(one("functions.f:0", args_text)), "", [("f", expected)])
+
+
+@pytest.mark.parametrize("args_text", ['"[1, 2]"', '"not json"', '"{\\"a\\": NaN}"', '"{\\"a\\": 1}" x', "3"])
+def test_a_json_string_not_holding_an_object_abandons_the_call_and_streams_nothing(args_text):
+    text = section(one("functions.f:0", args_text), one("functions.g:1", "{}"))
+    for spec in CHUNKS:
+        got = stream_outcome(K2, chunk(text, spec, SPECIAL_TOKENS))
+        assert got.complete_calls() == [("g", {})], spec
+        assert got.calls[0].arguments_text.strip() == "", (spec, got.calls[0])
+    assert whole_outcome(K2, text).complete_calls() == [("g", {})]
+
+
+def test_prose_after_a_broken_call_is_content_text_up_to_its_end_token_is_not():
+    broken = SECTION_BEGIN + CALL_BEGIN + "functions.f:0" + ARGUMENT_BEGIN + '{"a": 1}\n'
+    for text, content, calls in ((broken + "I will wait.", "I will wait.", []),
+                                 (broken + "oops" + CALL_END + one("functions.g:1", "{}") + SECTION_END, "",
+                                  [("g", {})])):
+        assert (whole_outcome(K2, text).content, whole_outcome(K2, text).complete_calls()) == (content, calls)
+        for spec in CHUNKS:
+            got = stream_outcome(K2, chunk(text, spec, SPECIAL_TOKENS))
+            assert (got.content, got.complete_calls()) == (content, calls), spec
+            assert got.calls[0].arguments_text == '{"a": 1', spec  # never the complete object
