@@ -157,8 +157,6 @@ class KimiK2Parser(ToolParser):
     def __init__(self) -> None:
         super().__init__()
         self._state = _CONTENT
-        self._gap: list[str] = []       # whitespace held in a section gap
-        self._gap_is_content = False
         self._id_parts: list[str] = []
         self._id_len = 0                # characters of the call id read so far
         # the arguments, validated as they arrive (strings, the top-level close); no text kept
@@ -173,13 +171,8 @@ class KimiK2Parser(ToolParser):
             pass
 
     # ------------------------------------------------------------------ helpers
-    def _gap_text(self, text: str) -> None:
-        """Text in a section between calls: dropped (it is not the model's answer; see the module docstring)."""
-
     def _section_marker(self, marker: str) -> bool:
         """Act on a marker met between calls (or ending a call)."""
-        self._gap = []
-        self._gap_is_content = False
         if marker == CALL_BEGIN:
             self._state = _ID
             self._id_parts = []
@@ -262,8 +255,8 @@ class KimiK2Parser(ToolParser):
         return self._section_marker(marker)
 
     def _s_section(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_M_SECTION, final)
-        self._gap_text(text)
+        # text in a section outside calls is dropped: not the model's answer (see the module docstring)
+        _, marker = self.scanner.find(_M_SECTION, final)
         if marker is None:
             return False
         return self._section_marker(marker)
@@ -275,7 +268,6 @@ class KimiK2Parser(ToolParser):
             self._id_len += len(text)
         if marker is None:
             if final or self._id_len > MAX_HEAD:  # the output ended in a call id, or it is too long: no call
-                self._gap_text("".join(self._id_parts))
                 self._id_parts = []
                 self._state = _SECTION
                 return True
@@ -284,7 +276,6 @@ class KimiK2Parser(ToolParser):
         self._id_parts = []
         name = resolve_name(raw, self.tools) if marker == ARGUMENT_BEGIN else ""
         if not name:  # no call: the id text is text of the section
-            self._gap_text(raw)
             if marker == ARGUMENT_BEGIN:
                 self._state = _SECTION
                 return True
