@@ -224,10 +224,14 @@ class _DeepSeekCalls(ToolParser):
         raw = "".join(self._head)
         self._head = []
         self._name = []
+        return self._block_text(raw, marker, True)
+
+    def _block_text(self, text: str, marker: str | None, more: bool) -> bool:
+        """Back in the block: ``text`` is text of the block, then ``marker`` is read there (``more`` without one)."""
         self._enter_block()
-        self._gap(raw)
+        self._gap(text)
         if marker is None:
-            return True
+            return more
         return self._block_token(marker)
 
     def _head_cut(self) -> bool:
@@ -326,11 +330,7 @@ class _DeepSeekCalls(ToolParser):
             return False
         held = "".join(self._broken)
         self._broken = []
-        self._enter_block()
-        self._gap(held)
-        if marker is None:
-            return False
-        return self._block_token(marker)
+        return self._block_text(held, marker, False)
 
     def _flush_args(self) -> None:
         if self._args_out:

@@ -209,6 +209,13 @@ class JsonValidator(JsonTracker):
         self.error_at = i
         return at
 
+    def _close(self, c: str, i: int, at: int) -> int:
+        """The container open at the top of the stack closes at ``i``; the top-level end index (``i`` or ``at``)."""
+        self._stack.pop()
+        self.bracket(c)
+        self._value_end()
+        return at if self._stack else i
+
     def _value_end(self) -> None:
         """A value (scalar or container) ended; at the top level the whole value has."""
         if self._stack:
@@ -276,11 +283,7 @@ class JsonValidator(JsonTracker):
             c = text[i]
             if mode == _V_VALUE or mode == _V_ARR_OPEN:
                 if mode == _V_ARR_OPEN and c == "]":
-                    stack.pop()
-                    self.bracket(c)
-                    self._value_end()
-                    if not stack:
-                        at = i
+                    at = self._close(c, i, at)
                     i += 1
                     continue
                 if not self.first:
@@ -310,11 +313,7 @@ class JsonValidator(JsonTracker):
                     self._in_key = True
                     i += 1
                 elif c == "}" and mode == _V_OBJ_OPEN:
-                    stack.pop()
-                    self.bracket(c)
-                    self._value_end()
-                    if not stack:
-                        at = i
+                    at = self._close(c, i, at)
                     i += 1
                 else:
                     return self._fail(i, at)
@@ -329,11 +328,7 @@ class JsonValidator(JsonTracker):
                     self._mode = _V_OBJ_KEY if top == "{" else _V_VALUE
                     i += 1
                 elif (c == "}" and top == "{") or (c == "]" and top == "["):
-                    stack.pop()
-                    self.bracket(c)
-                    self._value_end()
-                    if not stack:
-                        at = i
+                    at = self._close(c, i, at)
                     i += 1
                 else:
                     return self._fail(i, at)
