@@ -34,9 +34,23 @@ three registered subclasses differ only in their :class:`Spelling`):
   layout whitespace around it dropped (``<B>\\noops\\n<I ...>`` gives content
   ``oops``). A tag that is cut short or malformed (no ``name`` attribute,
   more than :data:`parsers.base.MAX_HEAD` characters of attribute text
-  without a ``>``, or the stream ends inside it) is such text too; after a
+  without a ``>``) is such text too; after a
   head cut at ``MAX_HEAD`` reading goes on right after those characters, so
   text after a stray tag opener is held back at most that long.
+- **The block opener missing** (models at long context drop it): an invoke
+  opener outside a block starts a block whose opener may be missing. When
+  complete invokes (layout between them) are followed by the block closer,
+  they are calls, and the newline run before the first invoke is layout.
+  When anything else comes first (text outside an element, an invoke that
+  is malformed or never closes, a block opener, the end of the output), it
+  was prose mentioning an invoke: all the text from that invoke opener is
+  content, verbatim (``EOS`` dropped), and reading goes on in the content
+  state at the token that decided it. Until decided, such invokes send
+  nothing (their calls are held, with the text read since the opener:
+  :meth:`parsers.scanner.MarkerScanner.mark`).
+- **Output cut inside a tag**: a tag the output ends in (the attribute text
+  of an opener, a partial closing tag between elements) is markup of a cut
+  call, not content; an invoke the output ends in is abandoned.
 - A block opener inside a block starts a new block (the previous one is left
   unclosed). So the opener repeated thousands of times (a degenerate model)
   gives no calls and no content, in linear time.
