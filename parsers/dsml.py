@@ -27,7 +27,8 @@ three registered subclasses differ only in their :class:`Spelling`):
   text of a tag, and between a closing tag and what follows it, where it
   does not change whether the tag ends its element; after ``</I>`` it is a
   valid continuation, as formats.md lists it). Spaces before the
-  opener, and all text after a block closes, are content.
+  opener, and text after a block closes, are content, except text that is
+  only whitespace (layout after calls, :mod:`parsers.base`).
 - **Inside a block** the whitespace between elements is layout. Other text
   there (outside any invoke or parameter; also inside an invoke between its
   parameters) is not a call, so it is passed on as content, in order, with the
