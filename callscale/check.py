@@ -41,6 +41,10 @@ def _get(obj: Any, key: str, default: Any = None) -> Any:
     return getattr(obj, key, default)
 
 
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
 @dataclass
 class StreamedCall:
     """One call as a client assembles it: the name and the arguments JSON text."""

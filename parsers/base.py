@@ -150,6 +150,9 @@ class ToolParser:
         self._current: int | None = None
         self._abandoned: set[int] = set()
         self._finished = False
+        # whitespace-only content since the last call started: layout unless other text follows
+        self._after_call = False
+        self._layout: list[str] = []
 
     # ----------------------------------------------------------------- protocol
     def parse_streaming_increment(self, delta: str, tools: Sequence[Any] | None = None) -> StreamingParseResult:
@@ -202,14 +205,33 @@ class ToolParser:
         raise NotImplementedError
 
     def _emit_content(self, text: str) -> None:
-        if text:
-            self._out_text.append(text)
+        """Send content (characters). After a call, whitespace-only text is held as layout (DESIGN.md).
+
+        Once a call has started, content that is only whitespace is held: it
+        is sent before the next other content (the model's text, whole), and
+        dropped when another call starts or the output ends. So whitespace
+        between or after calls never reaches the client as content, in every
+        format, however the text is split.
+        """
+        if not text:
+            return
+        if self._after_call:
+            if text.isspace():
+                self._layout.append(text)
+                return
+            self._after_call = False
+            if self._layout:
+                self._out_text.append("".join(self._layout))
+                self._layout = []
+        self._out_text.append(text)
 
     def _begin_call(self, name: str) -> int:
         """Start call number ``tool_index`` (returned) and send its name."""
         index = self._next_index
         self._next_index += 1
         self._current = index
+        self._after_call = True
+        self._layout = []
         self._flush_arguments()
         self._out_calls.append(ToolCallItem(index, name, ""))
         return index
@@ -249,6 +271,8 @@ class ToolParser:
             self._abandon_call()
             self._emit_content(self.scanner.take_all())
         self._flush_arguments()
+        if final:
+            self._layout = []  # whitespace after the last call: layout
         text = "".join(self._out_text)
         calls = self._out_calls
         self._out_text = []

@@ -29,7 +29,8 @@ the same state machine, so they agree):
   layout (the V3 newline between calls) and is dropped; a stretch holding
   any other text is passed on as content whole, whitespace included (nothing
   lost). A stray ``<｜tool▁call▁end｜>`` or ``<｜tool▁sep｜>`` there is such
-  text. A repeated ``<｜tool▁calls▁begin｜>`` inside the block (a degenerate
+  text, also when it cuts a call head short
+  (``<｜tool▁call▁begin｜>x<｜tool▁call▁end｜>`` is content). A repeated ``<｜tool▁calls▁begin｜>`` inside the block (a degenerate
   model repeating the opener) is dropped: the opener repeated any number of
   times gives no call and no content, in linear time.
 - Call head: V3 needs the kind ``function`` (outer whitespace ignored), the
@@ -37,20 +38,23 @@ the same state machine, so they agree):
   V3.1 needs a name ended by the separator. The name (outer whitespace
   stripped, must not be empty) is sent as soon as it is complete: V3 at the
   newline, V3.1 at the separator. A head that never becomes a call (wrong
-  kind, empty name, a block token or the end of the output before the name is
-  complete) sends nothing: its raw text, from the call-begin token on, is
-  passed on as content, and the interrupting token is read as in the block.
+  kind, empty name, a token before the name is complete) sends nothing: its
+  raw text, from the call-begin token on, is passed on as content, and the
+  interrupting token is read as in the block. A head the output ends in (cut
+  by max tokens) is markup of a cut call: dropped, not content.
   So does a head that runs past :data:`parsers.base.MAX_HEAD` characters
   (kind, separator and name together, counted after the call-begin token)
   without its end: the head is cut there (after ``MAX_HEAD + 1``
   characters), its raw text is content and the block is read on after it,
   so the text after a stray call-begin token is held back for at most that
   long.
-- Arguments are raw JSON text and stream as they arrive; only a possible
+- Arguments are raw JSON text, validated as they arrive by the strict
+  incremental :class:`parsers.jsonscan.JsonValidator` (no argument text is
+  kept, so memory stays flat as a call grows), and stream as they arrive; only a possible
   partial closing marker is held back (V3: the closing fence "\\n```", V3.1:
   ``<｜tool▁call▁end｜>``; both also a partial end-of-sentence token), and the
   text from the bracket that closes the top-level JSON value on (its final
-  ``}``, normally, and the whitespace after it; see :class:`parsers.jsonscan.JsonTracker`),
+  ``}``, normally, and the whitespace after it),
   which is sent when the call's end confirms the call: the streamed
   arguments of an abandoned call never form a JSON object (a client cannot
   mistake them for a call). V3
@@ -59,18 +63,23 @@ the same state machine, so they agree):
   text); whitespace and then ``<｜tool▁call▁end｜>`` must follow. V3.1
   arguments end at the first ``<｜tool▁call▁end｜>``, so a V3.1 value cannot
   contain that token as text (the format gives no way to tell).
-- At the call's end the whole argument text is checked once (``json.loads``,
-  linear). Empty (or whitespace-only) arguments give ``{}`` (the parser sends
-  ``"{}"``). Arguments that are not a JSON object (``{"a": 1``, ``[1, 2]``)
-  make the call *abandoned*: streaming has already sent its name and
-  argument text and sends nothing more for it; ``detect_and_parse`` makes no
-  call of it (see :mod:`parsers.base`). A V3 call whose opening fence is
-  wrong, or whose closing fence is not followed by the end token, is
-  abandoned too, and its text up to the next ``<｜tool▁call▁end｜>`` (or
-  call or block token) is dropped.
-- A call whose name was sent but that never closes (the output ends inside
-  it) is abandoned at ``finish``; the content before it is kept and no call
-  is invented.
+- Empty (or whitespace-only) arguments give ``{}`` (the parser sends
+  ``"{}"``). Arguments that are not one strict JSON object (``{"a": 1``,
+  ``[1, 2]``, ``{"a": NaN}``, ``Infinity``, a raw newline in a string) make
+  the call *abandoned*: streaming has already sent its name and the argument
+  text before the first character that cannot continue a JSON object (never
+  a complete object) and sends nothing more for it; ``detect_and_parse``
+  makes no call of it (see :mod:`parsers.base`).
+- A *broken* call (its arguments stop being JSON at some character, a V3
+  opening fence is missing, or text stands between a V3 closing fence and
+  the end token): the text from the break on is held until the next token.
+  ``<｜tool▁call▁end｜>`` ends the broken call and the text is dropped (markup
+  of a call that was not made); another call or block token, or the end of
+  the output, means the model went on writing prose after a call it left
+  broken: the text is content (DESIGN.md, "Content and markup").
+- A call that the output ends inside (cut by max tokens, also inside its
+  closing marker) is abandoned at ``finish``; its markup is not content, the
+  content before it is kept and no call is invented.
 
 Nothing here raises on model output; all lengths are in characters.
 """
@@ -81,7 +90,7 @@ import json
 
 from . import register
 from .base import MAX_HEAD, ToolParser
-from .jsonscan import JsonTracker
+from .jsonscan import JsonValidator
 from .scanner import PARTIAL, markers
 
 #: End-of-sequence token of every DeepSeek model; dropped wherever it appears.
@@ -117,6 +126,8 @@ _V3_ARGS = markers(V3_FENCE_CLOSE, EOS)
 _V3_AFTER_FENCE = markers(CALL_END, EOS)
 _V31_NAME_END = markers(SEP, *_HEAD_STOPS)
 _V31_ARGS = markers(CALL_END, EOS)
+#: What ends the text of a broken call (see ``_st_broken``).
+_BROKEN = markers(CALL_END, CALL_BEGIN, CALLS_END, CALLS_BEGIN, EOS)
 
 
 class _DeepSeekCalls(ToolParser):
@@ -138,11 +149,11 @@ class _DeepSeekCalls(ToolParser):
         self._head: list[str] = []    # raw text of a call head whose name is not yet sent
         self._name: list[str] = []    # the name pieces of that head
         self._head_len = 0            # characters of that head after the call-begin token
-        self._args: list[str] = []    # the current call's argument text, all of it
         self._args_out: list[str] = []  # argument text not yet sent
-        # from the bracket that closes the top-level value on: sent when the call's end confirms it
-        self._args_hold: list[str] = []
-        self._json = JsonTracker()
+        # the bracket that closes the top-level value and the whitespace after it: sent when the call's end confirms the call
+        self._args_hold = ""
+        self._json = JsonValidator()  # the arguments, validated as they arrive (no text kept)
+        self._broken: list[str] = []  # text of a broken call from where it broke, not yet decided
 
     # ------------------------------------------------------------------ driver
     def _advance(self, final: bool) -> None:
@@ -202,6 +213,8 @@ class _DeepSeekCalls(ToolParser):
         elif marker == CALLS_END:
             self._enter_block()
             self._state = "content"
+        elif marker == CALL_END or marker == SEP:  # a stray token that ends a head: text of the block
+            self._gap(marker)
         # EOS and a repeated block opener: dropped, the stretch goes on.
         return True
 
@@ -211,11 +224,22 @@ class _DeepSeekCalls(ToolParser):
         raw = "".join(self._head)
         self._head = []
         self._name = []
+        return self._block_text(raw, marker, True)
+
+    def _block_text(self, text: str, marker: str | None, more: bool) -> bool:
+        """Back in the block: ``text`` is text of the block, then ``marker`` is read there (``more`` without one)."""
         self._enter_block()
-        self._gap(raw)
+        self._gap(text)
         if marker is None:
-            return True
+            return more
         return self._block_token(marker)
+
+    def _head_cut(self) -> bool:
+        """The output ended inside a call head: the cut call's markup is dropped (not content)."""
+        self._head = []
+        self._name = []
+        self._enter_block()
+        return False
 
     def _head_find(self, m, final: bool) -> tuple[str, str | None, bool]:
         """``scanner.find`` bounded by :data:`MAX_HEAD`; the flag is true when the head ran past it."""
@@ -235,35 +259,78 @@ class _DeepSeekCalls(ToolParser):
             return self._head_failed(None)
         self._head = []
         self._name = []
-        self._args = []
         self._args_out = []
-        self._args_hold = []
-        self._json = JsonTracker()
+        self._args_hold = ""
+        self._json = JsonValidator()
         self._begin_call(name)
         self._state = next_state
         return True
 
     # ------------------------------------------------------------------ arguments
     def _arg(self, text: str) -> None:
-        """A piece of argument text: streamed up to the bracket that closes the top-level value, held from there.
+        """A piece of argument text: validated, streamed up to the bracket that closes the top-level value.
 
-        The held text is sent only when the call's end confirms the call
-        (``_close_call``): the streamed text of a call that is then
-        abandoned never forms a complete JSON object, so a client cannot
-        take it for a call that ``detect_and_parse`` does not make.
+        That bracket is held and sent only when the call's end confirms the
+        call (``_close_call``): the streamed text of a call that is then
+        abandoned never forms a complete JSON object, so a client cannot take
+        it for a call that ``detect_and_parse`` does not make. No argument
+        text is kept (memory stays flat as a call grows). At the first
+        character that cannot continue a JSON object the call is abandoned
+        and the text from there on is read by ``_st_broken``.
         """
         if not text:
             return
-        self._args.append(text)
-        if self._json.closed:
-            self._args_hold.append(text)
+        v = self._json
+        if v.closed and not v.failed:
+            v.feed(text)  # only whitespace may follow the object
+            if v.failed:
+                self._break(text[v.error_at:])
+            else:
+                self._args_hold += text
             return
-        at = self._json.feed(text)
-        if at < 0:
-            self._args_out.append(text)
-        else:
+        at = v.feed(text)
+        if at >= 0:
             self._args_out.append(text[:at])
-            self._args_hold.append(text[at:])
+            self._args_hold = text[at:]
+        elif not v.failed:
+            self._args_out.append(text)
+        if v.failed:
+            self._args_hold = ""
+            if at < 0:
+                self._args_out.append(text[:v.error_at])
+            self._break(text[v.error_at:])
+
+    def _break(self, rest: str) -> None:
+        """The current call broke (its arguments cannot be JSON, or a V3 fence is wrong): abandon it; ``rest`` is undecided."""
+        self._flush_args()
+        self._abandon_call()
+        self._args_hold = ""
+        self._broken = [rest] if rest else []
+        self._state = "broken"
+
+    def _st_broken(self, final: bool) -> bool:
+        """The text of a broken call, from where it broke: dropped when the call's end token follows, else content.
+
+        A ``<｜tool▁call▁end｜>`` ends the broken call: its text is markup of a
+        call that was not made and is dropped. Another call or block token,
+        or the end of the output, means the model went on writing prose after
+        a call it left broken: the text is content (read as text of the
+        block), and the token is read in the block.
+        """
+        text, marker = self.scanner.find(_BROKEN, final)
+        if text:
+            self._broken.append(text)
+        if marker == EOS:
+            return True
+        if marker == CALL_END:
+            self._broken = []
+            self._enter_block()
+            return True
+        if marker is None and not final:
+            return False
+        held = "".join(self._broken)
+        self._broken = []
+        return self._block_text(held, marker, False)
 
     def _flush_args(self) -> None:
         if self._args_out:
@@ -273,30 +340,23 @@ class _DeepSeekCalls(ToolParser):
     def _abandon(self, next_state: str) -> None:
         self._flush_args()
         self._abandon_call()
-        self._args = []
-        self._args_hold = []
+        self._args_hold = ""
         self._state = next_state
 
     def _close_call(self) -> None:
-        """The call's end token: check the whole argument text once, end or abandon the call."""
+        """The call's end token: complete the call when its arguments are one JSON object (or empty), else abandon it."""
         self._flush_args()
-        text = "".join(self._args)
-        held = "".join(self._args_hold)
-        self._args = []
-        self._args_hold = []
-        if not text.strip():
+        v = self._json
+        held = self._args_hold
+        self._args_hold = ""
+        if not v.first and not v.failed:  # empty or whitespace-only arguments
             self._emit_arguments("{}")
             self._end_call()
+        elif v.complete():
+            self._emit_arguments(held)
+            self._end_call()
         else:
-            try:
-                ok = isinstance(json.loads(text), dict)
-            except (ValueError, RecursionError):
-                ok = False
-            if ok:
-                self._emit_arguments(held)
-                self._end_call()
-            else:
-                self._abandon_call()
+            self._abandon_call()
         self._enter_block()
 
     def _st_skip(self, final: bool) -> bool:
@@ -327,8 +387,8 @@ class DeepSeekV3Parser(_DeepSeekCalls):
         if marker is None:
             if over:  # too long for a head: content, read on after it
                 return self._head_failed(None)
-            if final:  # the output ended inside the head
-                self._head_failed(None)
+            if final:  # the output ended inside the head: a cut call, no content
+                return self._head_cut()
             return False
         if marker == EOS:
             return True
@@ -347,8 +407,8 @@ class DeepSeekV3Parser(_DeepSeekCalls):
         if marker is None:
             if over:  # too long for a head: content, read on after it
                 return self._head_failed(None)
-            if final:  # the output ended inside the head
-                self._head_failed(None)
+            if final:  # the output ended inside the head: a cut call, no content
+                return self._head_cut()
             return False
         if marker == EOS:
             return True
@@ -364,18 +424,24 @@ class DeepSeekV3Parser(_DeepSeekCalls):
         if marker == V3_FENCE_OPEN:
             self._state = "args"
         elif marker is None:
-            self._abandon("skip")
+            if final:  # the output ended after the name: a cut call
+                self._abandon("skip")
+            else:  # no fence: a broken call
+                self._break("")
         return True  # EOS: dropped
 
     def _st_args(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_V3_ARGS, final)
-        if marker is None:
-            if final:  # the output ended inside the arguments
-                self._abandon("skip")
-            else:
-                self._arg(text)
-            return False
+        text, marker = self.scanner.find(_V3_ARGS)  # a partial closing marker stays unread, even at the end
         self._arg(text)
+        if self._state == "broken":
+            if marker == V3_FENCE_CLOSE:
+                self._broken.append(marker)
+            return True
+        if marker is None:
+            if final:  # the output ended inside the arguments (or their closing marker): a cut call
+                self.scanner.take_all()
+                self._abandon("skip")
+            return False
         if marker == V3_FENCE_CLOSE:
             self._state = "after_fence"
         return True
@@ -388,7 +454,10 @@ class DeepSeekV3Parser(_DeepSeekCalls):
         if marker == CALL_END:
             self._close_call()
         elif marker is None:
-            self._abandon("skip")
+            if final:  # the output ended after the closing fence: a cut call
+                self._abandon("skip")
+            else:  # text between the fence and the end token: a broken call
+                self._break("")
         return True
 
 
@@ -408,8 +477,8 @@ class DeepSeekV31Parser(_DeepSeekCalls):
         if marker is None:
             if over:  # too long for a head: content, read on after it
                 return self._head_failed(None)
-            if final:  # the output ended inside the head
-                self._head_failed(None)
+            if final:  # the output ended inside the head: a cut call, no content
+                return self._head_cut()
             return False
         if marker == EOS:
             return True
@@ -419,14 +488,18 @@ class DeepSeekV31Parser(_DeepSeekCalls):
         return self._start_call("args")
 
     def _st_args(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_V31_ARGS, final)
-        if marker is None:
-            if final:  # the output ended inside the arguments
-                self._abandon("skip")
-            else:
-                self._arg(text)
-            return False
+        text, marker = self.scanner.find(_V31_ARGS)  # a partial closing marker stays unread, even at the end
         self._arg(text)
+        if self._state == "broken":
+            if marker == CALL_END:  # the broken call's end token
+                self._broken = []
+                self._enter_block()
+            return True
+        if marker is None:
+            if final:  # the output ended inside the arguments (or their closing marker): a cut call
+                self.scanner.take_all()
+                self._abandon("skip")
+            return False
         if marker == CALL_END:
             self._close_call()
         return True

@@ -27,16 +27,31 @@ three registered subclasses differ only in their :class:`Spelling`):
   text of a tag, and between a closing tag and what follows it, where it
   does not change whether the tag ends its element; after ``</I>`` it is a
   valid continuation, as formats.md lists it). Spaces before the
-  opener, and all text after a block closes, are content.
+  opener, and text after a block closes, are content, except text that is
+  only whitespace (layout after calls, :mod:`parsers.base`).
 - **Inside a block** the whitespace between elements is layout. Other text
   there (outside any invoke or parameter; also inside an invoke between its
   parameters) is not a call, so it is passed on as content, in order, with the
   layout whitespace around it dropped (``<B>\\noops\\n<I ...>`` gives content
   ``oops``). A tag that is cut short or malformed (no ``name`` attribute,
   more than :data:`parsers.base.MAX_HEAD` characters of attribute text
-  without a ``>``, or the stream ends inside it) is such text too; after a
+  without a ``>``) is such text too; after a
   head cut at ``MAX_HEAD`` reading goes on right after those characters, so
   text after a stray tag opener is held back at most that long.
+- **The block opener missing** (models at long context drop it): an invoke
+  opener outside a block starts a block whose opener may be missing. When
+  complete invokes (layout between them) are followed by the block closer,
+  they are calls, and the newline run before the first invoke is layout.
+  When anything else comes first (text outside an element, an invoke that
+  is malformed or never closes, a block opener, the end of the output), it
+  was prose mentioning an invoke: all the text from that invoke opener is
+  content, verbatim (``EOS`` dropped), and reading goes on in the content
+  state at the token that decided it. Until decided, such invokes send
+  nothing (their calls are held, with the text read since the opener:
+  :meth:`parsers.scanner.MarkerScanner.mark`).
+- **Output cut inside a tag**: a tag the output ends in (the attribute text
+  of an opener, a partial closing tag between elements) is markup of a cut
+  call, not content; an invoke the output ends in is abandoned.
 - A block opener inside a block starts a new block (the previous one is left
   unclosed). So the opener repeated thousands of times (a degenerate model)
   gives no calls and no content, in linear time.
@@ -141,6 +156,9 @@ _AFTER_PARAM = "after_param"  # after a candidate </P>: is it the real end?
 _AFTER_INVOKE = "after_invoke"  # after a candidate </P> ... </I>: is it the real end?
 
 
+#: Returned by ``_between_elements`` when the text it read ended an invoke outside a block.
+_RETRY = object()
+
 #: What ends the attribute text of an opening tag: its ``>``, or an EOS to drop.
 _HEAD_STOP = re.compile(">|" + re.escape(EOS))
 
@@ -188,7 +206,7 @@ class DsmlToolParser(ToolParser):
         self._invoke_close = f"</{sp.invoke}>"
         self._param_open = f"<{sp.parameter}"
         self._param_close = f"</{sp.parameter}>"
-        self._m_content = markers(self._block_open, EOS)
+        self._m_content = markers(self._block_open, self._invoke_open, EOS)
         self._m_block = markers(self._invoke_open, self._block_close, self._block_open, EOS)
         self._m_invoke = markers(
             self._param_open, self._invoke_close, self._invoke_open, self._block_close, self._block_open, EOS
@@ -214,6 +232,9 @@ class DsmlToolParser(ToolParser):
         self._json_pieces: list[str] = []
         # candidate closing tags and the whitespace after them, not yet decided
         self._held: list[str] = []
+        # an invoke outside a block (the block opener missing): its call events,
+        # sent when the block closer confirms it (None: not in such an invoke)
+        self._orphan: list[tuple[int, str]] | None = None
 
     # ------------------------------------------------------------------ driver
     def _advance(self, final: bool) -> None:
@@ -227,8 +248,13 @@ class DsmlToolParser(ToolParser):
             _AFTER_PARAM: self._step_after_param,
             _AFTER_INVOKE: self._step_after_invoke,
         }
-        while step[self._state](final):
-            pass
+        while True:
+            while step[self._state](final):
+                pass
+            if final and self._orphan is not None:  # no block closer came: it was text
+                self._orphan_failed("")
+                continue
+            break
         if final:
             if self._state == _CONTENT:
                 self._emit_content("".join(self._newlines))
@@ -241,6 +267,21 @@ class DsmlToolParser(ToolParser):
     # ------------------------------------------------------------------ content
     def _step_content(self, final: bool) -> bool:
         text, marker = self.scanner.find(self._m_content, final)
+        self._content_text(text)
+        if marker is None:
+            return False
+        if marker == self._block_open:
+            self._newlines = []  # the blank line before the block: layout
+            self._enter_block()
+        elif marker == self._invoke_open:  # maybe a block whose opener is missing
+            self._orphan = []
+            self.scanner.mark()
+            self._enter_block()
+            self._start_head(marker, _INVOKE_HEAD)
+        return True  # EOS: dropped
+
+    def _content_text(self, text: str) -> None:
+        """Content text: sent, except a trailing newline run, held until it is known whether a block opener follows."""
         if text:
             body = text.rstrip(_NEWLINES)
             if body:
@@ -248,12 +289,63 @@ class DsmlToolParser(ToolParser):
                 self._newlines = [text[len(body):]]
             else:
                 self._newlines.append(text)
-        if marker is None:
-            return False
-        if marker == self._block_open:
-            self._newlines = []  # the blank line before the block: layout
-            self._enter_block()
-        return True  # EOS: dropped
+
+    # ------------------------------------------------------------------ a block whose opener is missing
+    def _orphan_failed(self, marker: str) -> None:
+        """The text read since an invoke opener outside a block is not such a block: it is content.
+
+        ``marker`` (just read, possibly ``""``) is read again in the content state.
+        """
+        sc = self.scanner
+        if marker:
+            sc.unread(len(marker))
+        raw = self._invoke_open + sc.kept()
+        sc.unmark()
+        self._orphan = None
+        self._state = _CONTENT
+        self._stray_open = False
+        self._stray_ws = []
+        self._held = []
+        self._json_pieces = []
+        self._head = []
+        self._content_text(raw.replace(EOS, ""))
+
+    def _orphan_confirmed(self) -> None:
+        """The block closer after complete invokes: they are calls; send what they held."""
+        events, self._orphan = self._orphan, None
+        self.scanner.unmark()
+        self._newlines = []  # the blank line before the invoke: layout
+        for kind, value in events:
+            if kind == 0:
+                super()._begin_call(value)
+            elif kind == 1:
+                super()._emit_arguments(value)
+            else:
+                super()._end_call()
+
+    def _begin_call(self, name: str) -> int:
+        if self._orphan is not None:
+            self._orphan.append((0, name))
+            return -1
+        return super()._begin_call(name)
+
+    def _emit_arguments(self, text: str) -> None:
+        if self._orphan is not None:
+            if text:
+                self._orphan.append((1, text))
+            return
+        super()._emit_arguments(text)
+
+    def _end_call(self) -> None:
+        if self._orphan is not None:
+            self._orphan.append((2, ""))
+            return
+        super()._end_call()
+
+    def _abandon_call(self) -> None:
+        if self._orphan is not None:  # only at the end of the output: _advance passes the text on
+            return
+        super()._abandon_call()
 
     def _enter_block(self) -> None:
         self._state = _BLOCK
@@ -261,8 +353,16 @@ class DsmlToolParser(ToolParser):
         self._stray_ws = []
 
     # ------------------------------------------------------------------ stray text in a block
-    def _stray(self, text: str) -> None:
-        """Text inside a block that is no element: content, without the layout whitespace around it."""
+    def _stray(self, text: str, marker: str = "") -> None:
+        """Text inside a block that is no element: content, without the layout whitespace around it.
+
+        In an invoke whose block opener is missing, it shows the invoke was
+        text: everything from its opener is content, and ``marker`` (read
+        right after ``text``) is read again as content would read it.
+        """
+        if self._orphan is not None and text.strip():
+            self._orphan_failed(marker)
+            return
         body = text.rstrip()
         if not body:
             if self._stray_open:
@@ -289,9 +389,13 @@ class DsmlToolParser(ToolParser):
         if marker is None:
             if sc.at_end():
                 return None
-            text, marker = sc.find(m, final)
+            text, marker = sc.find(m)  # a partial marker stays unread, even at the end
+            if marker is None and final:  # the output ended in a tag: cut markup, not content
+                sc.take_all()
             if text:
-                self._stray(text)
+                self._stray(text, marker or "")
+                if self._state == _CONTENT:  # it ended an invoke outside a block
+                    return _RETRY
             if marker is None:
                 return None
         if marker != EOS:
@@ -304,6 +408,8 @@ class DsmlToolParser(ToolParser):
         marker = self._between_elements(self._m_block, final)
         if marker is None:
             return False
+        if marker is _RETRY:
+            return True
         self._block_marker(marker)
         return True
 
@@ -313,7 +419,12 @@ class DsmlToolParser(ToolParser):
         elif marker == self._block_close:
             self._state = _CONTENT
             self._newlines = []
+            if self._orphan is not None:
+                self._orphan_confirmed()
         elif marker == self._block_open:
+            if self._orphan is not None:  # an invoke outside a block, then a block: it was text
+                self._orphan_failed(marker)
+                return
             self._enter_block()  # a new block; the previous one stays unclosed
         else:  # EOS: dropped
             self._state = _BLOCK
@@ -323,12 +434,16 @@ class DsmlToolParser(ToolParser):
         marker = self._between_elements(self._m_invoke, final)
         if marker is None:
             return False
+        if marker is _RETRY:
+            return True
         if marker == self._param_open:
             self._start_head(marker, _PARAM_HEAD)
         elif marker == self._invoke_close:
             self._close_invoke()
         elif marker == EOS:
             pass
+        elif self._orphan is not None:  # an invoke outside a block that never closed: text
+            self._orphan_failed(marker)
         else:  # a block-level marker: this invoke never closed
             self._abandon_call()
             self._block_marker(marker)
@@ -366,8 +481,14 @@ class DsmlToolParser(ToolParser):
         if keep:
             self._head.append(sc.take(keep))
             self._head_len += keep
-        if self._head_len > MAX_HEAD or final:
+        if self._head_len > MAX_HEAD:
             self._open_tag("".join(self._head), closed=False)
+            return True
+        if final:  # the output ended inside the tag: a cut call's markup, not content
+            if self._orphan is not None:
+                return False  # _advance passes an invoke outside a block on as text
+            self._head = []
+            self._state = _BLOCK if self._state == _INVOKE_HEAD else _INVOKE
             return True
         return False
 

@@ -7,15 +7,15 @@ bracket depth outside strings, and where the top-level value closes.
 
 Two uses:
 
-- as it is, with :meth:`JsonTracker.feed` (the DeepSeek V3/V3.1 and Kimi K2
-  parsers): nothing is validated; only ``"`` and ``\\`` inside strings and
+- as it is, with :meth:`JsonTracker.feed`: nothing is validated; only ``"`` and ``\\`` inside strings and
   ``"{}[]`` outside them are looked at, so any text at all can be fed;
-- as the base of a validating lexer (``strict=True``; Qwen3's
-  :class:`parsers.qwen.JsonCallLexer`): the lexer reads the grammar between
-  strings itself and hands string contents to :meth:`JsonTracker.string_run`,
-  which then also checks escapes (``\\u`` and four hex digits, or one of
-  ``"\\/bfnrt``) and reports raw control characters; brackets go through
-  :meth:`JsonTracker.bracket` in both uses.
+- as the base of a validating lexer (``strict=True``): :class:`JsonValidator`
+  (one JSON value, strict RFC 8259; the DeepSeek V3/V3.1 and Kimi K2
+  arguments) and Qwen3's :class:`parsers.qwen.JsonCallLexer` read the grammar
+  between strings themselves and hand string contents to
+  :meth:`JsonTracker.string_run`, which then also checks escapes (``\\u``
+  and four hex digits, or one of ``"\\/bfnrt``) and reports raw control
+  characters; brackets go through :meth:`JsonTracker.bracket` in every use.
 
 Escapes are followed across pieces: a piece may end right after a backslash
 or inside a ``\\uXXXX`` escape.
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["JsonTracker", "STRING_OPEN", "STRING_END", "CONTROL", "BAD_ESCAPE"]
+__all__ = ["JsonTracker", "JsonValidator", "STRING_OPEN", "STRING_END", "CONTROL", "BAD_ESCAPE"]
 
 #: :meth:`JsonTracker.string_run` results: the text ended inside the string.
 STRING_OPEN = 0
@@ -150,3 +150,188 @@ class JsonTracker:
                 continue
             return j, CONTROL
         return n, STRING_OPEN
+
+
+# Modes of :class:`JsonValidator` between strings.
+_V_VALUE, _V_OBJ_OPEN, _V_OBJ_KEY, _V_COLON, _V_ARR_OPEN, _V_AFTER, _V_NUMBER, _V_LITERAL, _V_DONE = range(9)
+_WS = re.compile(r"[ \t\n\r]*")
+_NUM_RUN = re.compile(r"[0-9eE.+\-]*")
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_WORDS = {"t": "true", "f": "false", "n": "null"}
+
+
+class JsonValidator(JsonTracker):
+    """A strict, incremental validator of one JSON value (RFC 8259; what ``json.loads`` accepts, minus ``NaN``/``Infinity``).
+
+    Fed the text piece by piece, each character read once (linear, whatever
+    the split), it keeps no text: its memory is the open-bracket stack and
+    the digits of a number being read, so a call's arguments can be checked
+    with flat memory as the call grows (instead of one ``json.loads`` over
+    the kept text at the end). Leading and trailing JSON whitespace are
+    allowed. Raw control characters inside strings, bad escapes, ``NaN``,
+    ``Infinity``, single quotes, trailing commas and text after the value are
+    errors. ``objects_only`` (the default) also makes any top-level value
+    but an object an error.
+
+    Attributes: ``first`` (the value's first character, ``""`` while only
+    whitespace was read), ``failed`` (the text cannot be valid JSON whatever
+    follows; nothing more is read), ``error_at`` (the index, in the piece
+    whose reading failed, of the first character that cannot continue the
+    value), ``closed`` (the top-level value has ended). Never raises.
+    """
+
+    __slots__ = ("_stack", "_mode", "_in_key", "_word", "_word_pos", "_number", "first", "failed", "error_at",
+                 "objects_only")
+
+    def __init__(self, objects_only: bool = True) -> None:
+        super().__init__(strict=True)
+        self._stack: list[str] = []
+        self._mode = _V_VALUE
+        self._in_key = False
+        self._word = ""
+        self._word_pos = 0
+        self._number: list[str] = []
+        self.first = ""
+        self.failed = False
+        self.error_at = -1
+        self.objects_only = objects_only
+
+    def complete(self) -> bool:
+        """True when the text fed so far is exactly one valid JSON value (plus whitespace)."""
+        if self.failed:
+            return False
+        if self._mode == _V_NUMBER and not self._stack:  # a top-level number ends with the text
+            return _NUMBER.fullmatch("".join(self._number)) is not None
+        return self.closed
+
+    def _fail(self, i: int, at: int) -> int:
+        self.failed = True
+        self.error_at = i
+        return at
+
+    def _close(self, c: str, i: int, at: int) -> int:
+        """The container open at the top of the stack closes at ``i``; the top-level end index (``i`` or ``at``)."""
+        self._stack.pop()
+        self.bracket(c)
+        self._value_end()
+        return at if self._stack else i
+
+    def _value_end(self) -> None:
+        """A value (scalar or container) ended; at the top level the whole value has."""
+        if self._stack:
+            self._mode = _V_AFTER
+        else:
+            self._mode = _V_DONE
+            self.closed = True
+
+    def feed(self, text: str) -> int:
+        """Read ``text``; return the index in it of the character that ends the top-level value, else -1.
+
+        That character is the closing bracket of a top-level object or array,
+        or the closing quote of a top-level string (a top-level number or
+        literal is reported by :meth:`complete` only). On an error, sets
+        ``failed`` and ``error_at`` and reads no further (the return value
+        still reports an end met before the error). Once ``failed``, a feed
+        reads nothing and returns -1.
+        """
+        if self.failed:
+            return -1
+        at = -1
+        i, n = 0, len(text)
+        stack = self._stack
+        while i < n:
+            if self.inside:
+                j, event = self.string_run(text, i)
+                if event == STRING_OPEN:
+                    break
+                if event != STRING_END:  # a raw control character or a bad escape
+                    return self._fail(j, at)
+                i = j
+                if self._in_key:
+                    self._mode = _V_COLON
+                else:
+                    self._value_end()
+                    if not stack:
+                        at = i - 1
+                continue
+            mode = self._mode
+            if mode == _V_NUMBER:
+                end = _NUM_RUN.match(text, i).end()
+                self._number.append(text[i:end])
+                if end >= n:
+                    break
+                if _NUMBER.fullmatch("".join(self._number)) is None:
+                    return self._fail(end, at)
+                self._number = []
+                self._value_end()
+                i = end
+                continue
+            if mode == _V_LITERAL:
+                word, k = self._word, self._word_pos
+                while i < n and k < len(word):
+                    if text[i] != word[k]:
+                        return self._fail(i, at)
+                    i += 1
+                    k += 1
+                self._word_pos = k
+                if k == len(word):
+                    self._value_end()
+                continue
+            i = _WS.match(text, i).end()
+            if i >= n:
+                break
+            c = text[i]
+            if mode == _V_VALUE or mode == _V_ARR_OPEN:
+                if mode == _V_ARR_OPEN and c == "]":
+                    at = self._close(c, i, at)
+                    i += 1
+                    continue
+                if not self.first:
+                    self.first = c
+                    if self.objects_only and c != "{":
+                        return self._fail(i, at)
+                if c == "{" or c == "[":
+                    stack.append(c)
+                    self.bracket(c)
+                    self._mode = _V_OBJ_OPEN if c == "{" else _V_ARR_OPEN
+                    i += 1
+                elif c == '"':
+                    self.inside = True
+                    self._in_key = False
+                    i += 1
+                elif c == "-" or "0" <= c <= "9":
+                    self._mode = _V_NUMBER
+                elif c in _WORDS:
+                    self._mode = _V_LITERAL
+                    self._word = _WORDS[c]
+                    self._word_pos = 0
+                else:
+                    return self._fail(i, at)
+            elif mode == _V_OBJ_OPEN or mode == _V_OBJ_KEY:
+                if c == '"':
+                    self.inside = True
+                    self._in_key = True
+                    i += 1
+                elif c == "}" and mode == _V_OBJ_OPEN:
+                    at = self._close(c, i, at)
+                    i += 1
+                else:
+                    return self._fail(i, at)
+            elif mode == _V_COLON:
+                if c != ":":
+                    return self._fail(i, at)
+                self._mode = _V_VALUE
+                i += 1
+            elif mode == _V_AFTER:
+                top = stack[-1]
+                if c == ",":
+                    self._mode = _V_OBJ_KEY if top == "{" else _V_VALUE
+                    i += 1
+                elif (c == "}" and top == "{") or (c == "]" and top == "["):
+                    at = self._close(c, i, at)
+                    i += 1
+                else:
+                    return self._fail(i, at)
+            else:  # _V_DONE: only whitespace may follow the value
+                return self._fail(i, at)
+        return at

@@ -14,29 +14,46 @@ The format, as Moonshot's Kimi K2 chat template writes an assistant turn::
   A section the output leaves open still gives every complete call in it.
   An opener inside an open section is ignored, so a model repeating the
   opener gives no content and no calls, in linear time.
-- **Inside a section**: whitespace between calls is layout; other text there
-  is content. Stray format tokens that make no call (``<|tool_call_end|>``,
+- **Inside a section**, text outside any call is not content: it is not the
+  model's answer (the one exception to DESIGN.md's rule that model text
+  which is neither markup nor a call comes back as content; issue 9). Stray
+  format tokens that make no call (``<|tool_call_end|>``,
   ``<|tool_call_argument_begin|>`` outside a call, a ``<|tool_call_begin|>``
-  whose id is not followed by ``<|tool_call_argument_begin|>``) are dropped,
-  the text around them is content.
+  whose id is not followed by ``<|tool_call_argument_begin|>``) are dropped
+  with that text.
 - **Names**: the call id ``functions.NAME:IDX`` carries the name: the
   ``functions.`` prefix is dropped when present, and ``:IDX`` when IDX is a
   number (``get_weather:0`` and ``functions.get_weather`` also give
   ``get_weather``). Surrounding whitespace is stripped; an empty name makes
-  no call. An id that runs past :data:`parsers.base.MAX_HEAD` characters
+  no call. When the request has tools and that name is none of them, an id
+  that is a tool's sanitised id (``functions_get_weather_1``, as clients
+  that sanitise ids to ``[A-Za-z0-9_-]`` teach the model) names that tool
+  (:func:`resolve_name`). An id that runs past :data:`parsers.base.MAX_HEAD` characters
   without ``<|tool_call_argument_begin|>`` (or another token) makes no call
   either: its ``<|tool_call_begin|>`` is dropped, the id is cut there (after
   ``MAX_HEAD + 1`` characters) and is text of the section, and the section
   is read on after it (so text after a stray ``<|tool_call_begin|>`` is held
   back at most that long).
-- **Arguments**: raw JSON, streamed as it arrives up to the bracket that
-  closes the top-level value (the final ``}`` of the object); that bracket
-  and any text after it are sent when the call completes, so the streamed
-  arguments of an abandoned call never form a JSON object (a client cannot
-  take ``{"a": NaN}`` for a call). A call is complete at
+- **Arguments**: raw JSON, validated as it arrives by the strict incremental
+  :class:`parsers.jsonscan.JsonValidator` (no argument text is kept: memory
+  stays flat as a call grows; ``NaN``, ``Infinity`` are not JSON), streamed
+  up to the bracket that closes the top-level object; that bracket and the
+  whitespace after it are sent when the call completes, so the streamed
+  arguments of an abandoned call never form a JSON value (a client cannot
+  take ``{"a": NaN}`` for a call; the stream stops before the ``N``).
+  Arguments written as a JSON string whose text is a JSON object
+  (double-encoded, as the template rendered earlier calls in multi-turn
+  use) are that object; they are held whole and sent when the call
+  completes. A call whose arguments stop being JSON is *broken*: it is
+  abandoned there, and the text from the break on is dropped when
+  ``<|tool_call_end|>`` follows (markup of a call not made), else (another
+  token, the end of the output) it is content: prose the model went on
+  writing after a call it left broken. A call is complete at
   ``<|tool_call_end|>`` (or at the next call, the section's end, or the end of
   the output) when its arguments are one JSON object (empty arguments give
-  ``{}``, except at the end of the output); otherwise it is abandoned. ``<|tool_call_end|>`` inside a JSON
+  ``{}``, except at the end of the output); otherwise it is abandoned. A
+  call the output ends in (also inside a token after its arguments) is cut:
+  complete when its arguments are, else abandoned, its markup never content. ``<|tool_call_end|>`` inside a JSON
   string is text of the string unless what follows it (ignoring whitespace)
   is ``<|tool_call_begin|>``, the section's end or the end of the output; the
   other tokens inside a JSON string are always text.
@@ -45,16 +62,17 @@ The format, as Moonshot's Kimi K2 chat template writes an assistant turn::
 from __future__ import annotations
 
 import json
+import re
 
 from . import register
-from .base import MAX_HEAD, ToolParser
-from .jsonscan import JsonTracker
+from .base import MAX_HEAD, ToolParser, json_text, tool_name
+from .jsonscan import JsonValidator
 from .scanner import PARTIAL, markers
 
 __all__ = [
     "SECTION_BEGIN", "SECTION_END", "SECTION_BEGIN_SINGULAR", "SECTION_END_SINGULAR",
     "CALL_BEGIN", "ARGUMENT_BEGIN", "CALL_END", "ID_PREFIX", "SPECIAL_TOKENS",
-    "call_name", "KimiK2Parser",
+    "call_name", "resolve_name", "KimiK2Parser",
 ]
 
 SECTION_BEGIN = "<|tool_calls_section_begin|>"
@@ -100,6 +118,34 @@ def call_name(call_id: str) -> str:
     return name.strip()
 
 
+_UNSAFE_ID_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def resolve_name(call_id: str, tools) -> str:
+    """The tool a call id names: :func:`call_name`, or a request tool whose sanitised id it is.
+
+    Clients that echo call ids back sanitised to ``[A-Za-z0-9_-]`` teach the
+    model ids such as ``functions_get_weather_1``. When the request has tools
+    and the name from :func:`call_name` is none of them, the id is matched
+    against each tool name ``T`` sanitised the same way (every other
+    character replaced by ``_``): ``functions_T_N``, ``functions.T_N``, ``T_N``
+    and ``T`` (``N`` digits, the ``functions`` prefix and the index
+    optional) give ``T``; the first tool that matches wins. Otherwise the
+    name is :func:`call_name`'s. The id is at most
+    :data:`parsers.base.MAX_HEAD` characters, so this is bounded work.
+    """
+    name = call_name(call_id)
+    names = [n for n in (tool_name(t) for t in tools or ()) if isinstance(n, str) and n]
+    if not name or not names or name in names:
+        return name
+    raw = call_id.strip()
+    for tool in names:
+        safe = re.escape(_UNSAFE_ID_CHARS.sub("_", tool))
+        if re.fullmatch(rf"(?:functions[._])?{safe}(?:[_:][0-9]+)?", raw):
+            return tool
+    return name
+
+
 def _reject_constant(name: str):
     raise ValueError(f"{name} is not JSON")
 
@@ -111,13 +157,12 @@ class KimiK2Parser(ToolParser):
     def __init__(self) -> None:
         super().__init__()
         self._state = _CONTENT
-        self._gap: list[str] = []       # whitespace held in a section gap
-        self._gap_is_content = False
         self._id_parts: list[str] = []
         self._id_len = 0                # characters of the call id read so far
-        self._args: list[str] = []
-        self._strings = JsonTracker()  # string state and the top-level close of the arguments
+        # the arguments, validated as they arrive (strings, the top-level close); no text kept
+        self._strings = JsonValidator(objects_only=False)
         self._hold: list[str] = []      # argument text from the top-level close on, sent when the call completes
+        self._broken: list[str] = []    # text of a broken call from where it broke, not yet decided
         self._pending: list[str] = []   # whitespace after a <|tool_call_end|> met inside a string
 
     def _advance(self, final: bool) -> None:
@@ -126,24 +171,8 @@ class KimiK2Parser(ToolParser):
             pass
 
     # ------------------------------------------------------------------ helpers
-    def _gap_text(self, text: str) -> None:
-        """Text between calls: layout while it is whitespace, content from its first other character."""
-        if not text:
-            return
-        if self._gap_is_content:
-            self._emit_content(text)
-        elif text.isspace():
-            self._gap.append(text)
-        else:
-            self._gap.append(text)
-            self._emit_content("".join(self._gap))
-            self._gap = []
-            self._gap_is_content = True
-
     def _section_marker(self, marker: str) -> bool:
         """Act on a marker met between calls (or ending a call)."""
-        self._gap = []
-        self._gap_is_content = False
         if marker == CALL_BEGIN:
             self._state = _ID
             self._id_parts = []
@@ -157,34 +186,59 @@ class KimiK2Parser(ToolParser):
     def _close_call(self, cut: bool = False) -> None:
         """The arguments ended: complete the call if they are one JSON object, else abandon it.
 
-        Empty arguments give ``{}``, unless the output was ``cut`` off (ended) there.
+        Empty arguments give ``{}``, unless the output was ``cut`` off (ended)
+        there. Arguments written as one JSON string whose text is a JSON
+        object (double-encoded, as the template rendered earlier calls) are
+        that object.
         """
-        text = "".join(self._args)
+        v = self._strings
         held = "".join(self._hold)
-        self._args = []
         self._hold = []
-        if not text.strip() and not cut:
+        if not v.first and not v.failed and not cut:
             self._emit_arguments("{}")
             self._end_call()
             return
-        try:
-            value = json.loads(text, parse_constant=_reject_constant)
-        except (ValueError, RecursionError):
-            value = None
+        value = None
+        if v.complete():
+            if v.first == "{":
+                self._emit_arguments(held)
+                self._end_call()
+                return
+            if v.first == '"':
+                try:
+                    value = json.loads(json.loads(held), parse_constant=_reject_constant)
+                except (ValueError, TypeError, RecursionError):
+                    value = None
         if isinstance(value, dict):
-            self._emit_arguments(held)
+            self._emit_arguments(json_text(value))
             self._end_call()
         else:
             self._abandon_call()
 
     def _send(self, text: str) -> None:
-        """A piece of argument text: kept, its strings tracked, streamed up to the top-level close (held from there)."""
+        """A piece of argument text: validated, streamed up to the top-level close (held from there).
+
+        Arguments that do not start with ``{`` (a double-encoded string, or
+        no object at all) are held whole until the call ends. At the first
+        character that cannot continue a JSON value the call is abandoned and
+        the text from there is read by ``_s_broken``.
+        """
         if not text:
             return
-        self._args.append(text)
-        closed = self._strings.closed
-        at = self._strings.feed(text)
-        if closed:
+        v = self._strings
+        if v.failed:
+            self._broken.append(text)
+            return
+        closed = v.closed
+        at = v.feed(text)
+        if v.failed:
+            cut = v.error_at if at < 0 else at
+            if v.first == "{" and not closed:
+                self._emit_arguments(text[:cut])
+            self._hold = []
+            self._abandon_call()
+            self._broken = [text[v.error_at:]]
+        elif closed or (v.first and v.first != "{"):
             self._hold.append(text)
         elif at < 0:
             self._emit_arguments(text)
@@ -201,8 +255,8 @@ class KimiK2Parser(ToolParser):
         return self._section_marker(marker)
 
     def _s_section(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_M_SECTION, final)
-        self._gap_text(text)
+        # text in a section outside calls is dropped: not the model's answer (see the module docstring)
+        _, marker = self.scanner.find(_M_SECTION, final)
         if marker is None:
             return False
         return self._section_marker(marker)
@@ -214,32 +268,33 @@ class KimiK2Parser(ToolParser):
             self._id_len += len(text)
         if marker is None:
             if final or self._id_len > MAX_HEAD:  # the output ended in a call id, or it is too long: no call
-                self._gap_text("".join(self._id_parts))
                 self._id_parts = []
                 self._state = _SECTION
                 return True
             return False
         raw = "".join(self._id_parts)
         self._id_parts = []
-        name = call_name(raw) if marker == ARGUMENT_BEGIN else ""
+        name = resolve_name(raw, self.tools) if marker == ARGUMENT_BEGIN else ""
         if not name:  # no call: the id text is text of the section
-            self._gap_text(raw)
             if marker == ARGUMENT_BEGIN:
                 self._state = _SECTION
                 return True
             return self._section_marker(marker)
         self._begin_call(name)
-        self._args = []
         self._hold = []
-        self._strings = JsonTracker()
+        self._broken = []
+        self._strings = JsonValidator(objects_only=False)
         self._state = _ARGS
         return True
 
     def _s_args(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_M_ARGS, final)
+        text, marker = self.scanner.find(_M_ARGS)  # a partial token stays unread, even at the end
         self._send(text)
+        if self._strings.failed:
+            return self._broken_end(marker, final)
         if marker is None:
-            if final:
+            if final:  # the output ended in the arguments (or in a token after them): cut there
+                self.scanner.take_all()
                 self._close_call(cut=True)
                 self._state = _SECTION
                 return True
@@ -252,6 +307,28 @@ class KimiK2Parser(ToolParser):
                 self._send(marker)
             return True
         self._close_call()
+        return self._section_marker(marker)
+
+    def _broken_end(self, marker: str | None, final: bool) -> bool:
+        """A broken call's text ends at ``marker``: dropped at its ``<|tool_call_end|>``, else content.
+
+        A ``<|tool_call_end|>`` ends the broken call: its text is markup of a
+        call that was not made. Another token, or the end of the output,
+        means the model went on writing prose after a call it left broken:
+        that text is content (model text, not section layout), and the token
+        is read as in the section.
+        """
+        if marker is None and not final:
+            return False
+        held = "".join(self._broken)
+        self._broken = []
+        self._strings = JsonValidator(objects_only=False)
+        if marker == CALL_END:
+            return self._section_marker(marker)
+        self._emit_content(held)
+        if marker is None:
+            self._state = _SECTION
+            return False
         return self._section_marker(marker)
 
     def _s_end_check(self, final: bool) -> bool:

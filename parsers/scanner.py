@@ -69,19 +69,59 @@ class MarkerScanner:
     are in characters (Python ``str``).
     """
 
-    __slots__ = ("_buf", "_pos")
+    __slots__ = ("_buf", "_pos", "_mark", "_kept")
 
     def __init__(self) -> None:
         self._buf = ""
         self._pos = 0
+        self._mark: int | None = None  # see mark()
+        self._kept: list[str] = []
 
     def feed(self, text: str) -> None:
-        """Append a delta, dropping the text already consumed."""
+        """Append a delta, dropping the text already consumed (kept aside when marked)."""
         if self._pos:
+            if self._mark is not None:
+                self._kept.append(self._buf[self._mark:self._pos])
+                self._mark = 0
             self._buf = self._buf[self._pos:] + text
             self._pos = 0
         else:
             self._buf += text
+
+    # ------------------------------------------------------------------ keeping consumed text
+    def mark(self) -> None:
+        """Keep the text consumed from the current position on, until :meth:`unmark`.
+
+        For a parser that may have to pass a stretch it already read on as
+        text (a DSML invoke whose block opener is missing). Kept text is
+        stored once, in pieces (linear); memory grows with it until unmarked.
+        """
+        self._mark = self._pos
+        self._kept = []
+
+    def kept(self) -> str:
+        """The text consumed since :meth:`mark` (``""`` when not marked)."""
+        if self._mark is None:
+            return ""
+        return "".join(self._kept) + self._buf[self._mark:self._pos]
+
+    def unmark(self) -> None:
+        """Stop keeping consumed text; drop what was kept."""
+        self._mark = None
+        self._kept = []
+
+    def unread(self, n: int) -> None:
+        """Step back over the last ``n`` characters consumed since the last :meth:`feed`, to read them again.
+
+        Only for a marker just read, which a parser hands to another state
+        (each such marker is read at most twice, so reading stays linear).
+        Raises ``ValueError`` when fewer than ``n`` characters were consumed
+        since the last feed (or since the mark).
+        """
+        low = self._mark if self._mark is not None else 0
+        if n < 0 or self._pos - n < low:
+            raise ValueError("unread() beyond the text consumed since the last feed")
+        self._pos -= n
 
     # ------------------------------------------------------------------ queries
     def pending(self) -> int:

@@ -56,8 +56,9 @@ def test_blank_line_before_block_is_layout(name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_spaces_before_the_opener_are_content(name):
+    # the newline after the block is layout (DESIGN.md: whitespace after calls)
     text = spell(name, "Checking. \n\n" + block(WEATHER) + "\n")
-    assert_parses(name, text, "Checking. \n", [WEATHER_CALL], strip_content=False)
+    assert_parses(name, text, "Checking. ", [WEATHER_CALL], strip_content=False)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -402,3 +403,33 @@ def _property(name, data):
 @given(data=st.data())
 def test_random_calls_under_random_chunkings(name, data):
     _property(name, data)
+
+
+# ----------------------------------------------------------------- issue 9: the block opener missing
+@pytest.mark.parametrize("name", NAMES)
+def test_invokes_then_the_block_closer_without_the_opener_are_calls(name):
+    text = spell(name, "Checking.\n\n" + WEATHER + "\n" + invoke("submit") + f"\n</{B}>\nDone.")
+    assert_parses(name, text, "Checking.\nDone.", [WEATHER_CALL, ("submit", {})], strip_content=False)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("prose", [
+    # an invoke mentioned in prose, no closer: text
+    f'Write <{I} name="f"> to call f, then close it.',
+    # a complete invoke, no block closer: text
+    WEATHER + "\nThat is how a call looks.",
+    # a complete invoke, then prose, then a closer: text
+    WEATHER + f"\nsee? </{B}>",
+    # an invoke that is cut off: text (no block opener: nothing says it is a call)
+    f'<{I} name="f">\n<{P} name="a" string="true">x',
+])
+def test_an_invoke_outside_a_block_without_its_closer_is_content(name, prose):
+    text = spell(name, "Hi. " + prose)
+    assert_parses(name, text, text.replace(EOS, ""), [], strip_content=False)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_block_after_an_invoke_in_prose_is_still_read(name):
+    mention = f'<{I} name="x"> is the tag. '
+    text = spell(name, mention + block(WEATHER))
+    assert_parses(name, text, spell(name, mention), [WEATHER_CALL])

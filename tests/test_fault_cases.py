@@ -17,9 +17,6 @@ CASES = load_cases()
 #: Cases of model-output.jsonl (issue 9) that today's parsers still get wrong.
 #: Strict: a fixed case must leave this set.
 KNOWN_FAILING = {
-    "kimi-k2-sanitised-call-id",
-    "kimi-k2-arguments-double-encoded",
-    "dsml-v4-missing-block-opener",
 }
 
 

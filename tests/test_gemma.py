@@ -56,8 +56,9 @@ def test_empty_arguments():
 
 
 def test_text_before_between_and_after_calls_is_content():
+    # the newline between the calls is layout (DESIGN.md: whitespace between calls)
     text = "Let me look. " + call("a", "{x:1}") + "\n" + call("b", "{}") + " Done."
-    assert_parses(P, text, "Let me look. \n Done.", [("a", {"x": 1}), ("b", {})])
+    assert_parses(P, text, "Let me look.  Done.", [("a", {"x": 1}), ("b", {})])
 
 
 def test_renderer_matches_the_template_layout():

@@ -65,7 +65,8 @@ STRAY = [
     ("glm45", glm.TOOL_CALL + PROSE, glm.TOOL_CALL + PROSE),
     ("glm45", glm.TOOL_CALL + PATH, glm.TOOL_CALL + PATH),
     ("glm47", glm.TOOL_CALL + PATH, glm.TOOL_CALL + PATH),
-    ("kimi_k2", kimi.SECTION_BEGIN + kimi.CALL_BEGIN + PROSE, PROSE),
+    # text inside a Kimi section outside any call is not content (kimi.py; issue 9)
+    ("kimi_k2", kimi.SECTION_BEGIN + kimi.CALL_BEGIN + PROSE, ""),
     ("minimax_m2", minimax.BLOCK_OPEN + "\n" + minimax.INVOKE_OPEN + PROSE,
      minimax.BLOCK_OPEN + "\n" + minimax.INVOKE_OPEN + PROSE),
     ("minimax_m2", minimax.BLOCK_OPEN + " " * 2000 + PROSE, minimax.BLOCK_OPEN + " " * 2000 + PROSE),
@@ -103,7 +104,7 @@ def test_prose_after_a_stray_opener_streams_as_content(name, text, content):
     assert last.calls == []
     streamed = before_finish + last.normal_text
     # the prose reached the client while it streamed, never more than a head late
-    assert held <= MAX_HEAD + _SLACK, held
+    assert held <= MAX_HEAD + _SLACK or not content, held
     assert len(before_finish) >= len(content) - _SLACK
     assert streamed == content
     whole = parsers.get(name)().detect_and_parse(text, ())
@@ -203,7 +204,8 @@ def test_a_head_of_max_head_characters_is_a_call_one_more_is_not(name, make):
     assert_parses(name, text, "", [(fn, args)], chunkings=_CHUNKS)
     _, text = make(MAX_HEAD + 1)
     whole = whole_outcome(name, text)
-    assert whole.calls == [] and whole.content  # not a call: its text is content
+    # not a call: its text is content (except inside a Kimi section, where no text is)
+    assert whole.calls == [] and (whole.content or name == "kimi_k2")
     for spec in _CHUNKS:
         got = stream_outcome(name, chunk(text, spec))
         assert got.calls == [] and not check.compare(got, whole), spec

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import parsers
-from parsers.jsonscan import BAD_ESCAPE, CONTROL, STRING_END, STRING_OPEN, JsonTracker
+from parsers.jsonscan import BAD_ESCAPE, CONTROL, STRING_END, STRING_OPEN, JsonTracker, JsonValidator
 from parsers.qwen import JsonCallLexer
 
 
@@ -113,9 +113,70 @@ def test_strict_reports_control_characters_non_strict_reads_them():
 # ----------------------------------------------------------------- one piece of code
 def test_the_parsers_share_the_tracker():
     assert issubclass(JsonCallLexer, JsonTracker) and JsonCallLexer().strict
+    assert issubclass(JsonValidator, JsonTracker) and JsonValidator().strict
     for name, attr in (("deepseek_v3", "_json"), ("deepseek_v31", "_json"), ("kimi_k2", "_strings")):
-        assert type(getattr(parsers.get(name)(), attr)) is JsonTracker
+        assert type(getattr(parsers.get(name)(), attr)) is JsonValidator
     assert "jsonscan" not in parsers.names()
+
+
+# ----------------------------------------------------------------- the strict validator
+def _strict_reference(text: str, objects_only: bool) -> bool:
+    """What the validator must say: json.loads accepts it (no NaN/Infinity), an object if ``objects_only``."""
+    def reject(name):
+        raise ValueError(name)
+    try:
+        value = json.loads(text, parse_constant=reject)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(value, dict) or not objects_only
+
+
+def _validate_split(text: str, cuts: list[int], objects_only: bool) -> bool:
+    validator = JsonValidator(objects_only)
+    points = [0, *cuts, len(text)]
+    for a, b in zip(points, points[1:]):
+        validator.feed(text[a:b])
+    return validator.complete()
+
+
+_JSON_PIECES = st.sampled_from(['{', '}', '[', ']', '"', '\\', ':', ',', ' ', '\n', 'a', '1', '-', '.', 'e', '0',
+                                'true', 'null', 'NaN', 'Infinity', '"k"', '\\u00e9', '\\n'])
+_VALID = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+                      | st.text(max_size=5),
+                      lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+                      max_leaves=8)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(st.lists(_JSON_PIECES, max_size=14).map("".join),
+                 _VALID.map(json.dumps),
+                 st.tuples(_VALID.map(json.dumps), st.integers(0, 30)).map(lambda t: t[0][:t[1]])),
+       st.lists(st.integers(min_value=1, max_value=60), max_size=6), st.booleans())
+def test_validator_agrees_with_json_loads_under_any_split(text, cuts, objects_only):
+    cuts = sorted({c for c in cuts if 0 < c < len(text)})
+    assert _validate_split(text, cuts, objects_only) == _strict_reference(text, objects_only), (text, cuts)
+
+
+@pytest.mark.parametrize("text, error_at", [('{"a": NaN}', 6), ('{"a": Infinity}', 6), ('{"a": 1,}', 8),
+                                            ('{"a": 1} x', 9), ('{"a": "x\ny"}', 8), ("[1]", 0), ("{'a': 1}", 1)])
+def test_validator_errors_where_the_json_breaks(text, error_at):
+    validator = JsonValidator()
+    validator.feed(text)
+    assert validator.failed and validator.error_at == error_at and not validator.complete()
+
+
+def test_validator_reports_the_top_level_close_and_keeps_no_text():
+    validator = JsonValidator()
+    assert validator.feed('{"a": "}') == -1 and validator.feed('", "b": [1, {}]}  ') == 15
+    assert validator.complete() and validator.closed and validator.first == "{"
+    big = '"' + "x" * 100000 + '"'
+    validator = JsonValidator()
+    validator.feed('{"c": ')
+    for i in range(0, len(big), 1000):
+        validator.feed(big[i:i + 1000])
+    validator.feed("}")
+    assert validator.complete()
+    assert sum(len(x) for x in validator._number) == 0 and validator._stack == []
 
 
 @pytest.mark.parametrize("size", [1, 2, 5, 1000])
