@@ -57,6 +57,7 @@ class Outcome:
 
     content: str = ""
     calls: list[StreamedCall] = field(default_factory=list)
+    reasoning: str = ""  # the concatenated ``reasoning_text`` (empty for formats without it)
 
     def complete_calls(self) -> list[tuple[str | None, dict]]:
         """``(name, arguments)`` of the calls whose arguments are a JSON object."""
@@ -76,10 +77,12 @@ def assemble(results: Iterable[Any], strict: bool = True) -> Outcome:
     for an index that has no name yet.
     """
     content: list[str] = []
+    reasoning: list[str] = []
     calls: dict[int, StreamedCall] = {}
     pieces: dict[int, list[str]] = {}
     for result in results:
         content.append(_get(result, "normal_text", "") or "")
+        reasoning.append(_get(result, "reasoning_text", "") or "")
         for item in _get(result, "calls", None) or ():
             index = _get(item, "tool_index")
             name = _get(item, "name")
@@ -99,7 +102,7 @@ def assemble(results: Iterable[Any], strict: bool = True) -> Outcome:
             pieces[index].append(params)
     for index, call in calls.items():
         call.arguments_text = "".join(pieces[index])
-    return Outcome("".join(content), [calls[i] for i in sorted(calls)])
+    return Outcome("".join(content), [calls[i] for i in sorted(calls)], "".join(reasoning))
 
 
 def stream(parser: Any, deltas: Sequence[str], tools: Sequence[Any] = (), strict: bool = True) -> Outcome:
@@ -128,7 +131,7 @@ def compare(streamed: Outcome, expected: Outcome, strip_content: bool = False) -
     """Differences between two outcomes, as sentences (empty when they agree).
 
     Content must be equal (after stripping outer whitespace when
-    ``strip_content``); complete calls must agree in order, name and
+    ``strip_content``), reasoning equal; complete calls must agree in order, name and
     arguments (as JSON). Abandoned calls (arguments not a JSON object) are
     left out of the comparison.
     """
@@ -138,6 +141,8 @@ def compare(streamed: Outcome, expected: Outcome, strip_content: bool = False) -
         a, b = a.strip(), b.strip()
     if a != b:
         problems.append(f"content differs: {_short(a)} != {_short(b)}")
+    if streamed.reasoning != expected.reasoning:
+        problems.append(f"reasoning differs: {_short(streamed.reasoning)} != {_short(expected.reasoning)}")
     got, want = streamed.complete_calls(), expected.complete_calls()
     if len(got) != len(want):
         problems.append(f"{len(got)} calls != {len(want)}: {_short(got)} vs {_short(want)}")
@@ -152,9 +157,9 @@ def _short(value: Any, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit // 2] + " ... " + text[-limit // 2:]
 
 
-def outcome_of(content: str, calls: Iterable[tuple[str, dict]]) -> Outcome:
+def outcome_of(content: str, calls: Iterable[tuple[str, dict]], reasoning: str = "") -> Outcome:
     """An :class:`Outcome` from expected values: ``calls`` as ``(name, arguments dict)``."""
-    return Outcome(content, [StreamedCall(n, json.dumps(a, ensure_ascii=False)) for n, a in calls])
+    return Outcome(content, [StreamedCall(n, json.dumps(a, ensure_ascii=False)) for n, a in calls], reasoning)
 
 
 # ---------------------------------------------------------------------------- the check run

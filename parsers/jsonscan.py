@@ -23,9 +23,10 @@ or inside a ``\\uXXXX`` escape.
 
 from __future__ import annotations
 
+import json
 import re
 
-__all__ = ["JsonTracker", "STRING_OPEN", "STRING_END", "CONTROL", "BAD_ESCAPE"]
+__all__ = ["JsonTracker", "RawArguments", "json_object", "STRING_OPEN", "STRING_END", "CONTROL", "BAD_ESCAPE"]
 
 #: :meth:`JsonTracker.string_run` results: the text ended inside the string.
 STRING_OPEN = 0
@@ -150,3 +151,59 @@ class JsonTracker:
                 continue
             return j, CONTROL
         return n, STRING_OPEN
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+def json_object(text: str) -> dict | None:
+    """``text`` decoded as one JSON object, or ``None`` (not JSON, not an object, ``NaN``/``Infinity``, too deep)."""
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+class RawArguments:
+    """The raw JSON arguments text of one call, streamed as it arrives (the gpt-oss and Mistral parsers).
+
+    :meth:`feed` returns the part of a piece that may be sent now: text up to
+    (not including) the bracket that closes the top-level value; that
+    bracket and anything after it are held until :meth:`close` confirms the
+    call, so the streamed text of a call that is then abandoned never forms
+    a JSON object. :attr:`tracker` tells whether the text so far ends inside
+    a string and whether the top-level value has closed.
+    """
+
+    __slots__ = ("parts", "held", "tracker")
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.held: list[str] = []
+        self.tracker = JsonTracker()
+
+    def feed(self, text: str) -> str:
+        """Take one piece (characters); return what of it may be streamed now."""
+        if not text:
+            return ""
+        self.parts.append(text)
+        if self.tracker.closed:
+            self.held.append(text)
+            return ""
+        at = self.tracker.feed(text)
+        if at < 0:
+            return text
+        self.held.append(text[at:])
+        return text[:at]
+
+    def close(self, cut: bool = False) -> str | None:
+        """The arguments ended: the held text to send when they are one JSON object, else ``None`` (abandon).
+
+        Empty (or blank) arguments give ``"{}"`` unless the output was ``cut`` off there.
+        """
+        text = "".join(self.parts)
+        if not text.strip():
+            return None if cut else "{}"
+        return "".join(self.held) if json_object(text) is not None else None
