@@ -198,6 +198,23 @@ class RawArguments:
         self.held.append(text[at:])
         return text[:at]
 
+    def feed_to_close(self, text: str) -> tuple[str, int]:
+        """Take ``text`` up to and including the top-level close: ``(what may be streamed now, characters taken)``.
+
+        For formats where that close ends the call (nothing else does):
+        fewer than ``len(text)`` characters are taken when the value closes
+        inside ``text``; the rest belongs to what follows the call.
+        """
+        if self.tracker.closed or not text:
+            return "", 0
+        at = self.tracker.feed(text)
+        if at < 0:
+            self.parts.append(text)
+            return text, len(text)
+        self.parts.append(text[:at + 1])
+        self.held.append(text[at:at + 1])
+        return text[:at], at + 1
+
     def close(self, cut: bool = False) -> str | None:
         """The arguments ended: the held text to send when they are one JSON object, else ``None`` (abandon).
 
