@@ -48,7 +48,7 @@ def whole_outcome(parser_name: str, text: str, tools=()):
 
 
 def assert_parses(parser_name, text, content, calls, tools=(), chunkings=CHUNKINGS, deltas=None,
-                  strip_content=False, special_tokens=()):
+                  strip_content=False, special_tokens=(), reasoning=""):
     """Assert the whole-text parse and every chunking give ``content`` and ``calls``.
 
     ``calls``: list of ``(name, arguments dict)``. ``deltas``: an extra split
@@ -58,7 +58,7 @@ def assert_parses(parser_name, text, content, calls, tools=(), chunkings=CHUNKIN
     from callscale import check
     from workloads.chunking import chunk
 
-    expected = check.outcome_of(content, calls)
+    expected = check.outcome_of(content, calls, reasoning)
     splits = {"whole-text detect_and_parse": None}
     for spec in chunkings:
         splits[spec] = chunk(text, spec, special_tokens)
