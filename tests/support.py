@@ -10,6 +10,7 @@ from workloads.faults import load as load_cases
 CHUNKINGS = list(CHECK_CHUNKINGS)
 
 __all__ = ["CHUNKINGS", "load_cases", "stream_outcome", "whole_outcome", "assert_parses", "split_at",
+           "calls_strategy", "assert_arguments_stream", "assert_odd_output_agrees",
            "split_by_sizes"]
 
 
@@ -69,3 +70,53 @@ def assert_parses(parser_name, text, content, calls, tools=(), chunkings=CHUNKIN
         problems = check.compare(got, expected, strip_content=strip_content)
         assert len(got.calls) == len(calls) or problems, f"{label}: abandoned calls in {got.calls!r}"
         assert not problems, f"{parser_name} under {label}: " + "; ".join(problems)
+
+
+def calls_strategy(special_tokens, alphabet="ab zé東\n\t\"'\\{}[]<>|:,.=0"):
+    """Hypothesis strategy: up to 3 :class:`workloads.render.Call` whose keys and string values mix
+    ``alphabet`` characters (and an emoji) with the format's ``special_tokens``."""
+    from hypothesis import strategies as st
+
+    from workloads.render import Call
+
+    text = st.lists(st.one_of(st.text(alphabet=st.sampled_from(list(alphabet) + ["😀"]), max_size=8),
+                              st.sampled_from(special_tokens)), max_size=5).map("".join)
+    leaf = st.one_of(st.none(), st.booleans(), st.integers(-10**12, 10**12),
+                     st.floats(allow_nan=False, allow_infinity=False), text)
+    value = st.recursive(leaf, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                        st.dictionaries(text, inner, max_size=3)), max_leaves=8)
+    return st.lists(st.builds(Call, st.from_regex(r"[A-Za-z_][A-Za-z0-9_.\-]{0,15}", fullmatch=True),
+                              st.dictionaries(text, value, max_size=4)), max_size=3)
+
+
+def assert_arguments_stream(parser_name, text, arguments):
+    """Stream ``text`` (one call with ``arguments``) in 4-character deltas: most of the arguments
+    must have been sent three quarters of the way in, and the whole must assemble to ``arguments``."""
+    import json
+
+    import parsers
+
+    p = parsers.get(parser_name)()
+    pieces, sent = [], None
+    for i in range(0, len(text), 4):
+        pieces += [item.parameters for item in p.parse_streaming_increment(text[i:i + 4], []).calls]
+        if sent is None and i >= len(text) * 3 // 4:
+            sent = len("".join(pieces))
+    assert sent >= len(json.dumps(arguments, ensure_ascii=False)) * 0.6
+    pieces += [c.parameters for c in p.finish().calls]
+    assert json.loads("".join(pieces)) == arguments
+
+
+def assert_odd_output_agrees(parser_name, pieces, seed, runs=300):
+    """Random concatenations of ``pieces`` never raise and give the same outcome streamed by
+    characters, in one delta, and (calls that complete) from ``detect_and_parse``."""
+    import random
+
+    from callscale import check
+
+    rng = random.Random(seed)
+    for _ in range(runs):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 30)))
+        by_char = stream_outcome(parser_name, list(text))
+        assert not check.compare(by_char, stream_outcome(parser_name, [text])), text
+        assert not check.compare(by_char, whole_outcome(parser_name, text)), text

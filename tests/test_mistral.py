@@ -13,7 +13,8 @@ import parsers
 from callscale import check
 from parsers.base import MAX_HEAD
 from parsers.mistral import ARGS, CALL_ID, SPECIAL_TOKENS, THINK, THINK_END, TOOL_CALLS
-from support import CHUNKINGS, assert_parses, split_at, stream_outcome, whole_outcome
+from support import (CHUNKINGS, assert_arguments_stream, assert_odd_output_agrees, assert_parses, calls_strategy,
+                     split_at, stream_outcome, whole_outcome)
 from workloads import render
 from workloads.render import Call
 
@@ -150,27 +151,13 @@ def test_truncated_output_never_raises_nor_invents_a_call():
 
 def test_odd_output_never_raises():
     odd = list(SPECIAL_TOKENS) + ["f", " ", "{", "}", "[", "]", '"', "\\", ",", ":", '"name"', '"arguments"', "x"]
-    rng = random.Random(13)
-    for _ in range(300):
-        text = "".join(rng.choice(odd) for _ in range(rng.randint(1, 30)))
-        a = stream_outcome(M, list(text))
-        b = stream_outcome(M, [text])
-        assert not check.compare(a, b), text
-        whole_outcome(M, text)
+    assert_odd_output_agrees(M, odd, seed=13)
 
 
 def test_arguments_stream_as_they_arrive():
     args = {"path": "a.py", "content": "x = 'é\"\\\n' " * 200}
     text = render.get(M).render([Call("write_file", args)], "Writing.")
-    p = parsers.get(M)()
-    pieces, sent = [], None
-    for i in range(0, len(text), 4):
-        pieces += [item.parameters for item in p.parse_streaming_increment(text[i:i + 4], []).calls]
-        if sent is None and i >= len(text) * 3 // 4:
-            sent = len("".join(pieces))
-    assert sent >= len(json.dumps(args, ensure_ascii=False)) * 0.6
-    pieces += [c.parameters for c in p.finish().calls]
-    assert json.loads("".join(pieces)) == args
+    assert_arguments_stream(M, text, args)
 
 
 def test_registered_and_rendered():
@@ -182,14 +169,7 @@ def test_registered_and_rendered():
 
 # ----------------------------------------------------------------- property: render, split anywhere, parse
 
-_text = st.lists(st.one_of(st.text(alphabet=st.sampled_from(list("ab zé東\n\t\"'\\{}[]:,.0") + ["😀"]), max_size=8),
-                           st.sampled_from(SPECIAL_TOKENS)), max_size=5).map("".join)
-_leaf = st.one_of(st.none(), st.booleans(), st.integers(-10**12, 10**12),
-                  st.floats(allow_nan=False, allow_infinity=False), _text)
-_json = st.recursive(_leaf, lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                     st.dictionaries(_text, inner, max_size=3)), max_leaves=8)
-_calls = st.lists(st.builds(Call, st.from_regex(r"[A-Za-z_][A-Za-z0-9_.\-]{0,15}", fullmatch=True),
-                            st.dictionaries(_text, _json, max_size=4)), max_size=3)
+_calls = calls_strategy(SPECIAL_TOKENS, "ab zé東\n\t\"'\\{}[]:,.0")
 _content = st.text(alphabet=st.sampled_from(list("ab \n[]{}_é\"TOL")), max_size=20)
 
 
