@@ -23,7 +23,8 @@ from parsers.kimi import (
     SPECIAL_TOKENS,
     call_name,
 )
-from support import CHUNKINGS, assert_parses, load_cases, split_at, stream_outcome, whole_outcome
+from support import (CHUNKINGS, assert_arguments_stream, assert_parses, load_cases, split_at, stream_outcome,
+                     whole_outcome)
 from workloads import render
 from workloads.render import Call
 from workloads.chunking import chunk
@@ -216,17 +217,7 @@ def test_odd_output_never_raises():
 
 def test_arguments_stream_as_they_arrive():
     args = {"path": "a.py", "content": "x = 'é\"\\\n' " * 200}
-    text = "Writing." + render.get(K2).render([Call("write_file", args)])
-    p = parsers.get(K2)()
-    pieces = []
-    sent = None
-    for i in range(0, len(text), 4):
-        pieces += [item.parameters for item in p.parse_streaming_increment(text[i:i + 4], []).calls]
-        if sent is None and i >= len(text) * 3 // 4:
-            sent = len("".join(pieces))
-    assert sent >= len(json.dumps(args, ensure_ascii=False)) * 0.6
-    pieces += [c.parameters for c in p.finish().calls]
-    assert json.loads("".join(pieces)) == args
+    assert_arguments_stream(K2, "Writing." + render.get(K2).render([Call("write_file", args)]), args)
 
 
 def test_finish_twice():
