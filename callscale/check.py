@@ -71,10 +71,12 @@ def _reject_constant(name: str) -> Any:
 
 @dataclass
 class Outcome:
-    """What a client gets: ``content`` (characters) and ``calls`` in index order."""
+    """What a client gets: ``content`` (characters), ``calls`` in index order, and
+    ``reasoning`` (the concatenated ``reasoning_text``; empty for formats without it)."""
 
     content: str = ""
     calls: list[StreamedCall] = field(default_factory=list)
+    reasoning: str = ""
 
     def complete_calls(self) -> list[tuple[str | None, dict]]:
         """``(name, arguments)`` of the calls whose arguments are a JSON object."""
@@ -94,10 +96,12 @@ def assemble(results: Iterable[Any], strict: bool = True) -> Outcome:
     for an index that has no name yet.
     """
     content: list[str] = []
+    reasoning: list[str] = []
     calls: dict[int, StreamedCall] = {}
     pieces: dict[int, list[str]] = {}
     for result in results:
         content.append(_get(result, "normal_text", "") or "")
+        reasoning.append(_get(result, "reasoning_text", "") or "")
         for item in _get(result, "calls", None) or ():
             index = _get(item, "tool_index")
             name = _get(item, "name")
@@ -115,7 +119,7 @@ def assemble(results: Iterable[Any], strict: bool = True) -> Outcome:
             pieces[index].append(params)
     for index, call in calls.items():
         call.arguments_text = "".join(pieces[index])
-    return Outcome("".join(content), [calls[i] for i in sorted(calls)])
+    return Outcome("".join(content), [calls[i] for i in sorted(calls)], "".join(reasoning))
 
 
 def _parameters(item: Any) -> str:
@@ -181,6 +185,7 @@ KINDS: dict[str, str] = {
     "content lost": "content misses text of the expected content",
     "content differs": "content both misses expected text and holds other text",
     "whitespace": "content differs only in whitespace inside it (outer whitespace follows the case's strip rule)",
+    "reasoning differs": "the reasoning text (``reasoning_text``) differs",
 }
 
 
@@ -197,7 +202,7 @@ def differences(got: Outcome, want: Outcome, strip_content: bool = False,
     """How ``got`` differs from ``want``, classified by kind (empty when they agree).
 
     Content must be equal (after stripping outer whitespace when
-    ``strip_content``). Complete calls are matched in order by name
+    ``strip_content``), reasoning equal. Complete calls are matched in order by name
     (:class:`difflib.SequenceMatcher`); matched calls must have the same
     arguments (JSON values: a boolean is not a number, ``5`` equals ``5.0``).
     A call of ``want`` with no complete counterpart is ``lost arguments``
@@ -207,6 +212,8 @@ def differences(got: Outcome, want: Outcome, strip_content: bool = False,
     are not compared.
     """
     out = _content_differences(got.content, want.content, strip_content)
+    if got.reasoning != want.reasoning:
+        out.append(Difference("reasoning differs", _where(got.reasoning, want.reasoning, "reasoning")))
     gc, wc = got.complete_calls(), want.complete_calls()
     spare = [c for c in got.calls if c.arguments() is None]  # abandoned: name sent, no JSON object
     aligned = list(_align(gc, wc))
@@ -368,9 +375,9 @@ def _short(value: Any, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit // 2] + " ... " + text[-limit // 2:]
 
 
-def outcome_of(content: str, calls: Iterable[tuple[str, dict]]) -> Outcome:
+def outcome_of(content: str, calls: Iterable[tuple[str, dict]], reasoning: str = "") -> Outcome:
     """An :class:`Outcome` from expected values: ``calls`` as ``(name, arguments dict)``."""
-    return Outcome(content, [StreamedCall(n, json.dumps(a, ensure_ascii=False)) for n, a in calls])
+    return Outcome(content, [StreamedCall(n, json.dumps(a, ensure_ascii=False)) for n, a in calls], reasoning)
 
 
 # ---------------------------------------------------------------------------- the check run

@@ -8,7 +8,8 @@ user's parser plugs into the suite without glue:
     finish(tools) -> StreamingParseResult                     # once, at the end
 
 ``result.normal_text`` is content (a ``str``); ``result.calls`` is a list of
-:class:`ToolCallItem` ``(tool_index, name, parameters)``. A client assembles a
+:class:`ToolCallItem` ``(tool_index, name, parameters)``; ``result.reasoning_text``
+is reasoning (a ``str``, empty for formats without it). A client assembles a
 streamed call per ``tool_index``: the name arrives once, the ``parameters``
 pieces concatenate into the arguments JSON text.
 
@@ -94,11 +95,15 @@ class StreamingParseResult:
     """What one call of a parser method returns.
 
     ``normal_text``: content for the client (characters). ``calls``: tool-call
-    pieces, in order.
+    pieces, in order. ``reasoning_text``: the model's reasoning (characters),
+    for formats that mark it (gpt-oss's ``analysis`` channel, Mistral's
+    ``[THINK]``); ``""`` for the others. Reasoning is neither content nor
+    dropped.
     """
 
     normal_text: str = ""
     calls: list[ToolCallItem] = field(default_factory=list)
+    reasoning_text: str = ""
 
 
 def json_fragment(text: str) -> str:
@@ -142,6 +147,7 @@ class ToolParser:
         self.scanner = MarkerScanner()
         self.tools: Sequence[Any] = ()
         self._out_text: list[str] = []
+        self._out_reasoning: list[str] = []
         self._out_calls: list[ToolCallItem] = []
         # argument pieces of the last item of _out_calls, joined once per _run
         # (appending to a str per piece is quadratic when one delta holds many)
@@ -189,6 +195,7 @@ class ToolParser:
         last = parser.finish(tools)
         names: dict[int, str] = {}
         args: dict[int, list[str]] = {}
+        reasoning = first.reasoning_text + last.reasoning_text
         for item in first.calls + last.calls:
             if item.name is not None:
                 names[item.tool_index] = item.name
@@ -198,7 +205,7 @@ class ToolParser:
             if index in parser._abandoned:
                 continue
             calls.append(ToolCallItem(len(calls), names[index], "".join(args.get(index, ()))))
-        return StreamingParseResult(first.normal_text + last.normal_text, calls)
+        return StreamingParseResult(first.normal_text + last.normal_text, calls, reasoning)
 
     # ----------------------------------------------------------------- for subclasses
     def _advance(self, final: bool) -> None:  # pragma: no cover - abstract
@@ -224,6 +231,10 @@ class ToolParser:
                 self._out_text.append("".join(self._layout))
                 self._layout = []
         self._out_text.append(text)
+
+    def _emit_reasoning(self, text: str) -> None:
+        if text:
+            self._out_reasoning.append(text)
 
     def _begin_call(self, name: str) -> int:
         """Start call number ``tool_index`` (returned) and send its name."""
@@ -275,9 +286,11 @@ class ToolParser:
             self._layout = []  # whitespace after the last call: layout
         text = "".join(self._out_text)
         calls = self._out_calls
+        reasoning = "".join(self._out_reasoning)
         self._out_text = []
+        self._out_reasoning = []
         self._out_calls = []
-        return StreamingParseResult(text, calls)
+        return StreamingParseResult(text, calls, reasoning)
 
 
 def iter_markers(*groups: Iterable[str]) -> tuple[str, ...]:

@@ -23,9 +23,11 @@ or inside a ``\\uXXXX`` escape.
 
 from __future__ import annotations
 
+import json
 import re
 
-__all__ = ["JsonTracker", "JsonValidator", "STRING_OPEN", "STRING_END", "CONTROL", "BAD_ESCAPE"]
+__all__ = ["JsonTracker", "JsonValidator", "RawArguments", "json_object", "STRING_OPEN", "STRING_END", "CONTROL",
+           "BAD_ESCAPE"]
 
 #: :meth:`JsonTracker.string_run` results: the text ended inside the string.
 STRING_OPEN = 0
@@ -335,3 +337,76 @@ class JsonValidator(JsonTracker):
             else:  # _V_DONE: only whitespace may follow the value
                 return self._fail(i, at)
         return at
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+def json_object(text: str) -> dict | None:
+    """``text`` decoded as one JSON object, or ``None`` (not JSON, not an object, ``NaN``/``Infinity``, too deep)."""
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+class RawArguments:
+    """The raw JSON arguments text of one call, streamed as it arrives (the gpt-oss and Mistral parsers).
+
+    :meth:`feed` returns the part of a piece that may be sent now: text up to
+    (not including) the bracket that closes the top-level value; that
+    bracket and anything after it are held until :meth:`close` confirms the
+    call, so the streamed text of a call that is then abandoned never forms
+    a JSON object. :attr:`tracker` tells whether the text so far ends inside
+    a string and whether the top-level value has closed.
+    """
+
+    __slots__ = ("parts", "held", "tracker")
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.held: list[str] = []
+        self.tracker = JsonTracker()
+
+    def feed(self, text: str) -> str:
+        """Take one piece (characters); return what of it may be streamed now."""
+        if not text:
+            return ""
+        self.parts.append(text)
+        if self.tracker.closed:
+            self.held.append(text)
+            return ""
+        at = self.tracker.feed(text)
+        if at < 0:
+            return text
+        self.held.append(text[at:])
+        return text[:at]
+
+    def feed_to_close(self, text: str) -> tuple[str, int]:
+        """Take ``text`` up to and including the top-level close: ``(what may be streamed now, characters taken)``.
+
+        For formats where that close ends the call (nothing else does):
+        fewer than ``len(text)`` characters are taken when the value closes
+        inside ``text``; the rest belongs to what follows the call.
+        """
+        if self.tracker.closed or not text:
+            return "", 0
+        at = self.tracker.feed(text)
+        if at < 0:
+            self.parts.append(text)
+            return text, len(text)
+        self.parts.append(text[:at + 1])
+        self.held.append(text[at:at + 1])
+        return text[:at], at + 1
+
+    def close(self, cut: bool = False) -> str | None:
+        """The arguments ended: the held text to send when they are one JSON object, else ``None`` (abandon).
+
+        Empty (or blank) arguments give ``"{}"`` unless the output was ``cut`` off there.
+        """
+        text = "".join(self.parts)
+        if not text.strip():
+            return None if cut else "{}"
+        return "".join(self.held) if json_object(text) is not None else None

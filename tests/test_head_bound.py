@@ -13,7 +13,7 @@ import pytest
 
 import parsers
 from callscale import check
-from parsers import deepseek, dsml, gemma, glm, kimi, llama, minimax, qwen
+from parsers import deepseek, dsml, gemma, glm, harmony, kimi, llama, minimax, mistral, qwen
 from parsers.base import MAX_HEAD
 from parsers.scanner import MarkerScanner, markers
 from support import assert_parses, stream_outcome, whole_outcome
@@ -75,6 +75,10 @@ STRAY = [
     ("llama3_json", llama.PYTHON_TAG + '{"name": "f", "note": "' + PROSE, '{"name": "f", "note": "' + PROSE),
     ("llama4_pythonic", "[" + PATH.replace("/", "f"), "[" + PATH.replace("/", "f")),
     ("llama4_pythonic", llama.PYTHON_START + "[f(" + " " * 2000 + PROSE, "[f(" + " " * 2000 + PROSE),
+    ("gpt_oss", harmony.START + PROSE, PROSE),
+    ("gpt_oss", "to=" + PROSE, "to=" + PROSE),
+    ("mistral", mistral.TOOL_CALLS + PROSE, PROSE),
+    ("mistral", mistral.TOOL_CALLS + "f" + mistral.CALL_ID + PROSE, "f" + PROSE),
 ]
 
 #: What a parser may hold back beyond MAX_HEAD: the opener and fixed text
@@ -186,13 +190,24 @@ def _llama4(n):
     return name, f"[{name}()]"
 
 
+def _gpt_oss(n):
+    head = "assistant" + harmony.CHANNEL + "commentary to=" + harmony.FUNCTIONS
+    name = "f" * (n - len(head + " json"))
+    return name, harmony.START + head + name + " json" + harmony.MESSAGE + "{}" + harmony.CALL
+
+
+def _mistral(n):
+    name = "f" * n
+    return name, mistral.TOOL_CALLS + name + mistral.ARGS + "{}"
+
+
 #: parser -> n -> (name, text of one call without arguments whose head is n characters)
 HEADS = [
     ("deepseek_v3", _ds_v3), ("deepseek_v31", _ds_v31), ("deepseek_v32", _dsml(dsml.V32)),
     ("deepseek_v4", _dsml(dsml.V4)), ("deepseek_v41", _dsml(dsml.V41)), ("qwen3", _qwen3),
     ("qwen3", _qwen3_args_first), ("qwen3_coder", _coder), ("glm45", _glm), ("glm47", _glm),
     ("kimi_k2", _kimi), ("minimax_m2", _minimax), ("gemma4", _gemma), ("llama3_json", _llama3),
-    ("llama4_pythonic", _llama4),
+    ("llama4_pythonic", _llama4), ("gpt_oss", _gpt_oss), ("mistral", _mistral),
 ]
 _CHUNKS = ["whole", "char", "fixed:4", "fixed:7", "random:3:8", "random:4:50"]
 

@@ -24,7 +24,7 @@ from parsers.kimi import (
     call_name,
 )
 from support import (CHUNKINGS, assert_arguments_stream, assert_parses, assert_round_trip, json_values, load_cases,
-                     stream_outcome, whole_outcome)
+                     split_at, stream_outcome, whole_outcome)
 from workloads import render
 from workloads.render import Call
 from workloads.chunking import chunk

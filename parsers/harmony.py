@@ -1,0 +1,308 @@
+"""gpt-oss tool calls: the harmony format (``gpt_oss``).
+
+The format, from OpenAI's harmony guide (openai/harmony ``docs/format.md``)
+and the gpt-oss chat template (``chat_template.jinja`` of
+openai/gpt-oss-20b). A generation starts after the prompt's
+``<|start|>assistant``; the model writes one or more messages::
+
+    <|channel|>analysis<|message|>REASONING<|end|>
+    <|start|>assistant<|channel|>commentary<|message|>PREAMBLE<|end|>
+    <|start|>assistant<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{JSON}<|call|>
+    <|start|>assistant<|channel|>final<|message|>ANSWER<|return|>
+
+A message is a header (role, ``<|channel|>CHANNEL``, an optional recipient
+``to=RECIPIENT`` in the role part or in the channel part, an optional
+content type, ``<|constrain|>json`` or the bare word ``json`` as the chat
+template writes it: ``<|start|>assistant to=functions.NAME<|channel|>commentary json<|message|>``),
+``<|message|>``, then the body up to ``<|end|>``, ``<|call|>`` or
+``<|return|>``. Reading rules (lengths in characters):
+
+- **Headers**: a header starts at ``<|start|>``, at ``<|channel|>`` outside
+  a message, and at the very start of the output when the output starts
+  with ``<|channel|>`` or with `` to=`` / ``to=`` (the model continuing the
+  prompt's ``<|start|>assistant``). It ends at ``<|message|>``. A header is
+  markup: one that another token (``<|start|>``, ``<|end|>``, ``<|call|>``,
+  ``<|return|>``) or the end of the output cuts short is dropped, except a
+  header guessed from a leading ``to=`` without a token, which is content.
+  A header that runs past :data:`parsers.base.MAX_HEAD` characters without
+  ``<|message|>`` is not one: its text (special tokens dropped) is content.
+- **Recipients**: ``to=RECIPIENT`` (whitespace or a token ends it; with or
+  without a space before ``<|constrain|>``) makes the message a tool call.
+  ``functions.NAME`` calls ``NAME``; any other recipient (a built-in tool:
+  ``python``, ``browser.search``) is a call with the recipient as its name.
+- **Call bodies**: a body whose first non-blank character is ``{``, and every
+  body of a ``functions.`` call, is the arguments JSON, streamed as it
+  arrives up to the bracket that closes the object (held until the call
+  completes, see :class:`parsers.jsonscan.RawArguments`). The call completes
+  at ``<|call|>``, ``<|end|>``, ``<|return|>``, ``<|start|>`` or the end of
+  the output when the body is one JSON object (an empty body gives ``{}``,
+  except at the end of the output); otherwise it is abandoned. Inside a JSON
+  string, ``<|call|>``, ``<|end|>`` and ``<|return|>`` are text unless what
+  follows them (ignoring whitespace) is ``<|start|>`` or the end of the
+  output; ``<|start|>`` there is text. Any other body (the code a model
+  sends to the ``python`` tool) is the string value of one argument,
+  ``{"code": BODY}``, ended by any of those tokens; a code body cut off by
+  the end of the output is abandoned.
+- **Other messages**: the body of an ``analysis`` message is reasoning
+  (``reasoning_text``); the body of any other message without a recipient
+  (``final``, a ``commentary`` preamble to the user, no channel) is content.
+- **Outside messages**: text is content; stray ``<|end|>``, ``<|call|>``,
+  ``<|return|>``, ``<|message|>``, ``<|constrain|>`` are dropped.
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import register
+from .base import MAX_HEAD, ToolParser, json_fragment
+from .jsonscan import RawArguments
+from .scanner import PARTIAL, markers
+
+__all__ = [
+    "START", "END", "MESSAGE", "CHANNEL", "CONSTRAIN", "RETURN", "CALL", "SPECIAL_TOKENS",
+    "FUNCTIONS", "ANALYSIS", "read_header", "HarmonyParser",
+]
+
+START = "<|start|>"
+END = "<|end|>"
+MESSAGE = "<|message|>"
+CHANNEL = "<|channel|>"
+CONSTRAIN = "<|constrain|>"
+RETURN = "<|return|>"
+CALL = "<|call|>"
+#: Special tokens of the o200k_harmony encoding (harmony docs/format.md).
+SPECIAL_TOKENS = (START, END, MESSAGE, CHANNEL, CONSTRAIN, RETURN, CALL)
+#: The namespace of developer-defined functions in a recipient.
+FUNCTIONS = "functions."
+#: The channel of the chain of thought.
+ANALYSIS = "analysis"
+#: The argument a non-JSON call body (code for a built-in tool) is passed as.
+CODE_ARGUMENT = "code"
+
+_ENDS = (END, CALL, RETURN)
+_M_START = markers(CHANNEL, " to=", "to=")
+_M_OUTSIDE = markers(START, CHANNEL, END, CALL, RETURN, MESSAGE, CONSTRAIN)
+_M_HEADER = markers(MESSAGE, START, END, CALL, RETURN)
+_M_BODY = markers(END, CALL, RETURN, START)
+_M_NEXT = markers(START)
+_TOKENS = re.compile("|".join(re.escape(t) for t in SPECIAL_TOKENS))
+_RECIPIENT = re.compile(r"(?:^|\s)to=(\S+)")
+
+_BEGIN, _OUTSIDE, _HEADER, _TEXT, _PRE_ARGS, _ARGS, _END_CHECK, _CODE = range(8)
+
+
+def read_header(raw: str) -> tuple[str, str]:
+    """``(recipient, channel)`` of a message header (the text between ``<|start|>`` and ``<|message|>``).
+
+    ``""`` for a missing part. ``<|constrain|>`` and ``<|channel|>`` separate
+    words, so ``to=functions.f<|constrain|>json`` names ``functions.f``.
+    """
+    words = _TOKENS.sub(" ", raw)
+    hit = _RECIPIENT.search(words)
+    recipient = hit.group(1) if hit else ""
+    _, sep, channel_part = raw.partition(CHANNEL)
+    channel_words = _TOKENS.sub(" ", channel_part).split() if sep else []
+    channel = channel_words[0] if channel_words and not channel_words[0].startswith("to=") else ""
+    return recipient, channel
+
+
+@register("gpt_oss")
+class HarmonyParser(ToolParser):
+    """gpt-oss (harmony) messages; see the module docstring for the reading rules."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._state = _BEGIN
+        self._header: list[str] = []
+        self._header_len = 0
+        self._guessed = False        # the header was guessed from a leading "to=" (no token)
+        self._reasoning = False      # the current text body is reasoning
+        self._function_call = False  # the current call's recipient is in functions.
+        self._lead: list[str] = []   # blank text before a call body's first character
+        self._args = RawArguments()
+        self._end: list[str] = []    # an end token met inside a JSON string, and the blanks after it
+
+    def _advance(self, final: bool) -> None:
+        steps = self._steps
+        while steps[self._state](self, final):
+            pass
+
+    # ------------------------------------------------------------------ helpers
+    def _open_header(self, seed: str = "", guessed: bool = False) -> bool:
+        self._header = [seed] if seed else []
+        self._header_len = len(seed)
+        self._guessed = guessed
+        self._state = _HEADER
+        return True
+
+    def _after(self, marker: str | None) -> bool:
+        """Go on after a message or header ended at ``marker``."""
+        if marker == START:
+            return self._open_header()
+        self._state = _OUTSIDE
+        return True
+
+    def _finish_json(self, cut: bool) -> None:
+        held = self._args.close(cut)
+        if held is None:
+            self._abandon_call()
+        else:
+            self._emit_arguments(held)
+            self._end_call()
+        self._args = RawArguments()
+
+    # ------------------------------------------------------------------ states
+    def _s_begin(self, final: bool) -> bool:
+        hit = self.scanner.match(_M_START, final)
+        if hit is PARTIAL:
+            return False
+        if hit is None:
+            self._state = _OUTSIDE
+            return True
+        return self._open_header(hit, guessed=hit != CHANNEL)
+
+    def _s_outside(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_M_OUTSIDE, final)
+        self._emit_content(text)
+        if marker is None:
+            return False
+        if marker == START:
+            return self._open_header()
+        if marker == CHANNEL:
+            return self._open_header(CHANNEL)
+        return True  # a stray token: dropped
+
+    def _s_header(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_M_HEADER, final, MAX_HEAD + 1 - self._header_len)
+        if text:
+            self._header.append(text)
+            self._header_len += len(text)
+        if marker is None:
+            if self._header_len > MAX_HEAD:  # not a header: its text is content
+                self._emit_content(_TOKENS.sub("", "".join(self._header)))
+                self._state = _OUTSIDE
+                return True
+            if final:
+                if self._guessed:
+                    self._emit_content("".join(self._header))
+                self._state = _OUTSIDE
+                return True
+            return False
+        raw = "".join(self._header)
+        self._header = []
+        if marker != MESSAGE:  # cut short: markup, or content when guessed
+            if self._guessed:
+                self._emit_content(raw)
+            return self._after(marker)
+        recipient, channel = read_header(raw)
+        name = recipient[len(FUNCTIONS):] if recipient.startswith(FUNCTIONS) else recipient
+        if name:
+            self._begin_call(name)
+            self._function_call = recipient.startswith(FUNCTIONS)
+            self._lead = []
+            self._state = _PRE_ARGS
+        else:
+            self._reasoning = channel == ANALYSIS
+            self._state = _TEXT
+        return True
+
+    def _s_text(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_M_BODY, final)
+        if self._reasoning:
+            self._emit_reasoning(text)
+        else:
+            self._emit_content(text)
+        if marker is None:
+            return False
+        return self._after(marker)
+
+    def _s_pre_args(self, final: bool) -> bool:
+        scanner = self.scanner
+        blank = scanner.skip_whitespace()
+        if blank:
+            self._lead.append(blank)
+        if scanner.at_end():
+            if final:
+                self._abandon_call()  # the output ended before the body
+                self._state = _OUTSIDE
+                return True
+            return False
+        lead = "".join(self._lead)
+        self._lead = []
+        if scanner.peek(1) == "{" or self._function_call:
+            self._args = RawArguments()
+            self._emit_arguments(self._args.feed(lead))
+            self._state = _ARGS
+        else:
+            self._emit_arguments('{"%s": "%s' % (CODE_ARGUMENT, json_fragment(lead)))
+            self._state = _CODE
+        return True
+
+    def _s_args(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_M_BODY, final)
+        self._emit_arguments(self._args.feed(text))
+        if marker is None:
+            if final:
+                self._finish_json(cut=True)
+                self._state = _OUTSIDE
+                return True
+            return False
+        if self._args.tracker.inside:
+            if marker == START:
+                self._emit_arguments(self._args.feed(marker))
+            else:
+                self._end = [marker]
+                self._state = _END_CHECK
+            return True
+        self._finish_json(cut=False)
+        return self._after(marker)
+
+    def _s_end_check(self, final: bool) -> bool:
+        """An end token inside a JSON string: the call's end only before ``<|start|>`` or the end of the output."""
+        scanner = self.scanner
+        blank = scanner.skip_whitespace()
+        if blank:
+            self._end.append(blank)
+        if scanner.at_end():
+            if final:
+                self._finish_json(cut=False)
+                self._state = _OUTSIDE
+                return True
+            return False
+        hit = scanner.match(_M_NEXT, final)
+        if hit is PARTIAL:
+            return False
+        if hit is None:
+            self._emit_arguments(self._args.feed("".join(self._end)))
+            self._end = []
+            self._state = _ARGS
+            return True
+        self._end = []
+        self._finish_json(cut=False)
+        return self._open_header()
+
+    def _s_code(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_M_BODY, final)
+        if text:
+            self._emit_arguments(json_fragment(text))
+        if marker is None:
+            if final:
+                self._abandon_call()
+                self._state = _OUTSIDE
+                return True
+            return False
+        self._emit_arguments('"}')
+        self._end_call()
+        return self._after(marker)
+
+    _steps = {
+        _BEGIN: _s_begin,
+        _OUTSIDE: _s_outside,
+        _HEADER: _s_header,
+        _TEXT: _s_text,
+        _PRE_ARGS: _s_pre_args,
+        _ARGS: _s_args,
+        _END_CHECK: _s_end_check,
+        _CODE: _s_code,
+    }

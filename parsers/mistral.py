@@ -1,0 +1,282 @@
+"""Mistral tool calls (``mistral``).
+
+The forms, from mistral-common's instruct tokenizers
+(``mistral_common/tokens/tokenizers/instruct.py``), which encode an
+assistant turn as its content followed by the calls:
+
+- V2/V3 (Mistral 7B Instruct v0.3, Mixtral 8x22B, Codestral 22B):
+  ``[TOOL_CALLS]`` then one JSON array of the calls,
+  ``json.dumps([{"name": ..., "arguments": {...}}, ...], ensure_ascii=False)``;
+- V11 (Mistral Small 3.1/3.2 era): per call ``[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{JSON}``;
+- V13 (Magistral, Devstral, recent checkpoints): per call
+  ``[TOOL_CALLS]NAME[ARGS]{JSON}`` (no call id); V13 tokenizers that have
+  them mark reasoning as ``[THINK]...[/THINK]``.
+
+Reading rules (lengths in characters):
+
+- **Content**: text outside the forms below is content. Stray ``[ARGS]``,
+  ``[CALL_ID]`` and ``[/THINK]`` are dropped.
+- **Reasoning**: text between ``[THINK]`` and ``[/THINK]`` (or the end of
+  the output) is ``reasoning_text``.
+- **Name form**: ``[TOOL_CALLS]`` (whitespace after it skipped) then a name
+  (no whitespace inside, surrounding whitespace stripped) up to ``[ARGS]``,
+  ``[CALL_ID]ID[ARGS]`` or directly ``{`` (``NAME{...}``, as some
+  checkpoints write it). The arguments are raw JSON from the ``{`` on,
+  streamed as they arrive; the call ends at the bracket that closes the
+  object (special tokens inside the JSON, in strings or not, are JSON
+  text) and completes when the text is one JSON object; otherwise, and
+  when the output ends first, it is abandoned. Text after the call is
+  content. Each call has its own ``[TOOL_CALLS]``.
+- **Array form**: ``[TOOL_CALLS]`` then ``[``: each element ``{...}`` with a
+  string ``name`` and an object ``arguments`` (keys in any order, others
+  such as ``id`` ignored) is a call, sent whole when its object closes
+  (a key ``name`` inside ``arguments`` is an argument). An element of
+  another shape is content; the array ends at ``]``; an element cut off by
+  the end of the output makes no call.
+- **Heads that are no call**: a name with whitespace inside, a head cut by
+  another token or the end of the output, or one that runs past
+  :data:`parsers.base.MAX_HEAD` characters is content (tokens dropped); a
+  ``[TOOL_CALLS]`` with nothing before the next token is dropped, so a
+  model repeating it gives no content. Arguments that do not start with
+  ``{`` abandon the call and are content.
+"""
+
+from __future__ import annotations
+
+from . import register
+from .base import MAX_HEAD, ToolParser, json_text
+from .jsonscan import RawArguments, json_object
+from .scanner import PARTIAL, markers
+
+__all__ = ["TOOL_CALLS", "ARGS", "CALL_ID", "THINK", "THINK_END", "SPECIAL_TOKENS", "MistralParser"]
+
+TOOL_CALLS = "[TOOL_CALLS]"
+ARGS = "[ARGS]"
+CALL_ID = "[CALL_ID]"
+THINK = "[THINK]"
+THINK_END = "[/THINK]"
+#: Control tokens of the Mistral tokenizers (mistral-common ``SpecialTokens``).
+SPECIAL_TOKENS = (TOOL_CALLS, ARGS, CALL_ID, THINK, THINK_END)
+
+_M_CONTENT = markers(TOOL_CALLS, THINK, THINK_END, ARGS, CALL_ID)
+_M_THINK = markers(THINK_END)
+_M_TOKEN = markers(*SPECIAL_TOKENS)
+_M_NAME = markers(ARGS, CALL_ID, TOOL_CALLS, THINK, THINK_END, "{")
+_M_ID = markers(ARGS, CALL_ID, TOOL_CALLS, THINK, THINK_END)
+
+_CONTENT, _THINKING, _HEAD, _NAME, _ID, _ARGS_START, _ARGS, _ARRAY, _ITEM = range(9)
+
+
+@register("mistral")
+class MistralParser(ToolParser):
+    """Mistral ``[TOOL_CALLS]`` forms; see the module docstring for the reading rules."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._state = _CONTENT
+        self._head: list[str] = []   # name (and call id) text of the head being read
+        self._head_len = 0
+        self._name = ""
+        self._args = RawArguments()
+
+    def _advance(self, final: bool) -> None:
+        steps = self._steps
+        while steps[self._state](self, final):
+            pass
+
+    # ------------------------------------------------------------------ helpers
+    def _no_call(self, marker: str | None) -> bool:
+        """The head is no call: its text is content; go on at ``marker``."""
+        self._emit_content("".join(self._head))
+        self._head = []
+        return self._at_token(marker)
+
+    def _at_token(self, marker: str | None) -> bool:
+        if marker == TOOL_CALLS:
+            self._start_head()
+            self._state = _HEAD
+        elif marker == THINK:
+            self._state = _THINKING
+        else:
+            self._state = _CONTENT
+        return True
+
+    def _start_head(self) -> None:
+        self._head = []
+        self._head_len = 0
+
+    def _read_head(self, m, final: bool) -> tuple[str | None, bool]:
+        """Read head text up to a marker of ``m``: ``(marker, decided)``."""
+        text, marker = self.scanner.find(m, final, MAX_HEAD + 1 - self._head_len)
+        if text:
+            self._head.append(text)
+            self._head_len += len(text)
+        return marker, marker is not None or final or self._head_len > MAX_HEAD
+
+    # ------------------------------------------------------------------ states
+    def _s_content(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_M_CONTENT, final)
+        self._emit_content(text)
+        if marker is None:
+            return False
+        if marker in (ARGS, CALL_ID, THINK_END):
+            return True  # stray: dropped
+        return self._at_token(marker)
+
+    def _s_thinking(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_M_THINK, final)
+        self._emit_reasoning(text)
+        if marker is None:
+            return False
+        self._state = _CONTENT
+        return True
+
+    def _s_head(self, final: bool) -> bool:
+        """Right after ``[TOOL_CALLS]``: the array form, or a name."""
+        scanner = self.scanner
+        blank = scanner.skip_whitespace(MAX_HEAD + 1 - self._head_len)
+        if blank:
+            self._head.append(blank)
+            self._head_len += len(blank)
+        if scanner.at_end():
+            if final:
+                return self._no_call(None)
+            return False
+        if scanner.peek(1) == "[":
+            hit = scanner.match(_M_TOKEN, final)
+            if hit is PARTIAL:
+                return False
+            if hit is None:  # not a token: the array form
+                scanner.take(1)
+                self._head = []
+                self._state = _ARRAY
+                return True
+            if hit in (TOOL_CALLS, THINK):
+                self._head = []  # an opener with nothing after it: dropped
+                return self._at_token(hit)
+            return self._no_call(None)  # [ARGS] or [CALL_ID] with no name
+        self._state = _NAME
+        return True
+
+    def _s_name(self, final: bool) -> bool:
+        marker, decided = self._read_head(_M_NAME, final)
+        if not decided:
+            return False
+        name = "".join(self._head).strip()
+        if marker not in (ARGS, CALL_ID, "{") or not name or any(c.isspace() for c in name):
+            if marker == "{":
+                self._head.append(marker)
+                marker = None
+            elif marker in (ARGS, CALL_ID, THINK_END):
+                marker = None
+            return self._no_call(marker)
+        self._name = name
+        if marker == CALL_ID:
+            self._state = _ID
+            return True
+        self._head = []
+        self._begin_call(name)
+        self._args = RawArguments()
+        if marker == "{":
+            self._emit_arguments(self._args.feed_to_close("{")[0])
+            self._state = _ARGS
+        else:
+            self._state = _ARGS_START
+        return True
+
+    def _s_id(self, final: bool) -> bool:
+        marker, decided = self._read_head(_M_ID, final)
+        if not decided:
+            return False
+        if marker != ARGS:
+            return self._no_call(marker if marker in (TOOL_CALLS, THINK) else None)
+        self._head = []
+        self._begin_call(self._name)
+        self._args = RawArguments()
+        self._state = _ARGS_START
+        return True
+
+    def _s_args_start(self, final: bool) -> bool:
+        scanner = self.scanner
+        scanner.skip_whitespace()
+        if scanner.at_end():
+            if final:
+                self._abandon_call()
+                self._state = _CONTENT
+                return True
+            return False
+        if scanner.peek(1) != "{":
+            self._abandon_call()
+            self._state = _CONTENT
+            return True
+        self._state = _ARGS
+        return True
+
+    def _s_args(self, final: bool) -> bool:
+        scanner = self.scanner
+        send, used = self._args.feed_to_close(scanner.peek(scanner.pending()))
+        scanner.take(used)
+        self._emit_arguments(send)
+        if self._args.tracker.closed:
+            held = self._args.close()
+            if held is None:
+                self._abandon_call()
+            else:
+                self._emit_arguments(held)
+                self._end_call()
+            self._state = _CONTENT
+            return True
+        if final:
+            self._abandon_call()
+            self._state = _CONTENT
+            return True
+        return False
+
+    def _s_array(self, final: bool) -> bool:
+        """Inside the array form, between elements."""
+        scanner = self.scanner
+        scanner.skip_whitespace()
+        if scanner.at_end():
+            return False
+        c = scanner.peek(1)
+        if c == "{":
+            self._args = RawArguments()
+            self._state = _ITEM
+        elif c == ",":
+            scanner.take(1)
+        else:
+            if c == "]":
+                scanner.take(1)
+            self._state = _CONTENT
+        return True
+
+    def _s_item(self, final: bool) -> bool:
+        scanner = self.scanner
+        used = self._args.feed_to_close(scanner.peek(scanner.pending()))[1]
+        scanner.take(used)
+        if not self._args.tracker.closed:
+            return False  # at the end of the output: an element cut off makes no call
+        text = "".join(self._args.parts)
+        item = json_object(text)
+        name = item.get("name") if item is not None else None
+        arguments = item.get("arguments") if item is not None else None
+        if isinstance(name, str) and name and isinstance(arguments, dict):
+            self._begin_call(name)
+            self._emit_arguments(json_text(arguments))
+            self._end_call()
+        else:
+            self._emit_content(text)
+        self._state = _ARRAY
+        return True
+
+    _steps = {
+        _CONTENT: _s_content,
+        _THINKING: _s_thinking,
+        _HEAD: _s_head,
+        _NAME: _s_name,
+        _ID: _s_id,
+        _ARGS_START: _s_args_start,
+        _ARGS: _s_args,
+        _ARRAY: _s_array,
+        _ITEM: _s_item,
+    }
