@@ -46,8 +46,9 @@ WORKLOADS = ["write_file", "many_short_calls", "repeated_opener"]
 LENGTHS = [4096, 16384, 65536]
 CHUNKING = "tokens:4"
 METERS = ["time", "instructions"]
-#: Call lengths in characters of the exact series (``InstructionCount``).
-INSTRUCTION_LENGTHS = [1024, 8192]
+#: Call lengths in characters of the exact series (``InstructionCount``); three, 4x apart, so
+#: ``callscale history`` fits an exponent per commit from them.
+INSTRUCTION_LENGTHS = [512, 2048, 8192]
 #: Lengths (characters) the exponent is fitted over, per meter (instructions: small, exact).
 FIT_LENGTHS = {"time": [4096, 16384, 65536], "instructions": [1024, 2048, 4096, 8192]}
 #: Process-time runs per length for the ``time`` exponent; the minimum counts.
