@@ -11,8 +11,9 @@ per parser, workload and length), fits the scaling exponent per commit, parser
 and workload with :func:`callscale.fit.fit` (the same rule as ``callscale
 gate``), and writes to ``--out``:
 
-- ``instructions.png``: instructions at each length per commit, one panel per
-  parser, one colour per workload;
+- ``instructions.png``: instructions per character at each length per
+  commit, one panel per parser, one colour per workload, one line style per
+  length (a linear parser's lines lie together; a rescan lifts the longest);
 - ``exponents.png``: the fitted exponent per commit, one panel per parser,
   the threshold dashed;
 - ``history.csv``: one row per commit, parser, workload: the counts, the
@@ -252,16 +253,17 @@ def _plot_instructions(series: pd.DataFrame, changed: pd.DataFrame, path: Path) 
                 line = mine[(mine["workload"] == workload) & (mine["length"] == length)]
                 if line.empty:
                     continue
-                ax.plot(line["commit"].map(x), line["instructions"], marker="o", markersize=3,
+                ax.plot(line["commit"].map(x), line["instructions"] / length, marker="o", markersize=3,
                         color=f"C{wi}", linestyle=styles[li % len(styles)],
                         label=f"{workload} @ {length}" if ax is axes[0] else None)
         _mark(ax, sorted({x[c] for c in changed[changed["parser"] == parser]["commit"]}))
-        ax.set_yscale("log")
+        ax.set_ylim(bottom=0)
         ax.set_title(parser, fontsize=10)
         _xaxis(ax, commits)
-    axes[0].set_ylabel("instructions")
+    axes[0].set_ylabel("instructions per character")
     fig.legend(loc="outside upper center", ncols=min(len(workloads) * len(lengths), 6), fontsize=7,
-               title="workload @ length (characters); dotted red: a verdict or a count changed", title_fontsize=8)
+               title="workload @ length (characters): a linear parser's lines lie together and flat; "
+               "dotted red: a verdict or a count changed", title_fontsize=8)
     fig.savefig(path, dpi=110)
     return path
 
@@ -363,7 +365,7 @@ At the last commit: {'<span class="fail">' + str(len(failing)) + ' failing</span
 {_table(verdicts, commit_url, "No verdict changed between the commits measured.")}
 <h2>Counts that moved by more than {factor:g}x</h2>
 {_table(counts, commit_url, f"No count moved by more than {factor:g}x between the commits measured.")}
-<h2>Instructions per commit</h2>
+<h2>Instructions per character, per commit</h2>
 <img alt="instruction counts per commit, one panel per parser" src="{_data_uri(ipng)}">
 <h2>Scaling exponent per commit</h2>
 <img alt="scaling exponent per commit, one panel per parser" src="{_data_uri(epng)}">
