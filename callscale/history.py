@@ -23,7 +23,8 @@ gate``), and writes to ``--out``:
   and the commit list; no scripts, style sheets or fonts from anywhere else,
   so it opens offline (a CI artifact, a machine behind a firewall).
 
-Commits are ordered by the commit date asv stored. A commit hash links to
+Commits are ordered by the commit date asv stored (the same second: by
+git's history when the results folder is inside the repository). A commit hash links to
 ``--commit-url`` with ``{commit}`` replaced by the full hash (for example
 ``https://git.example.org/callscale/commit/{commit}``); without it, to the
 commit's row in the page's own commit list, which gives the ``git show``
@@ -38,6 +39,7 @@ import html
 import io
 import itertools
 import json
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -100,10 +102,11 @@ def load_results(results_dir: Path | str, benchmark: str = EXACT_SERIES) -> pd.D
 
 
 def _param_names(root: Path, benchmark: str) -> list[str]:
+    """The benchmark's parameter names from asv's ``benchmarks.json`` (the exact series' own without it)."""
     try:
         return list(json.loads((root / "benchmarks.json").read_text())[benchmark]["param_names"])
     except (OSError, ValueError, KeyError, TypeError):
-        return []
+        return ["parser", "workload", "length"] if benchmark == EXACT_SERIES else []
 
 
 def _decode(text):
@@ -113,9 +116,14 @@ def _decode(text):
         return text
 
 
-def exact_series(results: pd.DataFrame, machine: str | None = None, env: str | None = None) -> pd.DataFrame:
+def exact_series(results: pd.DataFrame, machine: str | None = None, env: str | None = None,
+                 repo: Path | str | None = None) -> pd.DataFrame:
     """The instruction counts of one machine and environment: ``commit``, ``date``, ``parser``,
-    ``workload``, ``length`` (characters), ``instructions``, sorted by date.
+    ``workload``, ``length`` (characters), ``instructions``, ``order`` (the commit's place, from 0).
+
+    Commits are ordered by date; commits of the same second (a rebase or a
+    script commits many at once) by their order in git's history when
+    ``repo`` (a folder inside the git repository) knows them, else by hash.
 
     ``machine`` / ``env``: which ones (default: the one with the most
     commits). Raises :class:`HistoryError` when there is nothing to show or
@@ -134,11 +142,31 @@ def exact_series(results: pd.DataFrame, machine: str | None = None, env: str | N
     if series.empty:
         raise HistoryError(f"every result of {EXACT_SERIES} is n/a (skipped: valgrind missing?)")
     series = series[["commit", "date", "parser", "workload", "length", "instructions"]]
-    return series.sort_values(["date", "commit", "parser", "workload", "length"], kind="stable").reset_index(drop=True)
+    commits = series.drop_duplicates("commit")[["commit", "date"]]
+    positions = _git_positions(list(commits["commit"]), repo)
+    commits = commits.assign(_git=commits["commit"].map(lambda c: positions.get(c, len(positions))))
+    commits = commits.sort_values(["date", "_git", "commit"], kind="stable")
+    series = series.assign(order=series["commit"].map({c: i for i, c in enumerate(commits["commit"])}))
+    return series.sort_values(["order", "parser", "workload", "length"], kind="stable").reset_index(drop=True)
+
+
+def _git_positions(commits: Sequence[str], repo: Path | str | None) -> dict[str, int]:
+    """Each commit's place in ``git rev-list --topo-order --reverse`` (parents first); ``{}`` without git."""
+    if repo is None or not commits:
+        return {}
+    try:
+        proc = subprocess.run(["git", "-C", str(repo), "rev-list", "--topo-order", "--reverse", *commits],
+                              capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    if proc.returncode != 0:
+        return {}
+    place = {h: i for i, h in enumerate(proc.stdout.split())}
+    return {c: place[c] for c in commits if c in place}
 
 
 def _commits(series: pd.DataFrame) -> list[str]:
-    return list(dict.fromkeys(series.sort_values(["date", "commit"], kind="stable")["commit"]))
+    return list(dict.fromkeys(series.sort_values("order", kind="stable")["commit"]))
 
 
 def exponents(series: pd.DataFrame, threshold: float) -> pd.DataFrame:
@@ -328,7 +356,7 @@ def write(out: Path | str, results_dir: Path | str, threshold: float, factor: fl
         raise HistoryError(f"--factor must be more than 1, got {factor}")
     if commit_url is not None and "{commit}" not in commit_url:
         raise HistoryError(f"--commit-url must contain {{commit}}, got {commit_url!r}")
-    series = exact_series(load_results(results_dir), machine, env)
+    series = exact_series(load_results(results_dir), machine, env, repo=results_dir)
     fits = exponents(series, threshold)
     verdicts = verdict_changes(fits)
     counts = count_changes(series, factor)
@@ -343,7 +371,7 @@ def write(out: Path | str, results_dir: Path | str, threshold: float, factor: fl
     table = fits.merge(wide.reset_index(), on=["commit", "parser", "workload"])
     csv = out / "history.csv"
     table.to_csv(csv, index=False)
-    commits = series.drop_duplicates("commit")[["commit", "date"]]
+    commits = series.drop_duplicates("commit")[["commit", "date"]]  # in order
     commit_rows = "".join(
         f'<tr id="commit-{html.escape(c)}"><td><a href="{html.escape(commit_link(c, commit_url))}"><code>{c}</code>'
         f'</a></td><td>{d:%Y-%m-%d %H:%M} UTC</td><td><code>git show {c[:10]}</code></td>'

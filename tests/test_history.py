@@ -172,3 +172,37 @@ def test_missing_or_empty_results_folder_exit_2(tmp_path, capsys):
         assert exit_.value.code == 2
     err = capsys.readouterr().err.splitlines()
     assert "no asv results folder" in err[0] and "no results of benchmarks.InstructionCount" in err[1]
+
+
+def test_commits_of_the_same_second_follow_git_history(tmp_path):
+    import subprocess
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    env = {"GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
+           "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+
+    def git(*args):
+        return subprocess.run(["git", "-C", str(repo), *args], env=env, check=True, capture_output=True,
+                              text=True).stdout.strip()
+
+    git("init", "-q")
+    hashes = []
+    for i in range(3):  # each commit's hash sorts before its parent's, so hash order is the reverse of history
+        for attempt in range(64):
+            git("commit", "-q", "--allow-empty", "-m", f"c{i} {attempt}")
+            head = git("rev-parse", "HEAD")
+            if not hashes or head < hashes[-1]:
+                break
+            git("reset", "-q", "--hard", "HEAD~1")
+        hashes.append(head)
+    machine = repo / "results" / "asv" / "box"
+    machine.mkdir(parents=True)
+    for commit in hashes:
+        _result_file(machine, commit, 1_767_225_600_000, lambda p, w, n: linear(n))
+    frame = history.load_results(machine.parent)
+    assert list(dict.fromkeys(history.exact_series(frame, repo=machine.parent)["commit"])) == hashes
+    assert list(dict.fromkeys(history.exact_series(frame)["commit"])) == sorted(hashes)
+    written = history.write(tmp_path / "out", machine.parent, threshold=1.3)
+    assert pd.read_csv(written.csv)["commit"].drop_duplicates().tolist() == hashes
