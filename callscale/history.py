@@ -391,12 +391,12 @@ verdict as <code>callscale gate</code>, threshold {threshold:g}.
 At the last commit: {'<span class="fail">' + str(len(failing)) + ' failing</span>' if len(failing) else 'every verdict ok'}.</p>
 <h2>Verdict changes</h2>
 {_table(verdicts, commit_url, "No verdict changed between the commits measured.")}
-<h2>Counts that moved by more than {factor:g}x</h2>
-{_table(counts, commit_url, f"No count moved by more than {factor:g}x between the commits measured.")}
 <h2>Instructions per character, per commit</h2>
 <img alt="instruction counts per commit, one panel per parser" src="{_data_uri(ipng)}">
 <h2>Scaling exponent per commit</h2>
 <img alt="scaling exponent per commit, one panel per parser" src="{_data_uri(epng)}">
+<h2>Counts that moved by more than {factor:g}x</h2>
+{_table(counts, commit_url, f"No count moved by more than {factor:g}x between the commits measured.")}
 <h2>Commits</h2>
 <table class="t"><tr><th>commit</th><th>date</th><th>show it</th><th>verdicts not ok</th></tr>{commit_rows}</table>
 <p>Data: <code>history.csv</code> beside this page. Written by <code>callscale history</code>.</p>
