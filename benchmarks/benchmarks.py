@@ -11,6 +11,16 @@ which asv records as skipped (``n/a``), not failed.
 - ``StreamMemory.track_peak_traced_bytes``: peak memory traced by
   tracemalloc while streaming, in bytes (asv's ``peakmem_`` reads the whole
   process's max RSS and cannot see a parser's few kilobytes).
+- ``InstructionCount.track_instructions``: the exact series, callgrind
+  instruction counts of the streaming alone (every
+  ``parse_streaming_increment`` and ``finish``, :mod:`callscale.instructions`)
+  per parser, workload and length (``INSTRUCTION_LENGTHS``). Counts repeat
+  exactly for the same code, so a tight ``asv continuous --factor`` (1.05)
+  gates a merge on them. asv runs every benchmark parameter in its own
+  process, so all counts are taken once, in ``setup_cache`` (one callgrind
+  child per format, as ``--meter instructions`` does, one per core): about
+  a minute of CPU for the twelve parsers. Without valgrind, or at a commit
+  without the instruction meter, every parameter is skipped (``n/a``).
 - ``ScalingExponent.track_scaling_exponent``: the fitted scaling exponent
   per parser, workload and meter (least-squares slope of log cost on log
   length, :func:`callscale.fit.exponent`), so asv's regression detection
@@ -37,6 +47,9 @@ WORKLOADS = ["write_file", "many_short_calls", "repeated_opener"]
 LENGTHS = [4096, 16384, 65536]
 CHUNKING = "tokens:4"
 METERS = ["time", "instructions"]
+#: Call lengths in characters of the exact series (``InstructionCount``); three, 4x apart, so
+#: ``callscale history`` fits an exponent per commit from them.
+INSTRUCTION_LENGTHS = [512, 2048, 8192]
 #: Lengths (characters) the exponent is fitted over, per meter (instructions: small, exact).
 FIT_LENGTHS = {"time": [4096, 16384, 65536], "instructions": [1024, 2048, 4096, 8192]}
 #: Process-time runs per length for the ``time`` exponent; the minimum counts.
@@ -121,6 +134,70 @@ class StreamMemory:
         return float(m.peak_bytes)
 
     track_peak_traced_bytes.unit = "bytes"
+
+
+def _count_all() -> dict:
+    """Every (parser, workload, length) instruction count of the exact series, for ``setup_cache``.
+
+    Returns ``{"unavailable": reason}`` when the meter cannot run here (no
+    valgrind, or no meter at this commit), else ``{"counts": {(parser,
+    workload, length): instructions or error text}}``; parsers and workloads
+    missing at this commit are left out (their benchmarks are skipped).
+    """
+    try:
+        from callscale.instructions import InstructionMeter, MeterUnavailable, check_available
+    except ImportError as exc:
+        return {"unavailable": f"no instruction meter at this commit: {exc}"}
+    try:
+        check_available()
+    except MeterUnavailable as exc:
+        return {"unavailable": str(exc)}
+    cases = {}
+    for parser in PARSERS:
+        for workload in WORKLOADS:
+            try:
+                cases[parser, workload] = {n: _case(parser, workload, n)[1] for n in INSTRUCTION_LENGTHS}
+            except NotImplementedError:
+                continue
+    meter = InstructionMeter()
+    meter.prefetch((parser, case[INSTRUCTION_LENGTHS[0]].format, workload, tuple(INSTRUCTION_LENGTHS), CHUNKING,
+                    getattr(case[INSTRUCTION_LENGTHS[0]], "seed", 0)) for (parser, workload), case in cases.items())
+    counts = {}
+    for (parser, workload), by_length in cases.items():
+        for length, case in by_length.items():
+            try:
+                counts[parser, workload, length] = meter.total(None, case, (), [], 1, parser_name=parser,
+                                                               chunking=CHUNKING)
+            except Exception as exc:  # the meter's error becomes this benchmark's failure
+                counts[parser, workload, length] = f"{type(exc).__name__}: {exc}"
+    return {"counts": counts}
+
+
+class InstructionCount:
+    """The exact series: instructions to stream one case, counted once per run in ``setup_cache``."""
+
+    params = (PARSERS, WORKLOADS, INSTRUCTION_LENGTHS)
+    param_names = ["parser", "workload", "length"]
+    timeout = 60
+
+    def setup_cache(self):
+        return _count_all()
+
+    setup_cache.timeout = 1800
+
+    def setup(self, cache, parser, workload, length):
+        if "unavailable" in cache:
+            raise NotImplementedError(cache["unavailable"])
+        if (parser, workload, length) not in cache["counts"]:
+            raise NotImplementedError(f"not available at this commit: {parser} on {workload}")
+
+    def track_instructions(self, cache, parser, workload, length):
+        value = cache["counts"][parser, workload, length]
+        if isinstance(value, str):
+            raise RuntimeError(value)
+        return float(value)
+
+    track_instructions.unit = "instructions"
 
 
 class ScalingExponent:

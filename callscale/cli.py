@@ -5,6 +5,7 @@
     callscale gate  [--threshold 1.3] [same selectors]
     callscale profile --parser NAME --workload NAME --length N [--format flamegraph|speedscope] [-o PATH]
     callscale check [--parser NAME ...] [--workload NAME ...] [--lengths 1k] [--chunkings SPEC,...] [--strict]
+    callscale history [--results DIR] [--out DIR] [--commit-url TEMPLATE] [--factor 1.05]
 
 ``scale`` measures every selected parser on every selected workload at every
 length, prints the table, and writes ``scaling.csv``, ``scaling-fits.csv``
@@ -404,11 +405,51 @@ def _print_check(results: Sequence, chunkings: Sequence[str], show: int) -> None
 Command = tuple[str, Callable[[argparse.ArgumentParser], None],
                 Callable[[argparse.ArgumentParser, argparse.Namespace], int]]
 
+
+# ----------------------------------------------------------------------- history
+def _history_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--results", metavar="DIR",
+                   help="asv's results folder (default: asv/ in the results folder of [tool.callscale], "
+                        "results/asv)")
+    p.add_argument("--out", metavar="DIR", help="where to write index.html, instructions.png, exponents.png and "
+                                                "history.csv (default: results/history)")
+    p.add_argument("--threshold", type=_positive_float, metavar="X",
+                   help="largest scaling exponent that passes (default from [tool.callscale])")
+    p.add_argument("--factor", type=_positive_float, default=1.05, metavar="X",
+                   help="list the counts that moved by more than this factor between commits (default 1.05)")
+    p.add_argument("--commit-url", metavar="TEMPLATE",
+                   help="link commit hashes here, {commit} replaced by the full hash (default: to the page's "
+                        "own commit list, which gives `git show HASH`)")
+    p.add_argument("--machine", help="asv machine name (default: the one with the most commits)")
+    p.add_argument("--env", help="asv environment name (default: the one with the most commits)")
+
+
+def _history(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from . import history
+
+    settings = _settings(p)
+    results = Path(args.results) if args.results is not None else settings.out / "asv"
+    out = Path(args.out) if args.out is not None else settings.out / "history"
+    threshold = args.threshold if args.threshold is not None else settings.threshold
+    try:
+        written = history.write(out, results, threshold, factor=args.factor, commit_url=args.commit_url,
+                                machine=args.machine, env=args.env)
+    except history.HistoryError as exc:
+        p.error(str(exc))
+    except OSError as exc:
+        p.error(f"cannot write to --out {out}: {exc.strerror or exc}")
+    print(f"{written.commits} commits, {written.verdict_changes} verdict changes, {written.count_changes} counts "
+          f"moved by more than {args.factor:g}x")
+    print(f"wrote {_shown(written.page)}, {_shown(written.instructions_png)}, {_shown(written.exponents_png)}, "
+          f"{_shown(written.csv)}")
+    return 0
+
 COMMANDS: list[Command] = [
     ("scale", _scale_arguments, _scale),
     ("gate", _gate_arguments, _gate),
     ("profile", _profile_arguments, _profile),
     ("check", _check_arguments, _check),
+    ("history", _history_arguments, _history),
 ]
 """Subcommands: ``(name, add_arguments(parser), run(parser, args) -> exit status)``."""
 
@@ -418,6 +459,8 @@ _HELP = {
     "profile": "stream one case under py-spy and write a flame graph (SVG) or a speedscope profile",
     "check": "stream each fault case and workload under many chunkings; compare with the expected "
              "result and with detect_and_parse",
+    "history": "from asv's results, write a self-contained HTML page and PNGs of the instruction counts and "
+               "scaling exponents per commit",
 }
 
 

@@ -31,7 +31,7 @@ def _load_suite():
 
 
 suite = _load_suite()
-CLASSES = [suite.StreamTime, suite.StreamMemory, suite.ScalingExponent]
+CLASSES = [suite.StreamTime, suite.StreamMemory, suite.InstructionCount, suite.ScalingExponent]
 
 
 def test_every_registered_parser_is_benchmarked_and_nothing_else():
@@ -53,7 +53,9 @@ def test_each_benchmark_is_parameterized_over_the_lists(cls):
     assert params["parser"] == suite.PARSERS
     assert params["workload"] == suite.WORKLOADS
     if "length" in params:
-        assert params["length"] == suite.LENGTHS
+        lengths = suite.INSTRUCTION_LENGTHS if cls is suite.InstructionCount else suite.LENGTHS
+        assert params["length"] == lengths
+        assert all(isinstance(n, int) and n > 0 for n in lengths)
     if "meter" in params:
         assert params["meter"] == suite.METERS
 
@@ -142,3 +144,42 @@ def test_asv_conf_paths_and_regression_settings():
     assert all(isinstance(v, float) for v in thresholds.values())
     name = "benchmarks.ScalingExponent.track_scaling_exponent('deepseek_v3', 'write_file', 'time')"
     assert max(v for rx, v in thresholds.items() if re.match(rx, name)) == pytest.approx(0.2)
+
+
+def test_instruction_count_setup_skips_what_the_cache_lacks():
+    bench = suite.InstructionCount()
+    with pytest.raises(NotImplementedError, match="apt-get install valgrind"):
+        bench.setup({"unavailable": "valgrind is not installed: apt-get install valgrind"}, "qwen3", "write_file", 1024)
+    cache = {"counts": {("qwen3", "write_file", 1024): 7857974.0, ("glm45", "write_file", 1024): "MeterError: boom"}}
+    with pytest.raises(NotImplementedError, match="not available at this commit"):
+        bench.setup(cache, "qwen3", "write_file", 8192)
+    bench.setup(cache, "qwen3", "write_file", 1024)
+    assert bench.track_instructions(cache, "qwen3", "write_file", 1024) == 7857974.0
+    with pytest.raises(RuntimeError, match="MeterError: boom"):
+        bench.track_instructions(cache, "glm45", "write_file", 1024)
+    assert suite.InstructionCount.track_instructions.unit == "instructions"
+    assert suite.InstructionCount.setup_cache.timeout >= 600
+
+
+def test_instruction_cache_is_unavailable_without_valgrind(monkeypatch):
+    from callscale import instructions
+
+    monkeypatch.setattr(instructions.shutil, "which", lambda name: None)
+    assert suite._count_all() == {"unavailable": instructions.INSTALL_HINT}
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+def test_instruction_cache_counts_each_case_once_and_exactly(monkeypatch):
+    monkeypatch.setattr(suite, "PARSERS", ["deepseek_v31", "no_such_parser"])
+    monkeypatch.setattr(suite, "WORKLOADS", ["write_file", "repeated_opener"])
+    monkeypatch.setattr(suite, "INSTRUCTION_LENGTHS", [512, 2048])
+    first = suite._count_all()["counts"]
+    # the missing parser is left out (its benchmarks are skipped), the others counted
+    assert sorted(first) == sorted((p, w, n) for p in ["deepseek_v31"] for w in suite.WORKLOADS for n in [512, 2048])
+    assert all(type(v) is float and v > 100_000 for v in first.values())
+    # linear: 4x the characters cost 3-5x the instructions
+    for w in suite.WORKLOADS:
+        assert 3.0 < first["deepseek_v31", w, 2048] / first["deepseek_v31", w, 512] < 5.0
+    # exact: a second run repeats the counts to within 0.1%
+    again = suite._count_all()["counts"]
+    assert all(abs(again[k] / first[k] - 1) < 0.001 for k in first)
