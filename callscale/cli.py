@@ -2,7 +2,7 @@
 
     callscale scale [--parser NAME ...] [--workload NAME ...] [--lengths 4k,16k,64k]
                     [--chunking tokens:4] [--repeats N] [--threshold X] [--timeout S] [--baseline CSV] [--out DIR]
-    callscale gate  [--threshold 1.3] [--projection-factor 2] [--reference-length 256k] [same selectors]
+    callscale gate  [--threshold 1.3] [--projection-factor 3] [--reference-length 256k] [same selectors]
     callscale compare BASE.csv NEW.csv [--max-ratio R] [--max-step X]
     callscale profile --parser NAME --workload NAME --length N [--format flamegraph|speedscope] [-o PATH]
     callscale check [--parser NAME ...] [--workload NAME ...] [--lengths 1k] [--chunkings SPEC,...] [--timeout S]
@@ -153,7 +153,7 @@ def add_selectors(p: argparse.ArgumentParser) -> None:
                    help="length (characters) the fitted a*n + b*n**2 is projected to (default from "
                         "[tool.callscale]: 256k)")
     p.add_argument("--projection-factor", type=_positive_float, metavar="X",
-                   help="largest projected / linear-projected cost that passes (default from [tool.callscale]: 2)")
+                   help="largest projected / linear-projected cost that passes (default from [tool.callscale]: 3)")
     add_timeout(p)
     p.add_argument("--baseline", metavar="CSV",
                    help="a scaling.csv of an earlier run: compare with it after measuring (as `callscale compare`) "
@@ -183,7 +183,7 @@ class Selection:
     seed: int
     settings: config.Settings
     reference_length: int = 256 * 1024
-    projection_factor: float = 2.0
+    projection_factor: float = 3.0
     timeout: float = 120.0
     baseline: object = None
     """The ``--baseline`` file read as a DataFrame (:func:`callscale.compare.load`), or ``None``."""

@@ -3,7 +3,7 @@
     [tool.callscale]
     threshold = 1.3                    # gate: the largest step exponent that passes
     reference_length = "256k"          # gate: the length (characters) the fitted cost is projected to
-    projection_factor = 2.0            # gate: largest projected / linear-projected cost that passes
+    projection_factor = 3.0            # gate: largest projected / linear-projected cost that passes
     timeout = 120                      # seconds one case may take before its parser is stopped
     lengths = ["4k", "16k", "64k"]     # call lengths in characters (k = 1024)
     chunking = "tokens:4"              # how the text is split into deltas
@@ -48,7 +48,7 @@ class Settings:
     threshold: float = 1.3
     reference_length: int = 256 * 1024
     """Length (characters) the fitted ``a*n + b*n**2`` is projected to (:mod:`callscale.fit`)."""
-    projection_factor: float = 2.0
+    projection_factor: float = 3.0
     """Largest ratio of the projected cost to the linear projection that passes."""
     timeout: float = 120.0
     """Seconds one case (one parser on one case, all its passes) may take before it is stopped."""

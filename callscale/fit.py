@@ -46,7 +46,7 @@ TIMEOUT = "timeout"
 MIN_POINTS = 3
 REFERENCE_LENGTH = 256 * 1024
 """Default length (characters) the fitted cost is projected to."""
-PROJECTION_FACTOR = 2.0
+PROJECTION_FACTOR = 3.0
 """Default largest ratio of the projected cost to the linear projection that passes."""
 
 

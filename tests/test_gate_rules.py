@@ -50,13 +50,13 @@ def test_small_size_irregularities_are_not_taken_for_a_quadratic_term():
 
 def test_a_small_quadratic_term_passes_the_slope_and_fails_the_projection():
     lengths = [1024, 2048, 4096, 8192]
-    # linear cost plus a quadratic term that is 5% of the cost at 8k
-    cost = [n + (0.05 / 8192) * n * n for n in lengths]
+    # linear cost plus a quadratic term that is 10% of the linear one at 8k
+    cost = [n + (0.1 / 8192) * n * n for n in lengths]
     result = fit.fit(lengths, cost, threshold=1.3)
-    assert result.exponent < 1.05 and result.steepest < 1.05  # one slope, and every step, looks linear
-    ratio = (1 + 0.05 * 32) / 1.05  # per-character cost at 256k over that at 8k
-    assert result.projection_ratio == pytest.approx(ratio, rel=1e-6)
-    assert result.projected == pytest.approx(262144 + (0.05 / 8192) * 262144 ** 2, rel=1e-6)
+    assert result.exponent < 1.1 and result.steepest < 1.1  # one slope, and every step, looks near linear
+    ratio = (1 + 0.1 * 32) / 1.1  # per-character cost at 256k over that at 8k
+    assert result.projection_ratio == pytest.approx(ratio, rel=1e-6) and ratio > fit.PROJECTION_FACTOR
+    assert result.projected == pytest.approx(262144 + (0.1 / 8192) * 262144 ** 2, rel=1e-6)
     assert result.verdict == fit.FAIL and result.rule == "projection"
     # the same series judged at a reference length close to the lengths measured passes
     assert fit.fit(lengths, cost, threshold=1.3, reference_length=16384).verdict == fit.OK
@@ -69,7 +69,7 @@ def test_the_steepest_step_fails_when_one_slope_would_pass():
     assert result.exponent == pytest.approx(math.log(28) / math.log(16), abs=1e-9) and result.exponent < 1.3
     assert result.steepest == pytest.approx(math.log(7) / math.log(4), abs=1e-9)
     assert result.verdict == fit.FAIL and result.rule == "step"
-    assert fit.fit(lengths, cost, threshold=1.3).rule == "step+projection"
+    assert fit.fit(lengths, cost, threshold=1.3, projection_factor=2).rule == "step+projection"
 
 
 def test_linear_series_pass_both_rules():
@@ -107,7 +107,20 @@ def test_small_quadratic_fixtures_fail_under_instructions_though_one_slope_passe
     row = fits[fits["parser"] == parser].iloc[0]
     assert row["lengths"] == "1k,2k,4k,8k"
     assert row["exponent"] <= 1.3, row.to_dict()  # the old verdict passed it
-    assert row["verdict"] == "FAIL" and row["projection_ratio"] > 2, row.to_dict()
+    assert row["verdict"] == "FAIL" and row["projection_ratio"] > 3, row.to_dict()
+
+
+def test_small_quadratic_fixtures_fail_the_default_time_gate(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "callscale", "gate", "--parser",
+                           ",".join(p for p, _ in SMALL_QUADRATIC[:1]), "--format", "qwen3", "--workload", "write_file",
+                           "--no-progress"],
+                          capture_output=True, text=True, env=CHILD_ENV, timeout=900, stdin=subprocess.DEVNULL)
+    glm = subprocess.run([sys.executable, "-m", "callscale", "gate", "--parser", SMALL_QUADRATIC[1][0], "--format",
+                          "glm45", "--workload", "write_file", "--no-progress"],
+                         capture_output=True, text=True, env=CHILD_ENV, timeout=900, stdin=subprocess.DEVNULL)
+    for result, (parser, _) in zip((proc, glm), SMALL_QUADRATIC):
+        assert result.returncode == 1, result.stdout + result.stderr
+        assert f"FAIL {parser} on write_file (" in result.stdout, result.stdout
 
 
 # --------------------------------------------------------------------- bounded runs
