@@ -148,7 +148,8 @@ def test_check_goes_on_after_a_timeout(capsys):
     assert rows["hanging_parser:Hangs"][-1] == "timeout" and rows["deepseek_v31"][-1] == "ok"
 
 
-def _read_until(stream, wanted: str, seconds: float) -> str:
+def _pump(stream) -> tuple[list[str], threading.Thread]:
+    """Read ``stream`` a character at a time in a thread (the progress bar has no newlines)."""
     seen: list[str] = []
 
     def pump():
@@ -158,11 +159,9 @@ def _read_until(stream, wanted: str, seconds: float) -> str:
                 return
             seen.append(chunk)
 
-    threading.Thread(target=pump, daemon=True).start()
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline and wanted not in "".join(seen):
-        time.sleep(0.1)
-    return "".join(seen)
+    thread = threading.Thread(target=pump, daemon=True)
+    thread.start()
+    return seen, thread
 
 
 def test_an_interrupt_names_the_running_case_and_keeps_the_rows_measured(tmp_path):
@@ -176,14 +175,18 @@ def test_an_interrupt_names_the_running_case_and_keeps_the_rows_measured(tmp_pat
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=CHILD_ENV, stdin=subprocess.DEVNULL)
     try:
         running = "hanging_parser:HangsOnLongCalls on write_file at 4096"
-        bar = _read_until(proc.stderr, running, 240)
-        assert running in bar, bar[-500:]  # the progress bar names the running case
+        seen, reader = _pump(proc.stderr)
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and running not in "".join(seen):
+            time.sleep(0.1)
+        assert running in "".join(seen), "".join(seen)[-500:]  # the progress bar names the running case
         proc.send_signal(signal.SIGINT)
         status = proc.wait(timeout=60)
+        reader.join(timeout=10)
     finally:
         proc.kill()
         proc.wait()
-    err = bar + proc.stderr.read()
+    err = "".join(seen)
     assert status == 130
     assert (f"interrupted while measuring {running}; 7 measurements taken before it are in "
             f"{out / report.PARTIAL}") in err
