@@ -83,6 +83,8 @@ class Run:
     floor_rows: list[Row] = field(default_factory=list)
     measurements: list[Measurement] = field(default_factory=list)
     floors: dict[tuple[str, str, int], Measurement] = field(default_factory=dict)
+    second_looks: list[tuple[str, str, str]] = field(default_factory=list)
+    """``(parser, workload, verdict after)`` of each pair measured a second time (time meter)."""
 
     @property
     def passed(self) -> bool:
@@ -273,6 +275,7 @@ def run(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence
                             m.seconds = min(m.seconds, again.seconds)
                             m.repeats += again.repeats
                     row = _fit_row(spec.name, spec.format, workload, row.measurements, threshold, **rules)
+                    result.second_looks.append((spec.name, workload, row.fit.verdict))
                 result.rows.append(row)
     except KeyboardInterrupt:
         raise Interrupted(running, result) from None

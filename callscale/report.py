@@ -15,7 +15,7 @@ import math
 from pathlib import Path
 from typing import Any
 from .config import format_size
-from .fit import ERROR, TIMEOUT
+from .fit import ERROR, FAIL, TIMEOUT
 from .matrix import Row, Run
 from .measure import NULL
 
@@ -189,6 +189,10 @@ def gate_lines(run: Run) -> list[str]:
                        f"{fit.projection_factor:g}x")
         lines.append(f"FAIL {row.parser} on {row.workload} ({fit.rule}): {'; '.join(why)} "
                      f"(exponent {fit.exponent:.2f}); {_per_length(row, unit)}")
+    if run.second_looks:
+        cleared = [f"{p} on {w}" for p, w, verdict in run.second_looks if verdict != FAIL]
+        lines.append(f"second look: {len(run.second_looks)} pair(s) failed once by time and were measured again; "
+                     f"{len(cleared)} passed then" + (f" ({', '.join(cleared)})" if cleared else ""))
     total = len(run.rows)
     if run.passed:
         lines.append(f"gate passed: {total} parser x workload pair{'s' if total != 1 else ''}, "

@@ -89,6 +89,34 @@ def test_config_reads_the_new_keys(tmp_path):
         config.load(tmp_path)
 
 
+@pytest.mark.parametrize("power, verdict", [(1, fit.OK), (2, fit.FAIL)])
+def test_a_pair_that_fails_by_time_gets_a_second_look(monkeypatch, power, verdict):
+    import parsers
+    from callscale import matrix
+    from callscale.plugins import ParserSpec
+
+    real = matrix.measure
+    slow_once = []
+
+    def measure(factory, case, chunking, repeats, **kw):
+        m = real(factory, case, chunking, 1, **kw)
+        if kw["parser_name"] != "null":
+            m.seconds = (len(case.text) / 1024) ** power * 1e-3
+            if case.length == 4096 and not slow_once:  # load slowed the first read of the longest length
+                slow_once.append(repeats)
+                m.seconds *= 3
+        return m
+
+    monkeypatch.setattr(matrix, "measure", measure)
+    spec = ParserSpec("deepseek_v31", "deepseek_v31", parsers.get("deepseek_v31"))
+    run = matrix.run([spec], ["write_file"], [1024, 2048, 4096], repeats=1, latency=False, memory=False,
+                     progress=False)
+    (row,) = run.rows
+    assert run.second_looks == [("deepseek_v31", "write_file", verdict)]
+    assert row.fit.verdict == verdict and row.measurements[-1].repeats == 3  # 1 + 2 more runs
+    assert report.gate_lines(run)[-2].startswith("second look: 1 pair(s) failed once by time")
+
+
 # --------------------------------------------------------------------- the fixtures
 SMALL_QUADRATIC = [("small_quadratic_parsers:HermesLikeParser", "qwen3"),
                    ("small_quadratic_parsers:GlmLikeParser", "glm45")]
