@@ -99,7 +99,7 @@ def test_a_pair_that_fails_by_time_gets_a_second_look(monkeypatch, power, verdic
     slow_once = []
 
     def measure(factory, case, chunking, repeats, **kw):
-        m = real(factory, case, chunking, 1, **kw)
+        m = real(factory, case, chunking, repeats, **kw)
         if kw["parser_name"] != "null":
             m.seconds = (len(case.text) / 1024) ** power * 1e-3
             if case.length == 4096 and not slow_once:  # load slowed the first read of the longest length
