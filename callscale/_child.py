@@ -10,15 +10,24 @@ Run as ``python -m callscale._child SPEC`` where SPEC is one JSON object:
 - ``profile``: ``parser``, ``workload``, ``length``, ``seconds`` (how long to
   keep streaming, in CPU seconds, so the sampler collects enough samples).
 ``profile``: streams the case through fresh parsers again and again for
-``seconds``, so the profile is dominated by the parser's own frames.
+``seconds``, so the profile is dominated by the parser's own frames. A
+parser that raises ends the child with exit status 3 and the line
+``callscale-child: the parser raised: Type: message`` on stderr; one that does
+not finish (a hang) is ended by a watchdog after ``2 * seconds + 5`` wall
+seconds with exit status 4 and ``callscale-child: the case did not finish ...``.
 """
 
 from __future__ import annotations
 
 import gc
 import json
+import os
 import sys
+import threading
 import time
+
+RAISED = "callscale-child: the parser raised: "
+HUNG = "callscale-child: the case did not finish within "
 
 
 def _factory(name: str, fmt: str | None):
@@ -67,14 +76,32 @@ def instructions(spec) -> None:
     marker()  # the calibration pair: the marker's own cost
 
 
+def _watchdog(limit: float) -> None:
+    def stop() -> None:
+        sys.stderr.write(f"{HUNG}{limit:g} s\n")
+        sys.stderr.flush()
+        os._exit(4)
+
+    timer = threading.Timer(limit, stop)
+    timer.daemon = True
+    timer.start()
+
+
 def profile(spec) -> None:
     factory, fmt = _factory(spec["parser"], spec.get("format"))
     deltas, tools = _case(spec["workload"], fmt, spec["length"], spec)
+    seconds = float(spec.get("seconds", 3.0))
+    _watchdog(2 * seconds + 5)
     # CPU seconds, not wall seconds: on a busy machine the streaming still gets
     # its share of samples relative to start-up, which is CPU-bound too.
-    deadline = time.process_time() + float(spec.get("seconds", 3.0))
+    deadline = time.process_time() + seconds
     while True:
-        _stream(factory, deltas, tools)
+        try:
+            _stream(factory, deltas, tools)
+        except Exception as exc:
+            sys.stderr.write(RAISED + " ".join(f"{type(exc).__name__}: {exc}".split()) + "\n")
+            sys.stderr.flush()
+            os._exit(3)
         if time.process_time() >= deadline:
             break
 

@@ -1,18 +1,23 @@
 """The ``callscale`` command.
 
     callscale scale [--parser NAME ...] [--workload NAME ...] [--lengths 4k,16k,64k]
-                    [--chunking tokens:4] [--repeats N] [--threshold X] [--out DIR]
-    callscale gate  [--threshold 1.3] [same selectors]
+                    [--chunking tokens:4] [--repeats N] [--threshold X] [--timeout S] [--baseline CSV] [--out DIR]
+    callscale gate  [--threshold 1.3] [--projection-factor 3] [--reference-length 256k] [same selectors]
+    callscale compare BASE.csv NEW.csv [--max-ratio R] [--max-step X]
     callscale profile --parser NAME --workload NAME --length N [--format flamegraph|speedscope] [-o PATH]
-    callscale check [--parser NAME ...] [--workload NAME ...] [--lengths 1k] [--chunkings SPEC,...] [--strict]
+    callscale check [--parser NAME ...] [--workload NAME ...] [--lengths 1k] [--chunkings SPEC,...] [--strict] [--timeout S]
     callscale history [--results DIR] [--out DIR] [--commit-url TEMPLATE] [--factor 1.05]
 
 ``scale`` measures every selected parser on every selected workload at every
 length, prints the table, and writes ``scaling.csv``, ``scaling-fits.csv``
 and ``scaling.png`` to ``--out``; it exits 0 (a failed run shows in the
 table). ``gate`` measures the same matrix (without the latency and memory
-passes), prints the table and exits 0 when every exponent is within the
-threshold, 1 otherwise, naming each offender. Defaults come from
+passes), prints the table and exits 0 when every pair passes both rules of
+:func:`callscale.fit.fit` (steepest step, projection), 1 otherwise, naming
+each offender and the rule. ``compare`` sets two ``scaling.csv`` side by
+side and exits 1 when a pair got worse (``--baseline`` does the same after
+``scale``/``gate``). Each case runs under ``--timeout`` seconds in a worker
+process. Defaults come from
 ``[tool.callscale]`` in the nearest ``pyproject.toml``
 (:mod:`callscale.config`). A bad option prints one line on stderr and exits 2.
 
@@ -153,8 +158,24 @@ def add_selectors(p: argparse.ArgumentParser) -> None:
                    help="time: process seconds, min over --repeats (default); instructions: "
                         "callgrind instruction counts of the streaming alone (exact, repeatable; needs valgrind; "
                         "default lengths from instruction_lengths in [tool.callscale])")
+    p.add_argument("--reference-length", metavar="SIZE",
+                   help="length (characters) the fitted a*n + b*n**2 is projected to (default from "
+                        "[tool.callscale]: 256k)")
+    p.add_argument("--projection-factor", type=_positive_float, metavar="X",
+                   help="largest projected / linear-projected cost that passes (default from [tool.callscale]: 3)")
+    add_timeout(p)
+    p.add_argument("--baseline", metavar="CSV",
+                   help="a scaling.csv of an earlier run: compare with it after measuring (as `callscale compare`) "
+                        "and exit 1 when a pair got worse")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar on stderr (default: only when stderr is a terminal)")
+
+
+def add_timeout(p: argparse.ArgumentParser) -> None:
+    """``--timeout SECONDS``: the per-case time budget (default from [tool.callscale]: 120)."""
+    p.add_argument("--timeout", type=_positive_float, metavar="SECONDS",
+                   help="seconds one case may take; a parser that overruns is stopped and its row reads "
+                        "timeout (default from [tool.callscale]: 120)")
 
 
 @dataclass
@@ -170,6 +191,11 @@ class Selection:
     meter: str
     seed: int
     settings: config.Settings
+    reference_length: int = 256 * 1024
+    projection_factor: float = 3.0
+    timeout: float = 120.0
+    baseline: object = None
+    """The ``--baseline`` file read as a DataFrame (:func:`callscale.compare.load`), or ``None``."""
 
 
 def _split(values: Sequence[str] | None) -> list[str]:
@@ -213,7 +239,30 @@ def select(p: argparse.ArgumentParser, args: argparse.Namespace) -> Selection:
     workloads = _workloads(p, _split(args.workload) or list(settings.workloads))
     threshold = args.threshold if args.threshold is not None else settings.threshold
     repeats = args.repeats if args.repeats is not None else settings.repeats
-    return Selection(specs, workloads, lengths, chunking, repeats, threshold, meter, args.seed, settings)
+    reference = settings.reference_length
+    if args.reference_length is not None:
+        try:
+            reference = config.parse_size(args.reference_length)
+        except config.ConfigError as exc:
+            p.error(f"--reference-length: {exc}")
+    factor = args.projection_factor if args.projection_factor is not None else settings.projection_factor
+    baseline = None
+    if getattr(args, "baseline", None) is not None:
+        from . import compare
+
+        try:
+            baseline = compare.load(args.baseline)
+        except compare.CompareError as exc:
+            p.error(f"--baseline: {exc}")
+        if str(baseline["meter"].iloc[0]) != meter:
+            p.error(f"--baseline {args.baseline} was measured with --meter {baseline['meter'].iloc[0]}, "
+                    f"this run with {meter}")
+    return Selection(specs, workloads, lengths, chunking, repeats, threshold, meter, args.seed, settings,
+                     reference, factor, _timeout(args, settings), baseline)
+
+
+def _timeout(args: argparse.Namespace, settings: config.Settings) -> float:
+    return args.timeout if getattr(args, "timeout", None) is not None else settings.timeout
 
 
 def _run(sel: Selection, args: argparse.Namespace, detail: bool):
@@ -221,7 +270,40 @@ def _run(sel: Selection, args: argparse.Namespace, detail: bool):
 
     return matrix.run(sel.specs, sel.workloads, sel.lengths, chunking=sel.chunking, repeats=sel.repeats,
                       threshold=sel.threshold, meter=sel.meter, seed=sel.seed, latency=detail,
-                      memory=detail, progress=args.progress)
+                      memory=detail, progress=args.progress, reference_length=sel.reference_length,
+                      projection_factor=sel.projection_factor, timeout=sel.timeout)
+
+
+def _interrupted(exc, out: Path | None = None) -> int:
+    """Say which case was running and where the measurements so far went; exit status 130."""
+    from . import report
+
+    done = len(exc.run.measurements)
+    where = ""
+    if out is not None and done:
+        try:
+            where = f"; {done} measurements taken before it are in {_shown(report.write_partial(exc.run, out))}"
+        except OSError as err:
+            where = f"; the {done} measurements taken before it could not be saved: {err}"
+    elif out is not None:
+        where = "; nothing was measured yet"
+    print(f"callscale: interrupted while measuring {exc.running or 'nothing'}{where}", file=sys.stderr)
+    return 130
+
+
+def _against_baseline(sel: Selection, run) -> int:
+    """Compare the run with ``--baseline`` (if given): print the side-by-side table; 1 when a pair got worse."""
+    if sel.baseline is None:
+        return 0
+    from . import compare, report
+
+    result = compare.compare(sel.baseline, report.frame(run))
+    print()
+    print(f"against the baseline {sel.baseline.attrs.get('path', '')}:")
+    print(compare.table(result))
+    for line in compare.summary(result):
+        print(line)
+    return 1 if result.worse else 0
 
 
 def _shown(path: Path) -> str:
@@ -241,18 +323,29 @@ def _scale_arguments(p: argparse.ArgumentParser) -> None:
 def _scale(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from . import report
 
+    from .matrix import Interrupted
+
     sel = select(p, args)
     out = Path(args.out) if args.out is not None else sel.settings.out
+    try:
+        report.check_writable(out)
+    except OSError as exc:
+        p.error(f"--out: {exc}")
     started = time.perf_counter()
-    run = _run(sel, args, detail=True)
+    try:
+        run = _run(sel, args, detail=True)
+    except Interrupted as exc:
+        return _interrupted(exc, out)
     print(report.table(run))
     for line in report.error_lines(run):
         print(f"error: {line}")
-    csv = report.write_csv(run, out / "scaling.csv")
-    fits = report.write_fits_csv(run, out / "scaling-fits.csv")
-    png = report.plot(run, out / "scaling.png")
-    print(f"wrote {_shown(csv)}, {_shown(fits)}, {_shown(png)} in {time.perf_counter() - started:.0f} s")
-    return 0
+    try:
+        written = report.write_outputs(run, out)
+    except OSError as exc:
+        print(f"callscale scale: cannot write the results: {exc}", file=sys.stderr)
+        return 1
+    print(f"wrote {', '.join(_shown(path) for path in written)} in {time.perf_counter() - started:.0f} s")
+    return _against_baseline(sel, run)
 
 
 # ----------------------------------------------------------------------- gate
@@ -263,15 +356,48 @@ def _gate_arguments(p: argparse.ArgumentParser) -> None:
 def _gate(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from . import report
 
+    from .matrix import Interrupted
+
     sel = select(p, args)
-    run = _run(sel, args, detail=False)
+    try:
+        run = _run(sel, args, detail=False)
+    except Interrupted as exc:
+        return _interrupted(exc)
     print(report.table(run))
     for line in report.error_lines(run):
         print(f"error: {line}")
     print()
     for line in report.gate_lines(run):
         print(line)
-    return 0 if run.passed else 1
+    worse = _against_baseline(sel, run)
+    return 0 if run.passed and not worse else 1
+
+
+# ----------------------------------------------------------------------- compare
+def _compare_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("base", metavar="BASE", help="scaling.csv of the base run (e.g. the main branch)")
+    p.add_argument("new", metavar="NEW", help="scaling.csv of the new run (e.g. the pull request)")
+    p.add_argument("--max-ratio", type=_positive_float, metavar="R",
+                   help="largest new/base cost at one length that passes (default 1.05 under the instruction "
+                        "meter, 1.5 by time)")
+    p.add_argument("--max-step", type=_positive_float, metavar="X",
+                   help="largest exponent increase that passes (default 0.05 under the instruction meter, "
+                        "0.25 by time)")
+
+
+def _compare(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from . import compare
+
+    try:
+        base, new = compare.load(args.base), compare.load(args.new)
+        result = compare.compare(base, new, max_ratio=args.max_ratio, max_step=args.max_step)
+    except compare.CompareError as exc:
+        p.error(str(exc))
+    print(compare.table(result))
+    print()
+    for line in compare.summary(result):
+        print(line)
+    return 1 if result.worse else 0
 
 
 # ----------------------------------------------------------------------- profile
@@ -292,6 +418,7 @@ def _profile_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seconds", type=_positive_float, default=3.0,
                    help="how long to keep streaming the case while sampling (default 3)")
     p.add_argument("--rate", type=_positive_int, default=250, help="samples a second (default 250)")
+    add_timeout(p)
 
 
 def _profile(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
@@ -311,10 +438,13 @@ def _profile(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     try:
         path = profile.profile(args.parser, args.workload, length, fmt=args.format, chunking=chunking,
                                output_format=args.output_format, output=output, seconds=args.seconds,
-                               rate=args.rate)
+                               rate=args.rate, timeout=args.seconds + _timeout(args, settings))
     except profile.ProfilerUnavailable as exc:
         print(f"callscale profile: {exc}", file=sys.stderr)
         return 2
+    except profile.CaseFailed as exc:
+        print(f"callscale profile: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 1
     except RuntimeError as exc:
         print(f"callscale profile: {' '.join(str(exc).split())}", file=sys.stderr)
         return 1
@@ -335,9 +465,12 @@ def _check_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strict", action="store_true",
                    help="also split inside special tokens: char, fixed:2,3,4,7 and random:0..19:8")
     p.add_argument("--no-faults", action="store_true", help="skip the shared streaming fault cases")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar on stderr (default: only when stderr is a terminal)")
     p.add_argument("--seed", type=int, default=0, help="workload seed (default 0)")
     p.add_argument("--show", type=_count, default=20, metavar="N",
                    help="failing streams to print, 0 for none (default 20)")
+    add_timeout(p)
 
 
 def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
@@ -361,11 +494,13 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         args.parser = parsers.names()
     specs = _specs(p, _split(args.parser), args.format, null=False)
     workloads = _workloads(p, _split(args.workload) or catalog.names())
-    results = []
+    timeout = _timeout(args, _settings(p))
+    texts = []
     for spec in specs:
         items = [] if args.no_faults else check.fault_items(spec.format)
         items += check.workload_items(spec.format, workloads, lengths, args.seed)
-        results.append(check.run_check(spec.name, spec.factory, items, chunkings))
+        texts.append(items)
+    results = _check_bounded(specs, texts, chunkings, timeout, args.progress)
     _print_check(results, chunkings, args.show)
     return 0 if all(r.passed for r in results) else 1
 
@@ -378,7 +513,7 @@ def _print_check(results: Sequence, chunkings: Sequence[str], show: int) -> None
     for r in results:
         kinds = ", ".join(f"{kind} {count}" for kind, (count, _) in r.by_kind().items())
         print(f"{r.parser.ljust(width)}  {r.items:>5}  {r.streams:>7}  {len(r.failures):>7}  "
-              f"{'ok' if r.passed else 'FAIL':<7}  {kinds}".rstrip())
+              f"{'timeout' if 'timeout' in r.by_kind() else 'ok' if r.passed else 'FAIL':<7}  {kinds}".rstrip())
     every = [(r.parser, f) for r in results for f in r.failures]
     if every:
         print()
@@ -400,6 +535,55 @@ def _print_check(results: Sequence, chunkings: Sequence[str], show: int) -> None
     print(f"\nchecked {streams} streams of {sum(r.items for r in results)} texts under {len(chunkings)} chunkings "
           f"(+ each fault case's own deltas and detect_and_parse): "
           f"{'all agree' if not failing else f'{failing} failing streams'}")
+
+
+def _check_bounded(specs: list[ParserSpec], texts: list[list], chunkings: list[str], timeout: float,
+                   progress: bool | None) -> list:
+    """Run :func:`callscale.check.run_check` per parser and text in a worker, ``timeout`` seconds per text.
+
+    A text that overruns is a ``timeout`` failure and the parser's remaining
+    texts are skipped (listed as one more failure); the next parser goes on.
+    """
+    from tqdm import tqdm
+
+    from . import check
+    from .bounded import CaseTimeout, Worker
+
+    def one(job: tuple[int, int]):
+        i, j = job
+        return check.run_check(specs[i].name, specs[i].factory, [texts[i][j]], chunkings)
+
+    results = []
+    with Worker(one, timeout) as worker, tqdm(total=sum(map(len, texts)), unit="text", leave=False,
+                                              dynamic_ncols=True,
+                                              disable=None if progress is None else not progress) as bar:
+        for i, spec in enumerate(specs):
+            total = check.CheckResult(spec.name)
+            for j, item in enumerate(texts[i]):
+                bar.set_postfix_str(f"{spec.name} on {item.label}")
+                try:
+                    part = worker.call((i, j))
+                except KeyboardInterrupt:
+                    raise KeyboardInterrupt(f"{spec.name} on {item.label}") from None
+                except CaseTimeout as exc:
+                    total.items += 1
+                    rest = len(texts[i]) - j - 1
+                    more = f"; {rest} more texts not run" if rest else ""
+                    total.failures.append(check.Failure(item.label, "-", item.text, 0,
+                                                        [check.Difference("timeout", f"{exc}{more}")]))
+                    bar.update(rest + 1)
+                    break
+                except Exception as exc:  # the worker died under this text
+                    total.items += 1
+                    total.failures.append(check.Failure(item.label, "-", item.text, 0,
+                                                        [check.Difference("exception", str(exc))]))
+                else:
+                    total.items += part.items
+                    total.streams += part.streams
+                    total.failures += part.failures
+                bar.update(1)
+            results.append(total)
+    return results
 
 
 Command = tuple[str, Callable[[argparse.ArgumentParser], None],
@@ -447,6 +631,7 @@ def _history(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 COMMANDS: list[Command] = [
     ("scale", _scale_arguments, _scale),
     ("gate", _gate_arguments, _gate),
+    ("compare", _compare_arguments, _compare),
     ("profile", _profile_arguments, _profile),
     ("check", _check_arguments, _check),
     ("history", _history_arguments, _history),
@@ -455,7 +640,9 @@ COMMANDS: list[Command] = [
 
 _HELP = {
     "scale": "measure how each parser's streaming cost grows with call length; print the table, write CSV and PNG",
-    "gate": "exit 0 when every scaling exponent is within the threshold, 1 otherwise",
+    "gate": "exit 0 when every parser's steepest step and projected cost pass, 1 otherwise",
+    "compare": "set two scaling.csv side by side (exponent and cost per length, with ratios); "
+               "exit 1 when a pair got worse",
     "profile": "stream one case under py-spy and write a flame graph (SVG) or a speedscope profile",
     "check": "stream each fault case and workload under many chunkings; compare with the expected "
              "result and with detect_and_parse",
@@ -487,8 +674,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args._run(args._parser, args)
     except BrokenPipeError:  # `callscale scale | head`
         return 0
-    except KeyboardInterrupt:
-        print("callscale: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        running = f" while checking {exc.args[0]}" if exc.args else ""
+        print(f"callscale: interrupted{running}", file=sys.stderr)
         return 130
 
 

@@ -1,7 +1,10 @@
 """Defaults of the ``callscale`` command, from ``pyproject.toml`` under ``[tool.callscale]``.
 
     [tool.callscale]
-    threshold = 1.3                    # gate: the largest scaling exponent that passes
+    threshold = 1.3                    # gate: the largest step exponent that passes
+    reference_length = "256k"          # gate: the length (characters) the fitted cost is projected to
+    projection_factor = 3.0            # gate: largest projected / linear-projected cost that passes
+    timeout = 120                      # seconds one case may take before its parser is stopped
     lengths = ["4k", "16k", "64k"]     # call lengths in characters (k = 1024)
     chunking = "tokens:4"              # how the text is split into deltas
     repeats = 3                        # timed runs per measurement (the minimum counts)
@@ -43,6 +46,12 @@ class Settings:
     """Resolved defaults. ``lengths`` in characters, ascending; ``out`` a directory."""
 
     threshold: float = 1.3
+    reference_length: int = 256 * 1024
+    """Length (characters) the fitted ``a*n + b*n**2`` is projected to (:mod:`callscale.fit`)."""
+    projection_factor: float = 3.0
+    """Largest ratio of the projected cost to the linear projection that passes."""
+    timeout: float = 120.0
+    """Seconds one case (one parser on one case, all its passes) may take before it is stopped."""
     lengths: tuple[int, ...] = (4096, 16384, 65536)
     instruction_lengths: tuple[int, ...] = (1024, 2048, 4096, 8192)
     """Lengths for ``--meter instructions``: exact counts separate linear from quadratic at small sizes."""
@@ -114,7 +123,7 @@ def find_pyproject(start: Path | str | None = None) -> Path | None:
     return None
 
 
-KEYS = frozenset({"threshold", "lengths", "instruction_lengths", "chunking", "repeats", "workloads", "parsers",
+KEYS = frozenset({"threshold", "reference_length", "projection_factor", "timeout", "lengths", "instruction_lengths", "chunking", "repeats", "workloads", "parsers",
                   "out"})
 """The keys ``[tool.callscale]`` may hold."""
 
@@ -147,11 +156,17 @@ def load(start: Path | str | None = None) -> Settings:
     if unknown:
         raise ConfigError(f"[tool.callscale] in {path}: unknown key {unknown[0]!r}; known: {', '.join(sorted(KEYS))}")
     changes: dict[str, Any] = {}
-    if "threshold" in table:
-        value = table["threshold"]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            raise ConfigError(f"[tool.callscale] threshold must be a positive number, got {value!r}")
-        changes["threshold"] = float(value)
+    for key in ("threshold", "projection_factor", "timeout"):
+        if key in table:
+            value = table[key]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+                raise ConfigError(f"[tool.callscale] {key} must be a positive number, got {value!r}")
+            changes[key] = float(value)
+    if "reference_length" in table:
+        try:
+            changes["reference_length"] = parse_size(table["reference_length"])
+        except ConfigError as exc:
+            raise ConfigError(f"[tool.callscale] reference_length: {exc}") from None
     for key in ("lengths", "instruction_lengths"):
         if key in table:
             try:

@@ -1,12 +1,30 @@
-"""Fit the scaling exponent of a parser's cost and judge it against a threshold.
+"""Fit the scaling of a parser's cost and judge it by its shape.
 
-The exponent is the least-squares slope of ``log(seconds)`` on
+Three figures per series of (length, cost) points, lengths in characters:
+
+- the **exponent**: the least-squares slope of ``log(seconds)`` on
 ``log(length)`` (``numpy.polyfit`` of degree 1) over at least three lengths:
 a parser whose cost grows linearly with the call length gets about 1, one
 that rescans its whole buffer per increment about 2. ``growth per 4x`` is
 ``4 ** exponent``: how much the cost grows when the call gets four times
 longer (4 for linear, 16 for quadratic). Only ratios inside one run enter,
 so a uniformly slower machine does not move the exponent.
+- the **steepest step**: the largest exponent between two consecutive
+  lengths (``log(growth) / log(length ratio)``). One slope over all lengths
+  hides a quadratic term that only wins at the longer lengths; the
+  steepest step does not.
+- the **projection**: the series fitted as ``cost = a*n + b*n**2`` by
+  non-negative least squares (``scipy.optimize.nnls``; exact under the
+  instruction meter), evaluated at a reference length (default 256k
+  characters, longer than the lengths measured, as users' calls are), next
+  to the **linear projection** ``(a + b*longest) * reference``: the cost
+  per character at the longest measured length kept up to the reference
+  length. Their ratio is how much the cost per character grows from the
+  longest measured length to the reference length: 1 for a linear parser.
+
+The verdict (:func:`fit`) fails on either rule: the steepest step over the
+threshold (rule ``step``), or the projection over ``projection_factor``
+times the linear one (rule ``projection``).
 """
 
 from __future__ import annotations
@@ -17,12 +35,19 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["Fit", "exponent", "step_growth", "fit", "OK", "FAIL", "ERROR"]
+__all__ = ["Fit", "exponent", "step_growth", "step_exponents", "quadratic_fit", "fit", "OK", "FAIL", "ERROR", "TIMEOUT",
+           "REFERENCE_LENGTH", "PROJECTION_FACTOR"]
 
 OK = "ok"
 FAIL = "FAIL"
 ERROR = "ERROR"
+TIMEOUT = "timeout"
+"""The verdict of a series with a run stopped for overrunning its time budget (an error text ``timeout: ...``)."""
 MIN_POINTS = 3
+REFERENCE_LENGTH = 256 * 1024
+"""Default length (characters) the fitted cost is projected to."""
+PROJECTION_FACTOR = 3.0
+"""Default largest ratio of the projected cost to the linear projection that passes."""
 
 
 def exponent(lengths: Sequence[float], seconds: Sequence[float]) -> float:
@@ -59,6 +84,36 @@ def step_growth(lengths: Sequence[float], seconds: Sequence[float]) -> list[floa
     return out
 
 
+def step_exponents(lengths: Sequence[float], seconds: Sequence[float]) -> list[float]:
+    """The exponent of each step between consecutive lengths (sorted): ``log(growth) / log(length ratio)``."""
+    return [math.log(g) / math.log(4) if g > 0 else float("nan") for g in step_growth(lengths, seconds)]
+
+
+def quadratic_fit(lengths: Sequence[float], seconds: Sequence[float]) -> tuple[float, float]:
+    """``(a, b)`` of ``cost = a*n + b*n**2``, both >= 0, by non-negative least squares.
+
+    ``lengths`` in characters, ``seconds`` in the meter's unit; ``a`` is per
+    character, ``b`` per character squared. The residuals are plain (not
+    relative), so the longer lengths, where a quadratic term shows, weigh
+    most, and the workloads' small-size irregularities at the shortest
+    lengths do not pass for curvature. Raises ``ValueError`` on fewer than
+    two points or a figure that is not positive.
+    """
+    from scipy.optimize import nnls
+
+    if len(lengths) != len(seconds) or len(lengths) < 2:
+        raise ValueError("need at least two (length, figure) pairs for the quadratic fit")
+    n = np.asarray(lengths, float)
+    y = np.asarray(seconds, float)
+    if not (n > 0).all() or not (y > 0).all():
+        raise ValueError("lengths and figures must all be positive")
+    scale = n.max()
+    u = n / scale  # columns of similar size: a well-conditioned problem
+    top = y.max()
+    (ca, cb), _ = nnls(np.column_stack([u, u * u]), y / top)
+    return float(ca * top / scale), float(cb * top / scale ** 2)
+
+
 @dataclass
 class Fit:
     """The scaling of one parser on one workload.
@@ -67,8 +122,13 @@ class Fit:
     figures at those lengths (``None`` where a run failed). ``exponent`` and
     ``growth_per_4x`` are ``None`` when no fit was possible (then ``reason``
     says why). ``steps``: measured growth per 4x between consecutive
-    lengths. ``verdict``: :data:`OK` (exponent <= threshold), :data:`FAIL`,
-    or :data:`ERROR` (a run raised or no fit).
+    lengths. ``steepest``: the largest step exponent. ``a``, ``b``: the
+    fit ``cost = a*n + b*n**2``; ``projected``: that fit at
+    ``reference_length``; ``linear_projected``: ``(a + b*longest) *
+    reference_length``; ``projection_ratio``: their ratio. ``verdict``:
+    :data:`OK`, :data:`FAIL` (``rule`` names the rules that failed:
+    ``step``, ``projection`` or ``step+projection``), :data:`TIMEOUT`, or
+    :data:`ERROR` (a run raised or no fit; ``rule`` is ``error``).
     """
 
     lengths: list[float]
@@ -79,6 +139,20 @@ class Fit:
     steps: list[float] = field(default_factory=list)
     verdict: str = ERROR
     reason: str = ""
+    steepest: float | None = None
+    a: float | None = None
+    b: float | None = None
+    reference_length: float = REFERENCE_LENGTH
+    projection_factor: float = PROJECTION_FACTOR
+    projected: float | None = None
+    linear_projected: float | None = None
+    rule: str = ""
+
+    @property
+    def projection_ratio(self) -> float | None:
+        if self.projected is None or not self.linear_projected:
+            return None
+        return self.projected / self.linear_projected
 
     @property
     def passed(self) -> bool:
@@ -86,8 +160,14 @@ class Fit:
 
 
 def fit(lengths: Sequence[float], seconds: Sequence[float | None], threshold: float,
-        errors: Sequence[str | None] = ()) -> Fit:
-    """Fit the exponent and judge it: ``OK`` when ``exponent <= threshold``.
+        errors: Sequence[str | None] = (), *, reference_length: float = REFERENCE_LENGTH,
+        projection_factor: float = PROJECTION_FACTOR) -> Fit:
+    """Fit the series and judge its shape (see the module docstring for the two rules).
+
+    ``OK`` when every step exponent is ``<= threshold`` and the projection at
+    ``reference_length`` (characters) is at most ``projection_factor`` times
+    the linear projection. (The least-squares exponent is a weighted mean of
+    the step exponents, so it is never over the steepest one.)
 
     ``errors``: per point, the exception text of a failed run (or ``None``);
     any failed run makes the verdict :data:`ERROR` with that text as the
@@ -97,10 +177,16 @@ def fit(lengths: Sequence[float], seconds: Sequence[float | None], threshold: fl
                     key=lambda p: p[0])
     xs = [float(p[0]) for p in points]
     ys = [p[1] for p in points]
-    result = Fit(xs, ys, float(threshold))
+    result = Fit(xs, ys, float(threshold), reference_length=float(reference_length),
+                 projection_factor=float(projection_factor))
+    result.rule = "error"
     failed = [p[2] for p in points if p[2]]
     if failed:
         result.reason = failed[0]
+        if any(e.startswith("timeout") for e in failed):
+            result.verdict = TIMEOUT
+            result.rule = "timeout"
+            result.reason = next(e for e in failed if e.startswith("timeout"))
         return result
     if any(y is None or not (y > 0) for y in ys):
         result.reason = "a figure is missing or not positive"
@@ -112,5 +198,17 @@ def fit(lengths: Sequence[float], seconds: Sequence[float | None], threshold: fl
         return result
     result.growth_per_4x = 4.0 ** result.exponent
     result.steps = step_growth(xs, ys)
-    result.verdict = OK if result.exponent <= threshold else FAIL
+    result.steepest = max(step_exponents(xs, ys))
+    result.a, result.b = quadratic_fit(xs, ys)
+    longest = xs[-1]
+    result.projected = result.a * reference_length + result.b * reference_length ** 2
+    result.linear_projected = (result.a + result.b * longest) * reference_length
+    rules = []
+    if result.steepest > threshold:
+        rules.append("step")
+    ratio = result.projection_ratio
+    if ratio is None or ratio > projection_factor:
+        rules.append("projection")
+    result.rule = "+".join(rules)
+    result.verdict = FAIL if rules else OK
     return result

@@ -7,6 +7,9 @@ or a speedscope profile (JSON).
 
 Errors: :class:`ProfilerUnavailable` when py-spy is missing or cannot attach
 (ptrace not permitted); the message is one line that says how to fix it.
+:class:`CaseFailed` when the parser raised on the case (no profile is kept)
+or did not finish it within the child's watchdog (``2 * seconds + 5`` wall
+seconds; the profile of where it was is kept).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-__all__ = ["ProfilerUnavailable", "default_output", "profile", "FORMATS"]
+__all__ = ["ProfilerUnavailable", "CaseFailed", "default_output", "profile", "FORMATS", "find_py_spy"]
 
 #: py-spy output formats and the file suffix each is written with.
 FORMATS = {"flamegraph": ".svg", "speedscope": ".speedscope.json"}
@@ -26,6 +29,20 @@ FORMATS = {"flamegraph": ".svg", "speedscope": ".speedscope.json"}
 
 class ProfilerUnavailable(RuntimeError):
     """py-spy cannot profile here; the message says how to fix it."""
+
+
+class CaseFailed(RuntimeError):
+    """The parser raised on the case, or did not finish it in time (the message says which)."""
+
+
+def find_py_spy() -> str | None:
+    """``py-spy`` on ``PATH``, else next to ``sys.executable`` (a virtualenv's bin/ that is not on PATH)."""
+    found = shutil.which("py-spy")
+    if found is None:
+        beside = Path(sys.executable).parent / "py-spy"
+        if beside.is_file() and os.access(beside, os.X_OK):
+            found = str(beside)
+    return found
 
 
 def default_output(parser: str, workload: str, length: int, fmt: str = "flamegraph", root: Path | str = "results") -> Path:
@@ -45,18 +62,24 @@ def profile(
     output: Path | str | None = None,
     seconds: float = 3.0,
     rate: int = 250,
+    timeout: float | None = None,
 ) -> Path:
     """Sample the streaming of one case with py-spy; return the written file's path.
 
     ``parser``: registered name or ``module.path:Factory``; ``fmt``: the
     format to render for it (``None``: its own name). ``length`` in
     characters, ``seconds`` of streaming to sample, ``rate`` samples a
-    second. Raises :class:`ProfilerUnavailable` (py-spy missing or not
-    permitted to attach) or ``RuntimeError`` (the child failed).
+    second; ``timeout``: wall seconds the whole py-spy run may take
+    (``None``: no limit besides the child's own watchdog). Raises
+    :class:`ProfilerUnavailable` (py-spy missing or not permitted to attach),
+    :class:`CaseFailed` (the parser raised or hung) or ``RuntimeError``
+    (py-spy or the child failed otherwise).
     """
+    from ._child import HUNG, RAISED
+
     if output_format not in FORMATS:
         raise ValueError(f"unknown profile format {output_format!r}; known: {', '.join(FORMATS)}")
-    pyspy = shutil.which("py-spy")
+    pyspy = find_py_spy()
     if pyspy is None:
         raise ProfilerUnavailable("py-spy is not installed: run `python -m pip install py-spy` (or `pip install -e '.[bench]'`)")
     out = Path(output) if output is not None else default_output(parser, workload, length, output_format)
@@ -72,8 +95,19 @@ def profile(
         pyspy, "record", "--format", output_format, "--output", str(out), "--rate", str(rate),
         "--nonblocking", "--", sys.executable, "-m", "callscale._child", json.dumps(spec),
     ]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    try:
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise CaseFailed(f"py-spy and the case took more than --timeout {timeout:g} s; stopped") from None
     text = proc.stdout + proc.stderr
+    for line in text.splitlines():
+        if line.startswith(RAISED):
+            out.unlink(missing_ok=True)
+            raise CaseFailed(f"{parser} raised on {workload} at {length} characters: {line[len(RAISED):]}")
+        if line.startswith(HUNG):
+            kept = f"; the samples so far are in {out}" if out.exists() else ""
+            raise CaseFailed(f"{parser} did not finish {workload} at {length} characters within "
+                             f"{line[len(HUNG):]} (a hang?){kept}")
     if proc.returncode != 0 or not out.exists():
         lowered = text.lower()
         if "permission denied" in lowered or "operation not permitted" in lowered or "ptrace" in lowered:

@@ -5,8 +5,8 @@
   multiple of the ``null`` floor, slowest increment (ms), verdict.
 - :func:`write_csv`: ``scaling.csv``, one row per measurement (tidy), and
   :func:`write_fits_csv`: ``scaling-fits.csv``, one row per parser x workload.
-- :func:`plot`: ``scaling.png``, log-log, one line per parser x workload,
-  slope-1 and slope-2 guide lines (matplotlib, Agg backend, no display needed).
+- :func:`plot`: ``scaling.png``, per workload each parser's cost as a multiple of the floor,
+  failing parsers in colour, labels at line ends (matplotlib, Agg backend, no display needed).
 """
 
 from __future__ import annotations
@@ -15,12 +15,18 @@ import math
 from pathlib import Path
 from typing import Any
 from .config import format_size
-from .fit import ERROR
+from .fit import ERROR, FAIL, TIMEOUT
 from .matrix import Row, Run
 from .measure import NULL
 
 __all__ = ["CSV_COLUMNS", "FIT_COLUMNS", "fmt_figure", "table", "error_lines", "gate_lines", "frame",
-           "fits_frame", "write_csv", "write_fits_csv", "plot"]
+           "fits_frame", "write_csv", "write_fits_csv", "plot", "OUTPUTS", "PARTIAL", "write_outputs",
+           "write_partial", "check_writable"]
+
+OUTPUTS = ("scaling.csv", "scaling-fits.csv", "scaling.png")
+"""The set ``scale`` writes: measurements, fits, plot."""
+PARTIAL = "scaling.partial.csv"
+"""Where the measurements taken before an interrupt go."""
 
 CSV_COLUMNS = ["parser", "floor", "format", "workload", "length", "chars", "chunking", "deltas", "meter", "repeats",
                "seconds", "floor_seconds", "x_floor", "max_increment_ms", "peak_bytes", "error"]
@@ -30,8 +36,14 @@ name ``null`` as missing unless ``keep_default_na=False``); lengths in character
 same deltas, ``x_floor`` their ratio, ``max_increment_ms`` the slowest single call,
 ``peak_bytes`` peak traced memory, ``error`` the exception of a failed run."""
 
-FIT_COLUMNS = ["parser", "format", "workload", "lengths", "exponent", "growth_per_4x", "threshold",
-               "verdict", "reason"]
+FIT_COLUMNS = ["parser", "format", "workload", "lengths", "exponent", "growth_per_4x", "steepest_exponent",
+               "threshold", "a", "b", "reference_length", "projected", "linear_projected", "projection_ratio",
+               "projection_factor", "verdict", "rule", "reason"]
+"""Columns of ``scaling-fits.csv``: ``exponent`` the least-squares log-log slope, ``steepest_exponent`` the
+largest step's; ``a``, ``b`` the non-negative fit ``cost = a*n + b*n**2`` (n in characters);
+``projected`` that fit at ``reference_length`` characters, ``linear_projected`` the fit at the longest
+length scaled linearly to it, ``projection_ratio`` their ratio; ``rule`` which rule failed (``step``,
+``projection``, both joined by ``+``, ``timeout`` or ``error``; empty when the pair passed)."""
 
 _METER_NOTE = {
     "time": "process seconds, min of {repeats} runs",
@@ -60,17 +72,27 @@ def _growth(row: Row) -> str:
     return f"{fit.growth_per_4x:.1f} ({steps})" if steps else f"{fit.growth_per_4x:.1f}"
 
 
+def _failure(error: str) -> str:
+    return TIMEOUT if error.startswith(TIMEOUT) else "error"
+
+
 def _cells(row: Row, run: Run) -> list[str]:
     by_length = {m.length: m for m in row.measurements}
     figures = []
     for length in run.lengths:
         m = by_length.get(length)
-        figures.append("-" if m is None else ("error" if m.error else fmt_figure(m.seconds)))
+        figures.append("-" if m is None else (_failure(m.error) if m.error else fmt_figure(m.seconds)))
     x_floor = "1.0" if row.floor else fmt_figure(row.x_floor(run.floors))
     verdict = "floor" if row.floor else row.fit.verdict
-    exponent = "-" if row.fit.exponent is None else f"{row.fit.exponent:.2f}"
-    return [row.parser + (" (floor)" if row.floor else ""), row.workload, *figures, _growth(row), exponent,
-            x_floor, fmt_figure(row.max_increment_ms), verdict]
+    rule = "-" if row.floor or not row.fit.rule else row.fit.rule
+    fit = row.fit
+    exponent = "-" if fit.exponent is None else f"{fit.exponent:.2f}"
+    steepest = "-" if fit.steepest is None else f"{fit.steepest:.2f}"
+    ratio = fit.projection_ratio
+    projected = "-" if ratio is None else f"{fmt_figure(fit.projected)} ({ratio:.1f}x)"
+    return [row.parser + (" (median floor)" if row.floor else ""), row.workload, *figures, _growth(row), exponent,
+            steepest, projected, fmt_figure(fit.linear_projected), x_floor, fmt_figure(row.max_increment_ms),
+            rule, verdict]
 
 
 def _ordered_rows(run: Run) -> list[list[Row]]:
@@ -86,12 +108,14 @@ def _ordered_rows(run: Run) -> list[list[Row]]:
 def table(run: Run) -> str:
     """The console table, grouped by workload, the ``null`` floor row first in each group."""
     unit = _UNIT.get(run.meter, run.meter)
+    reference = format_size(int(_reference(run)))
     header = ["parser", "workload", *(f"{format_size(n)} {unit}" for n in run.lengths), "growth/4x",
-              "exponent", "x floor", "max inc ms", "verdict"]
+              "exponent", "steepest", f"@{reference} (x linear)", f"linear @{reference}", "x floor", "max inc ms",
+              "failed rule", "verdict"]
     groups = [[_cells(row, run) for row in group] for group in _ordered_rows(run)]
     every = [header] + [cells for group in groups for cells in group]
     widths = [max(len(cells[i]) for cells in every) for i in range(len(header))]
-    numeric = set(range(2, len(header) - 1))
+    numeric = set(range(2, len(header) - 2))
 
     def line(cells: list[str]) -> str:
         out = []
@@ -109,9 +133,23 @@ def table(run: Run) -> str:
     lines.append("")
     lines.append(f"figures: {note}; chunking {run.chunking}; lengths in characters (k = 1024); "
                  f"growth/4x = 4**exponent (measured per step); x floor = cost at "
-                 f"{format_size(run.lengths[-1])} / the null parser's on the same deltas; "
-                 f"verdict: exponent <= {run.threshold:g}")
+                 f"{format_size(run.lengths[-1])} / the null parser's on the same deltas (the median floor row: "
+                 f"the median over the formats' floors); steepest = the largest exponent between two consecutive "
+                 f"lengths; @{reference} = a*n + b*n**2 (non-negative least squares) at {reference} characters, "
+                 f"(x linear) = over the linear projection of the longest length; verdict FAIL when "
+                 f"steepest > {run.threshold:g} (rule step) or x linear > {_factor(run):g} (rule projection)"
+                 + ("; a pair that fails by time is measured again and the minimum kept" if run.meter == "time" else ""))
     return "\n".join(lines)
+
+
+def _reference(run: Run) -> float:
+    fits = [r.fit for r in run.rows + run.floor_rows]
+    return fits[0].reference_length if fits else 256 * 1024
+
+
+def _factor(run: Run) -> float:
+    fits = [r.fit for r in run.rows + run.floor_rows]
+    return fits[0].projection_factor if fits else 2.0
 
 
 def error_lines(run: Run) -> list[str]:
@@ -127,7 +165,7 @@ def error_lines(run: Run) -> list[str]:
 def _per_length(row: Row, unit: str = "s") -> str:
     parts = []
     for m in row.measurements:
-        parts.append(f"{format_size(m.length)}: " + ("error" if m.error else f"{fmt_figure(m.seconds)} {unit}"))
+        parts.append(f"{format_size(m.length)}: " + (_failure(m.error) if m.error else f"{fmt_figure(m.seconds)} {unit}"))
     return ", ".join(parts)
 
 
@@ -136,19 +174,34 @@ def gate_lines(run: Run) -> list[str]:
     lines = []
     unit = _UNIT.get(run.meter, run.meter)
     for row in run.offenders:
-        if row.fit.verdict == ERROR:
-            lines.append(f"FAIL {row.parser} on {row.workload}: no exponent ({row.fit.reason}); "
+        fit = row.fit
+        if fit.verdict in (ERROR, TIMEOUT):
+            lines.append(f"FAIL {row.parser} on {row.workload} ({fit.rule}): no exponent ({fit.reason}); "
                          f"{_per_length(row, unit)}")
-        else:
-            lines.append(f"FAIL {row.parser} on {row.workload}: exponent {row.fit.exponent:.2f} > "
-                         f"{run.threshold:g}; {_per_length(row, unit)}")
+            continue
+        why = []
+        if "step" in fit.rule:
+            why.append(f"steepest step {fit.steepest:.2f} > {run.threshold:g}")
+        if "projection" in fit.rule:
+            ratio = fit.projection_ratio
+            shown = "inf" if ratio is None else f"{ratio:.1f}x"
+            why.append(f"projected at {format_size(int(fit.reference_length))} {shown} the linear projection > "
+                       f"{fit.projection_factor:g}x")
+        lines.append(f"FAIL {row.parser} on {row.workload} ({fit.rule}): {'; '.join(why)} "
+                     f"(exponent {fit.exponent:.2f}); {_per_length(row, unit)}")
+    if run.second_looks:
+        cleared = [f"{p} on {w}" for p, w, verdict in run.second_looks if verdict != FAIL]
+        lines.append(f"second look: {len(run.second_looks)} pair(s) failed once by time and were measured again; "
+                     f"{len(cleared)} passed then" + (f" ({', '.join(cleared)})" if cleared else ""))
     total = len(run.rows)
     if run.passed:
         lines.append(f"gate passed: {total} parser x workload pair{'s' if total != 1 else ''}, "
-                     f"every exponent <= {run.threshold:g}")
+                     f"every step exponent <= {run.threshold:g} and every projection at "
+                     f"{format_size(int(_reference(run)))} <= {_factor(run):g}x the linear one")
     else:
-        lines.append(f"gate failed: {len(run.offenders)} of {total} parser x workload pairs over "
-                     f"{run.threshold:g} or failed")
+        lines.append(f"gate failed: {len(run.offenders)} of {total} parser x workload pairs failed a rule "
+                     f"(step exponent <= {run.threshold:g}, projection <= {_factor(run):g}x linear), "
+                     f"timed out or raised")
     return lines
 
 
@@ -181,8 +234,17 @@ def fits_frame(run: Run):
             "lengths": ",".join(format_size(m.length) for m in row.measurements),
             "exponent": row.fit.exponent,
             "growth_per_4x": row.fit.growth_per_4x,
+            "steepest_exponent": row.fit.steepest,
             "threshold": run.threshold,
+            "a": row.fit.a,
+            "b": row.fit.b,
+            "reference_length": int(row.fit.reference_length),
+            "projected": row.fit.projected,
+            "linear_projected": row.fit.linear_projected,
+            "projection_ratio": row.fit.projection_ratio,
+            "projection_factor": row.fit.projection_factor,
             "verdict": "floor" if row.floor else row.fit.verdict,
+            "rule": None if row.floor else (row.fit.rule or None),
             "reason": row.fit.reason or None,
         })
     return pd.DataFrame.from_records(records, columns=FIT_COLUMNS)
@@ -204,22 +266,37 @@ def write_fits_csv(run: Run, path: Path | str) -> Path:
     return path
 
 
-def _points(row: Row) -> tuple[list[float], list[float]]:
+def _points(row: Row, run: Run) -> tuple[list[float], list[float]]:
+    """The row's (length, cost as a multiple of the floor on the same deltas) points."""
     xs, ys = [], []
     for m in row.measurements:
-        if m.seconds and m.seconds > 0:
+        floor = run.floors.get((m.format, m.workload, m.length))
+        if m.seconds and m.seconds > 0 and floor is not None and floor.seconds:
             xs.append(m.chars or m.length)
-            ys.append(m.seconds)
+            ys.append(m.seconds / floor.seconds)
     return xs, ys
 
 
-def plot(run: Run, path: Path | str) -> Path:
-    """Write the log-log plot of figure against length: one panel per workload, one line per parser.
+def _spread(values: list[float], gap: float) -> list[float]:
+    """Move sorted label positions (log10 units) apart by at least ``gap``, keeping their order."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    placed = list(values)
+    for before, i in zip(order, order[1:]):
+        placed[i] = max(placed[i], placed[before] + gap)
+    return placed
 
-    In each panel the ``null`` floor is drawn dotted grey and the slope-1 and
-    slope-2 guides start at the geometric mean of the parsers' figures at the
-    shortest length; the legend gives each parser's exponent per workload.
-    Uses the Agg backend directly (no display, no pyplot state).
+
+def plot(run: Run, path: Path | str) -> Path:
+    """Write ``scaling.png``: per workload, each parser's cost as a multiple of the floor against length.
+
+    One panel per workload, log-log. A parser whose cost grows linearly with
+    the length is a flat line (its cost per character stays a fixed multiple
+    of the ``null`` floor's); a quadratic term makes it rise. The floor is the
+    thick grey line at 1; the dashed black guide rises as a quadratic cost
+    would (x4 per 4x). Passing parsers are thin and muted; failing ones
+    (any rule, a timeout or an error) are drawn thick in colour. Each line is
+    labelled at its end with the parser and its steepest step exponent,
+    outside the data. Uses the Agg backend directly (no display).
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -227,54 +304,136 @@ def plot(run: Run, path: Path | str) -> Path:
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    workloads = [w for w in run.workloads if any(r.workload == w for r in run.rows + run.floor_rows)] or ["-"]
-    fig = Figure(figsize=(4.6 * len(workloads) + 2.6, 5.8), layout="constrained")
+    workloads = [w for w in run.workloads if any(r.workload == w for r in run.rows)] or ["-"]
+    fig = Figure(figsize=(5.6 * len(workloads), 6.2), layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(1, len(workloads), sharey=True, squeeze=False)[0]
-    parsers = list(dict.fromkeys(r.parser for r in run.rows))
-    if len(parsers) <= 10:
-        colors = {name: f"C{i}" for i, name in enumerate(parsers)}
-    else:
-        from matplotlib import colormaps
-
-        palette = colormaps["tab20"]
-        colors = {name: palette(i % 20) for i, name in enumerate(parsers)}
-    markers = ["o", "s", "^", "D", "v", "P", "X"]
-    unit = "process seconds (min of %d)" % run.repeats if run.meter == "time" else run.meter
-    handles: dict[str, Any] = {}
+    offenders = {(r.parser, r.workload) for r in run.offenders}
+    bad_colors = ["#d62728", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
+    bad_index: dict[str, int] = {}
+    unit = "process seconds" if run.meter == "time" else run.meter
     for ax, workload in zip(axes, workloads):
-        for row in run.floor_rows:
-            xs, ys = _points(row)
-            if row.workload == workload and xs:
-                handles["null floor"] = ax.plot(xs, ys, ":", color="0.55", marker=".")[0]
-        starts, ends = [], []
-        for i, row in enumerate(r for r in run.rows if r.workload == workload):
-            xs, ys = _points(row)
+        ax.axhline(1.0, color="0.6", linewidth=5, alpha=0.45, solid_capstyle="butt", zorder=1)
+        ends = []
+        for row in [r for r in run.rows if r.workload == workload]:
+            xs, ys = _points(row, run)
             if not xs:
                 continue
-            exponent = "" if row.fit.exponent is None else f" {row.fit.exponent:.2f}"
-            line = ax.plot(xs, ys, "-", marker=markers[i % len(markers)], markersize=4,
-                           color=colors[row.parser], label=f"{row.parser}{exponent}")[0]
-            handles.setdefault(row.parser, line)
-            starts.append((xs[0], ys[0]))
-            ends.append(xs[-1])
-        if starts:
-            x0 = math.exp(sum(math.log(x) for x, _ in starts) / len(starts))
-            y0 = math.exp(sum(math.log(y) for _, y in starts) / len(starts))
-            x1 = max(ends)
-            for slope, style, label in ((1, (0, (1, 2)), "slope 1 (linear)"), (2, (0, (6, 3)), "slope 2 (quadratic)")):
-                handles[label] = ax.plot([x0, x1], [y0, y0 * (x1 / x0) ** slope], color="black", alpha=0.7,
-                                         linewidth=1.4, linestyle=style)[0]
+            bad = (row.parser, row.workload) in offenders
+            if bad:
+                color = bad_colors[bad_index.setdefault(row.parser, len(bad_index)) % len(bad_colors)]
+                ax.plot(xs, ys, "-o", color=color, linewidth=2.4, markersize=4, zorder=4)
+            else:
+                color = "0.35"
+                ax.plot(xs, ys, "-", color=color, linewidth=0.9, alpha=0.6, zorder=3)
+            steepest = "" if row.fit.steepest is None else f" {row.fit.steepest:.2f}"
+            tag = f"{row.parser}{steepest}" + (f" {row.fit.verdict}" if bad else "")
+            ends.append((xs[-1], math.log10(ys[-1]), tag, color, bad))
+        if ends:
+            ys_all = [y for _, y, *_ in ends]
+            low, high = ax.get_ylim()  # after the lines: the span the labels share
+            gap = (math.log10(high) - math.log10(min(low, 1.0) if low > 0 else 1.0)) / 34
+            placed = _spread(ys_all, gap)
+            for (x, y, tag, color, bad), yl in zip(ends, placed):
+                ax.annotate(tag, xy=(x, 10 ** y), xytext=(x * 1.12, 10 ** yl), fontsize=7 if bad else 6,
+                            color=color, va="center", fontweight="bold" if bad else "normal",
+                            arrowprops=dict(arrowstyle="-", color=color, alpha=0.4, linewidth=0.5))
+            x0, x1 = min(x for x in run.lengths), max(x for x, *_ in ends)
+            y0 = 10 ** min(ys_all)
+            ax.plot([x0, x1], [y0, y0 * x1 / x0], color="black", linewidth=1.0, linestyle=(0, (5, 3)), zorder=2)
+            ax.annotate("quadratic cost (x4 per 4x)", xy=(x1, y0 * x1 / x0), xytext=(-4, 4),
+                        textcoords="offset points", ha="right", fontsize=7)
+            ax.set_xlim(x0 / 1.25, x1 * 5.5)  # room for the labels at the line ends
+        ax.annotate("null floor (= 1)", xy=(0.01, 1.0), xycoords=("axes fraction", "data"), xytext=(2, -9),
+                    textcoords="offset points", fontsize=7, color="0.35")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xticks([float(n) for n in run.lengths], [format_size(n) for n in run.lengths])
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("call length (characters)")
         ax.set_title(workload)
-        ax.grid(True, which="both", alpha=0.25)
-        ax.legend(fontsize="xx-small", loc="lower right", title="exponent", title_fontsize="xx-small")
-    axes[0].set_ylabel(unit)
-    fig.suptitle(f"Streaming cost against call length, chunking {run.chunking}")
-    fig.legend(list(handles.values()), list(handles.keys()), loc="outside right upper", fontsize="small")
+        ax.grid(True, which="major", alpha=0.25)
+    axes[0].set_ylabel(f"cost / null floor on the same deltas ({unit})")
+    failing = len(run.offenders)
+    fig.suptitle(f"Streaming cost as a multiple of the floor, chunking {run.chunking}: flat = linear, rising = "
+                 f"superlinear; labels: parser, steepest step exponent; {failing} failing pair"
+                 f"{'s' if failing != 1 else ''} in colour", fontsize=9)
     fig.savefig(path, dpi=110)
     return path
+
+
+def check_writable(folder: Path | str) -> Path:
+    """Make ``folder`` (and parents) and prove a file can be created in it; returns it.
+
+    Raises ``OSError`` with a one-line message when it cannot (not a folder,
+    no permission, a read-only or virtual file system such as ``/proc``).
+    """
+    import tempfile
+
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".callscale-probe-"):
+            pass
+    except OSError as exc:
+        raise OSError(f"cannot write to {folder}: {exc.strerror or exc}") from None
+    return folder
+
+
+def _replace_all(pairs: list[tuple[Path, Path]]) -> None:
+    """Rename each temporary file onto its final name with Ctrl-C held back, so the set changes at once."""
+    import os
+    import signal
+    import threading
+
+    main = threading.current_thread() is threading.main_thread()
+    if main:
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        for tmp, final in pairs:
+            os.replace(tmp, final)
+    finally:
+        if main:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def write_outputs(run: Run, folder: Path | str) -> list[Path]:
+    """Write :data:`OUTPUTS` into ``folder`` as a set: each to a temporary file first, then all
+    renamed into place together (an interrupt leaves the old set or the new one, and no temporary
+    files). Removes a stale :data:`PARTIAL`. Returns the paths; raises ``OSError``."""
+    import os
+    import tempfile
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    writers = (lambda p: frame(run).to_csv(p, index=False), lambda p: fits_frame(run).to_csv(p, index=False),
+               lambda p: plot(run, p))
+    pairs: list[tuple[Path, Path]] = []
+    try:
+        for name, write in zip(OUTPUTS, writers):
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=Path(name).suffix)
+            os.close(fd)
+            pairs.append((Path(tmp), folder / name))
+            write(Path(tmp))
+        _replace_all(pairs)
+    finally:
+        for tmp, _ in pairs:
+            tmp.unlink(missing_ok=True)
+    (folder / PARTIAL).unlink(missing_ok=True)
+    return [final for _, final in pairs]
+
+
+def write_partial(run: Run, folder: Path | str) -> Path:
+    """Write the measurements of an interrupted run to :data:`PARTIAL` in ``folder`` (via a temporary file)."""
+    import os
+    import tempfile
+
+    folder = Path(folder)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{PARTIAL}.", suffix=".csv")
+    os.close(fd)
+    try:
+        frame(run).to_csv(tmp, index=False)
+        os.replace(tmp, folder / PARTIAL)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return folder / PARTIAL

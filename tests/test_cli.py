@@ -72,8 +72,9 @@ def test_gate_passes_a_linear_parser(capsys):
     status, out, err = run_main(capsys, "gate", "--parser", "deepseek_v31", "--no-progress", *SMALL,
                                 "--lengths", "4k,8k,16k", "--repeats", "3")
     assert status == 0, out
-    assert out.rstrip().splitlines()[-1] == "gate passed: 1 parser x workload pair, every exponent <= 1.3"
-    assert "deepseek_v31" in out and "null (floor)" in out
+    assert out.rstrip().splitlines()[-1] == ("gate passed: 1 parser x workload pair, every step exponent <= 1.3 "
+                                             "and every projection at 256k <= 3x the linear one")
+    assert "deepseek_v31" in out and "null (median floor)" in out
 
 
 def test_gate_fails_the_quadratic_parser_and_names_it(capsys):
@@ -85,11 +86,13 @@ def test_gate_fails_the_quadratic_parser_and_names_it(capsys):
     offenders = [line for line in out.splitlines() if line.startswith("FAIL ")]
     assert len(offenders) == 1, out
     line = offenders[0]
-    assert line.startswith(f"FAIL {QUADRATIC} on write_file: exponent ")
-    exponent = float(line.split("exponent ")[1].split()[0])
-    assert exponent > 1.6 and "> 1.4;" in line
+    assert line.startswith(f"FAIL {QUADRATIC} on write_file (step+projection): steepest step ")
+    steepest = float(line.split("steepest step ")[1].split()[0])
+    exponent = float(line.split("(exponent ")[1].split(")")[0])
+    assert steepest >= exponent > 1.6 and f"{steepest:.2f} > 1.4;" in line
     assert "4k: " in line and "8k: " in line and "16k: " in line and line.endswith(" s")
-    assert out.rstrip().splitlines()[-1] == "gate failed: 1 of 2 parser x workload pairs over 1.4 or failed"
+    assert out.rstrip().splitlines()[-1] == ("gate failed: 1 of 2 parser x workload pairs failed a rule (step exponent "
+                                             "<= 1.4, projection <= 3x linear), timed out or raised")
 
 
 def test_a_parser_that_raises_fails_the_gate_and_the_run_goes_on(capsys, tmp_path, monkeypatch):
@@ -105,7 +108,7 @@ def test_a_parser_that_raises_fails_the_gate_and_the_run_goes_on(capsys, tmp_pat
     status, out, err = run_main(capsys, "gate", "--parser", "raising_parser:Raising,deepseek_v31",
                                 "--format", "deepseek_v31", *SMALL)
     assert status == 1
-    assert "FAIL raising_parser:Raising on write_file: no exponent (ZeroDivisionError: no parsing today)" in out
+    assert "FAIL raising_parser:Raising on write_file (error): no exponent (ZeroDivisionError: no parsing today)" in out
     assert "error: raising_parser:Raising on write_file at 1k, 2k, 4k: ZeroDivisionError: no parsing today" in out
     # the other parser was still measured
     row = next(line for line in out.splitlines() if line.startswith("deepseek_v31 "))
@@ -123,7 +126,8 @@ def test_scale_prints_the_table_and_writes_csv_and_png(tmp_path):
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].split() == ["parser", "workload", "1k", "s", "2k", "s", "4k", "s", "growth/4x", "exponent",
-                                "x", "floor", "max", "inc", "ms", "verdict"]
+                                "steepest", "@256k", "(x", "linear)", "linear", "@256k", "x", "floor", "max", "inc",
+                                "ms", "failed", "rule", "verdict"]
     assert any(line.startswith("deepseek_v31 ") and line.split()[1] == "write_file" for line in lines)
     assert (tmp_path / "res" / "scaling.csv").stat().st_size > 0
     assert (tmp_path / "res" / "scaling-fits.csv").stat().st_size > 0

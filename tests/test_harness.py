@@ -177,7 +177,9 @@ def test_quadratic_parser_gets_an_exponent_near_two_and_fails():
     # the floor is measured on the same deltas and is far cheaper
     assert row.x_floor(run.floors) > 50
     lines = report.gate_lines(run)
-    assert lines[0].startswith(f"FAIL quadratic on write_file: exponent {row.fit.exponent:.2f} > 1.3; 4k: ")
+    assert lines[0].startswith(f"FAIL quadratic on write_file (step+projection): steepest step "
+                               f"{row.fit.steepest:.2f} > 1.3; projected at 256k {row.fit.projection_ratio:.1f}x ")
+    assert f"(exponent {row.fit.exponent:.2f}); 4k: " in lines[0]
     assert lines[-1].startswith("gate failed: 1 of 1")
 
 
@@ -237,7 +239,8 @@ def test_table_shows_floor_parsers_and_verdicts(small_run):
     lines = text.splitlines()
     assert lines[0].split()[:5] == ["parser", "workload", "1k", "s", "2k"]
     rows = {line.split()[0]: line for line in lines[2:] if line and not line.startswith("figures")}
-    assert rows["null"].split()[1] == "(floor)" and rows["null"].rstrip().endswith("floor")
+    assert rows["null"].split()[1:3] == ["(median", "floor)"] and rows["null"].rstrip().endswith("floor")
+    assert rows["quadratic"].split()[-2:] == ["step+projection", "FAIL"]
     assert rows["deepseek_v31"].rstrip().endswith("ok")
     assert rows["quadratic"].rstrip().endswith("FAIL")
     assert rows["broken"].rstrip().endswith("ERROR") and "error" in rows["broken"]

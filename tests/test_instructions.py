@@ -48,7 +48,7 @@ def test_gate_with_the_instruction_meter_fails_the_quadratic_parser(importable_t
                        "--format", "deepseek_v31", "--workload", "write_file", "--no-progress"])
     out = capsys.readouterr().out
     assert status == 1
-    assert "FAIL quadratic_parser:QuadraticParser on write_file: exponent" in out
+    assert "FAIL quadratic_parser:QuadraticParser on write_file (step+projection): steepest step" in out
     assert "1k instr" in out and "meter: instructions" in out
 
 

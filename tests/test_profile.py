@@ -9,7 +9,7 @@ from callscale import cli, profile
 
 
 def test_missing_py_spy_is_one_line_and_exit_2(monkeypatch, capsys, tmp_path):
-    monkeypatch.setattr(profile.shutil, "which", lambda name: None)
+    monkeypatch.setattr(profile, "find_py_spy", lambda: None)  # neither on PATH nor next to the interpreter
     status = cli.main(["profile", "--parser", "deepseek_v3", "--workload", "write_file", "--length", "1k",
                        "-o", str(tmp_path / "x.svg")])
     err = capsys.readouterr().err.strip().splitlines()

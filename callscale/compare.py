@@ -1,0 +1,192 @@
+"""Compare two ``scaling.csv`` files: did a parser get slower, or grow faster with length?
+
+    >>> from callscale import compare
+    >>> result = compare.compare(compare.load("base/scaling.csv"), compare.load("new/scaling.csv"))
+    >>> print(compare.table(result)); result.worse
+
+Per parser and workload present in both files (the ``null`` floor rows are
+left out): the scaling exponent of each side (:func:`callscale.fit.exponent`
+on the text lengths, characters), and at each length both figures and their
+ratio ``new / base``. A pair is **worse** when its exponent grew by more than
+``max_step``, its figure grew by more than ``max_ratio`` at any length, or it
+failed (raised, timed out) in the new file only. Both files must come from
+the same meter (instructions compare exactly; times move with load, so the
+time defaults are looser). pytest-benchmark's ``compare`` is the model.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import fit as fitting
+from .config import format_size
+from .report import fmt_figure
+
+__all__ = ["CompareError", "DEFAULTS", "Pair", "Comparison", "load", "compare", "table", "summary"]
+
+#: ``(max_ratio, max_step)`` per meter: the largest cost ratio and exponent increase that pass.
+DEFAULTS = {"instructions": (1.05, 0.05), "time": (1.5, 0.25)}
+
+REQUIRED = ("parser", "floor", "workload", "length", "chars", "meter", "seconds", "error")
+
+
+class CompareError(ValueError):
+    """A file that cannot be compared (unreadable, not a scaling.csv, or another meter); one-line message."""
+
+
+@dataclass
+class Pair:
+    """One parser on one workload in both files: exponents and figures by length (characters)."""
+
+    parser: str
+    workload: str
+    base_exponent: float | None
+    new_exponent: float | None
+    base: dict[int, float | None]
+    new: dict[int, float | None]
+    new_errors: list[str] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def worse(self) -> bool:
+        return bool(self.reasons)
+
+    def ratio(self, length: int) -> float | None:
+        b, n = self.base.get(length), self.new.get(length)
+        return n / b if b and n is not None else None
+
+
+@dataclass
+class Comparison:
+    """The pairs in both files, the pairs only in one, the meter and the limits used."""
+
+    meter: str
+    max_ratio: float
+    max_step: float
+    pairs: list[Pair]
+    only_base: list[tuple[str, str]]
+    only_new: list[tuple[str, str]]
+
+    @property
+    def worse(self) -> list[Pair]:
+        return [p for p in self.pairs if p.worse]
+
+
+def load(path: Path | str) -> Any:
+    """Read a ``scaling.csv`` (pandas DataFrame). Raises :class:`CompareError` when it cannot be used."""
+    import pandas as pd
+
+    path = Path(path)
+    try:
+        df = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    except (OSError, ValueError, pd.errors.ParserError) as exc:
+        raise CompareError(f"cannot read {path}: {' '.join(str(exc).split())}") from None
+    missing = [c for c in REQUIRED if c not in df.columns]
+    if missing:
+        raise CompareError(f"{path} is not a scaling.csv (no column {missing[0]!r})")
+    meters = sorted(set(df["meter"].astype(str)))
+    if len(meters) != 1:
+        raise CompareError(f"{path} holds {len(meters)} meters ({', '.join(meters)}); expected one")
+    df.attrs["path"] = str(path)
+    return df
+
+
+def _series(df: Any) -> dict[tuple[str, str], Any]:
+    rows = df[~df["floor"].astype(str).str.lower().isin(["true", "1"])]
+    return {(str(p), str(w)): g.sort_values("length") for (p, w), g in rows.groupby(["parser", "workload"], sort=False)}
+
+
+def _exponent(group: Any) -> float | None:
+    ok = group[group["error"].isna() & (group["seconds"] > 0)]
+    try:
+        return fitting.exponent(list(ok["chars"].where(ok["chars"] > 0, ok["length"])), list(ok["seconds"]))
+    except ValueError:
+        return None
+
+
+def _figures(group: Any) -> dict[int, float | None]:
+    return {int(r.length): (None if isinstance(r.error, str) or not (r.seconds > 0) else float(r.seconds))
+            for r in group.itertuples()}
+
+
+def compare(base: Any, new: Any, *, max_ratio: float | None = None, max_step: float | None = None) -> Comparison:
+    """Pair up ``base`` and ``new`` (DataFrames from :func:`load`) and judge each pair.
+
+    ``max_ratio`` / ``max_step``: default from :data:`DEFAULTS` for the
+    files' meter. Raises :class:`CompareError` when the meters differ.
+    """
+    meter_base, meter_new = str(base["meter"].iloc[0]), str(new["meter"].iloc[0])
+    if meter_base != meter_new:
+        raise CompareError(f"the files come from different meters ({meter_base} and {meter_new}); "
+                           "compare runs of one meter")
+    ratio_default, step_default = DEFAULTS.get(meter_new, DEFAULTS["time"])
+    max_ratio = ratio_default if max_ratio is None else max_ratio
+    max_step = step_default if max_step is None else max_step
+    a, b = _series(base), _series(new)
+    pairs = []
+    for key in [k for k in b if k in a]:
+        pair = Pair(key[0], key[1], _exponent(a[key]), _exponent(b[key]), _figures(a[key]), _figures(b[key]))
+        pair.new_errors = sorted({str(e) for e in b[key]["error"].dropna()})
+        if pair.new_errors and not a[key]["error"].notna().any():
+            pair.reasons.append(f"fails now: {pair.new_errors[0]}")
+        if pair.base_exponent is not None and pair.new_exponent is not None \
+                and pair.new_exponent - pair.base_exponent > max_step:
+            pair.reasons.append(f"exponent {pair.base_exponent:.2f} -> {pair.new_exponent:.2f} "
+                                f"(+{pair.new_exponent - pair.base_exponent:.2f} > {max_step:g})")
+        for length in sorted(set(pair.base) & set(pair.new)):
+            ratio = pair.ratio(length)
+            if ratio is not None and ratio > max_ratio:
+                pair.reasons.append(f"x{ratio:.3g} at {format_size(length)} (> {max_ratio:g})")
+        pairs.append(pair)
+    return Comparison(meter_new, max_ratio, max_step, pairs, [k for k in a if k not in b], [k for k in b if k not in a])
+
+
+def _exponent_cell(pair: Pair) -> str:
+    def one(x: float | None) -> str:
+        return "-" if x is None else f"{x:.2f}"
+
+    cell = f"{one(pair.base_exponent)} -> {one(pair.new_exponent)}"
+    if pair.base_exponent is not None and pair.new_exponent is not None:
+        cell += f" ({pair.new_exponent - pair.base_exponent:+.2f})"
+    return cell
+
+
+def _length_cell(pair: Pair, length: int) -> str:
+    b, n = pair.base.get(length), pair.new.get(length)
+    if length not in pair.base or length not in pair.new:
+        return "-"
+    ratio = pair.ratio(length)
+    return f"{fmt_figure(b)} -> {fmt_figure(n)}" + ("" if ratio is None else f" x{ratio:.3f}")
+
+
+def table(result: Comparison) -> str:
+    """Side by side: per pair the exponents and, per length, ``base -> new xratio``; the verdict last."""
+    lengths = sorted({n for p in result.pairs for n in (set(p.base) | set(p.new))})
+    header = ["parser", "workload", "exponent", *(format_size(n) for n in lengths), "verdict"]
+    body = [[p.parser, p.workload, _exponent_cell(p), *(_length_cell(p, n) for n in lengths),
+             "WORSE" if p.worse else "ok"] for p in result.pairs]
+    every = [header] + body
+    widths = [max(len(r[i]) for r in every) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in every]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    for parser, workload in result.only_base:
+        lines.append(f"(only in the base: {parser} on {workload})")
+    for parser, workload in result.only_new:
+        lines.append(f"(only in the new file: {parser} on {workload})")
+    return "\n".join(lines)
+
+
+def summary(result: Comparison) -> list[str]:
+    """One line per worse pair and a closing line."""
+    lines = [f"WORSE {p.parser} on {p.workload}: {'; '.join(p.reasons)}" for p in result.worse]
+    n = len(result.pairs)
+    if result.worse:
+        lines.append(f"compare failed: {len(result.worse)} of {n} parser x workload pairs got worse "
+                     f"(meter {result.meter}: cost ratio > {result.max_ratio:g} or exponent step > {result.max_step:g})")
+    else:
+        lines.append(f"compare passed: {n} parser x workload pair{'s' if n != 1 else ''}, every cost ratio <= "
+                     f"{result.max_ratio:g} and exponent step <= {result.max_step:g} (meter {result.meter})")
+    return lines
