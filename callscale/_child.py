@@ -79,8 +79,26 @@ def profile(spec) -> None:
             break
 
 
+def _extend_path(paths) -> None:
+    """Make the caller's import path (``spec["path"]``, its ``sys.path``) this process's too.
+
+    Entries the child lacks are appended in the caller's order; a
+    ``site-packages`` folder goes through ``site.addsitedir`` so its ``.pth``
+    files (editable installs) apply, as in a virtualenv's interpreter.
+    """
+    import site
+
+    for path in paths:
+        if path and path not in sys.path:
+            if path.rstrip("/").endswith(("site-packages", "dist-packages")):
+                site.addsitedir(path)
+            else:
+                sys.path.append(path)
+
+
 def main(argv: list[str]) -> int:
     spec = json.loads(argv[0])
+    _extend_path(spec.get("path", ()))
     {"instructions": instructions, "profile": profile}[spec.get("mode", "instructions")](spec)
     return 0
 

@@ -31,7 +31,7 @@ from typing import Callable, Sequence
 
 from . import __version__, config
 from .measure import METERS
-from .plugins import ParserSpec, PluginError, is_plugin, resolve
+from .plugins import ParserSpec, PluginError, resolve, takes_format
 
 __all__ = ["main", "build_parser", "add_selectors", "Selection", "select", "COMMANDS"]
 
@@ -96,8 +96,8 @@ def _chunking(p: argparse.ArgumentParser, spec: str) -> str:
 
 def _specs(p: argparse.ArgumentParser, names: Sequence[str], fmt: str | None, null: bool = True) -> list[ParserSpec]:
     """Resolve parser selections (``p.error`` on an unusable one); ``null``: the floor parser is allowed."""
-    if fmt is not None and not any(is_plugin(n) for n in names):
-        p.error("--workload-format applies to module.path:ClassOrFactory parsers only "
+    if fmt is not None and not any(takes_format(n) for n in names):
+        p.error("--workload-format applies to module.path:ClassOrFactory and entry-point parsers only "
                 "(a registered parser's format is its name)")
     specs = []
     for name in names:
@@ -373,6 +373,33 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+# ----------------------------------------------------------------------- parsers
+def _parsers_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--engines", action="store_true",
+                   help="also list the engines' known parser classes and the format of each")
+
+
+def _parsers(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from . import plugins
+    from .adapters import KNOWN_CLASSES
+
+    import parsers
+
+    rows = [(name, name, "built-in") for name in parsers.names()]
+    for name, ep in sorted(plugins.entry_points().items()):
+        rows.append((name, plugins.entry_point_format(ep) or "?", f"entry point {ep.value}"))
+    if args.engines:
+        for target, fmt in KNOWN_CLASSES.items():
+            engine = target.split(".")[0].replace("tensorrt_llm", "trtllm")
+            rows.append((target, fmt, f"{engine} class (adapter)"))
+    width = max(len(r[0]) for r in rows)
+    fwidth = max(len(r[1]) for r in rows + [("", "format", "")])
+    print(f"{'parser'.ljust(width)}  {'format'.ljust(fwidth)}  source")
+    for name, fmt, source in rows:
+        print(f"{name.ljust(width)}  {fmt.ljust(fwidth)}  {source}")
+    return 0
+
+
 Command = tuple[str, Callable[[argparse.ArgumentParser], None],
                 Callable[[argparse.ArgumentParser, argparse.Namespace], int]]
 
@@ -381,6 +408,7 @@ COMMANDS: list[Command] = [
     ("gate", _gate_arguments, _gate),
     ("profile", _profile_arguments, _profile),
     ("check", _check_arguments, _check),
+    ("parsers", _parsers_arguments, _parsers),
 ]
 """Subcommands: ``(name, add_arguments(parser), run(parser, args) -> exit status)``."""
 
