@@ -204,3 +204,13 @@ def test_metered_child_imports_from_the_callers_virtualenv_and_counts_repeat(tmp
     assert first == json.loads(runs[1].stdout)
     counts = {(p, n): c for (p, _, n), c in first}
     assert all(c > 0 for c in counts.values()) and len(counts) == 4
+
+
+def test_the_child_puts_the_callers_path_before_the_base_site_packages():
+    from callscale._child import import_path
+
+    own = ["/proj", "/cwd", "/py/lib/python311.zip", "/py/lib/python3.11", "/py/lib/python3.11/site-packages"]
+    caller = ["/proj", "/py/lib/python3.11", "/venv/lib/python3.11/site-packages", "/venv/extra"]
+    assert import_path(own, caller, ["/proj", "/cwd"]) == [
+        "/proj", "/cwd", "/py/lib/python3.11", "/venv/lib/python3.11/site-packages", "/venv/extra",
+        "/py/lib/python311.zip"]
