@@ -106,8 +106,39 @@ def profile(spec) -> None:
             break
 
 
+def _site_dir(path: str) -> bool:
+    return path.rstrip("/").endswith(("site-packages", "dist-packages"))
+
+
+def import_path(own: list[str], caller: list[str], pythonpath: list[str]) -> list[str]:
+    """The child's ``sys.path``: its ``PYTHONPATH`` entries, then the caller's path in the caller's order,
+    then the rest of its own except site-packages folders the caller does not have.
+
+    The base interpreter's own site-packages would otherwise shadow a
+    virtualenv's newer copy of a package (the caller never sees it).
+    """
+    first = [p for p in pythonpath if p]
+    rest = [p for p in own if p and not _site_dir(p)]
+    return list(dict.fromkeys(first + [p for p in caller if p] + rest))
+
+
+def _use_caller_path(caller: list[str]) -> None:
+    """Make the caller's import path (``spec["path"]``, its ``sys.path``) this process's (:func:`import_path`);
+    the caller's site-packages folders go through ``site.addsitedir`` so their ``.pth`` files apply."""
+    if not caller:
+        return
+    import os
+    import site
+
+    sys.path[:] = import_path(sys.path, caller, os.environ.get("PYTHONPATH", "").split(os.pathsep))
+    for path in caller:
+        if _site_dir(path):
+            site.addsitedir(path)
+
+
 def main(argv: list[str]) -> int:
     spec = json.loads(argv[0])
+    _use_caller_path(spec.get("path", []))
     {"instructions": instructions, "profile": profile}[spec.get("mode", "instructions")](spec)
     return 0
 

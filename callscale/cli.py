@@ -7,6 +7,7 @@
     callscale profile --parser NAME --workload NAME --length N [--format flamegraph|speedscope] [-o PATH]
     callscale check [--parser NAME ...] [--workload NAME ...] [--lengths 1k] [--chunkings SPEC,...] [--strict] [--timeout S]
     callscale history [--results DIR] [--out DIR] [--commit-url TEMPLATE] [--factor 1.05]
+    callscale parsers [--engines]
 
 ``scale`` measures every selected parser on every selected workload at every
 length, prints the table, and writes ``scaling.csv``, ``scaling-fits.csv``
@@ -37,7 +38,7 @@ from typing import Callable, Sequence
 
 from . import __version__, config
 from .measure import METERS
-from .plugins import ParserSpec, PluginError, is_plugin, resolve
+from .plugins import ParserSpec, PluginError, resolve, takes_format
 
 __all__ = ["main", "build_parser", "add_selectors", "Selection", "select", "COMMANDS"]
 
@@ -109,8 +110,8 @@ def _chunking(p: argparse.ArgumentParser, spec: str) -> str:
 
 def _specs(p: argparse.ArgumentParser, names: Sequence[str], fmt: str | None, null: bool = True) -> list[ParserSpec]:
     """Resolve parser selections (``p.error`` on an unusable one); ``null``: the floor parser is allowed."""
-    if fmt is not None and not any(is_plugin(n) for n in names):
-        p.error("--workload-format applies to module.path:ClassOrFactory parsers only "
+    if fmt is not None and not any(takes_format(n) for n in names):
+        p.error("--workload-format applies to module.path:ClassOrFactory and entry-point parsers only "
                 "(a registered parser's format is its name)")
     specs = []
     for name in names:
@@ -586,6 +587,33 @@ def _check_bounded(specs: list[ParserSpec], texts: list[list], chunkings: list[s
     return results
 
 
+# ----------------------------------------------------------------------- parsers
+def _parsers_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--engines", action="store_true",
+                   help="also list the engines' known parser classes and the format of each")
+
+
+def _parsers(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from . import plugins
+    from .adapters import KNOWN_CLASSES
+
+    import parsers
+
+    rows = [(name, name, "built-in") for name in parsers.names()]
+    for name, ep in sorted(plugins.entry_points().items()):
+        rows.append((name, plugins.entry_point_format(ep) or "?", f"entry point {ep.value}"))
+    if args.engines:
+        for target, fmt in KNOWN_CLASSES.items():
+            engine = target.split(".")[0].replace("tensorrt_llm", "trtllm")
+            rows.append((target, fmt, f"{engine} class (adapter)"))
+    width = max(len(r[0]) for r in rows)
+    fwidth = max(len(r[1]) for r in rows + [("", "format", "")])
+    print(f"{'parser'.ljust(width)}  {'format'.ljust(fwidth)}  source")
+    for name, fmt, source in rows:
+        print(f"{name.ljust(width)}  {fmt.ljust(fwidth)}  {source}")
+    return 0
+
+
 Command = tuple[str, Callable[[argparse.ArgumentParser], None],
                 Callable[[argparse.ArgumentParser, argparse.Namespace], int]]
 
@@ -635,6 +663,7 @@ COMMANDS: list[Command] = [
     ("profile", _profile_arguments, _profile),
     ("check", _check_arguments, _check),
     ("history", _history_arguments, _history),
+    ("parsers", _parsers_arguments, _parsers),
 ]
 """Subcommands: ``(name, add_arguments(parser), run(parser, args) -> exit status)``."""
 

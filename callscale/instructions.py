@@ -22,7 +22,10 @@ instead of two per case.
 Counts repeat exactly for the same interpreter binary, code, inputs and
 directory: ``PYTHONHASHSEED=0`` fixes string hashing, valgrind loads
 programs at fixed addresses, and the child's environment is fixed (its size
-alone moves counts by ~0.1%; see :func:`child_environment`).
+alone moves counts by ~0.1%; see :func:`child_environment`). The child
+imports what the caller can: it gets the caller's ``sys.path`` (a
+virtualenv's site-packages included, see :func:`caller_path`) in its
+argument, not in its environment.
 
 Errors: :class:`MeterUnavailable` when valgrind is missing or the interpreter
 is not a traceable ELF binary (message says how to fix it);
@@ -97,7 +100,7 @@ def check_available() -> None:
 
 
 #: The only variables the metered child sees besides PYTHONPATH (see :func:`child_environment`).
-_FIXED_ENV = {"PYTHONHASHSEED": "0", "LC_ALL": "C.UTF-8", "PYTHONIOENCODING": "utf-8"}
+_FIXED_ENV = {"PYTHONHASHSEED": "0", "LC_ALL": "C.UTF-8", "PYTHONIOENCODING": "utf-8", "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 def child_environment() -> dict[str, str]:
@@ -110,12 +113,27 @@ def child_environment() -> dict[str, str]:
     current directory (for ``module:Factory`` parsers) and the caller's
     ``PYTHONPATH``. Byte-code of this project is compiled here first, so
     every child loads the same ``.pyc`` files instead of the first one
-    compiling them.
+    compiling them; children write no byte-code (``PYTHONDONTWRITEBYTECODE``),
+    so a plug-in module without a ``.pyc`` is compiled in memory alike on
+    every run instead of differently on the first.
     """
     root = str(Path(__file__).resolve().parent.parent)
     paths = [root, os.getcwd()] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     _compile_project(root)
     return dict(_FIXED_ENV, PYTHONPATH=os.pathsep.join(dict.fromkeys(paths)))
+
+
+def caller_path() -> list[str]:
+    """This process's import path (``sys.path`` less ``""``), for the metered child to append to its own.
+
+    valgrind runs the base interpreter binary (:func:`interpreter`), which
+    does not know a virtualenv: without these entries a plug-in importing a
+    package installed only in the caller's virtualenv (pydantic, an engine)
+    fails in the child. The list is passed in the child's argument, so the
+    environment stays fixed; the same interpreter and folder give the same
+    list, so counts still repeat.
+    """
+    return [p for p in sys.path if p]
 
 
 def _compile_project(root: str) -> None:
@@ -165,6 +183,7 @@ def count_matrix(
         "lengths": [int(n) for n in lengths],
         "chunking": chunking,
         "seed": seed,
+        "path": caller_path(),
     }
     order = [(p, w, n) for w in spec["workloads"] for n in spec["lengths"] for p in spec["parsers"]]
     env = child_environment()

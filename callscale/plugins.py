@@ -7,6 +7,18 @@ object with ``parse_streaming_increment(delta, tools)`` and
 It is given with the format whose workloads to render for it (a registered
 parser's format is its own name). The current directory is importable, as
 with ``python -m``.
+
+An engine's own parser class (TensorRT-LLM, SGLang, vLLM) plugs in the same
+way, through an adapter of :mod:`callscale.adapters` chosen from the class
+or forced by a prefix (``trtllm:``, ``sglang:``, ``vllm:``); for the
+engines' known classes the format is looked up
+(:data:`callscale.adapters.KNOWN_CLASSES`).
+
+An installed package can register parsers by name in the entry-point group
+:data:`ENTRY_POINT_GROUP` (``callscale.parsers``): ``NAME = module:Factory
+[FORMAT]``, the format as the entry point's one extra (or as a
+``callscale_format`` attribute of the factory). ``--parser NAME`` then finds
+it; ``callscale parsers`` lists them.
 """
 
 from __future__ import annotations
@@ -19,9 +31,13 @@ from typing import Any, Callable
 
 from .measure import NULL, NullParser
 
-__all__ = ["ParserSpec", "PluginError", "resolve", "load_factory", "is_plugin", "REQUIRED_METHODS"]
+__all__ = ["ParserSpec", "PluginError", "resolve", "load_factory", "is_plugin", "takes_format", "REQUIRED_METHODS",
+           "ENTRY_POINT_GROUP", "entry_points", "entry_point_format"]
 
 REQUIRED_METHODS = ("parse_streaming_increment", "finish")
+
+#: The entry-point group packages register parsers in: ``NAME = module:Factory [FORMAT]``.
+ENTRY_POINT_GROUP = "callscale.parsers"
 
 
 class PluginError(ValueError):
@@ -40,28 +56,46 @@ class ParserSpec:
 
 
 def is_plugin(name: str) -> bool:
-    """True for a ``module.path:Attribute`` selection."""
+    """True for a ``module.path:Attribute`` selection (with or without an engine prefix)."""
     return ":" in name
 
 
-def load_factory(target: str) -> Callable[[], Any]:
-    """Import ``module.path:Attribute`` and check that it makes a parser.
+def takes_format(name: str) -> bool:
+    """True for a selection whose format ``--workload-format`` may set: a plug-in or an entry point."""
+    return is_plugin(name) or name in entry_points()
 
-    Raises :class:`PluginError` when the module or attribute is missing, the
-    attribute cannot be called with no arguments, or what it returns lacks
-    ``parse_streaming_increment`` or ``finish``.
-    """
+
+def entry_points() -> dict[str, Any]:
+    """The installed entry points of :data:`ENTRY_POINT_GROUP`, by name (``importlib.metadata.EntryPoint``)."""
+    from importlib.metadata import entry_points as installed
+
+    return {ep.name: ep for ep in installed(group=ENTRY_POINT_GROUP)}
+
+
+def entry_point_format(ep: Any, factory: Any = None) -> str | None:
+    """An entry point's format: its one extra (``NAME = module:Factory [FORMAT]``), else the factory's
+    ``callscale_format`` attribute, else ``None``."""
+    extras = list(getattr(ep, "extras", None) or [])
+    if extras:
+        return extras[0]
+    return getattr(factory, "callscale_format", None)
+
+
+def _import(target: str) -> Any:
     module_name, _, attr = target.partition(":")
     if not module_name or not attr:
         raise PluginError(f"bad parser {target!r}: expected module.path:ClassOrFactory")
     cwd = os.getcwd()
     if cwd not in sys.path and "" not in sys.path:
         sys.path.insert(0, cwd)
+    from .adapters import engine_missing
+
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:
+        hint = engine_missing(module_name)
         raise PluginError(f"cannot import {module_name!r} for parser {target!r}: "
-                          f"{type(exc).__name__}: {exc}") from None
+                          + (hint or f"{type(exc).__name__}: {' '.join(str(exc).split())}")) from None
     obj: Any = module
     for part in attr.split("."):
         try:
@@ -70,6 +104,32 @@ def load_factory(target: str) -> Callable[[], Any]:
             raise PluginError(f"module {module_name!r} has no attribute {attr!r}") from None
     if not callable(obj):
         raise PluginError(f"{target!r} is not a class or factory")
+    return obj
+
+
+def load_factory(target: str, fmt: str | None = None, engine: str | None = None) -> Callable[[], Any]:
+    """Import ``module.path:Attribute`` and check that it makes a parser.
+
+    An engine's parser class (``engine`` given, or read from the class by
+    :func:`callscale.adapters.engine_of`) is wrapped in that engine's
+    adapter, for the format ``fmt``. Raises :class:`PluginError` when the
+    module or attribute is missing (naming the engine to install when it is
+    an engine's), the attribute cannot be called with no arguments, or what
+    it returns lacks ``parse_streaming_increment`` or ``finish``.
+    """
+    from .adapters import AdapterError, adapt, engine_of
+
+    if not target.partition(":")[0] or not target.partition(":")[2]:
+        raise PluginError(f"bad parser {target!r}: expected module.path:ClassOrFactory")
+    obj = _import(target)
+    engine = engine or (engine_of(obj) if isinstance(obj, type) else None)
+    if engine is not None:
+        try:
+            obj = adapt(obj, engine, fmt or "")
+        except AdapterError as exc:
+            raise PluginError(f"parser {target!r}: {exc}") from None
+        except KeyError as exc:  # the format has no renderer (its special tokens are unknown)
+            raise PluginError(f"parser {target!r}: {exc}") from None
     try:
         sample = obj()
     except Exception as exc:
@@ -83,26 +143,45 @@ def load_factory(target: str) -> Callable[[], Any]:
 def resolve(name: str, fmt: str | None = None) -> ParserSpec:
     """The :class:`ParserSpec` for a selection.
 
-    ``name``: a registered parser (its format is its name), ``null``, or
-    ``module.path:Attribute`` (then ``fmt``, a format with a renderer, is
-    required). Raises :class:`PluginError` with a one-line message otherwise.
+    ``name``: a registered parser (its format is its name), ``null``,
+    ``module.path:Attribute`` with an optional engine prefix (then ``fmt``,
+    a format with a renderer, is required unless the class is one of
+    :data:`callscale.adapters.KNOWN_CLASSES`), or the name of an entry point
+    of :data:`ENTRY_POINT_GROUP` (``fmt`` overrides its format). Raises
+    :class:`PluginError` with a one-line message otherwise.
     """
+    from .adapters import known_format, split_prefix
+
     if name == NULL:
         return ParserSpec(NULL, None, NullParser)
     if is_plugin(name):
-        if not fmt:
-            raise PluginError(f"parser {name!r} needs --workload-format NAME: the format whose workloads "
-                              "to render for it")
-        from workloads import render
-
-        known = render.names()
-        if fmt not in known:
-            raise PluginError(f"unknown format {fmt!r}; known: {', '.join(known) or 'none yet'}")
-        return ParserSpec(name, fmt, load_factory(name), plugin=True)
+        engine, target = split_prefix(name)
+        fmt = _known(fmt or known_format(name), name)
+        return ParserSpec(name, fmt, load_factory(target, fmt, engine), plugin=True)
     import parsers
 
     known = parsers.names()
-    if name not in known:
-        raise PluginError(f"unknown parser {name!r}; known: {', '.join(known + [NULL])},"
-                          " or module.path:ClassOrFactory with --format")
-    return ParserSpec(name, name, parsers.get(name))
+    if name in known:
+        return ParserSpec(name, name, parsers.get(name))
+    points = entry_points()
+    if name in points:
+        ep = points[name]
+        target = ep.value.split("[")[0].strip()
+        fmt = _known(fmt or entry_point_format(ep, _import(target)), name)
+        factory = load_factory(target, fmt)
+        return ParserSpec(name, fmt, factory, plugin=True)
+    raise PluginError(f"unknown parser {name!r}; known: {', '.join(known + sorted(points) + [NULL])},"
+                      " or module.path:ClassOrFactory with --workload-format (see callscale parsers)")
+
+
+def _known(fmt: str | None, name: str) -> str:
+    """``fmt`` checked against the renderers (:class:`PluginError` when missing or unknown)."""
+    if not fmt:
+        raise PluginError(f"parser {name!r} needs --workload-format NAME: the format whose workloads "
+                          "to render for it")
+    from workloads import render
+
+    known = render.names()
+    if fmt not in known:
+        raise PluginError(f"unknown format {fmt!r}; known: {', '.join(known) or 'none yet'}")
+    return fmt

@@ -1,0 +1,216 @@
+"""The engine adapters (callscale/adapters/), entry points and the metered child's import path.
+
+The engines are not installed here: the stand-ins tests/standin_trtllm.py,
+standin_sglang.py and standin_vllm.py reproduce each engine's protocol
+(constructor, method signatures, result types, tool models) around one of
+our parsers, so a stand-in through its adapter must give what the built-in
+parser gives on every fault case of its format.
+"""
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import parsers
+import standin_sglang
+import standin_trtllm
+import standin_vllm
+from callscale import adapters, check, cli
+from callscale.adapters._tools import ToolConverter
+from callscale.adapters.vllm import SpecialTokenizer, remaining_arguments
+from callscale.plugins import PluginError, resolve
+from workloads import faults, render
+from workloads.chunking import chunk
+
+ROOT = Path(__file__).resolve().parent.parent
+TESTS = Path(__file__).resolve().parent
+
+STANDINS = [
+    ("trtllm", "standin_trtllm:StandinQwen3Parser", "qwen3"),
+    ("sglang", "sglang:standin_sglang:StandinKimiK2Detector", "kimi_k2"),
+    ("vllm", "standin_vllm:StandinQwen3CoderToolParser", "qwen3_coder"),
+]
+
+
+def _calls(outcome):
+    return outcome.content, [(c.name, json.loads(c.arguments_text)) for c in outcome.calls]
+
+
+def _fault_params():
+    for engine, target, fmt in STANDINS:
+        for case in faults.load(fmt):
+            yield pytest.param(engine, target, fmt, case, id=f"{engine}-{case['id']}")
+
+
+@pytest.mark.parametrize("engine,target,fmt,case", list(_fault_params()))
+def test_standin_through_its_adapter_agrees_with_the_built_in_parser(engine, target, fmt, case):
+    spec = resolve(target, fmt)
+    assert spec.factory.__name__.startswith(f"{engine}:")
+    specials = render.get(fmt).special_tokens
+    for deltas in (case["deltas"], chunk(case["text"], "tokens:1", specials), chunk(case["text"], "tokens:3", specials)):
+        ours = check.stream(parsers.get(fmt)(), deltas, case["tools"])
+        theirs = check.stream(spec.factory(), deltas, case["tools"])
+        assert _calls(theirs) == _calls(ours)
+    assert _calls(check.whole(spec.factory(), case["text"], case["tools"])) == \
+        _calls(check.whole(parsers.get(fmt)(), case["text"], case["tools"]))
+
+
+def test_the_adapter_is_chosen_from_the_class_or_forced_by_a_prefix():
+    assert adapters.engine_of(standin_vllm.StandinQwen3CoderToolParser) == "vllm"  # by its methods
+    assert adapters.engine_of(standin_trtllm.StandinQwen3Parser) == "trtllm"  # no finish()
+    assert adapters.engine_of(standin_sglang.StandinKimiK2Detector) is None  # speaks our contract by its methods
+    assert resolve("standin_sglang:StandinKimiK2Detector", "kimi_k2").factory is standin_sglang.StandinKimiK2Detector
+    forced = resolve("sglang:standin_sglang:StandinKimiK2Detector", "kimi_k2")
+    assert forced.factory.engine_class is standin_sglang.StandinKimiK2Detector
+    assert forced.factory.tool_model is standin_sglang.Tool
+    with pytest.raises(PluginError, match="not a vllm tool parser"):
+        resolve("vllm:standin_sglang:StandinKimiK2Detector", "kimi_k2")
+
+
+def test_engine_classes_by_package_and_their_formats():
+    fake = type("DeepSeekV31ToolParser", (), {"__module__": "vllm.tool_parsers.deepseekv31_tool_parser"})
+    assert adapters.engine_of(fake) == "vllm"
+    assert adapters.known_format("sglang.srt.function_call.deepseekv31_detector:DeepSeekV31Detector") == "deepseek_v31"
+    assert adapters.known_format("vllm:vllm.tool_parsers.hermes_tool_parser:Hermes2ProToolParser") == "qwen3"
+    assert adapters.known_format("standin_vllm:StandinQwen3CoderToolParser") is None
+    assert set(adapters.KNOWN_CLASSES.values()) <= set(parsers.names())
+
+
+@pytest.mark.skipif(importlib.util.find_spec("vllm") is not None, reason="vllm is installed here")
+def test_a_missing_engine_is_one_line_and_exit_2(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["gate", "--parser", "vllm.tool_parsers.hermes_tool_parser:Hermes2ProToolParser"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "the vllm engine is not installed (pip install vllm" in err
+
+
+def test_tools_become_the_engine_model_once_per_list():
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}, {"name": "g"}]
+    convert = ToolConverter(standin_trtllm.Tool)
+    first = convert(tools)
+    assert [type(t) for t in first] == [standin_trtllm.Tool] * 2
+    assert [t.function.name for t in first] == ["f", "g"]
+    assert convert(tools) is first
+    assert convert(list(tools)) is not first
+    assert ToolConverter(None)(tools) == tools  # no model: plain dicts
+
+
+def test_trtllm_parser_without_finish_gets_a_no_op_finish():
+    spec = resolve("standin_trtllm:StandinQwen3Parser", "qwen3")
+    parser = spec.factory()
+    assert not hasattr(parser.inner, "finish")
+    text = 'Hi <tool_call>\n{"name": "f", "arguments": {"a": 1}}\n</tool_call>'
+    streamed = [parser.parse_streaming_increment(d, [{"name": "f"}]) for d in chunk(text, "fixed:3")]
+    done = parser.finish([{"name": "f"}])
+    assert (done.normal_text, done.calls) == ("", [])
+    out = check.assemble(streamed)
+    assert out.content.strip() == "Hi" and [(c.name, json.loads(c.arguments_text)) for c in out.calls] == [("f", {"a": 1})]
+
+
+def test_vllm_last_call_arguments_need_the_end_of_stream_back_fill():
+    spec = resolve("standin_vllm:StandinQwen3CoderToolParser", "qwen3_coder")
+    case = next(c for c in faults.load("qwen3_coder") if c["expected"]["calls"])
+    parser = spec.factory()
+    increments = [parser.parse_streaming_increment(d, case["tools"]) for d in case["deltas"]]
+    before = check.assemble(increments)
+    last = case["expected"]["calls"][-1]
+    assert not before.calls[-1].arguments_text.endswith("}")  # held back, as vLLM parsers do
+    after = check.assemble(increments + [parser.finish(case["tools"])])
+    assert json.loads(after.calls[-1].arguments_text) == last["arguments"]
+    assert parser.inner.streamed_args_for_tool[-1] + "}" == after.calls[-1].arguments_text
+
+
+def test_back_fill_rule_of_vllm_before_get_remaining_unstreamed_args():
+    old = type("Old", (), {})()
+    old.prev_tool_call_arr = [{"name": "f", "arguments": {"a": 1}}, {"name": "g", "arguments": {"path": "ä", "n": 2}}]
+    old.streamed_args_for_tool = ['{"a": 1}', '{"path": "ä"']
+    assert remaining_arguments(old) == ', "n": 2}'
+    old.streamed_args_for_tool[1] = '{"other'
+    assert remaining_arguments(old) == ""
+
+
+def test_the_tokenizer_stand_in_has_the_format_special_tokens():
+    specials = render.get("deepseek_v31").special_tokens
+    tok = SpecialTokenizer(specials)
+    assert set(tok.get_vocab()) == set(specials)
+    begin = "<｜tool▁calls▁begin｜>"
+    ids = tok.encode(f"ab{begin}cd{begin}")
+    assert ids == [1, tok.vocab[begin], 1, tok.vocab[begin]]
+    assert tok.decode(ids) == begin * 2
+    assert tok.encode("") == []
+
+
+def _write_dist(site: Path, name: str, entry_points: str) -> None:
+    info = site / f"{name}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[callscale.parsers]\n" + entry_points)
+
+
+def test_entry_points_are_found_by_name_and_listed(tmp_path, monkeypatch, capsys):
+    (tmp_path / "team_parsers.py").write_text(textwrap.dedent("""
+        import parsers
+        def make():
+            return parsers.get("deepseek_v31")()
+        make.callscale_format = "deepseek_v31"
+    """))
+    _write_dist(tmp_path, "team_parsers", "team-qwen3 = standin_trtllm:StandinQwen3Parser [qwen3]\n"
+                                          "team-v31 = team_parsers:make\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec = resolve("team-qwen3")
+    assert (spec.format, spec.plugin, spec.factory.engine_class) == ("qwen3", True, standin_trtllm.StandinQwen3Parser)
+    spec = resolve("team-v31")
+    assert spec.format == "deepseek_v31" and type(spec.factory()).__name__ == "DeepSeekV31Parser"
+    assert resolve("team-v31", "deepseek_v3").format == "deepseek_v3"  # --workload-format overrides
+    assert cli.main(["parsers"]) == 0
+    out = capsys.readouterr().out
+    assert "team-qwen3" in out and "entry point standin_trtllm:StandinQwen3Parser [qwen3]" in out
+    assert "deepseek_v32" in out and "built-in" in out
+    with pytest.raises(PluginError, match="team-qwen3"):
+        resolve("team-nope")
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+def test_metered_child_imports_from_the_callers_virtualenv_and_counts_repeat(tmp_path):
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = Path(subprocess.run([str(python), "-c", "import site; print(site.getsitepackages()[0])"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    (site / "venv_only_pkg.py").write_text("MARK = 7\n")
+    (tmp_path / "venv_plugin.py").write_text(textwrap.dedent("""
+        import venv_only_pkg
+        import parsers
+        Parser = parsers.get("deepseek_v31")
+    """))
+    code = ("import json; from callscale.instructions import count_matrix; "
+            "print(json.dumps(sorted(count_matrix(['venv_plugin:Parser', 'deepseek_v31'], 'deepseek_v31', "
+            "['write_file'], [1024, 2048], 'tokens:4').items())))")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    runs = [subprocess.run([str(python), "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
+            for _ in range(2)]
+    for run in runs:
+        assert run.returncode == 0, run.stderr[-2000:]
+    first = json.loads(runs[0].stdout)
+    assert first == json.loads(runs[1].stdout)
+    counts = {(p, n): c for (p, _, n), c in first}
+    assert all(c > 0 for c in counts.values()) and len(counts) == 4
+
+
+def test_the_child_puts_the_callers_path_before_the_base_site_packages():
+    from callscale._child import import_path
+
+    own = ["/proj", "/cwd", "/py/lib/python311.zip", "/py/lib/python3.11", "/py/lib/python3.11/site-packages"]
+    caller = ["/proj", "/py/lib/python3.11", "/venv/lib/python3.11/site-packages", "/venv/extra"]
+    assert import_path(own, caller, ["/proj", "/cwd"]) == [
+        "/proj", "/cwd", "/py/lib/python3.11", "/venv/lib/python3.11/site-packages", "/venv/extra",
+        "/py/lib/python311.zip"]
