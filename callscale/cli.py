@@ -159,11 +159,7 @@ def add_selectors(p: argparse.ArgumentParser) -> None:
                    help="time: process seconds, min over --repeats (default); instructions: "
                         "callgrind instruction counts of the streaming alone (exact, repeatable; needs valgrind; "
                         "default lengths from instruction_lengths in [tool.callscale])")
-    p.add_argument("--reference-length", metavar="SIZE",
-                   help="length (characters) the fitted a*n + b*n**2 is projected to (default from "
-                        "[tool.callscale]: 256k)")
-    p.add_argument("--projection-factor", type=_positive_float, metavar="X",
-                   help="largest projected / linear-projected cost that passes (default from [tool.callscale]: 3)")
+    add_verdict_rules(p)
     add_timeout(p)
     p.add_argument("--baseline", metavar="CSV",
                    help="a scaling.csv of an earlier run: compare with it after measuring (as `callscale compare`) "
@@ -240,13 +236,7 @@ def select(p: argparse.ArgumentParser, args: argparse.Namespace) -> Selection:
     workloads = _workloads(p, _split(args.workload) or list(settings.workloads))
     threshold = args.threshold if args.threshold is not None else settings.threshold
     repeats = args.repeats if args.repeats is not None else settings.repeats
-    reference = settings.reference_length
-    if args.reference_length is not None:
-        try:
-            reference = config.parse_size(args.reference_length)
-        except config.ConfigError as exc:
-            p.error(f"--reference-length: {exc}")
-    factor = args.projection_factor if args.projection_factor is not None else settings.projection_factor
+    reference, factor = _verdict_rules(p, args, settings)
     baseline = None
     if getattr(args, "baseline", None) is not None:
         from . import compare
@@ -619,6 +609,27 @@ Command = tuple[str, Callable[[argparse.ArgumentParser], None],
 
 
 # ----------------------------------------------------------------------- history
+def add_verdict_rules(p: argparse.ArgumentParser) -> None:
+    """``--reference-length`` and ``--projection-factor``: the projection rule of the verdict."""
+    p.add_argument("--reference-length", metavar="SIZE",
+                   help="length (characters) the fitted a*n + b*n**2 is projected to (default from "
+                        "[tool.callscale]: 256k)")
+    p.add_argument("--projection-factor", type=_positive_float, metavar="X",
+                   help="largest projected / linear-projected cost that passes (default from [tool.callscale]: 3)")
+
+
+def _verdict_rules(p: argparse.ArgumentParser, args: argparse.Namespace, settings) -> tuple[int, float]:
+    """``(reference_length, projection_factor)`` from the options, else ``[tool.callscale]``."""
+    reference = settings.reference_length
+    if args.reference_length is not None:
+        try:
+            reference = config.parse_size(args.reference_length)
+        except config.ConfigError as exc:
+            p.error(f"--reference-length: {exc}")
+    factor = args.projection_factor if args.projection_factor is not None else settings.projection_factor
+    return reference, factor
+
+
 def _history_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--results", metavar="DIR",
                    help="asv's results folder (default: asv/ in the results folder of [tool.callscale], "
@@ -627,6 +638,7 @@ def _history_arguments(p: argparse.ArgumentParser) -> None:
                                                 "history.csv (default: results/history)")
     p.add_argument("--threshold", type=_positive_float, metavar="X",
                    help="largest scaling exponent that passes (default from [tool.callscale])")
+    add_verdict_rules(p)
     p.add_argument("--factor", type=_positive_float, default=1.05, metavar="X",
                    help="list the counts that moved by more than this factor between commits (default 1.05)")
     p.add_argument("--commit-url", metavar="TEMPLATE",
@@ -643,9 +655,11 @@ def _history(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     results = Path(args.results) if args.results is not None else settings.out / "asv"
     out = Path(args.out) if args.out is not None else settings.out / "history"
     threshold = args.threshold if args.threshold is not None else settings.threshold
+    reference, projection = _verdict_rules(p, args, settings)
     try:
         written = history.write(out, results, threshold, factor=args.factor, commit_url=args.commit_url,
-                                machine=args.machine, env=args.env)
+                                machine=args.machine, env=args.env,
+                                rules={"reference_length": reference, "projection_factor": projection})
     except history.HistoryError as exc:
         p.error(str(exc))
     except OSError as exc:

@@ -169,12 +169,14 @@ def _commits(series: pd.DataFrame) -> list[str]:
     return list(dict.fromkeys(series.sort_values("order", kind="stable")["commit"]))
 
 
-def exponents(series: pd.DataFrame, threshold: float) -> pd.DataFrame:
+def exponents(series: pd.DataFrame, threshold: float, rules: dict | None = None) -> pd.DataFrame:
     """Per commit, parser and workload: ``exponent`` and ``verdict`` of :func:`callscale.fit.fit`
-    over the lengths measured (instruction counts), with ``date``; sorted by date."""
+    over the lengths measured (instruction counts), with ``date``; sorted by date. ``rules``: the
+    projection rule's keyword arguments of :func:`callscale.fit.fit` (``reference_length``,
+    ``projection_factor``; default: its defaults)."""
     rows = []
     for (commit, parser, workload), group in series.groupby(["commit", "parser", "workload"], sort=False):
-        result = fitting.fit(list(group["length"]), list(group["instructions"]), threshold)
+        result = fitting.fit(list(group["length"]), list(group["instructions"]), threshold, **(rules or {}))
         rows.append({"commit": commit, "date": group["date"].iloc[0], "parser": parser, "workload": workload,
                      "exponent": result.exponent, "verdict": result.verdict})
     out = pd.DataFrame(rows)
@@ -342,10 +344,12 @@ table.t th{background:#eee} img{max-width:100%;border:1px solid #ddd} code{font-
 
 
 def write(out: Path | str, results_dir: Path | str, threshold: float, factor: float = 1.05,
-          commit_url: str | None = None, machine: str | None = None, env: str | None = None) -> Written:
+          commit_url: str | None = None, machine: str | None = None, env: str | None = None,
+          rules: dict | None = None) -> Written:
     """Read asv's results, write ``index.html``, the two PNGs and ``history.csv`` to ``out``.
 
     ``threshold``: the largest exponent that passes (``[tool.callscale]``);
+    ``rules``: the projection rule (``reference_length``, ``projection_factor``), as for :func:`exponents`;
     ``factor``: a count that moved by more than this (either way, > 1) is
     listed; ``commit_url``: a template with ``{commit}`` (``None``: link to
     the page's commit list). Raises :class:`HistoryError` (one line) for a
@@ -357,7 +361,7 @@ def write(out: Path | str, results_dir: Path | str, threshold: float, factor: fl
     if commit_url is not None and "{commit}" not in commit_url:
         raise HistoryError(f"--commit-url must contain {{commit}}, got {commit_url!r}")
     series = exact_series(load_results(results_dir), machine, env, repo=results_dir)
-    fits = exponents(series, threshold)
+    fits = exponents(series, threshold, rules)
     verdicts = verdict_changes(fits)
     counts = count_changes(series, factor)
     marked = pd.concat([verdicts[["commit", "parser"]], counts[["commit", "parser"]]])
