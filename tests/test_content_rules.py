@@ -35,8 +35,8 @@ PROSE = "I will wait for the result."
 WHOLE = "whole-text detect_and_parse"
 #: Formats of another branch (issue 9's i9a, which owns these parser modules) that do not
 #: hold the rule yet: strict xfails, so a fix must remove the name.
-CUT_NOT_YET = {"gemma4", "glm45", "glm47", "minimax_m2", "qwen3", "qwen3_coder"}
-BROKEN_NOT_YET = {"qwen3", "gemma4", "minimax_m2", "qwen3_coder"}
+CUT_NOT_YET = {"glm45", "glm47"}
+BROKEN_NOT_YET = set()
 
 
 def _params(names, not_yet):

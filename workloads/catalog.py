@@ -324,7 +324,9 @@ def repeated_opener(fmt: str, length: int, seed: int = 0) -> Case:
 
     Expected content: ``""`` where the format's parser drops openers that
     start no call, the text itself where it keeps them as content
-    (``Renderer.stray_openers_are_content``).
+    (``Renderer.stray_openers_are_content``), except the last opener: the
+    output ends inside the call it opens, and a cut call's markup is no
+    content (DESIGN.md, "Content and markup").
 
     ``seed`` is unused (the text is fixed by the format). Raises
     ``ValueError`` when the renderer declares no opener.
@@ -334,7 +336,7 @@ def repeated_opener(fmt: str, length: int, seed: int = 0) -> Case:
         raise ValueError(f"format {fmt!r} declares no calls-block opener")
     count = max(1, round(length / len(r.opener)))
     text = r.opener * count
-    content = text if r.stray_openers_are_content else ""
+    content = r.opener * (count - 1) if r.stray_openers_are_content else ""
     return _case(r, "repeated_opener", length, text, content, [], offered=_OFFERED)
 
 
