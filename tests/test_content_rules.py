@@ -35,7 +35,7 @@ PROSE = "I will wait for the result."
 WHOLE = "whole-text detect_and_parse"
 #: Formats of another branch (issue 9's i9a, which owns these parser modules) that do not
 #: hold the rule yet: strict xfails, so a fix must remove the name.
-CUT_NOT_YET = {"glm45", "glm47"}
+CUT_NOT_YET = set()
 BROKEN_NOT_YET = set()
 
 
