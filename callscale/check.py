@@ -162,7 +162,7 @@ def whole(parser: Any, text: str, tools: Sequence[Any] = ()) -> Outcome:
             calls[-1].arguments_text += params
         else:
             calls.append(StreamedCall(name, params))
-    return Outcome(_get(result, "normal_text", "") or "", calls)
+    return Outcome(_get(result, "normal_text", "") or "", calls, _get(result, "reasoning_text", "") or "")
 
 
 #: The kinds of difference :func:`differences` reports, in the order ``callscale check`` lists them,
