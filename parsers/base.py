@@ -327,6 +327,50 @@ class ToolParser:
         if held:
             self._emit_content("".join(held))
 
+    def _hold_broken_json(self, tracker: Any, openers: tuple[str, ...], final: bool) -> str | None:
+        """For a format whose call ends at the bracket that closes its JSON: hold a broken call's text up to there.
+
+        ``tracker``: a :class:`parsers.jsonscan.JsonTracker` at the state of
+        the call's JSON where it broke (string, depth), fed only new text.
+        Returns ``"}"`` when the broken call's object closed (its text, held
+        up to and including that bracket, is dropped); the opener (consumed)
+        when one of the format's ``openers`` came first outside a JSON
+        string (the held text is content); ``""`` to be called again; ``None``
+        when more text is needed (at the end of the output the held text is
+        content, see :meth:`_run`). A possible partial opener at the end is
+        held back; each character is read once.
+        """
+        sc = self.scanner
+        chunk = sc.peek(sc.pending())
+        k, opener = len(chunk), ""
+        for o in openers:
+            j = chunk.find(o, 0, k + len(o) - 1)
+            if 0 <= j < k:
+                k, opener = j, o
+        limit = k
+        if not opener and not final:
+            for o in openers:
+                for j in range(min(len(o) - 1, len(chunk)), 0, -1):
+                    if o.startswith(chunk[-j:]):
+                        limit = min(limit, len(chunk) - j)
+                        break
+        at = tracker.feed(chunk[:limit])
+        if at >= 0:
+            sc.take(at + 1)
+            self._broken_call_ended()
+            return "}"
+        sc.take(limit)
+        self._hold_broken(chunk[:limit])
+        if not opener:
+            return None
+        sc.take(len(opener))
+        if tracker.inside:  # the opener's text inside a string of the broken call
+            tracker.feed(opener)
+            self._hold_broken(opener)
+            return ""
+        self._broken_is_content()
+        return opener
+
     def _run(self, final: bool) -> StreamingParseResult:
         try:
             self._advance(final)

@@ -677,11 +677,11 @@ class Qwen3Parser(_QwenParser):
                 self._object_done()
                 return True
             if status == ERROR or (not self._started and self._head_len > MAX_HEAD):
-                self._lexer = None
                 if self._started:
-                    self._drop_call()
+                    self._drop_call()  # (reads the lexer's state where the call broke)
                 else:
                     self._not_a_call()
+                self._lexer = None
                 return True
             self._peek = min(self._peek * 2, _PEEK_MAX)
         if not final:
