@@ -160,7 +160,7 @@ class ToolParser:
         self._after_call = False
         self._layout: list[str] = []
         # text of a broken call from where it broke, not yet decided (DESIGN.md "Content and markup")
-        self._broken: list[str] | None = None
+        self._broken_held: list[str] | None = None
 
     # ----------------------------------------------------------------- protocol
     def parse_streaming_increment(self, delta: str, tools: Sequence[Any] | None = None) -> StreamingParseResult:
@@ -310,20 +310,20 @@ class ToolParser:
         text is content (prose the model wrote after a call it left broken).
         """
         self._abandon_call()
-        self._broken = [rest] if rest else []
+        self._broken_held = [rest] if rest else []
 
     def _hold_broken(self, text: str) -> None:
         """Text of a broken call, not yet decided (see :meth:`_break_call`)."""
-        if text and self._broken is not None:
-            self._broken.append(text)
+        if text and self._broken_held is not None:
+            self._broken_held.append(text)
 
     def _broken_call_ended(self) -> None:
         """The broken call's end token came: its held text is dropped."""
-        self._broken = None
+        self._broken_held = None
 
     def _broken_is_content(self) -> None:
         """Another call or the end of the output came before the broken call's end: its held text is content."""
-        held, self._broken = self._broken, None
+        held, self._broken_held = self._broken_held, None
         if held:
             self._emit_content("".join(held))
 
