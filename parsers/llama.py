@@ -170,6 +170,9 @@ class Llama3JsonParser(_AfterCall, Qwen3Parser):
     on model output.
     """
 
+    #: Not Qwen3's recovery: an object without arguments may be prose ({"name": "Ada", "age": 36}).
+    _name_only_is_a_call = False
+
     def __init__(self) -> None:
         super().__init__()
         self._held: list[str] = []  # whitespace and one ';' after a call

@@ -600,6 +600,9 @@ class Qwen3Parser(_QwenParser):
     control characters inside strings escaped). Never raises on model output.
     """
 
+    #: The Hermes recovery: an object with a name and no arguments key is a call with ``{}``.
+    _name_only_is_a_call = True
+
     def __init__(self) -> None:
         super().__init__()
         self._lexer: JsonCallLexer | None = None
@@ -665,7 +668,7 @@ class Qwen3Parser(_QwenParser):
                 self._send_arguments()
             if status == DONE:
                 if not self._started:
-                    if lexer.name is None:
+                    if lexer.name is None or not (lexer.arguments_done or self._name_only_is_a_call):
                         self._not_a_call()
                         return True
                     self._start()
