@@ -37,7 +37,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterable, Mapping, Sequence
 
-from .scanner import MarkerScanner
+from .scanner import PARTIAL, Markers, MarkerScanner
 # the tool look-ups moved to parsers/schema.py (schema typing); re-exported here
 from .schema import parameter_type, tool_name, tool_parameter_schema
 
@@ -159,6 +159,8 @@ class ToolParser:
         # whitespace-only content since the last call started: layout unless other text follows
         self._after_call = False
         self._layout: list[str] = []
+        # text of a broken call from where it broke, not yet decided (DESIGN.md "Content and markup")
+        self._broken_held: list[str] | None = None
 
     # ----------------------------------------------------------------- protocol
     def parse_streaming_increment(self, delta: str, tools: Sequence[Any] | None = None) -> StreamingParseResult:
@@ -272,6 +274,103 @@ class ToolParser:
             self._abandoned.add(self._current)
         self._current = None
 
+    # ----------------------------------------------------------------- cut and broken calls (DESIGN.md)
+    def _head_no_call(self, text: str, final: bool, expected: Markers | None = None) -> None:
+        """The text of a call head (opener included) that turned out to be no call.
+
+        It is content, unless the end of the output decided it (``final`` and
+        nothing unread, or only a proper prefix of one of the ``expected``
+        markers): then it is the markup of a call that the output cut short
+        (max tokens) and is dropped with that prefix (DESIGN.md, "Content and
+        markup").
+        """
+        if not self._cut_by_end(final, expected):
+            self._emit_content(text)
+
+    def _cut_by_end(self, final: bool, expected: Markers | None = None) -> bool:
+        """Whether the end of the output cuts the call here; its unread rest (a marker's prefix) is then dropped.
+
+        True when ``final`` and nothing is unread, or only a proper prefix of
+        one of the ``expected`` markers (``<`` of ``<parameter=``).
+        """
+        sc = self.scanner
+        if final and (sc.at_end() or (expected is not None and sc.match(expected) is PARTIAL)):
+            sc.take_all()
+            return True
+        return False
+
+    def _break_call(self, rest: str = "") -> None:
+        """The current call broke (its text stops being a call): abandon it and hold its text from here.
+
+        ``rest``: text of the call already read past where it broke. The
+        format then passes the text that follows to :meth:`_hold_broken` until
+        it decides: :meth:`_broken_call_ended` at the call's end token (the
+        held text was the broken call's: dropped), :meth:`_broken_is_content`
+        when another call starts first; at the end of the output the held
+        text is content (prose the model wrote after a call it left broken).
+        """
+        self._abandon_call()
+        self._broken_held = [rest] if rest else []
+
+    def _hold_broken(self, text: str) -> None:
+        """Text of a broken call, not yet decided (see :meth:`_break_call`)."""
+        if text and self._broken_held is not None:
+            self._broken_held.append(text)
+
+    def _broken_call_ended(self) -> None:
+        """The broken call's end token came: its held text is dropped."""
+        self._broken_held = None
+
+    def _broken_is_content(self) -> None:
+        """Another call or the end of the output came before the broken call's end: its held text is content."""
+        held, self._broken_held = self._broken_held, None
+        if held:
+            self._emit_content("".join(held))
+
+    def _hold_broken_json(self, tracker: Any, openers: tuple[str, ...], final: bool) -> str | None:
+        """For a format whose call ends at the bracket that closes its JSON: hold a broken call's text up to there.
+
+        ``tracker``: a :class:`parsers.jsonscan.JsonTracker` at the state of
+        the call's JSON where it broke (string, depth), fed only new text.
+        Returns ``"}"`` when the broken call's object closed (its text, held
+        up to and including that bracket, is dropped); the opener (consumed)
+        when one of the format's ``openers`` came first outside a JSON
+        string (the held text is content); ``""`` to be called again; ``None``
+        when more text is needed (at the end of the output the held text is
+        content, see :meth:`_run`). A possible partial opener at the end is
+        held back; each character is read once.
+        """
+        sc = self.scanner
+        chunk = sc.peek(sc.pending())
+        k, opener = len(chunk), ""
+        for o in openers:
+            j = chunk.find(o, 0, k + len(o) - 1)
+            if 0 <= j < k:
+                k, opener = j, o
+        limit = k
+        if not opener and not final:
+            for o in openers:
+                for j in range(min(len(o) - 1, len(chunk)), 0, -1):
+                    if o.startswith(chunk[-j:]):
+                        limit = min(limit, len(chunk) - j)
+                        break
+        at = tracker.feed(chunk[:limit])
+        if at >= 0:
+            sc.take(at + 1)
+            self._broken_call_ended()
+            return "}"
+        sc.take(limit)
+        self._hold_broken(chunk[:limit])
+        if not opener:
+            return None
+        sc.take(len(opener))
+        if tracker.inside:  # the opener's text inside a string of the broken call
+            tracker.feed(opener)
+            self._hold_broken(opener)
+            return ""
+        self._broken_is_content()
+        return opener
+
     def _run(self, final: bool) -> StreamingParseResult:
         try:
             self._advance(final)
@@ -281,6 +380,8 @@ class ToolParser:
             log.exception("%s parser failed; unread text passed on as content", self.name)
             self._abandon_call()
             self._emit_content(self.scanner.take_all())
+        if final:
+            self._broken_is_content()
         self._flush_arguments()
         if final:
             self._layout = []  # whitespace after the last call: layout

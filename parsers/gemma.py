@@ -51,9 +51,11 @@ Reading rules of this parser:
   trailing comma; mismatched brackets; anything but ``<tool_call|>`` after the
   final ``}``; a key longer than ``MAX_HEAD`` characters) abandon the call
   (see :mod:`parsers.base`). Its remaining text up to ``<tool_call|>`` is
-  dropped with it (logged at debug level); a
-  ``<|tool_call>`` met first starts the next call. A call still open at the
-  end of the output is abandoned.
+  dropped with it (logged at debug level); when a ``<|tool_call>`` (which
+  starts the next call) or the end of the output comes first, that text is
+  content (prose after a broken call, DESIGN.md "Content and markup"). A
+  call still open at the end of the output is abandoned, and the markup of a
+  call (or head) the output cuts is no content.
 """
 
 from __future__ import annotations
@@ -164,7 +166,7 @@ class Gemma4Parser(ToolParser):
 
     def _end_of_output(self) -> None:
         if self._state in (_S_PREFIX, _S_NAME):
-            self._emit_content("".join(self._raw) + "".join(self._parts))
+            pass  # the output cut the call's head: its markup is no content (DESIGN.md)
         elif self._state in _IN_CALL:
             log.debug("gemma4: call %r never closed; abandoned", self._call_name)
             self._abandon_call()
@@ -191,8 +193,8 @@ class Gemma4Parser(ToolParser):
         marker = self.scanner.match(_PREFIX, final)
         if marker is PARTIAL:
             return False
-        if marker is None:  # not a call: the opener is content
-            self._emit_content("".join(self._raw))
+        if marker is None:  # not a call: the opener is content (unless the output ends here)
+            self._head_no_call("".join(self._raw), final, _PREFIX)
             self._raw = []
             self._state = _S_CONTENT
             return True
@@ -430,7 +432,7 @@ class Gemma4Parser(ToolParser):
         if marker is PARTIAL:
             return False
         if marker is None:
-            if self.scanner.at_end():
+            if self._cut_by_end(final, _CALL_END) or self.scanner.at_end():
                 return False
             self._fail(None, "expected <tool_call|> after the arguments")
             return True
@@ -441,9 +443,9 @@ class Gemma4Parser(ToolParser):
 
     # ------------------------------------------------------------------ malformed calls
     def _fail(self, marker: str | None, why: str) -> None:
-        """Abandon the current call; ``marker`` is the marker just consumed, if any."""
+        """Abandon the current call (broken); ``marker`` is the marker just consumed, if any."""
         log.debug("gemma4: call %r abandoned: %s", self._call_name, why)
-        self._abandon_call()
+        self._break_call()
         self._stack = []
         self._parts = []
         if marker == CALL_OPEN:
@@ -454,11 +456,15 @@ class Gemma4Parser(ToolParser):
             self._state = _S_SKIP
 
     def _skip(self, final: bool) -> bool:
-        _, marker = self.scanner.find(_RESYNC, final)
+        """The broken call's text: dropped up to ``<tool_call|>``; content when ``<|tool_call>`` or the end comes first."""
+        text, marker = self.scanner.find(_RESYNC, final)
+        self._hold_broken(text)
         if marker is None:
             return False
         if marker == CALL_OPEN:
+            self._broken_is_content()
             self._open(marker)
         else:
+            self._broken_call_ended()
             self._state = _S_CONTENT
         return True

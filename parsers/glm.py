@@ -198,9 +198,12 @@ class _GlmParser(ToolParser):
         self._name_phase = phase
         return True
 
-    def _not_a_call(self, marker: str | None) -> bool:
-        """The opener was text: pass it and the name text on as content, then ``marker`` as content reads it."""
-        self._emit_content(self._opener + "".join(self._name_parts))
+    def _not_a_call(self, marker: str | None, final: bool = False) -> bool:
+        """The opener was text: pass it and the name text on as content, then ``marker`` as content reads it.
+
+        ``final``: the end of the output decided it: the head of a cut call, dropped (DESIGN.md).
+        """
+        self._head_no_call(self._opener + "".join(self._name_parts), final)
         self._name_parts = []
         self._state = _CONTENT
         if marker in (TOOL_CALL, LAYOUT_OPENER):
@@ -264,7 +267,7 @@ class _GlmParser(ToolParser):
                 return False
             if not "".join(self._name_parts).strip():
                 return self._empty_opener(None)
-            return self._not_a_call(None)
+            return self._not_a_call(None, final)
         name = "".join(self._name_parts).strip()
         if not name:
             return self._empty_opener(marker)
@@ -338,14 +341,19 @@ class _GlmParser(ToolParser):
     def _s_value_bare(self, final: bool) -> bool:
         """A value after ``</arg_key>`` with no ``<arg_value>``: buffered up to ``</arg_value>``.
 
-        Any other tag first means it was no value: the call is malformed and
-        the buffered text is content.
+        Any other tag or the end of the output first means it was no value:
+        the call is malformed and the buffered text is content.
         """
         text, marker = self.scanner.find(_M_BARE_VALUE, final)
         if text:
             self._buf.append(text)
         if marker is None:
-            return self._unclosed() if final else False
+            if not final:
+                return False
+            # the output ended before </arg_value>: no value, the held text is content
+            self._emit_content("".join(self._buf))
+            self._buf = []
+            return self._unclosed()
         if marker != ARG_VALUE_END:
             self._emit_content("".join(self._buf))
             self._buf = []

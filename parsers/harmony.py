@@ -89,7 +89,7 @@ _M_NEXT = markers(START)
 _TOKENS = re.compile("|".join(re.escape(t) for t in SPECIAL_TOKENS))
 _RECIPIENT = re.compile(r"(?:^|\s)to=(\S+)")
 
-_BEGIN, _OUTSIDE, _HEADER, _TEXT, _PRE_ARGS, _ARGS, _END_CHECK, _CODE = range(8)
+_BEGIN, _OUTSIDE, _HEADER, _TEXT, _PRE_ARGS, _ARGS, _END_CHECK, _CODE, _BROKEN = range(9)
 
 
 def read_header(raw: str) -> tuple[str, str]:
@@ -242,6 +242,11 @@ class HarmonyParser(ToolParser):
     def _s_args(self, final: bool) -> bool:
         text, marker = self.scanner.find(_M_BODY, final)
         self._emit_arguments(self._args.feed(text))
+        if self._args.broken():  # the body stopped being JSON: a broken call (DESIGN.md)
+            self._break_call("".join(self._args.held))
+            self._args = RawArguments()
+            self._state = _BROKEN
+            return self._broken_at(marker)
         if marker is None:
             if final:
                 self._finish_json(cut=True)
@@ -296,6 +301,22 @@ class HarmonyParser(ToolParser):
         self._end_call()
         return self._after(marker)
 
+    def _s_broken(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_M_BODY, final)
+        self._hold_broken(text)
+        return self._broken_at(marker)
+
+    def _broken_at(self, marker: str | None) -> bool:
+        """A broken call's text ends at ``marker``: dropped at an end token, content at ``<|start|>``."""
+        if marker is None:
+            return False
+        if marker == START:
+            self._broken_is_content()
+            return self._open_header()
+        self._broken_call_ended()
+        self._state = _OUTSIDE
+        return True
+
     _steps = {
         _BEGIN: _s_begin,
         _OUTSIDE: _s_outside,
@@ -305,4 +326,5 @@ class HarmonyParser(ToolParser):
         _ARGS: _s_args,
         _END_CHECK: _s_end_check,
         _CODE: _s_code,
+        _BROKEN: _s_broken,
     }

@@ -368,32 +368,53 @@ class RawArguments:
     def __init__(self) -> None:
         self.parts: list[str] = []
         self.held: list[str] = []
-        self.tracker = JsonTracker()
+        #: strict: streaming stops at the first character that cannot continue a JSON object (DESIGN.md)
+        self.tracker = JsonValidator()
 
     def feed(self, text: str) -> str:
         """Take one piece (characters); return what of it may be streamed now."""
         if not text:
             return ""
         self.parts.append(text)
-        if self.tracker.closed:
+        tracker = self.tracker
+        if tracker.closed or tracker.failed:
             self.held.append(text)
             return ""
-        at = self.tracker.feed(text)
-        if at < 0:
-            return text
-        self.held.append(text[at:])
-        return text[:at]
+        at = tracker.feed(text)
+        stop = at if at >= 0 else len(text)
+        if tracker.failed and 0 <= tracker.error_at < stop:
+            stop = tracker.error_at
+        if stop < len(text):
+            self.held.append(text[stop:])
+        return text[:stop]
+
+    def broken(self) -> bool:
+        """The text stopped being JSON before the top-level value closed."""
+        return self.tracker.failed and not self.tracker.closed
+
+    def rest_tracker(self) -> JsonTracker:
+        """A plain tracker at the string and depth state where the text broke, to find the broken object's end."""
+        rest = JsonTracker()
+        rest.inside, rest.escape, rest.depth = self.tracker.inside, self.tracker.escape, self.tracker.depth
+        return rest
 
     def feed_to_close(self, text: str) -> tuple[str, int]:
         """Take ``text`` up to and including the top-level close: ``(what may be streamed now, characters taken)``.
 
         For formats where that close ends the call (nothing else does):
         fewer than ``len(text)`` characters are taken when the value closes
-        inside ``text``; the rest belongs to what follows the call.
+        inside ``text``; the rest belongs to what follows the call. When the
+        text stops being JSON first (:meth:`broken`), it is taken up to (not
+        including) the first character that cannot continue it.
         """
-        if self.tracker.closed or not text:
+        tracker = self.tracker
+        if tracker.closed or tracker.failed or not text:
             return "", 0
-        at = self.tracker.feed(text)
+        at = tracker.feed(text)
+        if tracker.failed and (at < 0 or tracker.error_at <= at):
+            stop = max(tracker.error_at, 0)
+            self.parts.append(text[:stop])
+            return text[:stop], stop
         if at < 0:
             self.parts.append(text)
             return text, len(text)

@@ -162,7 +162,6 @@ class KimiK2Parser(ToolParser):
         # the arguments, validated as they arrive (strings, the top-level close); no text kept
         self._strings = JsonValidator(objects_only=False)
         self._hold: list[str] = []      # argument text from the top-level close on, sent when the call completes
-        self._broken: list[str] = []    # text of a broken call from where it broke, not yet decided
         self._pending: list[str] = []   # whitespace after a <|tool_call_end|> met inside a string
 
     def _advance(self, final: bool) -> None:
@@ -227,7 +226,7 @@ class KimiK2Parser(ToolParser):
             return
         v = self._strings
         if v.failed:
-            self._broken.append(text)
+            self._hold_broken(text)
             return
         closed = v.closed
         at = v.feed(text)
@@ -236,8 +235,7 @@ class KimiK2Parser(ToolParser):
             if v.first == "{" and not closed:
                 self._emit_arguments(text[:cut])
             self._hold = []
-            self._abandon_call()
-            self._broken = [text[v.error_at:]]
+            self._break_call(text[v.error_at:])
         elif closed or (v.first and v.first != "{"):
             self._hold.append(text)
         elif at < 0:
@@ -282,7 +280,6 @@ class KimiK2Parser(ToolParser):
             return self._section_marker(marker)
         self._begin_call(name)
         self._hold = []
-        self._broken = []
         self._strings = JsonValidator(objects_only=False)
         self._state = _ARGS
         return True
@@ -320,12 +317,11 @@ class KimiK2Parser(ToolParser):
         """
         if marker is None and not final:
             return False
-        held = "".join(self._broken)
-        self._broken = []
         self._strings = JsonValidator(objects_only=False)
         if marker == CALL_END:
+            self._broken_call_ended()
             return self._section_marker(marker)
-        self._emit_content(held)
+        self._broken_is_content()
         if marker is None:
             self._state = _SECTION
             return False

@@ -35,9 +35,14 @@ serving stacks (vLLM's ``llama3_json``) read several calls separated by
   characters, the output ending inside it. Content goes on from the first
   character that could not continue the object, so nothing is read twice.
   An object nested in a non-call object is part of it (no call).
-- A started call whose JSON turns out malformed (or that the output cuts
-  off) is abandoned (see :mod:`parsers.base`); content goes on from the
-  offending character.
+- A started call whose JSON turns out malformed (strict JSON: ``NaN`` and
+  ``Infinity`` are malformed) is broken (DESIGN.md "Content and
+  markup"): its text from the offending character is dropped up to the
+  ``}`` that closes its call object (strings and nesting followed), and is
+  content when ``<|python_tag|>``, ``; {`` or ``;{`` outside a string (the
+  next call's object starts there) or the end of the output comes first
+  (prose after a broken call). A started call the output cuts off is
+  abandoned and its markup is no content.
 - Between two calls, whitespace and one ``;`` are layout; after the last
   call they are content.
 
@@ -83,9 +88,10 @@ rules:
   list is layout. Anything else after ``)`` ends the list and is content.
 - A started call with anything else (a positional argument, a name that is
   not a literal, unbalanced brackets) is abandoned (see
-  :mod:`parsers.base`); content goes on from the offending character (after
-  a bad word or number: from the character after it, ``[f(a=foo)]`` leaves
-  ``)]``). A call the output cuts off is abandoned. A word or number longer
+  :mod:`parsers.base`); content goes on from the offending character (a
+  bad word or number is content too: ``[f(a=foo)]`` leaves ``foo)]``;
+  DESIGN.md "Content and markup"). A call the output cuts off is abandoned
+  and its markup is no content. A word or number longer
   than ``MAX_HEAD`` characters is malformed.
 """
 
@@ -97,6 +103,7 @@ import re
 
 from . import register
 from .base import MAX_HEAD, SURROGATE, ToolParser, json_fragment
+from .jsonscan import JsonTracker
 from .qwen import JsonCallLexer, Qwen3Parser
 from .scanner import markers
 
@@ -148,7 +155,9 @@ class _AfterCall:
 
 # --------------------------------------------------------------------------- llama3_json
 _M_JSON_CONTENT = markers("{", PYTHON_TAG)
-_CONTENT, _JSON, _SEP = "content", "json", "separator"
+_CONTENT, _JSON, _SEP, _BROKEN = "content", "json", "separator", "broken"
+#: What ends a broken call's text before its object closes: the call token, the next call's object.
+_BROKEN_ENDS = (PYTHON_TAG, CALL_SEPARATOR.strip() + " {", CALL_SEPARATOR.strip() + "{")
 
 
 @register("llama3_json")
@@ -161,10 +170,14 @@ class Llama3JsonParser(_AfterCall, Qwen3Parser):
     on model output.
     """
 
+    #: Not Qwen3's recovery: an object without arguments may be prose ({"name": "Ada", "age": 36}).
+    _name_only_is_a_call = False
+
     def __init__(self) -> None:
         super().__init__()
         self._held: list[str] = []  # whitespace and one ';' after a call
         self._semicolon = False
+        self._rest = JsonTracker()  # a broken call's JSON state, to find the end of its object
 
     def _new_lexer(self) -> JsonCallLexer:
         return JsonCallLexer(ARGUMENT_KEYS)
@@ -183,9 +196,14 @@ class Llama3JsonParser(_AfterCall, Qwen3Parser):
         self._semicolon = False
         self._state = _SEP
 
-    def _drop_call(self) -> None:
-        self._abandon_call()
-        self._state = _CONTENT
+    def _drop_call(self, final: bool = False, expected=None) -> None:
+        """The started call broke (DESIGN.md): its text is dropped up to the ``}`` that closes its object, else content."""
+        self._break_call()
+        rest = self._rest = JsonTracker()
+        lexer = self._lexer
+        if lexer is not None:
+            rest.inside, rest.escape, rest.depth = lexer.inside, lexer.escape, lexer.depth
+        self._state = _BROKEN
 
     def _advance(self, final: bool) -> None:
         sc = self.scanner
@@ -201,6 +219,21 @@ class Llama3JsonParser(_AfterCall, Qwen3Parser):
             elif state == _JSON:
                 if not self._read_json(final):
                     return
+            elif state == _BROKEN:
+                end = self._hold_broken_json(self._rest, _BROKEN_ENDS, final)
+                if end is None:
+                    return
+                if end == "":
+                    continue
+                self._held = []
+                self._semicolon = False
+                if end == "}":  # after the broken object: as after a call
+                    self._state = _SEP
+                elif end == PYTHON_TAG:
+                    self._state = _CONTENT
+                else:  # "; {": the next call's object; the separator is content
+                    self._emit_content(end[:-1])
+                    self._open_object("")
             else:  # _SEP: after a call
                 c = self._next_after_call(final)
                 if not c:
@@ -399,9 +432,15 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
             self._head_len += 1
 
     # ------------------------------------------------------------------ arguments
-    def _malformed(self) -> bool:
-        """The started call is malformed: abandon it; content goes on from here."""
+    def _malformed(self, word: str = "", final: bool = False) -> bool:
+        """The started call is malformed (broken): abandon it; content goes on from here.
+
+        ``word``: the bad word or number just read, content too (DESIGN.md: nothing the model
+        wrote is lost), unless the end of the output cut it (``final``).
+        """
         self._abandon_call()
+        if word and not self._cut_by_end(final):
+            self._emit_content(word)
         self._stack = []
         self._state = _CONTENT
         return True
@@ -527,11 +566,11 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
             return False
         self._state = _ARGS
         if len(word) > MAX_HEAD:
-            return self._malformed()
+            return self._malformed(word)
         role = self._role
         if role == "value":
             if word not in _CONSTANTS:
-                return self._malformed()
+                return self._malformed(word, final)
             self._emit_arguments(_CONSTANTS[word])
             self._expect = _E_AFTER
         elif role == "key":
@@ -551,7 +590,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         self._state = _ARGS
         number = _python_number(text) if len(text) <= MAX_HEAD else None
         if number is None:
-            return self._malformed()
+            return self._malformed(text, final)
         if self._role == "value":
             self._emit_arguments(number)
             self._expect = _E_AFTER

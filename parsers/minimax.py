@@ -55,10 +55,12 @@ Reading rules of this parser (all lengths in characters):
   longer than ``MAX_HEAD`` is a malformed part (below).
 - A call with a malformed part (an unexpected element inside ``<invoke>``, a
   bad parameter name) is abandoned (see :mod:`parsers.base`); its remaining
-  text up to the next ``</invoke>``, ``</minimax:tool_call>`` or
-  ``<minimax:tool_call>`` is dropped with it (logged at debug level), and
-  reading resumes there. A call still open at the end of the output is
-  abandoned. An ``</invoke>`` closes its call even when the block is never
+  text up to the next ``</invoke>`` or ``</minimax:tool_call>`` is dropped
+  with it (logged at debug level), and reading resumes there; when
+  ``<minimax:tool_call>`` or the end of the output comes first, that text is
+  content (prose after a broken call, DESIGN.md "Content and markup"). A
+  call still open at the end of the output is abandoned, and the markup of a
+  block or call the output cuts is no content. An ``</invoke>`` closes its call even when the block is never
   closed.
 - MiniMax's end-of-turn token ``[e~[`` is not treated specially (servers
   strip it as a stop token); it would be content.
@@ -170,11 +172,8 @@ class MiniMaxM2Parser(ToolParser):
 
     def _end_of_output(self) -> None:
         state = self._state
-        if state == _S_BLOCK:
-            if not self._block_has_call:
-                self._emit_content("".join(self._raw))
-        elif state == _S_NAME:
-            self._emit_content("".join(self._raw) + "".join(self._name_parts))
+        if state in (_S_BLOCK, _S_NAME):
+            pass  # the output cut the block's call head: its markup is no content (DESIGN.md)
         elif state in (_S_INVOKE, _S_KEY, _S_VALUE, _S_CLOSE1):
             log.debug("minimax_m2: call %r never closed; abandoned", self._call_name)
             self._abandon_call()
@@ -237,7 +236,7 @@ class MiniMaxM2Parser(ToolParser):
                 self._emit_content("".join(self._raw))
             self._open_block(marker)
         else:  # not a call: what was read of the block is content
-            if self.scanner.at_end():
+            if self.scanner.at_end() or self._cut_by_end(final, _IN_BLOCK):
                 return False  # final, nothing more: _end_of_output decides
             self._emit_content("".join(self._raw))
             self._raw = []
@@ -280,7 +279,7 @@ class MiniMaxM2Parser(ToolParser):
             self._close_call()
             self._state = _S_BLOCK
         else:
-            if self.scanner.at_end():
+            if self.scanner.at_end() or self._cut_by_end(final, _IN_INVOKE):
                 return False
             self._fail("unexpected text inside <invoke>")
         return True
@@ -373,16 +372,21 @@ class MiniMaxM2Parser(ToolParser):
         return True
 
     def _skip(self, final: bool) -> bool:
-        _, marker = self.scanner.find(_RESYNC, final)
+        """A broken call's text: dropped up to ``</invoke>`` or the block's end; else content (DESIGN.md)."""
+        text, marker = self.scanner.find(_RESYNC, final)
+        self._hold_broken(text)
         if marker is None:
             return False
         if marker == INVOKE_CLOSE:
+            self._broken_call_ended()
             self._raw = []
             self._block_has_call = True
             self._state = _S_BLOCK
         elif marker == BLOCK_CLOSE:
+            self._broken_call_ended()
             self._state = _S_CONTENT
         else:
+            self._broken_is_content()
             self._open_block(marker)
         return True
 
@@ -413,7 +417,7 @@ class MiniMaxM2Parser(ToolParser):
 
     def _fail(self, why: str) -> None:
         log.debug("minimax_m2: call %r abandoned: %s", self._call_name, why)
-        self._abandon_call()
+        self._break_call()
         self._pending = []
         self._value_parts = []
         self._state = _S_SKIP

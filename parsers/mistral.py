@@ -26,7 +26,12 @@ Reading rules (lengths in characters):
   object (special tokens inside the JSON, in strings or not, are JSON
   text) and completes when the text is one JSON object; otherwise, and
   when the output ends first, it is abandoned. Text after the call is
-  content. Each call has its own ``[TOOL_CALLS]``.
+  content. Each call has its own ``[TOOL_CALLS]``. Arguments are strict
+  JSON: at the first character that cannot continue a JSON object the call
+  is broken (DESIGN.md "Content and markup"): its text from there is dropped
+  up to the bracket that closes its object (strings and nesting followed),
+  and is content when ``[TOOL_CALLS]`` or the end of the output comes first
+  (prose after a broken call).
 - **Array form**: ``[TOOL_CALLS]`` then ``[``: each element ``{...}`` with a
   string ``name`` and an object ``arguments`` (keys in any order, others
   such as ``id`` ignored) is a call, sent whole when its object closes
@@ -34,8 +39,9 @@ Reading rules (lengths in characters):
   another shape is content; the array ends at ``]``; an element cut off by
   the end of the output makes no call.
 - **Heads that are no call**: a name with whitespace inside, a head cut by
-  another token or the end of the output, or one that runs past
-  :data:`parsers.base.MAX_HEAD` characters is content (tokens dropped); a
+  another token, or one that runs past :data:`parsers.base.MAX_HEAD`
+  characters is content (tokens dropped); a head cut by the end of the
+  output is a cut call, dropped (DESIGN.md "Content and markup"); a
   ``[TOOL_CALLS]`` with nothing before the next token is dropped, so a
   model repeating it gives no content. Arguments that do not start with
   ``{`` abandon the call and are content.
@@ -64,7 +70,7 @@ _M_TOKEN = markers(*SPECIAL_TOKENS)
 _M_NAME = markers(ARGS, CALL_ID, TOOL_CALLS, THINK, THINK_END, "{")
 _M_ID = markers(ARGS, CALL_ID, TOOL_CALLS, THINK, THINK_END)
 
-_CONTENT, _THINKING, _HEAD, _NAME, _ID, _ARGS_START, _ARGS, _ARRAY, _ITEM = range(9)
+_CONTENT, _THINKING, _HEAD, _NAME, _ID, _ARGS_START, _ARGS, _ARRAY, _ITEM, _BROKEN = range(10)
 
 
 @register("mistral")
@@ -78,6 +84,7 @@ class MistralParser(ToolParser):
         self._head_len = 0
         self._name = ""
         self._args = RawArguments()
+        self._rest = self._args.rest_tracker()  # a broken call's JSON state, to find its end
 
     def _advance(self, final: bool) -> None:
         steps = self._steps
@@ -85,9 +92,9 @@ class MistralParser(ToolParser):
             pass
 
     # ------------------------------------------------------------------ helpers
-    def _no_call(self, marker: str | None) -> bool:
-        """The head is no call: its text is content; go on at ``marker``."""
-        self._emit_content("".join(self._head))
+    def _no_call(self, marker: str | None, final: bool = False) -> bool:
+        """The head is no call: its text is content (a head cut by the end of the output: dropped); go on at ``marker``."""
+        self._head_no_call("".join(self._head), final)
         self._head = []
         return self._at_token(marker)
 
@@ -140,7 +147,7 @@ class MistralParser(ToolParser):
             self._head_len += len(blank)
         if scanner.at_end():
             if final:
-                return self._no_call(None)
+                return self._no_call(None, final)
             return False
         if scanner.peek(1) == "[":
             hit = scanner.match(_M_TOKEN, final)
@@ -169,7 +176,8 @@ class MistralParser(ToolParser):
                 marker = None
             elif marker in (ARGS, CALL_ID, THINK_END):
                 marker = None
-            return self._no_call(marker)
+            # cut by the end of the output only while it may still be a name (prose has spaces)
+            return self._no_call(marker, final and not any(c.isspace() for c in name))
         self._name = name
         if marker == CALL_ID:
             self._state = _ID
@@ -189,7 +197,7 @@ class MistralParser(ToolParser):
         if not decided:
             return False
         if marker != ARGS:
-            return self._no_call(marker if marker in (TOOL_CALLS, THINK) else None)
+            return self._no_call(marker if marker in (TOOL_CALLS, THINK) else None, final)
         self._head = []
         self._begin_call(self._name)
         self._args = RawArguments()
@@ -217,6 +225,11 @@ class MistralParser(ToolParser):
         send, used = self._args.feed_to_close(scanner.peek(scanner.pending()))
         scanner.take(used)
         self._emit_arguments(send)
+        if self._args.broken():  # the text stopped being JSON: a broken call (DESIGN.md)
+            self._break_call()
+            self._rest = self._args.rest_tracker()
+            self._state = _BROKEN
+            return True
         if self._args.tracker.closed:
             held = self._args.close()
             if held is None:
@@ -269,6 +282,18 @@ class MistralParser(ToolParser):
         self._state = _ARRAY
         return True
 
+    def _s_broken(self, final: bool) -> bool:
+        """A broken call's text: dropped up to the bracket that closes its object, else content."""
+        end = self._hold_broken_json(self._rest, (TOOL_CALLS,), final)
+        if end is None:
+            return False
+        if end == "":
+            return True
+        if end == TOOL_CALLS:
+            return self._at_token(end)
+        self._state = _CONTENT
+        return True
+
     _steps = {
         _CONTENT: _s_content,
         _THINKING: _s_thinking,
@@ -279,4 +304,5 @@ class MistralParser(ToolParser):
         _ARGS: _s_args,
         _ARRAY: _s_array,
         _ITEM: _s_item,
+        _BROKEN: _s_broken,
     }

@@ -52,8 +52,8 @@ Reading rules (``qwen3``):
   or non-string name, a name whose escapes decode to a lone surrogate
   (``"\\ud800"``: Python's JSON decoder accepts it, but no server can encode
   it as UTF-8), non-object arguments, all detected before the
-  call started. The output ending inside such a head gives the same, and
-  so does a head that runs past :data:`parsers.base.MAX_HEAD` characters
+  call started. The output ending inside a head is a call cut short: the
+  opener and the head are dropped (DESIGN.md "Content and markup"). A head that runs past :data:`parsers.base.MAX_HEAD` characters
   before the call starts (the text after ``<tool_call>`` that is not the
   ``arguments`` value: whitespace, keys, the name, other members): the
   opener and what was read are content and reading goes on as content
@@ -64,8 +64,10 @@ Reading rules (``qwen3``):
 - A started call that turns out malformed (bad JSON inside the arguments, a
   repeated key, anything but ``</tool_call>`` after the object) is abandoned
   (see :mod:`parsers.base`); its remaining text up to the next
-  ``</tool_call>`` (consumed) or ``<tool_call>`` (a new call) is dropped with
-  it. A started call still open at the end of the output is abandoned.
+  ``</tool_call>`` (consumed) is dropped with it; when ``<tool_call>`` or the
+  end of the output comes first, that text is content (prose after a broken
+  call). A started call still open at the end of the output is abandoned;
+  the markup of a call the output cuts is no content.
 
 **Qwen3-Coder XML** (``qwen3_coder``), as the Qwen3-Coder ``chat_template``
 writes it::
@@ -152,9 +154,11 @@ Reading rules (``qwen3_coder``):
 - A started call that turns out malformed (anything but ``<parameter=`` or
   ``</function>`` between parameters, a bad key, ``</function>`` not followed
   by ``</tool_call>``) is abandoned (see :mod:`parsers.base`); its remaining
-  text up to the next ``</tool_call>`` (consumed) or ``<tool_call>`` (a new
-  call) is dropped with it. A started call still open at the end of the
-  output is abandoned.
+  text up to the next ``</tool_call>`` (consumed) is dropped with it; when
+  ``<tool_call>`` (a new call) or the end of the output comes first, that
+  text is content (prose after a broken call). A started call still open at
+  the end of the output is abandoned; the markup of a call the output cuts
+  is no content (a ``<function=`` head without ``<tool_call>`` is prose).
 
 Neither parser treats Qwen's end-of-turn token ``<|im_end|>`` specially
 (servers strip it as a stop token); it would be content.
@@ -170,7 +174,7 @@ from . import register
 from .base import MAX_HEAD, SURROGATE, ToolParser, json_fragment, json_text
 from .schema import UNTYPED, StringOrNull, convert, is_new_parameter, parameter_typing, tool_name
 from .jsonscan import BAD_ESCAPE, CONTROL, STRING_OPEN, JsonTracker
-from .scanner import PARTIAL, markers
+from .scanner import PARTIAL, Markers, markers
 
 log = logging.getLogger(__name__)
 
@@ -526,16 +530,28 @@ class _QwenParser(ToolParser):
         #: Text of a call head not yet known to be a call (content if it is not one).
         self._raw: list[str] = []
 
-    def _not_a_call(self, *more: str) -> None:
-        """The head read so far is not a call: its text (and ``more``) is content; read on as content."""
-        self._emit_content("".join(self._raw) + "".join(more))
+    def _not_a_call(self, *more: str, final: bool = False, expected: Markers | None = None) -> None:
+        """The head read so far is not a call: its text (and ``more``) is content; read on as content.
+
+        ``final``, ``expected``: the end of the output may have decided it (a
+        cut call's head is dropped; see :meth:`ToolParser._head_no_call`).
+        """
+        self._head_no_call("".join(self._raw) + "".join(more), final, expected)
         self._raw = []
         self._state = _CONTENT
 
-    def _drop_call(self) -> None:
-        """Abandon the started call; its text up to the next ``</tool_call>`` / ``<tool_call>`` is dropped."""
+    def _drop_call(self, final: bool = False, expected: Markers | None = None) -> None:
+        """Abandon the started call (broken): its text up to the next ``</tool_call>`` is dropped.
+
+        When ``<tool_call>`` or the end of the output comes first, that text
+        is content; the end of the output right here (or after a prefix of an
+        ``expected`` marker) cuts the call: nothing is content.
+        """
         log.debug("%s: malformed call %s abandoned", self.name, self._current)
-        self._abandon_call()
+        if self._cut_by_end(final, expected):
+            self._abandon_call()
+        else:
+            self._break_call()
         self._state = _JUNK
 
     def _open(self, marker: str) -> None:  # pragma: no cover - abstract
@@ -557,12 +573,15 @@ class _QwenParser(ToolParser):
             self._state = _CONTENT
             return True
         if state == _JUNK:
-            _, marker = sc.find(self._junk_markers, final)
+            text, marker = sc.find(self._junk_markers, final)
+            self._hold_broken(text)
             if marker is None:
                 return False
             if marker == TOOL_CALL_CLOSE:
+                self._broken_call_ended()
                 self._state = _AFTER_CLOSE
             else:
+                self._broken_is_content()
                 self._open(marker)
             return True
         return None
@@ -580,6 +599,9 @@ class Qwen3Parser(_QwenParser):
     Arguments stream as the raw JSON text of the ``arguments`` object (raw
     control characters inside strings escaped). Never raises on model output.
     """
+
+    #: The Hermes recovery: an object with a name and no arguments key is a call with ``{}``.
+    _name_only_is_a_call = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -613,7 +635,7 @@ class Qwen3Parser(_QwenParser):
                 if marker is PARTIAL:
                     return
                 if marker is None:
-                    self._drop_call()
+                    self._drop_call(final, _M_CLOSE)
                 else:
                     self._emit_arguments("}")  # held back until the call is confirmed
                     self._end_call()
@@ -646,7 +668,7 @@ class Qwen3Parser(_QwenParser):
                 self._send_arguments()
             if status == DONE:
                 if not self._started:
-                    if lexer.name is None:
+                    if lexer.name is None or not (lexer.arguments_done or self._name_only_is_a_call):
                         self._not_a_call()
                         return True
                     self._start()
@@ -658,11 +680,11 @@ class Qwen3Parser(_QwenParser):
                 self._object_done()
                 return True
             if status == ERROR or (not self._started and self._head_len > MAX_HEAD):
-                self._lexer = None
                 if self._started:
-                    self._drop_call()
+                    self._drop_call()  # (reads the lexer's state where the call broke)
                 else:
                     self._not_a_call()
+                self._lexer = None
                 return True
             self._peek = min(self._peek * 2, _PEEK_MAX)
         if not final:
@@ -671,7 +693,7 @@ class Qwen3Parser(_QwenParser):
         if self._started:
             self._drop_call()
         else:
-            self._not_a_call()
+            self._not_a_call(final=True)
         return True
 
     def _new_lexer(self) -> JsonCallLexer:
@@ -837,7 +859,7 @@ class Qwen3CoderParser(_QwenParser):
                 if marker is PARTIAL:
                     return
                 if marker is None:
-                    self._not_a_call()
+                    self._not_a_call(final=final, expected=_M_FUNCTION)
                 else:
                     self._raw.append(marker)
                     self._head_len += len(marker)
@@ -848,7 +870,7 @@ class Qwen3CoderParser(_QwenParser):
                 if marker is None:
                     if not (final or over):
                         return
-                    self._not_a_call("".join(self._parts))
+                    self._not_a_call("".join(self._parts), final=final and not over and not self._orphan)
                     continue
                 name = "".join(self._parts)
                 if marker != _TAG_END:  # a new <tool_call> before the name ended
@@ -879,7 +901,7 @@ class Qwen3CoderParser(_QwenParser):
                 if marker is PARTIAL:
                     return
                 if marker is None:
-                    self._not_a_call()
+                    self._not_a_call()  # prose mentioning <function=NAME>: content, also when cut
                 else:
                     self._start_call(self._call_name)
                     if marker == PARAMETER_OPEN:
@@ -892,7 +914,7 @@ class Qwen3CoderParser(_QwenParser):
                 if marker is PARTIAL:
                     return
                 if marker is None:
-                    self._drop_call()
+                    self._drop_call(final, _M_BODY)
                 elif marker == PARAMETER_OPEN:
                     self._start_key()
                 else:
@@ -909,7 +931,7 @@ class Qwen3CoderParser(_QwenParser):
                 if marker is PARTIAL:
                     return
                 if marker is None:
-                    self._drop_call()
+                    self._drop_call(final, _M_CLOSE)
                 else:
                     self._finish_call()
             elif state == _KEY:

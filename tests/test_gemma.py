@@ -90,10 +90,11 @@ def test_the_final_brace_waits_for_the_end_token():
 
 def test_repeated_opener_gives_no_call_and_stays_content():
     text = "Calling.\n" + CALL_OPEN * 4000
+    content = text[:-len(CALL_OPEN)]  # the last opener's call is cut by the end of the output: no content
     for deltas in ([text], chunk(text, "tokens:4", R.special_tokens), chunk(text, "fixed:5")):
         out = stream_outcome(P, deltas)
-        assert out.calls == [] and out.content == text
-    assert whole_outcome(P, text).content == text
+        assert out.calls == [] and out.content == content
+    assert whole_outcome(P, text).content == content
 
 
 @pytest.mark.parametrize("head", ["<|tool_call>hello", "<|tool_call>call:two words{a:1}",

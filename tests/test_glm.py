@@ -213,8 +213,17 @@ def test_an_unclosed_call_is_abandoned_and_earlier_calls_kept(parser):
 
 
 @pytest.mark.parametrize("parser", GLM)
-def test_a_truncated_name_is_content(parser):
-    assert_parses(parser, "Hi." + TOOL_CALL + "get_wea", "Hi." + TOOL_CALL + "get_wea", [])
+def test_a_truncated_name_is_a_cut_call_and_no_content(parser):
+    # DESIGN.md "Content and markup": the markup of a call cut by the end of the output is dropped
+    assert_parses(parser, "Hi." + TOOL_CALL + "get_wea", "Hi.", [])
+
+
+@pytest.mark.parametrize("parser", GLM)
+def test_a_value_without_arg_value_ended_by_the_output_is_content(parser):
+    # <arg_value> missing and no </arg_value> before the end: no value, the call is malformed, the text is content
+    text = "Hi." + TOOL_CALL + "f" + ARG_KEY + "a" + ARG_KEY_END + "Then I stopped."
+    for got in [whole_outcome(parser, text)] + [stream_outcome(parser, split_at(text, [k])) for k in range(len(text) + 1)]:
+        assert got.content == "Hi.Then I stopped." and got.complete_calls() == []
 
 
 @pytest.mark.parametrize("parser", GLM)

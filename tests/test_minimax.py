@@ -187,10 +187,11 @@ def test_a_held_back_closing_tag_is_released_when_rejected():
 
 def test_repeated_opener_gives_no_call_and_stays_content():
     text = "Let me call.\n" + (BLOCK_OPEN + "\n") * 3000
+    content = text[:-len(BLOCK_OPEN + "\n")]  # the last block is cut by the end of the output: no content
     for deltas in ([text], chunk(text, "tokens:4", R.special_tokens), chunk(text, "fixed:7")):
         out = stream_outcome(P, deltas)
-        assert out.calls == [] and out.content == text
-    assert whole_outcome(P, text).content == text
+        assert out.calls == [] and out.content == content
+    assert whole_outcome(P, text).content == content
 
 
 def test_empty_block_and_garbage_block_are_content():

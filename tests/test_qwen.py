@@ -119,12 +119,17 @@ def test_qwen3_raw_newline_in_a_string_is_sent_escaped():
     '<tool_call>\n{"name": "f" "arguments": {}}\n</tool_call>',
     '<tool_call>\n{"name": "f", "name": "g", "arguments": {}}\n</tool_call>',
     '<tool_call>\n["f", {}]\n</tool_call>',
-    '<tool_call>\n{"arguments": {"a": 1}, "na',  # output ends before the name: nothing was sent
 ])
 def test_qwen3_not_a_call_is_content_verbatim(head):
     text = "Before " + head + " after"
     assert_parses("qwen3", text, text, [])
     assert_parses("qwen3", "Before " + head, "Before " + head, [])
+
+
+@pytest.mark.parametrize("cut", ['<tool_call>\n{"arguments": {"a": 1}, "na', "<tool_call>", "<tool_call>\n{"])
+def test_qwen3_a_call_cut_by_the_end_of_the_output_is_dropped(cut):
+    # DESIGN.md "Content and markup": the cut call's markup is no content (it was content before)
+    assert_parses("qwen3", "Before " + cut, "Before ", [])
 
 
 @pytest.mark.parametrize("name_json", ['"get\\ud800"', '"\\udc00x"', '"\\ud83d"'])
@@ -155,7 +160,7 @@ def test_qwen3_a_call_without_arguments_key_is_a_call_with_empty_arguments():
     assert_parses("qwen3", text, "Hi.", [("list_tasks", {}), ("g", {})])
     # the object must end well and </tool_call> follow, as for any call
     assert_agrees("qwen3", 'A\n<tool_call>\n{"name": "f"} x</tool_call>B', "AB", [])
-    assert_agrees("qwen3", 'A\n<tool_call>\n{"name": "f"', 'A\n<tool_call>\n{"name": "f"', [])
+    assert_agrees("qwen3", 'A\n<tool_call>\n{"name": "f"', "A", [])  # cut: its markup is no content
 
 
 @pytest.mark.parametrize("bad", [
@@ -190,7 +195,9 @@ def test_qwen3_arguments_stream_before_the_call_closes():
 
 def test_qwen3_repeated_opener_gives_no_call_and_the_text_as_content():
     text = "Thinking." + (TOOL_CALL_OPEN + "\n") * 3000
-    assert_parses("qwen3", text, text, [], chunkings=["whole", "fixed:4", "random:7:8"])
+    # the last opener's call is cut by the end of the output: its markup is no content
+    content = "Thinking." + (TOOL_CALL_OPEN + "\n") * 2999
+    assert_parses("qwen3", text, content, [], chunkings=["whole", "fixed:4", "random:7:8"])
 
 
 # ============================================================================= qwen3_coder
@@ -293,8 +300,8 @@ def test_coder_literal_close_tag_value_streams_while_held_back_text_is_bounded()
     ("a <tool_call>\n<function=bad name>\n</function></tool_call>", None),
     ("a <tool_call>\n<function=>\n</function></tool_call>", None),
     ("a <tool_call>\n<func=f>\n</function></tool_call>", None),
-    ("a <tool_call>\n<function=f", None),
-    ("a <tool_call>\n", None),
+    ("a <tool_call>\n<function=f", "a "),  # cut by the end of the output: no content
+    ("a <tool_call>\n", "a "),
 ])
 def test_coder_not_a_call_is_content_verbatim(text, content):
     assert_parses("qwen3_coder", text, text if content is None else content, [])
@@ -349,7 +356,9 @@ def test_coder_unclosed_call_is_abandoned():
 
 def test_coder_repeated_opener_gives_no_call_and_the_text_as_content():
     text = "Thinking." + (TOOL_CALL_OPEN + "\n") * 3000
-    assert_parses("qwen3_coder", text, text, [], chunkings=["whole", "fixed:4", "random:7:8"])
+    # the last opener's call is cut by the end of the output: its markup is no content
+    content = "Thinking." + (TOOL_CALL_OPEN + "\n") * 2999
+    assert_parses("qwen3_coder", text, content, [], chunkings=["whole", "fixed:4", "random:7:8"])
 
 
 def test_coder_long_content_without_calls():
@@ -412,7 +421,7 @@ def test_truncated_output_never_raises_keeps_content_and_invents_no_call(name, h
         whole = whole_outcome(name, part)
         done = sum(1 for e in ends if e <= cut)
         assert whole.complete_calls() == [(n, a) for n, a in calls[:done]], cut
-        if cut < len(head) + started:  # no call started: the text is content, verbatim
+        if cut < len(head) + len(TOOL_CALL_OPEN):  # no call opened: the text is content, verbatim
             assert whole.content == part, cut
         elif cut < ends[0] + len(sep):  # inside the first call: only the intro is content
             assert whole.content == intro, cut

@@ -306,7 +306,8 @@ def test_value_workloads_carry_exactly_length_characters(fmt):
         assert cut.content == catalog.WRITE_INTRO and cut.calls == ()
         opener = workloads.make("repeated_opener", fmt, length)
         assert opener.text == r.opener * (len(opener.text) // len(r.opener))
-        assert opener.content == (opener.text if r.stray_openers_are_content else "")
+        # the last opener's call is cut by the end of the output: its markup is no content
+        assert opener.content == (opener.text[:-len(r.opener)] if r.stray_openers_are_content else "")
         prose = workloads.make("long_content", fmt, length, seed=4)
         assert prose.text == prose.content == source.prose(length, 4) and prose.calls == ()
 

@@ -13,7 +13,7 @@ size in characters, ``seed`` picks the text (same seed, same text).
 |---|---|
 | ``write_file`` | a short sentence, then one ``write_file(path, content)`` call whose ``content`` is ``length`` characters of real Python source (quotes, backslashes, indentation, non-ASCII) |
 | ``many_short_calls`` | a short sentence, then back-to-back short calls of five tools with string, integer, number, boolean, array and object arguments, until the text reaches ``length`` |
-| ``repeated_opener`` | the format's calls-block opener repeated to about ``length`` characters, as a degenerate model does; expected: no call, and no content or the text itself as the renderer's ``stray_openers_are_content`` says |
+| ``repeated_opener`` | the format's calls-block opener repeated to about ``length`` characters, as a degenerate model does; expected: no call, and no content or the text itself (but the last opener, a cut call) as the renderer's ``stray_openers_are_content`` says |
 | ``long_content`` | ``length`` characters of plain prose and no call; expected content: the text |
 | ``unclosed_call`` | a short sentence, then a ``write_file`` call with a ``length``-character ``content`` cut off just after the value, before any closing markup; expected: the sentence, no call |
 | ``literal_closing_tags`` | a ``write_file`` call whose ``length``-character ``content`` (parser code being edited) holds the format's own closing tags as text many times (plain source when the format declares none, see below) |
@@ -324,7 +324,9 @@ def repeated_opener(fmt: str, length: int, seed: int = 0) -> Case:
 
     Expected content: ``""`` where the format's parser drops openers that
     start no call, the text itself where it keeps them as content
-    (``Renderer.stray_openers_are_content``).
+    (``Renderer.stray_openers_are_content``), except the last opener: the
+    output ends inside the call it opens, and a cut call's markup is no
+    content (DESIGN.md, "Content and markup").
 
     ``seed`` is unused (the text is fixed by the format). Raises
     ``ValueError`` when the renderer declares no opener.
@@ -334,7 +336,7 @@ def repeated_opener(fmt: str, length: int, seed: int = 0) -> Case:
         raise ValueError(f"format {fmt!r} declares no calls-block opener")
     count = max(1, round(length / len(r.opener)))
     text = r.opener * count
-    content = text if r.stray_openers_are_content else ""
+    content = r.opener * (count - 1) if r.stray_openers_are_content else ""
     return _case(r, "repeated_opener", length, text, content, [], offered=_OFFERED)
 
 
