@@ -77,6 +77,14 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _timeout_seconds(text: str) -> float:
+    """A per-case time budget: a positive number of seconds up to ``config.MAX_TIMEOUT``."""
+    value = _positive_float(text)
+    if value > config.MAX_TIMEOUT:
+        raise argparse.ArgumentTypeError(f"expected at most {config.MAX_TIMEOUT:g} seconds, got {text!r}")
+    return value
+
+
 def add_parser_options(p: argparse.ArgumentParser, null: bool = True, short_format: bool = True) -> None:
     """``--parser`` (repeatable) and ``--workload-format``, shared by the commands that take parsers.
 
@@ -170,7 +178,7 @@ def add_selectors(p: argparse.ArgumentParser) -> None:
 
 def add_timeout(p: argparse.ArgumentParser) -> None:
     """``--timeout SECONDS``: the per-case time budget (default from [tool.callscale]: 120)."""
-    p.add_argument("--timeout", type=_positive_float, metavar="SECONDS",
+    p.add_argument("--timeout", type=_timeout_seconds, metavar="SECONDS",
                    help="seconds one case may take; a parser that overruns is stopped and its row reads "
                         "timeout (default from [tool.callscale]: 120)")
 

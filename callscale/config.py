@@ -123,6 +123,9 @@ def find_pyproject(start: Path | str | None = None) -> Path | None:
     return None
 
 
+#: Largest per-case time budget, in seconds (one day): the worker's timer takes no more.
+MAX_TIMEOUT = 86400.0
+
 KEYS = frozenset({"threshold", "reference_length", "projection_factor", "timeout", "lengths", "instruction_lengths", "chunking", "repeats", "workloads", "parsers",
                   "out"})
 """The keys ``[tool.callscale]`` may hold."""
@@ -161,6 +164,8 @@ def load(start: Path | str | None = None) -> Settings:
             value = table[key]
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
                 raise ConfigError(f"[tool.callscale] {key} must be a positive number, got {value!r}")
+            if key == "timeout" and value > MAX_TIMEOUT:
+                raise ConfigError(f"[tool.callscale] timeout must be at most {MAX_TIMEOUT:g} seconds, got {value!r}")
             changes[key] = float(value)
     if "reference_length" in table:
         try:

@@ -387,10 +387,12 @@ class ToolParser:
             self._layout = []  # whitespace after the last call: layout
         text = "".join(self._out_text)
         calls = self._out_calls
-        reasoning = "".join(self._out_reasoning)
         self._out_text = []
-        self._out_reasoning = []
         self._out_calls = []
+        if not self._out_reasoning:  # most formats never write reasoning: no per-increment cost
+            return StreamingParseResult(text, calls)
+        reasoning = "".join(self._out_reasoning)
+        self._out_reasoning = []
         return StreamingParseResult(text, calls, reasoning)
 
 
