@@ -296,7 +296,12 @@ def _against_baseline(sel: Selection, run) -> int:
         return 0
     from . import compare, report
 
-    result = compare.compare(sel.baseline, report.frame(run))
+    try:
+        result = compare.compare(sel.baseline, report.frame(run))
+    except compare.CompareError as exc:  # measured already: say why, and fail
+        print(f"callscale: cannot compare with the baseline {sel.baseline.attrs.get('path', '')}: {exc}",
+              file=sys.stderr)
+        return 1
     print()
     print(f"against the baseline {sel.baseline.attrs.get('path', '')}:")
     print(compare.table(result))

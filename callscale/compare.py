@@ -116,7 +116,8 @@ def compare(base: Any, new: Any, *, max_ratio: float | None = None, max_step: fl
     """Pair up ``base`` and ``new`` (DataFrames from :func:`load`) and judge each pair.
 
     ``max_ratio`` / ``max_step``: default from :data:`DEFAULTS` for the
-    files' meter. Raises :class:`CompareError` when the meters differ.
+    files' meter. Raises :class:`CompareError` when the meters differ or
+    the files share no parser x workload pair.
     """
     meter_base, meter_new = str(base["meter"].iloc[0]), str(new["meter"].iloc[0])
     if meter_base != meter_new:
@@ -126,6 +127,8 @@ def compare(base: Any, new: Any, *, max_ratio: float | None = None, max_step: fl
     max_ratio = ratio_default if max_ratio is None else max_ratio
     max_step = step_default if max_step is None else max_step
     a, b = _series(base), _series(new)
+    if not any(k in a for k in b):
+        raise CompareError("the two files have no parser x workload pair in common: nothing to compare")
     pairs = []
     for key in [k for k in b if k in a]:
         pair = Pair(key[0], key[1], _exponent(a[key]), _exponent(b[key]), _figures(a[key]), _figures(b[key]))

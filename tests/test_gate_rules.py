@@ -339,6 +339,9 @@ def test_compare_refuses_files_of_two_meters_and_non_csv(capsys, tmp_path):
     b = _csv(tmp_path / "b.csv", "time", {"p": [1, 2, 4, 8]})
     status, out, err = run_main(capsys, "compare", str(a), str(b))
     assert status == 2 and "different meters" in err and len(err.splitlines()) == 1
+    other = _csv(tmp_path / "other.csv", "instructions", {"r": [1, 2, 4, 8]})
+    status, out, err = run_main(capsys, "compare", str(a), str(other))
+    assert status == 2 and "no parser x workload pair in common" in err and len(err.splitlines()) == 1
     (tmp_path / "c.csv").write_text("x,y\n1,2\n")
     status, out, err = run_main(capsys, "compare", str(a), str(tmp_path / "c.csv"))
     assert status == 2 and "is not a scaling.csv" in err
