@@ -439,6 +439,12 @@ def _profile(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     output = args.output
     if output is None:
         output = profile.default_output(args.parser, args.workload, length, args.output_format, settings.out)
+    from . import report
+
+    try:
+        report.check_writable(Path(output).parent)
+    except OSError as exc:
+        p.error(f"-o: {exc}")
     try:
         path = profile.profile(args.parser, args.workload, length, fmt=args.format, chunking=chunking,
                                output_format=args.output_format, output=output, seconds=args.seconds,

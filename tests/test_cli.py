@@ -46,6 +46,8 @@ def needs(parser: str):
     (["gate", "--lengths", "4k,16k,4k"], "at least 3 distinct lengths"),
     (["scale", "--chunking", "tokens:0"], "bad chunking"),
     (["check", "--timeout", "inf"], "expected at most 86400 seconds, got 'inf'"),
+    (["profile", "--parser", "qwen3", "--workload", "write_file", "--length", "1k", "-o", "/proc/x/y.svg"],
+     "-o: cannot write to /proc/x"),
     (["gate", "--timeout", "1e9"], "expected at most 86400 seconds, got '1e9'"),
     (["scale", "--timeout", "nan"], "expected a positive number, got 'nan'"),
     (["scale", "--chunking", "bytes:4"], "bad chunking"),
