@@ -380,6 +380,15 @@ def check_writable(folder: Path | str) -> Path:
     return folder
 
 
+def _umask_mode() -> int:
+    """0666 less the process's umask: the mode ``open()`` gives a new file."""
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def _replace_all(pairs: list[tuple[Path, Path]]) -> None:
     """Rename each temporary file onto its final name with Ctrl-C held back, so the set changes at once."""
     import os
@@ -412,6 +421,7 @@ def write_outputs(run: Run, folder: Path | str) -> list[Path]:
     try:
         for name, write in zip(OUTPUTS, writers):
             fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=Path(name).suffix)
+            os.fchmod(fd, _umask_mode())  # mkstemp makes 0600; results are ordinary files
             os.close(fd)
             pairs.append((Path(tmp), folder / name))
             write(Path(tmp))
@@ -430,6 +440,7 @@ def write_partial(run: Run, folder: Path | str) -> Path:
 
     folder = Path(folder)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{PARTIAL}.", suffix=".csv")
+    os.fchmod(fd, _umask_mode())
     os.close(fd)
     try:
         frame(run).to_csv(tmp, index=False)

@@ -276,6 +276,13 @@ def test_a_complete_write_replaces_the_set_and_the_partial(tiny_run, tmp_path):
     assert [p.name for p in written] == list(report.OUTPUTS)
     assert not (tmp_path / report.PARTIAL).exists()
     assert (tmp_path / "scaling.png").read_bytes()[:4] == b"\x89PNG"
+    # ordinary files: 0666 less the umask, as open() makes them (mkstemp alone gives 0600)
+    mask = os.umask(0o022)
+    try:
+        again = report.write_outputs(tiny_run, tmp_path / "again")
+    finally:
+        os.umask(mask)
+    assert {p.stat().st_mode & 0o777 for p in again} == {0o644}
 
 
 @pytest.mark.skipif(shutil.which("py-spy") is None, reason="py-spy is not installed")
