@@ -72,8 +72,8 @@ def selected_meters() -> list[str]:
 def _case(parser: str, workload: str, length: int):
     """(parser factory, case) for one benchmark; NotImplementedError (asv: skipped) when unavailable here."""
     try:
-        import parsers
-        import workloads
+        from callscale import parsers
+        from callscale import workloads
 
         factory = parsers.get(parser)
         case = workloads.make(workload, parser, length)

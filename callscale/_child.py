@@ -38,7 +38,7 @@ def _factory(name: str, fmt: str | None):
 
 
 def _case(workload: str, fmt: str, length: int, spec) -> tuple[list[str], list]:
-    from workloads import make
+    from callscale.workloads import make
 
     case = make(workload, fmt, length, spec.get("seed", 0))
     return case.deltas(spec["chunking"]), list(case.tools)

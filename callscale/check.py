@@ -460,7 +460,7 @@ def run_check(name: str, factory: Callable[[], Any], items: Iterable[CheckItem],
 
     Never raises for a parser's fault: an exception or a protocol break is a failure.
     """
-    from workloads.chunking import chunk
+    from callscale.workloads.chunking import chunk
 
     result = CheckResult(name)
 
@@ -503,12 +503,12 @@ def fault_items(fmt: str) -> list[CheckItem]:
     """The shared fault cases of format ``fmt`` as check items.
 
     A case keeps its own ``tools``; a case without them gets the tool list a
-    request would declare for its expected calls (:func:`workloads.catalog.tools_for`:
+    request would declare for its expected calls (:func:`callscale.workloads.catalog.tools_for`:
     a JSON schema typed by the values, which the schema-typed formats need).
     The format's special tokens (its renderer's) are kept whole by the
     ``tokens`` chunkings.
     """
-    from workloads import catalog, faults, render
+    from callscale.workloads import catalog, faults, render
 
     try:
         special_tokens = tuple(render.get(fmt).special_tokens)
@@ -533,7 +533,7 @@ MALFORMED_WORKLOADS = ("unclosed_call", "repeated_opener")
 
 def workload_items(fmt: str, workloads: Sequence[str], lengths: Sequence[int], seed: int = 0) -> list[CheckItem]:
     """Cases of the catalog's workloads in format ``fmt`` as check items."""
-    from workloads import catalog
+    from callscale.workloads import catalog
 
     items = []
     for workload in workloads:

@@ -108,7 +108,7 @@ def _settings(p: argparse.ArgumentParser) -> config.Settings:
 
 
 def _chunking(p: argparse.ArgumentParser, spec: str) -> str:
-    from workloads.chunking import parse_chunking
+    from callscale.workloads.chunking import parse_chunking
 
     try:
         return str(parse_chunking(spec))
@@ -136,7 +136,7 @@ def _specs(p: argparse.ArgumentParser, names: Sequence[str], fmt: str | None, nu
 def _workloads(p: argparse.ArgumentParser, names: Sequence[str]) -> list[str]:
     """Check workload names against the catalog (``p.error`` on an unknown one)."""
     try:
-        from workloads import catalog
+        from callscale.workloads import catalog
 
         known = list(catalog.names())
     except Exception as exc:  # the catalog is missing or broken
@@ -234,7 +234,7 @@ def select(p: argparse.ArgumentParser, args: argparse.Namespace) -> Selection:
     chunking = _chunking(p, args.chunking if args.chunking is not None else settings.chunking)
     names = _split(args.parser) or list(settings.parsers)
     if not names:
-        import parsers
+        from callscale import parsers
 
         names = list(parsers.names())
         if not names:
@@ -484,8 +484,8 @@ def _check_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    from workloads import catalog
-    from workloads.chunking import CHECK_CHUNKINGS, INSIDE_TOKEN_CHUNKINGS
+    from callscale.workloads import catalog
+    from callscale.workloads.chunking import CHECK_CHUNKINGS, INSIDE_TOKEN_CHUNKINGS
 
     from . import check
 
@@ -499,7 +499,7 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.strict:
         chunkings += [spec for spec in INSIDE_TOKEN_CHUNKINGS if spec not in chunkings]
     if not _split(args.parser):
-        import parsers
+        from callscale import parsers
 
         args.parser = parsers.names()
     specs = _specs(p, _split(args.parser), args.format, null=False)
@@ -606,7 +606,7 @@ def _parsers(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from . import plugins
     from .adapters import KNOWN_CLASSES
 
-    import parsers
+    from callscale import parsers
 
     rows = [(name, name, "built-in") for name in parsers.names()]
     for name, ep in sorted(plugins.entry_points().items()):

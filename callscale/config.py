@@ -179,7 +179,7 @@ def load(start: Path | str | None = None) -> Settings:
             except (ConfigError, AttributeError, TypeError) as exc:
                 raise ConfigError(f"[tool.callscale] {key}: {exc}") from None
     if "chunking" in table:
-        from workloads.chunking import parse_chunking
+        from callscale.workloads.chunking import parse_chunking
 
         if not isinstance(table["chunking"], str):
             raise ConfigError(f"[tool.callscale] chunking must be a string, got {table['chunking']!r}")

@@ -5,7 +5,7 @@
     >>> [(r.parser, r.workload, r.fit.exponent, r.fit.verdict) for r in run.rows]
 
 Each case (format x workload x length) is made once, from
-``workloads.catalog.make(workload, format, length, seed)``, and streamed by
+``callscale.workloads.catalog.make(workload, format, length, seed)``, and streamed by
 every selected parser of that format and by the ``null`` floor parser, so
 each measurement has a floor figure on the very same deltas.
 """
@@ -25,8 +25,8 @@ __all__ = ["Row", "Run", "run", "make_case", "Interrupted"]
 
 
 def make_case(workload: str, fmt: str, length: int, seed: int = 0) -> Any:
-    """One case from the workload catalog (``workloads.catalog.make``)."""
-    from workloads import catalog
+    """One case from the workload catalog (``callscale.workloads.catalog.make``)."""
+    from callscale.workloads import catalog
 
     return catalog.make(workload, fmt, length, seed=seed)
 
@@ -167,7 +167,7 @@ def run(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence
         if spec.format not in formats:
             formats.append(spec.format)
     if not formats:  # only the floor was asked for: measure it on one format's text
-        from workloads import render
+        from callscale.workloads import render
 
         formats = render.names()[:1]
     result = Run(lengths, tuple(workloads), str(chunking), repeats, threshold, meter)

@@ -215,7 +215,7 @@ def measure(factory: ParserFactory, case: Any, chunking: str = "tokens:4", repea
     """Measure one parser on one case; see the module docstring for the passes.
 
     ``factory``: called with no arguments for each fresh parser (a parser
-    class or any factory). ``case``: a :class:`workloads.case.Case` (uses
+    class or any factory). ``case``: a :class:`callscale.workloads.case.Case` (uses
     ``text``, ``tools``, ``format``, ``workload``, ``length`` and
     ``deltas(chunking)``). ``repeats``: meter runs, at least 1.
     ``latency`` / ``memory``: run those passes (off: their fields are ``None``).

@@ -158,7 +158,7 @@ def resolve(name: str, fmt: str | None = None) -> ParserSpec:
         engine, target = split_prefix(name)
         fmt = _known(fmt or known_format(name), name)
         return ParserSpec(name, fmt, load_factory(target, fmt, engine), plugin=True)
-    import parsers
+    from callscale import parsers
 
     known = parsers.names()
     if name in known:
@@ -179,7 +179,7 @@ def _known(fmt: str | None, name: str) -> str:
     if not fmt:
         raise PluginError(f"parser {name!r} needs --workload-format NAME: the format whose workloads "
                           "to render for it")
-    from workloads import render
+    from callscale.workloads import render
 
     known = render.names()
     if fmt not in known:

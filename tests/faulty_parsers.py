@@ -3,7 +3,7 @@
 Each wraps a correct parser and breaks one thing.
 """
 
-from parsers.deepseek import CALL_END, DeepSeekV31Parser
+from callscale.parsers.deepseek import CALL_END, DeepSeekV31Parser
 
 
 class DropsWhitespaceDeltas(DeepSeekV31Parser):
@@ -28,9 +28,9 @@ class LosesTailWithEndToken(DeepSeekV31Parser):
 
 
 # ------------------------------------------------------------ one fixture per kind of `callscale check`
-from parsers.base import StreamingParseResult, ToolCallItem  # noqa: E402
-from parsers.deepseek import CALLS_BEGIN, CALLS_END  # noqa: E402
-from parsers.qwen import TOOL_CALL_CLOSE, Qwen3Parser  # noqa: E402
+from callscale.parsers.base import StreamingParseResult, ToolCallItem  # noqa: E402
+from callscale.parsers.deepseek import CALLS_BEGIN, CALLS_END  # noqa: E402
+from callscale.parsers.qwen import TOOL_CALL_CLOSE, Qwen3Parser  # noqa: E402
 
 
 class DropsTwoCallsInOneDelta(Qwen3Parser):

@@ -23,8 +23,8 @@ from __future__ import annotations
 import json
 import re
 
-from parsers.base import StreamingParseResult, ToolCallItem
-from parsers.deepseek import CALL_BEGIN, CALL_END, CALLS_BEGIN, CALLS_END, EOS, SEP
+from callscale.parsers.base import StreamingParseResult, ToolCallItem
+from callscale.parsers.deepseek import CALL_BEGIN, CALL_END, CALLS_BEGIN, CALLS_END, EOS, SEP
 
 __all__ = ["QuadraticParser"]
 

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import re
 
-from parsers.glm import Glm45Parser
-from parsers.qwen import TOOL_CALL_CLOSE, TOOL_CALL_OPEN, Qwen3Parser
+from callscale.parsers.glm import Glm45Parser
+from callscale.parsers.qwen import TOOL_CALL_CLOSE, TOOL_CALL_OPEN, Qwen3Parser
 
 __all__ = ["HermesLikeParser", "GlmLikeParser"]
 

@@ -15,7 +15,7 @@ from typing import List, Optional
 
 from pydantic import BaseModel, Field
 
-import parsers
+from callscale import parsers
 
 
 class Function(BaseModel):

@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Literal, Optional
 
 from pydantic import BaseModel
 
-import parsers
+from callscale import parsers
 
 
 class FunctionDefinition(BaseModel):

@@ -24,8 +24,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-import parsers
-from parsers.qwen import SPECIAL_TOKENS
+from callscale import parsers
+from callscale.parsers.qwen import SPECIAL_TOKENS
 
 
 class FunctionDefinition(BaseModel):

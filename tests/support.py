@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from workloads.chunking import INSIDE_TOKEN_CHUNKINGS
-from workloads.faults import load as load_cases
+from callscale.workloads.chunking import INSIDE_TOKEN_CHUNKINGS
+from callscale.workloads.faults import load as load_cases
 
 #: whole, one character, 2, 3, 4 and 7 characters per delta, and 20 seeded
 #: random splits of 1-8 characters (these split inside special tokens too).
@@ -34,7 +34,7 @@ def split_by_sizes(text: str, sizes) -> list[str]:
 
 def stream_outcome(parser_name: str, deltas, tools=()):
     """Stream ``deltas`` through a fresh registered parser (finish twice, strict protocol)."""
-    import parsers
+    from callscale import parsers
     from callscale import check
 
     return check.stream(parsers.get(parser_name)(), list(deltas), tools)
@@ -42,7 +42,7 @@ def stream_outcome(parser_name: str, deltas, tools=()):
 
 def whole_outcome(parser_name: str, text: str, tools=()):
     """``detect_and_parse`` of ``text`` by a fresh registered parser."""
-    import parsers
+    from callscale import parsers
     from callscale import check
 
     return check.whole(parsers.get(parser_name)(), text, tools)
@@ -57,7 +57,7 @@ def assert_parses(parser_name, text, content, calls, tools=(), chunkings=CHUNKIN
     a well-formed text must give no malformed call.
     """
     from callscale import check
-    from workloads.chunking import chunk
+    from callscale.workloads.chunking import chunk
 
     expected = check.outcome_of(content, calls, reasoning)
     splits = {"whole-text detect_and_parse": None}
@@ -87,7 +87,7 @@ def assert_round_trip(parser_name, calls, content, tail, cuts):
     streaming and ``detect_and_parse`` give back exactly that content (a whitespace-only ``tail`` is
     layout) and those calls, none abandoned."""
     from callscale import check
-    from workloads import render
+    from callscale.workloads import render
 
     text = render.get(parser_name).render(calls, content) + (tail if calls else "")
     # whitespace-only text after the last call is layout (DESIGN.md, "Content and markup")
@@ -101,11 +101,11 @@ def assert_round_trip(parser_name, calls, content, tail, cuts):
 
 
 def calls_strategy(special_tokens, alphabet="ab zé東\n\t\"'\\{}[]<>|:,.=0"):
-    """Hypothesis strategy: up to 3 :class:`workloads.render.Call` whose keys and string values mix
+    """Hypothesis strategy: up to 3 :class:`callscale.workloads.render.Call` whose keys and string values mix
     ``alphabet`` characters (and an emoji) with the format's ``special_tokens``."""
     from hypothesis import strategies as st
 
-    from workloads.render import Call
+    from callscale.workloads.render import Call
 
     text = st.lists(st.one_of(st.text(alphabet=st.sampled_from(list(alphabet) + ["😀"]), max_size=8),
                               st.sampled_from(special_tokens)), max_size=5).map("".join)
@@ -123,9 +123,9 @@ def assert_arguments_stream(parser_name, text=None, arguments=None):
     been sent three quarters of the way in, and the pieces must assemble to ``arguments``."""
     import json
 
-    import parsers
-    from workloads import render
-    from workloads.render import Call
+    from callscale import parsers
+    from callscale.workloads import render
+    from callscale.workloads.render import Call
 
     if text is None:
         arguments = {"path": "a.py", "content": "x = 'é\"\\\n' " * 200}

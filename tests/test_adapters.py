@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-import parsers
+from callscale import parsers
 import standin_sglang
 import standin_trtllm
 import standin_vllm
@@ -26,8 +26,8 @@ from callscale import adapters, check, cli
 from callscale.adapters._tools import ToolConverter
 from callscale.adapters.vllm import SpecialTokenizer, remaining_arguments
 from callscale.plugins import PluginError, resolve
-from workloads import faults, render
-from workloads.chunking import chunk
+from callscale.workloads import faults, render
+from callscale.workloads.chunking import chunk
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = Path(__file__).resolve().parent
@@ -158,7 +158,7 @@ def _write_dist(site: Path, name: str, entry_points: str) -> None:
 
 def test_entry_points_are_found_by_name_and_listed(tmp_path, monkeypatch, capsys):
     (tmp_path / "team_parsers.py").write_text(textwrap.dedent("""
-        import parsers
+        from callscale import parsers
         def make():
             return parsers.get("deepseek_v31")()
         make.callscale_format = "deepseek_v31"
@@ -189,7 +189,7 @@ def test_metered_child_imports_from_the_callers_virtualenv_and_counts_repeat(tmp
     (site / "venv_only_pkg.py").write_text("MARK = 7\n")
     (tmp_path / "venv_plugin.py").write_text(textwrap.dedent("""
         import venv_only_pkg
-        import parsers
+        from callscale import parsers
         Parser = parsers.get("deepseek_v31")
     """))
     code = ("import json; from callscale.instructions import count_matrix; "

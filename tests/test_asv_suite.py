@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-import parsers
+from callscale import parsers
 from callscale.measure import METERS
-from workloads import catalog
+from callscale.workloads import catalog
 
 ROOT = Path(__file__).resolve().parent.parent
 

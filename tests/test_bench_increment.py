@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import pytest
 
-import parsers
-import workloads
+from callscale import parsers
+from callscale import workloads
 from callscale import check
 
 pytestmark = pytest.mark.benchmark_suite

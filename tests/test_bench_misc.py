@@ -15,8 +15,8 @@ the wall clock in the unit tests.
 
 import pytest
 
-import workloads
-from parsers.base import MAX_HEAD
+from callscale import workloads
+from callscale.parsers.base import MAX_HEAD
 
 pytestmark = pytest.mark.benchmark_suite
 
@@ -32,7 +32,7 @@ def test_make_write_file_64k(benchmark, fmt):
 @pytest.mark.benchmark(group="DSML: reject a malformed tag head")
 @pytest.mark.parametrize("n", [MAX_HEAD // 4, MAX_HEAD])
 def test_dsml_rejects_a_malformed_head(benchmark, n):
-    from parsers.dsml import _HEAD
+    from callscale.parsers.dsml import _HEAD
 
     head = " " * n + "x"
     assert benchmark(_HEAD.fullmatch, head) is None

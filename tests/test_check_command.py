@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from callscale import check, cli
-from workloads import catalog, faults
-from workloads.chunking import CHECK_CHUNKINGS, STRICT_CHECK_CHUNKINGS, chunk
+from callscale.workloads import catalog, faults
+from callscale.workloads.chunking import CHECK_CHUNKINGS, STRICT_CHECK_CHUNKINGS, chunk
 
 TESTS = Path(__file__).parent
 
@@ -36,7 +36,7 @@ def test_fault_items_carry_the_cases():
 
 
 def test_every_fault_case_names_a_registered_parser():
-    import parsers
+    from callscale import parsers
 
     assert {c["parser"] for c in faults.load()} <= set(parsers.names())
 

@@ -4,11 +4,11 @@ that fault, and passes our parsers under the default and the strict chunkings.""
 import pytest
 
 import faulty_parsers
-import parsers
+from callscale import parsers
 from callscale import check
 from test_fault_cases import KNOWN_FAILING
-from workloads import catalog, faults
-from workloads.chunking import CHECK_CHUNKINGS, STRICT_CHECK_CHUNKINGS
+from callscale.workloads import catalog, faults
+from callscale.workloads.chunking import CHECK_CHUNKINGS, STRICT_CHECK_CHUNKINGS
 
 
 def items(fmt, tools=None):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import parsers
+from callscale import parsers
 from callscale.cli import main
 
 TESTS = Path(__file__).parent
@@ -27,7 +27,7 @@ def run_main(capsys, *argv: str) -> tuple[int, str, str]:
 
 
 def needs_catalog():
-    return pytest.importorskip("workloads.catalog", reason="the workload catalog is not there yet")
+    return pytest.importorskip("callscale.workloads.catalog", reason="the workload catalog is not there yet")
 
 
 def needs(parser: str):

@@ -1,7 +1,7 @@
 """DESIGN.md "Content and markup": one rule for every registered parser (issue 9, section 3).
 
-Each test runs over ``parsers.names()``, with the text written by the
-format's renderer (``workloads.render``):
+Each test runs over ``callscale.parsers.names()``, with the text written by the
+format's renderer (``callscale.workloads.render``):
 
 - whitespace-only text between or after call blocks is layout, never content;
 - output cut inside a call (max tokens): no partial markup in content, and
@@ -17,13 +17,13 @@ import json
 
 import pytest
 
-import parsers
+from callscale import parsers
 from callscale import check
-from parsers import dsml, gemma, glm, minimax, qwen
+from callscale.parsers import dsml, gemma, glm, minimax, qwen
 from support import stream_outcome, whole_outcome
-from workloads import render
-from workloads.chunking import chunk
-from workloads.render import Call
+from callscale.workloads import render
+from callscale.workloads.chunking import chunk
+from callscale.workloads.render import Call
 
 NAMES = parsers.names()
 ARGS = {"city": "Paris", "days": 3}

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import parsers
+from callscale import parsers
 from callscale import check
-from parsers.deepseek import (
+from callscale.parsers.deepseek import (
     CALL_BEGIN,
     CALL_END,
     CALLS_BEGIN,
@@ -27,8 +27,8 @@ from parsers.deepseek import (
     V3_FENCE_CLOSE,
 )
 from support import CHUNKINGS, assert_parses, split_at, stream_outcome, whole_outcome
-from workloads import render
-from workloads.chunking import chunk
+from callscale.workloads import render
+from callscale.workloads.chunking import chunk
 
 V3, V31 = "deepseek_v3", "deepseek_v31"
 
@@ -416,7 +416,7 @@ def test_a_broken_call_is_dropped_up_to_its_end_token_and_prose_after_one_is_con
 def test_peak_memory_of_a_call_does_not_grow_with_its_length(name):
     # issue 9, section 4: the arguments are validated incrementally, no text kept
     from callscale.measure import _peak_bytes
-    from workloads import catalog
+    from callscale.workloads import catalog
 
     peaks = []
     for length in (4096, 65536):

@@ -11,14 +11,14 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-import parsers
+from callscale import parsers
 from callscale import check
-from parsers.deepseek import EOS
-from parsers.dsml import DSML_TOKEN, MAX_HEAD, SPELLINGS, V32
+from callscale.parsers.deepseek import EOS
+from callscale.parsers.dsml import DSML_TOKEN, MAX_HEAD, SPELLINGS, V32
 from support import assert_parses, split_at, stream_outcome, whole_outcome
-from workloads import render
-from workloads.render import Call
-from workloads.chunking import chunk
+from callscale.workloads import render
+from callscale.workloads.render import Call
+from callscale.workloads.chunking import chunk
 
 NAMES = ["deepseek_v32", "deepseek_v4", "deepseek_v41"]
 B, I, P = V32.block, V32.invoke, V32.parameter
@@ -264,7 +264,7 @@ def test_a_malformed_head_is_text():
     # The attribute pattern once ended in \s*(/?)\s*, which tried every split
     # of a whitespace run when a head did not match (quadratic; its cost is
     # benchmarked in tests/test_bench_misc.py). What it must decide:
-    from parsers.dsml import _HEAD
+    from callscale.parsers.dsml import _HEAD
 
     assert _HEAD.fullmatch(" " * MAX_HEAD + "x") is None
     assert _HEAD.fullmatch(' name="a"' + " " * 100 + "/" + " " * 100) is not None
@@ -316,7 +316,7 @@ GOOD_CALLS = [WEATHER_CALL, ("w", {"c": f"x</{P}>\n</{I}>\nmore"}), ("e", {})]
 
 @pytest.mark.parametrize("name", NAMES)
 def test_truncated_at_every_position(name):
-    from workloads.chunking import chunk
+    from callscale.workloads.chunking import chunk
 
     text = spell(name, GOOD)
     calls = [(n, {k: spell(name, v) if isinstance(v, str) else v for k, v in a.items()}) for n, a in GOOD_CALLS]

@@ -8,8 +8,8 @@ splits it (tokens:1, tokens:3: a special token is never split).
 
 import pytest
 
-import parsers
-from workloads import render
+from callscale import parsers
+from callscale.workloads import render
 from support import CHUNKINGS, assert_parses, load_cases, stream_outcome
 
 CASES = load_cases()

@@ -91,7 +91,7 @@ def test_config_reads_the_new_keys(tmp_path):
 
 @pytest.mark.parametrize("power, verdict", [(1, fit.OK), (2, fit.FAIL)])
 def test_a_pair_that_fails_by_time_gets_a_second_look(monkeypatch, power, verdict):
-    import parsers
+    from callscale import parsers
     from callscale import matrix
     from callscale.plugins import ParserSpec
 
@@ -242,7 +242,7 @@ def test_an_unwritable_out_is_one_line_and_exit_2_before_measuring(capsys, tmp_p
 
 @pytest.fixture(scope="module")
 def tiny_run():
-    import parsers
+    from callscale import parsers
     from callscale import matrix
     from callscale.plugins import ParserSpec
 

@@ -7,13 +7,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import parsers
+from callscale import parsers
 from callscale import check
-from parsers.gemma import CALL_CLOSE, CALL_OPEN, STRING_DELIM as Q
+from callscale.parsers.gemma import CALL_CLOSE, CALL_OPEN, STRING_DELIM as Q
 from support import CHUNKINGS, assert_parses, split_by_sizes, stream_outcome, whole_outcome
-from workloads import render
-from workloads.chunking import chunk
-from workloads.render import Call
+from callscale.workloads import render
+from callscale.workloads.chunking import chunk
+from callscale.workloads.render import Call
 
 P = "gemma4"
 R = render.get(P)

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import parsers
+from callscale import parsers
 from callscale import check
-from parsers.base import MAX_HEAD
-from parsers.glm import (
+from callscale.parsers.base import MAX_HEAD
+from callscale.parsers.glm import (
     ARG_KEY,
     ARG_KEY_END,
     ARG_VALUE,
@@ -21,8 +21,8 @@ from parsers.glm import (
     TOOL_CALL_END,
 )
 from support import assert_parses, load_cases, split_at, stream_outcome, whole_outcome
-from workloads import render
-from workloads.render import Call
+from callscale.workloads import render
+from callscale.workloads.render import Call
 
 GLM = ["glm45", "glm47"]
 LAYOUT = {"glm45": "\n", "glm47": ""}

@@ -9,13 +9,13 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-import parsers
+from callscale import parsers
 from callscale import check
-from parsers.harmony import CALL, CHANNEL, CONSTRAIN, END, MESSAGE, RETURN, SPECIAL_TOKENS, START, read_header
+from callscale.parsers.harmony import CALL, CHANNEL, CONSTRAIN, END, MESSAGE, RETURN, SPECIAL_TOKENS, START, read_header
 from support import (CHUNKINGS, assert_arguments_stream, assert_odd_output_agrees, assert_parses, calls_strategy,
                      split_at, stream_outcome, whole_outcome)
-from workloads import render
-from workloads.render import Call
+from callscale.workloads import render
+from callscale.workloads.render import Call
 
 G = "gpt_oss"
 CHUNKS = CHUNKINGS + ["tokens:1", "tokens:3"]
@@ -140,7 +140,7 @@ def test_repeated_opener_gives_nothing():
 
 
 def test_a_header_past_max_head_is_content():
-    from parsers.base import MAX_HEAD
+    from callscale.parsers.base import MAX_HEAD
     junk = "w" * (MAX_HEAD + 10)
     parses(START + junk + MESSAGE + "tail", junk + "tail", [], chunkings=["whole", "fixed:7", "random:3:8"])
 

@@ -14,15 +14,15 @@ import textwrap
 
 import pytest
 
-import parsers
+from callscale import parsers
 from callscale import config, fit, matrix, report
 from callscale.measure import METERS, NULL, Measurement, NullParser, measure, stream_once
 from callscale.plugins import PluginError, ParserSpec, load_factory, resolve
-from parsers.base import StreamingParseResult
-from parsers.deepseek import CALL_BEGIN, CALL_END, CALLS_BEGIN, CALLS_END, SEP, SPECIAL_TOKENS
+from callscale.parsers.base import StreamingParseResult
+from callscale.parsers.deepseek import CALL_BEGIN, CALL_END, CALLS_BEGIN, CALLS_END, SEP, SPECIAL_TOKENS
 from quadratic_parser import QuadraticParser
-from workloads.case import Case
-from workloads.render import Call
+from callscale.workloads.case import Case
+from callscale.workloads.render import Call
 
 DEEPSEEK = ("deepseek_v3", "deepseek_v31", "deepseek_v32", "deepseek_v4", "deepseek_v41")
 
@@ -184,7 +184,7 @@ def test_quadratic_parser_gets_an_exponent_near_two_and_fails():
 
 
 def test_registered_deepseek_parsers_pass_on_the_headline_workloads():
-    catalog = pytest.importorskip("workloads.catalog", reason="the workload catalog is not there yet")
+    catalog = pytest.importorskip("callscale.workloads.catalog", reason="the workload catalog is not there yet")
     present = [name for name in DEEPSEEK if name in parsers.names()]
     if not present:
         pytest.skip("no DeepSeek parser is registered yet")

@@ -1,4 +1,4 @@
-"""The bound on call heads (``parsers.base.MAX_HEAD``) in every parser, and the scanner's ``limit``.
+"""The bound on call heads (``callscale.parsers.base.MAX_HEAD``) in every parser, and the scanner's ``limit``.
 
 A stray opener followed by long prose must not hold the prose back until the
 end of the output: a head (name, id, tag attributes, key) that runs past
@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import pytest
 
-import parsers
+from callscale import parsers
 from callscale import check
-from parsers import deepseek, dsml, gemma, glm, harmony, kimi, llama, minimax, mistral, qwen
-from parsers.base import MAX_HEAD
-from parsers.scanner import MarkerScanner, markers
+from callscale.parsers import deepseek, dsml, gemma, glm, harmony, kimi, llama, minimax, mistral, qwen
+from callscale.parsers.base import MAX_HEAD
+from callscale.parsers.scanner import MarkerScanner, markers
 from support import assert_parses, stream_outcome, whole_outcome
-from workloads.chunking import chunk
+from callscale.workloads.chunking import chunk
 
 _SENTENCES = (
     "The committee met again on Thursday, and nobody could agree on the budget. ",

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import parsers
-from parsers.jsonscan import BAD_ESCAPE, CONTROL, STRING_END, STRING_OPEN, JsonTracker, JsonValidator
-from parsers.qwen import JsonCallLexer
+from callscale import parsers
+from callscale.parsers.jsonscan import BAD_ESCAPE, CONTROL, STRING_END, STRING_OPEN, JsonTracker, JsonValidator
+from callscale.parsers.qwen import JsonCallLexer
 
 
 def _reference(text: str):

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-import parsers
+from callscale import parsers
 from callscale import check
-from parsers.kimi import (
+from callscale.parsers.kimi import (
     ARGUMENT_BEGIN,
     CALL_BEGIN,
     CALL_END,
@@ -25,9 +25,9 @@ from parsers.kimi import (
 )
 from support import (CHUNKINGS, assert_arguments_stream, assert_parses, assert_round_trip, json_values, load_cases,
                      split_at, stream_outcome, whole_outcome)
-from workloads import render
-from workloads.render import Call
-from workloads.chunking import chunk
+from callscale.workloads import render
+from callscale.workloads.render import Call
+from callscale.workloads.chunking import chunk
 
 K2 = "kimi_k2"
 CHUNKS = CHUNKINGS + ["tokens:1", "tokens:3"]

@@ -9,16 +9,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import parsers
+from callscale import parsers
 from callscale import check
-from parsers.base import MAX_HEAD
-from parsers.llama import PYTHON_END, PYTHON_START, PYTHON_TAG
+from callscale.parsers.base import MAX_HEAD
+from callscale.parsers.llama import PYTHON_END, PYTHON_START, PYTHON_TAG
 from support import (CHUNKINGS, assert_arguments_stream, assert_parses, assert_round_trip, json_values, stream_outcome,
                      whole_outcome)
-from workloads import render
-from workloads.chunking import chunk
-from workloads.render import Call
-from workloads.render.llama import python_literal
+from callscale.workloads import render
+from callscale.workloads.chunking import chunk
+from callscale.workloads.render import Call
+from callscale.workloads.render.llama import python_literal
 
 L3, L4 = "llama3_json", "llama4_pythonic"
 CHUNKS = CHUNKINGS + ["tokens:1", "tokens:3"]

@@ -8,14 +8,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import parsers
+from callscale import parsers
 from callscale import check
-from parsers.minimax import BLOCK_CLOSE, BLOCK_OPEN, PARAM_CLOSE
+from callscale.parsers.minimax import BLOCK_CLOSE, BLOCK_OPEN, PARAM_CLOSE
 from support import CHUNKINGS, assert_parses, split_by_sizes, stream_outcome, whole_outcome
-from workloads import render
-from workloads.render import Call
-from workloads.render.minimax import value_text
-from workloads.chunking import chunk
+from callscale.workloads import render
+from callscale.workloads.render import Call
+from callscale.workloads.render.minimax import value_text
+from callscale.workloads.chunking import chunk
 
 P = "minimax_m2"
 R = render.get(P)

@@ -8,14 +8,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import parsers
+from callscale import parsers
 from callscale import check
-from parsers.base import MAX_HEAD
-from parsers.mistral import ARGS, CALL_ID, SPECIAL_TOKENS, THINK, THINK_END, TOOL_CALLS
+from callscale.parsers.base import MAX_HEAD
+from callscale.parsers.mistral import ARGS, CALL_ID, SPECIAL_TOKENS, THINK, THINK_END, TOOL_CALLS
 from support import (CHUNKINGS, assert_arguments_stream, assert_odd_output_agrees, assert_parses, calls_strategy,
                      split_at, stream_outcome, whole_outcome)
-from workloads import render
-from workloads.render import Call
+from callscale.workloads import render
+from callscale.workloads.render import Call
 
 M = "mistral"
 CHUNKS = CHUNKINGS + ["tokens:1", "tokens:3"]

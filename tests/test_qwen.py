@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-import parsers
-from parsers.base import MAX_HEAD
+from callscale import parsers
+from callscale.parsers.base import MAX_HEAD
 from callscale import check
-from parsers.qwen import (
+from callscale.parsers.qwen import (
     FUNCTION_CLOSE,
     PARAMETER_CLOSE,
     TOOL_CALL_CLOSE,
@@ -23,9 +23,9 @@ from parsers.qwen import (
     JsonCallLexer,
 )
 from support import assert_parses, split_at, stream_outcome, whole_outcome
-from workloads import render
-from workloads.chunking import chunk
-from workloads.render import Call
+from callscale.workloads import render
+from callscale.workloads.chunking import chunk
+from callscale.workloads.render import Call
 
 FEW = ["whole", "char", "fixed:3", "random:1:8", "random:2:8"]
 

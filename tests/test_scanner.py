@@ -2,7 +2,7 @@ import random
 
 import pytest
 
-from parsers.scanner import PARTIAL, MarkerScanner, markers
+from callscale.parsers.scanner import PARTIAL, MarkerScanner, markers
 
 BEGIN = "<｜tool▁calls▁begin｜>"
 M = markers(BEGIN, "<｜tool▁call▁end｜>", "\n```")

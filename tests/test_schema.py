@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from parsers.schema import (
+from callscale.parsers.schema import (
     MAX_LITERAL_DEPTH,
     Typing,
     convert,

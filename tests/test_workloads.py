@@ -2,7 +2,7 @@
 
 Runs for whichever renderers are registered (``render.names()``) and, for the
 parser comparison, whichever of those formats also has a parser
-(``parsers.names()``); a format without one is skipped with the reason. The
+(``callscale.parsers.names()``); a format without one is skipped with the reason. The
 catalog's own logic is also checked against a small tag format defined here
 (``test_tags``), so it is tested before any real renderer exists.
 """
@@ -14,11 +14,11 @@ import json
 
 import pytest
 
-import parsers
-import workloads
+from callscale import parsers
+from callscale import workloads
 from callscale import check
-from workloads import catalog, render, source
-from workloads.render import Call, Renderer
+from callscale.workloads import catalog, render, source
+from callscale.workloads.render import Call, Renderer
 
 FORMATS = render.names()
 PARSED = [f for f in FORMATS if f in parsers.names()]

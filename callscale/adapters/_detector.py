@@ -42,7 +42,7 @@ class DetectorAdapter:
         """The engine's ``finish(tools)``, or an empty result where the engine has none (documented no-op)."""
         if self.has_finish:
             return self.inner.finish(self._tools(tools))
-        from parsers.base import StreamingParseResult
+        from callscale.parsers.base import StreamingParseResult
 
         return StreamingParseResult()
 

@@ -30,7 +30,7 @@ without a reasoning parser, ``tool_choice="auto"``):
   increment late and the last one from ``finish``.
 
 The tokenizer is a stand-in (:class:`SpecialTokenizer`): its vocabulary is
-the format's special tokens (``workloads.render.get(fmt).special_tokens``),
+the format's special tokens (``callscale.workloads.render.get(fmt).special_tokens``),
 each one id; any other run of text in a delta is one more id. vLLM parsers
 look their markers up in ``get_vocab()`` and test ids in the token-id lists,
 which this reproduces; they do not read the ids of plain text.
@@ -111,14 +111,14 @@ def _field(obj: Any, key: str) -> Any:
 
 
 def _result(content: Any, calls: list) -> Any:
-    from parsers.base import StreamingParseResult
+    from callscale.parsers.base import StreamingParseResult
 
     return StreamingParseResult(normal_text=content or "", calls=calls)
 
 
 def delta_result(message: Any) -> Any:
     """A vLLM ``DeltaMessage`` (or ``None``) as callscale's ``StreamingParseResult``."""
-    from parsers.base import ToolCallItem
+    from callscale.parsers.base import ToolCallItem
 
     if message is None:
         return _result("", [])
@@ -243,7 +243,7 @@ class VllmAdapter:
 
     def detect_and_parse(self, text: str, tools: Sequence[Any]) -> Any:
         """``extract_tool_calls(text, request)`` as callscale's result (content ``""`` where vLLM gives ``None``)."""
-        from parsers.base import ToolCallItem
+        from callscale.parsers.base import ToolCallItem
 
         request = self._setup(tools)
         info = self.inner.extract_tool_calls(text, request)
@@ -268,7 +268,7 @@ def factory(cls: Any, fmt: str) -> Callable[[], Any]:
     Raises :class:`~callscale.adapters.AdapterError` when ``cls`` lacks
     ``extract_tool_calls_streaming``.
     """
-    from workloads import render
+    from callscale.workloads import render
 
     from . import AdapterError
 

@@ -147,7 +147,7 @@ class MarkerScanner:
         unless ``final``, when everything is returned.
 
         ``limit`` (characters, >= 0) bounds a search whose text a caller holds
-        back (a call head, see :data:`parsers.base.MAX_HEAD`): only a marker
+        back (a call head, see :data:`callscale.parsers.base.MAX_HEAD`): only a marker
         that starts within the first ``limit`` characters counts, and at most
         ``limit`` characters are returned. Exactly ``limit`` characters come
         back with ``None`` only when no marker can start there any more

@@ -20,7 +20,7 @@ serving stacks (vLLM's ``llama3_json``) read several calls separated by
 - Content is verbatim, except ``<|python_tag|>``, which is dropped anywhere
   outside a call object.
 - A ``{`` in content starts a candidate call object, read by the Hermes JSON
-  lexer of :mod:`parsers.qwen` (:class:`parsers.qwen.JsonCallLexer`, strict
+  lexer of :mod:`callscale.parsers.qwen` (:class:`callscale.parsers.qwen.JsonCallLexer`, strict
   JSON, fed each character once). It is a call when it is one JSON object
   with a non-empty string ``name`` and an object ``parameters`` or
   ``arguments`` (one of them; other keys such as ``"type"`` are ignored).
@@ -31,7 +31,7 @@ serving stacks (vLLM's ``llama3_json``) read several calls separated by
 - Anything else is no call, and its text is content: an object without a
   name or arguments (``{"name": "Ada", "age": 36}`` in prose), text that is
   not JSON (``{x}``), an object whose head (the text outside the arguments
-  value before the call starts) runs past :data:`parsers.base.MAX_HEAD`
+  value before the call starts) runs past :data:`callscale.parsers.base.MAX_HEAD`
   characters, the output ending inside it. Content goes on from the first
   character that could not continue the object, so nothing is read twice.
   An object nested in a non-call object is part of it (no call).
@@ -88,7 +88,7 @@ rules:
   list is layout. Anything else after ``)`` ends the list and is content.
 - A started call with anything else (a positional argument, a name that is
   not a literal, unbalanced brackets) is abandoned (see
-  :mod:`parsers.base`); content goes on from the offending character (a
+  :mod:`callscale.parsers.base`); content goes on from the offending character (a
   bad word or number is content too: ``[f(a=foo)]`` leaves ``foo)]``;
   DESIGN.md "Content and markup"). A call the output cuts off is abandoned
   and its markup is no content. A word or number longer
@@ -165,7 +165,7 @@ class Llama3JsonParser(_AfterCall, Qwen3Parser):
     """Streaming parser of Llama 3 JSON tool calls; see the module docstring for the rules.
 
     Reads each call object with the Hermes machinery of
-    :class:`parsers.qwen.Qwen3Parser` (the same lexer, head bound and
+    :class:`callscale.parsers.qwen.Qwen3Parser` (the same lexer, head bound and
     argument streaming); only what surrounds an object differs. Never raises
     on model output.
     """

@@ -28,13 +28,13 @@ three registered subclasses differ only in their :class:`Spelling`):
   does not change whether the tag ends its element; after ``</I>`` it is a
   valid continuation, as formats.md lists it). Spaces before the
   opener, and text after a block closes, are content, except text that is
-  only whitespace (layout after calls, :mod:`parsers.base`).
+  only whitespace (layout after calls, :mod:`callscale.parsers.base`).
 - **Inside a block** the whitespace between elements is layout. Other text
   there (outside any invoke or parameter; also inside an invoke between its
   parameters) is not a call, so it is passed on as content, in order, with the
   layout whitespace around it dropped (``<B>\\noops\\n<I ...>`` gives content
   ``oops``). A tag that is cut short or malformed (no ``name`` attribute,
-  more than :data:`parsers.base.MAX_HEAD` characters of attribute text
+  more than :data:`callscale.parsers.base.MAX_HEAD` characters of attribute text
   without a ``>``) is such text too; after a
   head cut at ``MAX_HEAD`` reading goes on right after those characters, so
   text after a stray tag opener is held back at most that long.
@@ -48,7 +48,7 @@ three registered subclasses differ only in their :class:`Spelling`):
   content, verbatim (``EOS`` dropped), and reading goes on in the content
   state at the token that decided it. Until decided, such invokes send
   nothing (their calls are held, with the text read since the opener:
-  :meth:`parsers.scanner.MarkerScanner.mark`).
+  :meth:`callscale.parsers.scanner.MarkerScanner.mark`).
 - **Output cut inside a tag**: a tag the output ends in (the attribute text
   of an opener, a partial closing tag between elements) is markup of a cut
   call, not content; an invoke the output ends in is abandoned.
@@ -66,7 +66,7 @@ three registered subclasses differ only in their :class:`Spelling`):
   count as invalid) it is kept as the raw text, as a JSON string, so nothing
   the model wrote is lost. No ``string`` attribute (or any other value of
   it): the tool schema decides, through
-  :func:`parsers.base.parameter_type`: a ``"string"`` parameter (also an
+  :func:`callscale.parsers.base.parameter_type`: a ``"string"`` parameter (also an
   unknown tool or parameter) is read as ``string="true"``, any other type as
   ``string="false"``.
 - **Literal closing tags in a value.** ``</P>`` ends its parameter only when
@@ -191,7 +191,7 @@ class DsmlToolParser(ToolParser):
     Held back at any time: a possible partial marker (fewer characters than
     the longest tag), the trailing newline run of content, the whitespace
     after stray text in a block, the attribute text of an opening tag being
-    read (at most :data:`parsers.base.MAX_HEAD` characters), and candidate closing tags
+    read (at most :data:`callscale.parsers.base.MAX_HEAD` characters), and candidate closing tags
     with the whitespace after them. No method raises on model output.
     """
 

@@ -22,7 +22,7 @@ Reading rules (all lengths in characters):
 - **Names**: the text between ``<tool_call>`` and the first ``<arg_key>`` or
   ``</tool_call>``, surrounding whitespace stripped. It must be one word of
   letters, digits and ``_-.:/@``, and the text between the opener and that
-  marker, whitespace included, at most :data:`parsers.base.MAX_HEAD`
+  marker, whitespace included, at most :data:`callscale.parsers.base.MAX_HEAD`
   characters; otherwise the opener was not a call and the text stays
   content (a ``<tool_call>`` mentioned in prose, a truncated block). A name
   text that runs past ``MAX_HEAD`` is content from the opener up to there,
@@ -33,7 +33,7 @@ Reading rules (all lengths in characters):
   JSON-escaped pieces as they arrive.
 - **Value types**: a parameter the tool schema allows only as a string is
   a string; one it allows with another type is buffered and typed when
-  complete by the one rule of :mod:`parsers.schema` (``docs/formats.md``,
+  complete by the one rule of :mod:`callscale.parsers.schema` (``docs/formats.md``,
   "Schema typing": ``15``, ``false``, ``null``, ``["a"]``, Python's
   ``True``/``None``), and kept as the verbatim string when it does not
   convert (``0042`` for an integer stays ``"0042"``). A parameter with no

@@ -42,14 +42,14 @@ the same state machine, so they agree):
   raw text, from the call-begin token on, is passed on as content, and the
   interrupting token is read as in the block. A head the output ends in (cut
   by max tokens) is markup of a cut call: dropped, not content.
-  So does a head that runs past :data:`parsers.base.MAX_HEAD` characters
+  So does a head that runs past :data:`callscale.parsers.base.MAX_HEAD` characters
   (kind, separator and name together, counted after the call-begin token)
   without its end: the head is cut there (after ``MAX_HEAD + 1``
   characters), its raw text is content and the block is read on after it,
   so the text after a stray call-begin token is held back for at most that
   long.
 - Arguments are raw JSON text, validated as they arrive by the strict
-  incremental :class:`parsers.jsonscan.JsonValidator` (no argument text is
+  incremental :class:`callscale.parsers.jsonscan.JsonValidator` (no argument text is
   kept, so memory stays flat as a call grows), and stream as they arrive; only a possible
   partial closing marker is held back (V3: the closing fence "\\n```", V3.1:
   ``<｜tool▁call▁end｜>``; both also a partial end-of-sentence token), and the
@@ -69,7 +69,7 @@ the same state machine, so they agree):
   the call *abandoned*: streaming has already sent its name and the argument
   text before the first character that cannot continue a JSON object (never
   a complete object) and sends nothing more for it; ``detect_and_parse``
-  makes no call of it (see :mod:`parsers.base`).
+  makes no call of it (see :mod:`callscale.parsers.base`).
 - A *broken* call (its arguments stop being JSON at some character, a V3
   opening fence is missing, or text stands between a V3 closing fence and
   the end token): the text from the break on is held until the next token.

@@ -7,7 +7,7 @@ tool calls: the content, then the section with no separators::
 
 The id is ``functions.NAME:INDEX`` with INDEX counting the calls from 0; the
 arguments are ``tojson`` (``json.dumps(arguments, ensure_ascii=False)``,
-HF's filter). Token strings come from :mod:`parsers.kimi`.
+HF's filter). Token strings come from :mod:`callscale.parsers.kimi`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Sequence
 
-from parsers.kimi import (
+from callscale.parsers.kimi import (
     ARGUMENT_BEGIN,
     CALL_BEGIN,
     CALL_END,

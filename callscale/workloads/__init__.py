@@ -5,9 +5,9 @@
     >>> case = workloads.make("write_file", "deepseek_v32", 65536)
     >>> deltas = case.deltas("tokens:4")
 
-``make``/``names``/``HEADLINE``/``tools_for`` come from :mod:`workloads.catalog`
-(``names`` lists workloads; formats are ``workloads.render.names()``),
-``source_code``/``prose`` from :mod:`workloads.source`.
+``make``/``names``/``HEADLINE``/``tools_for`` come from :mod:`callscale.workloads.catalog`
+(``names`` lists workloads; formats are ``callscale.workloads.render.names()``),
+``source_code``/``prose`` from :mod:`callscale.workloads.source`.
 """
 
 from .case import Case

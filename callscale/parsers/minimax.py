@@ -21,7 +21,7 @@ Facts taken from that template:
 - a string value is written verbatim (``v``, no escaping, no trimming), any
   other value as JSON (``v | tojson``). So a value is read as a string unless
   the request's tool schema gives the parameter another type; then the value
-  text is typed by the one schema rule (:mod:`parsers.schema`, formats.md
+  text is typed by the one schema rule (:mod:`callscale.parsers.schema`, formats.md
   "Schema typing"), and text that does not convert stays the string. Whitespace around a value is kept: the template does not trim (public
   parsers that ``strip()`` values disagree with the template here).
 
@@ -46,7 +46,7 @@ Reading rules of this parser (all lengths in characters):
   content, verbatim: a model that repeats ``<minimax:tool_call>`` until
   max_tokens gives no call and that text as content. Garbage after a call
   inside a block ends the block and is content.
-- An invoke's head is read for at most :data:`parsers.base.MAX_HEAD`
+- An invoke's head is read for at most :data:`callscale.parsers.base.MAX_HEAD`
   characters: the name after ``<invoke name="`` (with, for a block's first
   invoke, the whitespace and ``<invoke name="`` after the block opener).
   When no ``">`` has come by then, the block is not a call either: its text
@@ -54,7 +54,7 @@ Reading rules of this parser (all lengths in characters):
   after a stray opener is held back at most that long. A parameter name
   longer than ``MAX_HEAD`` is a malformed part (below).
 - A call with a malformed part (an unexpected element inside ``<invoke>``, a
-  bad parameter name) is abandoned (see :mod:`parsers.base`); its remaining
+  bad parameter name) is abandoned (see :mod:`callscale.parsers.base`); its remaining
   text up to the next ``</invoke>`` or ``</minimax:tool_call>`` is dropped
   with it (logged at debug level), and reading resumes there; when
   ``<minimax:tool_call>`` or the end of the output comes first, that text is

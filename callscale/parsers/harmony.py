@@ -24,7 +24,7 @@ template writes it: ``<|start|>assistant to=functions.NAME<|channel|>commentary 
   markup: one that another token (``<|start|>``, ``<|end|>``, ``<|call|>``,
   ``<|return|>``) or the end of the output cuts short is dropped, except a
   header guessed from a leading ``to=`` without a token, which is content.
-  A header that runs past :data:`parsers.base.MAX_HEAD` characters without
+  A header that runs past :data:`callscale.parsers.base.MAX_HEAD` characters without
   ``<|message|>`` is not one: its text (special tokens dropped) is content.
 - **Recipients**: ``to=RECIPIENT`` (whitespace or a token ends it; with or
   without a space before ``<|constrain|>``) makes the message a tool call.
@@ -33,7 +33,7 @@ template writes it: ``<|start|>assistant to=functions.NAME<|channel|>commentary 
 - **Call bodies**: a body whose first non-blank character is ``{``, and every
   body of a ``functions.`` call, is the arguments JSON, streamed as it
   arrives up to the bracket that closes the object (held until the call
-  completes, see :class:`parsers.jsonscan.RawArguments`). The call completes
+  completes, see :class:`callscale.parsers.jsonscan.RawArguments`). The call completes
   at ``<|call|>``, ``<|end|>``, ``<|return|>``, ``<|start|>`` or the end of
   the output when the body is one JSON object (an empty body gives ``{}``,
   except at the end of the output); otherwise it is abandoned. Inside a JSON

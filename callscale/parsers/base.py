@@ -16,7 +16,7 @@ pieces concatenate into the arguments JSON text.
 :class:`ToolParser` implements all three methods on top of one streaming
 state machine that a format supplies as ``_advance(final)``. The state
 machine reads its input from ``self.scanner`` (a
-:class:`parsers.scanner.MarkerScanner`) and reports what it finds through
+:class:`callscale.parsers.scanner.MarkerScanner`) and reports what it finds through
 ``_emit_content``, ``_begin_call``, ``_emit_arguments``, ``_end_call`` and
 ``_abandon_call``. ``detect_and_parse`` runs the same machine over the whole
 text in one step, so the whole-text and streamed answers come from one piece
@@ -69,7 +69,7 @@ __all__ = [
 #: turned out not to be a call (nothing is read twice).
 #: This keeps DESIGN.md's invariant 3 (hold back only a possible partial
 #: marker) for stray openers: text after one reaches the client at most
-#: ``MAX_HEAD`` characters late. :meth:`parsers.scanner.MarkerScanner.find`
+#: ``MAX_HEAD`` characters late. :meth:`callscale.parsers.scanner.MarkerScanner.find`
 #: takes the bound as ``limit`` and decides it the same for every split of
 #: the text. Real heads are far shorter (OpenAI limits a function name to 64
 #: characters).
@@ -330,7 +330,7 @@ class ToolParser:
     def _hold_broken_json(self, tracker: Any, openers: tuple[str, ...], final: bool) -> str | None:
         """For a format whose call ends at the bracket that closes its JSON: hold a broken call's text up to there.
 
-        ``tracker``: a :class:`parsers.jsonscan.JsonTracker` at the state of
+        ``tracker``: a :class:`callscale.parsers.jsonscan.JsonTracker` at the state of
         the call's JSON where it broke (string, depth), fed only new text.
         Returns ``"}"`` when the broken call's object closed (its text, held
         up to and including that bracket, is dropped); the opener (consumed)

@@ -2,7 +2,7 @@
 
 Layout as the ``chat_template`` of Qwen3 and of Qwen3-Coder writes an
 assistant turn with tool calls (see ``docs/formats.md`` and the
-docstring of :mod:`parsers.qwen`); tag strings come from :mod:`parsers.qwen`.
+docstring of :mod:`callscale.parsers.qwen`); tag strings come from :mod:`callscale.parsers.qwen`.
 JSON is written as the templates' ``tojson`` does: ``json.dumps(value,
 ensure_ascii=False)`` (non-ASCII characters as themselves).
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
-from parsers.qwen import (
+from callscale.parsers.qwen import (
     FUNCTION_CLOSE,
     FUNCTION_OPEN,
     PARAMETER_CLOSE,

@@ -13,7 +13,7 @@ with tool calls (HF's ``trim_blocks``/``lstrip_blocks`` applied)::
 The newline before the block is written even when the content is empty.
 All calls share one block. A string value is written verbatim, any other
 value as ``tojson`` (``json.dumps(value, ensure_ascii=False)``). Token
-strings come from :mod:`parsers.minimax`. Values are strings unless the
+strings come from :mod:`callscale.parsers.minimax`. Values are strings unless the
 schema says otherwise, so workloads must pass tools with schemas
 (``schema_typed``).
 """
@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
-from parsers.minimax import (
+from callscale.parsers.minimax import (
     BLOCK_CLOSE,
     BLOCK_OPEN,
     INVOKE_CLOSE,

@@ -11,7 +11,7 @@ Two uses:
   ``"{}[]`` outside them are looked at, so any text at all can be fed;
 - as the base of a validating lexer (``strict=True``): :class:`JsonValidator`
   (one JSON value, strict RFC 8259; the DeepSeek V3/V3.1 and Kimi K2
-  arguments) and Qwen3's :class:`parsers.qwen.JsonCallLexer` read the grammar
+  arguments) and Qwen3's :class:`callscale.parsers.qwen.JsonCallLexer` read the grammar
   between strings themselves and hand string contents to
   :meth:`JsonTracker.string_run`, which then also checks escapes (``\\u``
   and four hex digits, or one of ``"\\/bfnrt``) and reports raw control

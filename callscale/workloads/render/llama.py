@@ -1,7 +1,7 @@
 """Renderers for Llama 3 JSON and Llama 4 pythonic tool calls (``llama3_json``, ``llama4_pythonic``).
 
-Layouts (see ``docs/formats.md`` and the docstring of :mod:`parsers.llama`;
-token strings come from :mod:`parsers.llama`):
+Layouts (see ``docs/formats.md`` and the docstring of :mod:`callscale.parsers.llama`;
+token strings come from :mod:`callscale.parsers.llama`):
 
 - ``llama3_json``: ``content``, then per call ``{"name": NAME, "parameters":
   ARGS}`` as the Llama 3.1 chat template writes it (ARGS is ``tojson``,
@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
-from parsers.llama import (
+from callscale.parsers.llama import (
     CALL_SEPARATOR,
     LLAMA3_SPECIAL_TOKENS,
     LLAMA4_SPECIAL_TOKENS,

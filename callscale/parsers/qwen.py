@@ -28,7 +28,7 @@ Reading rules (``qwen3``):
   after the last call give no content).
 - After ``<tool_call>`` comes one JSON object, read by a small incremental
   lexer (:class:`JsonCallLexer`: the grammar of strict JSON on top of the
-  string / escape / nesting state of :class:`parsers.jsonscan.JsonTracker`,
+  string / escape / nesting state of :class:`callscale.parsers.jsonscan.JsonTracker`,
   the tracker the DeepSeek and Kimi parsers use too; fed only new
   characters), so ``</tool_call>`` inside a JSON string is text and the
   close tag counts only after the object ends; JSON whitespace around the
@@ -53,7 +53,7 @@ Reading rules (``qwen3``):
   (``"\\ud800"``: Python's JSON decoder accepts it, but no server can encode
   it as UTF-8), non-object arguments, all detected before the
   call started. The output ending inside a head is a call cut short: the
-  opener and the head are dropped (DESIGN.md "Content and markup"). A head that runs past :data:`parsers.base.MAX_HEAD` characters
+  opener and the head are dropped (DESIGN.md "Content and markup"). A head that runs past :data:`callscale.parsers.base.MAX_HEAD` characters
   before the call starts (the text after ``<tool_call>`` that is not the
   ``arguments`` value: whitespace, keys, the name, other members): the
   opener and what was read are content and reading goes on as content
@@ -63,7 +63,7 @@ Reading rules (``qwen3``):
   no call and that text as content, in linear time.
 - A started call that turns out malformed (bad JSON inside the arguments, a
   repeated key, anything but ``</tool_call>`` after the object) is abandoned
-  (see :mod:`parsers.base`); its remaining text up to the next
+  (see :mod:`callscale.parsers.base`); its remaining text up to the next
   ``</tool_call>`` (consumed) is dropped with it; when ``<tool_call>`` or the
   end of the output comes first, that text is content (prose after a broken
   call). A started call still open at the end of the output is abandoned;
@@ -104,7 +104,7 @@ Reading rules (``qwen3_coder``):
   ``<function=`` after ``<tool_call>``, and a repeated ``<tool_call>``, which
   gives no call and that text as content). The head (whitespace,
   ``<function=`` and the name, after ``<tool_call>``) is read for at most
-  :data:`parsers.base.MAX_HEAD` characters: without its ``>`` (or a
+  :data:`callscale.parsers.base.MAX_HEAD` characters: without its ``>`` (or a
   ``<tool_call>``) by then it is no call either, it is content up to there
   and reading goes on as content after it.
 - A parameter key is the text between ``<parameter=`` and ``>`` (non-empty,
@@ -115,7 +115,7 @@ Reading rules (``qwen3_coder``):
 - A value is a string (streamed as JSON-escaped pieces as it arrives)
   unless the request's tool schema allows another type; then it is
   buffered and typed when its end is confirmed by the one rule of
-  :mod:`parsers.schema` (``docs/formats.md``, "Schema typing": type lists,
+  :mod:`callscale.parsers.schema` (``docs/formats.md``, "Schema typing": type lists,
   ``anyOf``/``oneOf``, ``enum``, ``$ref``, ``null``, ``True``/``None`` as
   the template writes them, ``5.0`` -> 5 for an integer, the old template's
   Python repr); text that does not convert stays the string it was written
@@ -153,7 +153,7 @@ Reading rules (``qwen3_coder``):
   ``</tool_call>`` (an abandoned call's arguments never form an object).
 - A started call that turns out malformed (anything but ``<parameter=`` or
   ``</function>`` between parameters, a bad key, ``</function>`` not followed
-  by ``</tool_call>``) is abandoned (see :mod:`parsers.base`); its remaining
+  by ``</tool_call>``) is abandoned (see :mod:`callscale.parsers.base`); its remaining
   text up to the next ``</tool_call>`` (consumed) is dropped with it; when
   ``<tool_call>`` (a new call) or the end of the output comes first, that
   text is content (prose after a broken call). A started call still open at
@@ -252,7 +252,7 @@ _CALL_CLOSED, _ARGUMENTS_CLOSED = 1, 2
 class JsonCallLexer(JsonTracker):
     """An incremental, validating lexer of one Hermes call object ``{"name": ..., "arguments": {...}}``.
 
-    Built on :class:`parsers.jsonscan.JsonTracker` (strict), which follows
+    Built on :class:`callscale.parsers.jsonscan.JsonTracker` (strict), which follows
     string contents, their escapes and the bracket depth; this class reads
     the grammar between strings (structure, numbers, literals) and validates
     strict JSON (leading JSON whitespace allowed, the top-level value must be
@@ -734,7 +734,7 @@ class Qwen3CoderParser(_QwenParser):
 
     Arguments stream as JSON text ``{"key": value, ...}``; a string value
     streams as JSON-escaped pieces while it arrives, a schema-typed value is
-    sent converted (:mod:`parsers.schema`) when its end is confirmed. Never
+    sent converted (:mod:`callscale.parsers.schema`) when its end is confirmed. Never
     raises on model output.
     """
 

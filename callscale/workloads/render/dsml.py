@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from typing import Sequence
 
-from parsers.dsml import SPECIAL_TOKENS, V4, V32, V41, Spelling
+from callscale.parsers.dsml import SPECIAL_TOKENS, V4, V32, V41, Spelling
 
 from . import Call, Renderer, register
 

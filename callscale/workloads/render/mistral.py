@@ -7,7 +7,7 @@ assistant turn (Magistral, Devstral): the content, then per call
     CONTENT[TOOL_CALLS]NAME[ARGS]{JSON}[TOOL_CALLS]NAME[ARGS]{JSON}
 
 The arguments are ``json.dumps(arguments, ensure_ascii=False)``, as the
-tokenizer writes them. Token strings come from :mod:`parsers.mistral`.
+tokenizer writes them. Token strings come from :mod:`callscale.parsers.mistral`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Sequence
 
-from parsers.mistral import ARGS, SPECIAL_TOKENS, TOOL_CALLS
+from callscale.parsers.mistral import ARGS, SPECIAL_TOKENS, TOOL_CALLS
 
 from . import Call, Renderer, register
 

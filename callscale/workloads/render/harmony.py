@@ -10,7 +10,7 @@ start with ``<|start|>assistant``::
     <|channel|>commentary<|message|>CONTENT<|end|><|start|>assistant<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{JSON}<|call|><|start|>assistant...
 
 The arguments are ``json.dumps(arguments, ensure_ascii=False)`` (the chat
-template's ``tojson``). Token strings come from :mod:`parsers.harmony`.
+template's ``tojson``). Token strings come from :mod:`callscale.parsers.harmony`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Sequence
 
-from parsers.harmony import CALL, CHANNEL, CONSTRAIN, END, FUNCTIONS, MESSAGE, SPECIAL_TOKENS, START
+from callscale.parsers.harmony import CALL, CHANNEL, CONSTRAIN, END, FUNCTIONS, MESSAGE, SPECIAL_TOKENS, START
 
 from . import Call, Renderer, register
 

@@ -39,7 +39,7 @@ Reading rules (lengths in characters):
   another shape is content; the array ends at ``]``; an element cut off by
   the end of the output makes no call.
 - **Heads that are no call**: a name with whitespace inside, a head cut by
-  another token, or one that runs past :data:`parsers.base.MAX_HEAD`
+  another token, or one that runs past :data:`callscale.parsers.base.MAX_HEAD`
   characters is content (tokens dropped); a head cut by the end of the
   output is a cut call, dropped (DESIGN.md "Content and markup"); a
   ``[TOOL_CALLS]`` with nothing before the next token is dropped, so a

@@ -28,14 +28,14 @@ The format, as Moonshot's Kimi K2 chat template writes an assistant turn::
   no call. When the request has tools and that name is none of them, an id
   that is a tool's sanitised id (``functions_get_weather_1``, as clients
   that sanitise ids to ``[A-Za-z0-9_-]`` teach the model) names that tool
-  (:func:`resolve_name`). An id that runs past :data:`parsers.base.MAX_HEAD` characters
+  (:func:`resolve_name`). An id that runs past :data:`callscale.parsers.base.MAX_HEAD` characters
   without ``<|tool_call_argument_begin|>`` (or another token) makes no call
   either: its ``<|tool_call_begin|>`` is dropped, the id is cut there (after
   ``MAX_HEAD + 1`` characters) and is text of the section, and the section
   is read on after it (so text after a stray ``<|tool_call_begin|>`` is held
   back at most that long).
 - **Arguments**: raw JSON, validated as it arrives by the strict incremental
-  :class:`parsers.jsonscan.JsonValidator` (no argument text is kept: memory
+  :class:`callscale.parsers.jsonscan.JsonValidator` (no argument text is kept: memory
   stays flat as a call grows; ``NaN``, ``Infinity`` are not JSON), streamed
   up to the bracket that closes the top-level object; that bracket and the
   whitespace after it are sent when the call completes, so the streamed
@@ -132,7 +132,7 @@ def resolve_name(call_id: str, tools) -> str:
     and ``T`` (``N`` digits, the ``functions`` prefix and the index
     optional) give ``T``; the first tool that matches wins. Otherwise the
     name is :func:`call_name`'s. The id is at most
-    :data:`parsers.base.MAX_HEAD` characters, so this is bounded work.
+    :data:`callscale.parsers.base.MAX_HEAD` characters, so this is bounded work.
     """
     name = call_name(call_id)
     names = [n for n in (tool_name(t) for t in tools or ()) if isinstance(n, str) and n]

@@ -2,7 +2,7 @@
 
 Layout as the ``chat_template`` of DeepSeek-V3 and DeepSeek-V3.1 writes an
 assistant turn with tool calls (``tokenizer_config.json``; see
-``docs/formats.md``); token strings come from :mod:`parsers.deepseek`.
+``docs/formats.md``); token strings come from :mod:`callscale.parsers.deepseek`.
 Arguments are written with ``json.dumps(arguments, ensure_ascii=False)``
 (non-ASCII characters as themselves, as a model writes them).
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Sequence
 
-from parsers.deepseek import (
+from callscale.parsers.deepseek import (
     CALL_BEGIN,
     CALL_END,
     CALLS_BEGIN,

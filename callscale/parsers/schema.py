@@ -332,7 +332,7 @@ class StringOrNull:
     whitespace, then ``null`` or ``None``, then whitespace: what
     :func:`convert` reads as null); from the first character that rules
     null out it streams as a JSON string. ``fragment`` escapes a piece of
-    text for the inside of a JSON string (:func:`parsers.base.json_fragment`).
+    text for the inside of a JSON string (:func:`callscale.parsers.base.json_fragment`).
     :meth:`feed` and :meth:`end` return the JSON text to send. Each held
     character is looked at once: linear.
     """

@@ -19,7 +19,7 @@ Layout as the GLM chat templates write an assistant turn with tool calls
 A string value is written verbatim, any other value as ``tojson``
 (``json.dumps(value, ensure_ascii=False)``). Values are strings unless the
 schema says otherwise, so workloads pass tools with schemas
-(``schema_typed``). Token strings come from :mod:`parsers.glm`.
+(``schema_typed``). Token strings come from :mod:`callscale.parsers.glm`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
-from parsers.glm import (
+from callscale.parsers.glm import (
     ARG_KEY,
     ARG_KEY_END,
     ARG_VALUE,

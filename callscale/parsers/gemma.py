@@ -22,7 +22,7 @@ Facts taken from that template (its ``format_argument`` macro):
 Reading rules of this parser:
 
 - Everything outside ``<|tool_call>`` ... ``<tool_call|>`` is content.
-- Schema typing (:mod:`parsers.schema`, formats.md "Schema typing") where
+- Schema typing (:mod:`callscale.parsers.schema`, formats.md "Schema typing") where
   the written value and the tool's schema disagree, for the call's
   top-level values only: a ``<|"|>`` string for a parameter that cannot be
   a string is buffered and typed by the rule at its end (``<|"|>5<|"|>``
@@ -42,7 +42,7 @@ Reading rules of this parser:
   whitespace or any of ``{}[],:<>"``), the text is content, verbatim: a model
   repeating ``<|tool_call>`` until max_tokens gives no call and that text as
   content. The head ``call:NAME`` is read for at most
-  :data:`parsers.base.MAX_HEAD` characters: when no ``{`` (or call token)
+  :data:`callscale.parsers.base.MAX_HEAD` characters: when no ``{`` (or call token)
   has come by then, ``<|tool_call>`` and the head up to there (``MAX_HEAD +
   1`` characters) are content and reading goes on as content after them, so text after a stray
   ``<|tool_call>`` is held back at most that long.
@@ -50,7 +50,7 @@ Reading rules of this parser:
   ``false``, ``null``/``None``, object or array; a missing ``:`` or ``,``; a
   trailing comma; mismatched brackets; anything but ``<tool_call|>`` after the
   final ``}``; a key longer than ``MAX_HEAD`` characters) abandon the call
-  (see :mod:`parsers.base`). Its remaining text up to ``<tool_call|>`` is
+  (see :mod:`callscale.parsers.base`). Its remaining text up to ``<tool_call|>`` is
   dropped with it (logged at debug level); when a ``<|tool_call>`` (which
   starts the next call) or the end of the output comes first, that text is
   content (prose after a broken call, DESIGN.md "Content and markup"). A

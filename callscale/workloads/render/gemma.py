@@ -7,7 +7,7 @@ calls back to back. Values follow its ``format_argument`` macro with
 ``true``/``false``; mappings ``{k:v,...}`` with bare keys in ``dictsort``
 order (case-insensitive); sequences ``[v,...]``; numbers as Python prints
 them; ``None`` as Jinja prints it, ``None``. Token strings come from
-:mod:`parsers.gemma`.
+:mod:`callscale.parsers.gemma`.
 
 The template writes a turn's content after its tool calls; ``render`` puts
 ``content`` before them, as models also do and as :class:`Renderer` asks
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from parsers.gemma import CALL_CLOSE, CALL_OPEN, CALL_PREFIX, SPECIAL_TOKENS, STRING_DELIM
+from callscale.parsers.gemma import CALL_CLOSE, CALL_OPEN, CALL_PREFIX, SPECIAL_TOKENS, STRING_DELIM
 
 from . import Call, Renderer, register
 
