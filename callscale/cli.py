@@ -2,7 +2,7 @@
 
     callscale scale [--parser NAME ...] [--workload NAME ...] [--lengths 4k,16k,64k]
                     [--chunking tokens:4] [--repeats N] [--threshold X] [--timeout S] [--baseline CSV] [--out DIR]
-    callscale gate  [--threshold 1.3] [--projection-factor 3] [--reference-length 256k] [same selectors]
+    callscale gate  [--threshold 1.3] [--projection-factor 3] [--reference-length 256k] [same selectors] [--out DIR]
     callscale compare BASE.csv NEW.csv [--max-ratio R] [--max-step X]
     callscale profile --parser NAME --workload NAME --length N [--format flamegraph|speedscope] [-o PATH]
     callscale check [--parser NAME ...] [--workload NAME ...] [--lengths 1k] [--chunkings SPEC,...] [--strict] [--timeout S]
@@ -13,7 +13,7 @@
 length, prints the table, and writes ``scaling.csv``, ``scaling-fits.csv``
 and ``scaling.png`` to ``--out``; it exits 0 (a failed run shows in the
 table). ``gate`` measures the same matrix (without the latency and memory
-passes), prints the table and exits 0 when every pair passes both rules of
+passes), prints the table (and with ``--out`` writes the same files) and exits 0 when every pair passes both rules of
 :func:`callscale.fit.fit` (steepest step, projection), 1 otherwise, naming
 each offender and the rule. ``compare`` sets two ``scaling.csv`` side by
 side and exits 1 when a pair got worse (``--baseline`` does the same after
@@ -355,6 +355,8 @@ def _scale(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------- gate
 def _gate_arguments(p: argparse.ArgumentParser) -> None:
     add_selectors(p)
+    p.add_argument("--out", metavar="DIR", help="also write scaling.csv, scaling-fits.csv and scaling.png there, "
+                                                "as scale does (without its slowest-increment and memory columns)")
 
 
 def _gate(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
@@ -363,18 +365,31 @@ def _gate(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from .matrix import Interrupted
 
     sel = select(p, args)
+    out = Path(args.out) if args.out is not None else None
+    if out is not None:
+        try:
+            report.check_writable(out)
+        except OSError as exc:
+            p.error(f"--out: {exc}")
     try:
         run = _run(sel, args, detail=False)
     except Interrupted as exc:
-        return _interrupted(exc)
+        return _interrupted(exc, out)
     print(report.table(run))
     for line in report.error_lines(run):
         print(f"error: {line}")
     print()
     for line in report.gate_lines(run):
         print(line)
+    written_ok = True
+    if out is not None:
+        try:
+            print(f"wrote {', '.join(_shown(path) for path in report.write_outputs(run, out))}")
+        except OSError as exc:
+            print(f"callscale gate: cannot write the results: {exc}", file=sys.stderr)
+            written_ok = False
     worse = _against_baseline(sel, run)
-    return 0 if run.passed and not worse else 1
+    return 0 if run.passed and not worse and written_ok else 1
 
 
 # ----------------------------------------------------------------------- compare

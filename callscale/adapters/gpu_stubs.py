@@ -1,0 +1,229 @@
+"""Stand-in modules for the GPU-only packages an engine imports (``torch``, ``triton``).
+
+An engine's tool-parser modules (vLLM, SGLang, TensorRT-LLM) import ``torch``
+and ``triton`` at import time, through their package's ``__init__`` and
+utility modules, but no parser calls into them: parsing tool calls is string
+work. On a CI runner without CUDA those packages are missing (or a
+multi-gigabyte download), so the parser's module does not import. These
+stand-ins let it import:
+
+- :func:`install` puts a finder at the *end* of ``sys.meta_path``: a package
+  that is really installed is still imported as it is; only a missing
+  ``torch``, ``triton`` (or another name given) and its submodules come from
+  here.
+- A stand-in module answers every attribute with a stand-in class: it can be
+  subclassed (``class M(torch.nn.Module)``), used in annotations
+  (``torch.Tensor | None``), compared, hashed and called. A call with one
+  callable and no other argument returns that callable, so decorators
+  (``@torch.compile``, ``@triton.jit``, ``@torch.inference_mode()``) leave the
+  function as it is; any other call returns a falsy stand-in, so
+  ``torch.cuda.is_available()`` is false. ``__version__`` is
+  :data:`VERSION`.
+
+A parser that really computes with torch (a tensor op) gets stand-ins back
+and will not parse; that is the engine's model code, not a tool parser.
+
+Three ways to turn them on:
+
+- ``python -m callscale.adapters.gpu_stubs install`` writes
+  ``callscale_gpu_stubs.pth`` into the interpreter's ``site-packages``, so
+  every later Python process of that environment has them: ``callscale``,
+  its worker processes and the ``--meter instructions`` child (which reads the
+  virtualenv's ``.pth`` files through ``site.addsitedir``). ``uninstall``
+  removes the file; ``--module NAME`` (repeatable) adds names to the default
+  ``torch``, ``triton``.
+- ``python -m callscale.adapters.gpu_stubs run -- COMMAND ...`` runs one
+  command (``callscale gate ...``) with the stand-ins on, without writing to
+  site-packages: it puts a folder holding the ``.pth``-equivalent
+  ``sitecustomize`` on ``PYTHONPATH``; the instruction meter's child does
+  not inherit ``PYTHONPATH``, so use ``install`` with ``--meter
+  instructions``.
+- ``import callscale.adapters.gpu_stubs as s; s.install()`` in your own code
+  (a conftest, a factory) before importing the engine.
+
+See docs/ci.md for the CI recipe that uses it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.abc
+import importlib.machinery
+import os
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import types
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+__all__ = ["DEFAULT_MODULES", "VERSION", "PTH_NAME", "install", "uninstall_finder", "is_stub", "main"]
+
+#: The packages stood in for by default.
+DEFAULT_MODULES = ("torch", "triton")
+#: ``__version__`` of every stand-in package (engines compare it with minimum versions).
+VERSION = "2.9.0+callscale.stub"
+#: The file ``install`` writes into site-packages.
+PTH_NAME = "callscale_gpu_stubs.pth"
+
+
+class _StubMeta(type):
+    """The type of every stand-in class: attribute access and calls give more stand-ins."""
+
+    def __getattr__(cls, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return _stub_class(f"{cls.__qualname__}.{name}", cls.__module__)
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if len(args) == 1 and not kwargs and callable(args[0]) and not isinstance(args[0], _StubMeta):
+            return args[0]  # used as a decorator
+        return _Stub()
+
+    def __bool__(cls) -> bool:
+        return True
+
+    def __iter__(cls):
+        return iter(())
+
+
+class _Stub:
+    """A stand-in value (what calling a stand-in returns): falsy, empty, permissive."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return _Stub()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if len(args) == 1 and not kwargs and callable(args[0]) and not isinstance(args[0], _Stub):
+            return args[0]
+        return _Stub()
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __iter__(self):
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+    def __enter__(self) -> "_Stub":
+        return self
+
+    def __exit__(self, *exc: Any) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "<callscale GPU stand-in>"
+
+
+def _stub_class(qualname: str, module: str) -> type:
+    return _StubMeta(qualname.rsplit(".", 1)[-1], (), {"__qualname__": qualname, "__module__": module})
+
+
+class _StubModule(types.ModuleType):
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        value = _stub_class(name, self.__name__)
+        setattr(self, name, value)  # the same object on every access (isinstance, dict keys)
+        return value
+
+
+class _Loader(importlib.abc.Loader):
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        module = _StubModule(spec.name)
+        module.__version__ = VERSION
+        module.__callscale_stub__ = True
+        return module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        pass
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    def __init__(self, names: Iterable[str]) -> None:
+        self.names = set(names)
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None):
+        if fullname.partition(".")[0] not in self.names:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, _Loader(), is_package=True)
+
+
+def install(modules: Sequence[str] = DEFAULT_MODULES) -> None:
+    """Stand in for ``modules`` (top-level names) where they are not installed; idempotent.
+
+    The finder goes last on ``sys.meta_path``, so an installed package wins.
+    """
+    for finder in sys.meta_path:
+        if isinstance(finder, _Finder):
+            finder.names.update(modules)
+            return
+    sys.meta_path.append(_Finder(modules))
+
+
+def uninstall_finder() -> None:
+    """Take the finder off ``sys.meta_path`` (stand-in modules already imported stay in ``sys.modules``)."""
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _Finder)]
+
+
+def is_stub(module: types.ModuleType) -> bool:
+    """True when ``module`` is one of these stand-ins."""
+    return bool(getattr(module, "__callscale_stub__", False))
+
+
+def _line(modules: Sequence[str]) -> str:
+    return f"import callscale.adapters.gpu_stubs as _s; _s.install({list(modules)!r})\n"
+
+
+def _site_packages() -> Path:
+    return Path(sysconfig.get_paths()["purelib"])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m callscale.adapters.gpu_stubs install|uninstall|run -- CMD``; exit 2 on a bad option."""
+    from callscale.cli import ArgumentParser  # one-line errors, exit 2
+
+    p = ArgumentParser(prog="python -m callscale.adapters.gpu_stubs",
+                                description="Stand-in modules for torch/triton on a machine without a GPU.")
+    p.add_argument("action", choices=["install", "uninstall", "run"],
+                   help="install: write a .pth into this interpreter's site-packages; uninstall: remove it; "
+                        "run -- CMD ...: run one command with the stand-ins")
+    p.add_argument("--module", action="append", default=[], metavar="NAME",
+                   help="another top-level package to stand in for (repeatable); torch and triton always")
+    p.add_argument("command", nargs=argparse.REMAINDER, help="for run: the command, after --")
+    args = p.parse_args(argv)
+    modules = list(dict.fromkeys([*DEFAULT_MODULES, *args.module]))
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if args.action != "run" and command:
+        p.error(f"unexpected arguments for {args.action}: {' '.join(command)}")
+    if args.action == "run":
+        if not command:
+            p.error("run needs a command after --")
+        with tempfile.TemporaryDirectory(prefix="callscale-gpu-stubs-") as folder:
+            Path(folder, "sitecustomize.py").write_text(_line(modules))
+            env = dict(os.environ)
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [folder, env.get("PYTHONPATH")]))
+            try:
+                return subprocess.call(command, env=env)
+            except OSError as exc:
+                p.error(f"cannot run {command[0]}: {exc.strerror or exc}")
+    target = _site_packages() / PTH_NAME
+    try:
+        if args.action == "install":
+            target.write_text(_line(modules))
+            print(f"GPU stand-ins for {', '.join(modules)}: wrote {target}")
+        else:
+            target.unlink(missing_ok=True)
+            print(f"removed {target}")
+    except OSError as exc:
+        p.error(f"cannot write {target}: {exc.strerror or exc}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
