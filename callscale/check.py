@@ -2,7 +2,9 @@
 
 Works with any parser that speaks the protocol (ours or a user's): results
 need ``normal_text`` and ``calls``, call items ``tool_index``, ``name`` and
-``parameters`` (attributes or dict keys).
+``parameters`` (attributes or dict keys); :func:`result_shape` states the
+shape, and a result of another shape is a :class:`ResultShapeError` whose one
+line names the field and the type it got.
 
 An :class:`Outcome` is what a client would end up with: the concatenated
 content and the assembled calls ``(name, arguments)``, where ``arguments``
@@ -27,12 +29,75 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 __all__ = ["Outcome", "StreamedCall", "stream", "whole", "assemble", "compare", "differences", "Difference", "KINDS",
-           "outcome_of", "ProtocolError", "CheckItem", "CheckResult", "Failure", "run_check", "fault_items",
+           "outcome_of", "ProtocolError", "ResultShapeError", "result_shape", "CheckItem", "CheckResult", "Failure", "run_check", "fault_items",
            "workload_items", "MALFORMED_WORKLOADS"]
 
 
 class ProtocolError(AssertionError):
     """A streamed result broke the contract (a name sent twice, an index out of order, ...)."""
+
+
+class ResultShapeError(ProtocolError):
+    """A result of the wrong shape; the message names the field and the type it got (:func:`result_shape`)."""
+
+
+_ITEM = ("a call item (tool_index: int, name: str | None, parameters: str, as attributes or dict keys: "
+         "callscale.parsers.base.ToolCallItem)")
+
+
+def _type(value: Any) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
+
+
+def result_shape(result: Any, streaming: bool = True) -> str | None:
+    """``None`` when ``result`` has the shape the checker reads, else one line naming the field and its type.
+
+    The shape (README "The parser contract"): ``None`` (nothing), or an object or
+    dict with ``normal_text`` (``str``/``None``) and ``calls`` (a list of call
+    items: ``tool_index`` an ``int``, read only when ``streaming``; ``name`` a
+    ``str`` or ``None``; ``parameters`` a ``str``, a dict or ``None``), optionally
+    ``reasoning_text`` (``str``/``None``). :class:`callscale.parsers.base.StreamingParseResult`
+    and :class:`callscale.parsers.base.ToolCallItem` are such classes.
+    """
+    if result is None:
+        return None
+    if not isinstance(result, dict) and not (hasattr(result, "normal_text") or hasattr(result, "calls")):
+        return (f"result is {_type(result)}, not a result with normal_text and calls "
+                f"(callscale.parsers.base.StreamingParseResult)")
+    for key in ("normal_text", "reasoning_text"):
+        value = _get(result, key)
+        if value is not None and not isinstance(value, str):
+            return f"result.{key} is {_type(value)}, not str"
+    calls = _get(result, "calls")
+    if calls is None:
+        return None
+    if not isinstance(calls, (list, tuple)):
+        return f"result.calls is {_type(calls)}, not a list of call items"
+    for i, item in enumerate(calls):
+        where = f"result.calls[{i}]"
+        if isinstance(item, (tuple, list, str, bytes, int, float)) or item is None:
+            return f"{where} is {_type(item)}, not {_ITEM}"
+        if not isinstance(item, dict) and not any(hasattr(item, k) for k in ("tool_index", "name", "parameters")):
+            return f"{where} is {_type(item)} with none of tool_index, name, parameters: not {_ITEM}"
+        if streaming:
+            index = _get(item, "tool_index")
+            if not isinstance(index, int) or isinstance(index, bool):
+                return f"{where}.tool_index is {_type(index)}, not int"
+        name = _get(item, "name")
+        if name is not None and not isinstance(name, str):
+            return f"{where}.name is {_type(name)}, not str or None"
+        params = _get(item, "parameters")
+        if params is not None and not isinstance(params, (str, dict)):
+            return f"{where}.parameters is {_type(params)}, not str (the arguments JSON text)"
+    return None
+
+
+def _shaped(result: Any, streaming: bool) -> Any:
+    problem = result_shape(result, streaming)
+    if problem is not None:
+        raise ResultShapeError(problem)
+    return result
 
 
 def _get(obj: Any, key: str, default: Any = None) -> Any:
@@ -100,6 +165,8 @@ def assemble(results: Iterable[Any], strict: bool = True) -> Outcome:
     calls: dict[int, StreamedCall] = {}
     pieces: dict[int, list[str]] = {}
     for result in results:
+        if strict:
+            _shaped(result, streaming=True)
         content.append(_get(result, "normal_text", "") or "")
         reasoning.append(_get(result, "reasoning_text", "") or "")
         for item in _get(result, "calls", None) or ():
@@ -154,7 +221,7 @@ def whole(parser: Any, text: str, tools: Sequence[Any] = ()) -> Outcome:
     leaves -1, SGLang gives the tool's position in the request's tool list).
     An item without a name continues the call before it.
     """
-    result = parser.detect_and_parse(text, list(tools))
+    result = _shaped(parser.detect_and_parse(text, list(tools)), streaming=False)
     calls: list[StreamedCall] = []
     for item in _get(result, "calls", None) or ():
         name, params = _get(item, "name"), _parameters(item)
