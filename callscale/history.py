@@ -14,8 +14,9 @@ gate``), and writes to ``--out``:
 - ``instructions.png``: instructions per character at each length per
   commit, one panel per parser, one colour per workload, one line style per
   length (a linear parser's lines lie together; a rescan lifts the longest);
-- ``exponents.png``: the fitted exponent per commit, one panel per parser,
-  the threshold dashed;
+- ``exponents.png``: what the verdict judges per commit, one panel per
+  parser: the steepest step exponent and the projection ratio, scaled so both
+  limits are one dashed line (a FAIL is above it, circled);
 - ``history.csv``: one row per commit, parser, workload: the counts, the
   exponent and the verdict;
 - ``index.html``: both images embedded as base64 data URIs, the commits where
@@ -178,7 +179,8 @@ def exponents(series: pd.DataFrame, threshold: float, rules: dict | None = None)
     for (commit, parser, workload), group in series.groupby(["commit", "parser", "workload"], sort=False):
         result = fitting.fit(list(group["length"]), list(group["instructions"]), threshold, **(rules or {}))
         rows.append({"commit": commit, "date": group["date"].iloc[0], "parser": parser, "workload": workload,
-                     "exponent": result.exponent, "verdict": result.verdict})
+                     "exponent": result.exponent, "verdict": result.verdict, "steepest": result.steepest,
+                     "projection_ratio": result.projection_ratio})
     out = pd.DataFrame(rows)
     order = {c: i for i, c in enumerate(_commits(series))}
     return out.sort_values(["parser", "workload"], kind="stable").sort_values(
@@ -249,12 +251,22 @@ def _panels(parsers: Sequence[str]):
 
     cols = min(4, len(parsers))
     rows = -(-len(parsers) // cols)
-    fig = Figure(figsize=(3.6 * cols + 0.6, 2.7 * rows + 0.9), layout="constrained")
+    width = max(7.0, 3.6 * cols + 0.6)  # one parser (a team's usual case) still has room for the legend
+    fig = Figure(figsize=(width, 2.7 * rows + 1.6), layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(rows, cols, squeeze=False, sharex=True)
     for ax in axes.flat[len(parsers):]:
         ax.set_visible(False)
     return fig, list(axes.flat[:len(parsers)])
+
+
+def _legend(fig, entries: int, title: str) -> None:
+    """The figure's legend above the panels, in as many columns as fit its width, the title wrapped."""
+    from .report import wrap_title
+
+    width = fig.get_figwidth()
+    fig.legend(loc="outside upper center", ncols=max(1, min(entries, int(width / 1.9))), fontsize=7,
+               title=wrap_title(title, width, 8), title_fontsize=8)
 
 
 def _mark(ax, positions: Sequence[int]) -> None:
@@ -291,35 +303,61 @@ def _plot_instructions(series: pd.DataFrame, changed: pd.DataFrame, path: Path) 
         ax.set_title(parser, fontsize=10)
         _xaxis(ax, commits)
     axes[0].set_ylabel("instructions per character")
-    fig.legend(loc="outside upper center", ncols=min(len(workloads) * len(lengths), 6), fontsize=7,
-               title="workload @ length (characters): a linear parser's lines lie together and flat; "
-               "dotted red: a verdict or a count changed", title_fontsize=8)
+    _legend(fig, len(workloads) * len(lengths),
+            "workload @ length (characters): a linear parser's lines lie together and flat; "
+            "dotted red: a verdict or a count changed")
     fig.savefig(path, dpi=110)
     return path
 
 
-def _plot_exponents(fits: pd.DataFrame, changed: pd.DataFrame, threshold: float, path: Path) -> Path:
+def _plot_exponents(fits: pd.DataFrame, changed: pd.DataFrame, threshold: float, path: Path,
+                    factor: float = fitting.PROJECTION_FACTOR) -> Path:
+    """The two figures the verdict judges, per commit: the steepest step exponent (solid, left axis) and
+    the projection ratio (dotted, right axis), scaled so that both limits (``threshold``, ``factor``)
+    are the one dashed line: a FAIL is above it, circled in red."""
     commits = list(dict.fromkeys(fits["commit"]))
     x = {c: i for i, c in enumerate(commits)}
     parsers = sorted(fits["parser"].unique())
     workloads = list(dict.fromkeys(fits["workload"]))
+    to_left = threshold / factor  # a projection ratio drawn on the step axis
+    cap = 2 * threshold  # the top of each panel: a figure above it is drawn on the edge and its value written
     fig, axes = _panels(parsers)
     for ax, parser in zip(axes, parsers):
         mine = fits[fits["parser"] == parser]
         for wi, workload in enumerate(workloads):
             line = mine[mine["workload"] == workload]
-            ax.plot(line["commit"].map(x), line["exponent"], marker="o", markersize=3, color=f"C{wi}",
-                    label=workload if ax is axes[0] else None)
+            xs = line["commit"].map(x)
+            for values, style, marker, what, text in (
+                    (line["steepest"].astype(float), "-", "o", "steepest step", "{:.2f}"),
+                    (line["projection_ratio"].astype(float) * to_left, ":", "s", "projection ratio", None)):
+                shown = values.clip(upper=cap)
+                ax.plot(xs, shown, marker=marker, markersize=3, color=f"C{wi}", linestyle=style,
+                        markerfacecolor="none" if marker == "s" else None,
+                        label=f"{workload}: {what}" if ax is axes[0] else None)
+                for xi, value in zip(xs[values > cap], values[values > cap]):
+                    label = text.format(value) if text else f"{value / to_left:.0f}x"
+                    ax.annotate(f"{label} ^", xy=(xi, cap), xytext=(0, -10), textcoords="offset points",
+                                ha="center", fontsize=7, color=f"C{wi}")
+            failed = line["verdict"] == fitting.FAIL
+            worst = pd.concat([line["steepest"].astype(float), line["projection_ratio"].astype(float) * to_left],
+                              axis=1).max(axis=1).clip(upper=cap)
+            ax.scatter(xs[failed], worst[failed], s=70, facecolors="none", edgecolors="crimson", linewidths=1.5,
+                       zorder=5, label="FAIL" if ax is axes[0] and wi == 0 else None)
         ax.axhline(threshold, color="black", linestyle="--", linewidth=1,
-                   label=f"threshold {threshold:g}" if ax is axes[0] else None)
+                   label=f"limit: step {threshold:g}, projection {factor:g}x" if ax is axes[0] else None)
         _mark(ax, sorted({x[c] for c in changed[changed["parser"] == parser]["commit"]}))
-        top = max(threshold + 0.2, float(mine["exponent"].max()) + 0.1 if mine["exponent"].notna().any() else 0)
-        ax.set_ylim(0.5, top)
+        ax.set_ylim(0, cap * 1.04)
+        right = ax.secondary_yaxis("right", functions=(lambda y: y / to_left, lambda r: r * to_left))
+        right.tick_params(labelsize=7)
+        if parser == parsers[-1] or (parsers.index(parser) + 1) % min(4, len(parsers)) == 0:
+            right.set_ylabel("projection / linear (dotted)", fontsize=8)
         ax.set_title(parser, fontsize=10)
         _xaxis(ax, commits)
-    axes[0].set_ylabel("scaling exponent")
-    fig.legend(loc="outside upper center", ncols=len(workloads) + 1, fontsize=7,
-               title="fitted on instruction counts; dotted red: the verdict changed", title_fontsize=8)
+    axes[0].set_ylabel("steepest step exponent (solid)")
+    _legend(fig, 2 * len(workloads) + 2,
+            f"what the verdict judges, on instruction counts: FAIL when the steepest step is over {threshold:g} "
+            f"(left axis) or the projection over {factor:g}x the linear one (right axis), i.e. above the dashed "
+            "line; dotted red: the verdict changed")
     fig.savefig(path, dpi=110)
     return path
 
@@ -368,7 +406,8 @@ def write(out: Path | str, results_dir: Path | str, threshold: float, factor: fl
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     ipng = _plot_instructions(series, marked, out / "instructions.png")
-    epng = _plot_exponents(fits, verdicts, threshold, out / "exponents.png")
+    epng = _plot_exponents(fits, verdicts, threshold, out / "exponents.png",
+                           (rules or {}).get("projection_factor", fitting.PROJECTION_FACTOR))
     wide = series.pivot_table(index=["commit", "parser", "workload"], columns="length", values="instructions",
                               sort=False)
     wide.columns = [f"instructions_{n}" for n in wide.columns]

@@ -3,7 +3,9 @@
 ``callscale profile`` runs the case in a child Python process (streaming it
 through fresh parsers again and again for a few seconds, so the parser's
 own frames dominate) under ``py-spy record`` and writes a flame graph (SVG)
-or a speedscope profile (JSON).
+or a speedscope profile (JSON). Frames are by function (py-spy's
+``--function``), and the flame graph's title names the parser, workload,
+length and chunking.
 
 Errors: :class:`ProfilerUnavailable` when py-spy is missing or cannot attach
 (ptrace not permitted); the message is one line that says how to fix it.
@@ -93,7 +95,7 @@ def profile(
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     cmd = [
         pyspy, "record", "--format", output_format, "--output", str(out), "--rate", str(rate),
-        "--nonblocking", "--", sys.executable, "-m", "callscale._child", json.dumps(spec),
+        "--function", "--nonblocking", "--", sys.executable, "-m", "callscale._child", json.dumps(spec),
     ]
     try:
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
@@ -105,6 +107,7 @@ def profile(
             out.unlink(missing_ok=True)
             raise CaseFailed(f"{parser} raised on {workload} at {length} characters: {line[len(RAISED):]}")
         if line.startswith(HUNG):
+            _retitle(out, f"{parser} on {workload}, {length} characters ({chunking}), stopped unfinished")
             kept = f"; the samples so far are in {out}" if out.exists() else ""
             raise CaseFailed(f"{parser} did not finish {workload} at {length} characters within "
                              f"{line[len(HUNG):]} (a hang?){kept}")
@@ -117,4 +120,25 @@ def profile(
             )
         lines = [line for line in text.splitlines() if line.strip()]
         raise RuntimeError(f"py-spy failed (exit {proc.returncode}): {lines[-1] if lines else 'no output'}")
+    _retitle(out, f"{parser} on {workload}, {length} characters ({chunking})")
     return out
+
+
+def _retitle(path: Path, what: str) -> None:
+    """Put ``what`` in a flame graph's title, in place of py-spy's command line (which the SVG clips).
+
+    py-spy's SVG has ``<text id="title" ...>COMMAND</text>``; frames are by
+    function (``--function``: samples aggregated by a function's first line).
+    Other formats and files without that element are left as they are.
+    """
+    import html
+    import re
+
+    if path.suffix != ".svg" or not path.exists():
+        return
+    text = path.read_text(encoding="utf-8")
+    title = html.escape(f"{what}: frames by function, py-spy samples")
+    new, found = re.subn(r'(<text id="title"[^>]*>)[^<]*(</text>)', lambda m: m.group(1) + title + m.group(2),
+                         text, count=1)
+    if found:
+        path.write_text(new, encoding="utf-8")

@@ -266,14 +266,14 @@ def write_fits_csv(run: Run, path: Path | str) -> Path:
     return path
 
 
-def _points(row: Row, run: Run) -> tuple[list[float], list[float]]:
-    """The row's (length, cost as a multiple of the floor on the same deltas) points."""
+def _per_character(row: Row, scale: float) -> tuple[list[float], list[float]]:
+    """The row's (length in characters, cost per character x ``scale``) points, where it was measured."""
     xs, ys = [], []
     for m in row.measurements:
-        floor = run.floors.get((m.format, m.workload, m.length))
-        if m.seconds and m.seconds > 0 and floor is not None and floor.seconds:
-            xs.append(m.chars or m.length)
-            ys.append(m.seconds / floor.seconds)
+        chars = m.chars or m.length
+        if m.seconds and m.seconds > 0 and chars:
+            xs.append(float(chars))
+            ys.append(m.seconds / chars * scale)
     return xs, ys
 
 
@@ -286,17 +286,27 @@ def _spread(values: list[float], gap: float) -> list[float]:
     return placed
 
 
-def plot(run: Run, path: Path | str) -> Path:
-    """Write ``scaling.png``: per workload, each parser's cost as a multiple of the floor against length.
+def wrap_title(text: str, width_inches: float, fontsize: float) -> str:
+    """``text`` broken into lines that fit ``width_inches`` at ``fontsize`` points (about 0.55 em a character)."""
+    import textwrap
 
-    One panel per workload, log-log. A parser whose cost grows linearly with
-    the length is a flat line (its cost per character stays a fixed multiple
-    of the ``null`` floor's); a quadratic term makes it rise. The floor is the
-    thick grey line at 1; the dashed black guide rises as a quadratic cost
-    would (x4 per 4x). Passing parsers are thin and muted; failing ones
-    (any rule, a timeout or an error) are drawn thick in colour. Each line is
-    labelled at its end with the parser and its steepest step exponent,
-    outside the data. Uses the Agg backend directly (no display).
+    return "\n".join(textwrap.wrap(text, max(20, int(width_inches * 72 / (fontsize * 0.55)))))
+
+
+def plot(run: Run, path: Path | str) -> Path:
+    """Write ``scaling.png``: per workload, each parser's cost per character against length.
+
+    One panel per workload, log-log: cost per character (nanoseconds of
+    process time, or instructions, per character of the call) against the
+    call's length. A parser whose cost grows linearly is flat (or falls a
+    little where a fixed cost spreads over more characters); a quadratic term
+    rises, by x4 per 4x when it dominates (the dashed guide). The ``null``
+    floor (the median floor row: receiving the deltas and nothing else) is the
+    thick grey line. Passing parsers are thin and grey; failing ones (any rule,
+    a timeout or an error) thick in colour. Each line is labelled at its end
+    with the parser and its steepest step exponent, a failing one also with
+    its projection ratio and verdict: the two figures the rules judge
+    (:func:`callscale.fit.fit`). Uses the Agg backend directly (no display).
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -305,18 +315,24 @@ def plot(run: Run, path: Path | str) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     workloads = [w for w in run.workloads if any(r.workload == w for r in run.rows)] or ["-"]
-    fig = Figure(figsize=(5.6 * len(workloads), 6.2), layout="constrained")
+    width = max(7.5, 5.6 * len(workloads))
+    fig = Figure(figsize=(width, 6.2), layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(1, len(workloads), sharey=True, squeeze=False)[0]
     offenders = {(r.parser, r.workload) for r in run.offenders}
     bad_colors = ["#d62728", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
     bad_index: dict[str, int] = {}
-    unit = "process seconds" if run.meter == "time" else run.meter
+    scale, unit = (1e9, "ns of process time") if run.meter == "time" else (1.0, f"{run.meter}")
     for ax, workload in zip(axes, workloads):
-        ax.axhline(1.0, color="0.6", linewidth=5, alpha=0.45, solid_capstyle="butt", zorder=1)
+        for floor in [r for r in run.floor_rows if r.workload == workload]:
+            xs, ys = _per_character(floor, scale)
+            if xs:
+                ax.plot(xs, ys, "-", color="0.6", linewidth=5, alpha=0.45, solid_capstyle="butt", zorder=1)
+                ax.annotate("null floor (receiving the deltas)", xy=(xs[0], ys[0]), xytext=(2, -10),
+                            textcoords="offset points", fontsize=7, color="0.35")
         ends = []
         for row in [r for r in run.rows if r.workload == workload]:
-            xs, ys = _points(row, run)
+            xs, ys = _per_character(row, scale)
             if not xs:
                 continue
             bad = (row.parser, row.workload) in offenders
@@ -325,27 +341,28 @@ def plot(run: Run, path: Path | str) -> Path:
                 ax.plot(xs, ys, "-o", color=color, linewidth=2.4, markersize=4, zorder=4)
             else:
                 color = "0.35"
-                ax.plot(xs, ys, "-", color=color, linewidth=0.9, alpha=0.6, zorder=3)
-            steepest = "" if row.fit.steepest is None else f" {row.fit.steepest:.2f}"
-            tag = f"{row.parser}{steepest}" + (f" {row.fit.verdict}" if bad else "")
+                ax.plot(xs, ys, "-o", color=color, linewidth=0.9, markersize=2, alpha=0.6, zorder=3)
+            tag = row.parser + ("" if row.fit.steepest is None else f" {row.fit.steepest:.2f}")
+            if bad:
+                ratio = row.fit.projection_ratio
+                tag += ("" if ratio is None else f", {ratio:.1f}x @{format_size(int(row.fit.reference_length))}")
+                tag += f" {row.fit.verdict}"
             ends.append((xs[-1], math.log10(ys[-1]), tag, color, bad))
         if ends:
             ys_all = [y for _, y, *_ in ends]
             low, high = ax.get_ylim()  # after the lines: the span the labels share
-            gap = (math.log10(high) - math.log10(min(low, 1.0) if low > 0 else 1.0)) / 34
+            gap = (math.log10(high) - math.log10(low)) / 34 if low > 0 else 0.03
             placed = _spread(ys_all, gap)
             for (x, y, tag, color, bad), yl in zip(ends, placed):
                 ax.annotate(tag, xy=(x, 10 ** y), xytext=(x * 1.12, 10 ** yl), fontsize=7 if bad else 6,
                             color=color, va="center", fontweight="bold" if bad else "normal",
                             arrowprops=dict(arrowstyle="-", color=color, alpha=0.4, linewidth=0.5))
-            x0, x1 = min(x for x in run.lengths), max(x for x, *_ in ends)
-            y0 = 10 ** min(ys_all)
+            x0, x1 = min(run.lengths), max(x for x, *_ in ends)
+            y0 = 10 ** min(ys_all) / 2
             ax.plot([x0, x1], [y0, y0 * x1 / x0], color="black", linewidth=1.0, linestyle=(0, (5, 3)), zorder=2)
-            ax.annotate("quadratic cost (x4 per 4x)", xy=(x1, y0 * x1 / x0), xytext=(-4, 4),
+            ax.annotate("quadratic cost: x4 per 4x", xy=(x1, y0 * x1 / x0), xytext=(-4, 4),
                         textcoords="offset points", ha="right", fontsize=7)
             ax.set_xlim(x0 / 1.25, x1 * 5.5)  # room for the labels at the line ends
-        ax.annotate("null floor (= 1)", xy=(0.01, 1.0), xycoords=("axes fraction", "data"), xytext=(2, -9),
-                    textcoords="offset points", fontsize=7, color="0.35")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xticks([float(n) for n in run.lengths], [format_size(n) for n in run.lengths])
@@ -353,11 +370,13 @@ def plot(run: Run, path: Path | str) -> Path:
         ax.set_xlabel("call length (characters)")
         ax.set_title(workload)
         ax.grid(True, which="major", alpha=0.25)
-    axes[0].set_ylabel(f"cost / null floor on the same deltas ({unit})")
+    axes[0].set_ylabel(f"cost per character ({unit})")
     failing = len(run.offenders)
-    fig.suptitle(f"Streaming cost as a multiple of the floor, chunking {run.chunking}: flat = linear, rising = "
-                 f"superlinear; labels: parser, steepest step exponent; {failing} failing pair"
-                 f"{'s' if failing != 1 else ''} in colour", fontsize=9)
+    fig.suptitle(wrap_title(
+        f"Streaming cost per character, chunking {run.chunking}: flat = linear, rising = superlinear. "
+        f"Labels: parser, steepest step exponent (fails over {run.threshold:g}); "
+        f"{failing} failing pair{'s' if failing != 1 else ''} in colour, with the projection ratio", width, 9),
+        fontsize=9)
     fig.savefig(path, dpi=110)
     return path
 
