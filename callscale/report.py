@@ -323,16 +323,27 @@ def plot(run: Run, path: Path | str) -> Path:
     bad_colors = ["#d62728", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
     bad_index: dict[str, int] = {}
     scale, unit = (1e9, "ns of process time") if run.meter == "time" else (1.0, f"{run.meter}")
+    panels = {w: ([_per_character(r, scale) for r in run.floor_rows if r.workload == w],
+                  [(r, *_per_character(r, scale)) for r in run.rows if r.workload == w]) for w in workloads}
+    values = [y for floors, rows in panels.values() for xs, ys in floors + [(x, y) for _, x, y in rows] for y in ys]
+    firsts = [min(ys) for _, rows in panels.values() for _, xs, ys in rows if ys]
+    x0 = min(run.lengths)
+    if values:  # the guide starts under the lowest parser and rises x (longest / shortest)
+        guide = min(firsts, default=min(values)) / 2
+        lo = min(min(values), guide) / 1.5
+        hi = max(max(values), guide * max(run.lengths) / x0) * 1.5
+        decades = math.log10(hi / lo)
     for ax, workload in zip(axes, workloads):
-        for floor in [r for r in run.floor_rows if r.workload == workload]:
-            xs, ys = _per_character(floor, scale)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        floors, rows = panels[workload]
+        for xs, ys in floors:
             if xs:
                 ax.plot(xs, ys, "-", color="0.6", linewidth=5, alpha=0.45, solid_capstyle="butt", zorder=1)
                 ax.annotate("null floor (receiving the deltas)", xy=(xs[0], ys[0]), xytext=(2, -10),
                             textcoords="offset points", fontsize=7, color="0.35")
         ends = []
-        for row in [r for r in run.rows if r.workload == workload]:
-            xs, ys = _per_character(row, scale)
+        for row, xs, ys in rows:
             if not xs:
                 continue
             bad = (row.parser, row.workload) in offenders
@@ -350,21 +361,22 @@ def plot(run: Run, path: Path | str) -> Path:
             ends.append((xs[-1], math.log10(ys[-1]), tag, color, bad))
         if ends:
             ys_all = [y for _, y, *_ in ends]
-            low, high = ax.get_ylim()  # after the lines: the span the labels share
-            gap = (math.log10(high) - math.log10(low)) / 34 if low > 0 else 0.03
+            # labels 8 points apart: the panel spans `decades` over about 4.6 inches
+            gap = decades * (8 / 72) / 4.6
             placed = _spread(ys_all, gap)
+            shift = min(0.0, math.log10(hi) - gap - max(placed))  # keep the labels inside the panel
             for (x, y, tag, color, bad), yl in zip(ends, placed):
-                ax.annotate(tag, xy=(x, 10 ** y), xytext=(x * 1.12, 10 ** yl), fontsize=7 if bad else 6,
+                ax.annotate(tag, xy=(x, 10 ** y), xytext=(x * 1.12, 10 ** (yl + shift)), fontsize=7 if bad else 6,
                             color=color, va="center", fontweight="bold" if bad else "normal",
                             arrowprops=dict(arrowstyle="-", color=color, alpha=0.4, linewidth=0.5))
-            x0, x1 = min(run.lengths), max(x for x, *_ in ends)
-            y0 = 10 ** min(ys_all) / 2
+            x1 = max(x for x, *_ in ends)
+            y0 = guide
             ax.plot([x0, x1], [y0, y0 * x1 / x0], color="black", linewidth=1.0, linestyle=(0, (5, 3)), zorder=2)
             ax.annotate("quadratic cost: x4 per 4x", xy=(x1, y0 * x1 / x0), xytext=(-4, 4),
                         textcoords="offset points", ha="right", fontsize=7)
             ax.set_xlim(x0 / 1.25, x1 * 5.5)  # room for the labels at the line ends
-        ax.set_xscale("log")
-        ax.set_yscale("log")
+        if values:
+            ax.set_ylim(lo, hi)
         ax.set_xticks([float(n) for n in run.lengths], [format_size(n) for n in run.lengths])
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("call length (characters)")
