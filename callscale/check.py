@@ -53,7 +53,7 @@ def _type(value: Any) -> str:
 def result_shape(result: Any, streaming: bool = True) -> str | None:
     """``None`` when ``result`` has the shape the checker reads, else one line naming the field and its type.
 
-    The shape (README "The parser contract"): ``None`` (nothing), or an object or
+    The shape (README "Plug in your parser: the contract"): ``None`` (nothing), or an object or
     dict with ``normal_text`` (``str``/``None``) and ``calls`` (a list of call
     items: ``tool_index`` an ``int``, read only when ``streaming``; ``name`` a
     ``str`` or ``None``; ``parameters`` a ``str``, a dict or ``None``), optionally
