@@ -7,7 +7,8 @@ in order with ``bash -eo pipefail`` (GitHub's shell for ``run``), honouring
 buffer on every delta, and the package imports ``torch`` and ``triton`` (not
 installed: the GPU stand-ins make it import). ``python`` is a fresh virtualenv
 (``--system-site-packages``, so callscale's dependencies need no download) and
-``CALLSCALE`` is a wheel built from this checkout.
+``CALLSCALE`` is a wheel built from this checkout (``CALLSCALE_CI_SOURCE=git``: a git URL
+pinned to this checkout's HEAD commit, the recipe's own form).
 
 ``CALLSCALE_CI_LOG=PATH`` writes the steps' output there (docs/ci.md quotes it).
 The fast tests cover ``gate --out`` and the stand-ins on their own.
@@ -239,10 +240,15 @@ def run_workflow(tmp: Path, event: str = "pull_request") -> list[tuple[str, int 
     if shutil.which("valgrind") is None:
         pytest.skip("valgrind is not installed (the recipe's install step would apt-get it)")
     flow = workflow()
-    dist = tmp / "dist"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(dist), str(ROOT)],
-                   check=True, capture_output=True, text=True, timeout=600)
-    wheel = next(dist.glob("callscale-*.whl"))
+    if os.environ.get("CALLSCALE_CI_SOURCE") == "git":  # the recipe's own form: a git URL pinned to a commit
+        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+        source = f"callscale @ git+file://localhost{ROOT}@{head}"
+    else:  # a wheel built from this checkout (what is not committed yet too)
+        dist = tmp / "dist"
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(dist), str(ROOT)],
+                       check=True, capture_output=True, text=True, timeout=600)
+        source = f"callscale @ {next(dist.glob('callscale-*.whl')).as_uri()}"
     base_python = getattr(sys, "_base_executable", sys.executable)
     venv = tmp / "venv"
     subprocess.run([base_python, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=300)
@@ -251,7 +257,7 @@ def run_workflow(tmp: Path, event: str = "pull_request") -> list[tuple[str, int 
     runner_temp.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "CALLSCALE"))}
     env.update({k: str(v) for k, v in flow["env"].items()})
-    env.update(CALLSCALE=f"callscale @ {wheel.as_uri()}", PATH=f"{venv / 'bin'}{os.pathsep}{env['PATH']}",
+    env.update(CALLSCALE=source, PATH=f"{venv / 'bin'}{os.pathsep}{env['PATH']}",
                GITHUB_EVENT_NAME=event, GITHUB_BASE_REF="main" if event == "pull_request" else "",
                GITHUB_WORKSPACE=str(work), RUNNER_TEMP=str(runner_temp), CI="true",
                PIP_DISABLE_PIP_VERSION_CHECK="1")
