@@ -18,7 +18,7 @@ gate``), and writes to ``--out``:
   parser: the steepest step exponent and the projection ratio, scaled so both
   limits are one dashed line (a FAIL is above it, circled);
 - ``history.csv``: one row per commit, parser, workload: the counts, the
-  exponent and the verdict;
+  exponent, the verdict, the steepest step and the projection ratio;
 - ``index.html``: both images embedded as base64 data URIs, the commits where
   a verdict changed, the steps where a count moved by more than ``--factor``,
   and the commit list; no scripts, style sheets or fonts from anywhere else,
