@@ -48,6 +48,8 @@ __all__ = [
     "is_new_parameter",
     "parameter_typing",
     "parameter_type",
+    "schema_typing",
+    "resolve_schema",
     "convert",
     "StringOrNull",
     "read_python_literal",
@@ -223,6 +225,35 @@ def parameter_typing(tools: Sequence[Any] | None, tool: str, param: str) -> Typi
     ordered = tuple(k for k in TYPE_ORDER if k in types)
     enum = state.get("enum")
     return Typing(ordered, bool(state.get("nullable")), enum)
+
+
+def schema_typing(spec: Any, root: Mapping[str, Any]) -> Typing:
+    """The :class:`Typing` of a value whose schema is ``spec`` (any schema object, nested ones too).
+
+    ``root``: the tool's parameters object, for ``$ref``. For formats whose
+    values nest (MiniMax M3's element trees), where a child's schema is a
+    property or ``items`` of its parent's. :data:`UNTYPED` for ``None`` or an
+    odd shape; never raises.
+    """
+    if spec is None:
+        return UNTYPED
+    try:
+        types: set = set()
+        state: dict = {}
+        _collect(spec, root, MAX_REF_DEPTH, types, state)
+    except Exception:
+        return UNTYPED
+    if "integer" in types and "number" in types:
+        types.discard("integer")
+    return Typing(tuple(k for k in TYPE_ORDER if k in types), bool(state.get("nullable")), state.get("enum"))
+
+
+def resolve_schema(spec: Any, root: Mapping[str, Any]) -> Any:
+    """``spec`` with ``$ref`` followed (:func:`schema_typing`'s rule); never raises."""
+    try:
+        return _resolve(spec, root, MAX_REF_DEPTH)
+    except Exception:
+        return None
 
 
 def parameter_type(tools: Sequence[Any] | None, tool: str, param: str) -> str:
