@@ -33,8 +33,9 @@ Reading rules (all lengths in characters):
   ``additionalProperties`` and ``items``) is string-only is text; otherwise
   an element whose first non-whitespace is a namespaced child tag is a
   container, else text. A container is an array when its schema says array,
-  an object when it says object, and without either an array when its first
-  child is ``item`` (the template's list spelling), else an object. Its JSON
+  an object when it says object, and when it says both or neither an array
+  when its first child is ``item`` (the template's list spelling), else an
+  object. Its JSON
   streams as its children arrive: ``{``/``[`` when the first child opens,
   each key as its element opens, string text as it arrives (JSON-escaped).
   A text value the schema types otherwise is read by the one schema rule at
@@ -148,10 +149,13 @@ def _container_spec(spec: Any, kind: str) -> Any:
     field = "properties" if kind == "object" else "items"
     if field in spec or (kind == "object" and "additionalProperties" in spec):
         return spec
-    for union in ("anyOf", "oneOf", "allOf"):
-        for branch in spec.get(union) or ():
-            if isinstance(branch, Mapping) and (branch.get("type") == kind or field in branch):
-                return branch
+    branches = [b for union in ("anyOf", "oneOf", "allOf") for b in spec.get(union) or () if isinstance(b, Mapping)]
+    for branch in branches:  # the first that describes the members, else the first of the type
+        if field in branch:
+            return branch
+    for branch in branches:
+        if branch.get("type") == kind:
+            return branch
     return spec
 
 
@@ -330,7 +334,7 @@ class MiniMaxM3Parser(ToolParser):
             return self._fail(f"bad element {name!r}")
         if parent.kind == "list?":  # the first child decides the container
             kinds = parent.typing.types
-            array = "array" in kinds or ("object" not in kinds and name == ITEM)
+            array = name == ITEM if ("array" in kinds) == ("object" in kinds) else "array" in kinds
             parent.kind = "array" if array else "object"
             parent.spec = _container_spec(parent.spec, parent.kind)
             self._emit_arguments("[" if array else "{")
