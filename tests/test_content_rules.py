@@ -19,7 +19,7 @@ import pytest
 
 from callscale import parsers
 from callscale import check
-from callscale.parsers import dsml, gemma, glm, minimax, qwen
+from callscale.parsers import dsml, gemma, glm, kimi_k3, minimax, minimax_m3, qwen
 from support import stream_outcome, whole_outcome
 from callscale.workloads import render
 from callscale.workloads.chunking import chunk
@@ -129,6 +129,9 @@ BROKEN = {
                       f"{gemma.STRING_DELIM},days:3}}",
     "qwen3_coder": lambda: f"Hi.\n{qwen.TOOL_CALL_OPEN}\n{qwen.FUNCTION_OPEN}get_weather>\n",
     "minimax_m2": lambda: f"Hi.\n{minimax.BLOCK_OPEN}\n{minimax.INVOKE_OPEN}get_weather{minimax.TAG_END}\n",
+    "minimax_m3": lambda: f"Hi.\n{minimax_m3.BLOCK_OPEN}\n{minimax_m3.INVOKE_OPEN}get_weather{minimax_m3.TAG_END}\n",
+    "kimi_k3": lambda: (f"Hi.{kimi_k3.RESPONSE_CLOSE}{kimi_k3.TOOLS_OPEN}"
+                        + kimi_k3.open_tag("call", tool="get_weather", index="1")),
     **{n: (lambda sp=sp: f"Hi.\n\n<{sp.block}>\n<{sp.invoke} name=\"get_weather\">\n")
        for n, sp in dsml.SPELLINGS.items()},
     # the arguments stop being JSON where the prose starts
