@@ -129,6 +129,9 @@ _IN_CALL = {_S_KEY_START, _S_KEY, _S_QKEY, _S_COLON, _S_VALUE, _S_ARRAY_FIRST, _
 class Gemma4Parser(ToolParser):
     """Streaming parser of Gemma 4 tool calls; see the module docstring for the rules."""
 
+    #: The whitespace its encoder writes before a call block (base.ToolParser.layout_before_call).
+    layout_before_call = ""
+
     def __init__(self) -> None:
         super().__init__()
         self._state = _S_CONTENT

@@ -187,7 +187,7 @@ class _GlmParser(ToolParser):
 
         ``final``: the end of the output decided it: the head of a cut call, dropped (DESIGN.md).
         """
-        self._head_no_call(self._head_text(), final)
+        self._head_no_call(self._head_text(), final, _M_NAME)
         return self._read_on(marker)
 
     def _empty_opener(self, marker: str | None) -> bool:
@@ -232,7 +232,7 @@ class _GlmParser(ToolParser):
         return True
 
     def _s_name(self, final: bool) -> bool:
-        text, marker = self._head_find(_M_NAME, final)
+        text, marker = self._head_find(_M_NAME, False)  # a partial marker stays unread, even at the end
         if text and not self._name_ok(text):
             return self._not_a_call(marker)
         if marker is None:
@@ -241,6 +241,7 @@ class _GlmParser(ToolParser):
             if not final:
                 return False
             if not "".join(self._head_parts)[len(self._opener):].strip():
+                self.scanner.take_all()
                 return self._empty_opener(None)
             return self._not_a_call(None, final)
         name = "".join(self._head_parts)[len(self._opener):].strip()

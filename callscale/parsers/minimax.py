@@ -135,6 +135,9 @@ _S_SKIP = "skip"  # dropping the rest of an abandoned call
 class MiniMaxM2Parser(ToolParser):
     """Streaming parser of MiniMax M2 tool calls; see the module docstring for the rules."""
 
+    #: The whitespace its encoder writes before a call block (base.ToolParser.layout_before_call).
+    layout_before_call = "\n"
+
     def __init__(self) -> None:
         super().__init__()
         self._state = _S_CONTENT

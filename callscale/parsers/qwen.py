@@ -738,6 +738,9 @@ class Qwen3CoderParser(_QwenParser):
     raises on model output.
     """
 
+    #: The whitespace its encoder writes before a call block (base.ToolParser.layout_before_call).
+    layout_before_call = "\n\n"
+
     _content_markers = _M_CODER_CONTENT
     _junk_markers = _M_CODER_JUNK
 
