@@ -37,6 +37,15 @@ FORMATS: dict[str, dict] = {
                     "broken": "Hi.\n<tool_call>\n<function=get_weather>\n"},
     "minimax_m2": {"opener": "<minimax:tool_call>", "empty_envelope": None,
                    "broken": 'Hi.\n<minimax:tool_call>\n<invoke name="get_weather">\n'},
+    # issue 16: the tools element and a call without a tool are markup (kimi_k3.py); an M3 block that
+    # starts no call is content, as in M2 (minimax_m3.py)
+    "kimi_k3": {"opener": "<|open|>tools<|sep|>",
+                "empty_envelope": ["<|open|>tools<|sep|><|close|>tools<|sep|>",
+                                   "<|open|>tools<|sep|><|open|>call<|sep|><|close|>call<|sep|><|close|>tools<|sep|>",
+                                   '<|open|>tools<|sep|><|open|>call tool=""<|sep|><|close|>call<|sep|><|close|>tools<|sep|>'],
+                "broken": 'Hi.<|close|>response<|sep|><|open|>tools<|sep|><|open|>call tool="get_weather" index="1"<|sep|>'},
+    "minimax_m3": {"opener": "]<]minimax[>[<tool_call>", "empty_envelope": None,
+                   "broken": 'Hi.\n]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name="get_weather">\n'},
     "gemma4": {"opener": "<|tool_call>", "empty_envelope": None,
                "broken": "Hi.<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>,days:3}"},
     # the JSON formats (issue 18's i18a): envelopes still to be decided there
