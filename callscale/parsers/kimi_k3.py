@@ -61,7 +61,7 @@ import logging
 import re
 
 from . import register
-from .base import MAX_HEAD, ToolParser, json_fragment, json_text
+from .base import ToolParser, json_fragment, json_text
 from .scanner import PARTIAL, markers
 from .schema import UNTYPED, Typing, convert, parameter_typing
 
@@ -142,30 +142,23 @@ def _attrs(text: str) -> dict[str, str] | None:
     return {k: _unescape_attr(v) for k, v in _ATTR.findall(text)}
 
 
-# States.
-_S_CONTENT = "content"
-_S_THINK = "think"
-_S_TOOLS = "tools"  # inside the tools element, between calls
-_S_CALL_HEAD = "call_head"
-_S_CALL = "call"  # inside a call, between arguments
-_S_ARG_HEAD = "arg_head"
-_S_VALUE = "value"
-_S_CLOSE1 = "close1"  # after <|close|>argument<|sep|>: does the value end?
-_S_CLOSE2 = "close2"  # after that and <|close|>call<|sep|>: does the call end?
-_S_JSON_HEAD = "json_head"
-_S_JSON = "json"
-_S_SKIP = "skip"  # a broken call's text
-
-
 @register("kimi_k3")
 class KimiK3Parser(ToolParser):
-    """Streaming parser of Kimi K3 XTML output; see the module docstring for the rules."""
+    """Streaming parser of Kimi K3 XTML output; see the module docstring for the rules.
+
+    States (``_s_<state>``, run by the base driver): ``content``, ``think``,
+    ``tools`` (between calls), ``call_head``, ``call`` (between arguments),
+    ``arg_head``, ``value``, ``close1`` (after ``<|close|>argument<|sep|>``:
+    does the value end?), ``close2`` (after it and ``<|close|>call<|sep|>``:
+    does the call end?), ``json_head``, ``json``, ``skip`` (a broken call's
+    text: its end resumes in ``tools`` or ``content``, a new call head in
+    ``call_head``, so it is not the base's one-resume ``broken`` state).
+    """
+
+    writes_reasoning = True
 
     def __init__(self) -> None:
         super().__init__()
-        self._state = _S_CONTENT
-        self._head: list[str] = []
-        self._head_len = 0
         self._call_name = ""
         self._keys: set[str] = set()
         self._whole = False  # the arguments came as one json body (written whole)
@@ -173,26 +166,17 @@ class KimiK3Parser(ToolParser):
         self._typing = UNTYPED
         self._value_parts: list[str] = []
         self._pending: list[str] = []
-        self._steps = {
-            _S_CONTENT: self._content, _S_THINK: self._think, _S_TOOLS: self._tools,
-            _S_CALL_HEAD: self._call_head, _S_CALL: self._call, _S_ARG_HEAD: self._arg_head,
-            _S_VALUE: self._value, _S_CLOSE1: self._close1, _S_CLOSE2: self._close2,
-            _S_JSON_HEAD: self._json_head, _S_JSON: self._json, _S_SKIP: self._skip,
-        }
 
-    # ------------------------------------------------------------------ driver
     def _advance(self, final: bool) -> None:
-        steps = self._steps
-        while steps[self._state](final):
-            pass
+        super()._advance(final)
         if final:
-            if self._state not in (_S_CONTENT, _S_THINK, _S_TOOLS, _S_SKIP, _S_CALL_HEAD):
+            if self._state not in ("content", "think", "tools", "skip", "call_head"):
                 log.debug("kimi_k3: call %r never closed; abandoned", self._call_name)
                 self._abandon_call()
-            self._state = _S_CONTENT
+            self._state = "content"
 
-    # ------------------------------------------------------------------ states (True: moved on)
-    def _content(self, final: bool) -> bool:
+    # ------------------------------------------------------------------ outside calls
+    def _s_content(self, final: bool) -> bool:
         sc = self.scanner
         text, marker = sc.find(_CONTENT)
         if marker is None and final:
@@ -203,20 +187,20 @@ class KimiK3Parser(ToolParser):
         if marker is None:
             return False
         if marker == TOOLS_OPEN:
-            self._state = _S_TOOLS
+            self._state = "tools"
         elif marker == THINK_OPEN:
-            self._state = _S_THINK
+            self._state = "think"
         return True  # other channel markup: dropped
 
-    def _think(self, final: bool) -> bool:
+    def _s_think(self, final: bool) -> bool:
         text, marker = self.scanner.find(_THINK, final)
         self._emit_reasoning(text)
         if marker is None:
             return False
-        self._state = _S_CONTENT
+        self._state = "content"
         return True
 
-    def _tools(self, final: bool) -> bool:
+    def _s_tools(self, final: bool) -> bool:
         sc = self.scanner
         text, marker = sc.find(_TOOLS)
         if marker is None and final:
@@ -227,87 +211,66 @@ class KimiK3Parser(ToolParser):
         if marker is None:
             return False
         if marker == CALL_HEAD:
-            self._start_head(_S_CALL_HEAD)
+            self._head_begin(CALL_HEAD)
+            self._state = "call_head"
         elif marker == TOOLS_CLOSE:
-            self._state = _S_CONTENT
+            self._state = "content"
         return True  # a repeated opener, channel markup: dropped
 
-    def _start_head(self, state: str) -> None:
-        self._head = []
-        self._head_len = 0
-        self._state = state
-
-    def _read_head(self, final: bool) -> str | None:
-        """The head up to ``<|sep|>`` (consumed), bounded by MAX_HEAD; ``""``-less None while incomplete.
-
-        Returns the head text, or ``None`` when more text is needed; sets
-        ``self._head_len`` past MAX_HEAD when it ran over.
-        """
-        text, marker = self.scanner.find(_HEAD_END, final, MAX_HEAD + 1 - self._head_len)
-        self._head.append(text)
-        self._head_len += len(text)
+    # ------------------------------------------------------------------ a call
+    def _s_call_head(self, final: bool) -> bool:
+        _, marker = self._head_find(_HEAD_END, final)
         if marker is None:
-            return None
-        head = "".join(self._head)
-        self._head = []
-        return head
-
-    def _call_head(self, final: bool) -> bool:
-        head = self._read_head(final)
-        if head is None:
-            if self._head_len > MAX_HEAD:  # no head: the text is content, read on in the tools element
-                self._emit_content(CALL_HEAD + "".join(self._head))
-                self._head = []
-                self._state = _S_TOOLS
+            if self._head_over():  # no head: its text is content, read on in the tools element
+                self._emit_content(self._head_text())
+                self._state = "tools"
                 return True
             return False
+        head = self._head_text()[len(CALL_HEAD):]
         attrs = _attrs(head)
         name = attrs.get("tool", "") if attrs is not None else ""
         if _NAME.fullmatch(name) is None:  # the head is the broken call's text (DESIGN.md)
             self._call_name = ""
-            self._fail(f"call head {head!r} names no tool", CALL_HEAD + head + SEP)
-            return True
+            return self._fail(f"call head {head!r} names no tool", CALL_HEAD + head + SEP)
         self._call_name = name
         self._keys = set()
         self._whole = False
         self._begin_call(name)
-        self._state = _S_CALL
+        self._state = "call"
         return True
 
-    def _call(self, final: bool) -> bool:
+    def _s_call(self, final: bool) -> bool:
         sc = self.scanner
         sc.skip_whitespace()
         marker = sc.match(_IN_CALL, final)
         if marker is PARTIAL:
             return False
         if marker == ARG_HEAD and not self._whole:
-            self._start_head(_S_ARG_HEAD)
+            self._head_begin()
+            self._state = "arg_head"
         elif marker == JSON_HEAD:
             if self._keys or self._whole:
-                self._fail("a json body after arguments")
-            else:
-                self._start_head(_S_JSON_HEAD)
+                return self._fail("a json body after arguments")
+            self._head_begin()
+            self._state = "json_head"
         elif marker == CALL_CLOSE:
             self._close_call()
-            self._state = _S_TOOLS
+            self._state = "tools"
         else:
             if sc.at_end() or self._cut_by_end(final, _IN_CALL):
                 return False  # final: the call is cut, _advance abandons it
-            self._fail("unexpected text inside a call")
+            return self._fail("unexpected text inside a call")
         return True
 
-    def _arg_head(self, final: bool) -> bool:
-        head = self._read_head(final)
-        if head is None:
-            if self._head_len > MAX_HEAD:
-                self._fail("an argument head longer than MAX_HEAD")
-                return True
-            return False
+    def _s_arg_head(self, final: bool) -> bool:
+        _, marker = self._head_find(_HEAD_END, final)
+        if marker is None:
+            return self._fail("an argument head longer than MAX_HEAD") if self._head_over() else False
+        head = self._head_text()
         attrs = _attrs(head)
         key = attrs.get("key") if attrs is not None else None
         if not key or key in self._keys:
-            self._fail(f"bad argument head {head!r}")
-            return True
+            return self._fail(f"bad argument head {head!r}")
         kind = attrs.get("type")
         if kind == "string":
             typing = Typing(("string",))
@@ -319,16 +282,16 @@ class KimiK3Parser(ToolParser):
         self._emit_arguments(("{" if not self._keys else ", ") + json.dumps(key, ensure_ascii=False) + ": "
                              + ('"' if self._value_is_string else ""))
         self._keys.add(key)
-        self._state = _S_VALUE
+        self._state = "value"
         return True
 
-    def _value(self, final: bool) -> bool:
+    def _s_value(self, final: bool) -> bool:
         text, marker = self.scanner.find(_VALUE_END, final)
         self._value_text(text)
         if marker is None:
             return False
-        self._pending = [marker]
-        self._state = _S_CLOSE1
+        self._confirm_ws.clear()
+        self._state = "close1"
         return True
 
     def _value_text(self, text: str) -> None:
@@ -338,55 +301,55 @@ class KimiK3Parser(ToolParser):
             else:
                 self._value_parts.append(text)
 
-    def _close1(self, final: bool) -> bool:
-        self._pending.append(self.scanner.skip_whitespace())
-        marker = self.scanner.match(_AFTER_ARG, final)
+    def _s_close1(self, final: bool) -> bool:
+        marker = self._confirm(_AFTER_ARG, final)
         if marker is PARTIAL:
             return False
         if marker == ARG_HEAD:
+            self._confirm_ws.clear()
             self._end_value()
-            self._start_head(_S_ARG_HEAD)
+            self._head_begin()
+            self._state = "arg_head"
         elif marker == CALL_CLOSE:
-            self._pending.append(marker)
-            self._state = _S_CLOSE2
+            self._pending = [ARG_CLOSE, self._confirm_text(), CALL_CLOSE]
+            self._state = "close2"
         else:
-            self._reject_close()
+            self._reject_close([ARG_CLOSE])
         return True
 
-    def _close2(self, final: bool) -> bool:
-        sc = self.scanner
-        self._pending.append(sc.skip_whitespace())
+    def _s_close2(self, final: bool) -> bool:
         if self._cut_by_end(final, _AFTER_CALL):  # the end of the output (or a cut tag) follows
+            self._confirm_ws.clear()
             self._end_value()
             self._close_call()
-            self._state = _S_TOOLS
+            self._state = "tools"
             return False
-        marker = sc.match(_AFTER_CALL, final)
+        marker = self._confirm(_AFTER_CALL, final)
         if marker is PARTIAL:
             return False
         if marker is None:
-            self._reject_close()
+            self._reject_close(self._pending)
             return True
+        self._confirm_ws.clear()
         self._end_value()
         self._close_call()
         if marker == CALL_HEAD:
-            self._start_head(_S_CALL_HEAD)
+            self._head_begin(CALL_HEAD)
+            self._state = "call_head"
         else:
-            self._state = _S_CONTENT
+            self._state = "content"
         return True
 
-    def _json_head(self, final: bool) -> bool:
-        head = self._read_head(final)
-        if head is None:
-            if self._head_len > MAX_HEAD:
-                self._fail("a json head longer than MAX_HEAD")
-                return True
-            return False
+    def _s_json_head(self, final: bool) -> bool:
+        _, marker = self._head_find(_HEAD_END, final)
+        if marker is None:
+            return self._fail("a json head longer than MAX_HEAD") if self._head_over() else False
+        self._head_text()
         self._value_parts = []
-        self._state = _S_JSON
+        self._state = "json"
         return True
 
-    def _json(self, final: bool) -> bool:
+    def _s_json(self, final: bool) -> bool:
         text, marker = self.scanner.find(_JSON_END, final)
         if text:
             self._value_parts.append(text)
@@ -399,14 +362,13 @@ class KimiK3Parser(ToolParser):
         except (ValueError, RecursionError):
             value = None
         if not isinstance(value, dict):
-            self._fail("the json body is not a JSON object")
-            return True
+            return self._fail("the json body is not a JSON object")
         self._whole = True
         self._emit_arguments(json_text(value))
-        self._state = _S_CALL
+        self._state = "call"
         return True
 
-    def _skip(self, final: bool) -> bool:
+    def _s_skip(self, final: bool) -> bool:
         """A broken call's text: dropped up to its end; content when another call or the end comes first."""
         text, marker = self.scanner.find(_RESYNC, final)
         self._hold_broken(text)
@@ -414,18 +376,19 @@ class KimiK3Parser(ToolParser):
             return False
         if marker == CALL_HEAD:
             self._broken_is_content()
-            self._start_head(_S_CALL_HEAD)
+            self._head_begin(CALL_HEAD)
+            self._state = "call_head"
             return True
         self._broken_call_ended()
-        self._state = _S_TOOLS if marker == CALL_CLOSE else _S_CONTENT
+        self._state = "tools" if marker == CALL_CLOSE else "content"
         return True
 
     # ------------------------------------------------------------------ helpers
-    def _reject_close(self) -> None:
-        """The held-back closing tag did not end the value: it is value text; scan on after it."""
-        self._value_text("".join(self._pending))
+    def _reject_close(self, tags: list[str]) -> None:
+        """The held-back closing tag(s) did not end the value: value text; scan on after them."""
+        self._value_text("".join(tags) + self._confirm_text())
         self._pending = []
-        self._state = _S_VALUE
+        self._state = "value"
 
     def _end_value(self) -> None:
         self._pending = []
@@ -441,9 +404,11 @@ class KimiK3Parser(ToolParser):
         self._emit_arguments("" if self._whole else "}" if self._keys else "{}")
         self._end_call()
 
-    def _fail(self, why: str, rest: str = "") -> None:
+    def _fail(self, why: str, rest: str = "") -> bool:
         log.debug("kimi_k3: call %r broken: %s", self._call_name, why)
         self._break_call(rest)
         self._pending = []
         self._value_parts = []
-        self._state = _S_SKIP
+        self._confirm_ws.clear()
+        self._state = "skip"
+        return True
