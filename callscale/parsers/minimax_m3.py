@@ -159,75 +159,64 @@ def _container_spec(spec: Any, kind: str) -> Any:
     return spec
 
 
-# States.
-_S_CONTENT = "content"
-_S_THINK = "think"
-_S_BLOCK = "block"
-_S_NAME = "name"  # an invoke's name
-_S_BODY = "body"  # inside a container element (the invoke included), between children
-_S_TAG = "tag"  # an element tag after the namespace and "<", up to ">"
-_S_OPENED = "opened"  # an element just opened, not yet known as text or container
-_S_TEXT = "text"  # a text value
-_S_CONFIRM = "confirm"  # after a text value's closing tag: does the value end?
-_S_SKIP = "skip"
-
-
 @register("minimax_m3")
 class MiniMaxM3Parser(ToolParser):
-    """Streaming parser of MiniMax M3 tool calls; see the module docstring for the rules."""
+    """Streaming parser of MiniMax M3 tool calls; see the module docstring for the rules.
+
+    States (``_s_<state>``, run by the base driver): ``content``, ``think``,
+    ``block`` (between invokes), ``name`` (an invoke's name), ``body`` (in a
+    container element, the invoke included, between children), ``tag`` (an
+    element tag after the namespace and ``<``), ``opened`` (an element not yet
+    known as text or container), ``text`` (a text value), ``confirm`` (after a
+    text value's closing tag), ``skip`` (a broken call's text: its end
+    resumes in ``block`` or ``content``, a new block in ``block``, so it is not
+    the base's one-resume ``broken`` state).
+    """
+
+    writes_reasoning = True
+    layout_before_call = LAYOUT_NEWLINE
 
     def __init__(self) -> None:
         super().__init__()
-        self._state = _S_CONTENT
         self._raw: list[str] = []
         self._block_has_call = False
-        self._parts: list[str] = []
-        self._head_len = 0
         self._call_name = ""
         self._root: Mapping[str, Any] = {}
         self._frames: list[_Frame] = []
-        self._pending: list[str] = []
-        self._steps = {
-            _S_CONTENT: self._content, _S_THINK: self._think, _S_BLOCK: self._block, _S_NAME: self._name,
-            _S_BODY: self._body, _S_TAG: self._tag, _S_OPENED: self._opened, _S_TEXT: self._text,
-            _S_CONFIRM: self._confirm, _S_SKIP: self._skip,
-        }
 
     # ------------------------------------------------------------------ driver
     def _advance(self, final: bool) -> None:
-        steps = self._steps
-        while steps[self._state](final):
-            pass
+        super()._advance(final)
         if final:
             if self._frames:
                 log.debug("minimax_m3: call %r never closed; abandoned", self._call_name)
                 self._abandon_call()
                 self._frames = []
             self._raw = []
-            self._state = _S_CONTENT
+            self._state = "content"
 
     # ------------------------------------------------------------------ outside calls
-    def _content(self, final: bool) -> bool:
+    def _s_content(self, final: bool) -> bool:
         text, marker = self.scanner.find(_CONTENT, final)
         self._emit_content(text)
         if marker is None:
             return False
         if marker == THINK_OPEN:
-            self._state = _S_THINK
+            self._state = "think"
         elif marker != THINK_CLOSE:
             self._open_block(marker)
         return True
 
-    def _think(self, final: bool) -> bool:
+    def _s_think(self, final: bool) -> bool:
         text, marker = self.scanner.find(_THINK, final)
         self._emit_reasoning(text)
         if marker is None:
             return False
-        self._state = _S_CONTENT
+        self._state = "content"
         return True
 
     def _open_block(self, opener: str) -> None:
-        self._state = _S_BLOCK
+        self._state = "block"
         self._raw = [opener]
         self._block_has_call = False
         self._head_len = 0
@@ -235,9 +224,9 @@ class MiniMaxM3Parser(ToolParser):
     def _not_a_call(self, *more: str) -> None:
         self._emit_content("".join(self._raw) + "".join(more))
         self._raw = []
-        self._state = _S_CONTENT
+        self._state = "content"
 
-    def _block(self, final: bool) -> bool:
+    def _s_block(self, final: bool) -> bool:
         sc = self.scanner
         if self._block_has_call:  # layout between calls
             sc.skip_whitespace()
@@ -253,14 +242,14 @@ class MiniMaxM3Parser(ToolParser):
             return False
         if marker == INVOKE_OPEN:
             self._raw.append(marker)
-            self._parts = []
+            self._head_parts = []  # the head counts the block's first whitespace and the opener (MAX_HEAD)
             self._head_len = 0 if self._block_has_call else self._head_len + len(marker)
-            self._state = _S_NAME
+            self._state = "name"
         elif marker == BLOCK_CLOSE:
             if not self._block_has_call:  # an empty block carries no call: content
                 self._emit_content("".join(self._raw) + marker)
             self._raw = []
-            self._state = _S_CONTENT
+            self._state = "content"
         elif marker == BLOCK_OPEN:
             if not self._block_has_call:
                 self._emit_content("".join(self._raw))
@@ -270,23 +259,19 @@ class MiniMaxM3Parser(ToolParser):
                 return False  # the output cut the block: no content
             if self._block_has_call:
                 self._raw = []
-                self._state = _S_CONTENT  # garbage after a call ends the block: content
+                self._state = "content"  # garbage after a call ends the block: content
             else:
                 self._not_a_call()
         return True
 
-    def _name(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_TAG_END, final, MAX_HEAD + 1 - self._head_len)
-        self._head_len += len(text)
-        self._parts.append(text)
+    def _s_name(self, final: bool) -> bool:
+        _, marker = self._head_find(_TAG_END, final)
         if marker is None:
-            if self._head_len > MAX_HEAD:
-                self._not_a_call("".join(self._parts))
-                self._parts = []
+            if self._head_over():
+                self._not_a_call(self._head_text())
                 return True
             return False
-        name = "".join(self._parts)
-        self._parts = []
+        name = self._head_text()
         if _NAME.fullmatch(name) is None:
             self._not_a_call(name, marker)
             return True
@@ -297,11 +282,11 @@ class MiniMaxM3Parser(ToolParser):
         self._begin_call(name)
         self._emit_arguments("{")
         self._frames = [_Frame("invoke", resolve_schema(self._root, self._root), UNTYPED, "object")]
-        self._state = _S_BODY
+        self._state = "body"
         return True
 
     # ------------------------------------------------------------------ inside a call
-    def _body(self, final: bool) -> bool:
+    def _s_body(self, final: bool) -> bool:
         sc = self.scanner
         sc.skip_whitespace()
         marker = sc.match(_ELEMENT, final)
@@ -311,19 +296,15 @@ class MiniMaxM3Parser(ToolParser):
             if sc.at_end() or self._cut_by_end(final, _ELEMENT):
                 return False
             return self._fail("text beside elements")
-        self._parts = []
-        self._head_len = 0
-        self._state = _S_TAG
+        self._head_begin()
+        self._state = "tag"
         return True
 
-    def _tag(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_HEAD_END, final, MAX_HEAD + 1 - self._head_len)
-        self._head_len += len(text)
-        self._parts.append(text)
+    def _s_tag(self, final: bool) -> bool:
+        _, marker = self._head_find(_HEAD_END, final)
         if marker is None:
-            return self._fail("a tag longer than MAX_HEAD") if self._head_len > MAX_HEAD else False
-        name = "".join(self._parts)
-        self._parts = []
+            return self._fail("a tag longer than MAX_HEAD") if self._head_over() else False
+        name = self._head_text()
         parent = self._frames[-1]
         if name.startswith("/"):
             if name[1:] != parent.name or parent.kind == "list?":
@@ -363,14 +344,14 @@ class MiniMaxM3Parser(ToolParser):
         if typing.is_string:
             frame.kind = "string"
             self._emit_arguments(head + '"')
-            self._state = _S_TEXT
+            self._state = "text"
         else:
             if head:
                 self._emit_arguments(head)
-            self._state = _S_OPENED
+            self._state = "opened"
         return True
 
-    def _opened(self, final: bool) -> bool:
+    def _s_opened(self, final: bool) -> bool:
         sc = self.scanner
         frame = self._frames[-1]
         frame.parts.append(sc.skip_whitespace())
@@ -385,9 +366,8 @@ class MiniMaxM3Parser(ToolParser):
             # a container: its first child's tag follows
             frame.kind = "list?"
             frame.parts = []
-            self._parts = []
-            self._head_len = 0
-            self._state = _S_TAG
+            self._head_begin()
+            self._state = "tag"
             return True
         if marker is not None:  # an empty (or whitespace-only) element
             types = frame.typing.types
@@ -401,7 +381,7 @@ class MiniMaxM3Parser(ToolParser):
         if sc.at_end() and not final:
             return False
         self._start_text(frame)
-        self._state = _S_TEXT
+        self._state = "text"
         return True
 
     def _start_text(self, frame: _Frame) -> None:
@@ -413,14 +393,14 @@ class MiniMaxM3Parser(ToolParser):
             self._emit_arguments('"' + json_fragment("".join(frame.parts)))
             frame.parts = []
 
-    def _text(self, final: bool) -> bool:
+    def _s_text(self, final: bool) -> bool:
         frame = self._frames[-1]
         text, marker = self.scanner.find(_closer(frame.name), final)
         self._text_piece(frame, text)
         if marker is None:
             return False
-        self._pending = [marker]
-        self._state = _S_CONFIRM
+        self._confirm_ws.clear()
+        self._state = "confirm"
         return True
 
     def _text_piece(self, frame: _Frame, text: str) -> None:
@@ -430,26 +410,26 @@ class MiniMaxM3Parser(ToolParser):
             else:
                 frame.parts.append(text)
 
-    def _confirm(self, final: bool) -> bool:
+    def _s_confirm(self, final: bool) -> bool:
         sc = self.scanner
-        self._pending.append(sc.skip_whitespace())
-        if self._cut_by_end(final, _NS):
-            self._end_text()
-            return False
-        marker = sc.match(_NS, final)
+        marker = self._confirm(_NS, final)
         if marker is PARTIAL:
             return False
-        if marker is None:  # the closing tag was value text
-            self._text_piece(self._frames[-1], "".join(self._pending))
-            self._pending = []
-            self._state = _S_TEXT
+        if marker is None:
+            if self._cut_by_end(final, _NS):  # the end of the output follows: the value ends
+                self._confirm_ws.clear()
+                self._end_text()
+                return False
+            frame = self._frames[-1]  # the closing tag was value text
+            self._text_piece(frame, close_tag(frame.name) + self._confirm_text())
+            self._state = "text"
             return True
-        sc.unread(len(marker))
+        sc.unread(len(marker))  # the namespace starts the next tag, read in state "body"
+        self._confirm_ws.clear()
         self._end_text()
         return True
 
     def _end_text(self) -> None:
-        self._pending = []
         frame = self._frames[-1]
         if frame.kind == "string":
             self._emit_arguments('"')
@@ -465,15 +445,15 @@ class MiniMaxM3Parser(ToolParser):
         if len(self._frames) == 1:  # the invoke closed: the call is complete
             self._frames = []
             self._end_call()
-            self._state = _S_BLOCK
+            self._state = "block"
             return
         self._pop()
 
     def _pop(self) -> None:
         self._frames.pop()
-        self._state = _S_BODY
+        self._state = "body"
 
-    def _skip(self, final: bool) -> bool:
+    def _s_skip(self, final: bool) -> bool:
         """A broken call's text: dropped up to ``</invoke>`` or the block's end; else content (DESIGN.md)."""
         text, marker = self.scanner.find(_RESYNC, final)
         self._hold_broken(text)
@@ -487,15 +467,15 @@ class MiniMaxM3Parser(ToolParser):
         if marker == INVOKE_CLOSE:
             self._raw = []
             self._block_has_call = True
-            self._state = _S_BLOCK
+            self._state = "block"
         else:
-            self._state = _S_CONTENT
+            self._state = "content"
         return True
 
     def _fail(self, why: str) -> bool:
         log.debug("minimax_m3: call %r broken: %s", self._call_name, why)
         self._break_call()
         self._frames = []
-        self._pending = []
-        self._state = _S_SKIP
+        self._confirm_ws.clear()
+        self._state = "skip"
         return True
