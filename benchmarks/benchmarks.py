@@ -39,7 +39,7 @@ import time
 
 PARSERS = [
     "deepseek_v3", "deepseek_v31", "deepseek_v32", "deepseek_v4", "deepseek_v41",
-    "qwen3", "qwen3_coder", "glm45", "glm47", "kimi_k2", "minimax_m2", "gemma4",
+    "qwen3", "qwen3_coder", "glm45", "glm47", "kimi_k2", "kimi_k3", "minimax_m2", "minimax_m3", "gemma4",
     "gpt_oss", "mistral", "llama3_json", "llama4_pythonic",
 ]
 WORKLOADS = ["write_file", "many_short_calls", "repeated_opener"]

@@ -13,7 +13,7 @@ import pytest
 
 from callscale import parsers
 from callscale import check
-from callscale.parsers import deepseek, dsml, gemma, glm, harmony, kimi, llama, minimax, mistral, qwen
+from callscale.parsers import deepseek, dsml, gemma, glm, harmony, kimi, kimi_k3, llama, minimax, minimax_m3, mistral, qwen
 from callscale.parsers.base import MAX_HEAD
 from callscale.parsers.scanner import MarkerScanner, markers
 from support import assert_parses, stream_outcome, whole_outcome
@@ -71,6 +71,12 @@ STRAY = [
      minimax.BLOCK_OPEN + "\n" + minimax.INVOKE_OPEN + PROSE),
     ("minimax_m2", minimax.BLOCK_OPEN + " " * 2000 + PROSE, minimax.BLOCK_OPEN + " " * 2000 + PROSE),
     ("gemma4", gemma.CALL_OPEN + gemma.CALL_PREFIX + PROSE, gemma.CALL_OPEN + gemma.CALL_PREFIX + PROSE),
+    # a K3 call head that never ends is content, read on in the tools element (kimi_k3.py)
+    ("kimi_k3", kimi_k3.TOOLS_OPEN + kimi_k3.CALL_HEAD + " " + PROSE, kimi_k3.CALL_HEAD + " " + PROSE),
+    ("kimi_k3", kimi_k3.TOOLS_OPEN + kimi_k3.CALL_HEAD + ' tool="' + PATH, kimi_k3.CALL_HEAD + ' tool="' + PATH),
+    ("minimax_m3", minimax_m3.BLOCK_OPEN + "\n" + minimax_m3.INVOKE_OPEN + PROSE,
+     minimax_m3.BLOCK_OPEN + "\n" + minimax_m3.INVOKE_OPEN + PROSE),
+    ("minimax_m3", minimax_m3.BLOCK_OPEN + " " * 2000 + PROSE, minimax_m3.BLOCK_OPEN + " " * 2000 + PROSE),
     ("llama3_json", '{"name": "' + PROSE, '{"name": "' + PROSE),
     ("llama3_json", llama.PYTHON_TAG + '{"name": "f", "note": "' + PROSE, '{"name": "f", "note": "' + PROSE),
     ("llama4_pythonic", "[" + PATH.replace("/", "f"), "[" + PATH.replace("/", "f")),
@@ -175,6 +181,18 @@ def _minimax(n):
                   f"{minimax.BLOCK_CLOSE}")
 
 
+def _kimi_k3(n):
+    name = "f" * (n - len(' tool=""'))
+    return name, (kimi_k3.TOOLS_OPEN + kimi_k3.CALL_HEAD + f' tool="{name}"' + kimi_k3.SEP + kimi_k3.CALL_CLOSE
+                  + kimi_k3.TOOLS_CLOSE)
+
+
+def _minimax_m3(n):
+    name = "f" * (n - len("\n" + minimax_m3.INVOKE_OPEN))
+    return name, (f"{minimax_m3.BLOCK_OPEN}\n{minimax_m3.INVOKE_OPEN}{name}{minimax_m3.TAG_END}\n"
+                  f"{minimax_m3.INVOKE_CLOSE}\n{minimax_m3.BLOCK_CLOSE}")
+
+
 def _gemma(n):
     name = "f" * (n - len(gemma.CALL_PREFIX))
     return name, f"{gemma.CALL_OPEN}{gemma.CALL_PREFIX}{name}{{}}{gemma.CALL_CLOSE}"
@@ -206,7 +224,7 @@ HEADS = [
     ("deepseek_v3", _ds_v3), ("deepseek_v31", _ds_v31), ("deepseek_v32", _dsml(dsml.V32)),
     ("deepseek_v4", _dsml(dsml.V4)), ("deepseek_v41", _dsml(dsml.V41)), ("qwen3", _qwen3),
     ("qwen3", _qwen3_args_first), ("qwen3_coder", _coder), ("glm45", _glm), ("glm47", _glm),
-    ("kimi_k2", _kimi), ("minimax_m2", _minimax), ("gemma4", _gemma), ("llama3_json", _llama3),
+    ("kimi_k2", _kimi), ("kimi_k3", _kimi_k3), ("minimax_m2", _minimax), ("minimax_m3", _minimax_m3), ("gemma4", _gemma), ("llama3_json", _llama3),
     ("llama4_pythonic", _llama4), ("gpt_oss", _gpt_oss), ("mistral", _mistral),
 ]
 _CHUNKS = ["whole", "char", "fixed:4", "fixed:7", "random:3:8", "random:4:50"]

@@ -73,6 +73,13 @@ KNOWN_CLASSES: dict[str, str] = {
     f"{_V}glm47_moe_tool_parser:Glm47MoeModelToolParser": "glm47",
     f"{_V}kimi_k2_tool_parser:KimiK2ToolParser": "kimi_k2",
     f"{_V}minimax_m2_tool_parser:MinimaxM2ToolParser": "minimax_m2",
+    # issue 16: the frontier formats (TensorRT-LLM, SGLang 0.5.23, vLLM 0.33.0)
+    f"{_T}kimi_k3_tool_parser:KimiK3ToolParser": "kimi_k3",
+    f"{_T}minimax_m3_parser:MiniMaxM3ToolParser": "minimax_m3",
+    f"{_S}kimik3_detector:KimiK3Detector": "kimi_k3",
+    f"{_S}minimax_m3:MinimaxM3Detector": "minimax_m3",
+    f"{_V}kimi_k3_tool_parser:KimiK3ToolParser": "kimi_k3",
+    f"{_V}minimax_m3_tool_parser:MinimaxM3ToolParser": "minimax_m3",
 }
 
 

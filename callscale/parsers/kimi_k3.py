@@ -1,0 +1,414 @@
+"""Kimi K3 tool calls, reasoning and response (``kimi_k3``): the XTML element tree.
+
+Format (docs/formats.md, "Kimi K3"; sources: moonshotai/Kimi-K3
+``encoding_k3.py`` as quoted by vLLM 0.33 ``vllm/tool_parsers/kimi_k3_tool_parser.py``,
+``vllm/reasoning/kimi_k3_reasoning_parser.py`` and
+``vllm/tool_parsers/structural_tag_registry.py``, and TensorRT-LLM
+``tensorrt_llm/serve/tool_parser/kimi_k3_tool_parser.py``; the model file
+itself is not in the stored sources). An element is
+``<|open|>TAG ATTRS<|sep|>BODY<|close|>TAG<|sep|>``, written with no layout.
+What the model writes after a generation prompt that opened the response
+channel::
+
+    CONTENT<|close|>response<|sep|><|open|>tools<|sep|><|open|>call tool="NAME" index="1"<|sep|><|open|>argument key="K" type="string"<|sep|>VALUE<|close|>argument<|sep|>...<|close|>call<|sep|>...<|close|>tools<|sep|><|close|>message<|sep|><|end_of_msg|>
+
+- ``type`` is ``string`` (the value is the raw text, not escaped) or
+  ``number`` / ``boolean`` / ``null`` / ``object`` / ``array`` (the value is
+  JSON text); attribute values escape ``&`` as ``&amp;`` and ``"`` as
+  ``&quot;``. ``index`` counts the calls from 1 (not used here: calls are
+  numbered in the order they start).
+- A call body may instead be one ``<|open|>json type="object"<|sep|>{...}<|close|>json<|sep|>``
+  (the arguments as one JSON object).
+- ``<|open|>think<|sep|>R<|close|>think<|sep|>`` holds reasoning,
+  ``<|open|>response<|sep|>C<|close|>response<|sep|>`` the answer.
+
+Reading rules (all lengths in characters):
+
+- Outside the tools element everything is content except the channel
+  markup, which is dropped wherever it appears: the ``think`` / ``response``
+  element tags, ``<|open|>tools<|sep|>`` repeated, ``<|close|>message<|sep|>``
+  and ``<|end_of_msg|>``. The body of a ``think`` element is
+  ``reasoning_text``. The parser starts in the response channel: output of a
+  prompt that opened ``think`` and whose model does not repeat the opener
+  gives its reasoning as content (the parser has no request settings).
+- Inside the tools element: a call starts at ``<|open|>call``; its head (the
+  attributes up to ``<|sep|>``) is read for at most
+  :data:`callscale.parsers.base.MAX_HEAD` characters. Other text there is
+  content; whitespace after a call is layout (base.py).
+- A value typed ``string`` streams (JSON-escaped) as it arrives; any other
+  ``type`` is read by the one schema rule (:mod:`callscale.parsers.schema`) with
+  that type, and text that does not read stays the string. Without a
+  ``type`` attribute (or an unknown one) the request's tool schema types the
+  value, as in the other XML formats.
+- A literal ``<|close|>argument<|sep|>`` in a value ends it only when what
+  follows (whitespace skipped) is ``<|open|>argument`` or ``<|close|>call<|sep|>``,
+  and such a ``<|close|>call<|sep|>`` only when ``<|open|>call``,
+  ``<|close|>tools<|sep|>`` or the end of the output follows it (the DSML
+  rule of formats.md). Otherwise the tag is value text.
+- A call with a malformed part (a head without ``tool="..."``, text or an
+  unknown element between arguments, an argument without ``key``, a repeated
+  key, a ``json`` body that is no JSON object) is broken (base.py): its text
+  up to ``<|close|>call<|sep|>`` or ``<|close|>tools<|sep|>`` is dropped, and
+  is content when another ``<|open|>call`` or the end of the output comes
+  first. A call still open at the end of the output is abandoned and its
+  markup is no content.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+
+from . import register
+from .base import ToolParser, json_fragment, json_text
+from .scanner import PARTIAL, markers
+from .schema import UNTYPED, Typing, convert, parameter_typing
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "KimiK3Parser", "OPEN", "CLOSE", "SEP", "END_OF_MSG", "THINK_OPEN", "THINK_CLOSE", "RESPONSE_OPEN",
+    "RESPONSE_CLOSE", "TOOLS_OPEN", "TOOLS_CLOSE", "MESSAGE_CLOSE", "CALL_HEAD", "CALL_CLOSE", "ARG_HEAD",
+    "ARG_CLOSE", "JSON_HEAD", "JSON_CLOSE", "SPECIAL_TOKENS", "escape_attr", "open_tag",
+]
+
+#: The control tokens (special tokens of the K3 tokenizer).
+OPEN = "<|open|>"
+CLOSE = "<|close|>"
+SEP = "<|sep|>"
+END_OF_MSG = "<|end_of_msg|>"
+SPECIAL_TOKENS = (OPEN, CLOSE, SEP, END_OF_MSG)
+
+THINK_OPEN = f"{OPEN}think{SEP}"
+THINK_CLOSE = f"{CLOSE}think{SEP}"
+RESPONSE_OPEN = f"{OPEN}response{SEP}"
+RESPONSE_CLOSE = f"{CLOSE}response{SEP}"
+TOOLS_OPEN = f"{OPEN}tools{SEP}"
+TOOLS_CLOSE = f"{CLOSE}tools{SEP}"
+MESSAGE_CLOSE = f"{CLOSE}message{SEP}"
+#: An element head: ``CALL_HEAD + ATTRS + SEP`` (ATTRS is `` tool="..." index="..."``).
+CALL_HEAD = f"{OPEN}call"
+CALL_CLOSE = f"{CLOSE}call{SEP}"
+ARG_HEAD = f"{OPEN}argument"
+ARG_CLOSE = f"{CLOSE}argument{SEP}"
+JSON_HEAD = f"{OPEN}json"
+JSON_CLOSE = f"{CLOSE}json{SEP}"
+
+_CHANNEL = (THINK_CLOSE, RESPONSE_OPEN, RESPONSE_CLOSE, MESSAGE_CLOSE, END_OF_MSG)
+_CONTENT = markers(TOOLS_OPEN, THINK_OPEN, *_CHANNEL)
+_THINK = markers(THINK_CLOSE)
+_TOOLS = markers(CALL_HEAD, TOOLS_CLOSE, TOOLS_OPEN, *_CHANNEL)
+_HEAD_END = markers(SEP)
+_IN_CALL = markers(ARG_HEAD, JSON_HEAD, CALL_CLOSE)
+_VALUE_END = markers(ARG_CLOSE)
+_JSON_END = markers(JSON_CLOSE)
+_AFTER_ARG = markers(ARG_HEAD, CALL_CLOSE)
+_AFTER_CALL = markers(CALL_HEAD, TOOLS_CLOSE)
+_RESYNC = markers(CALL_CLOSE, TOOLS_CLOSE, CALL_HEAD)
+
+_ATTRS = re.compile(r'(?:\s+[\w.:-]+="[^"]*")*\s*')
+_ATTR = re.compile(r'([\w.:-]+)="([^"]*)"')
+_NAME = re.compile(r"\S+")
+
+#: The ``type`` attribute values and the typing they give a value.
+_TYPES = {
+    "number": Typing(("number",)),
+    "boolean": Typing(("boolean",)),
+    "null": Typing((), True),
+    "object": Typing(("object",)),
+    "array": Typing(("array",)),
+}
+
+
+def escape_attr(value: str) -> str:
+    """An attribute value as ``encoding_k3._escape_attr_value`` writes it (``&`` then ``"``)."""
+    return value.replace("&", "&amp;").replace('"', "&quot;")
+
+
+def _unescape_attr(value: str) -> str:
+    return value.replace("&quot;", '"').replace("&amp;", "&")
+
+
+def open_tag(tag: str, **attrs: str) -> str:
+    """``<|open|>TAG k="v" ...<|sep|>`` with escaped attribute values."""
+    return OPEN + tag + "".join(f' {k}="{escape_attr(v)}"' for k, v in attrs.items()) + SEP
+
+
+def _attrs(text: str) -> dict[str, str] | None:
+    """The attributes of a head (the text between the tag name and ``<|sep|>``), or ``None`` if malformed."""
+    if _ATTRS.fullmatch(text) is None or (text and not text[0].isspace()):
+        return None
+    return {k: _unescape_attr(v) for k, v in _ATTR.findall(text)}
+
+
+@register("kimi_k3")
+class KimiK3Parser(ToolParser):
+    """Streaming parser of Kimi K3 XTML output; see the module docstring for the rules.
+
+    States (``_s_<state>``, run by the base driver): ``content``, ``think``,
+    ``tools`` (between calls), ``call_head``, ``call`` (between arguments),
+    ``arg_head``, ``value``, ``close1`` (after ``<|close|>argument<|sep|>``:
+    does the value end?), ``close2`` (after it and ``<|close|>call<|sep|>``:
+    does the call end?), ``json_head``, ``json``, ``skip`` (a broken call's
+    text: its end resumes in ``tools`` or ``content``, a new call head in
+    ``call_head``, so it is not the base's one-resume ``broken`` state).
+    """
+
+    writes_reasoning = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._call_name = ""
+        self._keys: set[str] = set()
+        self._whole = False  # the arguments came as one json body (written whole)
+        self._value_is_string = True
+        self._typing = UNTYPED
+        self._value_parts: list[str] = []
+        self._pending: list[str] = []
+
+    def _advance(self, final: bool) -> None:
+        super()._advance(final)
+        if final:
+            if self._state not in ("content", "think", "tools", "skip", "call_head"):
+                log.debug("kimi_k3: call %r never closed; abandoned", self._call_name)
+                self._abandon_call()
+            self._state = "content"
+
+    # ------------------------------------------------------------------ outside calls
+    def _s_content(self, final: bool) -> bool:
+        sc = self.scanner
+        text, marker = sc.find(_CONTENT)
+        if marker is None and final:
+            rest = sc.take_all()
+            if not (rest.startswith((OPEN, CLOSE)) and rest in _CONTENT.prefixes):  # else cut markup
+                text += rest
+        self._emit_content(text)
+        if marker is None:
+            return False
+        if marker == TOOLS_OPEN:
+            self._state = "tools"
+        elif marker == THINK_OPEN:
+            self._state = "think"
+        return True  # other channel markup: dropped
+
+    def _s_think(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_THINK, final)
+        self._emit_reasoning(text)
+        if marker is None:
+            return False
+        self._state = "content"
+        return True
+
+    def _s_tools(self, final: bool) -> bool:
+        sc = self.scanner
+        text, marker = sc.find(_TOOLS)
+        if marker is None and final:
+            rest = sc.take_all()
+            if rest not in _TOOLS.prefixes:  # a partial marker at the end is cut markup
+                text += rest
+        self._emit_content(text)
+        if marker is None:
+            return False
+        if marker == CALL_HEAD:
+            self._head_begin(CALL_HEAD)
+            self._state = "call_head"
+        elif marker == TOOLS_CLOSE:
+            self._state = "content"
+        return True  # a repeated opener, channel markup: dropped
+
+    # ------------------------------------------------------------------ a call
+    def _s_call_head(self, final: bool) -> bool:
+        _, marker = self._head_find(_HEAD_END, final)
+        if marker is None:
+            if self._head_over():  # no head: its text is content, read on in the tools element
+                self._emit_content(self._head_text())
+                self._state = "tools"
+                return True
+            return False
+        head = self._head_text()[len(CALL_HEAD):]
+        attrs = _attrs(head)
+        name = attrs.get("tool", "") if attrs is not None else ""
+        if _NAME.fullmatch(name) is None:  # the head is the broken call's text (DESIGN.md)
+            self._call_name = ""
+            return self._fail(f"call head {head!r} names no tool", CALL_HEAD + head + SEP)
+        self._call_name = name
+        self._keys = set()
+        self._whole = False
+        self._begin_call(name)
+        self._state = "call"
+        return True
+
+    def _s_call(self, final: bool) -> bool:
+        sc = self.scanner
+        sc.skip_whitespace()
+        marker = sc.match(_IN_CALL, final)
+        if marker is PARTIAL:
+            return False
+        if marker == ARG_HEAD and not self._whole:
+            self._head_begin()
+            self._state = "arg_head"
+        elif marker == JSON_HEAD:
+            if self._keys or self._whole:
+                return self._fail("a json body after arguments")
+            self._head_begin()
+            self._state = "json_head"
+        elif marker == CALL_CLOSE:
+            self._close_call()
+            self._state = "tools"
+        else:
+            if sc.at_end() or self._cut_by_end(final, _IN_CALL):
+                return False  # final: the call is cut, _advance abandons it
+            return self._fail("unexpected text inside a call")
+        return True
+
+    def _s_arg_head(self, final: bool) -> bool:
+        _, marker = self._head_find(_HEAD_END, final)
+        if marker is None:
+            return self._fail("an argument head longer than MAX_HEAD") if self._head_over() else False
+        head = self._head_text()
+        attrs = _attrs(head)
+        key = attrs.get("key") if attrs is not None else None
+        if not key or key in self._keys:
+            return self._fail(f"bad argument head {head!r}")
+        kind = attrs.get("type")
+        if kind == "string":
+            typing = Typing(("string",))
+        else:
+            typing = _TYPES.get(kind) or parameter_typing(self.tools, self._call_name, key)
+        self._typing = typing
+        self._value_is_string = typing.is_string or not typing.declared
+        self._value_parts = []
+        self._emit_arguments(("{" if not self._keys else ", ") + json.dumps(key, ensure_ascii=False) + ": "
+                             + ('"' if self._value_is_string else ""))
+        self._keys.add(key)
+        self._state = "value"
+        return True
+
+    def _s_value(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_VALUE_END, final)
+        self._value_text(text)
+        if marker is None:
+            return False
+        self._confirm_ws.clear()
+        self._state = "close1"
+        return True
+
+    def _value_text(self, text: str) -> None:
+        if text:
+            if self._value_is_string:
+                self._emit_arguments(json_fragment(text))
+            else:
+                self._value_parts.append(text)
+
+    def _s_close1(self, final: bool) -> bool:
+        marker = self._confirm(_AFTER_ARG, final)
+        if marker is PARTIAL:
+            return False
+        if marker == ARG_HEAD:
+            self._confirm_ws.clear()
+            self._end_value()
+            self._head_begin()
+            self._state = "arg_head"
+        elif marker == CALL_CLOSE:
+            self._pending = [ARG_CLOSE, self._confirm_text(), CALL_CLOSE]
+            self._state = "close2"
+        else:
+            self._reject_close([ARG_CLOSE])
+        return True
+
+    def _s_close2(self, final: bool) -> bool:
+        if self._cut_by_end(final, _AFTER_CALL):  # the end of the output (or a cut tag) follows
+            self._confirm_ws.clear()
+            self._end_value()
+            self._close_call()
+            self._state = "tools"
+            return False
+        marker = self._confirm(_AFTER_CALL, final)
+        if marker is PARTIAL:
+            return False
+        if marker is None:
+            self._reject_close(self._pending)
+            return True
+        self._confirm_ws.clear()
+        self._end_value()
+        self._close_call()
+        if marker == CALL_HEAD:
+            self._head_begin(CALL_HEAD)
+            self._state = "call_head"
+        else:
+            self._state = "content"
+        return True
+
+    def _s_json_head(self, final: bool) -> bool:
+        _, marker = self._head_find(_HEAD_END, final)
+        if marker is None:
+            return self._fail("a json head longer than MAX_HEAD") if self._head_over() else False
+        self._head_text()
+        self._value_parts = []
+        self._state = "json"
+        return True
+
+    def _s_json(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_JSON_END, final)
+        if text:
+            self._value_parts.append(text)
+        if marker is None:
+            return False
+        raw = "".join(self._value_parts)
+        self._value_parts = []
+        try:
+            value = json.loads(raw)
+        except (ValueError, RecursionError):
+            value = None
+        if not isinstance(value, dict):
+            return self._fail("the json body is not a JSON object")
+        self._whole = True
+        self._emit_arguments(json_text(value))
+        self._state = "call"
+        return True
+
+    def _s_skip(self, final: bool) -> bool:
+        """A broken call's text: dropped up to its end; content when another call or the end comes first."""
+        text, marker = self.scanner.find(_RESYNC, final)
+        self._hold_broken(text)
+        if marker is None:
+            return False
+        if marker == CALL_HEAD:
+            self._broken_is_content()
+            self._head_begin(CALL_HEAD)
+            self._state = "call_head"
+            return True
+        self._broken_call_ended()
+        self._state = "tools" if marker == CALL_CLOSE else "content"
+        return True
+
+    # ------------------------------------------------------------------ helpers
+    def _reject_close(self, tags: list[str]) -> None:
+        """The held-back closing tag(s) did not end the value: value text; scan on after them."""
+        self._value_text("".join(tags) + self._confirm_text())
+        self._pending = []
+        self._state = "value"
+
+    def _end_value(self) -> None:
+        self._pending = []
+        if self._value_is_string:
+            self._emit_arguments('"')
+            return
+        text = "".join(self._value_parts)
+        self._value_parts = []
+        ok, value = convert(text, self._typing)
+        self._emit_arguments(json_text(value) if ok else '"' + json_fragment(text) + '"')
+
+    def _close_call(self) -> None:
+        self._emit_arguments("" if self._whole else "}" if self._keys else "{}")
+        self._end_call()
+
+    def _fail(self, why: str, rest: str = "") -> bool:
+        log.debug("kimi_k3: call %r broken: %s", self._call_name, why)
+        self._break_call(rest)
+        self._pending = []
+        self._value_parts = []
+        self._confirm_ws.clear()
+        self._state = "skip"
+        return True

@@ -1,0 +1,481 @@
+"""MiniMax M3 tool calls and reasoning (``minimax_m3``): namespaced element trees.
+
+Format (docs/formats.md, "MiniMax M3"; sources: vLLM 0.33
+``vllm/parser/minimax_m3.py`` and ``vllm/reasoning/minimax_m3_reasoning_parser.py``,
+TensorRT-LLM ``tensorrt_llm/serve/tool_parser/minimax_m3_parser.py``, both
+describing the model's ``chat_template.jinja``, whose ``ns_token`` is
+``]<]minimax[>[``; the template itself is not in the stored sources)::
+
+    CONTENT
+    ]<]minimax[>[<tool_call>
+    ]<]minimax[>[<invoke name="create_order">
+    ]<]minimax[>[<user_id>42]<]minimax[>[</user_id>
+    ]<]minimax[>[<items>]<]minimax[>[<item>]<]minimax[>[<sku>b-1]<]minimax[>[</sku>]<]minimax[>[</item>]<]minimax[>[</items>
+    ]<]minimax[>[</invoke>
+    ]<]minimax[>[</tool_call>
+
+Every tag carries the namespace; a parameter is an element named after its
+key; a value is text, or child elements: an object's keys, or a list's
+``<item>`` elements; an empty list or object is an empty element. A string
+is written verbatim, a scalar as its JSON text. Reasoning is
+``<mm:think>...</mm:think>``.
+
+Reading rules (all lengths in characters):
+
+- Outside a block everything is content except ``<mm:think>`` (its body is
+  ``reasoning_text`` up to ``</mm:think>``), a lone ``</mm:think>`` (dropped)
+  and the one layout newline before the block opener. The block, its heads,
+  stray and repeated openers and garbage follow the MiniMax M2 rules
+  (:mod:`callscale.parsers.minimax`): a block that starts no call is content,
+  verbatim; the invoke head is bounded by :data:`callscale.parsers.base.MAX_HEAD`.
+- Values are read incrementally, as a tree: an element whose schema (the
+  request's tool schema, followed through ``properties``,
+  ``additionalProperties`` and ``items``) is string-only is text; otherwise
+  an element whose first non-whitespace is a namespaced child tag is a
+  container, else text. A container is an array when its schema says array,
+  an object when it says object, and when it says both or neither an array
+  when its first child is ``item`` (the template's list spelling), else an
+  object. Its JSON
+  streams as its children arrive: ``{``/``[`` when the first child opens,
+  each key as its element opens, string text as it arrives (JSON-escaped).
+  A text value the schema types otherwise is read by the one schema rule at
+  its end (:mod:`callscale.parsers.schema`); text that does not read stays
+  the string. An empty element is ``{}``/``[]`` when its schema is an object
+  or array (and not a string), else text. Whitespace between elements is
+  layout; whitespace inside a text value is kept.
+- The namespaced closing tag of a text value ends it only when what follows
+  (whitespace skipped) is the namespace or the end of the output; otherwise
+  the tag is value text (an agent editing this very parser).
+- A call with a malformed part (text beside child elements, a closing tag
+  that closes no open element, a repeated key in an object, a head longer
+  than MAX_HEAD, nesting deeper than :data:`MAX_DEPTH`) is broken
+  (base.py): its text up to ``]<]minimax[>[</invoke>`` or
+  ``]<]minimax[>[</tool_call>`` is dropped, and is content when a new block
+  or the end of the output comes first. A call still open at the end of the
+  output is abandoned and the markup the output cut is no content.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from functools import lru_cache
+from typing import Any, Mapping
+
+from . import register
+from .base import MAX_HEAD, ToolParser, json_fragment, json_text
+from .scanner import PARTIAL, Markers, markers
+from .schema import UNTYPED, Typing, convert, resolve_schema, schema_typing, tool_parameters
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "MiniMaxM3Parser", "NS", "BLOCK_OPEN", "BLOCK_CLOSE", "INVOKE_OPEN", "INVOKE_CLOSE", "TAG_END",
+    "ELEMENT_OPEN", "ITEM", "THINK_OPEN", "THINK_CLOSE", "LAYOUT_NEWLINE", "SPECIAL_TOKENS", "MAX_DEPTH",
+    "open_tag", "close_tag",
+]
+
+#: The namespace every tag carries (the template's ``ns_token``).
+NS = "]<]minimax[>["
+BLOCK_OPEN = NS + "<tool_call>"
+BLOCK_CLOSE = NS + "</tool_call>"
+#: An invoke opens with ``INVOKE_OPEN + name + TAG_END``.
+INVOKE_OPEN = NS + '<invoke name="'
+INVOKE_CLOSE = NS + "</invoke>"
+TAG_END = '">'
+#: Any element: ``ELEMENT_OPEN + NAME + ">"`` ... ``ELEMENT_OPEN + "/" + NAME + ">"``.
+ELEMENT_OPEN = NS + "<"
+#: The element name of a list member.
+ITEM = "item"
+THINK_OPEN = "<mm:think>"
+THINK_CLOSE = "</mm:think>"
+LAYOUT_NEWLINE = "\n"
+SPECIAL_TOKENS = (NS, THINK_OPEN, THINK_CLOSE)
+#: Elements nest at most this deep (vLLM's ``MAX_ELEMENT_DEPTH``).
+MAX_DEPTH = 128
+
+
+def open_tag(name: str) -> str:
+    return f"{ELEMENT_OPEN}{name}>"
+
+
+def close_tag(name: str) -> str:
+    return f"{ELEMENT_OPEN}/{name}>"
+
+
+@lru_cache(maxsize=4096)
+def _closer(name: str) -> Markers:
+    return markers(close_tag(name))
+
+
+@lru_cache(maxsize=4096)
+def _closer_or_child(name: str) -> Markers:
+    return markers(close_tag(name), ELEMENT_OPEN)
+
+
+_CONTENT = markers(LAYOUT_NEWLINE + BLOCK_OPEN, BLOCK_OPEN, THINK_OPEN, THINK_CLOSE)
+_THINK = markers(THINK_CLOSE)
+_IN_BLOCK = markers(INVOKE_OPEN, BLOCK_CLOSE, BLOCK_OPEN)
+_TAG_END = markers(TAG_END)
+_ELEMENT = markers(ELEMENT_OPEN)
+_HEAD_END = markers(">")
+_NS = markers(NS)
+_RESYNC = markers(INVOKE_CLOSE, BLOCK_CLOSE, BLOCK_OPEN)
+
+_NAME = re.compile(r'[^\s<>"]+')
+_KEY = re.compile(r"[^\s<>/][^<>\n]*")
+
+
+class _Frame:
+    """One open element: its name, schema, typing and what it turned out to be."""
+
+    __slots__ = ("name", "spec", "typing", "kind", "count", "keys", "parts")
+
+    def __init__(self, name: str, spec: Any, typing: Typing, kind: str) -> None:
+        self.name = name
+        self.spec = spec
+        self.typing = typing
+        self.kind = kind  # "open" (undecided), "string", "typed", "list?" (container, first child next), "object", "array"
+        self.count = 0
+        self.keys: set[str] = set()
+        self.parts: list[str] = []
+
+
+def _container_spec(spec: Any, kind: str) -> Any:
+    """The branch of ``spec`` that describes a ``kind`` (``"object"``/``"array"``), or ``spec``."""
+    if not isinstance(spec, Mapping):
+        return None
+    field = "properties" if kind == "object" else "items"
+    if field in spec or (kind == "object" and "additionalProperties" in spec):
+        return spec
+    branches = [b for union in ("anyOf", "oneOf", "allOf") for b in spec.get(union) or () if isinstance(b, Mapping)]
+    for branch in branches:  # the first that describes the members, else the first of the type
+        if field in branch:
+            return branch
+    for branch in branches:
+        if branch.get("type") == kind:
+            return branch
+    return spec
+
+
+@register("minimax_m3")
+class MiniMaxM3Parser(ToolParser):
+    """Streaming parser of MiniMax M3 tool calls; see the module docstring for the rules.
+
+    States (``_s_<state>``, run by the base driver): ``content``, ``think``,
+    ``block`` (between invokes), ``name`` (an invoke's name), ``body`` (in a
+    container element, the invoke included, between children), ``tag`` (an
+    element tag after the namespace and ``<``), ``opened`` (an element not yet
+    known as text or container), ``text`` (a text value), ``confirm`` (after a
+    text value's closing tag), ``skip`` (a broken call's text: its end
+    resumes in ``block`` or ``content``, a new block in ``block``, so it is not
+    the base's one-resume ``broken`` state).
+    """
+
+    writes_reasoning = True
+    layout_before_call = LAYOUT_NEWLINE
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw: list[str] = []
+        self._block_has_call = False
+        self._call_name = ""
+        self._root: Mapping[str, Any] = {}
+        self._frames: list[_Frame] = []
+
+    # ------------------------------------------------------------------ driver
+    def _advance(self, final: bool) -> None:
+        super()._advance(final)
+        if final:
+            if self._frames:
+                log.debug("minimax_m3: call %r never closed; abandoned", self._call_name)
+                self._abandon_call()
+                self._frames = []
+            self._raw = []
+            self._state = "content"
+
+    # ------------------------------------------------------------------ outside calls
+    def _s_content(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_CONTENT, final)
+        self._emit_content(text)
+        if marker is None:
+            return False
+        if marker == THINK_OPEN:
+            self._state = "think"
+        elif marker != THINK_CLOSE:
+            self._open_block(marker)
+        return True
+
+    def _s_think(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_THINK, final)
+        self._emit_reasoning(text)
+        if marker is None:
+            return False
+        self._state = "content"
+        return True
+
+    def _open_block(self, opener: str) -> None:
+        self._state = "block"
+        self._raw = [opener]
+        self._block_has_call = False
+        self._head_len = 0
+
+    def _not_a_call(self, *more: str) -> None:
+        self._emit_content("".join(self._raw) + "".join(more))
+        self._raw = []
+        self._state = "content"
+
+    def _s_block(self, final: bool) -> bool:
+        sc = self.scanner
+        if self._block_has_call:  # layout between calls
+            sc.skip_whitespace()
+        else:  # the head of the block's first call: bounded
+            ws = sc.skip_whitespace(MAX_HEAD + 1 - self._head_len)
+            self._raw.append(ws)
+            self._head_len += len(ws)
+            if self._head_len > MAX_HEAD:
+                self._not_a_call()
+                return True
+        marker = sc.match(_IN_BLOCK, final)
+        if marker is PARTIAL:
+            return False
+        if marker == INVOKE_OPEN:
+            self._raw.append(marker)
+            self._head_parts = []  # the head counts the block's first whitespace and the opener (MAX_HEAD)
+            self._head_len = 0 if self._block_has_call else self._head_len + len(marker)
+            self._state = "name"
+        elif marker == BLOCK_CLOSE:
+            if not self._block_has_call:  # an empty block carries no call: content
+                self._emit_content("".join(self._raw) + marker)
+            self._raw = []
+            self._state = "content"
+        elif marker == BLOCK_OPEN:
+            if not self._block_has_call:
+                self._emit_content("".join(self._raw))
+            self._open_block(marker)
+        else:
+            if sc.at_end() or self._cut_by_end(final, _IN_BLOCK):
+                return False  # the output cut the block: no content
+            if self._block_has_call:
+                self._raw = []
+                self._state = "content"  # garbage after a call ends the block: content
+            else:
+                self._not_a_call()
+        return True
+
+    def _s_name(self, final: bool) -> bool:
+        _, marker = self._head_find(_TAG_END, final)
+        if marker is None:
+            if self._head_over():
+                self._not_a_call(self._head_text())
+                return True
+            return False
+        name = self._head_text()
+        if _NAME.fullmatch(name) is None:
+            self._not_a_call(name, marker)
+            return True
+        self._raw = []
+        self._block_has_call = True
+        self._call_name = name
+        self._root = tool_parameters(self.tools, name)
+        self._begin_call(name)
+        self._emit_arguments("{")
+        self._frames = [_Frame("invoke", resolve_schema(self._root, self._root), UNTYPED, "object")]
+        self._state = "body"
+        return True
+
+    # ------------------------------------------------------------------ inside a call
+    def _s_body(self, final: bool) -> bool:
+        sc = self.scanner
+        sc.skip_whitespace()
+        marker = sc.match(_ELEMENT, final)
+        if marker is PARTIAL:
+            return False
+        if marker is None:
+            if sc.at_end() or self._cut_by_end(final, _ELEMENT):
+                return False
+            return self._fail("text beside elements")
+        self._head_begin()
+        self._state = "tag"
+        return True
+
+    def _s_tag(self, final: bool) -> bool:
+        _, marker = self._head_find(_HEAD_END, final)
+        if marker is None:
+            return self._fail("a tag longer than MAX_HEAD") if self._head_over() else False
+        name = self._head_text()
+        parent = self._frames[-1]
+        if name.startswith("/"):
+            if name[1:] != parent.name or parent.kind == "list?":
+                return self._fail(f"closing tag {name!r} inside {parent.name!r}")
+            self._close_container()
+            return True
+        if _KEY.fullmatch(name) is None or len(self._frames) > MAX_DEPTH:
+            return self._fail(f"bad element {name!r}")
+        if parent.kind == "list?":  # the first child decides the container
+            kinds = parent.typing.types
+            array = name == ITEM if ("array" in kinds) == ("object" in kinds) else "array" in kinds
+            parent.kind = "array" if array else "object"
+            parent.spec = _container_spec(parent.spec, parent.kind)
+            self._emit_arguments("[" if array else "{")
+        spec = None
+        if isinstance(parent.spec, Mapping):
+            if parent.kind == "array":
+                spec = parent.spec.get("items")
+            else:
+                if name in parent.keys:
+                    return self._fail(f"repeated key {name!r}")
+                props = parent.spec.get("properties")
+                spec = props.get(name) if isinstance(props, Mapping) else None
+                if spec is None and isinstance(parent.spec.get("additionalProperties"), Mapping):
+                    spec = parent.spec["additionalProperties"]
+        elif parent.kind == "object" and name in parent.keys:
+            return self._fail(f"repeated key {name!r}")
+        spec = resolve_schema(spec, self._root) if spec is not None else None
+        typing = schema_typing(spec, self._root)
+        head = ", " if parent.count else ""
+        if parent.kind == "object":
+            parent.keys.add(name)
+            head += json.dumps(name, ensure_ascii=False) + ": "
+        parent.count += 1
+        frame = _Frame(name, spec, typing, "open")
+        self._frames.append(frame)
+        if typing.is_string:
+            frame.kind = "string"
+            self._emit_arguments(head + '"')
+            self._state = "text"
+        else:
+            if head:
+                self._emit_arguments(head)
+            self._state = "opened"
+        return True
+
+    def _s_opened(self, final: bool) -> bool:
+        sc = self.scanner
+        frame = self._frames[-1]
+        frame.parts.append(sc.skip_whitespace())
+        marker = sc.match(_closer_or_child(frame.name), final)
+        if marker is PARTIAL:
+            return False
+        if marker == ELEMENT_OPEN:  # a child's tag, or (not yet whole) this element's own closing tag
+            rest, own = sc.peek(len(frame.name) + 2), "/" + frame.name + ">"
+            if not final and len(rest) < len(own) and own.startswith(rest):
+                sc.unread(len(marker))
+                return False
+            # a container: its first child's tag follows
+            frame.kind = "list?"
+            frame.parts = []
+            self._head_begin()
+            self._state = "tag"
+            return True
+        if marker is not None:  # an empty (or whitespace-only) element
+            types = frame.typing.types
+            if "string" not in types and ("array" in types or "object" in types):
+                self._emit_arguments("[]" if "array" in types else "{}")
+                self._pop()
+                return True
+            self._start_text(frame)
+            self._end_text()
+            return True
+        if sc.at_end() and not final:
+            return False
+        self._start_text(frame)
+        self._state = "text"
+        return True
+
+    def _start_text(self, frame: _Frame) -> None:
+        """An undecided element is text: a string unless its schema types it."""
+        if frame.typing.declared:
+            frame.kind = "typed"
+        else:
+            frame.kind = "string"
+            self._emit_arguments('"' + json_fragment("".join(frame.parts)))
+            frame.parts = []
+
+    def _s_text(self, final: bool) -> bool:
+        frame = self._frames[-1]
+        text, marker = self.scanner.find(_closer(frame.name), final)
+        self._text_piece(frame, text)
+        if marker is None:
+            return False
+        self._confirm_ws.clear()
+        self._state = "confirm"
+        return True
+
+    def _text_piece(self, frame: _Frame, text: str) -> None:
+        if text:
+            if frame.kind == "string":
+                self._emit_arguments(json_fragment(text))
+            else:
+                frame.parts.append(text)
+
+    def _s_confirm(self, final: bool) -> bool:
+        sc = self.scanner
+        marker = self._confirm(_NS, final)
+        if marker is PARTIAL:
+            return False
+        if marker is None:
+            if self._cut_by_end(final, _NS):  # the end of the output follows: the value ends
+                self._confirm_ws.clear()
+                self._end_text()
+                return False
+            frame = self._frames[-1]  # the closing tag was value text
+            self._text_piece(frame, close_tag(frame.name) + self._confirm_text())
+            self._state = "text"
+            return True
+        sc.unread(len(marker))  # the namespace starts the next tag, read in state "body"
+        self._confirm_ws.clear()
+        self._end_text()
+        return True
+
+    def _end_text(self) -> None:
+        frame = self._frames[-1]
+        if frame.kind == "string":
+            self._emit_arguments('"')
+        else:
+            text = "".join(frame.parts)
+            ok, value = convert(text, frame.typing)
+            self._emit_arguments(json_text(value) if ok else '"' + json_fragment(text) + '"')
+        self._pop()
+
+    def _close_container(self) -> None:
+        frame = self._frames[-1]
+        self._emit_arguments("]" if frame.kind == "array" else "}")
+        if len(self._frames) == 1:  # the invoke closed: the call is complete
+            self._frames = []
+            self._end_call()
+            self._state = "block"
+            return
+        self._pop()
+
+    def _pop(self) -> None:
+        self._frames.pop()
+        self._state = "body"
+
+    def _s_skip(self, final: bool) -> bool:
+        """A broken call's text: dropped up to ``</invoke>`` or the block's end; else content (DESIGN.md)."""
+        text, marker = self.scanner.find(_RESYNC, final)
+        self._hold_broken(text)
+        if marker is None:
+            return False
+        if marker == BLOCK_OPEN:
+            self._broken_is_content()
+            self._open_block(marker)
+            return True
+        self._broken_call_ended()
+        if marker == INVOKE_CLOSE:
+            self._raw = []
+            self._block_has_call = True
+            self._state = "block"
+        else:
+            self._state = "content"
+        return True
+
+    def _fail(self, why: str) -> bool:
+        log.debug("minimax_m3: call %r broken: %s", self._call_name, why)
+        self._break_call()
+        self._frames = []
+        self._confirm_ws.clear()
+        self._state = "skip"
+        return True
