@@ -194,7 +194,7 @@ def check(key: str, value: Any, source: str | None = None) -> Any:
     not a finite number of its kind or is outside the range.
     """
     kind, low, high, low_open, what = RANGES[key]
-    name = source or f"[tool.callscale] {key}"
+    name = source if source is not None else f"[tool.callscale] {key}"
     try:
         if kind == "size":
             number: Any = parse_size(value)
