@@ -411,23 +411,44 @@ def _scale(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
     sel = select(p, args)
     out = Path(args.out) if args.out is not None else sel.settings.out
+    formats = len({spec.format for spec in sel.specs}) or 1
+    rows = len(sel.specs) * len(sel.workloads)
+    measurements = (2 * len(sel.specs) + formats) * len(sel.workloads) * len(sel.lengths)
     try:
         report.check_writable(out)
+        # the space the results need, held until they are written: a full disk stops the run here
+        reservation = report.reserve(out, report.space_needed(measurements, rows))
     except OSError as exc:
         p.error(f"--out: {exc}")
     started = time.perf_counter()
+    journal = report.Journal(out)
     try:
-        run = _run(sel, args, detail=True)
-    except Interrupted as exc:
-        return _interrupted(exc, out)
-    print(report.table(run))
-    for line in report.error_lines(run):
-        print(f"error: {line}")
-    try:
-        written = report.write_outputs(run, out)
-    except OSError as exc:
-        print(f"callscale scale: cannot write the results: {exc}", file=sys.stderr)
-        return 1
+        try:
+            run = _run(sel, args, detail=True, on_measurement=journal.append)
+        except Interrupted as exc:
+            reservation.release()
+            status = _interrupted(exc, out)
+            if (out / report.PARTIAL).exists() or not exc.run.measurements:
+                journal.remove()  # the partial file holds them (else the journal stays, and says so)
+            else:
+                print(f"callscale: the journal {_shown(journal.path)} holds {journal.count} of them", file=sys.stderr)
+            return status
+        print(report.table(run))
+        for line in report.error_lines(run):
+            print(f"error: {line}")
+        reservation.release()
+        try:
+            written = report.write_outputs(run, out)
+        except OSError as exc:
+            journal.close()
+            kept = (f"; the {journal.count} measurements are in {_shown(journal.path)}" if journal.failed is None
+                    else f"; the journal {_shown(journal.path)} holds {journal.count} of them ({journal.failed})")
+            print(f"callscale scale: cannot write the results: {exc}{kept}", file=sys.stderr)
+            return 1
+        journal.remove()
+    finally:
+        reservation.release()
+        journal.close()
     print(f"wrote {', '.join(_shown(path) for path in written)} in {time.perf_counter() - started:.0f} s")
     return _against_baseline(sel, run)
 
@@ -754,6 +775,9 @@ def _history_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--commit-url", metavar="TEMPLATE",
                    help="link commit hashes here, {commit} replaced by the full hash (default: to the page's "
                         "own commit list, which gives `git show HASH`)")
+    p.add_argument("--skip-bad", action="store_true",
+                   help="pass over result files that cannot be read (each is still named on stderr); without it "
+                        "they make the command exit 1")
     p.add_argument("--machine", help="asv machine name (default: the one with the most commits)")
     p.add_argument("--env", help="asv environment name (default: the one with the most commits)")
 
@@ -769,11 +793,21 @@ def _history(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     try:
         written = history.write(out, results, threshold, factor=args.factor, commit_url=args.commit_url,
                                 machine=args.machine, env=args.env,
-                                rules={"reference_length": reference, "projection_factor": projection})
+                                rules={"reference_length": reference, "projection_factor": projection},
+                                skip_bad=args.skip_bad)
+    except history.BadResults as exc:
+        for path, why in exc.files:
+            print(f"callscale history: cannot read {path}: {why}", file=sys.stderr)
+        print(f"callscale history: {len(exc.files)} unreadable result file{'s' if len(exc.files) != 1 else ''}; "
+              "--skip-bad passes over them", file=sys.stderr)
+        return 1
     except history.HistoryError as exc:
         p.error(str(exc))
     except OSError as exc:
         p.error(f"cannot write to --out {out}: {exc.strerror or exc}")
+    if args.skip_bad:  # name what was passed over
+        for path, why in history.load_results(results, skip_bad=True).attrs.get("bad", []):
+            print(f"callscale history: skipped {path}: {why}", file=sys.stderr)
     print(f"{written.commits} commits, {written.verdict_changes} verdict changes, {written.count_changes} counts "
           f"moved by more than {args.factor:g}x")
     print(f"wrote {_shown(written.page)}, {_shown(written.instructions_png)}, {_shown(written.exponents_png)}, "

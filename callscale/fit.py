@@ -21,11 +21,14 @@ so a uniformly slower machine does not move the exponent.
   fixed cost plus the cost per character at the longest measured length
   kept up to the reference length. Their ratio is how much the cost per
   character grows from the longest measured length to the reference
-  length: 1 for a linear parser. The constant ``c`` (a parser's fixed cost
-  per stream: building its state, a first-call set-up) keeps a fixed cost
-  fading out over the lengths (per-2x growth 1.77, 1.88, 1.93) from reading
-  as curvature: without it, ``a*n + b*n**2`` had to bend to pass near the
-  shortest point and projected a false quadratic term. The series is fitted
+  length: 1 for a linear parser. The constant ``c``, of either sign (a
+  parser's fixed cost per stream, or a workload's framing text that costs
+  less per character than the call's body), keeps such an offset from
+  reading as curvature: without it, ``a*n + b*n**2`` had to bend to pass
+  through the shortest points and projected a false quadratic term
+  (``minimax_m2`` on write_file at 512..4k under the instruction meter: per-2x
+  growth 1.77, 1.88, 1.93, projected 3.1x; with ``c``: 1.3x). Fitting ``c``
+  is judging the marginal cost per character between the lengths. The series is fitted
   both with ``c`` and with ``c = 0``, and the fit that projects the smaller
   growth is kept: a quadratic term must show in both to fail. (With three
   points the fit with ``c`` passes through every point, so timing noise at
@@ -105,8 +108,14 @@ def step_exponents(lengths: Sequence[float], seconds: Sequence[float]) -> list[f
 
 def quadratic_fit(lengths: Sequence[float], seconds: Sequence[float], constant: bool = True
                   ) -> tuple[float, float, float]:
-    """``(c, a, b)`` of ``cost = c + a*n + b*n**2``, all >= 0, by non-negative least squares
+    """``(c, a, b)`` of ``cost = c + a*n + b*n**2``, ``a`` and ``b`` >= 0, by non-negative least squares
     (``constant=False``: ``c`` is held at 0, ``cost = a*n + b*n**2``).
+
+    ``c`` may take either sign: a fixed cost per stream (positive), or text
+    around the call that costs less per character than the call's body
+    (negative: a workload's framing is a fixed number of characters of the
+    length). Either way it is not curvature; fitting ``c`` is the same as
+    judging the marginal cost per character between the lengths.
 
     ``lengths`` in characters, ``seconds`` in the meter's unit; ``c`` is the
     fixed cost, ``a`` per character, ``b`` per character squared. The
@@ -127,8 +136,9 @@ def quadratic_fit(lengths: Sequence[float], seconds: Sequence[float], constant: 
     scale = n.max()
     u = n / scale  # columns of similar size: a well-conditioned problem
     top = y.max()
-    if constant:
-        (cc, ca, cb), _ = nnls(np.column_stack([np.ones_like(u), u, u * u]), y / top)
+    if constant:  # c = c1 - c2, either sign; a, b >= 0
+        (c1, c2, ca, cb), _ = nnls(np.column_stack([np.ones_like(u), -np.ones_like(u), u, u * u]), y / top)
+        cc = c1 - c2
     else:
         cc, ((ca, cb), _) = 0.0, nnls(np.column_stack([u, u * u]), y / top)
     return float(cc * top), float(ca * top / scale), float(cb * top / scale ** 2)
