@@ -217,6 +217,10 @@ def _peak_bytes(factory: ParserFactory, deltas: Sequence[str], tools: list) -> i
 
 
 def _error_text(exc: BaseException) -> str:
+    if isinstance(exc, MemoryError):
+        from .bounded import OUT_OF_MEMORY
+
+        return OUT_OF_MEMORY
     text = f"{type(exc).__name__}: {exc}"
     return " ".join(text.split())
 

@@ -15,7 +15,7 @@ import math
 from pathlib import Path
 from typing import Any
 from .config import format_size
-from .fit import ERROR, FAIL, TIMEOUT
+from .fit import ERROR, FAIL, TIMEOUT, WRONG_OUTPUT
 from .matrix import Row, Run
 from .measure import NULL, Measurement
 
@@ -183,6 +183,9 @@ def gate_lines(run: Run) -> list[str]:
             lines.append(f"FAIL {row.parser} on {row.workload} ({fit.rule}): no exponent ({fit.reason}); "
                          f"{_per_length(row, unit)}")
             continue
+        if fit.verdict == WRONG_OUTPUT:  # the parser did not parse the workload: its cost does not count
+            lines.append(f"FAIL {row.parser} on {row.workload} (wrong output): {fit.reason}")
+            continue
         why = []
         if "step" in fit.rule:
             why.append(f"steepest step {fit.steepest:.2f} > {run.threshold:g}")
@@ -198,6 +201,10 @@ def gate_lines(run: Run) -> list[str]:
         lines.append(f"second look: {len(run.second_looks)} pair(s) failed once by time and were measured again; "
                      f"{len(cleared)} passed then" + (f" ({', '.join(cleared)})" if cleared else ""))
     total = len(run.rows)
+    judged_alone = [r for r in run.rows if r.fit.verdict == WRONG_OUTPUT and r.fit.passed]
+    if judged_alone:
+        lines.append(f"--cost-only: {len(judged_alone)} pair(s) with wrong output judged by their cost alone ("
+                     + ", ".join(f"{r.parser} on {r.workload}" for r in judged_alone) + ")")
     if run.passed:
         lines.append(f"gate passed: {total} parser x workload pair{'s' if total != 1 else ''}, "
                      f"every step exponent <= {run.threshold:g} and every projection at "
