@@ -85,6 +85,16 @@ class LazyFactory:
     def __call__(self) -> Any:
         return self.load()()
 
+    def __getattr__(self, name: str) -> Any:
+        """Other attributes are the loaded factory's (this loads it: only in a child, or in a test)."""
+        if name.startswith("__") or name in ("target", "format", "engine", "_loaded"):
+            raise AttributeError(name)
+        return getattr(self.load(), name)
+
+    @property
+    def __name__(self) -> str:  # type: ignore[override]
+        return getattr(self.load(), "__name__", self.target)
+
     def __repr__(self) -> str:
         return f"LazyFactory({self.target!r})"
 
