@@ -482,10 +482,10 @@ def _gate(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 def _compare_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("base", metavar="BASE", help="scaling.csv of the base run (e.g. the main branch)")
     p.add_argument("new", metavar="NEW", help="scaling.csv of the new run (e.g. the pull request)")
-    p.add_argument("--max-ratio", type=_positive_float, metavar="R",
+    p.add_argument("--max-ratio", type=_setting("max_ratio"), metavar="R",
                    help="largest new/base cost at one length that passes (default 1.05 under the instruction "
                         "meter, 1.5 by time)")
-    p.add_argument("--max-step", type=_positive_float, metavar="X",
+    p.add_argument("--max-step", type=_setting("max_step"), metavar="X",
                    help="largest exponent increase that passes (default 0.05 under the instruction meter, "
                         "0.25 by time)")
 
@@ -520,9 +520,9 @@ def _profile_arguments(p: argparse.ArgumentParser) -> None:
                    help="flamegraph (SVG, the default) or speedscope (JSON)")
     p.add_argument("-o", "--output", metavar="PATH",
                    help="where to write it (default results/flame/<parser>-<workload>-<length>.svg)")
-    p.add_argument("--seconds", type=_positive_float, default=3.0,
+    p.add_argument("--seconds", type=_setting("seconds"), default=3.0,
                    help="how long to keep streaming the case while sampling (default 3)")
-    p.add_argument("--rate", type=_positive_int, default=250, help="samples a second (default 250)")
+    p.add_argument("--rate", type=_setting("rate"), default=250, help="samples a second (default 250)")
     add_timeout(p)
 
 

@@ -170,6 +170,10 @@ RANGES: dict[str, tuple[str, float, float, bool, str]] = {
     "timeout": ("float", 0.0, MAX_TIMEOUT, True, "seconds one case may take"),
     "memory_limit": ("bytes", 64 * 1024 ** 2, 1024 ** 4, False, "bytes of address space per measuring child"),
     "repeats": ("int", 1, 1000, False, "timed runs per measurement"),
+    "max_ratio": ("float", 1.0, 1000.0, True, "compare: the largest new/base cost at one length that passes"),
+    "max_step": ("float", 0.0, 10.0, True, "compare: the largest exponent increase that passes"),
+    "seconds": ("float", 0.0, 3600.0, True, "profile: CPU seconds to keep streaming while sampling"),
+    "rate": ("int", 1, 10000, False, "profile: samples a second"),
 }
 
 
