@@ -161,6 +161,7 @@ def _cpu_ticks(pid: int) -> int:
 @pytest.mark.parametrize("meter", BOTH_I19)
 def test_row2_sigterm_stops_the_run_kills_every_child_and_keeps_the_partial_results(meter, tmp_path):
     proc = _start_hanging_scale(meter, tmp_path)
+    kids: set[int] = set()
     try:
         kids = _wait_for_the_hang(proc, meter)
         sent = time.monotonic()
@@ -168,15 +169,14 @@ def test_row2_sigterm_stops_the_run_kills_every_child_and_keeps_the_partial_resu
         proc.wait(timeout=20)
         stopped = time.monotonic() - sent
         err = proc.stderr.read()
+        time.sleep(1)
+        outlived = [k for k in kids if _alive(k)]
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        _kill_all(proc, kids)
     assert proc.returncode == 143, err
     assert "terminated (SIGTERM) while measuring hanging_parser:Hangs" in err
     assert stopped < 5, stopped  # "within a second", with room for a loaded machine
-    time.sleep(1)
-    assert not [k for k in kids if _alive(k)], "a child outlived the run"
+    assert not outlived, "a child outlived the run"
     partial = pd.read_csv(tmp_path / "scaling.partial.csv", keep_default_na=False, na_values=[""])
     assert {"null", "deepseek_v31"} <= set(partial["parser"])
 
@@ -184,6 +184,7 @@ def test_row2_sigterm_stops_the_run_kills_every_child_and_keeps_the_partial_resu
 @pytest.mark.parametrize("meter", BOTH_I19)
 def test_row2_sigkill_of_the_parent_leaves_no_worker_spinning(meter, tmp_path):
     proc = _start_hanging_scale(meter, tmp_path)
+    kids: set[int] = set()
     try:
         kids = _wait_for_the_hang(proc, meter)
         proc.kill()  # SIGKILL: no handler runs
@@ -193,9 +194,24 @@ def test_row2_sigkill_of_the_parent_leaves_no_worker_spinning(meter, tmp_path):
             time.sleep(0.2)
         orphans = [k for k in kids if _alive(k)]
     finally:
-        for k in _children(proc.pid):
-            os.kill(k, signal.SIGKILL)
+        _kill_all(proc, kids)
     assert not orphans, f"orphaned children still running: {orphans}"
+
+
+def _kill_all(proc: subprocess.Popen, kids: set[int]) -> None:
+    """Leave nothing of a test's run behind, whatever the run did (its group, and each child it had)."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    for pid in [proc.pid, *kids]:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 # ----------------------------------------------------------------------------- row 3: a hang in __init__
