@@ -220,6 +220,11 @@ def frame(run: Run):
     """The tidy table of measurements (pandas DataFrame, :data:`CSV_COLUMNS`)."""
     import pandas as pd
 
+    return pd.DataFrame.from_records(_records(run), columns=CSV_COLUMNS)
+
+
+def _records(run: Run) -> list[dict]:
+    """One dict per measurement, the keys of :data:`CSV_COLUMNS` (what :func:`frame` tabulates)."""
     records = []
     for m in run.measurements:
         row = m.as_row()
@@ -229,7 +234,7 @@ def frame(run: Run):
         row["floor_seconds"] = floor_s
         row["x_floor"] = m.seconds / floor_s if m.seconds is not None and floor_s else None
         records.append(row)
-    return pd.DataFrame.from_records(records, columns=CSV_COLUMNS)
+    return records
 
 
 def fits_frame(run: Run):
@@ -454,7 +459,13 @@ def write_partial(run: Run, folder: Path | str) -> Path:
     os.fchmod(fd, _umask_mode())
     os.close(fd)
     try:
-        frame(run).to_csv(tmp, index=False)
+        import csv
+
+        # the csv module, not pandas: an interrupted run is saved at once (importing pandas takes seconds)
+        with open(tmp, "w", newline="", encoding="utf-8") as fh:
+            out = csv.DictWriter(fh, fieldnames=CSV_COLUMNS, extrasaction="ignore")
+            out.writeheader()
+            out.writerows(_records(run))
         os.replace(tmp, folder / PARTIAL)
     finally:
         Path(tmp).unlink(missing_ok=True)
