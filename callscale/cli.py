@@ -17,8 +17,11 @@ passes), prints the table and exits 0 when every pair passes both rules of
 :func:`callscale.fit.fit` (steepest step, projection), 1 otherwise, naming
 each offender and the rule. ``compare`` sets two ``scaling.csv`` side by
 side and exits 1 when a pair got worse (``--baseline`` does the same after
-``scale``/``gate``). Each case runs under ``--timeout`` seconds in a worker
-process. Defaults come from
+``scale``/``gate``). Every parser under test is loaded and measured in a child
+process of its own, each case under ``--timeout`` seconds and ``--memory-limit``
+bytes; a parser that does not reproduce a case's calls reads ``wrong output``
+and fails unless ``--cost-only``; SIGTERM stops a run as Ctrl-C does
+(docs/gate.md). Defaults come from
 ``[tool.callscale]`` in the nearest ``pyproject.toml``
 (:mod:`callscale.config`). A bad option prints one line on stderr and exits 2.
 

@@ -5,6 +5,7 @@
     reference_length = "256k"          # gate: the length (characters) the fitted cost is projected to
     projection_factor = 3.0            # gate: largest projected / linear-projected cost that passes
     timeout = 120                      # seconds one case may take before its parser is stopped
+    memory_limit = "4g"                # address space each child measuring a parser may take
     lengths = ["4k", "16k", "64k"]     # call lengths in characters (k = 1024)
     chunking = "tokens:4"              # how the text is split into deltas
     repeats = 3                        # timed runs per measurement (the minimum counts)
@@ -15,6 +16,10 @@
 The ``pyproject.toml`` is looked for in the current directory and its parents;
 without one (or without the table) the built-in :data:`DEFAULTS` apply, which
 are the values above. Command-line options override all of these.
+
+Every setting is validated here, once, for the file and the command line alike
+(:func:`check`, :func:`check_lengths`, :func:`check_rules`; the ranges are
+:data:`RANGES` and docs/gate.md lists them).
 """
 
 from __future__ import annotations
@@ -115,6 +120,8 @@ def format_size(chars: int) -> str:
 
 def parse_lengths(spec: str | list | tuple) -> tuple[int, ...]:
     """Lengths from ``"4k,16k,64k"`` or a list of sizes: distinct, ascending, at least three.
+
+    A lenient reader (sorts, drops repeats, no bounds); settings are validated by :func:`check_lengths`.
 
     Raises :class:`ConfigError` on a bad size or fewer than three distinct lengths.
     """
