@@ -1,39 +1,138 @@
-"""Run cases under a time budget in one reusable worker process.
+"""Run a parser's cases in a child process of its own, under a time and a memory budget.
 
-A parser that loops forever cannot be stopped from a thread, so the cases
-run in a child process: one :class:`Worker` is forked once and serves case
-after case (no start-up cost per case); when a case overruns its budget the
-worker is killed, the caller gets :class:`CaseTimeout`, and the next case
-starts a fresh worker. The worker is forked (``multiprocessing`` "fork"
-context), so it inherits the parsers, factories and workload makers of the
-caller as they are, closures included; only each job and its result cross
-the pipe (they must pickle).
+Nothing a parser does reaches the harness: every parser under test is
+imported, built and streamed in a :class:`Worker`, a forked child that
+serves case after case (no start-up cost per case). The parent keeps its own
+clock, files, working directory and output; what a parser does to its own
+process (patching, ``os._exit``, ``sys.exit``, a signal, running out of
+memory, changing directory) ends or spoils only its own worker, and the
+caller gets the reason in words (:func:`exit_words`): ``exit 3``,
+``killed by SIGSEGV``, ``timeout after 5 s``, ``out of memory``.
+
+Each worker
+
+- runs in a process group of its own, so stopping it (:meth:`Worker.stop`)
+  kills whatever the parser started too;
+- dies with its parent: ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` (Linux), and it
+  ends when the pipe to the parent closes, so a parent killed by SIGKILL (as
+  ``timeout -s KILL`` in CI does) leaves no worker spinning;
+- has its address space limited to ``memory_limit`` bytes
+  (``resource.RLIMIT_AS``, :func:`limit_memory`): a parser that allocates
+  more gets ``MemoryError`` (reported as ``out of memory``) instead of
+  taking the machine;
+- ignores SIGINT (Ctrl-C goes to the parent, who stops the worker) and
+  freezes the objects it inherited (``gc.freeze()``), so the collections the
+  meters run between streams only walk the parser's own objects.
+
+The worker is forked (``multiprocessing`` "fork" context), so it inherits the
+caller's handler as it is, closures included; only each job and its result
+cross the pipe (they must pickle).
 
     >>> with Worker(handler, timeout=120) as worker:
     ...     result = worker.call(job)      # handler(job), run in the worker
+
+:func:`terminate_as_interrupt` makes SIGTERM stop a run as Ctrl-C does.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import multiprocessing
+import os
 import signal
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
-__all__ = ["Worker", "CaseTimeout", "WorkerFailed"]
+__all__ = ["Worker", "CaseTimeout", "WorkerFailed", "exit_words", "timeout_words", "limit_memory",
+           "die_with_parent", "OUT_OF_MEMORY", "DEFAULT_MEMORY_LIMIT", "terminate_as_interrupt", "Terminated"]
+
+OUT_OF_MEMORY = "out of memory"
+"""The reason of a case that ran out of its memory budget."""
+
+DEFAULT_MEMORY_LIMIT = 4 * 1024 ** 3
+"""Bytes of address space a worker may take unless told otherwise (``--memory-limit``, 4 GiB)."""
 
 
 class CaseTimeout(Exception):
-    """A job ran longer than the worker's ``timeout`` (seconds); the worker was stopped."""
+    """A job ran longer than the worker's ``timeout`` (seconds); the worker was stopped.
+    The message is :func:`timeout_words`."""
 
 
 class WorkerFailed(RuntimeError):
-    """The worker process ended without answering (killed, crashed, or the result did not pickle)."""
+    """The worker process ended without answering; the message is :func:`exit_words` of its status."""
 
 
-def _serve(conn: Any, handler: Callable[[Any], Any]) -> None:
-    # Ctrl-C reaches the whole process group: the caller decides what it
-    # means (and stops this worker), so the worker does not raise on it.
+def timeout_words(seconds: float) -> str:
+    """``timeout after 5 s``: the reason of a case stopped after ``seconds``."""
+    return f"timeout after {seconds:g} s"
+
+
+def exit_words(status: int | None) -> str:
+    """A process's end in words, from its exit status as ``multiprocessing`` and ``subprocess`` give it
+    (negative: killed by that signal).
+
+    ``0`` -> ``exit 0``; ``3`` -> ``exit 3``; ``-11`` -> ``killed by SIGSEGV``;
+    ``-9`` -> ``killed by SIGKILL``; ``None`` (still running, or unknown) -> ``ended without a status``.
+    A shell's ``128 + N`` is not decoded (it is an exit status like any other).
+    """
+    if status is None:
+        return "ended without a status"
+    if status < 0:
+        try:
+            name = signal.Signals(-status).name
+        except ValueError:
+            name = f"signal {-status}"
+        return f"killed by {name}"
+    return f"exit {status}"
+
+
+def limit_memory(nbytes: int | None) -> None:
+    """Limit this process's address space to ``nbytes`` (``resource.RLIMIT_AS``; ``None``: no limit).
+
+    Call it in the child (a forked worker, or a ``subprocess`` ``preexec_fn``),
+    never in the harness. Allocations past the limit fail: Python raises
+    ``MemoryError``, which the workers report as :data:`OUT_OF_MEMORY`. A
+    limit below the hard limit only; a failure to set it is ignored.
+    """
+    if nbytes is None:
+        return
+    import resource
+
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard != resource.RLIM_INFINITY:
+            nbytes = min(nbytes, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (nbytes, hard))
+    except (ValueError, OSError):
+        pass
+
+
+def die_with_parent(parent_pid: int | None = None) -> None:
+    """Ask the kernel to SIGKILL this process when its parent dies (Linux ``PR_SET_PDEATHSIG``, via
+    ctypes; a no-op elsewhere). When ``parent_pid`` is given and the parent is already gone, exit now."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        pass
+    if parent_pid is not None and os.getppid() != parent_pid:
+        os._exit(1)
+
+
+def _serve(conn: Any, handler: Callable[[Any], Any], parent_pid: int, memory_limit: int | None) -> None:
+    try:
+        os.setpgid(0, 0)
+    except OSError:
+        pass
+    die_with_parent(parent_pid)
+    # Ctrl-C reaches the foreground group: the caller decides what it means and stops this worker.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    limit_memory(memory_limit)
+    gc.collect()
+    gc.freeze()  # what was inherited is not the parser's: collections skip it
     while True:
         try:
             job = conn.recv()
@@ -43,10 +142,14 @@ def _serve(conn: Any, handler: Callable[[Any], Any]) -> None:
             return
         try:
             answer: tuple[str, Any] = ("ok", handler(job))
-        except BaseException as exc:  # reported to the caller, who goes on
+        except MemoryError:
+            answer = ("raised", OUT_OF_MEMORY)
+        except BaseException as exc:  # reported to the caller, who goes on (SystemExit included)
             answer = ("raised", f"{type(exc).__name__}: {' '.join(str(exc).split())}")
         try:
             conn.send(answer)
+        except MemoryError:
+            conn.send(("raised", OUT_OF_MEMORY))
         except Exception as exc:  # the result does not pickle
             conn.send(("raised", f"result cannot be sent back: {type(exc).__name__}: {exc}"))
 
@@ -54,25 +157,38 @@ def _serve(conn: Any, handler: Callable[[Any], Any]) -> None:
 class Worker:
     """A forked process that runs ``handler(job)`` for each :meth:`call`, ``timeout`` seconds at most.
 
-    ``timeout``: wall seconds per job (``None``: no limit). :meth:`call`
-    returns the handler's result; raises :class:`CaseTimeout` when the job
-    overran (the worker is killed and replaced at the next call),
-    :class:`WorkerFailed` when the worker died, and ``RuntimeError`` with
-    the text ``"Type: message"`` when the handler raised.
+    ``timeout``: wall seconds per job (``None``: no limit); ``memory_limit``:
+    bytes of address space (``None``: no limit). :meth:`call` returns the
+    handler's result; raises :class:`CaseTimeout` when the job overran (the
+    worker's process group is killed; the next call starts a new worker),
+    :class:`WorkerFailed` when the worker died (its status in words), and
+    ``RuntimeError`` with the text ``"Type: message"`` (or ``out of
+    memory``) when the handler raised.
     """
 
-    def __init__(self, handler: Callable[[Any], Any], timeout: float | None) -> None:
+    def __init__(self, handler: Callable[[Any], Any], timeout: float | None,
+                 memory_limit: int | None = DEFAULT_MEMORY_LIMIT) -> None:
         self.handler = handler
         self.timeout = timeout
+        self.memory_limit = memory_limit
         self._proc: Any = None
         self._conn: Any = None
+
+    @property
+    def pid(self) -> int | None:
+        """The worker's process id (also its process group's), or ``None`` when none runs."""
+        return self._proc.pid if self._proc is not None else None
 
     def _start(self) -> None:
         ctx = multiprocessing.get_context("fork")
         parent, child = ctx.Pipe()
-        self._proc = ctx.Process(target=_serve, args=(child, self.handler), daemon=True,
-                                 name="callscale-worker")
+        self._proc = ctx.Process(target=_serve, args=(child, self.handler, os.getpid(), self.memory_limit),
+                                 daemon=True, name="callscale-worker")
         self._proc.start()
+        try:
+            os.setpgid(self._proc.pid, self._proc.pid)  # both sides set it: no race with stop()
+        except OSError:
+            pass
         child.close()
         self._conn = parent
 
@@ -83,35 +199,42 @@ class Worker:
         try:
             self._conn.send(job)
             ready = self._conn.poll(self.timeout)
+        except (BrokenPipeError, ConnectionResetError):
+            ready = True  # it died: recv below says how
         except BaseException:  # an interrupt while waiting: do not leave the case running
             self.stop()
             raise
         if not ready:
             self.stop()
-            raise CaseTimeout(f"stopped after {self.timeout:g} s")
+            raise CaseTimeout(timeout_words(self.timeout))
         try:
             kind, value = self._conn.recv()
         except (EOFError, OSError):
-            code = self._proc.exitcode if self._proc is not None else None
+            proc = self._proc
+            proc.join(timeout=5)
+            code = proc.exitcode
             self.stop()
-            raise WorkerFailed(f"the worker process died (exit code {code})") from None
+            raise WorkerFailed(exit_words(code)) from None
         if kind == "raised":
             raise RuntimeError(value)
         return value
 
     def stop(self) -> None:
-        """Kill the worker (if any) and wait for it; the next :meth:`call` starts a new one."""
+        """Kill the worker's process group (if any) and wait for it; the next :meth:`call` starts a new one."""
         if self._conn is not None:
             self._conn.close()
             self._conn = None
         if self._proc is not None:
-            if self._proc.is_alive():
-                self._proc.kill()
+            try:
+                os.killpg(self._proc.pid, signal.SIGKILL)
+            except OSError:
+                if self._proc.is_alive():
+                    self._proc.kill()
             self._proc.join()
             self._proc = None
 
     def close(self) -> None:
-        """Ask the worker to end, then make sure it has."""
+        """Ask the worker to end, then make sure it has (and whatever it started)."""
         if self._conn is not None and self._proc is not None and self._proc.is_alive():
             try:
                 self._conn.send(None)
@@ -125,3 +248,26 @@ class Worker:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived: raised where a run is, so it stops as on Ctrl-C (children killed, partial results kept)."""
+
+
+@contextlib.contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """While inside, SIGTERM raises :class:`Terminated` (a ``KeyboardInterrupt``) in the main thread,
+    so a run stopped by ``timeout(1)`` or CI ends as one stopped by Ctrl-C does. Outside the main
+    thread it does nothing."""
+    def handler(signum: int, frame: Any) -> None:
+        raise Terminated("SIGTERM")
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -17,8 +17,11 @@ passes), prints the table (and with ``--out`` writes the same files) and exits 0
 :func:`callscale.fit.fit` (steepest step, projection), 1 otherwise, naming
 each offender and the rule. ``compare`` sets two ``scaling.csv`` side by
 side and exits 1 when a pair got worse (``--baseline`` does the same after
-``scale``/``gate``). Each case runs under ``--timeout`` seconds in a worker
-process. Defaults come from
+``scale``/``gate``). Every parser under test is loaded and measured in a child
+process of its own, each case under ``--timeout`` seconds and ``--memory-limit``
+bytes; a parser that does not reproduce a case's calls reads ``wrong output``
+and fails unless ``--cost-only``; SIGTERM stops a run as Ctrl-C does
+(docs/gate.md). Defaults come from
 ``[tool.callscale]`` in the nearest ``pyproject.toml``
 (:mod:`callscale.config`). A bad option prints one line on stderr and exits 2.
 
@@ -77,27 +80,70 @@ def _positive_float(text: str) -> float:
     return value
 
 
-def _timeout_seconds(text: str) -> float:
-    """A per-case time budget: a positive number of seconds up to ``config.MAX_TIMEOUT``."""
-    value = _positive_float(text)
-    if value > config.MAX_TIMEOUT:
-        raise argparse.ArgumentTypeError(f"expected at most {config.MAX_TIMEOUT:g} seconds, got {text!r}")
-    return value
+def _setting(key: str) -> Callable[[str], object]:
+    """An argparse type for the setting ``key``: :func:`callscale.config.check`, the one validation
+    ``[tool.callscale]`` gets too (finite, in :data:`callscale.config.RANGES`)."""
+    def parse(text: str) -> object:
+        try:
+            return config.check(key, text, "")
+        except config.ConfigError as exc:
+            raise argparse.ArgumentTypeError(str(exc).strip()) from None
+    parse.__name__ = key
+    return parse
+
+
+_timeout_seconds = _setting("timeout")
+
+
+class _InOrder(argparse._AppendAction):
+    """Append the value, and note ``(dest, value)`` in ``namespace.in_order`` (the command line's order),
+    so each ``--workload-format`` pairs with the ``--parser`` it follows (:func:`_pairs`)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        super().__call__(parser, namespace, values, option_string)
+        order = list(getattr(namespace, "in_order", None) or [])
+        namespace.in_order = order + [(self.dest, values)]
 
 
 def add_parser_options(p: argparse.ArgumentParser, null: bool = True, short_format: bool = True) -> None:
     """``--parser`` (repeatable) and ``--workload-format``, shared by the commands that take parsers.
 
     ``short_format``: ``--format`` is an alias of ``--workload-format`` (not
-    in ``profile``, where ``--format`` is the output's).
+    in ``profile``, where ``--format`` is the output's). One
+    ``--workload-format`` applies to every plug-in; several pair each with
+    the ``--parser`` it follows (:func:`_pairs`).
     """
-    p.add_argument("--parser", action="append", metavar="NAME",
+    p.add_argument("--parser", action=_InOrder, metavar="NAME",
                    help=f"a registered parser{', null,' if null else ''} or module.path:ClassOrFactory "
                         "(with --workload-format); repeat or comma-separate; default: every registered parser")
     flags = ("--workload-format", "--format") if short_format else ("--workload-format",)
-    p.add_argument(*flags, dest="format", metavar="NAME",
+    p.add_argument(*flags, dest="format", action=_InOrder, metavar="NAME",
                    help="the format whose workloads to render for module:Factory parsers"
-                        + (" (--format for short)" if short_format else ""))
+                        + (" (--format for short)" if short_format else "")
+                        + "; given once it applies to every such parser, given more than once each applies to "
+                          "the --parser it follows")
+
+
+def _pairs(p: argparse.ArgumentParser, args: argparse.Namespace, names: Sequence[str]) -> list[tuple[str, str | None]]:
+    """``(parser, format)`` for each selected parser name: the only ``--workload-format`` for every
+    parser, or, when there are several, the one right after the parser's ``--parser`` option.
+    ``p.error`` when a ``--workload-format`` follows no ``--parser`` or a second one follows the same."""
+    formats = [v for dest, v in getattr(args, "in_order", None) or [] if dest == "format"]
+    if len(formats) <= 1:
+        return [(name, formats[0] if formats else None) for name in names]
+    paired: dict[str, str] = {}
+    last: list[str] | None = None
+    for dest, value in args.in_order:
+        if dest == "parser":
+            last = [v.strip() for v in value.split(",") if v.strip()]
+        elif last is None:
+            p.error(f"--workload-format {value} follows no --parser: with several --workload-format options "
+                    "each must come right after the --parser it applies to")
+        else:
+            for name in last:
+                paired[name] = value
+            last = None
+    return [(name, paired.get(name)) for name in names]
 
 
 def _settings(p: argparse.ArgumentParser) -> config.Settings:
@@ -116,21 +162,34 @@ def _chunking(p: argparse.ArgumentParser, spec: str) -> str:
         p.error(str(exc))
 
 
-def _specs(p: argparse.ArgumentParser, names: Sequence[str], fmt: str | None, null: bool = True) -> list[ParserSpec]:
-    """Resolve parser selections (``p.error`` on an unusable one); ``null``: the floor parser is allowed."""
-    if fmt is not None and not any(takes_format(n) for n in names):
+def _specs(p: argparse.ArgumentParser, names: Sequence[str], fmt: object, null: bool = True,
+           timeout: float | None = None, memory_limit: int | None = None) -> list[ParserSpec]:
+    """Resolve parser selections (``p.error`` on an unusable one); ``null``: the floor parser is allowed.
+
+    ``fmt``: the parsed arguments (each ``--workload-format`` paired by :func:`_pairs`), or one format
+    name for every parser. Each plug-in is then loaded once in a child process
+    (:func:`callscale.plugins.probe`, ``timeout`` seconds): one that cannot be used is an error here,
+    one whose child died or hung is measured as failing (its rows say why).
+    """
+    pairs = _pairs(p, fmt, names) if isinstance(fmt, argparse.Namespace) else [(n, fmt) for n in names]
+    if any(f is not None for _, f in pairs) and not any(takes_format(n) for n in names):
         p.error("--workload-format applies to module.path:ClassOrFactory and entry-point parsers only "
                 "(a registered parser's format is its name)")
     specs = []
-    for name in names:
+    for name, one in pairs:
         try:
-            spec = resolve(name, fmt)
+            spec = resolve(name, one)
         except PluginError as exc:
             p.error(str(exc))
         if spec.format is None and not null:
             p.error("the null parser parses nothing; name a parser")
         specs.append(spec)
-    return specs
+    from .plugins import probe
+
+    try:
+        return probe(specs, timeout, memory_limit)
+    except PluginError as exc:
+        p.error(str(exc))
 
 
 def _workloads(p: argparse.ArgumentParser, names: Sequence[str]) -> list[str]:
@@ -158,9 +217,9 @@ def add_selectors(p: argparse.ArgumentParser) -> None:
     p.add_argument("--chunking", metavar="SPEC",
                    help="whole, char, fixed:K, tokens:K, random:SEED:MAX or tokens-random:SEED:MAX "
                         "(default from [tool.callscale])")
-    p.add_argument("--repeats", type=_positive_int, metavar="N",
+    p.add_argument("--repeats", type=_setting("repeats"), metavar="N",
                    help="timed runs per measurement; the minimum counts (default from [tool.callscale]: 3)")
-    p.add_argument("--threshold", type=_positive_float, metavar="X",
+    p.add_argument("--threshold", type=_setting("threshold"), metavar="X",
                    help="largest scaling exponent that passes (default from [tool.callscale])")
     p.add_argument("--seed", type=int, default=0, help="workload seed (default 0)")
     p.add_argument("--meter", choices=sorted(METERS), default="time",
@@ -169,6 +228,10 @@ def add_selectors(p: argparse.ArgumentParser) -> None:
                         "default lengths from instruction_lengths in [tool.callscale])")
     add_verdict_rules(p)
     add_timeout(p)
+    p.add_argument("--cost-only", action="store_true",
+                   help="judge the cost alone: a parser whose streamed result differs from the case's still "
+                        "reads `wrong output` in the table but passes when its cost does (for timing an engine "
+                        "parser whose known faults are check's business)")
     p.add_argument("--baseline", metavar="CSV",
                    help="a scaling.csv of an earlier run: compare with it after measuring (as `callscale compare`) "
                         "and exit 1 when a pair got worse")
@@ -177,10 +240,14 @@ def add_selectors(p: argparse.ArgumentParser) -> None:
 
 
 def add_timeout(p: argparse.ArgumentParser) -> None:
-    """``--timeout SECONDS``: the per-case time budget (default from [tool.callscale]: 120)."""
+    """``--timeout SECONDS`` (the per-case time budget, default from [tool.callscale]: 120) and
+    ``--memory-limit SIZE`` (bytes of address space per measuring child, default 4g)."""
     p.add_argument("--timeout", type=_timeout_seconds, metavar="SECONDS",
                    help="seconds one case may take; a parser that overruns is stopped and its row reads "
                         "timeout (default from [tool.callscale]: 120)")
+    p.add_argument("--memory-limit", type=_setting("memory_limit"), metavar="SIZE",
+                   help="address space each child measuring a parser may take, e.g. 4g or 512m; a parser that "
+                        "needs more reads `out of memory` (default from [tool.callscale]: 4g)")
 
 
 @dataclass
@@ -201,6 +268,10 @@ class Selection:
     timeout: float = 120.0
     baseline: object = None
     """The ``--baseline`` file read as a DataFrame (:func:`callscale.compare.load`), or ``None``."""
+    memory_limit: int | None = None
+    """Bytes of address space per measuring child (``--memory-limit``)."""
+    cost_only: bool = False
+    """``--cost-only``: a ``wrong output`` row passes when its cost does."""
 
 
 def _split(values: Sequence[str] | None) -> list[str]:
@@ -221,7 +292,8 @@ def select(p: argparse.ArgumentParser, args: argparse.Namespace) -> Selection:
         p.error(f"unknown meter {meter!r}; known: {', '.join(METERS)}")
     default_lengths = settings.instruction_lengths if meter == "instructions" else settings.lengths
     try:
-        lengths = config.parse_lengths(args.lengths) if args.lengths is not None else default_lengths
+        lengths = (config.check_lengths(args.lengths, meter, "--lengths") if args.lengths is not None
+                   else config.check_lengths(default_lengths, meter, "the lengths of [tool.callscale]"))
     except config.ConfigError as exc:
         p.error(str(exc))
     if meter == "instructions":
@@ -240,11 +312,15 @@ def select(p: argparse.ArgumentParser, args: argparse.Namespace) -> Selection:
         if not names:
             p.error("no parsers are registered; name one with --parser module.path:ClassOrFactory "
                     "--workload-format NAME")
-    specs = _specs(p, names, args.format)
     workloads = _workloads(p, _split(args.workload) or list(settings.workloads))
     threshold = args.threshold if args.threshold is not None else settings.threshold
     repeats = args.repeats if args.repeats is not None else settings.repeats
     reference, factor = _verdict_rules(p, args, settings)
+    try:
+        config.check_rules(lengths, reference, factor)
+    except config.ConfigError as exc:
+        p.error(str(exc))
+    specs = _specs(p, names, args, timeout=_timeout(args, settings), memory_limit=_memory_limit(args, settings))
     baseline = None
     if getattr(args, "baseline", None) is not None:
         from . import compare
@@ -257,24 +333,30 @@ def select(p: argparse.ArgumentParser, args: argparse.Namespace) -> Selection:
             p.error(f"--baseline {args.baseline} was measured with --meter {baseline['meter'].iloc[0]}, "
                     f"this run with {meter}")
     return Selection(specs, workloads, lengths, chunking, repeats, threshold, meter, args.seed, settings,
-                     reference, factor, _timeout(args, settings), baseline)
+                     reference, factor, _timeout(args, settings), baseline, _memory_limit(args, settings),
+                     bool(getattr(args, "cost_only", False)))
 
 
 def _timeout(args: argparse.Namespace, settings: config.Settings) -> float:
     return args.timeout if getattr(args, "timeout", None) is not None else settings.timeout
 
 
-def _run(sel: Selection, args: argparse.Namespace, detail: bool):
+def _memory_limit(args: argparse.Namespace, settings: config.Settings) -> int:
+    return args.memory_limit if getattr(args, "memory_limit", None) is not None else settings.memory_limit
+
+
+def _run(sel: Selection, args: argparse.Namespace, detail: bool, on_measurement=None):
     from . import matrix
 
     return matrix.run(sel.specs, sel.workloads, sel.lengths, chunking=sel.chunking, repeats=sel.repeats,
                       threshold=sel.threshold, meter=sel.meter, seed=sel.seed, latency=detail,
                       memory=detail, progress=args.progress, reference_length=sel.reference_length,
-                      projection_factor=sel.projection_factor, timeout=sel.timeout)
+                      projection_factor=sel.projection_factor, timeout=sel.timeout,
+                      memory_limit=sel.memory_limit, cost_only=sel.cost_only, on_measurement=on_measurement)
 
 
 def _interrupted(exc, out: Path | None = None) -> int:
-    """Say which case was running and where the measurements so far went; exit status 130."""
+    """Say which case was running and where the measurements so far went; exit status 130 (143 after SIGTERM)."""
     from . import report
 
     done = len(exc.run.measurements)
@@ -286,8 +368,9 @@ def _interrupted(exc, out: Path | None = None) -> int:
             where = f"; the {done} measurements taken before it could not be saved: {err}"
     elif out is not None:
         where = "; nothing was measured yet"
-    print(f"callscale: interrupted while measuring {exc.running or 'nothing'}{where}", file=sys.stderr)
-    return 130
+    how = "terminated (SIGTERM)" if getattr(exc, "terminated", False) else "interrupted"
+    print(f"callscale: {how} while measuring {exc.running or 'nothing'}{where}", file=sys.stderr)
+    return 143 if getattr(exc, "terminated", False) else 130
 
 
 def _against_baseline(sel: Selection, run) -> int:
@@ -331,23 +414,44 @@ def _scale(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
     sel = select(p, args)
     out = Path(args.out) if args.out is not None else sel.settings.out
+    formats = len({spec.format for spec in sel.specs}) or 1
+    rows = len(sel.specs) * len(sel.workloads)
+    measurements = (2 * len(sel.specs) + formats) * len(sel.workloads) * len(sel.lengths)
     try:
         report.check_writable(out)
+        # the space the results need, held until they are written: a full disk stops the run here
+        reservation = report.reserve(out, report.space_needed(measurements, rows))
     except OSError as exc:
         p.error(f"--out: {exc}")
     started = time.perf_counter()
+    journal = report.Journal(out)
     try:
-        run = _run(sel, args, detail=True)
-    except Interrupted as exc:
-        return _interrupted(exc, out)
-    print(report.table(run))
-    for line in report.error_lines(run):
-        print(f"error: {line}")
-    try:
-        written = report.write_outputs(run, out)
-    except OSError as exc:
-        print(f"callscale scale: cannot write the results: {exc}", file=sys.stderr)
-        return 1
+        try:
+            run = _run(sel, args, detail=True, on_measurement=journal.append)
+        except Interrupted as exc:
+            reservation.release()
+            status = _interrupted(exc, out)
+            if (out / report.PARTIAL).exists() or not exc.run.measurements:
+                journal.remove()  # the partial file holds them (else the journal stays, and says so)
+            else:
+                print(f"callscale: the journal {_shown(journal.path)} holds {journal.count} of them", file=sys.stderr)
+            return status
+        print(report.table(run))
+        for line in report.error_lines(run):
+            print(f"error: {line}")
+        reservation.release()
+        try:
+            written = report.write_outputs(run, out)
+        except OSError as exc:
+            journal.close()
+            kept = (f"; the {journal.count} measurements are in {_shown(journal.path)}" if journal.failed is None
+                    else f"; the journal {_shown(journal.path)} holds {journal.count} of them ({journal.failed})")
+            print(f"callscale scale: cannot write the results: {exc}{kept}", file=sys.stderr)
+            return 1
+        journal.remove()
+    finally:
+        reservation.release()
+        journal.close()
     print(f"wrote {', '.join(_shown(path) for path in written)} in {time.perf_counter() - started:.0f} s")
     return _against_baseline(sel, run)
 
@@ -396,10 +500,10 @@ def _gate(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 def _compare_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("base", metavar="BASE", help="scaling.csv of the base run (e.g. the main branch)")
     p.add_argument("new", metavar="NEW", help="scaling.csv of the new run (e.g. the pull request)")
-    p.add_argument("--max-ratio", type=_positive_float, metavar="R",
+    p.add_argument("--max-ratio", type=_setting("max_ratio"), metavar="R",
                    help="largest new/base cost at one length that passes (default 1.05 under the instruction "
                         "meter, 1.5 by time)")
-    p.add_argument("--max-step", type=_positive_float, metavar="X",
+    p.add_argument("--max-step", type=_setting("max_step"), metavar="X",
                    help="largest exponent increase that passes (default 0.05 under the instruction meter, "
                         "0.25 by time)")
 
@@ -434,9 +538,9 @@ def _profile_arguments(p: argparse.ArgumentParser) -> None:
                    help="flamegraph (SVG, the default) or speedscope (JSON)")
     p.add_argument("-o", "--output", metavar="PATH",
                    help="where to write it (default results/flame/<parser>-<workload>-<length>.svg)")
-    p.add_argument("--seconds", type=_positive_float, default=3.0,
+    p.add_argument("--seconds", type=_setting("seconds"), default=3.0,
                    help="how long to keep streaming the case while sampling (default 3)")
-    p.add_argument("--rate", type=_positive_int, default=250, help="samples a second (default 250)")
+    p.add_argument("--rate", type=_setting("rate"), default=250, help="samples a second (default 250)")
     add_timeout(p)
 
 
@@ -449,7 +553,8 @@ def _profile(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     except config.ConfigError as exc:
         p.error(str(exc))
     chunking = _chunking(p, args.chunking if args.chunking is not None else settings.chunking)
-    _specs(p, [args.parser], args.format, null=False)
+    _specs(p, [args.parser], args.format, null=False, timeout=_timeout(args, settings),
+           memory_limit=_memory_limit(args, settings))
     _workloads(p, [args.workload])
     output = args.output
     if output is None:
@@ -517,15 +622,17 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         from callscale import parsers
 
         args.parser = parsers.names()
-    specs = _specs(p, _split(args.parser), args.format, null=False)
+    settings = _settings(p)
+    timeout = _timeout(args, settings)
+    specs = _specs(p, _split(args.parser), args, null=False, timeout=timeout,
+                   memory_limit=_memory_limit(args, settings))
     workloads = _workloads(p, _split(args.workload) or catalog.names())
-    timeout = _timeout(args, _settings(p))
     texts = []
     for spec in specs:
         items = [] if args.no_faults else check.fault_items(spec.format)
         items += check.workload_items(spec.format, workloads, lengths, args.seed)
         texts.append(items)
-    results = _check_bounded(specs, texts, chunkings, timeout, args.progress)
+    results = _check_bounded(specs, texts, chunkings, timeout, args.progress, _memory_limit(args, settings))
     _print_check(results, chunkings, args.show)
     return 0 if all(r.passed for r in results) else 1
 
@@ -563,8 +670,9 @@ def _print_check(results: Sequence, chunkings: Sequence[str], show: int) -> None
 
 
 def _check_bounded(specs: list[ParserSpec], texts: list[list], chunkings: list[str], timeout: float,
-                   progress: bool | None) -> list:
-    """Run :func:`callscale.check.run_check` per parser and text in a worker, ``timeout`` seconds per text.
+                   progress: bool | None, memory_limit: int | None = None) -> list:
+    """Run :func:`callscale.check.run_check` per parser and text in a worker of that parser's own,
+    ``timeout`` seconds per text.
 
     A text that overruns is a ``timeout`` failure and the parser's remaining
     texts are skipped (listed as one more failure); the next parser goes on.
@@ -579,35 +687,42 @@ def _check_bounded(specs: list[ParserSpec], texts: list[list], chunkings: list[s
         return check.run_check(specs[i].name, specs[i].factory, [texts[i][j]], chunkings)
 
     results = []
-    with Worker(one, timeout) as worker, tqdm(total=sum(map(len, texts)), unit="text", leave=False,
-                                              dynamic_ncols=True,
-                                              disable=None if progress is None else not progress) as bar:
+    with tqdm(total=sum(map(len, texts)), unit="text", leave=False, dynamic_ncols=True,
+              disable=None if progress is None else not progress) as bar:
         for i, spec in enumerate(specs):
-            total = check.CheckResult(spec.name)
-            for j, item in enumerate(texts[i]):
-                bar.set_postfix_str(f"{spec.name} on {item.label}")
-                try:
-                    part = worker.call((i, j))
-                except KeyboardInterrupt:
-                    raise KeyboardInterrupt(f"{spec.name} on {item.label}") from None
-                except CaseTimeout as exc:
-                    total.items += 1
-                    rest = len(texts[i]) - j - 1
-                    more = f"; {rest} more texts not run" if rest else ""
-                    total.failures.append(check.Failure(item.label, "-", item.text, 0,
-                                                        [check.Difference("timeout", f"{exc}{more}")]))
-                    bar.update(rest + 1)
-                    break
-                except Exception as exc:  # the worker died under this text
-                    total.items += 1
-                    total.failures.append(check.Failure(item.label, "-", item.text, 0,
-                                                        [check.Difference("exception", str(exc))]))
-                else:
-                    total.items += part.items
-                    total.streams += part.streams
-                    total.failures += part.failures
-                bar.update(1)
-            results.append(total)
+            with Worker(one, timeout, memory_limit) as worker:  # one worker per parser: its faults are its own
+                total = check.CheckResult(spec.name)
+                if spec.broken is not None:  # its child died or hung while loading it
+                    total.items += len(texts[i])
+                    total.failures.append(check.Failure(texts[i][0].label if texts[i] else "-", "-", "", 0,
+                                                        [check.Difference("exception", spec.broken)]))
+                    bar.update(len(texts[i]))
+                    results.append(total)
+                    continue
+                for j, item in enumerate(texts[i]):
+                    bar.set_postfix_str(f"{spec.name} on {item.label}")
+                    try:
+                        part = worker.call((i, j))
+                    except KeyboardInterrupt:
+                        raise KeyboardInterrupt(f"{spec.name} on {item.label}") from None
+                    except CaseTimeout as exc:
+                        total.items += 1
+                        rest = len(texts[i]) - j - 1
+                        more = f"; {rest} more texts not run" if rest else ""
+                        total.failures.append(check.Failure(item.label, "-", item.text, 0,
+                                                            [check.Difference("timeout", f"{exc}{more}")]))
+                        bar.update(rest + 1)
+                        break
+                    except Exception as exc:  # the worker died under this text
+                        total.items += 1
+                        total.failures.append(check.Failure(item.label, "-", item.text, 0,
+                                                            [check.Difference("exception", str(exc))]))
+                    else:
+                        total.items += part.items
+                        total.streams += part.streams
+                        total.failures += part.failures
+                    bar.update(1)
+                results.append(total)
     return results
 
 
@@ -648,7 +763,7 @@ def add_verdict_rules(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reference-length", metavar="SIZE",
                    help="length (characters) the fitted a*n + b*n**2 is projected to (default from "
                         "[tool.callscale]: 256k)")
-    p.add_argument("--projection-factor", type=_positive_float, metavar="X",
+    p.add_argument("--projection-factor", type=_setting("projection_factor"), metavar="X",
                    help="largest projected / linear-projected cost that passes (default from [tool.callscale]: 3)")
 
 
@@ -657,9 +772,9 @@ def _verdict_rules(p: argparse.ArgumentParser, args: argparse.Namespace, setting
     reference = settings.reference_length
     if args.reference_length is not None:
         try:
-            reference = config.parse_size(args.reference_length)
+            reference = config.check("reference_length", args.reference_length, "--reference-length")
         except config.ConfigError as exc:
-            p.error(f"--reference-length: {exc}")
+            p.error(str(exc))
     factor = args.projection_factor if args.projection_factor is not None else settings.projection_factor
     return reference, factor
 
@@ -670,7 +785,7 @@ def _history_arguments(p: argparse.ArgumentParser) -> None:
                         "results/asv)")
     p.add_argument("--out", metavar="DIR", help="where to write index.html, instructions.png, exponents.png and "
                                                 "history.csv (default: results/history)")
-    p.add_argument("--threshold", type=_positive_float, metavar="X",
+    p.add_argument("--threshold", type=_setting("threshold"), metavar="X",
                    help="largest scaling exponent that passes (default from [tool.callscale])")
     add_verdict_rules(p)
     p.add_argument("--factor", type=_positive_float, default=1.05, metavar="X",
@@ -678,6 +793,9 @@ def _history_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--commit-url", metavar="TEMPLATE",
                    help="link commit hashes here, {commit} replaced by the full hash (default: to the page's "
                         "own commit list, which gives `git show HASH`)")
+    p.add_argument("--skip-bad", action="store_true",
+                   help="pass over result files that cannot be read (each is still named on stderr); without it "
+                        "they make the command exit 1")
     p.add_argument("--machine", help="asv machine name (default: the one with the most commits)")
     p.add_argument("--env", help="asv environment name (default: the one with the most commits)")
 
@@ -693,11 +811,21 @@ def _history(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     try:
         written = history.write(out, results, threshold, factor=args.factor, commit_url=args.commit_url,
                                 machine=args.machine, env=args.env,
-                                rules={"reference_length": reference, "projection_factor": projection})
+                                rules={"reference_length": reference, "projection_factor": projection},
+                                skip_bad=args.skip_bad)
+    except history.BadResults as exc:
+        for path, why in exc.files:
+            print(f"callscale history: cannot read {path}: {why}", file=sys.stderr)
+        print(f"callscale history: {len(exc.files)} unreadable result file{'s' if len(exc.files) != 1 else ''}; "
+              "--skip-bad passes over them", file=sys.stderr)
+        return 1
     except history.HistoryError as exc:
         p.error(str(exc))
     except OSError as exc:
         p.error(f"cannot write to --out {out}: {exc.strerror or exc}")
+    if args.skip_bad:  # name what was passed over
+        for path, why in history.load_results(results, skip_bad=True).attrs.get("bad", []):
+            print(f"callscale history: skipped {path}: {why}", file=sys.stderr)
     print(f"{written.commits} commits, {written.verdict_changes} verdict changes, {written.count_changes} counts "
           f"moved by more than {args.factor:g}x")
     print(f"wrote {_shown(written.page)}, {_shown(written.instructions_png)}, {_shown(written.exponents_png)}, "
@@ -747,10 +875,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, extra = p.parse_known_args(argv)
     if extra:  # name the subcommand whose options these are not
         args._parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    from .bounded import Terminated, terminate_as_interrupt
+
     try:
-        return args._run(args._parser, args)
+        with terminate_as_interrupt():  # SIGTERM (timeout(1), CI) stops a run as Ctrl-C does
+            return args._run(args._parser, args)
     except BrokenPipeError:  # `callscale scale | head`
         return 0
+    except Terminated:
+        print("callscale: terminated (SIGTERM)", file=sys.stderr)
+        return 143
     except KeyboardInterrupt as exc:
         running = f" while checking {exc.args[0]}" if exc.args else ""
         print(f"callscale: interrupted{running}", file=sys.stderr)

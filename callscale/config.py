@@ -5,6 +5,7 @@
     reference_length = "256k"          # gate: the length (characters) the fitted cost is projected to
     projection_factor = 3.0            # gate: largest projected / linear-projected cost that passes
     timeout = 120                      # seconds one case may take before its parser is stopped
+    memory_limit = "4g"                # address space each child measuring a parser may take
     lengths = ["4k", "16k", "64k"]     # call lengths in characters (k = 1024)
     chunking = "tokens:4"              # how the text is split into deltas
     repeats = 3                        # timed runs per measurement (the minimum counts)
@@ -15,10 +16,15 @@
 The ``pyproject.toml`` is looked for in the current directory and its parents;
 without one (or without the table) the built-in :data:`DEFAULTS` apply, which
 are the values above. Command-line options override all of these.
+
+Every setting is validated here, once, for the file and the command line alike
+(:func:`check`, :func:`check_lengths`, :func:`check_rules`; the ranges are
+:data:`RANGES` and docs/gate.md lists them).
 """
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 from dataclasses import dataclass, field, replace
@@ -31,10 +37,22 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 __all__ = ["Settings", "DEFAULTS", "ConfigError", "parse_size", "format_size", "parse_lengths",
-           "find_pyproject", "load"]
+           "find_pyproject", "load", "check", "check_lengths", "check_rules", "parse_bytes", "read_toml",
+           "RANGES", "MIN_LENGTH", "MIN_TIME_LENGTH", "MAX_LENGTH", "MIN_LENGTHS"]
 
 MIN_LENGTHS = 3
 """A fit needs at least this many distinct lengths."""
+
+MIN_LENGTH = 512
+"""Shortest call length (characters) any meter accepts: every workload of every format holds a whole
+call there (the longest text a workload makes at length 1 is ~300 characters)."""
+
+MIN_TIME_LENGTH = 1024
+"""Shortest call length under the ``time`` meter: below it the fastest parsers stream a case in tens
+of microseconds, within the process clock's noise."""
+
+MAX_LENGTH = 4 * 1024 * 1024
+"""Longest call length (characters, 4m) a run or the projection's reference length may name."""
 
 
 class ConfigError(ValueError):
@@ -52,6 +70,8 @@ class Settings:
     """Largest ratio of the projected cost to the linear projection that passes."""
     timeout: float = 120.0
     """Seconds one case (one parser on one case, all its passes) may take before it is stopped."""
+    memory_limit: int = 4 * 1024 ** 3
+    """Bytes of address space each child measuring a parser may take (``resource.RLIMIT_AS``)."""
     lengths: tuple[int, ...] = (4096, 16384, 65536)
     instruction_lengths: tuple[int, ...] = (1024, 2048, 4096, 8192)
     """Lengths for ``--meter instructions``: exact counts separate linear from quadratic at small sizes."""
@@ -101,6 +121,8 @@ def format_size(chars: int) -> str:
 def parse_lengths(spec: str | list | tuple) -> tuple[int, ...]:
     """Lengths from ``"4k,16k,64k"`` or a list of sizes: distinct, ascending, at least three.
 
+    A lenient reader (sorts, drops repeats, no bounds); settings are validated by :func:`check_lengths`.
+
     Raises :class:`ConfigError` on a bad size or fewer than three distinct lengths.
     """
     items = [s for s in spec.split(",") if s.strip()] if isinstance(spec, str) else list(spec)
@@ -126,8 +148,133 @@ def find_pyproject(start: Path | str | None = None) -> Path | None:
 #: Largest per-case time budget, in seconds (one day): the worker's timer takes no more.
 MAX_TIMEOUT = 86400.0
 
-KEYS = frozenset({"threshold", "reference_length", "projection_factor", "timeout", "lengths", "instruction_lengths", "chunking", "repeats", "workloads", "parsers",
-                  "out"})
+_BYTES = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]?)(?:i?[bB])?\s*$")
+_BYTE_UNITS = {"": 1, "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3, "t": 1024 ** 4}
+
+
+def parse_bytes(text: str | int) -> int:
+    """A memory size in bytes from ``"4g"``, ``"512M"``, ``"2GiB"`` or a whole number of bytes (k = 1024).
+
+    Raises :class:`ConfigError` for anything else.
+    """
+    if isinstance(text, bool) or not isinstance(text, (int, str)):
+        raise ConfigError(f"bad memory size {text!r}: expected a size like 4g or 512m")
+    if isinstance(text, int):
+        return text
+    hit = _BYTES.match(text)
+    if hit is None:
+        raise ConfigError(f"bad memory size {text!r}: expected a size like 4g or 512m")
+    return int(float(hit.group(1)) * _BYTE_UNITS[hit.group(2).lower()])
+
+
+#: The numeric settings and their validated ranges: ``key: (kind, low, high, low_open, what)``;
+#: ``kind`` is ``float``, ``int``, ``size`` (characters, :func:`parse_size`) or ``bytes``
+#: (:func:`parse_bytes`). docs/gate.md lists them.
+RANGES: dict[str, tuple[str, float, float, bool, str]] = {
+    "threshold": ("float", 1.0, 3.0, True, "the largest step exponent that passes"),
+    "projection_factor": ("float", 1.0, 1000.0, True, "the largest projected / linear-projected cost that passes"),
+    "reference_length": ("size", MIN_LENGTH, MAX_LENGTH, False, "characters the fit is projected to"),
+    "timeout": ("float", 0.0, MAX_TIMEOUT, True, "seconds one case may take"),
+    "memory_limit": ("bytes", 64 * 1024 ** 2, 1024 ** 4, False, "bytes of address space per measuring child"),
+    "repeats": ("int", 1, 1000, False, "timed runs per measurement"),
+    "max_ratio": ("float", 1.0, 1000.0, True, "compare: the largest new/base cost at one length that passes"),
+    "max_step": ("float", 0.0, 10.0, True, "compare: the largest exponent increase that passes"),
+    "seconds": ("float", 0.0, 3600.0, True, "profile: CPU seconds to keep streaming while sampling"),
+    "rate": ("int", 1, 10000, False, "profile: samples a second"),
+}
+
+
+def _shown_range(key: str) -> str:
+    kind, low, high, low_open, _ = RANGES[key]
+    if kind == "size":
+        return f"{format_size(int(low))} to {format_size(int(high))} characters"
+    if kind == "bytes":
+        return f"{int(low) // 1024 ** 2}m to {int(high) // 1024 ** 4}t bytes"
+    return f"{'more than' if low_open else 'at least'} {low:g} and at most {high:g}"
+
+
+def check(key: str, value: Any, source: str | None = None) -> Any:
+    """The one validation of a numeric setting, for ``[tool.callscale]`` and the command line alike.
+
+    ``key``: a key of :data:`RANGES`; ``value``: as read from TOML (a
+    number or string) or the command line (a string). ``source``: how the
+    message names the setting (default ``[tool.callscale] KEY``; the CLI
+    passes ``--KEY``). Returns the value converted (``float``, ``int``, or
+    characters / bytes as ``int``); raises :class:`ConfigError` with one
+    line naming the setting, the value and the range, for a value that is
+    not a finite number of its kind or is outside the range.
+    """
+    kind, low, high, low_open, what = RANGES[key]
+    name = source if source is not None else f"[tool.callscale] {key}"
+    try:
+        if kind == "size":
+            number: Any = parse_size(value)
+        elif kind == "bytes":
+            number = parse_bytes(value)
+        elif isinstance(value, bool):
+            raise ValueError
+        elif kind == "int":
+            if isinstance(value, float) or (isinstance(value, str) and not value.strip().lstrip("+-").isdigit()):
+                raise ValueError
+            number = int(value)
+        else:
+            number = float(value)
+    except (ConfigError, ValueError, TypeError):
+        raise ConfigError(f"{name} must be {'a whole number' if kind == 'int' else 'a number' if kind == 'float' else 'a size'}"
+                          f" ({what}), got {value!r}") from None
+    if kind == "float" and not math.isfinite(number):
+        raise ConfigError(f"{name} must be a finite number ({what}), got {value!r}")
+    if (number <= low if low_open else number < low) or number > high:
+        raise ConfigError(f"{name} must be {_shown_range(key)} ({what}), got {value!r}")
+    return number
+
+
+def check_lengths(spec: str | list | tuple, meter: str = "time", source: str = "--lengths") -> tuple[int, ...]:
+    """Validated call lengths from ``"4k,16k,64k"`` or a list of sizes.
+
+    At least :data:`MIN_LENGTHS`, each larger than the one before, none
+    below :data:`MIN_LENGTH` (:data:`MIN_TIME_LENGTH` under the ``time``
+    meter), none above :data:`MAX_LENGTH`. Raises :class:`ConfigError`
+    (one line naming ``source``).
+    """
+    try:
+        items = [s for s in spec.split(",") if s.strip()] if isinstance(spec, str) else list(spec)
+        lengths = [parse_size(item) for item in items]
+    except (ConfigError, AttributeError, TypeError) as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+    shown = ",".join(format_size(n) for n in lengths) or "none"
+    if len(set(lengths)) < MIN_LENGTHS:
+        raise ConfigError(f"{source}: need at least {MIN_LENGTHS} distinct lengths to fit an exponent, "
+                          f"got {len(set(lengths))} ({shown})")
+    if any(b <= a for a, b in zip(lengths, lengths[1:])):
+        raise ConfigError(f"{source}: each length must be larger than the one before, got {shown}")
+    floor = MIN_TIME_LENGTH if meter == "time" else MIN_LENGTH
+    if lengths[0] < floor:
+        why = ("under the time meter, shorter cases stream within the clock's noise" if meter == "time"
+               else "a shorter case does not hold a whole call")
+        raise ConfigError(f"{source}: {format_size(lengths[0])} is shorter than the minimum "
+                          f"{format_size(floor)} characters ({why})")
+    if lengths[-1] > MAX_LENGTH:
+        raise ConfigError(f"{source}: {format_size(lengths[-1])} is longer than the maximum "
+                          f"{format_size(MAX_LENGTH)} characters")
+    return tuple(lengths)
+
+
+def check_rules(lengths: tuple[int, ...], reference_length: int, projection_factor: float) -> None:
+    """The verdict's settings against the lengths of a run (:class:`ConfigError` when they cannot fail a
+    quadratic term): the reference length must be longer than the longest length, and the projection
+    factor below ``reference_length / longest`` (the ratio a purely quadratic cost reaches)."""
+    longest = lengths[-1]
+    if reference_length <= longest:
+        raise ConfigError(f"reference length {format_size(reference_length)} must be longer than the longest "
+                          f"length {format_size(longest)}")
+    if projection_factor >= reference_length / longest:
+        raise ConfigError(f"projection factor {projection_factor:g} must be below reference length / longest "
+                          f"length = {reference_length / longest:g}: no quadratic cost could fail it")
+
+
+KEYS = frozenset({"threshold", "reference_length", "projection_factor", "timeout", "memory_limit", "lengths",
+                  "instruction_lengths", "chunking", "repeats", "workloads", "parsers", "out"})
 """The keys ``[tool.callscale]`` may hold."""
 
 
@@ -137,47 +284,52 @@ def _names(value: Any, key: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def read_toml(path: Path) -> dict:
+    """``path`` read as TOML; :class:`ConfigError` naming the file and why it cannot be read
+    (missing or unreadable, not UTF-8 (with the byte offset), or not TOML (with line and column))."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"cannot read {path}: not UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"cannot read {path}: not valid TOML: {' '.join(str(exc).split())}") from None
+
+
 def load(start: Path | str | None = None) -> Settings:
     """The settings: built-in defaults updated from the nearest ``pyproject.toml``.
 
-    Raises :class:`ConfigError` when the file cannot be read as TOML, a key
+    Raises :class:`ConfigError` when the file cannot be read (:func:`read_toml`), a key
     is unknown (a misspelt key would otherwise be ignored without a word), or
-    a value is wrong; the message names ``[tool.callscale]`` and the key.
+    a value is wrong (:func:`check`, :func:`check_lengths`); the message names
+    ``[tool.callscale]`` and the key.
     """
     path = find_pyproject(start)
     if path is None:
         return DEFAULTS
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"cannot read {path}: {exc}") from None
+    data = read_toml(path)
     settings = replace(DEFAULTS, source=path, out=path.parent / DEFAULTS.out)
-    table = data.get("tool", {}).get("callscale")
+    table = data.get("tool", {}).get("callscale") if isinstance(data.get("tool"), dict) else None
     if not isinstance(table, dict):
         return settings
     unknown = sorted(set(table) - KEYS)
     if unknown:
         raise ConfigError(f"[tool.callscale] in {path}: unknown key {unknown[0]!r}; known: {', '.join(sorted(KEYS))}")
     changes: dict[str, Any] = {}
-    for key in ("threshold", "projection_factor", "timeout"):
+    for key in RANGES:
         if key in table:
-            value = table[key]
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-                raise ConfigError(f"[tool.callscale] {key} must be a positive number, got {value!r}")
-            if key == "timeout" and value > MAX_TIMEOUT:
-                raise ConfigError(f"[tool.callscale] timeout must be at most {MAX_TIMEOUT:g} seconds, got {value!r}")
-            changes[key] = float(value)
-    if "reference_length" in table:
-        try:
-            changes["reference_length"] = parse_size(table["reference_length"])
-        except ConfigError as exc:
-            raise ConfigError(f"[tool.callscale] reference_length: {exc}") from None
-    for key in ("lengths", "instruction_lengths"):
+            if key in ("threshold", "projection_factor", "timeout") and isinstance(table[key], str):
+                raise ConfigError(f"[tool.callscale] {key} must be a number, got {table[key]!r}")
+            value = check(key, table[key])
+            changes[key] = float(value) if RANGES[key][0] == "float" else value
+    for key, meter in (("lengths", "time"), ("instruction_lengths", "instructions")):
         if key in table:
-            try:
-                changes[key] = parse_lengths(table[key])
-            except (ConfigError, AttributeError, TypeError) as exc:
-                raise ConfigError(f"[tool.callscale] {key}: {exc}") from None
+            changes[key] = check_lengths(table[key], meter, f"[tool.callscale] {key}")
     if "chunking" in table:
         from callscale.workloads.chunking import parse_chunking
 
@@ -188,11 +340,6 @@ def load(start: Path | str | None = None) -> Settings:
         except ValueError as exc:
             raise ConfigError(f"[tool.callscale] chunking: {exc}") from None
         changes["chunking"] = table["chunking"]
-    if "repeats" in table:
-        value = table["repeats"]
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ConfigError(f"[tool.callscale] repeats must be a whole number >= 1, got {value!r}")
-        changes["repeats"] = value
     if "workloads" in table:
         changes["workloads"] = _names(table["workloads"], "workloads")
     if "parsers" in table:
@@ -201,4 +348,9 @@ def load(start: Path | str | None = None) -> Settings:
         if not isinstance(table["out"], str):
             raise ConfigError(f"[tool.callscale] out must be a path string, got {table['out']!r}")
         changes["out"] = path.parent / table["out"]
-    return replace(settings, **changes)
+    result = replace(settings, **changes)
+    try:
+        check_rules(result.lengths, result.reference_length, result.projection_factor)
+    except ConfigError as exc:
+        raise ConfigError(f"[tool.callscale] in {path}: {exc}") from None
+    return result

@@ -13,18 +13,33 @@ so a uniformly slower machine does not move the exponent.
   lengths (``log(growth) / log(length ratio)``). One slope over all lengths
   hides a quadratic term that only wins at the longer lengths; the
   steepest step does not.
-- the **projection**: the series fitted as ``cost = a*n + b*n**2`` by
+- the **projection**: the series fitted as ``cost = c + a*n + b*n**2`` by
   non-negative least squares (``scipy.optimize.nnls``; exact under the
   instruction meter), evaluated at a reference length (default 256k
   characters, longer than the lengths measured, as users' calls are), next
-  to the **linear projection** ``(a + b*longest) * reference``: the cost
-  per character at the longest measured length kept up to the reference
-  length. Their ratio is how much the cost per character grows from the
-  longest measured length to the reference length: 1 for a linear parser.
+  to the **linear projection** ``c + (a + b*longest) * reference``: the
+  fixed cost plus the cost per character at the longest measured length
+  kept up to the reference length. Their ratio is how much the cost per
+  character grows from the longest measured length to the reference
+  length: 1 for a linear parser. The constant ``c``, of either sign (a
+  parser's fixed cost per stream, or a workload's framing text that costs
+  less per character than the call's body), keeps such an offset from
+  reading as curvature: without it, ``a*n + b*n**2`` had to bend to pass
+  through the shortest points and projected a false quadratic term
+  (``minimax_m2`` on write_file at 512..4k under the instruction meter: per-2x
+  growth 1.77, 1.88, 1.93, projected 3.1x; with ``c``: 1.3x). Fitting ``c``
+  is judging the marginal cost per character between the lengths. The series is fitted
+  both with ``c`` and with ``c = 0``, and the fit that projects the smaller
+  growth is kept: a quadratic term must show in both to fail. (With three
+  points the fit with ``c`` passes through every point, so timing noise at
+  short lengths, projected 64x beyond them, would read as curvature; the fit
+  without ``c`` does not, and a real quadratic term shows in it as before.)
 
 The verdict (:func:`fit`) fails on either rule: the steepest step over the
 threshold (rule ``step``), or the projection over ``projection_factor``
-times the linear one (rule ``projection``).
+times the linear one (rule ``projection``). Apart from the cost, a row
+whose parser got a case wrong (:mod:`callscale.verify`) has the verdict
+:data:`WRONG_OUTPUT` (rule ``output``; :func:`judge_output`).
 """
 
 from __future__ import annotations
@@ -35,14 +50,16 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["Fit", "exponent", "step_growth", "step_exponents", "quadratic_fit", "fit", "OK", "FAIL", "ERROR", "TIMEOUT",
-           "REFERENCE_LENGTH", "PROJECTION_FACTOR"]
+__all__ = ["Fit", "exponent", "step_growth", "step_exponents", "quadratic_fit", "fit", "judge_output", "OK", "FAIL",
+           "ERROR", "TIMEOUT", "WRONG_OUTPUT", "REFERENCE_LENGTH", "PROJECTION_FACTOR"]
 
 OK = "ok"
 FAIL = "FAIL"
 ERROR = "ERROR"
 TIMEOUT = "timeout"
-"""The verdict of a series with a run stopped for overrunning its time budget (an error text ``timeout: ...``)."""
+"""The verdict of a series with a run stopped for overrunning its time budget (an error text ``timeout ...``)."""
+WRONG_OUTPUT = "wrong output"
+"""The verdict of a series whose parser streamed a result other than the case's (:mod:`callscale.verify`)."""
 MIN_POINTS = 3
 REFERENCE_LENGTH = 256 * 1024
 """Default length (characters) the fitted cost is projected to."""
@@ -89,15 +106,24 @@ def step_exponents(lengths: Sequence[float], seconds: Sequence[float]) -> list[f
     return [math.log(g) / math.log(4) if g > 0 else float("nan") for g in step_growth(lengths, seconds)]
 
 
-def quadratic_fit(lengths: Sequence[float], seconds: Sequence[float]) -> tuple[float, float]:
-    """``(a, b)`` of ``cost = a*n + b*n**2``, both >= 0, by non-negative least squares.
+def quadratic_fit(lengths: Sequence[float], seconds: Sequence[float], constant: bool = True
+                  ) -> tuple[float, float, float]:
+    """``(c, a, b)`` of ``cost = c + a*n + b*n**2``, ``a`` and ``b`` >= 0, by non-negative least squares
+    (``constant=False``: ``c`` is held at 0, ``cost = a*n + b*n**2``).
 
-    ``lengths`` in characters, ``seconds`` in the meter's unit; ``a`` is per
-    character, ``b`` per character squared. The residuals are plain (not
-    relative), so the longer lengths, where a quadratic term shows, weigh
-    most, and the workloads' small-size irregularities at the shortest
-    lengths do not pass for curvature. Raises ``ValueError`` on fewer than
-    two points or a figure that is not positive.
+    ``c`` may take either sign: a fixed cost per stream (positive), or text
+    around the call that costs less per character than the call's body
+    (negative: a workload's framing is a fixed number of characters of the
+    length). Either way it is not curvature; fitting ``c`` is the same as
+    judging the marginal cost per character between the lengths.
+
+    ``lengths`` in characters, ``seconds`` in the meter's unit; ``c`` is the
+    fixed cost, ``a`` per character, ``b`` per character squared. The
+    residuals are plain (not relative), so the longer lengths, where a
+    quadratic term shows, weigh most, and the workloads' small-size
+    irregularities at the shortest lengths do not pass for curvature.
+    Raises ``ValueError`` on fewer than two points or a figure that is not
+    positive.
     """
     from scipy.optimize import nnls
 
@@ -110,8 +136,12 @@ def quadratic_fit(lengths: Sequence[float], seconds: Sequence[float]) -> tuple[f
     scale = n.max()
     u = n / scale  # columns of similar size: a well-conditioned problem
     top = y.max()
-    (ca, cb), _ = nnls(np.column_stack([u, u * u]), y / top)
-    return float(ca * top / scale), float(cb * top / scale ** 2)
+    if constant:  # c = c1 - c2, either sign; a, b >= 0
+        (c1, c2, ca, cb), _ = nnls(np.column_stack([np.ones_like(u), -np.ones_like(u), u, u * u]), y / top)
+        cc = c1 - c2
+    else:
+        cc, ((ca, cb), _) = 0.0, nnls(np.column_stack([u, u * u]), y / top)
+    return float(cc * top), float(ca * top / scale), float(cb * top / scale ** 2)
 
 
 @dataclass
@@ -122,13 +152,17 @@ class Fit:
     figures at those lengths (``None`` where a run failed). ``exponent`` and
     ``growth_per_4x`` are ``None`` when no fit was possible (then ``reason``
     says why). ``steps``: measured growth per 4x between consecutive
-    lengths. ``steepest``: the largest step exponent. ``a``, ``b``: the
-    fit ``cost = a*n + b*n**2``; ``projected``: that fit at
-    ``reference_length``; ``linear_projected``: ``(a + b*longest) *
+    lengths. ``steepest``: the largest step exponent. ``c``, ``a``, ``b``: the
+    fit ``cost = c + a*n + b*n**2``; ``projected``: that fit at
+    ``reference_length``; ``linear_projected``: ``c + (a + b*longest) *
     reference_length``; ``projection_ratio``: their ratio. ``verdict``:
     :data:`OK`, :data:`FAIL` (``rule`` names the rules that failed:
-    ``step``, ``projection`` or ``step+projection``), :data:`TIMEOUT`, or
-    :data:`ERROR` (a run raised or no fit; ``rule`` is ``error``).
+    ``step``, ``projection`` or ``step+projection``), :data:`TIMEOUT`,
+    :data:`ERROR` (a run raised or no fit; ``rule`` is ``error``), or
+    :data:`WRONG_OUTPUT` (``rule`` ``output``, ``reason`` the first
+    difference; ``cost_verdict`` what the cost alone gave).
+    ``passed``: the verdict is OK, or it is WRONG_OUTPUT with
+    ``cost_only`` and an OK ``cost_verdict``.
     """
 
     lengths: list[float]
@@ -147,6 +181,9 @@ class Fit:
     projected: float | None = None
     linear_projected: float | None = None
     rule: str = ""
+    c: float | None = None
+    cost_verdict: str | None = None
+    cost_only: bool = False
 
     @property
     def projection_ratio(self) -> float | None:
@@ -156,7 +193,22 @@ class Fit:
 
     @property
     def passed(self) -> bool:
+        if self.verdict == WRONG_OUTPUT:
+            return self.cost_only and self.cost_verdict == OK
         return self.verdict == OK
+
+
+def judge_output(result: Fit, wrong: str | None, cost_only: bool = False) -> Fit:
+    """Mark ``result`` :data:`WRONG_OUTPUT` when ``wrong`` (the first difference of a case) is given and
+    the cost was judged (verdict OK or FAIL); ``cost_only``: it still passes when the cost does.
+    Returns ``result`` (changed in place)."""
+    result.cost_only = cost_only
+    if wrong and result.verdict in (OK, FAIL):
+        result.cost_verdict = result.verdict
+        result.verdict = WRONG_OUTPUT
+        result.rule = "output" + (f"+{result.rule}" if result.rule else "")
+        result.reason = wrong
+    return result
 
 
 def fit(lengths: Sequence[float], seconds: Sequence[float | None], threshold: float,
@@ -199,10 +251,16 @@ def fit(lengths: Sequence[float], seconds: Sequence[float | None], threshold: fl
     result.growth_per_4x = 4.0 ** result.exponent
     result.steps = step_growth(xs, ys)
     result.steepest = max(step_exponents(xs, ys))
-    result.a, result.b = quadratic_fit(xs, ys)
     longest = xs[-1]
-    result.projected = result.a * reference_length + result.b * reference_length ** 2
-    result.linear_projected = (result.a + result.b * longest) * reference_length
+    best = None
+    for constant in (True, False):  # the model that projects the smaller growth is kept
+        c, a, b = quadratic_fit(xs, ys, constant)
+        projected = c + a * reference_length + b * reference_length ** 2
+        linear = c + (a + b * longest) * reference_length
+        ratio = projected / linear if linear else math.inf
+        if best is None or ratio < best[0]:
+            best = (ratio, c, a, b, projected, linear)
+    _, result.c, result.a, result.b, result.projected, result.linear_projected = best
     rules = []
     if result.steepest > threshold:
         rules.append("step")

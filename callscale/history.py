@@ -40,6 +40,7 @@ import html
 import io
 import itertools
 import json
+import math
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,7 +50,7 @@ import pandas as pd
 
 from . import fit as fitting
 
-__all__ = ["EXACT_SERIES", "HistoryError", "load_results", "exact_series", "exponents", "verdict_changes",
+__all__ = ["EXACT_SERIES", "HistoryError", "BadResults", "load_results", "exact_series", "exponents", "verdict_changes",
            "count_changes", "commit_link", "write"]
 
 #: The asv benchmark whose figures are the exact series.
@@ -60,46 +61,100 @@ class HistoryError(ValueError):
     """The results cannot give a history (missing folder, no results, bad option); the message is one line."""
 
 
-def load_results(results_dir: Path | str, benchmark: str = EXACT_SERIES) -> pd.DataFrame:
+class BadResults(HistoryError):
+    """Result files that cannot be read: ``files`` is a list of ``(path, why)``; the message names them."""
+
+    def __init__(self, files: list[tuple[Path, str]]) -> None:
+        self.files = files
+        names = "; ".join(f"{path}: {why}" for path, why in files)
+        super().__init__(f"{len(files)} unreadable result file{'s' if len(files) != 1 else ''} "
+                         f"(--skip-bad passes over them): {names}")
+
+
+def _file_rows(path: Path, benchmark: str, names: list[str]) -> list[dict]:
+    """The rows of one asv result file (empty when it holds no figure of ``benchmark``); ``ValueError``
+    saying why when the file is not a readable asv result file."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(exc.strerror or str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not UTF-8 (offset {exc.start})") from None
+    except ValueError as exc:
+        raise ValueError(f"not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"not an asv result file (a JSON {type(data).__name__})")
+    results = data.get("results", {})
+    if not isinstance(results, dict):
+        raise ValueError("not an asv result file (results is not an object)")
+    entry = results.get(benchmark)
+    if not entry:
+        return []
+    if "commit_hash" not in data:
+        raise ValueError("no commit_hash")
+    columns = data.get("result_columns", ["result", "params"])
+    if not isinstance(entry, list) or not isinstance(columns, list):
+        raise ValueError(f"the entry of {benchmark} is not a list")
+    record = dict(zip(columns, entry))
+    values, params = record.get("result"), record.get("params") or []
+    if not isinstance(values, list) or not isinstance(params, list) or not all(isinstance(a, list) for a in params):
+        raise ValueError(f"the result of {benchmark} is not a list of figures")
+    date = data.get("date", 0)
+    if isinstance(date, bool) or not isinstance(date, (int, float)) or not math.isfinite(date):
+        raise ValueError(f"bad date {date!r} (expected milliseconds since 1970)")
+    try:
+        stamp = pd.Timestamp(date, unit="ms", tz="UTC")
+    except (ValueError, OverflowError) as exc:
+        raise ValueError(f"bad date {date!r}: {exc}") from None
+    decoded = [[_decode(v) for v in axis] for axis in params]
+    keys = names or [f"param{i + 1}" for i in range(len(decoded))]
+    combos = list(itertools.product(*decoded))
+    if len(combos) != len(values):
+        raise ValueError(f"{len(values)} figures for {len(combos)} parameter combinations")
+    rows = []
+    for combo, value in zip(combos, values):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise ValueError(f"figure {value!r} for {dict(zip(keys, combo))} is not a number")
+        row = {"machine": path.parent.name, "env": data.get("env_name", ""), "commit": data["commit_hash"],
+               "date": stamp}
+        row.update(zip(keys, combo))
+        row["value"] = float("nan") if value is None else float(value)
+        rows.append(row)
+    return rows
+
+
+def load_results(results_dir: Path | str, benchmark: str = EXACT_SERIES, skip_bad: bool = False) -> pd.DataFrame:
     """Every stored figure of ``benchmark`` in an asv results folder, one row per figure.
 
     Columns: ``machine``, ``env``, ``commit`` (full hash), ``date``
     (``pandas.Timestamp``, UTC, the commit date asv stored), the benchmark's
     parameter names (values decoded from asv's ``repr`` strings) and
     ``value`` (``NaN`` where asv stored ``None``: skipped or failed).
-    Raises :class:`HistoryError` when the folder does not exist. Files that
-    are not asv result files (``benchmarks.json``, ``machine.json``) are
-    passed over.
+    Raises :class:`HistoryError` when the folder does not exist, and
+    :class:`BadResults` naming every file that cannot be read (not JSON, not
+    an asv result file, a figure that is not a number, a bad date, figures
+    that do not match the parameters) unless ``skip_bad``; then they are
+    passed over and listed in the frame's ``attrs["bad"]`` (``(path, why)``).
+    ``machine.json`` and result files without ``benchmark`` are passed over.
     """
     root = Path(results_dir)
     if not root.is_dir():
         raise HistoryError(f"no asv results folder {root} (run asv first; see README.md)")
     names = _param_names(root, benchmark)
     rows = []
+    bad: list[tuple[Path, str]] = []
     for path in sorted(root.glob("*/*.json")):
         if path.name == "machine.json":
             continue
         try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        entry = data.get("results", {}).get(benchmark) if isinstance(data, dict) else None
-        if not entry or "commit_hash" not in data:
-            continue
-        columns = data.get("result_columns", ["result", "params"])
-        record = dict(zip(columns, entry))
-        values, params = record.get("result"), record.get("params") or []
-        if not isinstance(values, list):
-            continue
-        decoded = [[_decode(v) for v in axis] for axis in params]
-        keys = names or [f"param{i + 1}" for i in range(len(decoded))]
-        for combo, value in zip(itertools.product(*decoded), values):
-            row = {"machine": path.parent.name, "env": data.get("env_name", ""), "commit": data["commit_hash"],
-                   "date": pd.Timestamp(data.get("date", 0), unit="ms", tz="UTC")}
-            row.update(zip(keys, combo))
-            row["value"] = float("nan") if value is None else float(value)
-            rows.append(row)
-    return pd.DataFrame(rows)
+            rows += _file_rows(path, benchmark, names)
+        except ValueError as exc:
+            bad.append((path, " ".join(str(exc).split())))
+    if bad and not skip_bad:
+        raise BadResults(bad)
+    frame = pd.DataFrame(rows)
+    frame.attrs["bad"] = bad
+    return frame
 
 
 def _param_names(root: Path, benchmark: str) -> list[str]:
@@ -383,7 +438,7 @@ table.t th{background:#eee} img{max-width:100%;border:1px solid #ddd} code{font-
 
 def write(out: Path | str, results_dir: Path | str, threshold: float, factor: float = 1.05,
           commit_url: str | None = None, machine: str | None = None, env: str | None = None,
-          rules: dict | None = None) -> Written:
+          rules: dict | None = None, skip_bad: bool = False) -> Written:
     """Read asv's results, write ``index.html``, the two PNGs and ``history.csv`` to ``out``.
 
     ``threshold``: the largest exponent that passes (``[tool.callscale]``);
@@ -398,7 +453,7 @@ def write(out: Path | str, results_dir: Path | str, threshold: float, factor: fl
         raise HistoryError(f"--factor must be more than 1, got {factor}")
     if commit_url is not None and "{commit}" not in commit_url:
         raise HistoryError(f"--commit-url must contain {{commit}}, got {commit_url!r}")
-    series = exact_series(load_results(results_dir), machine, env, repo=results_dir)
+    series = exact_series(load_results(results_dir, skip_bad=skip_bad), machine, env, repo=results_dir)
     fits = exponents(series, threshold, rules)
     verdicts = verdict_changes(fits)
     counts = count_changes(series, factor)

@@ -18,6 +18,7 @@ from typing import Any, Callable, Sequence
 
 from . import fit as fitting
 from .config import format_size
+from .bounded import DEFAULT_MEMORY_LIMIT, Terminated
 from .measure import METERS, NULL, Measurement, NullParser, measure
 from .plugins import ParserSpec
 
@@ -102,10 +103,12 @@ def _failed(spec_name: str, fmt: str, workload: str, length: int, chunking: str,
 
 
 def _fit_row(name: str, fmt: str | None, workload: str, ms: list[Measurement], threshold: float,
-             floor: bool = False, **rules: float) -> Row:
+             floor: bool = False, cost_only: bool = False, **rules: float) -> Row:
     ms = sorted(ms, key=lambda m: m.length)
     lengths = [m.chars or m.length for m in ms]
     result = fitting.fit(lengths, [m.seconds for m in ms], threshold, [m.error for m in ms], **rules)
+    wrong = next((f"at {format_size(m.length)}: {m.wrong}" for m in ms if m.wrong), None)
+    fitting.judge_output(result, wrong, cost_only)
     return Row(name, fmt, workload, ms, result, floor=floor)
 
 
@@ -113,10 +116,12 @@ class Interrupted(KeyboardInterrupt):
     """Ctrl-C during :func:`run`: ``running`` names the case being measured, ``run`` holds what was
     measured before (its ``measurements``; no fits)."""
 
-    def __init__(self, running: str, run: "Run") -> None:
+    def __init__(self, running: str, run: "Run", terminated: bool = False) -> None:
         super().__init__(running)
         self.running = running
         self.run = run
+        self.terminated = terminated
+        """True when SIGTERM stopped the run (:class:`callscale.bounded.Terminated`)."""
 
 
 CONFIRM_METERS = frozenset({"time"})
@@ -128,7 +133,9 @@ def run(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence
         seed: int = 0, latency: bool = True, memory: bool = True, progress: bool | None = None,
         case_maker: Callable[[str, str, int, int], Any] = make_case,
         reference_length: float = fitting.REFERENCE_LENGTH,
-        projection_factor: float = fitting.PROJECTION_FACTOR, timeout: float | None = None) -> Run:
+        projection_factor: float = fitting.PROJECTION_FACTOR, timeout: float | None = None,
+        memory_limit: int | None = DEFAULT_MEMORY_LIMIT, cost_only: bool = False,
+        verify: bool = True, on_measurement: Callable[[Measurement], None] | None = None) -> Run:
     """Measure every spec on every workload at every length and fit each parser x workload.
 
     The exponent is fitted on the actual text lengths (``len(case.text)``,
@@ -139,12 +146,26 @@ def run(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence
     run goes on. ``reference_length`` and ``projection_factor``: the
     projection rule of :func:`callscale.fit.fit`.
 
-    ``timeout``: seconds each measurement (one parser on one case, all its
-    passes) may take; the measurements then run in one reused worker process
-    (:class:`callscale.bounded.Worker`) and one that overruns is stopped:
-    its error reads ``timeout: ...``, the parser's longer lengths of that
-    workload are not run, and its verdict is ``timeout``. ``None``: no limit,
-    measured in this process.
+    Isolation: every parser, and the ``null`` floor, is loaded and measured
+    in a worker process of its own (:class:`callscale.bounded.Worker`),
+    never in this one; each case is made here, once per format, and sent to
+    the workers of that format. What a parser does to its process is its own
+    row's: a worker that dies gives that measurement the reason in words
+    (``exit 3``, ``killed by SIGSEGV``, ``out of memory``) and the next
+    measurement of that parser starts a fresh worker. ``timeout``: seconds
+    each measurement (one parser on one case, all its passes) may take (``None``:
+    no limit); one that overruns is stopped: its error reads ``timeout after
+    N s``, the parser's longer lengths of that workload are not run, and its
+    verdict is ``timeout``. ``memory_limit``: bytes of address space per
+    worker (``None``: no limit). A spec marked ``broken`` (its loading
+    failed, :func:`callscale.plugins.probe`) is not run: its measurements
+    carry that reason.
+
+    ``verify``: each parser's result on each case is compared with the
+    case's (:mod:`callscale.verify`) before it is measured; a row with a
+    wrong case has the verdict ``wrong output``, which fails unless
+    ``cost_only``. ``on_measurement``: called with each measurement as it is
+    taken (the results journal, :func:`callscale.report.Journal`).
 
     Under the ``time`` meter a pair that fails is measured once more at
     every length (``2 * repeats`` runs) and the smaller figure kept per
@@ -152,7 +173,9 @@ def run(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence
     linear parser that read one steep step by chance passes the second
     look, while a real quadratic term fails both.
 
-    Raises :class:`Interrupted` on Ctrl-C.
+    Raises :class:`Interrupted` on Ctrl-C (and on SIGTERM inside
+    :func:`callscale.bounded.terminate_as_interrupt`); every worker is
+    stopped first.
     """
     from tqdm import tqdm
 
@@ -178,42 +201,47 @@ def run(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence
         # up front, in parallel; the measurements below then read the counts.
         jobs = [(spec.name, fmt, workload, lengths, str(chunking), seed)
                 for workload in workloads for fmt in formats
-                for spec in [ParserSpec(NULL, fmt, NullParser)] + [s for s in tested if s.format == fmt]]
+                for spec in [ParserSpec(NULL, fmt, NullParser)] + [s for s in tested if s.format == fmt
+                                                                    and s.broken is None]]
         with tqdm(total=len(jobs), unit="child", desc=meter, leave=False, dynamic_ncols=True,
                   disable=None if progress is None else not progress) as children:
             try:
                 prefetch(jobs, progress=children)
+            except KeyboardInterrupt as exc:
+                raise Interrupted(f"the {meter} meter's children", result, isinstance(exc, Terminated)) from None
             except Exception:  # unavailable meter: each measurement reports it
                 pass
 
-    factories = {i: spec.factory for i, spec in enumerate(tested)}
-    cases: dict[tuple[str, str, int], Any] = {}
+    def handler_for(factory: Callable[[], Any], name: str) -> Callable[[tuple], Measurement]:
+        def one(job: tuple[Any, int, bool, bool, bool]) -> Measurement:
+            case, reps, lat, mem, check = job
+            return measure(factory, case, chunking, reps, parser_name=name, meter=meter, latency=lat,
+                           memory=mem, verify=check)
+        return one
 
-    def one(job: tuple[int, str, str, int, int, bool, bool]) -> Measurement:
-        index, workload, fmt, length, reps, lat, mem = job
-        key = (workload, fmt, length)
-        if key not in cases:
-            cases.clear()  # one case at a time: the lengths run in order
-            cases[key] = case_maker(workload, fmt, length, seed)
-        factory, name = (NullParser, NULL) if index < 0 else (factories[index], tested[index].name)
-        return measure(factory, cases[key], chunking, reps, parser_name=name, meter=meter, latency=lat,
-                       memory=mem)
-
-    worker = Worker(one, timeout) if timeout is not None else None
+    workers: dict[int, Worker] = {}
     timed_out: dict[tuple[str, str], int] = {}
     running = ""
 
-    def bounded(index: int, name: str, fmt: str, workload: str, length: int, reps: int, lat: bool,
-                mem: bool) -> Measurement:
-        job = (index, workload, fmt, length, reps, lat, mem)
+    def record(m: Measurement) -> None:
+        result.measurements.append(m)
+        if on_measurement is not None:
+            on_measurement(m)
+
+    def bounded(index: int, name: str, fmt: str, workload: str, length: int, case: Any, reps: int, lat: bool,
+                mem: bool, check: bool) -> Measurement:
+        if index >= 0 and tested[index].broken is not None:
+            return _failed(name, fmt, workload, length, str(chunking), reps, meter, tested[index].broken)
+        worker = workers.get(index)
         if worker is None:
-            return one(job)
+            factory = NullParser if index < 0 else tested[index].factory
+            worker = workers[index] = Worker(handler_for(factory, name), timeout, memory_limit)
         try:
-            return worker.call(job)
+            return worker.call((case, reps, lat, mem, check))
         except CaseTimeout as exc:
             timed_out[(name, workload)] = length
-            return _failed(name, fmt, workload, length, str(chunking), reps, meter, f"timeout: {exc}")
-        except Exception as exc:  # the worker died, or making the case failed
+            return _failed(name, fmt, workload, length, str(chunking), reps, meter, str(exc))
+        except Exception as exc:  # the worker died, or the parser could not be loaded there
             return _failed(name, fmt, workload, length, str(chunking), reps, meter, str(exc))
 
     bar = tqdm(total=len(tested) * len(workloads) * len(lengths), unit="run",
@@ -225,20 +253,18 @@ def run(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence
                     group = [(i, s) for i, s in enumerate(tested) if s.format == fmt]
                     try:
                         case = case_maker(workload, fmt, length, seed)
-                        cases.clear()
-                        cases[(workload, fmt, length)] = case
                     except Exception as exc:
                         error = f"workload {workload} for {fmt}: {type(exc).__name__}: {exc}"
                         for _, spec in group:
                             m = _failed(spec.name, fmt, workload, length, str(chunking), repeats, meter, error)
-                            result.measurements.append(m)
+                            record(m)
                             by_key.setdefault((spec.name, workload), []).append(m)
                             bar.update(1)
                         continue
                     running = f"{NULL} on {workload} at {length}"
-                    floor = bounded(-1, NULL, fmt, workload, length, repeats, latency, False)
+                    floor = bounded(-1, NULL, fmt, workload, length, case, repeats, latency, False, False)
                     result.floors[(fmt, workload, length)] = floor
-                    result.measurements.append(floor)
+                    record(floor)
                     for i, spec in group:
                         running = f"{spec.name} on {workload} at {length}"
                         bar.set_postfix_str(running)
@@ -246,8 +272,8 @@ def run(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence
                             m = _failed(spec.name, fmt, workload, length, str(chunking), repeats, meter,
                                         f"timeout: not run (timed out at {format_size(timed_out[(spec.name, workload)])})")
                         else:
-                            m = bounded(i, spec.name, fmt, workload, length, repeats, latency, memory)
-                        result.measurements.append(m)
+                            m = bounded(i, spec.name, fmt, workload, length, case, repeats, latency, memory, verify)
+                        record(m)
                         by_key.setdefault((spec.name, workload), []).append(m)
                         bar.update(1)
         for workload in workloads:
@@ -262,25 +288,27 @@ def run(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence
                 result.floor_rows.append(_fit_row(NULL, None, workload, floor_ms, threshold, floor=True, **rules))
             for i, spec in enumerate(tested):
                 ms = by_key.get((spec.name, workload), [])
-                row = _fit_row(spec.name, spec.format, workload, ms, threshold, **rules)
-                if meter in CONFIRM_METERS and row.fit.verdict == fitting.FAIL:
+                row = _fit_row(spec.name, spec.format, workload, ms, threshold, cost_only=cost_only, **rules)
+                if meter in CONFIRM_METERS and (row.fit.cost_verdict or row.fit.verdict) == fitting.FAIL:
                     for m in row.measurements:
                         running = f"{spec.name} on {workload} at {m.length} (second look)"
                         bar.set_postfix_str(running)
                         case = case_maker(workload, spec.format, m.length, seed)
-                        cases.clear()
-                        cases[(workload, spec.format, m.length)] = case
-                        again = bounded(i, spec.name, spec.format, workload, m.length, 2 * repeats, False, False)
+                        again = bounded(i, spec.name, spec.format, workload, m.length, case, 2 * repeats, False,
+                                        False, False)
                         if again.ok and again.seconds is not None and m.seconds is not None:
                             m.seconds = min(m.seconds, again.seconds)
                             m.repeats += again.repeats
-                    row = _fit_row(spec.name, spec.format, workload, row.measurements, threshold, **rules)
-                    result.second_looks.append((spec.name, workload, row.fit.verdict))
+                    row = _fit_row(spec.name, spec.format, workload, row.measurements, threshold,
+                                   cost_only=cost_only, **rules)
+                    result.second_looks.append((spec.name, workload, row.fit.cost_verdict or row.fit.verdict))
                 result.rows.append(row)
-    except KeyboardInterrupt:
-        raise Interrupted(running, result) from None
+    except KeyboardInterrupt as exc:
+        for worker in workers.values():
+            worker.stop()
+        raise Interrupted(running, result, isinstance(exc, Terminated)) from None
     finally:
         bar.close()
-        if worker is not None:
+        for worker in workers.values():
             worker.close()
     return result

@@ -88,6 +88,9 @@ class Measurement:
     max_increment_ms: float | None = None
     peak_bytes: int | None = None
     error: str | None = None
+    wrong: str | None = None
+    """The first difference of the parser's streamed result from the case's (:mod:`callscale.verify`),
+    or ``None`` when it parsed the case (or was not verified)."""
 
     @property
     def ok(self) -> bool:
@@ -130,8 +133,13 @@ class ProcessTimeMeter:
     """Process time (``time.process_time``, seconds) of the streaming, the minimum over runs.
 
     CPU time of this process, so other work on a shared machine inflates it
-    less than wall time. The garbage collector is run before each run (not
-    disabled: collections a parser's garbage causes are part of its cost).
+    less than wall time. The garbage collector is run before each run, outside
+    the timed region (not disabled: collections a parser's garbage causes are
+    part of its cost); in a worker (:mod:`callscale.bounded`) the objects the
+    worker inherited are frozen (``gc.freeze()``), so that collection walks
+    only the parser's own objects and costs the run next to nothing. The
+    clock is the one :mod:`time` had when this module was imported, so a
+    parser that patches ``time.process_time`` does not change its own figure.
     """
 
     name = "time"
@@ -140,7 +148,7 @@ class ProcessTimeMeter:
     def total(self, factory: ParserFactory, case: Any, deltas: Sequence[str], tools: list,
               repeats: int, *, parser_name: str = "", chunking: str = "") -> float:
         best = float("inf")
-        clock = time.process_time
+        clock = _PROCESS_TIME
         for _ in range(max(1, repeats)):
             parser = factory()
             gc.collect()
@@ -148,6 +156,10 @@ class ProcessTimeMeter:
             stream_once(parser, deltas, tools)
             best = min(best, clock() - start)
         return best
+
+
+_PROCESS_TIME = time.process_time
+_PERF_COUNTER = time.perf_counter
 
 
 def _meters() -> dict[str, Meter]:
@@ -173,7 +185,7 @@ def _increment_times(factory: ParserFactory, deltas: Sequence[str], tools: list)
     parser = factory()
     gc.collect()
     step = parser.parse_streaming_increment
-    clock = time.perf_counter
+    clock = _PERF_COUNTER
     times = [0.0] * (len(deltas) + 1)
     for i, delta in enumerate(deltas):
         start = clock()
@@ -205,13 +217,17 @@ def _peak_bytes(factory: ParserFactory, deltas: Sequence[str], tools: list) -> i
 
 
 def _error_text(exc: BaseException) -> str:
+    if isinstance(exc, MemoryError):
+        from .bounded import OUT_OF_MEMORY
+
+        return OUT_OF_MEMORY
     text = f"{type(exc).__name__}: {exc}"
     return " ".join(text.split())
 
 
 def measure(factory: ParserFactory, case: Any, chunking: str = "tokens:4", repeats: int = 3, *,
             parser_name: str | None = None, meter: str | Meter = "time", latency: bool = True,
-            memory: bool = True) -> Measurement:
+            memory: bool = True, verify: bool = False) -> Measurement:
     """Measure one parser on one case; see the module docstring for the passes.
 
     ``factory``: called with no arguments for each fresh parser (a parser
@@ -219,6 +235,9 @@ def measure(factory: ParserFactory, case: Any, chunking: str = "tokens:4", repea
     ``text``, ``tools``, ``format``, ``workload``, ``length`` and
     ``deltas(chunking)``). ``repeats``: meter runs, at least 1.
     ``latency`` / ``memory``: run those passes (off: their fields are ``None``).
+    ``verify``: first stream the case once, untimed, and compare the result
+    with the case's (:func:`callscale.verify.verify_stream`); a difference
+    goes to ``wrong`` (the figures are still measured).
 
     Never raises for a parser's exception (it becomes ``error``); raises
     ``KeyError`` for an unknown meter name and ``ValueError`` for a bad
@@ -240,6 +259,10 @@ def measure(factory: ParserFactory, case: Any, chunking: str = "tokens:4", repea
         meter=the_meter.name,
     )
     try:
+        if verify:
+            from .verify import verify_stream
+
+            result.wrong = verify_stream(factory, case, chunking, deltas)
         result.seconds = the_meter.total(factory, case, deltas, tools, repeats, parser_name=name,
                                          chunking=str(chunking))
         if latency:

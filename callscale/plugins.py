@@ -32,7 +32,7 @@ from typing import Any, Callable
 from .measure import NULL, NullParser
 
 __all__ = ["ParserSpec", "PluginError", "resolve", "load_factory", "is_plugin", "takes_format", "REQUIRED_METHODS",
-           "ENTRY_POINT_GROUP", "entry_points", "entry_point_format"]
+           "ENTRY_POINT_GROUP", "entry_points", "entry_point_format", "LazyFactory", "probe", "Broken"]
 
 REQUIRED_METHODS = ("parse_streaming_increment", "finish")
 
@@ -47,12 +47,60 @@ class PluginError(ValueError):
 @dataclass(frozen=True)
 class ParserSpec:
     """A parser to measure: ``name`` as shown, the ``format`` its workloads are rendered in
-    (``None`` for the format-agnostic ``null``), and a ``factory`` giving a fresh parser."""
+    (``None`` for the format-agnostic ``null``), and a ``factory`` giving a fresh parser.
+
+    A user's parser (``plugin``) has a :class:`LazyFactory`: nothing of it is
+    imported until the factory is first called, which only a child process
+    does (:func:`probe`, the workers of :mod:`callscale.bounded`, the
+    instruction meter's child). ``broken``: why it cannot be measured (its
+    child died or hung while importing or building it, in words), set by
+    :func:`probe`; every measurement of it then fails with that reason.
+    """
 
     name: str
     format: str | None
     factory: Callable[[], Any]
     plugin: bool = False
+    broken: str | None = None
+
+
+class LazyFactory:
+    """A user's parser factory that imports ``target`` (``module.path:Attribute``) on its first call, in
+    the process that calls it, and checks it (:func:`load_factory`; :class:`PluginError` on a bad one).
+
+    Calling it returns a fresh parser, as the loaded factory does. The harness's
+    own process never calls it: every parser under test is loaded in a child.
+    """
+
+    def __init__(self, target: str, fmt: str | None, engine: str | None = None) -> None:
+        self.target, self.format, self.engine = target, fmt, engine
+        self._loaded: Callable[[], Any] | None = None
+
+    def load(self) -> Callable[[], Any]:
+        """The real factory (imported and checked on the first call)."""
+        if self._loaded is None:
+            self._loaded = load_factory(self.target, self.format, self.engine)
+        return self._loaded
+
+    def __call__(self) -> Any:
+        return self.load()()
+
+    def __getattr__(self, name: str) -> Any:
+        """Other attributes are the loaded factory's (this loads it: only in a child, or in a test)."""
+        if name.startswith("__") or name in ("target", "format", "engine", "_loaded"):
+            raise AttributeError(name)
+        return getattr(self.load(), name)
+
+    @property
+    def __name__(self) -> str:  # type: ignore[override]
+        return getattr(self.load(), "__name__", self.target)
+
+    def __repr__(self) -> str:
+        return f"LazyFactory({self.target!r})"
+
+
+class Broken(Exception):
+    """What :func:`probe` found: the parser's child died or hung while loading it (the message is the reason)."""
 
 
 def is_plugin(name: str) -> bool:
@@ -157,7 +205,9 @@ def resolve(name: str, fmt: str | None = None) -> ParserSpec:
     if is_plugin(name):
         engine, target = split_prefix(name)
         fmt = _known(fmt or known_format(name), name)
-        return ParserSpec(name, fmt, load_factory(target, fmt, engine), plugin=True)
+        if not target.partition(":")[0] or not target.partition(":")[2]:
+            raise PluginError(f"bad parser {target!r}: expected module.path:ClassOrFactory")
+        return ParserSpec(name, fmt, LazyFactory(target, fmt, engine), plugin=True)
     from callscale import parsers
 
     known = parsers.names()
@@ -167,11 +217,73 @@ def resolve(name: str, fmt: str | None = None) -> ParserSpec:
     if name in points:
         ep = points[name]
         target = ep.value.split("[")[0].strip()
-        fmt = _known(fmt or entry_point_format(ep, _import(target)), name)
-        factory = load_factory(target, fmt)
-        return ParserSpec(name, fmt, factory, plugin=True)
+        fmt = fmt or entry_point_format(ep)
+        if not fmt:  # the format is an attribute of the factory: read in a child, not here
+            fmt = _entry_point_attribute_format(target, name)
+        fmt = _known(fmt, name)
+        return ParserSpec(name, fmt, LazyFactory(target, fmt), plugin=True)
     raise PluginError(f"unknown parser {name!r}; known: {', '.join(known + sorted(points) + [NULL])},"
                       " or module.path:ClassOrFactory with --workload-format (see callscale parsers)")
+
+
+def _format_of(target: str) -> str | None:
+    return getattr(_import(target), "callscale_format", None)
+
+
+def _entry_point_attribute_format(target: str, name: str, timeout: float = 60.0) -> str | None:
+    """An entry point factory's ``callscale_format`` attribute, read in a child process."""
+    from .bounded import CaseTimeout, Worker, WorkerFailed
+
+    with Worker(_format_of, timeout) as worker:
+        try:
+            return worker.call(target)
+        except RuntimeError as exc:
+            if str(exc).startswith("PluginError: "):
+                raise PluginError(str(exc)[len("PluginError: "):]) from None
+            raise PluginError(f"parser {name!r} cannot be loaded: {exc}") from None
+        except (CaseTimeout, WorkerFailed) as exc:
+            raise PluginError(f"parser {name!r} cannot be loaded: {exc}") from None
+
+
+def _load_in_child(factory: Any) -> str:
+    factory.load()
+    return "ok"
+
+
+def probe(specs: list[ParserSpec], timeout: float | None = 120.0,
+          memory_limit: int | None = None) -> list[ParserSpec]:
+    """Load and build each user's parser of ``specs`` once, each in a child process of its own.
+
+    Returns the specs, a parser whose child died or overran ``timeout``
+    seconds while importing or building it marked ``broken`` with the reason
+    in words (``exit 5``, ``killed by SIGSEGV``, ``timeout after 5 s``,
+    ``out of memory``, ``SystemExit: 5``): that parser's rows fail, the
+    others are measured. Raises :class:`PluginError` (one line) for a
+    selection that cannot be used at all: the module or attribute is
+    missing, or what the factory makes lacks the parser's methods.
+    Registered parsers and ``null`` are not probed (they are this package's).
+    """
+    from dataclasses import replace
+
+    from .bounded import DEFAULT_MEMORY_LIMIT, CaseTimeout, Worker, WorkerFailed
+
+    out = []
+    for spec in specs:
+        if not isinstance(spec.factory, LazyFactory):
+            out.append(spec)
+            continue
+        with Worker(_load_in_child, timeout, memory_limit or DEFAULT_MEMORY_LIMIT) as worker:
+            try:
+                worker.call(spec.factory)
+                out.append(spec)
+            except RuntimeError as exc:
+                text = str(exc)
+                if text.startswith("PluginError: "):
+                    raise PluginError(text[len("PluginError: "):]) from None
+                out.append(replace(spec, broken=f"{text} (loading {spec.name})"))
+            except (CaseTimeout, WorkerFailed) as exc:
+                out.append(replace(spec, broken=f"{exc} (loading {spec.name})"))
+    return out
 
 
 def _known(fmt: str | None, name: str) -> str:

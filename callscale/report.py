@@ -15,26 +15,30 @@ import math
 from pathlib import Path
 from typing import Any
 from .config import format_size
-from .fit import ERROR, FAIL, TIMEOUT
+from .fit import ERROR, FAIL, TIMEOUT, WRONG_OUTPUT
 from .matrix import Row, Run
-from .measure import NULL
+from .measure import NULL, Measurement
 
 __all__ = ["CSV_COLUMNS", "FIT_COLUMNS", "fmt_figure", "table", "error_lines", "gate_lines", "frame",
            "fits_frame", "write_csv", "write_fits_csv", "plot", "OUTPUTS", "PARTIAL", "write_outputs",
-           "write_partial", "check_writable"]
+           "write_partial", "check_writable", "JOURNAL", "Journal", "space_needed", "reserve", "Reservation"]
 
 OUTPUTS = ("scaling.csv", "scaling-fits.csv", "scaling.png")
 """The set ``scale`` writes: measurements, fits, plot."""
 PARTIAL = "scaling.partial.csv"
 """Where the measurements taken before an interrupt go."""
+JOURNAL = "scaling.journal.{pid}.csv"
+"""Where each measurement goes as it is taken (:class:`Journal`; ``{pid}`` the run's process id, so two
+runs sharing one ``--out`` keep a journal each); removed once the set is written."""
 
 CSV_COLUMNS = ["parser", "floor", "format", "workload", "length", "chars", "chunking", "deltas", "meter", "repeats",
-               "seconds", "floor_seconds", "x_floor", "max_increment_ms", "peak_bytes", "error"]
+               "seconds", "floor_seconds", "x_floor", "max_increment_ms", "peak_bytes", "error", "wrong"]
 """Columns of ``scaling.csv``: ``floor`` is true on the ``null`` parser's rows (pandas reads the
 name ``null`` as missing unless ``keep_default_na=False``); lengths in characters, ``seconds`` the meter's figure
 (process seconds, min over ``repeats``), ``floor_seconds`` the ``null`` parser's on the
 same deltas, ``x_floor`` their ratio, ``max_increment_ms`` the slowest single call,
-``peak_bytes`` peak traced memory, ``error`` the exception of a failed run."""
+``peak_bytes`` peak traced memory, ``error`` the exception of a failed run (or why its process ended,
+in words), ``wrong`` the first difference of the parser's result from the case's (:mod:`callscale.verify`)."""
 
 FIT_COLUMNS = ["parser", "format", "workload", "lengths", "exponent", "growth_per_4x", "steepest_exponent",
                "threshold", "a", "b", "reference_length", "projected", "linear_projected", "projection_ratio",
@@ -179,6 +183,9 @@ def gate_lines(run: Run) -> list[str]:
             lines.append(f"FAIL {row.parser} on {row.workload} ({fit.rule}): no exponent ({fit.reason}); "
                          f"{_per_length(row, unit)}")
             continue
+        if fit.verdict == WRONG_OUTPUT:  # the parser did not parse the workload: its cost does not count
+            lines.append(f"FAIL {row.parser} on {row.workload} (wrong output): {fit.reason}")
+            continue
         why = []
         if "step" in fit.rule:
             why.append(f"steepest step {fit.steepest:.2f} > {run.threshold:g}")
@@ -194,6 +201,10 @@ def gate_lines(run: Run) -> list[str]:
         lines.append(f"second look: {len(run.second_looks)} pair(s) failed once by time and were measured again; "
                      f"{len(cleared)} passed then" + (f" ({', '.join(cleared)})" if cleared else ""))
     total = len(run.rows)
+    judged_alone = [r for r in run.rows if r.fit.verdict == WRONG_OUTPUT and r.fit.passed]
+    if judged_alone:
+        lines.append(f"--cost-only: {len(judged_alone)} pair(s) with wrong output judged by their cost alone ("
+                     + ", ".join(f"{r.parser} on {r.workload}" for r in judged_alone) + ")")
     if run.passed:
         lines.append(f"gate passed: {total} parser x workload pair{'s' if total != 1 else ''}, "
                      f"every step exponent <= {run.threshold:g} and every projection at "
@@ -209,6 +220,11 @@ def frame(run: Run):
     """The tidy table of measurements (pandas DataFrame, :data:`CSV_COLUMNS`)."""
     import pandas as pd
 
+    return pd.DataFrame.from_records(_records(run), columns=CSV_COLUMNS)
+
+
+def _records(run: Run) -> list[dict]:
+    """One dict per measurement, the keys of :data:`CSV_COLUMNS` (what :func:`frame` tabulates)."""
     records = []
     for m in run.measurements:
         row = m.as_row()
@@ -218,7 +234,7 @@ def frame(run: Run):
         row["floor_seconds"] = floor_s
         row["x_floor"] = m.seconds / floor_s if m.seconds is not None and floor_s else None
         records.append(row)
-    return pd.DataFrame.from_records(records, columns=CSV_COLUMNS)
+    return records
 
 
 def fits_frame(run: Run):
@@ -474,8 +490,125 @@ def write_partial(run: Run, folder: Path | str) -> Path:
     os.fchmod(fd, _umask_mode())
     os.close(fd)
     try:
-        frame(run).to_csv(tmp, index=False)
+        import csv
+
+        # the csv module, not pandas: an interrupted run is saved at once (importing pandas takes seconds)
+        with open(tmp, "w", newline="", encoding="utf-8") as fh:
+            out = csv.DictWriter(fh, fieldnames=CSV_COLUMNS, extrasaction="ignore")
+            out.writeheader()
+            out.writerows(_records(run))
         os.replace(tmp, folder / PARTIAL)
     finally:
         Path(tmp).unlink(missing_ok=True)
     return folder / PARTIAL
+
+
+# ----------------------------------------------------------------------- space and journal
+_ROW_BYTES = 512
+"""A generous size of one CSV row of :data:`CSV_COLUMNS` or :data:`FIT_COLUMNS` (bytes)."""
+_PLOT_BYTES = 2 * 1024 * 1024
+"""A generous size of ``scaling.png`` (bytes)."""
+
+
+def space_needed(measurements: int, rows: int) -> int:
+    """Bytes ``scale`` needs in ``--out`` for ``measurements`` measurements and ``rows`` parser x workload
+    rows: the journal, the set's temporary files and the partial file (generous; see :data:`_ROW_BYTES`)."""
+    journal = (measurements + 1) * _ROW_BYTES
+    outputs = (measurements + rows + 2) * _ROW_BYTES + _PLOT_BYTES
+    return journal + 2 * outputs
+
+
+class Reservation:
+    """Disk space held in ``folder`` for the results (a file of that many allocated bytes); :meth:`release`
+    frees it right before the results are written, so a disk that fills meanwhile cannot lose them."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+
+    def release(self) -> None:
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
+            self.path = None
+
+    def __enter__(self) -> "Reservation":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+def reserve(folder: Path | str, nbytes: int) -> Reservation:
+    """Allocate ``nbytes`` in ``folder`` (``os.posix_fallocate``: real blocks, not a sparse or empty file).
+
+    Raises ``OSError`` with one line when the space is not there (``not enough free space in
+    FOLDER: the results need N MB, M MB free``), so a run on a full disk stops before measuring.
+    """
+    import os
+    import shutil
+    import tempfile
+
+    folder = Path(folder)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".callscale-reserve-")
+    try:
+        try:
+            if hasattr(os, "posix_fallocate"):
+                os.posix_fallocate(fd, 0, max(1, nbytes))
+            else:  # pragma: no cover - not Linux
+                os.write(fd, b"\0" * nbytes)
+                os.fsync(fd)
+        except OSError as exc:
+            free = shutil.disk_usage(folder).free
+            os.close(fd)
+            fd = -1
+            Path(tmp).unlink(missing_ok=True)
+            raise OSError(f"not enough free space in {folder}: the results need {nbytes / 1e6:.1f} MB, "
+                          f"{free / 1e6:.1f} MB free ({exc.strerror or exc})") from None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    return Reservation(Path(tmp))
+
+
+class Journal:
+    """Each measurement appended to :data:`JOURNAL` in ``folder`` as it is taken (one CSV row of
+    :data:`CSV_COLUMNS`, flushed), so whatever happens to the run afterwards (a full disk when the set
+    is written, a crash) what was measured is on disk. ``count``: rows written; ``failed``: why
+    appending stopped (the disk filled), or ``None``. :meth:`remove` once the set is written."""
+
+    def __init__(self, folder: Path | str) -> None:
+        import csv
+
+        import os
+
+        self.path = Path(folder) / JOURNAL.format(pid=os.getpid())
+        self.count = 0
+        self.failed: str | None = None
+        self._file = open(self.path, "w", newline="", encoding="utf-8")
+        self._csv = csv.DictWriter(self._file, fieldnames=CSV_COLUMNS, extrasaction="ignore")
+        self._write(self._csv.writeheader)
+
+    def _write(self, action) -> None:
+        if self.failed is not None:
+            return
+        try:
+            action()
+            self._file.flush()
+        except OSError as exc:
+            self.failed = exc.strerror or str(exc)
+
+    def append(self, m: Measurement) -> None:
+        row = m.as_row()
+        row["floor"] = m.parser == NULL
+        self._write(lambda: self._csv.writerow(row))
+        if self.failed is None:
+            self.count += 1
+
+    def close(self) -> None:
+        try:
+            self._file.close()
+        except OSError as exc:
+            self.failed = self.failed or exc.strerror or str(exc)
+
+    def remove(self) -> None:
+        self.close()
+        self.path.unlink(missing_ok=True)

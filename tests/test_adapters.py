@@ -66,12 +66,14 @@ def test_the_adapter_is_chosen_from_the_class_or_forced_by_a_prefix():
     assert adapters.engine_of(standin_vllm.StandinQwen3CoderToolParser) == "vllm"  # by its methods
     assert adapters.engine_of(standin_trtllm.StandinQwen3Parser) == "trtllm"  # no finish()
     assert adapters.engine_of(standin_sglang.StandinKimiK2Detector) is None  # speaks our contract by its methods
-    assert resolve("standin_sglang:StandinKimiK2Detector", "kimi_k2").factory is standin_sglang.StandinKimiK2Detector
+    # resolve() imports nothing (plug-ins load in a child); load() is what a child does
+    assert resolve("standin_sglang:StandinKimiK2Detector", "kimi_k2").factory.load() is \
+        standin_sglang.StandinKimiK2Detector
     forced = resolve("sglang:standin_sglang:StandinKimiK2Detector", "kimi_k2")
     assert forced.factory.engine_class is standin_sglang.StandinKimiK2Detector
     assert forced.factory.tool_model is standin_sglang.Tool
     with pytest.raises(PluginError, match="not a vllm tool parser"):
-        resolve("vllm:standin_sglang:StandinKimiK2Detector", "kimi_k2")
+        resolve("vllm:standin_sglang:StandinKimiK2Detector", "kimi_k2").factory.load()
 
 
 def test_engine_classes_by_package_and_their_formats():

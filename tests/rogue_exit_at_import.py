@@ -1,0 +1,11 @@
+"""Row 7 of issue 17: a plug-in module that calls ``sys.exit(5)`` when imported."""
+
+import sys
+
+from callscale.parsers.deepseek import DeepSeekV31Parser
+
+sys.exit(5)
+
+
+class Parser(DeepSeekV31Parser):  # never reached
+    pass
