@@ -481,6 +481,9 @@ def _check_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--show", type=_count, default=20, metavar="N",
                    help="failing streams to print, 0 for none (default 20)")
     add_timeout(p)
+    from .against import add_arguments as add_against
+
+    add_against(p)  # --against SPEC: old versus new (callscale/against.py)
 
 
 def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
@@ -498,6 +501,11 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     chunkings = [_chunking(p, spec) for spec in _split([args.chunkings])] if args.chunkings else list(CHECK_CHUNKINGS)
     if args.strict:
         chunkings += [spec for spec in INSIDE_TOKEN_CHUNKINGS if spec not in chunkings]
+    if args.against is not None:
+        from . import against
+
+        return against.run(p, args, lengths, chunkings if args.chunkings or args.strict else None,
+                           _workloads(p, _split(args.workload) or catalog.names()), _timeout(args, _settings(p)))
     if not _split(args.parser):
         from callscale import parsers
 
