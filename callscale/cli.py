@@ -8,6 +8,7 @@
     callscale check [--parser NAME ...] [--workload NAME ...] [--lengths 1k] [--chunkings SPEC,...] [--strict] [--timeout S]
     callscale history [--results DIR] [--out DIR] [--commit-url TEMPLATE] [--factor 1.05]
     callscale parsers [--engines]
+    callscale init --parser MODULE:CLASS [--format NAME] [--workload NAME] [--lengths 1k,2k,4k,8k] [--force]
 
 ``scale`` measures every selected parser on every selected workload at every
 length, prints the table, and writes ``scaling.csv``, ``scaling-fits.csv``
@@ -20,7 +21,9 @@ side and exits 1 when a pair got worse (``--baseline`` does the same after
 ``scale``/``gate``). Each case runs under ``--timeout`` seconds in a worker
 process. Defaults come from
 ``[tool.callscale]`` in the nearest ``pyproject.toml``
-(:mod:`callscale.config`). A bad option prints one line on stderr and exits 2.
+(:mod:`callscale.config`). A bad option prints one line on stderr and exits 2;
+``gate`` and ``check`` exit 125 when the parser cannot be imported or built
+(``git bisect run`` skips such a commit; see docs/workflows.md).
 
 Each subcommand is a ``(add_arguments, run)`` pair in :data:`COMMANDS`, and
 the selectors shared by the measuring commands are added by
@@ -126,11 +129,28 @@ def _specs(p: argparse.ArgumentParser, names: Sequence[str], fmt: str | None, nu
         try:
             spec = resolve(name, fmt)
         except PluginError as exc:
+            _cannot_test(p, exc)
             p.error(str(exc))
         if spec.format is None and not null:
             p.error("the null parser parses nothing; name a parser")
         specs.append(spec)
     return specs
+
+
+#: Exit status of ``gate`` and ``check`` when the parser cannot be imported or built: "cannot test",
+#: which ``git bisect run`` skips (a commit that does not import is neither good nor bad).
+CANNOT_TEST = 125
+_VERDICT_COMMANDS = ("gate", "check")
+#: How :func:`callscale.plugins.load_factory` words a parser that cannot be imported or built (the other
+#: PluginErrors, such as an unknown name or format, are bad options: exit 2).
+_LOAD_FAILURES = ("cannot import ", " has no attribute ", "() failed: ", " without ", " is not a class or factory")
+
+
+def _cannot_test(p: argparse.ArgumentParser, exc: Exception) -> None:
+    """Exit :data:`CANNOT_TEST` (one line) when a verdict command's parser cannot be imported or built."""
+    if p.prog.split()[-1] in _VERDICT_COMMANDS and any(s in str(exc) for s in _LOAD_FAILURES):
+        p.exit(CANNOT_TEST, f"{p.prog}: cannot test: {' '.join(str(exc).split())} (exit {CANNOT_TEST}: "
+                            "git bisect run skips this commit)\n")
 
 
 def _workloads(p: argparse.ArgumentParser, names: Sequence[str]) -> list[str]:
@@ -697,6 +717,12 @@ def _history(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
           f"{_shown(written.csv)}")
     return 0
 
+def _init_module():
+    from . import init
+
+    return init
+
+
 COMMANDS: list[Command] = [
     ("scale", _scale_arguments, _scale),
     ("gate", _gate_arguments, _gate),
@@ -705,6 +731,7 @@ COMMANDS: list[Command] = [
     ("check", _check_arguments, _check),
     ("history", _history_arguments, _history),
     ("parsers", _parsers_arguments, _parsers),
+    ("init", lambda p: _init_module().add_arguments(p), lambda p, args: _init_module().run(p, args)),
 ]
 """Subcommands: ``(name, add_arguments(parser), run(parser, args) -> exit status)``."""
 
@@ -716,6 +743,8 @@ _HELP = {
     "profile": "stream one case under py-spy and write a flame graph (SVG) or a speedscope profile",
     "check": "stream each fault case and workload under many chunkings; compare with the expected "
              "result and with detect_and_parse",
+    "init": "write asv.conf.json and a benchmark module measuring this repository's parser classes at every "
+            "commit (asv run/continuous/find, callscale history)",
     "history": "from asv's results, write a self-contained HTML page and PNGs of the instruction counts and "
                "scaling exponents per commit",
 }
