@@ -51,7 +51,9 @@ COMMITS = [
     ("c7 docstring", QUADRATIC.format(note=" (simpler)")),
 ]
 GATE = ["gate", "--parser", "engine:EngineParser", "--format", "deepseek_v31", "--meter", "instructions",
-        "--workload", "write_file", "--lengths", "512,1k,2k", "--no-progress"]
+        "--workload", "write_file", "--no-progress"]
+"""The gate at each commit: the default instruction lengths (1k-8k). At 512-2k the fixed cost per call
+makes the projection rule fail even the linear parser (7x), so the lengths are not shortened."""
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -141,7 +143,7 @@ def test_asv_over_the_teams_commits_flags_the_quadratic_commit(tmp_path):
     repo = tmp_path / "engine"
     hashes = make_repository(repo)
     subprocess.run([*CALLSCALE, "init", "--parser", "engine:EngineParser", "--format", "deepseek_v31",
-                    "--workload", "write_file", "--lengths", "512,1k,2k"], cwd=repo, check=True, capture_output=True)
+                    "--workload", "write_file"], cwd=repo, check=True, capture_output=True)
 
     def asv(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run(["asv", *args], cwd=repo, capture_output=True, text=True, timeout=1800)
