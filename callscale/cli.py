@@ -6,6 +6,7 @@
     callscale compare BASE.csv NEW.csv [--max-ratio R] [--max-step X]
     callscale profile --parser NAME --workload NAME --length N [--format flamegraph|speedscope] [-o PATH]
     callscale check [--parser NAME ...] [--workload NAME ...] [--lengths 1k] [--chunkings SPEC,...] [--strict] [--timeout S]
+                    [--against SPEC [--outputs 3000] [--seeds 0,1,2]]
     callscale history [--results DIR] [--out DIR] [--commit-url TEMPLATE] [--factor 1.05]
     callscale parsers [--engines]
     callscale init --parser MODULE:CLASS [--format NAME] [--workload NAME] [--lengths 1k,2k,4k,8k] [--force]

@@ -65,6 +65,18 @@ def test_chunking_invariant_fails_with_the_kind_and_smallest_case():
     assert "markup in content: " in message and "smallest: write_file@1024" in message
 
 
+def test_the_pytest_plugin_gives_the_fixtures(tmp_path):
+    (tmp_path / "test_team.py").write_text(
+        "def test_fixtures(assert_linear, assert_chunking_invariant, callscale_meter):\n"
+        "    assert callscale_meter == 'time'\n"
+        "    result = assert_chunking_invariant('deepseek_v31', workloads=['write_file'], chunkings=['whole'],\n"
+        "                                       faults=False)\n"
+        "    assert result.streams == 2\n")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--callscale-meter", "time",
+                           str(tmp_path / "test_team.py")], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0 and "1 passed" in proc.stdout, proc.stdout + proc.stderr
+
+
 @needs_valgrind
 def test_assert_linear_fails_a_quadratic_parser_with_the_table_row_and_the_rule():
     with pytest.raises(AssertionError) as info:
