@@ -37,6 +37,7 @@ the assembled outcomes differ (:func:`callscale.check.differences`).
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import random
@@ -45,12 +46,11 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 __all__ = ["Side", "Item", "Difference", "Result", "KINDS", "DEFAULT_CHUNKINGS", "DEFAULT_OUTPUTS", "DEFAULT_SEEDS",
            "AgainstError", "parse_spec", "corpus", "generate", "compare", "report"]
@@ -121,10 +121,11 @@ def materialise(ref: str) -> Path:
     if proc.returncode != 0:
         shutil.rmtree(folder, ignore_errors=True)
         raise AgainstError(f"--against {ref}: git archive failed: {proc.stderr.decode(errors='replace').strip()}")
-    import io
-
     with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as tar:
-        tar.extractall(folder, filter="data") if hasattr(tarfile, "data_filter") else tar.extractall(folder)
+        if hasattr(tarfile, "data_filter"):  # Python 3.10.12+, 3.11.4+
+            tar.extractall(folder, filter="data")
+        else:
+            tar.extractall(folder)
     # the child runs where the user is: the same subfolder of the old tree
     return folder / prefix.stdout.decode().strip()
 

@@ -21,7 +21,7 @@ import functools
 
 import pytest
 
-from . import testing
+# callscale.testing (numpy, pandas, ...) is imported by the fixtures, not when pytest loads the plugin
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -40,8 +40,11 @@ def callscale_meter(request: pytest.FixtureRequest) -> str | None:
 @pytest.fixture
 def assert_linear(callscale_meter):
     """:func:`callscale.testing.assert_linear`, its ``meter`` defaulting to ``--callscale-meter``."""
+    from . import testing
+
     @functools.wraps(testing.assert_linear)
     def check(parser, format=None, **options):
+        __tracebackhide__ = True
         options.setdefault("meter", callscale_meter)
         return testing.assert_linear(parser, format, **options)
     return check
@@ -50,4 +53,6 @@ def assert_linear(callscale_meter):
 @pytest.fixture
 def assert_chunking_invariant():
     """:func:`callscale.testing.assert_chunking_invariant`."""
+    from . import testing
+
     return testing.assert_chunking_invariant
