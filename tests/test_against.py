@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from callscale import against
+from callscale import against, check, parsers
+from callscale.workloads import render
 from callscale.cli import main
 
 TESTS = Path(__file__).resolve().parent
@@ -89,3 +90,16 @@ def test_a_parser_that_cannot_load_is_a_one_line_error(capsys, monkeypatch):
     assert info.value.code == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "cannot load the parser: PluginError: cannot import 'no_such_module'" in err
+
+
+
+@pytest.mark.parametrize("fmt", render.names())
+def test_generated_well_formed_outputs_hold_the_calls_the_reference_parser_reads(fmt):
+    items = against.generate(fmt, 0, 30)
+
+    def calls(kind):
+        return [len(check.stream(parsers.get(fmt)(), [i.text], i.tools, strict=False).complete_calls())
+                for i in items if i.label.endswith(kind)]
+
+    assert calls(":well-formed") == [1] * 5
+    assert len(calls(":several calls")) == 5 and min(calls(":several calls")) >= 2
