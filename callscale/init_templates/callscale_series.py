@@ -19,8 +19,10 @@ counts, the same on every run of the same code).
   the lengths (the same figure under each length), so ``asv continuous``
   and ``asv find`` see a parser turn quadratic as a jump from ~1 to ~2.
 
-A parser that cannot be imported or built at a commit, or a machine
-without valgrind, gives skipped benchmarks (``n/a``), not failures.
+A parser that cannot be imported or built at a commit fails its benchmarks
+there (asv stores no figure; ``asv find`` passes over the commit, while a
+skipped result, ``n/a``, would be taken for a figure and mislead it; ``asv
+run`` then exits 2). A machine without valgrind skips them (``n/a``).
 """
 
 import json
@@ -87,8 +89,8 @@ class CallscaleSeries:
     def setup(self, cache, parser, workload, length):
         if "unavailable" in cache:
             raise NotImplementedError(cache["unavailable"])
-        if parser in cache["errors"]:
-            raise NotImplementedError(cache["errors"][parser])
+        if parser in cache["errors"]:  # failed, not skipped: asv find passes over a failed commit, not a skipped one
+            raise RuntimeError(cache["errors"][parser])
 
     def track_instructions(self, cache, parser, workload, length):
         value = cache["rows"][parser, workload]["counts"][length]
