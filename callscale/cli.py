@@ -718,6 +718,7 @@ def _history(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
           f"{_shown(written.csv)}")
     return 0
 
+
 def _init_module():
     from . import init
 

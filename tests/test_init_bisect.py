@@ -97,6 +97,10 @@ def test_gate_exits_125_when_the_parser_does_not_import(tmp_path, monkeypatch, c
     err = capsys.readouterr().err
     assert err.startswith("callscale gate: cannot test: cannot import 'engine' for parser 'engine:EngineParser': "
                           "ImportError: cannot import name 'DeepSeekV31Parserr'") and "git bisect run skips" in err
+    with pytest.raises(SystemExit) as info:
+        main(["check", "--parser", "engine:EngineParser", "--format", "deepseek_v31"])
+    assert info.value.code == 125
+    capsys.readouterr()
     with pytest.raises(SystemExit) as info:  # a bad option stays exit 2
         main(["gate", "--parser", "engine:EngineParser", "--format", "no_such_format"])
     assert info.value.code == 2
