@@ -6,8 +6,10 @@
     callscale compare BASE.csv NEW.csv [--max-ratio R] [--max-step X]
     callscale profile --parser NAME --workload NAME --length N [--format flamegraph|speedscope] [-o PATH]
     callscale check [--parser NAME ...] [--workload NAME ...] [--lengths 1k] [--chunkings SPEC,...] [--strict] [--timeout S]
+                    [--against SPEC [--outputs 3000] [--seeds 0,1,2]]
     callscale history [--results DIR] [--out DIR] [--commit-url TEMPLATE] [--factor 1.05]
     callscale parsers [--engines]
+    callscale init --parser MODULE:CLASS [--format NAME] [--workload NAME] [--lengths 1k,2k,4k,8k] [--force]
 
 ``scale`` measures every selected parser on every selected workload at every
 length, prints the table, and writes ``scaling.csv``, ``scaling-fits.csv``
@@ -23,7 +25,9 @@ bytes; a parser that does not reproduce a case's calls reads ``wrong output``
 and fails unless ``--cost-only``; SIGTERM stops a run as Ctrl-C does
 (docs/gate.md). Defaults come from
 ``[tool.callscale]`` in the nearest ``pyproject.toml``
-(:mod:`callscale.config`). A bad option prints one line on stderr and exits 2.
+(:mod:`callscale.config`). A bad option prints one line on stderr and exits 2;
+``gate`` and ``check`` exit 125 when the parser cannot be imported or built
+(``git bisect run`` skips such a commit; see docs/workflows.md).
 
 Each subcommand is a ``(add_arguments, run)`` pair in :data:`COMMANDS`, and
 the selectors shared by the measuring commands are added by
@@ -180,6 +184,7 @@ def _specs(p: argparse.ArgumentParser, names: Sequence[str], fmt: object, null: 
         try:
             spec = resolve(name, one)
         except PluginError as exc:
+            _cannot_test(p, exc)
             p.error(str(exc))
         if spec.format is None and not null:
             p.error("the null parser parses nothing; name a parser")
@@ -190,6 +195,22 @@ def _specs(p: argparse.ArgumentParser, names: Sequence[str], fmt: object, null: 
         return probe(specs, timeout, memory_limit)
     except PluginError as exc:
         p.error(str(exc))
+
+
+#: Exit status of ``gate`` and ``check`` when the parser cannot be imported or built: "cannot test",
+#: which ``git bisect run`` skips (a commit that does not import is neither good nor bad).
+CANNOT_TEST = 125
+_VERDICT_COMMANDS = ("gate", "check")
+#: How :func:`callscale.plugins.load_factory` words a parser that cannot be imported or built (the other
+#: PluginErrors, such as an unknown name or format, are bad options: exit 2).
+_LOAD_FAILURES = ("cannot import ", " has no attribute ", "() failed: ", " without ", " is not a class or factory")
+
+
+def _cannot_test(p: argparse.ArgumentParser, exc: Exception) -> None:
+    """Exit :data:`CANNOT_TEST` (one line) when a verdict command's parser cannot be imported or built."""
+    if p.prog.split()[-1] in _VERDICT_COMMANDS and any(s in str(exc) for s in _LOAD_FAILURES):
+        p.exit(CANNOT_TEST, f"{p.prog}: cannot test: {' '.join(str(exc).split())} (exit {CANNOT_TEST}: "
+                            "git bisect run skips this commit)\n")
 
 
 def _workloads(p: argparse.ArgumentParser, names: Sequence[str]) -> list[str]:
@@ -601,6 +622,9 @@ def _check_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--show", type=_count, default=20, metavar="N",
                    help="failing streams to print, 0 for none (default 20)")
     add_timeout(p)
+    from .against import add_arguments as add_against
+
+    add_against(p)  # --against SPEC: old versus new (callscale/against.py)
 
 
 def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
@@ -618,6 +642,11 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     chunkings = [_chunking(p, spec) for spec in _split([args.chunkings])] if args.chunkings else list(CHECK_CHUNKINGS)
     if args.strict:
         chunkings += [spec for spec in INSIDE_TOKEN_CHUNKINGS if spec not in chunkings]
+    if args.against is not None:
+        from . import against
+
+        return against.run(p, args, lengths, chunkings if args.chunkings or args.strict else None,
+                           _workloads(p, _split(args.workload) or catalog.names()), _timeout(args, _settings(p)))
     if not _split(args.parser):
         from callscale import parsers
 
@@ -832,6 +861,13 @@ def _history(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
           f"{_shown(written.csv)}")
     return 0
 
+
+def _init_module():
+    from . import init
+
+    return init
+
+
 COMMANDS: list[Command] = [
     ("scale", _scale_arguments, _scale),
     ("gate", _gate_arguments, _gate),
@@ -840,6 +876,7 @@ COMMANDS: list[Command] = [
     ("check", _check_arguments, _check),
     ("history", _history_arguments, _history),
     ("parsers", _parsers_arguments, _parsers),
+    ("init", lambda p: _init_module().add_arguments(p), lambda p, args: _init_module().run(p, args)),
 ]
 """Subcommands: ``(name, add_arguments(parser), run(parser, args) -> exit status)``."""
 
@@ -851,6 +888,8 @@ _HELP = {
     "profile": "stream one case under py-spy and write a flame graph (SVG) or a speedscope profile",
     "check": "stream each fault case and workload under many chunkings; compare with the expected "
              "result and with detect_and_parse",
+    "init": "write asv.conf.json and a benchmark module measuring this repository's parser classes at every "
+            "commit (asv run/continuous/find, callscale history)",
     "history": "from asv's results, write a self-contained HTML page and PNGs of the instruction counts and "
                "scaling exponents per commit",
 }

@@ -7,7 +7,9 @@ and ``results``, where each benchmark's ``result`` column lists its figures
 over the product of its ``params`` in order, ``None`` where it was skipped or
 failed). This module reads the exact series of the asv suite
 (``benchmarks.InstructionCount.track_instructions``: callgrind instructions
-per parser, workload and length), fits the scaling exponent per commit, parser
+per parser, workload and length; or, whatever it is named, the benchmark of
+unit ``instructions`` over parser, workload and length, as ``callscale init``
+writes for a team's repository: :func:`find_series`), fits the scaling exponent per commit, parser
 and workload with :func:`callscale.fit.fit` (the same rule as ``callscale
 gate``), and writes to ``--out``:
 
@@ -50,7 +52,8 @@ import pandas as pd
 
 from . import fit as fitting
 
-__all__ = ["EXACT_SERIES", "HistoryError", "BadResults", "load_results", "exact_series", "exponents", "verdict_changes",
+__all__ = ["EXACT_SERIES", "find_series", "HistoryError", "BadResults", "load_results", "exact_series", "exponents",
+           "verdict_changes",
            "count_changes", "commit_link", "write"]
 
 #: The asv benchmark whose figures are the exact series.
@@ -162,7 +165,42 @@ def _param_names(root: Path, benchmark: str) -> list[str]:
     try:
         return list(json.loads((root / "benchmarks.json").read_text())[benchmark]["param_names"])
     except (OSError, ValueError, KeyError, TypeError):
-        return ["parser", "workload", "length"] if benchmark == EXACT_SERIES else []
+        return ["parser", "workload", "length"] if benchmark.endswith(".track_instructions") else []
+
+
+SERIES_PARAMS = ("parser", "workload", "length")
+
+
+def find_series(results_dir: Path | str) -> str:
+    """The name of the exact series in an asv results folder, whatever its benchmark is called.
+
+    The exact series is a benchmark of unit ``instructions`` over the
+    parameters :data:`SERIES_PARAMS`, as asv's ``benchmarks.json`` lists it:
+    callscale's own (:data:`EXACT_SERIES`) when present, else the first such
+    name (``callscale init`` writes ``callscale_series.CallscaleSeries.track_instructions``).
+    Without ``benchmarks.json``, the first benchmark named ``*.track_instructions`` in a result
+    file. :data:`EXACT_SERIES` when nothing matches (the error then names it).
+    """
+    root = Path(results_dir)
+    try:
+        listed = json.loads((root / "benchmarks.json").read_text())
+    except (OSError, ValueError):
+        listed = {}
+    found = sorted(name for name, entry in listed.items() if isinstance(entry, dict)
+                   and entry.get("unit") == "instructions" and tuple(entry.get("param_names") or ()) == SERIES_PARAMS)
+    if not found:
+        for path in sorted(root.glob("*/*.json")):
+            try:
+                data = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            found = sorted(n for n in (data.get("results") or {} if isinstance(data, dict) else {})
+                           if n.endswith(".track_instructions"))
+            if found:
+                break
+    if EXACT_SERIES in found or not found:
+        return EXACT_SERIES
+    return found[0]
 
 
 def _decode(text):
@@ -453,7 +491,8 @@ def write(out: Path | str, results_dir: Path | str, threshold: float, factor: fl
         raise HistoryError(f"--factor must be more than 1, got {factor}")
     if commit_url is not None and "{commit}" not in commit_url:
         raise HistoryError(f"--commit-url must contain {{commit}}, got {commit_url!r}")
-    series = exact_series(load_results(results_dir, skip_bad=skip_bad), machine, env, repo=results_dir)
+    series = exact_series(load_results(results_dir, find_series(results_dir), skip_bad=skip_bad), machine, env,
+                          repo=results_dir)
     fits = exponents(series, threshold, rules)
     verdicts = verdict_changes(fits)
     counts = count_changes(series, factor)

@@ -1,0 +1,169 @@
+"""``callscale init``: write an asv set-up into a team's repository that measures its parser classes at every commit.
+
+    callscale init --parser my_engine.parsers:DeepSeekV31Parser --format deepseek_v31
+
+writes, in the current folder (the repository's top level; ``--dir`` another):
+
+- ``asv.conf.json``: a virtualenv environment of this Python version
+  (``VIRTUALENV_SYSTEM_SITE_PACKAGES``, so it sees what is installed next
+  to it), nothing built or installed per commit (asv's own checkout of each
+  commit, ``$ASV_ENV_DIR/project``, is put first on the import path by the
+  benchmark), results in ``results/asv`` (where ``callscale history`` looks
+  by default), the current branch;
+- ``callscale_benchmarks/``: ``callscale_series.py`` (the benchmarks, copied
+  from :mod:`callscale.init_templates`), ``callscale.json`` (what they
+  measure: parsers and formats, workloads, lengths, chunking, and
+  ``import_path``, where this callscale is installed) and ``__init__.py``.
+
+The benchmarks (``callscale_series.CallscaleSeries.track_instructions`` and
+``.track_exponent``) take callgrind instruction counts through
+:func:`callscale.matrix.run` with the instruction meter, so ``asv run``,
+``asv continuous`` (exit 1 when a count or an exponent got worse), ``asv
+find`` and ``callscale history`` work over the team's commits as they are.
+Each parser is imported (and built once) here first, so a typo fails now
+(exit 2), not at every commit. Existing files are not overwritten without
+``--force``. See ``docs/workflows.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+__all__ = ["add_arguments", "run", "write", "BENCHMARK_DIR", "DEFAULT_LENGTHS", "DEFAULT_WORKLOADS"]
+
+BENCHMARK_DIR = "callscale_benchmarks"
+#: Call lengths (characters) measured by default: four, 2x apart, small because counts are exact.
+DEFAULT_LENGTHS = (1024, 2048, 4096, 8192)
+DEFAULT_WORKLOADS = ("write_file", "many_short_calls", "repeated_opener")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--parser", action="append", metavar="MODULE:CLASS", required=True,
+                   help="a parser class or factory of the repository (module.path:ClassOrFactory); repeat "
+                        "or comma-separate")
+    p.add_argument("--workload-format", "--format", dest="format", metavar="NAME",
+                   help="the format whose workloads to render for the parsers (not needed for the engines' "
+                        "known classes; see callscale parsers --engines)")
+    p.add_argument("--workload", action="append", metavar="NAME",
+                   help=f"a workload; repeat or comma-separate (default: {', '.join(DEFAULT_WORKLOADS)})")
+    p.add_argument("--lengths", metavar="SIZES",
+                   help="at least three call lengths in characters (default 1k,2k,4k,8k)")
+    p.add_argument("--chunking", default="tokens:4", metavar="SPEC", help="chunking of the streams (default tokens:4)")
+    p.add_argument("--dir", default=".", metavar="DIR", help="the repository's top level (default: here)")
+    p.add_argument("--force", action="store_true", help="overwrite asv.conf.json and callscale_benchmarks/")
+
+
+def _branch(folder: Path) -> str:
+    try:
+        proc = subprocess.run(["git", "-C", str(folder), "rev-parse", "--abbrev-ref", "HEAD"], capture_output=True,
+                              text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return "main"
+    name = proc.stdout.strip()
+    return name if proc.returncode == 0 and name and name != "HEAD" else "main"
+
+
+def write(folder: Path, parsers: dict[str, str], workloads: list[str], lengths: list[int], chunking: str,
+          force: bool = False) -> list[Path]:
+    """Write ``asv.conf.json`` and ``callscale_benchmarks/`` into ``folder``; returns the files written.
+
+    ``parsers``: ``module:Class`` -> format. Raises ``FileExistsError`` when a
+    file exists and not ``force``; ``OSError`` when the folder cannot be written.
+    """
+    conf = folder / "asv.conf.json"
+    bench = folder / BENCHMARK_DIR
+    if not force:
+        for path in (conf, bench):
+            if path.exists():
+                raise FileExistsError(f"{path} exists (--force overwrites it)")
+    bench.mkdir(parents=True, exist_ok=True)
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    config = {
+        "version": 1,
+        "project": folder.resolve().name,
+        "project_url": "",
+        "repo": ".",
+        "branches": [_branch(folder)],
+        "dvcs": "git",
+        "environment_type": "virtualenv",
+        "pythons": [python],
+        # see what is installed beside this Python (callscale, numpy, ...)
+        "matrix": {"env": {"VIRTUALENV_SYSTEM_SITE_PACKAGES": ["true"]}},
+        # nothing to build or install: the benchmark imports asv's checkout of each commit
+        "build_command": [],
+        "install_command": [],
+        "uninstall_command": [],
+        "benchmark_dir": BENCHMARK_DIR,
+        "env_dir": ".asv/env",
+        "results_dir": "results/asv",
+        "html_dir": "results/html",
+    }
+    conf.write_text(json.dumps(config, indent=4) + "\n", encoding="utf-8")
+    import callscale
+
+    settings = {
+        "parsers": parsers,
+        "workloads": workloads,
+        "lengths": lengths,
+        "chunking": chunking,
+        "import_path": [str(Path(callscale.__file__).resolve().parent.parent)] + [p for p in sys.path if p],
+    }
+    (bench / "callscale.json").write_text(json.dumps(settings, indent=4) + "\n", encoding="utf-8")
+    (bench / "__init__.py").write_text('"""asv benchmarks written by `callscale init`."""\n', encoding="utf-8")
+    shutil.copyfile(Path(__file__).with_name("init_templates") / "callscale_series.py", bench / "callscale_series.py")
+    return [conf, bench / "__init__.py", bench / "callscale_series.py", bench / "callscale.json"]
+
+
+def run(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """``callscale init``: check the selections, import each parser once, write the files; exit 0 (2: bad option)."""
+    import os
+
+    from . import config, plugins
+    from .adapters import known_format
+    from .workloads import catalog
+    from .workloads.chunking import parse_chunking
+
+    folder = Path(args.dir)
+    if not folder.is_dir():
+        p.error(f"--dir {folder}: no such folder")
+    targets = [t.strip() for value in args.parser for t in value.split(",") if t.strip()]
+    workloads = [w.strip() for value in args.workload or () for w in value.split(",") if w.strip()] \
+        or list(DEFAULT_WORKLOADS)
+    for name in workloads:
+        if name not in catalog.names():
+            p.error(f"unknown workload {name!r}; known: {', '.join(catalog.names())}")
+    try:
+        lengths = list(config.parse_lengths(args.lengths)) if args.lengths else list(DEFAULT_LENGTHS)
+        parse_chunking(args.chunking)
+    except (config.ConfigError, ValueError) as exc:
+        p.error(str(exc))
+    parsers: dict[str, str] = {}
+    here = os.getcwd()
+    os.chdir(folder)  # the parsers import as they will from the repository's top level
+    try:
+        for target in targets:
+            if not plugins.is_plugin(target):
+                p.error(f"--parser {target!r}: name a class or factory of the repository as module.path:Class")
+            try:
+                spec = plugins.resolve(target, args.format or known_format(target))
+            except plugins.PluginError as exc:
+                p.error(str(exc))
+            parsers[target] = spec.format
+    finally:
+        os.chdir(here)
+    try:
+        written = write(folder, parsers, workloads, lengths, args.chunking, args.force)
+    except FileExistsError as exc:
+        p.error(str(exc))
+    except OSError as exc:
+        p.error(f"cannot write to {folder}: {exc}")
+    for path in written:
+        print(f"wrote {path}")
+    print("next: asv machine --yes; asv run (every commit of the branch: asv run ALL), asv continuous BASE HEAD, "
+          "asv find BASE..HEAD CallscaleSeries.track_exponent, callscale history (see docs/workflows.md in callscale)")
+    return 0

@@ -1,0 +1,1 @@
+"""Files ``callscale init`` copies into a team's repository (:mod:`callscale.init`)."""

@@ -1,0 +1,109 @@
+"""callscale's benchmarks of this repository's parsers, for asv (written by ``callscale init``).
+
+What is measured is read from ``callscale.json`` beside this file (edit it,
+or run ``callscale init --force`` again): ``parsers`` (``module.path:Class``
+-> format), ``workloads``, ``lengths`` (characters), ``chunking``.
+
+asv checks out each commit into ``$ASV_ENV_DIR/project``; that folder goes
+first on the import path, so each commit's own parser classes are measured
+(callscale itself is the one installed where asv runs, found through
+``import_path`` in ``callscale.json`` when the asv environment lacks it).
+All figures of a commit are taken once, in ``setup_cache``, by
+``callscale.matrix.run`` with the instruction meter (callgrind: exact
+counts, the same on every run of the same code).
+
+- ``CallscaleSeries.track_instructions``: instructions to stream one
+  workload at one length through a fresh parser (the exact series
+  ``callscale history`` plots and fits);
+- ``CallscaleSeries.track_exponent``: the scaling exponent fitted over all
+  the lengths (the same figure under each length), so ``asv continuous``
+  and ``asv find`` see a parser turn quadratic as a jump from ~1 to ~2.
+
+A parser that cannot be imported or built at a commit fails its benchmarks
+there (asv stores no figure; ``asv find`` passes over the commit, while a
+skipped result, ``n/a``, would be taken for a figure and mislead it; ``asv
+run`` then exits 2). A machine without valgrind skips them (``n/a``).
+"""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+_CONFIG = json.loads((Path(__file__).resolve().parent / "callscale.json").read_text(encoding="utf-8"))
+FORMATS = dict(_CONFIG["parsers"])
+PARSERS = list(FORMATS)
+WORKLOADS = list(_CONFIG["workloads"])
+LENGTHS = [int(n) for n in _CONFIG["lengths"]]
+CHUNKING = _CONFIG.get("chunking", "tokens:4")
+TIMEOUT = float(_CONFIG.get("timeout", 600))
+
+
+def _import_path():
+    project = Path(os.environ.get("ASV_ENV_DIR") or "/nonexistent") / "project"
+    if project.is_dir() and str(project) not in sys.path:
+        sys.path.insert(0, str(project))
+    try:
+        import callscale  # noqa: F401
+    except ImportError:
+        sys.path.extend(p for p in _CONFIG.get("import_path", []) if p not in sys.path)
+
+
+def _measure_all():
+    _import_path()
+    try:
+        from callscale import matrix, plugins
+        from callscale.instructions import MeterUnavailable, check_available
+    except ImportError as exc:
+        return {"unavailable": f"callscale cannot be imported: {exc}"}
+    try:
+        check_available()
+    except MeterUnavailable as exc:
+        return {"unavailable": str(exc)}
+    errors, rows = {}, {}
+    for target, fmt in FORMATS.items():
+        try:
+            spec = plugins.resolve(target, fmt)
+        except plugins.PluginError as exc:
+            errors[target] = f"cannot import or build the parser here: {exc}"
+            continue
+        run = matrix.run([spec], WORKLOADS, LENGTHS, chunking=CHUNKING, meter="instructions", latency=False,
+                         memory=False, progress=False, timeout=TIMEOUT)
+        for row in run.rows:
+            rows[target, row.workload] = {
+                "counts": {m.length: (m.seconds if m.ok else m.error) for m in row.measurements},
+                "exponent": row.fit.exponent, "verdict": row.fit.verdict}
+    return {"errors": errors, "rows": rows}
+
+
+class CallscaleSeries:
+    params = (PARSERS, WORKLOADS, LENGTHS)
+    param_names = ["parser", "workload", "length"]
+    timeout = 120
+
+    def setup_cache(self):
+        return _measure_all()
+
+    setup_cache.timeout = 3600
+
+    def setup(self, cache, parser, workload, length):
+        if "unavailable" in cache:
+            raise NotImplementedError(cache["unavailable"])
+        if parser in cache["errors"]:  # failed, not skipped: asv find passes over a failed commit, not a skipped one
+            raise RuntimeError(cache["errors"][parser])
+
+    def track_instructions(self, cache, parser, workload, length):
+        value = cache["rows"][parser, workload]["counts"][length]
+        if isinstance(value, str) or value is None:
+            raise RuntimeError(value)
+        return float(value)
+
+    track_instructions.unit = "instructions"
+
+    def track_exponent(self, cache, parser, workload, length):
+        value = cache["rows"][parser, workload]["exponent"]
+        if value is None:
+            raise RuntimeError(f"no exponent: {cache['rows'][parser, workload]['verdict']}")
+        return float(value)
+
+    track_exponent.unit = "exponent"
