@@ -51,9 +51,12 @@ def _factory(target, fmt):
         resolve = None
     if resolve is not None:
         try:
-            return resolve(target, fmt if ":" in target else None).factory
+            factory = resolve(target, fmt if ":" in target else None).factory
         except TypeError:  # an old resolve without the format argument
-            return resolve(target).factory
+            factory = resolve(target).factory
+        if type(factory).__name__ == "LazyFactory":  # a resolve that defers the import: load it here
+            factory = factory.load()
+        return factory
     module_name, _, attr = target.partition(":")
     obj = importlib.import_module(module_name)
     for part in attr.split("."):

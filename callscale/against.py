@@ -491,7 +491,9 @@ def run(p, args, lengths: Sequence[int], chunkings: Sequence[str] | None, worklo
         p.error("--against compares one parser: name it with --parser (the new one)")
     new_target = names[0]
     if plugins.takes_format(new_target):
-        fmt = args.format or known_format(new_target)
+        from .cli import _pairs  # --workload-format as the command line pairs it with --parser
+
+        fmt = _pairs(p, args, [new_target])[0][1] or known_format(new_target)
     else:
         fmt = new_target
     try:

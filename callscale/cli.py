@@ -194,6 +194,7 @@ def _specs(p: argparse.ArgumentParser, names: Sequence[str], fmt: object, null: 
     try:
         return probe(specs, timeout, memory_limit)
     except PluginError as exc:
+        _cannot_test(p, exc)
         p.error(str(exc))
 
 

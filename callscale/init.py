@@ -151,6 +151,7 @@ def run(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                 p.error(f"--parser {target!r}: name a class or factory of the repository as module.path:Class")
             try:
                 spec = plugins.resolve(target, args.format or known_format(target))
+                spec = plugins.probe([spec])[0]  # imported and built once (in a child): a typo fails now
             except plugins.PluginError as exc:
                 p.error(str(exc))
             parsers[target] = spec.format

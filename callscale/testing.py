@@ -105,7 +105,8 @@ def _spec(parser: Any, fmt: str | None, meter: str) -> plugins.ParserSpec:
         label = f"{getattr(parser, '__module__', '?')}:{getattr(parser, '__qualname__', repr(parser))}"
         return plugins.ParserSpec(label, plugins._known(fmt, label), factory, plugin=True)
     try:
-        return plugins.resolve(name, fmt if plugins.takes_format(name) else None)
+        spec = plugins.resolve(name, fmt if plugins.takes_format(name) else None)
+        return plugins.probe([spec])[0]  # imported and built once in a child: a load error is named here
     except plugins.PluginError as exc:
         raise TypeError(f"callscale: {exc}") from None
 
