@@ -106,7 +106,7 @@ class PyLiteralReader:
     Python-only escapes): a caller that tries strict JSON first may skip it.
     """
 
-    __slots__ = ("_stack", "_result", "_tail", "_quote", "_parts", "_out", "_failed", "_exact", "maybe_json", "json")
+    __slots__ = ("_stack", "_result", "_tail", "_quote", "_parts", "_out", "_failed", "_exact", "_done", "maybe_json", "json")
 
     def __init__(self) -> None:
         # stack entries: [container, closer, pending key, expecting, has items]; expecting is
@@ -116,7 +116,8 @@ class PyLiteralReader:
         self._tail = ""
         self._quote = ""              # inside a string: its quote
         self._parts: list[str] = []   # the string's characters so far
-        self._out: list[str] = []     # the JSON text so far
+        self._out: list[str] = []     # the JSON text so far (pieces)
+        self._done: list[str] = []    # ... and before them, joined a few dozen pieces at a time
         self._failed = False
         self._exact = True
         self.maybe_json = True
@@ -131,6 +132,11 @@ class PyLiteralReader:
         except (ValueError, KeyError, IndexError, TypeError, OverflowError):
             self._failed = True
             self._tail = ""
+            self._out = self._done = []
+            return
+        if len(self._out) > 64:  # so end() joins few pieces: its cost stays small for a long value
+            self._done.append("".join(self._out))
+            self._out = []
 
     def end(self) -> tuple[bool, Any]:
         """The text ended: ``(True, value)`` when it was one literal, else ``(False, None)``. Call once."""
@@ -143,8 +149,9 @@ class PyLiteralReader:
             self._failed = True
             self._out = []
             return False, None
-        self.json = "".join(self._out) if self._exact else _scalar_json(self._result)
-        self._out = []
+        self._done.append("".join(self._out))
+        self.json = "".join(self._done) if self._exact else _scalar_json(self._result)
+        self._out = self._done = []
         return True, self._result
 
     # ------------------------------------------------------------------ reading

@@ -460,12 +460,13 @@ class TypedValue:
       (no value is parsed whole in one increment).
     """
 
-    __slots__ = ("typing", "mode", "_gate", "_parts", "_reader", "_lead")
+    __slots__ = ("typing", "mode", "_gate", "_parts", "_done", "_reader", "_lead")
 
     def __init__(self, typing: Typing) -> None:
         self.typing = typing
         self._gate: StringOrNull | None = None
-        self._parts: list[str] = []
+        self._parts: list[str] = []  # the held text: pieces, and before them joined runs of pieces
+        self._done: list[str] = []
         self._reader: PyLiteralReader | None = None
         self._lead = True  # no non-whitespace text seen yet (held modes)
         if typing.is_string or not typing.declared:
@@ -486,7 +487,11 @@ class TypedValue:
             return json_fragment(text)
         if self._gate is not None:
             return self._gate.feed(text)
-        self._parts.append(text)
+        parts = self._parts
+        parts.append(text)
+        if len(parts) > 64:  # so end() joins few pieces
+            self._done.append("".join(parts))
+            self._parts = []
         if self._lead:
             body = text.lstrip()
             if not body:
@@ -505,8 +510,9 @@ class TypedValue:
             return '"'
         if self._gate is not None:
             return self._gate.end()
-        text = "".join(self._parts)
-        self._parts = []
+        self._done.append("".join(self._parts))
+        text = "".join(self._done)
+        self._parts = self._done = []
         reader, self._reader = self._reader, None
         if reader is None:
             return typed_json(text, self.typing)
