@@ -195,6 +195,7 @@ class ToolParser:
     #: collected from the ``_s_<state>`` methods of the class and its bases.
     _states: ClassVar[dict[str, Any]] = {}
     _broken_markers: ClassVar[Markers | None] = None
+    _driven: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -204,6 +205,8 @@ class ToolParser:
                 if attr.startswith("_s_") and callable(fn):
                     table[attr[3:]] = fn
         cls._states = table
+        # formats run by the base driver (not overriding _advance) get its loop written out per delta
+        cls._driven = cls._advance is ToolParser._advance
         ends = tuple(cls.broken_ends) + tuple(cls.broken_restarts)
         cls._broken_markers = markers(*ends) if ends else None
 
@@ -245,7 +248,36 @@ class ToolParser:
             return StreamingParseResult()
         self.tools = tools or ()
         self.scanner.feed(delta)
-        return self._run(final=False)
+        # _run(final=False), written out: this is the per-delta path of every format
+        try:
+            if self._driven:
+                states = self._states
+                while states[self._state](self, False):
+                    pass
+            else:
+                self._advance(False)
+        except Exception:  # a parser bug must not take down the server's stream (see _run)
+            log.exception("%s parser failed; unread text passed on as content", self.name)
+            self._abandon_call()
+            self._emit_content(self.scanner.take_all())
+        if self._out_args:
+            self._flush_arguments()
+        calls = self._out_calls
+        if calls:
+            self._out_calls = []
+        else:
+            calls = []
+        out = self._out_text
+        if out:
+            self._out_text = []
+            text = out[0] if len(out) == 1 else "".join(out)
+        else:
+            text = ""
+        if not self._out_reasoning:  # most formats never write reasoning: no per-increment cost
+            return StreamingParseResult(text, calls)
+        reasoning = "".join(self._out_reasoning)
+        self._out_reasoning = []
+        return StreamingParseResult(text, calls, reasoning)
 
     def finish(self, tools: Sequence[Any] | None = None) -> StreamingParseResult:
         """End of generation: report everything still held back; a second call returns nothing."""

@@ -277,7 +277,7 @@ class DsmlToolParser(ToolParser):
         if marker.endswith(self._block_open):  # the encoder's blank line before it: layout
             self._enter_block()
         elif marker.endswith(self._invoke_open):  # maybe a block whose opener is missing
-            self._orphan = []
+            self._orphan_begin()
             self._orphan_opener = marker
             self.scanner.mark()
             self._enter_block()
@@ -295,7 +295,7 @@ class DsmlToolParser(ToolParser):
             sc.unread(len(marker))
         raw = self._orphan_opener + sc.kept()
         sc.unmark()
-        self._orphan = None
+        self._orphan_end()
         self._state = _CONTENT
         self._stray_open = False
         self._stray_ws.clear()
@@ -306,39 +306,46 @@ class DsmlToolParser(ToolParser):
 
     def _orphan_confirmed(self) -> None:
         """The block closer after complete invokes: they are calls; send what they held."""
-        events, self._orphan = self._orphan, None
+        events = self._orphan
+        self._orphan_end()
         self.scanner.unmark()
         for kind, value in events:
             if kind == 0:
-                super()._begin_call(value)
+                self._begin_call(value)
             elif kind == 1:
-                super()._emit_arguments(value)
+                self._emit_arguments(value)
             else:
-                super()._end_call()
+                self._end_call()
 
-    def _begin_call(self, name: str) -> int:
-        if self._orphan is not None:
-            self._orphan.append((0, name))
-            return -1
-        return super()._begin_call(name)
+    _HELD_EVENTS = ("_begin_call", "_emit_arguments", "_end_call", "_abandon_call")
 
-    def _emit_arguments(self, text: str) -> None:
-        if self._orphan is not None:
-            if text:
-                self._orphan.append((1, text))
-            return
-        super()._emit_arguments(text)
+    def _orphan_begin(self) -> None:
+        """Hold call events until the block closer confirms the invoke (instance-level overrides:
+        the base methods stay the per-delta path when no such invoke is open)."""
+        self._orphan = []
+        self._begin_call = self._held_begin_call
+        self._emit_arguments = self._held_emit_arguments
+        self._end_call = self._held_end_call
+        self._abandon_call = self._held_abandon_call
 
-    def _end_call(self) -> None:
-        if self._orphan is not None:
-            self._orphan.append((2, ""))
-            return
-        super()._end_call()
+    def _orphan_end(self) -> None:
+        self._orphan = None
+        for attr in self._HELD_EVENTS:
+            self.__dict__.pop(attr, None)
 
-    def _abandon_call(self) -> None:
-        if self._orphan is not None:  # only at the end of the output: _advance passes the text on
-            return
-        super()._abandon_call()
+    def _held_begin_call(self, name: str) -> int:
+        self._orphan.append((0, name))
+        return -1
+
+    def _held_emit_arguments(self, text: str) -> None:
+        if text:
+            self._orphan.append((1, text))
+
+    def _held_end_call(self) -> None:
+        self._orphan.append((2, ""))
+
+    def _held_abandon_call(self) -> None:
+        """Only at the end of the output: _at_end passes the text on."""
 
     def _enter_block(self) -> None:
         self._state = _BLOCK
@@ -574,7 +581,10 @@ class DsmlToolParser(ToolParser):
     def _s_value(self, final: bool) -> bool:
         text, marker = self.scanner.find(self._m_value, final)
         if text:
-            self._value_text(text)
+            if self._raw:  # _value_text, written out (the per-delta path)
+                self._emit_arguments(json_fragment(text))
+            else:
+                self._json_pieces.append(text)
         if marker is None:
             if final:  # the stream ended inside a value
                 self._abandon_call()

@@ -358,6 +358,8 @@ class _GlmParser(ToolParser):
         if text:
             gate = self._gate
             self._emit_arguments(json_fragment(text) if gate is None else gate.feed(text))
+        if marker is None and not final:
+            return False
         return self._value_marker(marker, final)
 
     def _s_value_buf(self, final: bool) -> bool:

@@ -161,7 +161,19 @@ class MarkerScanner:
         if hit is not None:
             self._pos = hit.end()
             return buf[pos:hit.start()], hit.group()
-        end = len(buf) if final else self._holdback_start(m)
+        end = n = len(buf)
+        if not final:  # _holdback_start, written out (the per-delta path)
+            start = n - m.longest + 1
+            if start < pos:
+                start = pos
+            prefixes = m.prefixes
+            for ch in m.first_chars:
+                i = buf.find(ch, start, end)
+                while i >= 0:
+                    if buf[i:] in prefixes:
+                        end = i
+                        break
+                    i = buf.find(ch, i + 1, end)
         self._pos = end
         return buf[pos:end], None
 
