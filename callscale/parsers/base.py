@@ -43,6 +43,7 @@ from typing import Any, ClassVar, Iterable, Mapping, Sequence
 from .scanner import PARTIAL, Markers, MarkerScanner, markers
 # the tool look-ups moved to parsers/schema.py (schema typing); re-exported here
 from .schema import SURROGATE, json_fragment, json_text, parameter_type, tool_name, tool_parameter_schema
+from .schema import parameter_typing as parameter_typing_
 
 log = logging.getLogger(__name__)
 
@@ -235,6 +236,9 @@ class ToolParser:
         self._head_len = 0
         # whitespace read after a closing tag, before what confirms it (_confirm)
         self._confirm_ws = Layout()
+        # schema typings looked up for self.tools (see _param_typing)
+        self._typing_tools: Any = None
+        self._typings: dict[tuple[str, str], Any] = {}
 
     # ----------------------------------------------------------------- protocol
     def parse_streaming_increment(self, delta: str, tools: Sequence[Any] | None = None) -> StreamingParseResult:
@@ -459,6 +463,21 @@ class ToolParser:
         self._break_call(rest)
         self._state = "broken"
         return True
+
+    # ----------------------------------------------------------------- schema look-ups
+    def _param_typing(self, tool: str, param: str):
+        """:func:`callscale.parsers.schema.parameter_typing` for ``self.tools``, cached while the
+        same tool list (the same object) is passed: a call of many parameters, or many short
+        calls, looks each up once."""
+        tools = self.tools
+        if tools is not self._typing_tools:
+            self._typing_tools = tools
+            self._typings = {}
+        key = (tool, param)
+        typing = self._typings.get(key)
+        if typing is None:
+            typing = self._typings[key] = parameter_typing_(tools, tool, param)
+        return typing
 
     # ----------------------------------------------------------------- bounded heads and confirmed closers
     def _head_begin(self, prefix: str = "") -> None:

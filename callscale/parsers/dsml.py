@@ -556,7 +556,7 @@ class DsmlToolParser(ToolParser):
         elif kind == "false":
             self._raw = False
         else:
-            self._raw = parameter_type(self.tools, self._call_name, name) == "string"
+            self._raw = self._param_typing(self._call_name, name).main == "string"
         lead = "" if self._first_param else ", "
         self._first_param = False
         self._emit_arguments(lead + json.dumps(name, ensure_ascii=False) + (': "' if self._raw else ": "))

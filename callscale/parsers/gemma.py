@@ -311,7 +311,7 @@ class Gemma4Parser(ToolParser):
         # the ", " before a later member was sent with its comma (_punctuation)
         self._first_key = False
         self._emit_arguments(json.dumps(key, ensure_ascii=False) + ": ")
-        self._typing = parameter_typing(self.tools, self._call_name, key) if len(self._stack) == 1 else UNTYPED
+        self._typing = self._param_typing(self._call_name, key) if len(self._stack) == 1 else UNTYPED
         self._state = _S_VALUE
 
     def _value(self, final: bool) -> bool:

@@ -210,7 +210,7 @@ class _GlmParser(ToolParser):
         return True
 
     def _value_kind(self) -> str:
-        self._typing = typing = parameter_typing(self.tools, self._name, self._key)
+        self._typing = typing = self._param_typing(self._name, self._key)
         if not typing.declared:
             return "auto"
         if StringOrNull.wanted(typing):

@@ -301,7 +301,7 @@ class MiniMaxM2Parser(ToolParser):
         if _KEY.fullmatch(key) is None:
             self._fail(f"bad parameter name {key!r}")
             return True
-        self._typing = typing = parameter_typing(self.tools, self._call_name, key)
+        self._typing = typing = self._param_typing(self._call_name, key)
         self._tv = TypedValue(typing)
         head = ", " if self._n_params else ""
         self._n_params += 1

@@ -960,7 +960,7 @@ class Qwen3CoderParser(_QwenParser):
 
     # ------------------------------------------------------------------ values
     def _start_value(self, key: str) -> None:
-        typing = parameter_typing(self.tools, self._call_name, key)
+        typing = self._param_typing(self._call_name, key)
         self._typing = typing
         self._tv = TypedValue(typing)
         head = (", " if self._keys else "") + '"' + json_fragment(key) + '": '

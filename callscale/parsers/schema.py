@@ -105,7 +105,7 @@ UNTYPED = Typing()
 
 # --------------------------------------------------------------------------- tool look-up
 def _field(obj: Any, key: str) -> Any:
-    if isinstance(obj, Mapping):
+    if type(obj) is dict or isinstance(obj, Mapping):  # (a dict without the ABC check)
         return obj.get(key)
     return getattr(obj, key, None)
 
