@@ -17,78 +17,11 @@ V3.2 spelling (``docs/formats.md``, DSML section)::
 gives content ``Checking.`` and the calls ``get_weather {"city": "杭州",
 "count": 42}`` and ``submit {}``.
 
-How the parsers read it (one state machine, :class:`DsmlToolParser`; the
-three registered subclasses differ only in their :class:`Spelling`):
-
-- **Content** is everything outside a block, verbatim, except the run of
-  newline characters (``\\n``, ``\\r``) right before a block opener (the
-  encoder's blank line: layout) and the end-of-sequence token ``EOS``, which
-  is dropped wherever it appears (also inside a value, inside the attribute
-  text of a tag, and between a closing tag and what follows it, where it
-  does not change whether the tag ends its element; after ``</I>`` it is a
-  valid continuation, as formats.md lists it). Spaces before the
-  opener, and text after a block closes, are content, except text that is
-  only whitespace (layout after calls, :mod:`callscale.parsers.base`).
-- **Inside a block** the whitespace between elements is layout. Other text
-  there (outside any invoke or parameter; also inside an invoke between its
-  parameters) is not a call, so it is passed on as content, in order, with the
-  layout whitespace around it dropped (``<B>\\noops\\n<I ...>`` gives content
-  ``oops``). A tag that is cut short or malformed (no ``name`` attribute,
-  more than :data:`callscale.parsers.base.MAX_HEAD` characters of attribute text
-  without a ``>``) is such text too; after a
-  head cut at ``MAX_HEAD`` reading goes on right after those characters, so
-  text after a stray tag opener is held back at most that long.
-- **The block opener missing** (models at long context drop it): an invoke
-  opener outside a block starts a block whose opener may be missing. When
-  complete invokes (layout between them) are followed by the block closer,
-  they are calls, and the newline run before the first invoke is layout.
-  When anything else comes first (text outside an element, an invoke that
-  is malformed or never closes, a block opener, the end of the output), it
-  was prose mentioning an invoke: all the text from that invoke opener is
-  content, verbatim (``EOS`` dropped), and reading goes on in the content
-  state at the token that decided it. Until decided, such invokes send
-  nothing (their calls are held, with the text read since the opener:
-  :meth:`callscale.parsers.scanner.MarkerScanner.mark`).
-- **Output cut inside a tag**: a tag the output ends in (the attribute text
-  of an opener, a partial closing tag between elements) is markup of a cut
-  call, not content; an invoke the output ends in is abandoned.
-- A block opener inside a block starts a new block (the previous one is left
-  unclosed). So the opener repeated thousands of times (a degenerate model)
-  gives no calls and no content, in linear time.
-- **Arguments** stream per call as JSON text: ``{"key": value, "key2":
-  value2}``; an invoke with no parameters, and the self-closing invoke
-  ``<I name="submit"/>`` (written by V4, accepted in all three spellings),
-  give ``{}``.
-- ``string="true"``: the value is the raw text between the tags, verbatim;
-  it streams as JSON-escaped pieces as it arrives, holding back only a
-  possible partial closing tag. ``string="false"``: the value is JSON, sent
-  when it completes; when it is not valid JSON (``NaN`` and ``Infinity``
-  count as invalid) it is kept as the raw text, as a JSON string, so nothing
-  the model wrote is lost. No ``string`` attribute (or any other value of
-  it): the tool schema decides, through
-  :func:`callscale.parsers.base.parameter_type`: a ``"string"`` parameter (also an
-  unknown tool or parameter) is read as ``string="true"``, any other type as
-  ``string="false"``.
-- **Literal closing tags in a value.** ``</P>`` ends its parameter only when
-  what follows it (ignoring whitespace) is the next parameter opener, or the
-  invoke's closing tag which is in turn followed by a valid continuation of
-  an invoke: the next invoke opener, the block's closing tag, a new block
-  opener, ``EOS``, or the end of the output. Until that is decided the
-  parser holds back the closing tag(s) and the whitespace after them (only
-  whitespace plus a partial marker); when the continuation turns out to be
-  text, all of it is value text, and scanning goes on after it (earlier text
-  is never read again). Closing tags outside values (``</I>`` between
-  parameters, ``</B>``) end their element at once. A consequence of the rule:
-  text right after ``</P>`` ``</I>`` that cannot follow an invoke makes both
-  tags part of the value, so text between invokes reaches the content only
-  after an invoke without parameters (or a self-closing one).
-
-Malformed output never raises. An invoke that never closes (the stream ends
-inside it, or a block opener or closer or another invoke opener arrives
-between its parameters) is abandoned: streaming may already have sent its
-name and part of its arguments, and sends nothing more for it;
-``detect_and_parse`` makes no call of it. Content before the block is kept and
-no call is invented.
+The reading rules (layout, stray text, missing block opener, cut tags,
+literal closing tags in values, typing, broken calls): ``docs/formats.md``,
+"DeepSeek V3.2, V4, V4.1" (the one place). One state machine,
+:class:`DsmlToolParser`, on base.py's driver; the three registered
+subclasses differ only in their :class:`Spelling`.
 """
 
 from __future__ import annotations
