@@ -191,6 +191,8 @@ class ToolParser:
     broken_restarts: ClassVar[tuple[str, ...]] = ()
     #: The state after a broken call's end token.
     broken_resume: ClassVar[str] = "content"
+    #: The state that reads a restart opener again (a block-level token: the block's state).
+    broken_restart_state: ClassVar[str] = "content"
 
     #: The state table: ``{"content": ToolParser._s_content, ...}``,
     #: collected from the ``_s_<state>`` methods of the class and its bases.
@@ -440,7 +442,7 @@ class ToolParser:
         At an end token the held text (the broken call's) is dropped and
         reading goes on in state ``broken_resume``; at a restart opener the
         held text is content and the opener is read again in state
-        ``"content"``; at the end of the output the held text is content
+        ``broken_restart_state``; at the end of the output the held text is content
         (:meth:`_run`). A format enters it with ``_break_call(rest)`` and
         ``self._state = "broken"``. Each character is read once.
         """
@@ -455,7 +457,7 @@ class ToolParser:
         else:
             self._broken_is_content()
             self.scanner.unread(len(marker))
-            self._state = "content"
+            self._state = self.broken_restart_state
         return True
 
     def _broken(self, rest: str = "") -> bool:

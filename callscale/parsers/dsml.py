@@ -133,6 +133,7 @@ class DsmlToolParser(ToolParser):
     #: DeepSeek's encoder writes a blank line before the block (encoding_dsv32.py).
     layout_before_call = "\n\n"
     broken_resume = _BLOCK
+    broken_restart_state = _BLOCK
 
     def __init_subclass__(cls, **kwargs) -> None:
         sp = cls.spelling
@@ -193,13 +194,6 @@ class DsmlToolParser(ToolParser):
             self._abandon_call()
             self._state = _BLOCK
         self._stray_ws.clear()
-
-    def _s_broken(self, final: bool) -> bool:
-        """The base's broken-call state; a restart marker is read again in the block state (not content)."""
-        going = super()._s_broken(final)
-        if self._state == _CONTENT:
-            self._state = _BLOCK
-        return going
 
     # ------------------------------------------------------------------ content
     def _s_content(self, final: bool) -> bool:
