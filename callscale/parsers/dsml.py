@@ -101,6 +101,7 @@ from typing import ClassVar
 from . import register
 from .base import MAX_HEAD, ToolParser, json_fragment, parameter_type
 from .deepseek import EOS
+from .jsonscan import strict_loads
 from .scanner import PARTIAL, markers
 
 __all__ = [
@@ -172,14 +173,10 @@ def _partial_eos_start(text: str) -> int:
     return n
 
 
-def _reject_constant(name: str):
-    raise ValueError(f"{name} is not JSON")
-
-
 def _json_value(raw: str) -> str:
     """The JSON text of a ``string="false"`` value: itself when valid JSON, else the raw text as a JSON string."""
     try:
-        json.loads(raw, parse_constant=_reject_constant)
+        strict_loads(raw)
     except (ValueError, RecursionError):
         return json.dumps(raw, ensure_ascii=False)
     return raw.strip()

@@ -81,6 +81,7 @@ import re
 from . import register
 from .base import MAX_HEAD, ToolParser, json_fragment, json_text
 from .schema import UNTYPED, StringOrNull, convert, is_new_parameter, parameter_typing
+from .jsonscan import strict_loads
 from .scanner import PARTIAL, markers
 
 __all__ = [
@@ -120,13 +121,7 @@ _NAME_CHAR = re.compile(r"[\w\-.:/@]")
  _VALUE_KEY, _VALUE_CALL_END) = range(12)
 
 
-def _reject_constant(name: str):
-    raise ValueError(f"{name} is not JSON")
-
-
-def _loads(text: str):
-    """Strict JSON (no NaN/Infinity); raises ``ValueError`` (or ``RecursionError``)."""
-    return json.loads(text, parse_constant=_reject_constant)
+_loads = strict_loads
 
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 
-__all__ = ["JsonTracker", "JsonValidator", "RawArguments", "json_object", "STRING_OPEN", "STRING_END", "CONTROL",
+__all__ = ["JsonTracker", "JsonValidator", "RawArguments", "json_object", "strict_loads", "finite_float", "STRING_OPEN", "STRING_END", "CONTROL",
            "BAD_ESCAPE"]
 
 #: :meth:`JsonTracker.string_run` results: the text ended inside the string.
@@ -343,10 +343,31 @@ def _reject_constant(name: str):
     raise ValueError(f"{name} is not JSON")
 
 
+def finite_float(text: str) -> float:
+    """``float(text)``; ``ValueError`` when it is not finite (``1e999`` overflows to ``inf``)."""
+    value = float(text)
+    if value - value != 0:  # inf (1e999 overflows) or nan
+        raise ValueError(f"{text} is not a finite number")
+    return value
+
+
+def strict_loads(text: str, finite: bool = False):
+    """``json.loads`` of strict JSON (RFC 8259): ``NaN``, ``Infinity``, ``-Infinity`` raise ``ValueError``.
+
+    ``finite``: a number that overflows a float (``1e999``) raises too.
+    Raises ``ValueError`` (``json.JSONDecodeError``) for text that is not
+    JSON and ``RecursionError`` for nesting deeper than ``json`` reads. The
+    one strict decoder of the project (parsers, schema typing, ``callscale check``).
+    """
+    if finite:
+        return json.loads(text, parse_constant=_reject_constant, parse_float=finite_float)
+    return json.loads(text, parse_constant=_reject_constant)
+
+
 def json_object(text: str) -> dict | None:
     """``text`` decoded as one JSON object, or ``None`` (not JSON, not an object, ``NaN``/``Infinity``, too deep)."""
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = strict_loads(text)
     except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None

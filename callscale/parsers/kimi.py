@@ -66,7 +66,7 @@ import re
 
 from . import register
 from .base import MAX_HEAD, ToolParser, json_text, tool_name
-from .jsonscan import JsonValidator
+from .jsonscan import JsonValidator, strict_loads
 from .scanner import PARTIAL, markers
 
 __all__ = [
@@ -146,10 +146,6 @@ def resolve_name(call_id: str, tools) -> str:
     return name
 
 
-def _reject_constant(name: str):
-    raise ValueError(f"{name} is not JSON")
-
-
 @register("kimi_k2")
 class KimiK2Parser(ToolParser):
     """Kimi K2 tool calls; see the module docstring for the reading rules."""
@@ -205,7 +201,7 @@ class KimiK2Parser(ToolParser):
                 return
             if v.first == '"':
                 try:
-                    value = json.loads(json.loads(held), parse_constant=_reject_constant)
+                    value = strict_loads(json.loads(held))
                 except (ValueError, TypeError, RecursionError):
                     value = None
         if isinstance(value, dict):

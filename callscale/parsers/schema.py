@@ -32,9 +32,10 @@ any value text or schema; the cost of :func:`convert` is linear in the text.
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import Any, Mapping, NamedTuple, Sequence
+
+from .jsonscan import finite_float, strict_loads
 
 __all__ = [
     "Typing",
@@ -234,20 +235,9 @@ def parameter_type(tools: Sequence[Any] | None, tool: str, param: str) -> str:
 _MISSING = object()
 
 
-def _finite(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):  # 1e999 overflows to inf
-        raise ValueError(text)
-    return value
-
-
-def _reject_constant(text: str):
-    raise ValueError(f"{text} is not JSON")
-
-
 def _json(text: str) -> Any:
     """Strict JSON with finite numbers only; raises ``ValueError`` / ``RecursionError``."""
-    return json.loads(text, parse_constant=_reject_constant, parse_float=_finite)
+    return strict_loads(text, finite=True)
 
 
 def _read(text: str, kind: str) -> Any:
@@ -426,7 +416,7 @@ def _number(text: str) -> int | float:
         raise ValueError(text)
     body = text.replace("_", "")
     if any(c in body for c in ".eE"):
-        return _finite(body)
+        return finite_float(body)
     digits = body.lstrip("+-")
     if len(digits) > 1 and digits[0] == "0":
         raise ValueError(text)  # 007 is no Python literal
