@@ -224,13 +224,14 @@ def test_streamed_arguments_of_an_abandoned_call_never_form_an_object(fmt, tail)
 
 
 @pytest.mark.parametrize("fmt", [V3, V31])
-def test_a_held_back_closing_brace_and_its_whitespace_are_sent_at_the_end(fmt):
+def test_a_held_back_closing_brace_is_sent_at_the_end_and_the_whitespace_after_it_dropped(fmt):
+    # the whitespace after the object is not part of the arguments: not held (memory stays flat)
     make = v3_call if fmt == V3 else v31_call
     args_text = '{"a": {"b": {}}, "c": "}\\"}"}  '
     text = block(make("f", args_text), make("g", "{} ")) + "tail"
     for spec in CHUNKINGS:
         got = stream_outcome(fmt, chunk(text, spec))
-        assert [(c.name, c.arguments_text) for c in got.calls] == [("f", args_text), ("g", "{} ")], spec
+        assert [(c.name, c.arguments_text) for c in got.calls] == [("f", args_text.rstrip()), ("g", "{}")], spec
         assert got.content == "tail", spec
 
 

@@ -90,7 +90,7 @@ import json
 
 from . import register
 from .base import MAX_HEAD, ToolParser
-from .jsonscan import JsonValidator
+from .jsonscan import RawArguments
 from .scanner import PARTIAL, markers
 
 #: End-of-sequence token of every DeepSeek model; dropped wherever it appears.
@@ -149,19 +149,12 @@ class _DeepSeekCalls(ToolParser):
         self._head: list[str] = []    # raw text of a call head whose name is not yet sent
         self._name: list[str] = []    # the name pieces of that head
         self._head_len = 0            # characters of that head after the call-begin token
-        self._args_out: list[str] = []  # argument text not yet sent
-        # the bracket that closes the top-level value and the whitespace after it: sent when the call's end confirms the call
-        self._args_hold = ""
-        self._json = JsonValidator()  # the arguments, validated as they arrive (no text kept)
-        self._broken: list[str] = []  # text of a broken call from where it broke, not yet decided
+        self._args = RawArguments()  # the arguments, validated and streamed as they arrive (no text kept)
 
     # ------------------------------------------------------------------ driver
     def _advance(self, final: bool) -> None:
-        try:
-            while getattr(self, "_st_" + self._state)(final):
-                pass
-        finally:
-            self._flush_args()
+        while getattr(self, "_st_" + self._state)(final):
+            pass
 
     # ------------------------------------------------------------------ content
     def _st_content(self, final: bool) -> bool:
@@ -259,53 +252,31 @@ class _DeepSeekCalls(ToolParser):
             return self._head_failed(None)
         self._head = []
         self._name = []
-        self._args_out = []
-        self._args_hold = ""
-        self._json = JsonValidator()
+        self._args = RawArguments()
         self._begin_call(name)
         self._state = next_state
         return True
 
     # ------------------------------------------------------------------ arguments
-    def _arg(self, text: str) -> None:
-        """A piece of argument text: validated, streamed up to the bracket that closes the top-level value.
+    def _arg(self, text: str, marker: str | None) -> bool:
+        """Stream a piece of argument text read up to ``marker``; true when the call broke in it.
 
-        That bracket is held and sent only when the call's end confirms the
-        call (``_close_call``): the streamed text of a call that is then
-        abandoned never forms a complete JSON object, so a client cannot take
-        it for a call that ``detect_and_parse`` does not make. No argument
-        text is kept (memory stays flat as a call grows). At the first
-        character that cannot continue a JSON object the call is abandoned
-        and the text from there on is read by ``_st_broken``.
+        At the first character that cannot continue the arguments (see
+        :meth:`callscale.parsers.jsonscan.RawArguments.feed`) the call is broken:
+        that character, the rest of the piece and ``marker`` are read again
+        by ``_st_broken`` (so a token in the same delta is never swallowed).
         """
-        if not text:
-            return
-        v = self._json
-        if v.closed and not v.failed:
-            v.feed(text)  # only whitespace may follow the object
-            if v.failed:
-                self._break(text[v.error_at:])
-            else:
-                self._args_hold += text
-            return
-        at = v.feed(text)
-        if at >= 0:
-            self._args_out.append(text[:at])
-            self._args_hold = text[at:]
-        elif not v.failed:
-            self._args_out.append(text)
-        if v.failed:
-            self._args_hold = ""
-            if at < 0:
-                self._args_out.append(text[:v.error_at])
-            self._break(text[v.error_at:])
+        send, used = self._args.feed(text)
+        self._emit_arguments(send)
+        if used == len(text):
+            return False
+        self.scanner.unread(len(text) - used + len(marker or ""))
+        self._break()
+        return True
 
-    def _break(self, rest: str) -> None:
-        """The current call broke (its arguments cannot be JSON, or a V3 fence is wrong): abandon it; ``rest`` is undecided."""
-        self._flush_args()
-        self._abandon_call()
-        self._args_hold = ""
-        self._broken = [rest] if rest else []
+    def _break(self) -> None:
+        """The current call broke (its arguments cannot be JSON, or a V3 fence is wrong): its text from here is held."""
+        self._break_call()
         self._state = "broken"
 
     def _st_broken(self, final: bool) -> bool:
@@ -314,49 +285,34 @@ class _DeepSeekCalls(ToolParser):
         A ``<｜tool▁call▁end｜>`` ends the broken call: its text is markup of a
         call that was not made and is dropped. Another call or block token,
         or the end of the output, means the model went on writing prose after
-        a call it left broken: the text is content (read as text of the
-        block), and the token is read in the block.
+        a call it left broken: the text is content, and the token is read in
+        the block.
         """
         text, marker = self.scanner.find(_BROKEN, final)
-        if text:
-            self._broken.append(text)
+        self._hold_broken(text)
         if marker == EOS:
             return True
         if marker == CALL_END:
-            self._broken = []
+            self._broken_call_ended()
             self._enter_block()
             return True
         if marker is None and not final:
             return False
-        held = "".join(self._broken)
-        self._broken = []
-        return self._block_text(held, marker, False)
-
-    def _flush_args(self) -> None:
-        if self._args_out:
-            self._emit_arguments("".join(self._args_out))
-            self._args_out = []
+        self._broken_is_content()
+        return self._block_text("", marker, False)
 
     def _abandon(self, next_state: str) -> None:
-        self._flush_args()
         self._abandon_call()
-        self._args_hold = ""
         self._state = next_state
 
     def _close_call(self) -> None:
         """The call's end token: complete the call when its arguments are one JSON object (or empty), else abandon it."""
-        self._flush_args()
-        v = self._json
-        held = self._args_hold
-        self._args_hold = ""
-        if not v.first and not v.failed:  # empty or whitespace-only arguments
-            self._emit_arguments("{}")
-            self._end_call()
-        elif v.complete():
+        held = self._args.close()
+        if held is None:
+            self._abandon_call()
+        else:
             self._emit_arguments(held)
             self._end_call()
-        else:
-            self._abandon_call()
         self._enter_block()
 
     def _st_skip(self, final: bool) -> bool:
@@ -427,15 +383,12 @@ class DeepSeekV3Parser(_DeepSeekCalls):
             if final:  # the output ended after the name: a cut call
                 self._abandon("skip")
             else:  # no fence: a broken call
-                self._break("")
+                self._break()
         return True  # EOS: dropped
 
     def _st_args(self, final: bool) -> bool:
         text, marker = self.scanner.find(_V3_ARGS)  # a partial closing marker stays unread, even at the end
-        self._arg(text)
-        if self._state == "broken":
-            if marker == V3_FENCE_CLOSE:
-                self._broken.append(marker)
+        if self._arg(text, marker):
             return True
         if marker is None:
             if final:  # the output ended inside the arguments (or their closing marker): a cut call
@@ -457,7 +410,7 @@ class DeepSeekV3Parser(_DeepSeekCalls):
             if final:  # the output ended after the closing fence: a cut call
                 self._abandon("skip")
             else:  # text between the fence and the end token: a broken call
-                self._break("")
+                self._break()
         return True
 
 
@@ -489,11 +442,7 @@ class DeepSeekV31Parser(_DeepSeekCalls):
 
     def _st_args(self, final: bool) -> bool:
         text, marker = self.scanner.find(_V31_ARGS)  # a partial closing marker stays unread, even at the end
-        self._arg(text)
-        if self._state == "broken":
-            if marker == CALL_END:  # the broken call's end token
-                self._broken = []
-                self._enter_block()
+        if self._arg(text, marker):
             return True
         if marker is None:
             if final:  # the output ended inside the arguments (or their closing marker): a cut call

@@ -88,6 +88,9 @@ _M_BODY = markers(END, CALL, RETURN, START)
 _M_NEXT = markers(START)
 _TOKENS = re.compile("|".join(re.escape(t) for t in SPECIAL_TOKENS))
 _RECIPIENT = re.compile(r"(?:^|\s)to=(\S+)")
+#: The words of a header (role, recipient, channel, recipient, content type) before a body whose <|message|> is missing.
+_HEADER_WORDS = re.compile(r"\s*(?:assistant\b)?(?:\s*to=[^\s<{]+)?(?:\s*<\|channel\|>\s*[^\s<{]*)?"
+                           r"(?:\s*to=[^\s<{]+)?(?:\s*<\|constrain\|>\s*[^\s<{]*)?")
 
 _BEGIN, _OUTSIDE, _HEADER, _TEXT, _PRE_ARGS, _ARGS, _END_CHECK, _CODE, _BROKEN = range(9)
 
@@ -105,6 +108,12 @@ def read_header(raw: str) -> tuple[str, str]:
     channel_words = _TOKENS.sub(" ", channel_part).split() if sep else []
     channel = channel_words[0] if channel_words and not channel_words[0].startswith("to=") else ""
     return recipient, channel
+
+
+def _cut_header_word(text: str) -> bool:
+    """Whether ``text``, where the output ended, may be the start of a header word (``to=``, ``json``, a token)."""
+    return not any(c.isspace() for c in text) and any(
+        w.startswith(text) or text.startswith(w) for w in ("to=", "json", "<|"))
 
 
 @register("gpt_oss")
@@ -152,6 +161,22 @@ class HarmonyParser(ToolParser):
             self._end_call()
         self._args = RawArguments()
 
+    def _args_piece(self, text: str) -> bool:
+        """Stream a piece of a JSON body; true when the body stopped being the arguments in it.
+
+        Then the call is broken (DESIGN.md "Content and markup"): the text
+        from where it stopped (also prose after a complete object) is held by
+        the broken-call mechanism of :mod:`callscale.parsers.base`.
+        """
+        send, used = self._args.feed(text)
+        self._emit_arguments(send)
+        if used == len(text):
+            return False
+        self._break_call(text[used:])
+        self._args = RawArguments()
+        self._state = _BROKEN
+        return True
+
     # ------------------------------------------------------------------ states
     def _s_begin(self, final: bool) -> bool:
         hit = self.scanner.match(_M_START, final)
@@ -178,37 +203,68 @@ class HarmonyParser(ToolParser):
         if text:
             self._header.append(text)
             self._header_len += len(text)
-        if marker is None:
-            if self._header_len > MAX_HEAD:  # not a header: its text is content
-                self._emit_content(_TOKENS.sub("", "".join(self._header)))
-                self._state = _OUTSIDE
-                return True
-            if final:
-                if self._guessed:
-                    self._emit_content("".join(self._header))
-                self._state = _OUTSIDE
-                return True
+        over = marker is None and self._header_len > MAX_HEAD
+        if marker is None and not final and not over:
             return False
         raw = "".join(self._header)
         self._header = []
-        if marker != MESSAGE:  # cut short: markup, or content when guessed
-            if self._guessed:
-                self._emit_content(raw)
+        if marker == MESSAGE:
+            self._open_body(raw)
+            return True
+        if self._guessed:  # cut short: a header guessed from a leading "to=" is content
+            self._emit_content(raw)
             return self._after(marker)
-        recipient, channel = read_header(raw)
+        # <|message|> missing: the header's words, then the body (see the module docstring)
+        head = _HEADER_WORDS.match(raw).end()
+        body = _TOKENS.sub("", raw[head:]).lstrip()
+        if marker is None and final and _cut_header_word(body):
+            body = ""  # a header word or token the end of the output cut
+        if not (over or (body and any(read_header(raw[:head])))):  # nothing a message needs: markup
+            return self._after(marker)
+        if not self._open_body(raw[:head]):
+            if body.startswith("json"):
+                body = body[4:].lstrip()  # the content type the chat template writes without <|constrain|>
+        elif over and not self._reasoning:  # content read on as outside messages (stray tokens dropped)
+            self._emit_content(body)
+            self._state = _OUTSIDE
+            return True
+        return self._body_at(body, marker, final)
+
+    def _open_body(self, header: str) -> bool:
+        """A message body starts after ``header``: a call's or a text's; true for a text."""
+        recipient, channel = read_header(header)
         name = recipient[len(FUNCTIONS):] if recipient.startswith(FUNCTIONS) else recipient
         if name:
             self._begin_call(name)
             self._function_call = recipient.startswith(FUNCTIONS)
             self._lead = []
             self._state = _PRE_ARGS
+            return False
+        self._reasoning = channel == ANALYSIS
+        self._state = _TEXT
+        return True
+
+    def _body_at(self, body: str, marker: str | None, final: bool) -> bool:
+        """Read ``body`` (read already, no leading blank), then ``marker``, in the state :meth:`_open_body` set."""
+        if self._state == _PRE_ARGS:
+            if body[:1] == "{" or self._function_call:
+                self._args = RawArguments()
+                self._state = _ARGS
+            else:
+                self._emit_arguments('{"%s": "' % CODE_ARGUMENT)
+                self._state = _CODE
+        if self._state == _ARGS:
+            self._args_at(body, marker, final)
+        elif self._state == _CODE:
+            self._code_at(body, marker, final)
         else:
-            self._reasoning = channel == ANALYSIS
-            self._state = _TEXT
+            self._text_at(body, marker)
         return True
 
     def _s_text(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_M_BODY, final)
+        return self._text_at(*self.scanner.find(_M_BODY, final))
+
+    def _text_at(self, text: str, marker: str | None) -> bool:
         if self._reasoning:
             self._emit_reasoning(text)
         else:
@@ -232,7 +288,7 @@ class HarmonyParser(ToolParser):
         self._lead = []
         if scanner.peek(1) == "{" or self._function_call:
             self._args = RawArguments()
-            self._emit_arguments(self._args.feed(lead))
+            self._emit_arguments(self._args.feed(lead)[0])
             self._state = _ARGS
         else:
             self._emit_arguments('{"%s": "%s' % (CODE_ARGUMENT, json_fragment(lead)))
@@ -241,11 +297,10 @@ class HarmonyParser(ToolParser):
 
     def _s_args(self, final: bool) -> bool:
         text, marker = self.scanner.find(_M_BODY, final)
-        self._emit_arguments(self._args.feed(text))
-        if self._args.broken():  # the body stopped being JSON: a broken call (DESIGN.md)
-            self._break_call("".join(self._args.held))
-            self._args = RawArguments()
-            self._state = _BROKEN
+        return self._args_at(text, marker, final)
+
+    def _args_at(self, text: str, marker: str | None, final: bool) -> bool:
+        if self._args_piece(text):
             return self._broken_at(marker)
         if marker is None:
             if final:
@@ -253,9 +308,9 @@ class HarmonyParser(ToolParser):
                 self._state = _OUTSIDE
                 return True
             return False
-        if self._args.tracker.inside:
+        if self._args.json.inside:
             if marker == START:
-                self._emit_arguments(self._args.feed(marker))
+                self._args_piece(marker)
             else:
                 self._end = [marker]
                 self._state = _END_CHECK
@@ -279,9 +334,9 @@ class HarmonyParser(ToolParser):
         if hit is PARTIAL:
             return False
         if hit is None:
-            self._emit_arguments(self._args.feed("".join(self._end)))
-            self._end = []
+            end, self._end = "".join(self._end), []
             self._state = _ARGS
+            self._args_piece(end)
             return True
         self._end = []
         self._finish_json(cut=False)
@@ -289,6 +344,9 @@ class HarmonyParser(ToolParser):
 
     def _s_code(self, final: bool) -> bool:
         text, marker = self.scanner.find(_M_BODY, final)
+        return self._code_at(text, marker, final)
+
+    def _code_at(self, text: str, marker: str | None, final: bool) -> bool:
         if text:
             self._emit_arguments(json_fragment(text))
         if marker is None:

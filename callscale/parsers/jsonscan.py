@@ -374,81 +374,81 @@ def json_object(text: str) -> dict | None:
 
 
 class RawArguments:
-    """The raw JSON arguments text of one call, streamed as it arrives (the gpt-oss and Mistral parsers).
+    """The raw JSON arguments of one call, validated and streamed as they arrive; no argument text is kept.
 
-    :meth:`feed` returns the part of a piece that may be sent now: text up to
-    (not including) the bracket that closes the top-level value; that
-    bracket and anything after it are held until :meth:`close` confirms the
-    call, so the streamed text of a call that is then abandoned never forms
-    a JSON object. :attr:`tracker` tells whether the text so far ends inside
-    a string and whether the top-level value has closed.
+    The one streamer of raw JSON arguments (DeepSeek V3/V3.1, Kimi K2,
+    Mistral, gpt-oss). Memory is the validator's (the open-bracket stack, the
+    digits of one number), flat as a call grows. :meth:`feed` returns the part
+    of a piece that may be sent now: text up to (not including) the bracket
+    that closes the top-level value. That bracket is held until :meth:`close`
+    confirms the call, so the streamed text of a call that is then abandoned
+    never forms a complete JSON value. JSON whitespace after the value is
+    read and dropped (it is not part of the arguments).
+
+    ``objects_only``: the value must be an object (the default); Kimi K2
+    also reads a JSON string holding an object. Attributes: ``json`` (the
+    :class:`JsonValidator`; ``json.first``, ``json.inside``, ``json.closed``).
     """
 
-    __slots__ = ("parts", "held", "tracker")
+    __slots__ = ("json", "_held", "_ended")
 
-    def __init__(self) -> None:
-        self.parts: list[str] = []
-        self.held: list[str] = []
-        #: strict: streaming stops at the first character that cannot continue a JSON object (DESIGN.md)
-        self.tracker = JsonValidator()
+    def __init__(self, objects_only: bool = True) -> None:
+        self.json = JsonValidator(objects_only)
+        self._held = ""  # the character that closed the top-level value
+        self._ended = False  # reading stopped at that character (stop_at_close): what follows is not ours
 
-    def feed(self, text: str) -> str:
-        """Take one piece (characters); return what of it may be streamed now."""
-        if not text:
-            return ""
-        self.parts.append(text)
-        tracker = self.tracker
-        if tracker.closed or tracker.failed:
-            self.held.append(text)
-            return ""
-        at = tracker.feed(text)
-        stop = at if at >= 0 else len(text)
-        if tracker.failed and 0 <= tracker.error_at < stop:
-            stop = tracker.error_at
-        if stop < len(text):
-            self.held.append(text[stop:])
-        return text[:stop]
+    def feed(self, text: str, stop_at_close: bool = False) -> tuple[str, int]:
+        """Read a piece (characters): ``(text to send now, characters used)``.
+
+        ``used < len(text)`` when the text stops being the arguments at
+        ``text[used]``: a character that cannot continue the JSON value
+        (:meth:`broken`), or, after the value closed, one that is not JSON
+        whitespace (the call's text goes on past its arguments). The caller
+        reads ``text[used:]`` as what follows. With ``stop_at_close`` (formats
+        whose call ends at that bracket) reading stops right after the
+        bracket. Once the text stopped, nothing more is read.
+        """
+        v = self.json
+        if v.failed or not text:
+            return "", 0
+        if v.closed:
+            if stop_at_close:
+                return "", 0
+            v.feed(text)
+            return "", (v.error_at if v.failed else len(text))
+        at = v.feed(text)
+        if at >= 0:
+            self._held = text[at]
+            self._ended = stop_at_close
+            if stop_at_close or not v.failed:
+                return text[:at], (at + 1 if stop_at_close else len(text))
+            return text[:at], v.error_at
+        if v.failed:
+            return text[:v.error_at], v.error_at
+        return text, len(text)
+
+    @property
+    def closed(self) -> bool:
+        """The top-level value has closed (its bracket is held)."""
+        return self.json.closed
 
     def broken(self) -> bool:
         """The text stopped being JSON before the top-level value closed."""
-        return self.tracker.failed and not self.tracker.closed
+        return self.json.failed and not self.json.closed
 
     def rest_tracker(self) -> JsonTracker:
         """A plain tracker at the string and depth state where the text broke, to find the broken object's end."""
-        rest = JsonTracker()
-        rest.inside, rest.escape, rest.depth = self.tracker.inside, self.tracker.escape, self.tracker.depth
+        v, rest = self.json, JsonTracker()
+        rest.inside, rest.escape, rest.depth = v.inside, v.escape, v.depth
         return rest
 
-    def feed_to_close(self, text: str) -> tuple[str, int]:
-        """Take ``text`` up to and including the top-level close: ``(what may be streamed now, characters taken)``.
-
-        For formats where that close ends the call (nothing else does):
-        fewer than ``len(text)`` characters are taken when the value closes
-        inside ``text``; the rest belongs to what follows the call. When the
-        text stops being JSON first (:meth:`broken`), it is taken up to (not
-        including) the first character that cannot continue it.
-        """
-        tracker = self.tracker
-        if tracker.closed or tracker.failed or not text:
-            return "", 0
-        at = tracker.feed(text)
-        if tracker.failed and (at < 0 or tracker.error_at <= at):
-            stop = max(tracker.error_at, 0)
-            self.parts.append(text[:stop])
-            return text[:stop], stop
-        if at < 0:
-            self.parts.append(text)
-            return text, len(text)
-        self.parts.append(text[:at + 1])
-        self.held.append(text[at:at + 1])
-        return text[:at], at + 1
-
     def close(self, cut: bool = False) -> str | None:
-        """The arguments ended: the held text to send when they are one JSON object, else ``None`` (abandon).
+        """The arguments ended: the held text to send when they are one complete value, else ``None`` (abandon).
 
-        Empty (or blank) arguments give ``"{}"`` unless the output was ``cut`` off there.
+        No arguments at all (or only whitespace) give ``"{}"`` unless the
+        output was ``cut`` off there (then ``None``).
         """
-        text = "".join(self.parts)
-        if not text.strip():
+        v = self.json
+        if not v.first and not v.failed:
             return None if cut else "{}"
-        return "".join(self.held) if json_object(text) is not None else None
+        return self._held if v.closed and (self._ended or v.complete()) else None

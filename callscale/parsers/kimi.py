@@ -66,7 +66,7 @@ import re
 
 from . import register
 from .base import MAX_HEAD, ToolParser, json_text, tool_name
-from .jsonscan import JsonValidator, strict_loads
+from .jsonscan import RawArguments, strict_loads
 from .scanner import PARTIAL, markers
 
 __all__ = [
@@ -155,9 +155,9 @@ class KimiK2Parser(ToolParser):
         self._state = _CONTENT
         self._id_parts: list[str] = []
         self._id_len = 0                # characters of the call id read so far
-        # the arguments, validated as they arrive (strings, the top-level close); no text kept
-        self._strings = JsonValidator(objects_only=False)
-        self._hold: list[str] = []      # argument text from the top-level close on, sent when the call completes
+        # the arguments, validated and streamed as they arrive; no text kept
+        self._args = RawArguments(objects_only=False)
+        self._hold: list[str] = []      # arguments written as a JSON string (double-encoded): held whole
         self._pending: list[str] = []   # whitespace after a <|tool_call_end|> met inside a string
 
     def _advance(self, final: bool) -> None:
@@ -186,24 +186,20 @@ class KimiK2Parser(ToolParser):
         object (double-encoded, as the template rendered earlier calls) are
         that object.
         """
-        v = self._strings
-        held = "".join(self._hold)
+        held = self._args.close(cut)
+        string = "".join(self._hold)
         self._hold = []
-        if not v.first and not v.failed and not cut:
-            self._emit_arguments("{}")
-            self._end_call()
-            return
         value = None
-        if v.complete():
-            if v.first == "{":
+        first = self._args.json.first
+        if held is not None and first != "[":  # (a top-level scalar never closes: held is None)
+            if first != '"':
                 self._emit_arguments(held)
                 self._end_call()
                 return
-            if v.first == '"':
-                try:
-                    value = strict_loads(json.loads(held))
-                except (ValueError, TypeError, RecursionError):
-                    value = None
+            try:
+                value = strict_loads(json.loads(string + held))
+            except (ValueError, TypeError, RecursionError):
+                value = None
         if isinstance(value, dict):
             self._emit_arguments(json_text(value))
             self._end_call()
@@ -213,32 +209,26 @@ class KimiK2Parser(ToolParser):
     def _send(self, text: str) -> None:
         """A piece of argument text: validated, streamed up to the top-level close (held from there).
 
-        Arguments that do not start with ``{`` (a double-encoded string, or
-        no object at all) are held whole until the call ends. At the first
-        character that cannot continue a JSON value the call is abandoned and
-        the text from there is read by ``_s_broken``.
+        Arguments written as a JSON string (double-encoded) are held whole
+        until the call ends. At the first character that cannot continue a
+        JSON value the call is broken, and the text from there is held by
+        the broken-call mechanism of :mod:`callscale.parsers.base`.
         """
         if not text:
             return
-        v = self._strings
-        if v.failed:
+        args = self._args
+        if args.json.failed:
             self._hold_broken(text)
             return
-        closed = v.closed
-        at = v.feed(text)
-        if v.failed:
-            cut = v.error_at if at < 0 else at
-            if v.first == "{" and not closed:
-                self._emit_arguments(text[:cut])
+        send, used = args.feed(text)
+        first = args.json.first
+        if first == '"':
+            self._hold.append(send)
+        elif first != "[":
+            self._emit_arguments(send)
+        if used < len(text):
             self._hold = []
-            self._break_call(text[v.error_at:])
-        elif closed or (v.first and v.first != "{"):
-            self._hold.append(text)
-        elif at < 0:
-            self._emit_arguments(text)
-        else:
-            self._emit_arguments(text[:at])
-            self._hold.append(text[at:])
+            self._break_call(text[used:])
 
     # ------------------------------------------------------------------ states
     def _s_content(self, final: bool) -> bool:
@@ -276,14 +266,14 @@ class KimiK2Parser(ToolParser):
             return self._section_marker(marker)
         self._begin_call(name)
         self._hold = []
-        self._strings = JsonValidator(objects_only=False)
+        self._args = RawArguments(objects_only=False)
         self._state = _ARGS
         return True
 
     def _s_args(self, final: bool) -> bool:
         text, marker = self.scanner.find(_M_ARGS)  # a partial token stays unread, even at the end
         self._send(text)
-        if self._strings.failed:
+        if self._args.json.failed:
             return self._broken_end(marker, final)
         if marker is None:
             if final:  # the output ended in the arguments (or in a token after them): cut there
@@ -292,7 +282,7 @@ class KimiK2Parser(ToolParser):
                 self._state = _SECTION
                 return True
             return False
-        if self._strings.inside:
+        if self._args.json.inside:
             if marker == CALL_END:
                 self._state = _END_CHECK
                 self._pending = []
@@ -313,7 +303,7 @@ class KimiK2Parser(ToolParser):
         """
         if marker is None and not final:
             return False
-        self._strings = JsonValidator(objects_only=False)
+        self._args = RawArguments(objects_only=False)
         if marker == CALL_END:
             self._broken_call_ended()
             return self._section_marker(marker)

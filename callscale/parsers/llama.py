@@ -135,7 +135,8 @@ class _AfterCall:
     def _next_after_call(self, final: bool) -> str:
         """Hold the whitespace here; return the next character (not consumed), or ``""`` when none is there yet.
 
-        At the end of the output the held whitespace is content.
+        At the end of the output the held text (whitespace, Llama 3's one
+        ``;``) is layout after the last call: dropped.
         """
         sc = self.scanner
         ws = sc.skip_whitespace()
@@ -143,7 +144,6 @@ class _AfterCall:
             self._held.append(ws)
         c = sc.peek(1)
         if not c and final:
-            self._emit_content("".join(self._held))
             self._held = []
         return c
 
@@ -172,6 +172,8 @@ class Llama3JsonParser(_AfterCall, Qwen3Parser):
 
     #: Not Qwen3's recovery: an object without arguments may be prose ({"name": "Ada", "age": 36}).
     _name_only_is_a_call = False
+    #: No opener: a candidate object the output cuts before its call started may be prose.
+    _cut_head_is_content = True
 
     def __init__(self) -> None:
         super().__init__()

@@ -85,6 +85,7 @@ class MistralParser(ToolParser):
         self._name = ""
         self._args = RawArguments()
         self._rest = self._args.rest_tracker()  # a broken call's JSON state, to find its end
+        self._item: list[str] = []   # text of an element of the array form (sent whole when it closes)
 
     def _advance(self, final: bool) -> None:
         steps = self._steps
@@ -186,7 +187,7 @@ class MistralParser(ToolParser):
         self._begin_call(name)
         self._args = RawArguments()
         if marker == "{":
-            self._emit_arguments(self._args.feed_to_close("{")[0])
+            self._emit_arguments(self._args.feed("{", stop_at_close=True)[0])
             self._state = _ARGS
         else:
             self._state = _ARGS_START
@@ -222,7 +223,7 @@ class MistralParser(ToolParser):
 
     def _s_args(self, final: bool) -> bool:
         scanner = self.scanner
-        send, used = self._args.feed_to_close(scanner.peek(scanner.pending()))
+        send, used = self._args.feed(scanner.peek(scanner.pending()), stop_at_close=True)
         scanner.take(used)
         self._emit_arguments(send)
         if self._args.broken():  # the text stopped being JSON: a broken call (DESIGN.md)
@@ -230,7 +231,7 @@ class MistralParser(ToolParser):
             self._rest = self._args.rest_tracker()
             self._state = _BROKEN
             return True
-        if self._args.tracker.closed:
+        if self._args.closed:
             held = self._args.close()
             if held is None:
                 self._abandon_call()
@@ -254,6 +255,7 @@ class MistralParser(ToolParser):
         c = scanner.peek(1)
         if c == "{":
             self._args = RawArguments()
+            self._item = []
             self._state = _ITEM
         elif c == ",":
             scanner.take(1)
@@ -265,11 +267,11 @@ class MistralParser(ToolParser):
 
     def _s_item(self, final: bool) -> bool:
         scanner = self.scanner
-        used = self._args.feed_to_close(scanner.peek(scanner.pending()))[1]
-        scanner.take(used)
-        if not self._args.tracker.closed:
+        self._item.append(scanner.take(self._args.feed(scanner.peek(scanner.pending()), stop_at_close=True)[1]))
+        if not self._args.closed:
             return False  # at the end of the output: an element cut off makes no call
-        text = "".join(self._args.parts)
+        text = "".join(self._item)
+        self._item = []
         item = json_object(text)
         name = item.get("name") if item is not None else None
         arguments = item.get("arguments") if item is not None else None

@@ -602,6 +602,8 @@ class Qwen3Parser(_QwenParser):
 
     #: The Hermes recovery: an object with a name and no arguments key is a call with ``{}``.
     _name_only_is_a_call = True
+    #: A head the end of the output cuts is content (a format without an opener: it may be prose).
+    _cut_head_is_content = False
 
     def __init__(self) -> None:
         super().__init__()
@@ -693,7 +695,7 @@ class Qwen3Parser(_QwenParser):
         if self._started:
             self._drop_call()
         else:
-            self._not_a_call(final=True)
+            self._not_a_call(final=not self._cut_head_is_content)
         return True
 
     def _new_lexer(self) -> JsonCallLexer:
