@@ -58,16 +58,18 @@ def test_the_fault_cases_are_there():
 def test_both_layouts_text_before_and_after(parser, layout):
     text = ("Let me check both." + call_text(layout, "get_weather", [("city", "Paris")])
             + call_text(layout, "get_weather", [("city", "São Paulo"), ("unit", "celsius")]) + "\n\nDone.")
-    assert_parses(parser, text, "Let me check both.\n\nDone.",
+    # only the layout the parser's own encoder writes ("\n" before <tool_call> for 4.5) is dropped
+    before = "\n" if layout == "glm45" and not parsers.get(parser).layout_before_call else ""
+    assert_parses(parser, text, "Let me check both." + before + "\n\nDone.",
                   [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "São Paulo", "unit": "celsius"})])
 
 
 @pytest.mark.parametrize("parser", GLM)
 def test_layout_whitespace_is_dropped_and_other_whitespace_kept(parser):
-    # one newline before <tool_call> is layout, a second one is content;
-    # whitespace between blocks and at the end is layout
+    # one newline before <tool_call> is layout for GLM-4.5 (its encoder writes it), content for 4.7;
+    # a second one is content; whitespace between blocks and at the end is layout
     text = "A\n" + call_text("glm45", "f", []) + " \n\t" + call_text("glm47", "g", []) + "\n \n"
-    assert_parses(parser, text, "A\n", [("f", {}), ("g", {})])
+    assert_parses(parser, text, "A\n" if parser == "glm45" else "A\n\n", [("f", {}), ("g", {})])
 
 
 @pytest.mark.parametrize("parser", GLM)
@@ -192,7 +194,9 @@ def test_a_name_longer_than_the_limit_is_content(parser):
 @pytest.mark.parametrize("parser", GLM)
 def test_repeated_and_empty_openers_give_nothing(parser):
     assert_parses(parser, "Thinking." + TOOL_CALL * 50, "Thinking.", [])
-    assert_parses(parser, ("\n" + TOOL_CALL) * 20 + call_text(parser, "f", [("a", "b")]), "", [("f", {"a": "b"})])
+    # the newline before an opener is layout only where the encoder writes one (4.5)
+    assert_parses(parser, ("\n" + TOOL_CALL) * 20 + call_text(parser, "f", [("a", "b")]),
+                  "" if parser == "glm45" else "\n" * 20, [("f", {"a": "b"})])
     assert_parses(parser, f"x{TOOL_CALL} \n{TOOL_CALL_END}y", "xy", [])
 
 
@@ -230,7 +234,7 @@ def test_a_value_without_arg_value_ended_by_the_output_is_content(parser):
 def test_a_broken_call_is_abandoned_and_the_rest_read_as_content(parser):
     after = call_text(parser, "h", [("q", "x")])
     for broken, rest in ((f"{TOOL_CALL}f{ARG_KEY}a{ARG_KEY_END} oops", "oops"),
-                         (f"{TOOL_CALL}f{ARG_KEY}a{TOOL_CALL_END}", TOOL_CALL_END)):
+                         (f"{TOOL_CALL}f{ARG_KEY}a{TOOL_CALL_END}", "")):  # issue 18 (5): no markup as content
         text = "A" + broken + "B" + after
         got = stream_outcome(parser, list(text))
         assert got.content == "A" + rest + "B"
@@ -252,7 +256,7 @@ SAMPLE_TOOLS = [tool("read_file", path="string", limit="integer"), tool("search"
 
 @pytest.mark.parametrize("parser", GLM)
 def test_truncated_output_never_raises_nor_invents_a_call(parser):
-    assert_parses(parser, SAMPLE, "Let me look.\n", SAMPLE_CALLS, tools=SAMPLE_TOOLS)
+    assert_parses(parser, SAMPLE, "Let me look.\n" + ("" if parser == "glm45" else "\n"), SAMPLE_CALLS, tools=SAMPLE_TOOLS)
     for cut in range(len(SAMPLE) + 1):
         text = SAMPLE[:cut]
         for got in (stream_outcome(parser, [text[i:i + 3] for i in range(0, len(text), 3)], SAMPLE_TOOLS),
@@ -394,14 +398,18 @@ def test_rendered_calls_parse_back_under_any_split(fmt, data):
     content = data.draw(_content)
     tail = data.draw(_content) if calls else ""
     text = render.get(fmt).render(calls, content) + tail
-    expected_content = content
-    if calls and fmt == "glm47" and content.endswith("\n"):
-        expected_content = content[:-1]  # one newline before <tool_call> is layout
-    if tail.strip():
-        expected_content += tail
     deltas = split_at(text, data.draw(st.lists(st.integers(1, max(1, len(text) - 1)), max_size=12)))
-    expected = check.outcome_of(expected_content, [(c.name, dict(c.arguments)) for c in calls])
     for parser in GLM:  # each parser reads both layouts
+        # a newline right before <tool_call> is layout only for the parser whose encoder writes it (4.5)
+        layout = parsers.get(parser).layout_before_call
+        expected_content = content
+        if calls and not render.get(fmt).render(calls).startswith(layout) and content.endswith(layout):
+            expected_content = content[:len(content) - len(layout)]
+        elif calls and render.get(fmt).render(calls).startswith("\n") and not layout:
+            expected_content = content + "\n"
+        if tail.strip():
+            expected_content += tail
+        expected = check.outcome_of(expected_content, [(c.name, dict(c.arguments)) for c in calls])
         streamed = stream_outcome(parser, deltas, tools)
         whole = whole_outcome(parser, text, tools)
         assert not check.compare(streamed, expected), (parser, check.compare(streamed, expected))
@@ -436,10 +444,14 @@ def test_a_value_without_its_opening_tag(parser):
     text = (f"{TOOL_CALL}f{sep}{ARG_KEY}city{ARG_KEY_END}{sep}Paris{ARG_VALUE_END}{sep}"
             f"{ARG_KEY}days{ARG_KEY_END}{sep}3{ARG_VALUE_END}{sep}{TOOL_CALL_END}")
     assert_parses(parser, text, "", [("f", {"city": "Paris", "days": 3})], tools=RECOVER_TOOLS)
-    # any other tag before </arg_value>: no value, the call is malformed, the text is content
+    # any other tag before </arg_value>: no value, the call is broken; its text up to its </tool_call>
+    # is the broken call's (dropped, issue 18 (5)), before another call or the end it is content
     text = f"A{TOOL_CALL}f{ARG_KEY}city{ARG_KEY_END}Paris and more{TOOL_CALL_END}B"
     got = whole_outcome(parser, text, RECOVER_TOOLS)
-    assert (got.content, got.complete_calls()) == ("AParis and more" + TOOL_CALL_END + "B", [])
+    assert (got.content, got.complete_calls()) == ("AB", [])
+    text = f"A{TOOL_CALL}f{ARG_KEY}city{ARG_KEY_END}Paris and more{ARG_KEY}B"
+    got = whole_outcome(parser, text, RECOVER_TOOLS)
+    assert (got.content, got.complete_calls()) == ("AParis and more" + ARG_KEY + "B", [])
 
 
 @pytest.mark.parametrize("parser", GLM)

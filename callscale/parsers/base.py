@@ -14,7 +14,10 @@ streamed call per ``tool_index``: the name arrives once, the ``parameters``
 pieces concatenate into the arguments JSON text.
 
 :class:`ToolParser` implements all three methods on top of one streaming
-state machine that a format supplies as ``_advance(final)``. The state
+state machine. A format writes its states as methods ``_s_<state>(final)``;
+the class collects them into one table (``_states``) and one loop
+(:meth:`ToolParser._advance`) runs them (``callscale/parsers/README.md``
+describes the protocol; a format may still override ``_advance``). The state
 machine reads its input from ``self.scanner`` (a
 :class:`callscale.parsers.scanner.MarkerScanner`) and reports what it finds through
 ``_emit_content``, ``_begin_call``, ``_emit_arguments``, ``_end_call`` and
@@ -37,9 +40,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterable, Mapping, Sequence
 
-from .scanner import PARTIAL, Markers, MarkerScanner
+from .scanner import PARTIAL, Markers, MarkerScanner, markers
 # the tool look-ups moved to parsers/schema.py (schema typing); re-exported here
-from .schema import parameter_type, tool_name, tool_parameter_schema
+from .schema import SURROGATE, json_fragment, json_text, parameter_type, tool_name, tool_parameter_schema
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +56,8 @@ __all__ = [
     "tool_parameter_schema",
     "parameter_type",
     "MAX_HEAD",
+    "MAX_LAYOUT_RUNS",
+    "Layout",
 ]
 
 #: Longest call head, in characters, that a parser holds back before deciding
@@ -74,6 +79,56 @@ __all__ = [
 #: the text. Real heads are far shorter (OpenAI limits a function name to 64
 #: characters).
 MAX_HEAD = 1024
+
+#: Most runs (maximal stretches of one whitespace character) that held
+#: layout whitespace keeps (:class:`Layout`). Held whitespace is stored as
+#: run lengths, so ``"\n" * 10**6`` is one run: memory does not grow with
+#: the text. Whitespace of more runs than this is decided at the run that
+#: passes the bound, by the same rule whatever the split: the caller passes it
+#: on as content (the model's text, never lost).
+MAX_LAYOUT_RUNS = 64
+
+_WS_RUN = re.compile(r"(\s)\1*")
+
+
+class Layout:
+    """Whitespace held back, as run lengths (``[[char, count], ...]``): memory bounded by :data:`MAX_LAYOUT_RUNS`.
+
+    :meth:`add` takes a whitespace-only piece and returns False once the
+    held text has more than :data:`MAX_LAYOUT_RUNS` runs (the caller then
+    decides it: :meth:`text` and :meth:`clear`). Runs merge across pieces,
+    so the decision does not depend on how the text was split.
+    """
+
+    __slots__ = ("runs",)
+
+    def __init__(self) -> None:
+        self.runs: list[list] = []
+
+    def add(self, text: str) -> bool:
+        runs = self.runs
+        if len(text) == 1 or text.count(text[0]) == len(text):
+            if runs and runs[-1][0] == text[0]:
+                runs[-1][1] += len(text)
+            else:
+                runs.append([text[0], len(text)])
+        else:
+            for m in _WS_RUN.finditer(text):
+                ch, n = m.group(1), m.end() - m.start()
+                if runs and runs[-1][0] == ch:
+                    runs[-1][1] += n
+                else:
+                    runs.append([ch, n])
+        return len(runs) <= MAX_LAYOUT_RUNS
+
+    def text(self) -> str:
+        return "".join(ch * n for ch, n in self.runs)
+
+    def clear(self) -> None:
+        self.runs = []
+
+    def __bool__(self) -> bool:
+        return bool(self.runs)
 
 
 @dataclass
@@ -106,30 +161,6 @@ class StreamingParseResult:
     reasoning_text: str = ""
 
 
-def json_fragment(text: str) -> str:
-    """``text`` escaped as the inside of a JSON string literal (no quotes).
-
-    Escaping is a per-character map, so the fragments of consecutive pieces
-    concatenate to the escape of the whole: a long string value can stream.
-    """
-    return json.dumps(text, ensure_ascii=False)[1:-1]
-
-
-#: A surrogate code point: in decoded JSON only from an escape (``"\\ud800"``).
-SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def json_text(value: Any) -> str:
-    """``value`` as JSON text, non-ASCII characters as themselves, except surrogates.
-
-    A value decoded from JSON may hold a lone surrogate (from an escape such
-    as ``"\\ud800"``, which ``json.loads`` accepts); written raw it would make
-    the arguments text impossible to encode as UTF-8, so it stays escaped.
-    What a client decodes is the same value.
-    """
-    return SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), json.dumps(value, ensure_ascii=False))
-
-
 class ToolParser:
     """Base class: one streaming state machine serves all three methods.
 
@@ -142,6 +173,39 @@ class ToolParser:
     """
 
     name: ClassVar[str] = ""
+
+    # ---- behaviour flags (one place per format; renderers and tests read them)
+    #: The whitespace the format's encoder writes before a call block
+    #: (``"\n"`` for GLM-4.5). Only this layout, right before the block's
+    #: opener, is dropped; other whitespace the model wrote there is content.
+    layout_before_call: ClassVar[str] = ""
+    #: Whether the format marks reasoning (``reasoning_text`` may be non-empty).
+    writes_reasoning: ClassVar[bool] = False
+
+    # ---- the broken-call mechanism (see _break_call and _s_broken)
+    #: Tokens that end a broken call: its held text is dropped, then state ``broken_resume``.
+    broken_ends: ClassVar[tuple[str, ...]] = ()
+    #: Openers of a new call: the broken call's held text is content, the
+    #: opener is read again in state ``"content"``.
+    broken_restarts: ClassVar[tuple[str, ...]] = ()
+    #: The state after a broken call's end token.
+    broken_resume: ClassVar[str] = "content"
+
+    #: The state table: ``{"content": ToolParser._s_content, ...}``,
+    #: collected from the ``_s_<state>`` methods of the class and its bases.
+    _states: ClassVar[dict[str, Any]] = {}
+    _broken_markers: ClassVar[Markers | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        table: dict[str, Any] = {}
+        for klass in reversed(cls.__mro__):
+            for attr, fn in vars(klass).items():
+                if attr.startswith("_s_") and callable(fn):
+                    table[attr[3:]] = fn
+        cls._states = table
+        ends = tuple(cls.broken_ends) + tuple(cls.broken_restarts)
+        cls._broken_markers = markers(*ends) if ends else None
 
     def __init__(self) -> None:
         self.scanner = MarkerScanner()
@@ -158,9 +222,16 @@ class ToolParser:
         self._finished = False
         # whitespace-only content since the last call started: layout unless other text follows
         self._after_call = False
-        self._layout: list[str] = []
+        self._layout = Layout()
         # text of a broken call from where it broke, not yet decided (DESIGN.md "Content and markup")
         self._broken_held: list[str] | None = None
+        #: the current state (a key of ``_states``), for formats run by the base driver
+        self._state = "content"
+        # a bounded call head being read (_head_begin / _head_find)
+        self._head_parts: list[str] = []
+        self._head_len = 0
+        # whitespace read after a closing tag, before what confirms it (_confirm)
+        self._confirm_ws = Layout()
 
     # ----------------------------------------------------------------- protocol
     def parse_streaming_increment(self, delta: str, tools: Sequence[Any] | None = None) -> StreamingParseResult:
@@ -210,8 +281,16 @@ class ToolParser:
         return StreamingParseResult(first.normal_text + last.normal_text, calls, reasoning)
 
     # ----------------------------------------------------------------- for subclasses
-    def _advance(self, final: bool) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def _advance(self, final: bool) -> None:
+        """The driver: run the current state's ``_s_<state>(final)`` while it returns True.
+
+        A state method consumes what it can decide, sets ``self._state`` to
+        the next state and returns True to go on, or returns False when it
+        needs more text (or, with ``final``, when everything is decided).
+        """
+        states = self._states
+        while states[self._state](self, final):
+            pass
 
     def _emit_content(self, text: str) -> None:
         """Send content (characters). After a call, whitespace-only text is held as layout (DESIGN.md).
@@ -225,13 +304,17 @@ class ToolParser:
         if not text:
             return
         if self._after_call:
+            layout = self._layout
             if text.isspace():
-                self._layout.append(text)
-                return
+                if layout.add(text):
+                    return
+                text = ""  # past MAX_LAYOUT_RUNS: decided as content
             self._after_call = False
-            if self._layout:
-                self._out_text.append("".join(self._layout))
-                self._layout = []
+            if layout:
+                self._out_text.append(layout.text())
+                layout.clear()
+            if not text:
+                return
         self._out_text.append(text)
 
     def _emit_reasoning(self, text: str) -> None:
@@ -244,7 +327,7 @@ class ToolParser:
         self._next_index += 1
         self._current = index
         self._after_call = True
-        self._layout = []
+        self._layout.clear()
         self._flush_arguments()
         self._out_calls.append(ToolCallItem(index, name, ""))
         return index
@@ -311,6 +394,102 @@ class ToolParser:
         """
         self._abandon_call()
         self._broken_held = [rest] if rest else []
+
+    def _s_broken(self, final: bool) -> bool:
+        """The one broken-call state: hold text up to one of ``broken_ends`` or ``broken_restarts``.
+
+        At an end token the held text (the broken call's) is dropped and
+        reading goes on in state ``broken_resume``; at a restart opener the
+        held text is content and the opener is read again in state
+        ``"content"``; at the end of the output the held text is content
+        (:meth:`_run`). A format enters it with ``_break_call(rest)`` and
+        ``self._state = "broken"``. Each character is read once.
+        """
+        text, marker = self.scanner.find(self._broken_markers, final)
+        if text:
+            self._hold_broken(text)
+        if marker is None:
+            return False
+        if marker in self.broken_ends:
+            self._broken_call_ended()
+            self._state = self.broken_resume
+        else:
+            self._broken_is_content()
+            self.scanner.unread(len(marker))
+            self._state = "content"
+        return True
+
+    def _broken(self, rest: str = "") -> bool:
+        """Break the current call (:meth:`_break_call`) and read on in state ``"broken"``; returns True."""
+        self._break_call(rest)
+        self._state = "broken"
+        return True
+
+    # ----------------------------------------------------------------- bounded heads and confirmed closers
+    def _head_begin(self, prefix: str = "") -> None:
+        """Start reading a call head (:data:`MAX_HEAD`); ``prefix`` (the opener) is kept with its text, not counted."""
+        self._head_parts = [prefix] if prefix else []
+        self._head_len = 0
+
+    def _head_find(self, m: Markers, final: bool) -> tuple[str, str | None]:
+        """Read head text up to a marker of ``m``: ``(text, marker)``, the text also kept (:meth:`_head_text`).
+
+        At most ``MAX_HEAD + 1`` characters in all are read for one head;
+        ``marker`` is None with :meth:`_head_over` true once the head is too
+        long (decided, whatever the split), or None when more text is needed.
+        """
+        text, marker = self.scanner.find(m, final, MAX_HEAD + 1 - self._head_len)
+        if text:
+            self._head_len += len(text)
+            self._head_parts.append(text)
+        return text, marker
+
+    def _head_run(self, run: "re.Pattern[str]", final: bool) -> tuple[str, bool]:
+        """Read head characters that ``run`` matches (:meth:`MarkerScanner.take_run`), within the same bound.
+
+        Returns ``(text, decided)``; the text is also kept (:meth:`_head_text`).
+        """
+        text, decided = self.scanner.take_run(run, MAX_HEAD + 1 - self._head_len)
+        if text:
+            self._head_len += len(text)
+            self._head_parts.append(text)
+        return text, decided or final
+
+    def _head_over(self) -> bool:
+        """Whether the head read so far is longer than :data:`MAX_HEAD` (so it is no head)."""
+        return self._head_len > MAX_HEAD
+
+    def _head_text(self) -> str:
+        """The head read since :meth:`_head_begin` (with its prefix); the parts are released."""
+        text = "".join(self._head_parts)
+        self._head_parts = []
+        return text
+
+    def _confirm(self, follow: Markers, final: bool):
+        """After a closing tag: is it confirmed by whitespace then one of ``follow``?
+
+        Returns the marker of ``follow`` (consumed; the whitespace before it
+        was layout and is dropped), ``None`` when something else follows (the
+        tag and :meth:`_confirm_text` are text of the element), or ``PARTIAL``
+        when more text is needed. Whitespace is held as :class:`Layout`
+        (bounded); past :data:`MAX_LAYOUT_RUNS` runs the tag is not confirmed.
+        The caller clears the held whitespace with ``self._confirm_ws.clear()``
+        when it reads the closing tag.
+        """
+        sc = self.scanner
+        ws = sc.skip_whitespace()
+        if ws and not self._confirm_ws.add(ws):
+            return None
+        hit = sc.match(follow, final)
+        if hit is not None and hit is not PARTIAL:
+            self._confirm_ws.clear()
+        return hit
+
+    def _confirm_text(self) -> str:
+        """The whitespace held by :meth:`_confirm` (released)."""
+        text = self._confirm_ws.text()
+        self._confirm_ws.clear()
+        return text
 
     def _hold_broken(self, text: str) -> None:
         """Text of a broken call, not yet decided (see :meth:`_break_call`)."""
@@ -384,7 +563,7 @@ class ToolParser:
             self._broken_is_content()
         self._flush_arguments()
         if final:
-            self._layout = []  # whitespace after the last call: layout
+            self._layout.clear()  # whitespace after the last call: layout
         text = "".join(self._out_text)
         calls = self._out_calls
         self._out_text = []

@@ -79,9 +79,9 @@ import json
 import re
 
 from . import register
-from .base import MAX_HEAD, ToolParser, json_fragment, json_text
-from .schema import UNTYPED, StringOrNull, convert, is_new_parameter, parameter_typing
+from .base import ToolParser, json_fragment, json_text
 from .jsonscan import strict_loads
+from .schema import UNTYPED, StringOrNull, is_new_parameter, parameter_typing, typed_json
 from .scanner import PARTIAL, markers
 
 __all__ = [
@@ -100,7 +100,6 @@ LAYOUT_OPENER = "\n" + TOOL_CALL
 #: Single tokens of the GLM-4.5/4.7 vocabulary (added special tokens).
 SPECIAL_TOKENS = (TOOL_CALL, TOOL_CALL_END, ARG_KEY, ARG_KEY_END, ARG_VALUE, ARG_VALUE_END)
 
-_M_CONTENT = markers(LAYOUT_OPENER, TOOL_CALL)
 _M_NAME = markers(LAYOUT_OPENER, TOOL_CALL, ARG_KEY, TOOL_CALL_END)
 _M_KEY = markers(ARG_KEY_END, TOOL_CALL_END, TOOL_CALL)
 _M_VALUE_OPEN = markers(ARG_VALUE)
@@ -116,22 +115,11 @@ _M_OPENER = markers(TOOL_CALL)
 
 _NAME_CHAR = re.compile(r"[\w\-.:/@]")
 
-# states
-(_CONTENT, _NAME, _KEY, _KEY_DONE, _VALUE_START, _VALUE_STR, _VALUE_BUF, _VALUE_CLOSE, _AFTER_CALL, _VALUE_BARE,
- _VALUE_KEY, _VALUE_CALL_END) = range(12)
-
-
-_loads = strict_loads
-
-
-
-
-
 
 def _auto_value(text: str) -> str:
     """The JSON text of a buffered value of an undeclared parameter: a JSON array or object, else the string."""
     try:
-        value = _loads(text)
+        value = strict_loads(text)
     except (ValueError, RecursionError):
         value = text
     else:
@@ -141,18 +129,17 @@ def _auto_value(text: str) -> str:
 
 
 class _GlmParser(ToolParser):
-    """The GLM state machine; ``glm45`` and ``glm47`` differ only in their renderer."""
+    """The GLM state machine (states ``_s_<state>``, run by the base driver); the two differ in their layout."""
+
+    broken_ends = (TOOL_CALL_END,)
+    broken_restarts = (TOOL_CALL,)
+    _m_content = markers(TOOL_CALL)
 
     def __init__(self) -> None:
         super().__init__()
-        self._state = _CONTENT
         self._opener = ""              # the opener text of the block being named
-        self._name_parts: list[str] = []
-        self._name_len = 0
         self._name_phase = 0           # 0 leading whitespace, 1 in the name, 2 trailing whitespace
         self._name = ""
-        self._key_parts: list[str] = []
-        self._key_len = 0
         self._key = ""
         self._args = 0                 # arguments sent for the current call
         self._kind = "string"          # current value: "string", "nullable" (string or null), "json" or "auto"
@@ -160,27 +147,18 @@ class _GlmParser(ToolParser):
         self._typing = UNTYPED         # its schema typing (parsers.schema)
         self._bare = False             # its <arg_value> opener is missing
         self._keys: set[str] = set()   # keys of the current call
-        self._cand: list[str] = []     # a recovery candidate in a value: tag, key, whitespace
+        self._cand = ""                # the tag of a recovery candidate in a value
         self._buf: list[str] = []      # buffered value text / pending whitespace
-        self._pending: list[str] = []  # whitespace held after </arg_value> or </tool_call>
-
-    # ------------------------------------------------------------------ driver
-    def _advance(self, final: bool) -> None:
-        steps = self._steps
-        while steps[self._state](self, final):
-            pass
 
     # ------------------------------------------------------------------ helpers
     def _start_name(self, opener: str) -> None:
-        self._state = _NAME
+        self._state = "name"
         self._opener = opener
-        self._name_parts = []
-        self._name_len = 0
+        self._head_begin(opener)
         self._name_phase = 0
 
     def _name_ok(self, text: str) -> bool:
         """Take a piece of name text; False once it cannot be a name."""
-        self._name_parts.append(text)
         phase = self._name_phase
         for ch in text:
             if ch.isspace():
@@ -193,44 +171,43 @@ class _GlmParser(ToolParser):
         self._name_phase = phase
         return True
 
+    def _read_on(self, marker: str | None) -> bool:
+        """Read on as content; an opener ``marker`` starts a block, another marker is content."""
+        self._state = "content"
+        if marker is not None and marker.endswith(TOOL_CALL):
+            if marker != TOOL_CALL and not self.layout_before_call:
+                self._emit_content(marker[:-len(TOOL_CALL)])  # not this format's layout: content
+                marker = TOOL_CALL
+            self._start_name(marker)
+        elif marker is not None:
+            self._emit_content(marker)
+        return True
+
     def _not_a_call(self, marker: str | None, final: bool = False) -> bool:
         """The opener was text: pass it and the name text on as content, then ``marker`` as content reads it.
 
         ``final``: the end of the output decided it: the head of a cut call, dropped (DESIGN.md).
         """
-        self._head_no_call(self._opener + "".join(self._name_parts), final)
-        self._name_parts = []
-        self._state = _CONTENT
-        if marker in (TOOL_CALL, LAYOUT_OPENER):
-            self._start_name(marker)
-        elif marker is not None:
-            self._emit_content(marker)
-        return True
+        self._head_no_call(self._head_text(), final)
+        return self._read_on(marker)
 
     def _empty_opener(self, marker: str | None) -> bool:
         """An opener with no name: dropped (a degenerate repeat, an empty block), ``marker`` read on."""
-        self._name_parts = []
-        self._state = _CONTENT
-        if marker in (TOOL_CALL, LAYOUT_OPENER):
-            self._start_name(marker)
-        elif marker == ARG_KEY:
-            self._emit_content(marker)
-        return True
+        self._head_parts = []
+        if marker == TOOL_CALL_END:
+            marker = None
+        return self._read_on(marker)
 
-    def _malformed(self, marker: str | None) -> bool:
-        """The open call broke: abandon it and read on as content from here."""
-        self._abandon_call()
-        self._state = _CONTENT
-        if marker in (TOOL_CALL, LAYOUT_OPENER):
-            self._start_name(marker)
-        elif marker is not None:
-            self._emit_content(marker)
-        return True
+    def _malformed(self, marker: str | None, held: str = "") -> bool:
+        """The open call broke: its text (``held``, then ``marker`` and on) is the broken call's (base.py)."""
+        if marker is not None:
+            self.scanner.unread(len(marker))
+        return self._broken(held)
 
     def _unclosed(self) -> bool:
         """The output ended inside a call."""
         self._abandon_call()
-        self._state = _CONTENT
+        self._state = "content"
         return True
 
     def _value_kind(self) -> str:
@@ -241,9 +218,14 @@ class _GlmParser(ToolParser):
             return "nullable"
         return "string" if typing.is_string else "json"
 
+    def _end_call_here(self) -> None:
+        self._emit_arguments("}")
+        self._end_call()
+        self._state = "content"
+
     # ------------------------------------------------------------------ states
     def _s_content(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_M_CONTENT, final)
+        text, marker = self.scanner.find(self._m_content, final)
         self._emit_content(text)
         if marker is None:
             return False
@@ -251,53 +233,47 @@ class _GlmParser(ToolParser):
         return True
 
     def _s_name(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_M_NAME, final, MAX_HEAD + 1 - self._name_len)
-        self._name_len += len(text)
+        text, marker = self._head_find(_M_NAME, final)
         if text and not self._name_ok(text):
             return self._not_a_call(marker)
         if marker is None:
-            if self._name_len > MAX_HEAD:  # too long for a name: text
+            if self._head_over():  # too long for a name: text
                 return self._not_a_call(None)
             if not final:
                 return False
-            if not "".join(self._name_parts).strip():
+            if not "".join(self._head_parts)[len(self._opener):].strip():
                 return self._empty_opener(None)
             return self._not_a_call(None, final)
-        name = "".join(self._name_parts).strip()
+        name = "".join(self._head_parts)[len(self._opener):].strip()
         if not name:
             return self._empty_opener(marker)
-        if marker in (TOOL_CALL, LAYOUT_OPENER):
+        if marker.endswith(TOOL_CALL):
             return self._not_a_call(marker)
+        self._head_parts = []
         self._name = name
-        self._name_parts = []
         self._begin_call(name)
         self._args = 0
         self._keys = set()
         if marker == ARG_KEY:
-            self._state = _KEY
-            self._key_parts = []
-            self._key_len = 0
+            self._state = "key"
+            self._head_begin()
         else:  # TOOL_CALL_END: the inline zero-argument form
             self._emit_arguments("{}")
             self._end_call()
-            self._state = _AFTER_CALL
-            self._pending = []
+            self._state = "content"
         return True
 
     def _s_key(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_M_KEY, final, MAX_HEAD + 1 - self._key_len)
-        if text:
-            self._key_parts.append(text)
-            self._key_len += len(text)
+        text, marker = self._head_find(_M_KEY, final)
         if marker is None:
-            if self._key_len > MAX_HEAD:  # too long for a key
-                return self._malformed(None)
+            if self._head_over():  # too long for a key
+                return self._malformed(None, self._head_text())
             return self._unclosed() if final else False
         if marker != ARG_KEY_END:
+            self._head_parts = []
             return self._malformed(marker)
-        self._key = "".join(self._key_parts).strip()
-        self._key_parts = []
-        self._state = _KEY_DONE
+        self._key = self._head_text().strip()
+        self._state = "key_done"
         return True
 
     def _s_key_done(self, final: bool) -> bool:
@@ -311,17 +287,17 @@ class _GlmParser(ToolParser):
         self._start_value()
         if hit is None:  # <arg_value> missing: the value runs to its </arg_value>, held back
             self._bare = True
-            self._state = _VALUE_BARE
+            self._state = "value_bare"
         elif self._kind == "string":
             self._emit_arguments('"')
-            self._state = _VALUE_STR
+            self._state = "value_str"
         elif self._kind == "nullable":
             self._gate = StringOrNull(json_fragment)
-            self._state = _VALUE_STR
+            self._state = "value_str"
         elif self._kind == "json":
-            self._state = _VALUE_BUF
+            self._state = "value_buf"
         else:
-            self._state = _VALUE_START
+            self._state = "value_start"
         return True
 
     def _start_value(self) -> None:
@@ -336,25 +312,27 @@ class _GlmParser(ToolParser):
     def _s_value_bare(self, final: bool) -> bool:
         """A value after ``</arg_key>`` with no ``<arg_value>``: buffered up to ``</arg_value>``.
 
-        Any other tag or the end of the output first means it was no value:
-        the call is malformed and the buffered text is content.
+        Any other tag first means it was no value: the call is broken (its
+        text held as the broken call's, base.py); the end of the output cuts it.
         """
-        text, marker = self.scanner.find(_M_BARE_VALUE, final)
+        text, marker = self.scanner.find(_M_BARE_VALUE)
         if text:
             self._buf.append(text)
         if marker is None:
             if not final:
                 return False
-            # the output ended before </arg_value>: no value, the held text is content
-            self._emit_content("".join(self._buf))
+            held = "".join(self._buf)
             self._buf = []
-            return self._unclosed()
+            if not self.scanner.at_end():  # cut inside a tag (a marker's prefix): the cut call's markup
+                self.scanner.take_all()
+                return self._unclosed()
+            return self._malformed(None, held)  # prose after a call left broken: content
         if marker != ARG_VALUE_END:
-            self._emit_content("".join(self._buf))
+            held = "".join(self._buf)
             self._buf = []
-            return self._malformed(marker)
-        self._state = _VALUE_CLOSE
-        self._pending = []
+            return self._malformed(marker, held)
+        self._state = "value_close"
+        self._confirm_ws.clear()
         return True
 
     def _s_value_start(self, final: bool) -> bool:
@@ -366,12 +344,12 @@ class _GlmParser(ToolParser):
         if scanner.at_end():
             return self._unclosed() if final else False
         if scanner.peek(1) in ("[", "{"):
-            self._state = _VALUE_BUF
+            self._state = "value_buf"
         else:
             self._emit_arguments('"' + json_fragment("".join(self._buf)))
             self._buf = []
             self._kind = "string"
-            self._state = _VALUE_STR
+            self._state = "value_str"
         return True
 
     def _s_value_str(self, final: bool) -> bool:
@@ -399,72 +377,59 @@ class _GlmParser(ToolParser):
             self._emit_arguments(json_fragment(text))
 
     def _back_to_value(self) -> bool:
-        self._state = _VALUE_BARE if self._bare else _VALUE_STR if self._kind in ("string", "nullable") else _VALUE_BUF
+        self._state = "value_bare" if self._bare else "value_str" if self._kind in ("string", "nullable") else "value_buf"
         return True
 
     def _value_marker(self, marker: str | None, final: bool) -> bool:
         """A tag found in a value: its closing tag, or a tag that ends a value missing it (to be confirmed)."""
         if marker is None:
             return self._unclosed() if final else False
-        self._pending = []
-        self._cand = [marker]
+        self._confirm_ws.clear()
+        self._cand = marker
         if marker == ARG_VALUE_END:
-            self._state = _VALUE_CLOSE
+            self._state = "value_close"
         elif marker.endswith(ARG_KEY):
-            self._key_parts = []
-            self._key_len = 0
-            self._state = _VALUE_KEY
+            self._head_begin()
+            self._state = "value_key"
         else:
-            self._state = _VALUE_CALL_END
+            self._state = "value_call_end"
         return True
 
     def _s_value_key(self, final: bool) -> bool:
         """``<arg_key>`` in a value: it ends the value (``</arg_value>`` missing) when a new key and ``</arg_key>`` follow."""
         scanner = self.scanner
-        text, decided = scanner.take_run(_KEY_CHARS, MAX_HEAD + 1 - self._key_len)
-        self._key_len += len(text)
-        self._key_parts.append(text)
-        if not decided and not final:
+        _, decided = self._head_run(_KEY_CHARS, final)
+        if not decided:
             return False
-        key = "".join(self._key_parts).strip()
-        hit = scanner.match(_M_KEY_END, final) if self._key_len <= MAX_HEAD else None
+        key_text = self._head_text()
+        key = key_text.strip()
+        hit = scanner.match(_M_KEY_END, final) if not self._head_over() else None
         if hit is PARTIAL:
+            self._head_parts = [key_text]
             return False
         if hit is None or not is_new_parameter(self.tools, self._name, key, self._keys):
-            self._value_text("".join(self._cand) + "".join(self._key_parts) + (hit or ""))
-            self._key_parts = []
+            self._value_text(self._cand + key_text + (hit or ""))
             return self._back_to_value()
         self._end_value()
         self._key = key
-        self._key_parts = []
-        self._state = _KEY_DONE
+        self._state = "key_done"
         return True
 
     def _s_value_call_end(self, final: bool) -> bool:
         """``</tool_call>`` in a value: it ends value and call (``</arg_value>`` missing) before the end of the output or a new call."""
-        scanner = self.scanner
-        ws = scanner.skip_whitespace()
-        if ws:
-            self._pending.append(ws)
-        if scanner.at_end():
-            if not final:
-                return False
-            self._end_value()
-            self._emit_arguments("}")
-            self._end_call()
-            self._state = _AFTER_CALL
-            return True
-        hit = scanner.match(_M_OPENER, final)
+        hit = self._confirm(_M_OPENER, final)
         if hit is PARTIAL:
             return False
         if hit is None:
-            self._value_text("".join(self._cand) + "".join(self._pending))
-            self._pending = []
+            if final and self.scanner.at_end():
+                self._confirm_ws.clear()
+                self._end_value()
+                self._end_call_here()
+                return True
+            self._value_text(self._cand + self._confirm_text())
             return self._back_to_value()
-        self._pending = []
         self._end_value()
-        self._emit_arguments("}")
-        self._end_call()
+        self._end_call_here()
         self._start_name(hit)
         return True
 
@@ -478,80 +443,37 @@ class _GlmParser(ToolParser):
         elif self._kind == "string":
             self._emit_arguments('"' + json_fragment(text) + '"' if self._bare else '"')
         elif self._kind in ("json", "nullable"):
-            ok, value = convert(text, self._typing)
-            self._emit_arguments(json_text(value) if ok else '"' + json_fragment(text) + '"')
+            self._emit_arguments(typed_json(text, self._typing))
         else:
             self._emit_arguments(_auto_value(text))
         self._bare = False
 
     def _s_value_close(self, final: bool) -> bool:
         """After ``</arg_value>``: it closes the value only before ``<arg_key>`` or ``</tool_call>``."""
-        scanner = self.scanner
-        ws = scanner.skip_whitespace()
-        if ws:
-            self._pending.append(ws)
-        if scanner.at_end():
-            return self._unclosed() if final else False
-        hit = scanner.match(_M_AFTER_VALUE, final)
+        hit = self._confirm(_M_AFTER_VALUE, final)
         if hit is PARTIAL:
             return False
-        if hit is None:  # the closing tag was text of the value
-            self._value_text(ARG_VALUE_END + "".join(self._pending))
-            self._pending = []
+        if hit is None:
+            if final and self.scanner.at_end():
+                return self._unclosed()
+            self._value_text(ARG_VALUE_END + self._confirm_text())
             return self._back_to_value()
-        self._pending = []
         self._end_value()
         if hit == ARG_KEY:
-            self._state = _KEY
-            self._key_parts = []
-            self._key_len = 0
+            self._state = "key"
+            self._head_begin()
         else:
-            self._emit_arguments("}")
-            self._end_call()
-            self._state = _AFTER_CALL
+            self._end_call_here()
         return True
-
-    def _s_after_call(self, final: bool) -> bool:
-        """Whitespace after ``</tool_call>`` is layout before another call or the end, content before text."""
-        scanner = self.scanner
-        ws = scanner.skip_whitespace()
-        if ws:
-            self._pending.append(ws)
-        if scanner.at_end():
-            if final:
-                self._pending = []
-            return False
-        hit = scanner.match(_M_OPENER, final)
-        if hit is PARTIAL:
-            return False
-        if hit is not None:
-            self._pending = []
-            self._start_name(hit)
-            return True
-        self._emit_content("".join(self._pending))
-        self._pending = []
-        self._state = _CONTENT
-        return True
-
-    _steps = {
-        _CONTENT: _s_content,
-        _NAME: _s_name,
-        _KEY: _s_key,
-        _KEY_DONE: _s_key_done,
-        _VALUE_START: _s_value_start,
-        _VALUE_STR: _s_value_str,
-        _VALUE_BUF: _s_value_buf,
-        _VALUE_CLOSE: _s_value_close,
-        _AFTER_CALL: _s_after_call,
-        _VALUE_BARE: _s_value_bare,
-        _VALUE_KEY: _s_value_key,
-        _VALUE_CALL_END: _s_value_call_end,
-    }
 
 
 @register("glm45")
 class Glm45Parser(_GlmParser):
     """GLM-4.5 / GLM-4.6 tool calls (newline layout); reads the GLM-4.7 layout too. See the module docstring."""
+
+    layout_before_call = "\n"
+    broken_restarts = (LAYOUT_OPENER, TOOL_CALL)
+    _m_content = markers(LAYOUT_OPENER, TOOL_CALL)
 
 
 @register("glm47")

@@ -231,6 +231,32 @@ def parameter_type(tools: Sequence[Any] | None, tool: str, param: str) -> str:
     return parameter_typing(tools, tool, param).main
 
 
+# --------------------------------------------------------------------------- JSON text
+def json_fragment(text: str) -> str:
+    """``text`` escaped as the inside of a JSON string literal (no quotes).
+
+    Escaping is a per-character map, so the fragments of consecutive pieces
+    concatenate to the escape of the whole: a long string value can stream.
+    """
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+#: A surrogate code point: in decoded JSON only from an escape (``"\\ud800"``).
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_text(value: Any) -> str:
+    """``value`` as JSON text, non-ASCII characters as themselves, except surrogates.
+
+    A value decoded from JSON may hold a lone surrogate (from an escape such
+    as ``"\\ud800"``, which ``json.loads`` accepts); written raw it would make
+    the arguments text impossible to encode as UTF-8, so it stays escaped.
+    What a client decodes is the same value.
+    """
+    text = json.dumps(value, ensure_ascii=False)
+    return SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), text) if SURROGATE.search(text) else text
+
+
 # --------------------------------------------------------------------------- text -> value
 _MISSING = object()
 
@@ -238,6 +264,12 @@ _MISSING = object()
 def _json(text: str) -> Any:
     """Strict JSON with finite numbers only; raises ``ValueError`` / ``RecursionError``."""
     return strict_loads(text, finite=True)
+
+
+def typed_json(text: str, typing: Typing) -> str:
+    """The arguments JSON of a parameter value ``text`` typed by ``typing`` (:func:`convert`), else the string."""
+    ok, value = convert(text, typing)
+    return json_text(value) if ok else '"' + json_fragment(text) + '"'
 
 
 def _read(text: str, kind: str) -> Any:
