@@ -126,14 +126,14 @@ _V3_ARGS = markers(V3_FENCE_CLOSE, EOS)
 _V3_AFTER_FENCE = markers(CALL_END, EOS)
 _V31_NAME_END = markers(SEP, *_HEAD_STOPS)
 _V31_ARGS = markers(CALL_END, EOS)
-#: What ends the text of a broken call (see ``_st_broken``).
+#: What ends the text of a broken call (see ``_s_broken``).
 _BROKEN = markers(CALL_END, CALL_BEGIN, CALLS_END, CALLS_BEGIN, EOS)
 
 
 class _DeepSeekCalls(ToolParser):
     """What V3 and V3.1 share: content, the calls block, arguments, the end of a call.
 
-    Each state is a method ``_st_<state>(final) -> bool``: it consumes what it
+    Each state is a method ``_s_<state>(final) -> bool`` (run by the base driver): it consumes what it
     can decide and returns True to run again (state changed or more to read),
     False when it needs more text (or, with ``final``, is done).
     """
@@ -151,13 +151,8 @@ class _DeepSeekCalls(ToolParser):
         self._head_len = 0            # characters of that head after the call-begin token
         self._args = RawArguments()  # the arguments, validated and streamed as they arrive (no text kept)
 
-    # ------------------------------------------------------------------ driver
-    def _advance(self, final: bool) -> None:
-        while getattr(self, "_st_" + self._state)(final):
-            pass
-
     # ------------------------------------------------------------------ content
-    def _st_content(self, final: bool) -> bool:
+    def _s_content(self, final: bool) -> bool:
         text, marker = self.scanner.find(_CONTENT, final)
         self._emit_content(text)
         if marker is None:
@@ -172,7 +167,7 @@ class _DeepSeekCalls(ToolParser):
         self._gap_text = False
         self._gap_ws = []
 
-    def _st_block(self, final: bool) -> bool:
+    def _s_block(self, final: bool) -> bool:
         text, marker = self.scanner.find(_BLOCK, final)
         self._gap(text)
         if marker is None:
@@ -264,7 +259,7 @@ class _DeepSeekCalls(ToolParser):
         At the first character that cannot continue the arguments (see
         :meth:`callscale.parsers.jsonscan.RawArguments.feed`) the call is broken:
         that character, the rest of the piece and ``marker`` are read again
-        by ``_st_broken`` (so a token in the same delta is never swallowed).
+        by ``_s_broken`` (so a token in the same delta is never swallowed).
         """
         send, used = self._args.feed(text)
         self._emit_arguments(send)
@@ -279,7 +274,7 @@ class _DeepSeekCalls(ToolParser):
         self._break_call()
         self._state = "broken"
 
-    def _st_broken(self, final: bool) -> bool:
+    def _s_broken(self, final: bool) -> bool:
         """The text of a broken call, from where it broke: dropped when the call's end token follows, else content.
 
         A ``<｜tool▁call▁end｜>`` ends the broken call: its text is markup of a
@@ -315,7 +310,7 @@ class _DeepSeekCalls(ToolParser):
             self._end_call()
         self._enter_block()
 
-    def _st_skip(self, final: bool) -> bool:
+    def _s_skip(self, final: bool) -> bool:
         """After an abandoned call: drop its text up to its end (or the next call or block token)."""
         _, marker = self.scanner.find(_SKIP, final)
         if marker is None or marker == EOS:
@@ -336,7 +331,7 @@ class DeepSeekV3Parser(_DeepSeekCalls):
 
     _head_state = "kind"
 
-    def _st_kind(self, final: bool) -> bool:
+    def _s_kind(self, final: bool) -> bool:
         text, marker, over = self._head_find(_V3_KIND_END, final)
         if text:
             self._head.append(text)
@@ -357,7 +352,7 @@ class DeepSeekV3Parser(_DeepSeekCalls):
         self._state = "name"
         return True
 
-    def _st_name(self, final: bool) -> bool:
+    def _s_name(self, final: bool) -> bool:
         text, marker, over = self._head_find(_V3_NAME_END, final)
         self._name_piece(text)
         if marker is None:
@@ -373,7 +368,7 @@ class DeepSeekV3Parser(_DeepSeekCalls):
         self._head.append(marker)
         return self._start_call("fence")
 
-    def _st_fence(self, final: bool) -> bool:
+    def _s_fence(self, final: bool) -> bool:
         marker = self.scanner.match(_V3_FENCE, final)
         if marker is PARTIAL:
             return False
@@ -386,7 +381,7 @@ class DeepSeekV3Parser(_DeepSeekCalls):
                 self._break()
         return True  # EOS: dropped
 
-    def _st_args(self, final: bool) -> bool:
+    def _s_args(self, final: bool) -> bool:
         text, marker = self.scanner.find(_V3_ARGS)  # a partial closing marker stays unread, even at the end
         if self._arg(text, marker):
             return True
@@ -399,7 +394,7 @@ class DeepSeekV3Parser(_DeepSeekCalls):
             self._state = "after_fence"
         return True
 
-    def _st_after_fence(self, final: bool) -> bool:
+    def _s_after_fence(self, final: bool) -> bool:
         self.scanner.skip_whitespace()
         marker = self.scanner.match(_V3_AFTER_FENCE, final)
         if marker is PARTIAL:
@@ -424,7 +419,7 @@ class DeepSeekV31Parser(_DeepSeekCalls):
 
     _head_state = "name"
 
-    def _st_name(self, final: bool) -> bool:
+    def _s_name(self, final: bool) -> bool:
         text, marker, over = self._head_find(_V31_NAME_END, final)
         self._name_piece(text)
         if marker is None:
@@ -440,7 +435,7 @@ class DeepSeekV31Parser(_DeepSeekCalls):
         self._head.append(marker)
         return self._start_call("args")
 
-    def _st_args(self, final: bool) -> bool:
+    def _s_args(self, final: bool) -> bool:
         text, marker = self.scanner.find(_V31_ARGS)  # a partial closing marker stays unread, even at the end
         if self._arg(text, marker):
             return True

@@ -92,7 +92,9 @@ _RECIPIENT = re.compile(r"(?:^|\s)to=(\S+)")
 _HEADER_WORDS = re.compile(r"\s*(?:assistant\b)?(?:\s*to=[^\s<{]+)?(?:\s*<\|channel\|>\s*[^\s<{]*)?"
                            r"(?:\s*to=[^\s<{]+)?(?:\s*<\|constrain\|>\s*[^\s<{]*)?")
 
-_BEGIN, _OUTSIDE, _HEADER, _TEXT, _PRE_ARGS, _ARGS, _END_CHECK, _CODE, _BROKEN = range(9)
+# states: the _s_<state> methods (outside messages is "content")
+_BEGIN, _OUTSIDE, _HEADER, _TEXT, _PRE_ARGS, _ARGS, _END_CHECK, _CODE = (
+    "begin", "content", "header", "text", "pre_args", "args", "end_check", "code")
 
 
 def read_header(raw: str) -> tuple[str, str]:
@@ -120,6 +122,11 @@ def _cut_header_word(text: str) -> bool:
 class HarmonyParser(ToolParser):
     """gpt-oss (harmony) messages; see the module docstring for the reading rules."""
 
+    writes_reasoning = True
+    # a broken call's text: dropped up to an end token, content when <|start|> comes first (DESIGN.md)
+    broken_ends = _ENDS
+    broken_restarts = (START,)
+
     def __init__(self) -> None:
         super().__init__()
         self._state = _BEGIN
@@ -131,11 +138,6 @@ class HarmonyParser(ToolParser):
         self._lead: list[str] = []   # blank text before a call body's first character
         self._args = RawArguments()
         self._end: list[str] = []    # an end token met inside a JSON string, and the blanks after it
-
-    def _advance(self, final: bool) -> None:
-        steps = self._steps
-        while steps[self._state](self, final):
-            pass
 
     # ------------------------------------------------------------------ helpers
     def _open_header(self, seed: str = "", guessed: bool = False) -> bool:
@@ -172,10 +174,8 @@ class HarmonyParser(ToolParser):
         self._emit_arguments(send)
         if used == len(text):
             return False
-        self._break_call(text[used:])
         self._args = RawArguments()
-        self._state = _BROKEN
-        return True
+        return self._broken(text[used:])
 
     # ------------------------------------------------------------------ states
     def _s_begin(self, final: bool) -> bool:
@@ -187,7 +187,7 @@ class HarmonyParser(ToolParser):
             return True
         return self._open_header(hit, guessed=hit != CHANNEL)
 
-    def _s_outside(self, final: bool) -> bool:
+    def _s_content(self, final: bool) -> bool:
         text, marker = self.scanner.find(_M_OUTSIDE, final)
         self._emit_content(text)
         if marker is None:
@@ -301,7 +301,9 @@ class HarmonyParser(ToolParser):
 
     def _args_at(self, text: str, marker: str | None, final: bool) -> bool:
         if self._args_piece(text):
-            return self._broken_at(marker)
+            if marker:  # read again by the broken-call state
+                self.scanner.unread(len(marker))
+            return True
         if marker is None:
             if final:
                 self._finish_json(cut=True)
@@ -358,31 +360,3 @@ class HarmonyParser(ToolParser):
         self._emit_arguments('"}')
         self._end_call()
         return self._after(marker)
-
-    def _s_broken(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_M_BODY, final)
-        self._hold_broken(text)
-        return self._broken_at(marker)
-
-    def _broken_at(self, marker: str | None) -> bool:
-        """A broken call's text ends at ``marker``: dropped at an end token, content at ``<|start|>``."""
-        if marker is None:
-            return False
-        if marker == START:
-            self._broken_is_content()
-            return self._open_header()
-        self._broken_call_ended()
-        self._state = _OUTSIDE
-        return True
-
-    _steps = {
-        _BEGIN: _s_begin,
-        _OUTSIDE: _s_outside,
-        _HEADER: _s_header,
-        _TEXT: _s_text,
-        _PRE_ARGS: _s_pre_args,
-        _ARGS: _s_args,
-        _END_CHECK: _s_end_check,
-        _CODE: _s_code,
-        _BROKEN: _s_broken,
-    }

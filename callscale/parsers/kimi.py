@@ -100,7 +100,7 @@ _M_ID = markers(ARGUMENT_BEGIN, CALL_BEGIN, *_CLOSERS, *_OPENERS, CALL_END)
 _M_ARGS = markers(CALL_END, CALL_BEGIN, *_CLOSERS, *_OPENERS)
 _M_AFTER_END = markers(CALL_BEGIN, *_CLOSERS)
 
-_CONTENT, _SECTION, _ID, _ARGS, _END_CHECK = range(5)
+_CONTENT, _SECTION, _ID, _ARGS, _END_CHECK = "content", "section", "id", "args", "end_check"  # the _s_<state> methods
 
 
 def call_name(call_id: str) -> str:
@@ -159,11 +159,6 @@ class KimiK2Parser(ToolParser):
         self._args = RawArguments(objects_only=False)
         self._hold: list[str] = []      # arguments written as a JSON string (double-encoded): held whole
         self._pending: list[str] = []   # whitespace after a <|tool_call_end|> met inside a string
-
-    def _advance(self, final: bool) -> None:
-        steps = self._steps
-        while steps[self._state](self, final):
-            pass
 
     # ------------------------------------------------------------------ helpers
     def _section_marker(self, marker: str) -> bool:
@@ -336,11 +331,3 @@ class KimiK2Parser(ToolParser):
         self._pending = []
         self._close_call()
         return self._section_marker(hit)
-
-    _steps = {
-        _CONTENT: _s_content,
-        _SECTION: _s_section,
-        _ID: _s_id,
-        _ARGS: _s_args,
-        _END_CHECK: _s_end_check,
-    }

@@ -70,12 +70,16 @@ _M_TOKEN = markers(*SPECIAL_TOKENS)
 _M_NAME = markers(ARGS, CALL_ID, TOOL_CALLS, THINK, THINK_END, "{")
 _M_ID = markers(ARGS, CALL_ID, TOOL_CALLS, THINK, THINK_END)
 
-_CONTENT, _THINKING, _HEAD, _NAME, _ID, _ARGS_START, _ARGS, _ARRAY, _ITEM, _BROKEN = range(10)
+# states: the _s_<state> methods
+_CONTENT, _THINKING, _HEAD, _NAME, _ID, _ARGS_START, _ARGS, _ARRAY, _ITEM, _BROKEN = (
+    "content", "thinking", "head", "name", "id", "args_start", "args", "array", "item", "broken_json")
 
 
 @register("mistral")
 class MistralParser(ToolParser):
     """Mistral ``[TOOL_CALLS]`` forms; see the module docstring for the reading rules."""
+
+    writes_reasoning = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -86,11 +90,6 @@ class MistralParser(ToolParser):
         self._args = RawArguments()
         self._rest = self._args.rest_tracker()  # a broken call's JSON state, to find its end
         self._item: list[str] = []   # text of an element of the array form (sent whole when it closes)
-
-    def _advance(self, final: bool) -> None:
-        steps = self._steps
-        while steps[self._state](self, final):
-            pass
 
     # ------------------------------------------------------------------ helpers
     def _no_call(self, marker: str | None, final: bool = False) -> bool:
@@ -284,7 +283,7 @@ class MistralParser(ToolParser):
         self._state = _ARRAY
         return True
 
-    def _s_broken(self, final: bool) -> bool:
+    def _s_broken_json(self, final: bool) -> bool:
         """A broken call's text: dropped up to the bracket that closes its object, else content."""
         end = self._hold_broken_json(self._rest, (TOOL_CALLS,), final)
         if end is None:
@@ -295,16 +294,3 @@ class MistralParser(ToolParser):
             return self._at_token(end)
         self._state = _CONTENT
         return True
-
-    _steps = {
-        _CONTENT: _s_content,
-        _THINKING: _s_thinking,
-        _HEAD: _s_head,
-        _NAME: _s_name,
-        _ID: _s_id,
-        _ARGS_START: _s_args_start,
-        _ARGS: _s_args,
-        _ARRAY: _s_array,
-        _ITEM: _s_item,
-        _BROKEN: _s_broken,
-    }
