@@ -297,6 +297,13 @@ class HarmonyParser(ToolParser):
 
     def _s_args(self, final: bool) -> bool:
         text, marker = self.scanner.find(_M_BODY, final)
+        if marker is None and not final:  # the common piece: argument text, streamed
+            send, used = self._args.feed(text)
+            self._emit_arguments(send)
+            if used == len(text):
+                return False
+            self._args = RawArguments()
+            return self._broken(text[used:])
         return self._args_at(text, marker, final)
 
     def _args_at(self, text: str, marker: str | None, final: bool) -> bool:

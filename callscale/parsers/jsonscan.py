@@ -409,6 +409,8 @@ class RawArguments:
         bracket. Once the text stopped, nothing more is read.
         """
         v = self.json
+        if v.inside and not (v.escape or v._hex_left or v.failed) and _STRICT_STOP.search(text) is None:
+            return text, len(text)  # the common piece: text inside a string
         if v.failed or not text:
             return "", 0
         if v.closed:

@@ -186,7 +186,7 @@ class KimiK2Parser(ToolParser):
         self._hold = []
         value = None
         first = self._args.json.first
-        if held is not None and first != "[":  # (a top-level scalar never closes: held is None)
+        if held is not None and first != "[":  # (a top-level number never closes: held is None)
             if first != '"':
                 self._emit_arguments(held)
                 self._end_call()
@@ -219,7 +219,7 @@ class KimiK2Parser(ToolParser):
         first = args.json.first
         if first == '"':
             self._hold.append(send)
-        elif first != "[":
+        elif first in ("", "{"):  # nothing else can be a call's arguments
             self._emit_arguments(send)
         if used < len(text):
             self._hold = []
