@@ -103,8 +103,7 @@ import re
 
 from . import register
 from .base import MAX_HEAD, SURROGATE, ToolParser, json_fragment
-from .jsonscan import JsonTracker
-from .qwen import JsonCallLexer, Qwen3Parser
+from .jsonscan import JsonCallLexer, JsonCallReader, JsonTracker
 from .scanner import markers
 
 __all__ = [
@@ -155,21 +154,22 @@ class _AfterCall:
 
 # --------------------------------------------------------------------------- llama3_json
 _M_JSON_CONTENT = markers("{", PYTHON_TAG)
-_CONTENT, _JSON, _SEP, _BROKEN = "content", "json", "separator", "broken"
+_CONTENT, _JSON, _SEP, _BROKEN = "content", "json", "separator", "broken_json"  # the _s_<state> methods
 #: What ends a broken call's text before its object closes: the call token, the next call's object.
 _BROKEN_ENDS = (PYTHON_TAG, CALL_SEPARATOR.strip() + " {", CALL_SEPARATOR.strip() + "{")
 
 
 @register("llama3_json")
-class Llama3JsonParser(_AfterCall, Qwen3Parser):
+class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
     """Streaming parser of Llama 3 JSON tool calls; see the module docstring for the rules.
 
-    Reads each call object with the Hermes machinery of
-    :class:`callscale.parsers.qwen.Qwen3Parser` (the same lexer, head bound and
-    argument streaming); only what surrounds an object differs. Never raises
-    on model output.
+    Each call object is read by the shared
+    :class:`callscale.parsers.jsonscan.JsonCallReader` (the Hermes lexer,
+    head bound and argument streaming, as ``qwen3``); only what surrounds an
+    object is this format's. Never raises on model output.
     """
 
+    argument_keys = ARGUMENT_KEYS
     #: Not Qwen3's recovery: an object without arguments may be prose ({"name": "Ada", "age": 36}).
     _name_only_is_a_call = False
     #: No opener: a candidate object the output cuts before its call started may be prose.
@@ -177,19 +177,25 @@ class Llama3JsonParser(_AfterCall, Qwen3Parser):
 
     def __init__(self) -> None:
         super().__init__()
+        self._raw: list[str] = []
+        self._lexer: JsonCallLexer | None = None
         self._held: list[str] = []  # whitespace and one ';' after a call
         self._semicolon = False
         self._rest = JsonTracker()  # a broken call's JSON state, to find the end of its object
 
-    def _new_lexer(self) -> JsonCallLexer:
-        return JsonCallLexer(ARGUMENT_KEYS)
-
-    def _open_object(self, before: str) -> None:
+    def _open_call_object(self, before: str) -> None:
         """A ``{`` was read (``before``: held separator text): start a candidate call object."""
-        self._open(before)
+        self._open_object(before)
         self._raw.append("{")
         self._lexer.feed("{", pause=True)
-        self._head_len = 1
+        self._obj_head = 1
+        self._state = _JSON
+
+    def _not_a_call(self, final: bool = False) -> None:
+        """The candidate is no call: its text is content (a head the end of the output cut is dropped)."""
+        self._head_no_call("".join(self._raw), final)
+        self._raw = []
+        self._state = _CONTENT
 
     def _object_done(self) -> None:
         self._emit_arguments("}")
@@ -198,7 +204,7 @@ class Llama3JsonParser(_AfterCall, Qwen3Parser):
         self._semicolon = False
         self._state = _SEP
 
-    def _drop_call(self, final: bool = False, expected=None) -> None:
+    def _drop_call(self) -> None:
         """The started call broke (DESIGN.md): its text is dropped up to the ``}`` that closes its object, else content."""
         self._break_call()
         rest = self._rest = JsonTracker()
@@ -207,55 +213,58 @@ class Llama3JsonParser(_AfterCall, Qwen3Parser):
             rest.inside, rest.escape, rest.depth = lexer.inside, lexer.escape, lexer.depth
         self._state = _BROKEN
 
-    def _advance(self, final: bool) -> None:
+    def _s_content(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_M_JSON_CONTENT, final)
+        self._emit_content(text)
+        if marker is None:
+            return False
+        if marker == "{":
+            self._open_call_object("")
+        return True  # <|python_tag|>: dropped
+
+    def _s_json(self, final: bool) -> bool:
+        return self._read_object(final, MAX_HEAD)
+
+    def _s_broken_json(self, final: bool) -> bool:
+        end = self._hold_broken_json(self._rest, _BROKEN_ENDS, final)
+        if end is None:
+            return False
+        if end == "":
+            return True
+        self._held = []
+        self._semicolon = False
+        if end == "}":  # after the broken object: as after a call
+            self._state = _SEP
+        elif end == PYTHON_TAG:
+            self._state = _CONTENT
+        else:  # "; {": the next call's object; the separator is content
+            self._emit_content(end[:-1])
+            self._open_call_object("")
+        return True
+
+    def _s_separator(self, final: bool) -> bool:
+        """After a call: whitespace and one ``;`` are held until what follows decides them."""
         sc = self.scanner
-        while True:
-            state = self._state
-            if state == _CONTENT:
-                text, marker = sc.find(_M_JSON_CONTENT, final)
-                self._emit_content(text)
-                if marker is None:
-                    return
-                if marker == "{":
-                    self._open_object("")
-            elif state == _JSON:
-                if not self._read_json(final):
-                    return
-            elif state == _BROKEN:
-                end = self._hold_broken_json(self._rest, _BROKEN_ENDS, final)
-                if end is None:
-                    return
-                if end == "":
-                    continue
-                self._held = []
-                self._semicolon = False
-                if end == "}":  # after the broken object: as after a call
-                    self._state = _SEP
-                elif end == PYTHON_TAG:
-                    self._state = _CONTENT
-                else:  # "; {": the next call's object; the separator is content
-                    self._emit_content(end[:-1])
-                    self._open_object("")
-            else:  # _SEP: after a call
-                c = self._next_after_call(final)
-                if not c:
-                    return
-                if c == ";" and not self._semicolon:
-                    sc.take(1)
-                    self._held.append(c)
-                    self._semicolon = True
-                elif c == "{":
-                    sc.take(1)
-                    self._open_object(self._take_held())
-                else:
-                    self._emit_content(self._take_held())
-                    self._state = _CONTENT
+        c = self._next_after_call(final)
+        if not c:
+            return False
+        if c == ";" and not self._semicolon:
+            sc.take(1)
+            self._held.append(c)
+            self._semicolon = True
+        elif c == "{":
+            sc.take(1)
+            self._open_call_object(self._take_held())
+        else:
+            self._emit_content(self._take_held())
+            self._state = _CONTENT
+        return True
 
 
 # --------------------------------------------------------------------------- llama4_pythonic
 _M_LIST_CONTENT = markers("[", PYTHON_START, PYTHON_END)
-_HEAD, _ARGS, _OPEN_QUOTE, _STRING, _ESCAPE, _NUMBER, _WORD, _AFTER_CALL = (
-    "head", "args", "open-quote", "string", "escape", "number", "word", "after-call")
+_HEAD, _ARGS, _OPEN_QUOTE, _STRING, _ESCAPE, _NUMBER, _WORD, _AFTER_CALL = (  # the _s_<state> methods
+    "head", "args", "open_quote", "string", "escape", "number", "word", "after_call")
 # head steps
 _H_NAME0, _H_NAME, _H_PAREN, _H_KEY0, _H_KEY, _H_EQ = range(6)
 # what the reader expects next inside the arguments
@@ -328,12 +337,6 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         self._key_text = ""           # JSON key text still to send at the separator
         self._quote = ""
         self._held: list[str] = []    # whitespace after a call
-
-    # ------------------------------------------------------------------ driver
-    def _advance(self, final: bool) -> None:
-        steps = self._steps
-        while steps[self._state](self, final):
-            pass
 
     def _s_content(self, final: bool) -> bool:
         text, marker = self.scanner.find(_M_LIST_CONTENT, final)
@@ -719,15 +722,3 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
             self._emit_content(held)
             self._state = _CONTENT
         return True
-
-    _steps = {
-        _CONTENT: _s_content,
-        _HEAD: _s_head,
-        _ARGS: _s_args,
-        _OPEN_QUOTE: _s_open_quote,
-        _STRING: _s_string,
-        _ESCAPE: _s_escape,
-        _NUMBER: _s_number,
-        _WORD: _s_word,
-        _AFTER_CALL: _s_after_call,
-    }

@@ -166,14 +166,13 @@ Neither parser treats Qwen's end-of-turn token ``<|im_end|>`` specially
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 
 from . import register
-from .base import MAX_HEAD, SURROGATE, ToolParser, json_fragment, json_text
+from .base import MAX_HEAD, ToolParser, json_fragment, json_text
 from .schema import UNTYPED, StringOrNull, convert, is_new_parameter, parameter_typing, tool_name
-from .jsonscan import BAD_ESCAPE, CONTROL, STRING_OPEN, JsonTracker
+from .jsonscan import JsonCallLexer, JsonCallReader
 from .scanner import PARTIAL, Markers, markers
 
 log = logging.getLogger(__name__)
@@ -231,287 +230,6 @@ _M_HELD_END = markers(PARAMETER_CLOSE, PARAMETER_OPEN, FUNCTION_CLOSE, TOOL_CALL
 _M_OPEN_ONLY = markers(TOOL_CALL_OPEN)
 _M_ORPHAN_END = markers(_NL + TOOL_CALL_CLOSE, TOOL_CALL_CLOSE)
 _KEY_CHARS = re.compile(r"[^<>\n]*")
-
-
-# --------------------------------------------------------------------------- JSON lexer
-# Lexer modes between strings (inside a string, the tracker's ``inside`` is set).
-_VALUE, _OBJ_OPEN, _OBJ_KEY, _COLON, _ARR_OPEN, _AFTER, _NUMBER, _LITERAL = range(8)
-
-_WS_RUN = re.compile(r"[ \t\n\r]*")
-_NUM_RUN = re.compile(r"[0-9eE.+\-]*")
-_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
-
-
-_LITERALS = {"t": "true", "f": "false", "n": "null"}
-
-#: :meth:`JsonCallLexer.feed` results.
-NEED_MORE, DONE, ERROR = "need-more", "done", "error"
-_CALL_CLOSED, _ARGUMENTS_CLOSED = 1, 2
-
-
-class JsonCallLexer(JsonTracker):
-    """An incremental, validating lexer of one Hermes call object ``{"name": ..., "arguments": {...}}``.
-
-    Built on :class:`callscale.parsers.jsonscan.JsonTracker` (strict), which follows
-    string contents, their escapes and the bracket depth; this class reads
-    the grammar between strings (structure, numbers, literals) and validates
-    strict JSON (leading JSON whitespace allowed, the top-level value must be
-    an object). Fed the text after ``<tool_call>`` piece by piece (each
-    character once). At nesting depth 1 it records the decoded ``name``
-    (when a string) and captures the raw text of the ``arguments`` value
-    (which must be an object), re-escaping raw control characters inside
-    strings.
-
-    ``argument_keys``: the keys whose value is the arguments object (one of
-    them per object; Hermes: ``arguments``, Llama 3: ``parameters`` or
-    ``arguments``).
-
-    Attributes read by the parser: ``name`` (``str`` or ``None``),
-    ``arguments_done`` (the arguments object was read to its ``}``),
-    ``stream_arguments`` (the arguments started after the name was known, so
-    they may stream), ``arguments`` (a list of argument text pieces not yet
-    taken; see :meth:`take_arguments`).
-    """
-
-    __slots__ = (
-        "_stack", "_mode", "_in_key", "_literal", "_literal_pos", "_number",
-        "_key", "_capture", "_capture_parts", "_seen_name", "_seen_arguments",
-        "name", "arguments", "arguments_done", "stream_arguments", "_argument_keys",
-    )
-
-    def __init__(self, argument_keys: tuple[str, ...] = ("arguments",)) -> None:
-        super().__init__(strict=True)
-        self._argument_keys = argument_keys
-        self._stack: list[str] = []  # the open brackets (the tracker counts them; this says which)
-        self._mode = _VALUE
-        self._in_key = False
-        self._literal = ""
-        self._literal_pos = 0
-        self._number: list[str] = []
-        self._key: str | None = None
-        #: None, "key", "name" or "arguments": what the current text is captured into.
-        self._capture: str | None = None
-        self._capture_parts: list[str] = []
-        self._seen_name = False
-        self._seen_arguments = False
-        self.name: str | None = None
-        self.arguments: list[str] = []
-        self.arguments_done = False
-        self.stream_arguments = False
-
-    def take_arguments(self) -> str:
-        """The argument text captured since the last call (JSON text, possibly ``""``)."""
-        text = "".join(self.arguments)
-        self.arguments.clear()
-        return text
-
-    @property
-    def in_arguments(self) -> bool:
-        """True while the lexer is inside the ``arguments`` value (after its ``{``, before its ``}``)."""
-        return self._capture == "arguments"
-
-    def _keep(self, text: str) -> None:
-        if not text:
-            return
-        if self._capture == "arguments":
-            self.arguments.append(text)
-        else:
-            self._capture_parts.append(text)
-
-    def feed(self, chunk: str, pause: bool = False) -> tuple[int, str]:
-        """Lex ``chunk`` (the next characters); return ``(used, status)``.
-
-        ``status`` is :data:`DONE` when the top-level object ended (``used``
-        characters, up to and including its ``}``, were read), :data:`ERROR`
-        when ``chunk[used]`` cannot continue valid JSON of the expected shape
-        (nothing from there on is read), :data:`NEED_MORE` when all of
-        ``chunk`` was read and the object is still open. With ``pause`` the
-        lexer also stops (:data:`NEED_MORE`, ``used < len(chunk)`` possible)
-        right after the ``{`` that opens the ``arguments`` value and right
-        after the ``}`` that closes it, so that a caller can count the text
-        outside that value (feed it the rest next). Never raises on any
-        input; after ``DONE`` or ``ERROR`` the lexer must not be fed again.
-        """
-        i = 0
-        n = len(chunk)
-        start = 0  # where the text still to be captured starts in this chunk
-        stack = self._stack
-        while i < n:
-            if self.inside:
-                j, event = self.string_run(chunk, i)
-                if event == STRING_OPEN:
-                    i = j
-                    break
-                if event == BAD_ESCAPE:
-                    return j, ERROR
-                if event == CONTROL:  # a raw control character: accepted, kept escaped
-                    if self._capture is not None:
-                        self._keep(chunk[start:j])
-                        self._keep(json_fragment(chunk[j]))
-                        start = j + 1
-                    i = j + 1
-                    continue
-                i = j  # STRING_END: just after the closing quote
-                if self._in_key:
-                    self._mode = _COLON
-                    if self._capture == "key":
-                        self._keep(chunk[start:i])
-                        self._capture = None
-                        try:
-                            self._key = json.loads("".join(self._capture_parts))
-                        except ValueError:  # pragma: no cover - the tracker validated the string
-                            return i - 1, ERROR
-                else:
-                    self._mode = _AFTER
-                    if self._capture == "name":
-                        self._keep(chunk[start:i])
-                        self._capture = None
-                        try:
-                            name = json.loads("".join(self._capture_parts))
-                        except ValueError:
-                            return i - 1, ERROR
-                        # json.loads accepts a lone surrogate escape ("\\ud800"):
-                        # a name a server cannot encode as UTF-8, so no name
-                        if not name or SURROGATE.search(name):
-                            return i - 1, ERROR
-                        self.name = name
-                continue
-            mode = self._mode
-            if mode == _NUMBER:
-                end = _NUM_RUN.match(chunk, i).end()
-                self._number.append(chunk[i:end])
-                i = end
-                if i >= n:
-                    break
-                if _NUMBER.fullmatch("".join(self._number)) is None:
-                    return i, ERROR
-                self._number = []
-                self._mode = _AFTER
-                continue
-            if mode == _LITERAL:
-                word = self._literal
-                k = self._literal_pos
-                while i < n and k < len(word):
-                    if chunk[i] != word[k]:
-                        return i, ERROR
-                    i += 1
-                    k += 1
-                self._literal_pos = k
-                if k == len(word):
-                    self._mode = _AFTER
-                continue
-            # Structural modes: JSON whitespace, then one structural character.
-            i = _WS_RUN.match(chunk, i).end()
-            if i >= n:
-                break
-            c = chunk[i]
-            if mode == _VALUE or mode == _ARR_OPEN:
-                if mode == _ARR_OPEN and c == "]":
-                    stack.pop()
-                    self.bracket(c)
-                    self._mode = _AFTER
-                    i += 1
-                    continue
-                depth = self.depth
-                if depth == 0 and c != "{":
-                    return i, ERROR
-                if depth == 1:  # a value of the call object: name / arguments hooks
-                    key = self._key
-                    if key == "name":
-                        if self._seen_name or c != '"':
-                            return i, ERROR
-                        self._seen_name = True
-                        self._capture = "name"
-                        self._capture_parts = []
-                        start = i
-                    elif key in self._argument_keys:
-                        if self._seen_arguments or c != "{":
-                            return i, ERROR
-                        self._seen_arguments = True
-                        self._capture = "arguments"
-                        self.stream_arguments = self.name is not None
-                        start = i
-                        if pause:  # the arguments' "{": stop right after it
-                            stack.append(c)
-                            self.bracket(c)
-                            self._mode = _OBJ_OPEN
-                            self._keep(chunk[start:i + 1])
-                            return i + 1, NEED_MORE
-                if c == "{":
-                    stack.append(c)
-                    self.bracket(c)
-                    self._mode = _OBJ_OPEN
-                elif c == "[":
-                    stack.append(c)
-                    self.bracket(c)
-                    self._mode = _ARR_OPEN
-                elif c == '"':
-                    self.inside = True
-                    self._in_key = False
-                elif c == "-" or "0" <= c <= "9":
-                    self._mode = _NUMBER
-                    continue  # the number branch reads it
-                elif c in _LITERALS:
-                    self._mode = _LITERAL
-                    self._literal = _LITERALS[c]
-                    self._literal_pos = 0
-                    continue
-                else:
-                    return i, ERROR
-                i += 1
-            elif mode == _OBJ_OPEN or mode == _OBJ_KEY:
-                if c == '"':
-                    self.inside = True
-                    self._in_key = True
-                    if self.depth == 1:
-                        self._capture = "key"
-                        self._capture_parts = []
-                        start = i
-                    i += 1
-                elif c == "}" and mode == _OBJ_OPEN:
-                    i += 1
-                    closed = self._close(chunk, start, i)
-                    if closed == _CALL_CLOSED:
-                        return i, DONE
-                    if closed == _ARGUMENTS_CLOSED and pause:
-                        return i, NEED_MORE
-                else:
-                    return i, ERROR
-            elif mode == _COLON:
-                if c != ":":
-                    return i, ERROR
-                self._mode = _VALUE
-                i += 1
-            else:  # _AFTER: a value ended
-                top = stack[-1]
-                if c == ",":
-                    self._mode = _OBJ_KEY if top == "{" else _VALUE
-                    i += 1
-                elif (c == "}" and top == "{") or (c == "]" and top == "["):
-                    i += 1
-                    closed = self._close(chunk, start, i)
-                    if closed == _CALL_CLOSED:
-                        return i, DONE
-                    if closed == _ARGUMENTS_CLOSED and pause:
-                        return i, NEED_MORE
-                else:
-                    return i, ERROR
-        if self._capture is not None:
-            self._keep(chunk[start:i])
-        return n, NEED_MORE
-
-    def _close(self, chunk: str, start: int, end: int) -> int:
-        """A container closed at ``chunk[end - 1]``: which one (``_CALL_CLOSED``, ``_ARGUMENTS_CLOSED`` or 0)."""
-        self._stack.pop()
-        self.bracket("}")  # (a "]" counts the same)
-        self._mode = _AFTER
-        depth = self.depth
-        if depth == 1 and self._capture == "arguments":
-            self._keep(chunk[start:end])
-            self._capture = None
-            self.arguments_done = True
-            return _ARGUMENTS_CLOSED
-        return _CALL_CLOSED if depth == 0 else 0
 
 
 # --------------------------------------------------------------------------- shared parser state
@@ -589,35 +307,26 @@ class _QwenParser(ToolParser):
 
 # --------------------------------------------------------------------------- qwen3
 _JSON, _AFTER_OBJECT = "json", "after-object"
-_PEEK_MIN, _PEEK_MAX = 256, 1 << 16
 
 
 @register("qwen3")
-class Qwen3Parser(_QwenParser):
+class Qwen3Parser(JsonCallReader, _QwenParser):
     """Streaming parser of Qwen3 / Hermes JSON tool calls; see the module docstring for the rules.
 
+    The call object is read by the shared :class:`callscale.parsers.jsonscan.JsonCallReader`.
     Arguments stream as the raw JSON text of the ``arguments`` object (raw
     control characters inside strings escaped). Never raises on model output.
     """
 
     #: The Hermes recovery: an object with a name and no arguments key is a call with ``{}``.
     _name_only_is_a_call = True
-    #: A head the end of the output cuts is content (a format without an opener: it may be prose).
-    _cut_head_is_content = False
 
     def __init__(self) -> None:
         super().__init__()
         self._lexer: JsonCallLexer | None = None
-        self._started = False
-        self._peek = _PEEK_MIN
-        self._head_len = 0  # characters read before the call started, outside the arguments value
 
     def _open(self, marker: str) -> None:
-        self._raw = [marker]
-        self._lexer = self._new_lexer()
-        self._started = False
-        self._peek = _PEEK_MIN
-        self._head_len = 0
+        self._open_object(marker)
         self._state = _JSON
 
     def _advance(self, final: bool) -> None:
@@ -629,7 +338,7 @@ class Qwen3Parser(_QwenParser):
                 if not go_on:
                     return
             elif state == _JSON:
-                if not self._read_json(final):
+                if not self._read_object(final, MAX_HEAD):
                     return
             else:  # _AFTER_OBJECT: only whitespace, then </tool_call>
                 sc.skip_whitespace()
@@ -643,84 +352,9 @@ class Qwen3Parser(_QwenParser):
                     self._end_call()
                     self._state = _AFTER_CLOSE
 
-    def _read_json(self, final: bool) -> bool:
-        """Feed the lexer the unread text; false when it needs more text than there is."""
-        sc = self.scanner
-        lexer = self._lexer
-        while sc.pending():
-            # Peek a bounded, growing slice: a call that ends early in a long
-            # buffer costs O(its length), not O(buffer). Before the call
-            # starts, text outside the arguments value is a head: at most
-            # MAX_HEAD characters of it are read (the lexer pauses at the
-            # arguments' brackets, so the count does not depend on the split).
-            size = self._peek
-            head = not self._started and not lexer.in_arguments
-            if head:
-                size = min(size, MAX_HEAD + 1 - self._head_len)
-            chunk = sc.peek(size)
-            used, status = lexer.feed(chunk, pause=not self._started)
-            sc.take(used)
-            if not self._started:
-                self._raw.append(chunk[:used])
-                if head:  # (the arguments' "{", where the lexer paused, is the value's)
-                    self._head_len += used - lexer.in_arguments
-                if lexer.stream_arguments:
-                    self._start()
-            if self._started:
-                self._send_arguments()
-            if status == DONE:
-                if not self._started:
-                    if lexer.name is None or not (lexer.arguments_done or self._name_only_is_a_call):
-                        self._not_a_call()
-                        return True
-                    self._start()
-                    if lexer.arguments_done:
-                        self._send_arguments()
-                    else:  # a name and no "arguments" key: a call with {}
-                        self._emit_arguments("{")
-                self._lexer = None
-                self._object_done()
-                return True
-            if status == ERROR or (not self._started and self._head_len > MAX_HEAD):
-                if self._started:
-                    self._drop_call()  # (reads the lexer's state where the call broke)
-                else:
-                    self._not_a_call()
-                self._lexer = None
-                return True
-            self._peek = min(self._peek * 2, _PEEK_MAX)
-        if not final:
-            return False
-        self._lexer = None  # the output ended inside the object
-        if self._started:
-            self._drop_call()
-        else:
-            self._not_a_call(final=not self._cut_head_is_content)
-        return True
-
-    def _new_lexer(self) -> JsonCallLexer:
-        """The lexer of one call object (a format reading other argument keys overrides this)."""
-        return JsonCallLexer()
-
     def _object_done(self) -> None:
         """The call object ended (its call started): wait for ``</tool_call>``."""
         self._state = _AFTER_OBJECT
-
-    def _start(self) -> None:
-        self._begin_call(self._lexer.name)
-        self._started = True
-        self._raw = []
-
-    def _send_arguments(self) -> None:
-        """Send the argument text read so far, except the arguments' final ``}``.
-
-        That brace is sent with ``</tool_call>``: an abandoned call's streamed
-        arguments are then never a complete JSON object.
-        """
-        text = self._lexer.take_arguments()
-        if self._lexer.arguments_done and text.endswith("}"):
-            text = text[:-1]  # the closing brace comes last in the piece that completes the object
-        self._emit_arguments(text)
 
 
 # --------------------------------------------------------------------------- qwen3_coder
