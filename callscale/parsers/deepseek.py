@@ -1,87 +1,11 @@
 """DeepSeek V3 and V3.1 tool calls (``deepseek_v3``, ``deepseek_v31``).
 
-Token strings are the special tokens of DeepSeek's tokenizer, as the V3 and
-V3.1 chat templates write them (full-width bars U+FF5C, ``▁`` U+2581).
-
-Formats (source: the ``chat_template`` of DeepSeek-V3 and DeepSeek-V3.1 in
-their ``tokenizer_config.json``; ``docs/formats.md``)::
-
-    V3:   CONTENT<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME
-          ```json
-          ARGS
-          ```<｜tool▁call▁end｜>
-          <｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME2 ... <｜tool▁call▁end｜><｜tool▁calls▁end｜>
-    V3.1: CONTENT<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>ARGS<｜tool▁call▁end｜>...<｜tool▁calls▁end｜>
-
-The V3 template writes the tool's ``type`` (always ``function``) before the
-separator and joins calls with one newline; V3.1 writes no kind, no fence and
-nothing between calls. Both templates end the turn with
-``<｜tool▁calls▁end｜><｜end▁of▁sentence｜>``.
-
-How the parsers read it (both paths, streaming and ``detect_and_parse``, run
-the same state machine, so they agree):
-
-- Content is everything outside the calls block, passed on unchanged; text
-  after ``<｜tool▁calls▁end｜>`` is content again, and a later block opener
-  opens another block. ``<｜end▁of▁sentence｜>`` is dropped wherever it
-  appears (also inside a name or the arguments).
-- Inside the block, a stretch between two tokens that is only whitespace is
-  layout (the V3 newline between calls) and is dropped; a stretch holding
-  any other text is passed on as content whole, whitespace included (nothing
-  lost). A stray ``<｜tool▁call▁end｜>`` or ``<｜tool▁sep｜>`` there is such
-  text, also when it cuts a call head short
-  (``<｜tool▁call▁begin｜>x<｜tool▁call▁end｜>`` is content). A repeated ``<｜tool▁calls▁begin｜>`` inside the block (a degenerate
-  model repeating the opener) is dropped: the opener repeated any number of
-  times gives no call and no content, in linear time.
-- Call head: V3 needs the kind ``function`` (outer whitespace ignored), the
-  separator, a name ended by a newline, then the opening fence "```json\\n";
-  V3.1 needs a name ended by the separator. The name (outer whitespace
-  stripped, must not be empty) is sent as soon as it is complete: V3 at the
-  newline, V3.1 at the separator. A head that never becomes a call (wrong
-  kind, empty name, a token before the name is complete) sends nothing: its
-  raw text, from the call-begin token on, is passed on as content, and the
-  interrupting token is read as in the block. A head the output ends in (cut
-  by max tokens) is markup of a cut call: dropped, not content.
-  So does a head that runs past :data:`callscale.parsers.base.MAX_HEAD` characters
-  (kind, separator and name together, counted after the call-begin token)
-  without its end: the head is cut there (after ``MAX_HEAD + 1``
-  characters), its raw text is content and the block is read on after it,
-  so the text after a stray call-begin token is held back for at most that
-  long.
-- Arguments are raw JSON text, validated as they arrive by the strict
-  incremental :class:`callscale.parsers.jsonscan.JsonValidator` (no argument text is
-  kept, so memory stays flat as a call grows), and stream as they arrive; only a possible
-  partial closing marker is held back (V3: the closing fence "\\n```", V3.1:
-  ``<｜tool▁call▁end｜>``; both also a partial end-of-sentence token), and the
-  text from the bracket that closes the top-level JSON value on (its final
-  ``}``, normally, and the whitespace after it),
-  which is sent when the call's end confirms the call: the streamed
-  arguments of an abandoned call never form a JSON object (a client cannot
-  mistake them for a call). V3
-  arguments end at the first "\\n```" (a JSON text cannot contain a raw
-  newline inside a string, so a value may hold any token or backticks as
-  text); whitespace and then ``<｜tool▁call▁end｜>`` must follow. V3.1
-  arguments end at the first ``<｜tool▁call▁end｜>``, so a V3.1 value cannot
-  contain that token as text (the format gives no way to tell).
-- Empty (or whitespace-only) arguments give ``{}`` (the parser sends
-  ``"{}"``). Arguments that are not one strict JSON object (``{"a": 1``,
-  ``[1, 2]``, ``{"a": NaN}``, ``Infinity``, a raw newline in a string) make
-  the call *abandoned*: streaming has already sent its name and the argument
-  text before the first character that cannot continue a JSON object (never
-  a complete object) and sends nothing more for it; ``detect_and_parse``
-  makes no call of it (see :mod:`callscale.parsers.base`).
-- A *broken* call (its arguments stop being JSON at some character, a V3
-  opening fence is missing, or text stands between a V3 closing fence and
-  the end token): the text from the break on is held until the next token.
-  ``<｜tool▁call▁end｜>`` ends the broken call and the text is dropped (markup
-  of a call that was not made); another call or block token, or the end of
-  the output, means the model went on writing prose after a call it left
-  broken: the text is content (DESIGN.md, "Content and markup").
-- A call that the output ends inside (cut by max tokens, also inside its
-  closing marker) is abandoned at ``finish``; its markup is not content, the
-  content before it is kept and no call is invented.
-
-Nothing here raises on model output; all lengths are in characters.
+The format (source: the ``chat_template`` of DeepSeek-V3 and DeepSeek-V3.1
+in their ``tokenizer_config.json``) and the reading rules are in
+``docs/formats.md``, "DeepSeek V3" and "DeepSeek V3.1". Token strings are the
+tokenizer's special tokens (full-width bars U+FF5C, ``▁`` U+2581). The
+arguments stream through :class:`callscale.parsers.jsonscan.RawArguments`.
+Nothing here raises on model output; lengths are in characters.
 """
 
 from __future__ import annotations

@@ -1,53 +1,11 @@
 """gpt-oss tool calls: the harmony format (``gpt_oss``).
 
-The format, from OpenAI's harmony guide (openai/harmony ``docs/format.md``)
-and the gpt-oss chat template (``chat_template.jinja`` of
-openai/gpt-oss-20b). A generation starts after the prompt's
-``<|start|>assistant``; the model writes one or more messages::
-
-    <|channel|>analysis<|message|>REASONING<|end|>
-    <|start|>assistant<|channel|>commentary<|message|>PREAMBLE<|end|>
-    <|start|>assistant<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{JSON}<|call|>
-    <|start|>assistant<|channel|>final<|message|>ANSWER<|return|>
-
-A message is a header (role, ``<|channel|>CHANNEL``, an optional recipient
-``to=RECIPIENT`` in the role part or in the channel part, an optional
-content type, ``<|constrain|>json`` or the bare word ``json`` as the chat
-template writes it: ``<|start|>assistant to=functions.NAME<|channel|>commentary json<|message|>``),
-``<|message|>``, then the body up to ``<|end|>``, ``<|call|>`` or
-``<|return|>``. Reading rules (lengths in characters):
-
-- **Headers**: a header starts at ``<|start|>``, at ``<|channel|>`` outside
-  a message, and at the very start of the output when the output starts
-  with ``<|channel|>`` or with `` to=`` / ``to=`` (the model continuing the
-  prompt's ``<|start|>assistant``). It ends at ``<|message|>``. A header is
-  markup: one that another token (``<|start|>``, ``<|end|>``, ``<|call|>``,
-  ``<|return|>``) or the end of the output cuts short is dropped, except a
-  header guessed from a leading ``to=`` without a token, which is content.
-  A header that runs past :data:`callscale.parsers.base.MAX_HEAD` characters without
-  ``<|message|>`` is not one: its text (special tokens dropped) is content.
-- **Recipients**: ``to=RECIPIENT`` (whitespace or a token ends it; with or
-  without a space before ``<|constrain|>``) makes the message a tool call.
-  ``functions.NAME`` calls ``NAME``; any other recipient (a built-in tool:
-  ``python``, ``browser.search``) is a call with the recipient as its name.
-- **Call bodies**: a body whose first non-blank character is ``{``, and every
-  body of a ``functions.`` call, is the arguments JSON, streamed as it
-  arrives up to the bracket that closes the object (held until the call
-  completes, see :class:`callscale.parsers.jsonscan.RawArguments`). The call completes
-  at ``<|call|>``, ``<|end|>``, ``<|return|>``, ``<|start|>`` or the end of
-  the output when the body is one JSON object (an empty body gives ``{}``,
-  except at the end of the output); otherwise it is abandoned. Inside a JSON
-  string, ``<|call|>``, ``<|end|>`` and ``<|return|>`` are text unless what
-  follows them (ignoring whitespace) is ``<|start|>`` or the end of the
-  output; ``<|start|>`` there is text. Any other body (the code a model
-  sends to the ``python`` tool) is the string value of one argument,
-  ``{"code": BODY}``, ended by any of those tokens; a code body cut off by
-  the end of the output is abandoned.
-- **Other messages**: the body of an ``analysis`` message is reasoning
-  (``reasoning_text``); the body of any other message without a recipient
-  (``final``, a ``commentary`` preamble to the user, no channel) is content.
-- **Outside messages**: text is content; stray ``<|end|>``, ``<|call|>``,
-  ``<|return|>``, ``<|message|>``, ``<|constrain|>`` are dropped.
+The format (source: OpenAI's harmony guide, openai/harmony ``docs/format.md``,
+and the gpt-oss chat template, ``chat_template.jinja`` of
+openai/gpt-oss-20b) and the reading rules are in ``docs/formats.md``,
+"gpt-oss, harmony". JSON bodies stream through
+:class:`callscale.parsers.jsonscan.RawArguments`. Nothing here raises on
+model output; lengths are in characters.
 """
 
 from __future__ import annotations
@@ -211,15 +169,20 @@ class HarmonyParser(ToolParser):
         if marker == MESSAGE:
             self._open_body(raw)
             return True
+        # <|message|> missing: the header's words, then the body (docs/formats.md)
+        head = _HEADER_WORDS.match(raw).end()
+        recipient, channel = read_header(raw[:head])
+        if over and (self._guessed or recipient):  # too long for a call's header: content, tokens dropped
+            self._emit_content(_TOKENS.sub("", raw))
+            self._state = _OUTSIDE
+            return True
         if self._guessed:  # cut short: a header guessed from a leading "to=" is content
             self._emit_content(raw)
             return self._after(marker)
-        # <|message|> missing: the header's words, then the body (see the module docstring)
-        head = _HEADER_WORDS.match(raw).end()
         body = _TOKENS.sub("", raw[head:]).lstrip()
         if marker is None and final and _cut_header_word(body):
             body = ""  # a header word or token the end of the output cut
-        if not (over or (body and any(read_header(raw[:head])))):  # nothing a message needs: markup
+        if not (over or (body and (recipient or channel))):  # nothing a message needs: markup
             return self._after(marker)
         if not self._open_body(raw[:head]):
             if body.startswith("json"):

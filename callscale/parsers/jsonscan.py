@@ -482,6 +482,10 @@ class JsonCallLexer(JsonValidator):
         that value (feed it the rest next). Never raises on any input; after
         ``DONE`` or ``ERROR`` the lexer must not be fed again.
         """
+        if self.inside and self._capture == "arguments" and not (self.escape or self._hex_left) \
+                and _STRICT_STOP.search(chunk) is None:  # the common piece: text inside a string of the arguments
+            self.arguments.append(chunk)
+            return len(chunk), NEED_MORE
         self._pause = pause
         self._cap_start = 0
         j, event = self._scan(chunk, 0)
@@ -744,7 +748,11 @@ class JsonCallReader:
                 if lexer.stream_arguments:
                     self._start_object_call()
             if self._started:
-                self._send_object_arguments()
+                text = "".join(lexer.arguments)
+                lexer.arguments.clear()
+                if lexer.arguments_done and text.endswith("}"):
+                    text = text[:-1]  # held: the closing brace comes last in the piece that completes the object
+                self._emit_arguments(text)
             if status == DONE:
                 if not self._started:
                     if lexer.name is None or not (lexer.arguments_done or self._name_only_is_a_call):

@@ -1,62 +1,9 @@
 """Kimi K2 tool calls (``kimi_k2``).
 
-The format, as Moonshot's Kimi K2 chat template writes an assistant turn::
-
-    CONTENT<|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{JSON}<|tool_call_end|><|tool_call_begin|>...<|tool_call_end|><|tool_calls_section_end|>
-
-(no separators: the template's ``{%- -%}`` strips them; the arguments are
-``arguments | tojson``). Reading rules (lengths in characters):
-
-- **Sections**: content before ``<|tool_calls_section_begin|>`` and after
-  ``<|tool_calls_section_end|>`` is content. The singular spellings
-  ``<|tool_call_section_begin|>`` / ``<|tool_call_section_end|>`` (which some
-  K2 checkpoints emit; vLLM's kimi_k2 parser accepts them) are read the same.
-  A section the output leaves open still gives every complete call in it.
-  An opener inside an open section is ignored, so a model repeating the
-  opener gives no content and no calls, in linear time.
-- **Inside a section**, text outside any call is not content: it is not the
-  model's answer (the one exception to DESIGN.md's rule that model text
-  which is neither markup nor a call comes back as content; issue 9). Stray
-  format tokens that make no call (``<|tool_call_end|>``,
-  ``<|tool_call_argument_begin|>`` outside a call, a ``<|tool_call_begin|>``
-  whose id is not followed by ``<|tool_call_argument_begin|>``) are dropped
-  with that text.
-- **Names**: the call id ``functions.NAME:IDX`` carries the name: the
-  ``functions.`` prefix is dropped when present, and ``:IDX`` when IDX is a
-  number (``get_weather:0`` and ``functions.get_weather`` also give
-  ``get_weather``). Surrounding whitespace is stripped; an empty name makes
-  no call. When the request has tools and that name is none of them, an id
-  that is a tool's sanitised id (``functions_get_weather_1``, as clients
-  that sanitise ids to ``[A-Za-z0-9_-]`` teach the model) names that tool
-  (:func:`resolve_name`). An id that runs past :data:`callscale.parsers.base.MAX_HEAD` characters
-  without ``<|tool_call_argument_begin|>`` (or another token) makes no call
-  either: its ``<|tool_call_begin|>`` is dropped, the id is cut there (after
-  ``MAX_HEAD + 1`` characters) and is text of the section, and the section
-  is read on after it (so text after a stray ``<|tool_call_begin|>`` is held
-  back at most that long).
-- **Arguments**: raw JSON, validated as it arrives by the strict incremental
-  :class:`callscale.parsers.jsonscan.JsonValidator` (no argument text is kept: memory
-  stays flat as a call grows; ``NaN``, ``Infinity`` are not JSON), streamed
-  up to the bracket that closes the top-level object; that bracket and the
-  whitespace after it are sent when the call completes, so the streamed
-  arguments of an abandoned call never form a JSON value (a client cannot
-  take ``{"a": NaN}`` for a call; the stream stops before the ``N``).
-  Arguments written as a JSON string whose text is a JSON object
-  (double-encoded, as the template rendered earlier calls in multi-turn
-  use) are that object; they are held whole and sent when the call
-  completes. A call whose arguments stop being JSON is *broken*: it is
-  abandoned there, and the text from the break on is dropped when
-  ``<|tool_call_end|>`` follows (markup of a call not made), else (another
-  token, the end of the output) it is content: prose the model went on
-  writing after a call it left broken. A call is complete at
-  ``<|tool_call_end|>`` (or at the next call, the section's end, or the end of
-  the output) when its arguments are one JSON object (empty arguments give
-  ``{}``, except at the end of the output); otherwise it is abandoned. A
-  call the output ends in (also inside a token after its arguments) is cut:
-  complete when its arguments are, else abandoned, its markup never content. ``<|tool_call_end|>`` inside a JSON
-  string is text of the string unless what follows it (ignoring whitespace)
-  is ``<|tool_call_begin|>``, the section's end or the end of the output; the
-  other tokens inside a JSON string are always text.
+The format (source: Moonshot's Kimi K2 chat template) and the reading rules
+are in ``docs/formats.md``, "Kimi K2". The arguments stream through
+:class:`callscale.parsers.jsonscan.RawArguments`. Nothing here raises on
+model output; lengths are in characters.
 """
 
 from __future__ import annotations

@@ -1,98 +1,11 @@
 """Llama 3 JSON and Llama 4 pythonic tool calls (``llama3_json``, ``llama4_pythonic``).
 
-Lengths below are in characters.
-
-**Llama 3.1/3.2/3.3 JSON** (``llama3_json``). Meta's Llama 3.1 chat template
-(also vLLM's ``examples/tool_chat_template_llama3.1_json.jinja``) writes an
-assistant turn with a custom tool call as::
-
-    {"name": "get_weather", "parameters": {"city": "Paris"}}
-
-(``'{"name": "' + name + '", "parameters": ' + arguments | tojson + '}'``,
-then ``<|eot_id|>``, a stop token the server strips). The template allows one
-call a turn (it raises on more); llama-models' reference encoder
-(``models/llama3/tool_utils.py``) writes ``json.dumps({"type": "function",
-"name": ..., "parameters": ...})``; the model may put ``<|python_tag|>``
-(a special token; the reference decoder strips it) before the call, and
-serving stacks (vLLM's ``llama3_json``) read several calls separated by
-``;`` and ``arguments`` in place of ``parameters``. Reading rules:
-
-- Content is verbatim, except ``<|python_tag|>``, which is dropped anywhere
-  outside a call object.
-- A ``{`` in content starts a candidate call object, read by the Hermes JSON
-  lexer of :mod:`callscale.parsers.qwen` (:class:`callscale.parsers.qwen.JsonCallLexer`, strict
-  JSON, fed each character once). It is a call when it is one JSON object
-  with a non-empty string ``name`` and an object ``parameters`` or
-  ``arguments`` (one of them; other keys such as ``"type"`` are ignored).
-  The call starts at the ``{`` of the arguments when the name came first
-  (the arguments' raw JSON then streams as it arrives), else when the object
-  ends; it is complete at the object's final ``}`` (the arguments' own
-  ``}`` is sent then).
-- Anything else is no call, and its text is content: an object without a
-  name or arguments (``{"name": "Ada", "age": 36}`` in prose), text that is
-  not JSON (``{x}``), an object whose head (the text outside the arguments
-  value before the call starts) runs past :data:`callscale.parsers.base.MAX_HEAD`
-  characters, the output ending inside it. Content goes on from the first
-  character that could not continue the object, so nothing is read twice.
-  An object nested in a non-call object is part of it (no call).
-- A started call whose JSON turns out malformed (strict JSON: ``NaN`` and
-  ``Infinity`` are malformed) is broken (DESIGN.md "Content and
-  markup"): its text from the offending character is dropped up to the
-  ``}`` that closes its call object (strings and nesting followed), and is
-  content when ``<|python_tag|>``, ``; {`` or ``;{`` outside a string (the
-  next call's object starts there) or the end of the output comes first
-  (prose after a broken call). A started call the output cuts off is
-  abandoned and its markup is no content.
-- Between two calls, whitespace and one ``;`` are layout; after the last
-  call they are content.
-
-**Llama 4 pythonic** (``llama4_pythonic``). Meta's Llama 4 prompt format
-(llama-models ``models/llama4/prompt_format.md``: ``[get_weather(city="San
-Francisco"), get_weather(city="Seattle")]<|eot|>``, and ``[get_user_info(
-user_id=7890, special='black')]``) and the reference encoder
-(``models/llama3/tool_utils.py``, ``ToolPromptFormat.python_list``:
-``[NAME(KEY=VALUE, ...)]``, strings in double quotes, numbers, ``True``,
-``False``, ``None`` as Python writes them, lists ``[...]``, dicts
-``{KEY=VALUE}``). The model may wrap the list in ``<|python_start|>`` ...
-``<|python_end|>`` (vLLM's ``llama4_pythonic`` parser strips them). Reading
-rules:
-
-- Content is verbatim, except ``<|python_start|>`` and ``<|python_end|>``,
-  dropped anywhere outside a string value.
-- A ``[`` in content starts a candidate call list. The head ``[`` NAME
-  ``(`` KEY ``=`` (whitespace allowed between; NAME starts with a letter or
-  ``_`` and holds letters, digits, ``_``, ``.``, ``-``; KEY is an
-  identifier) or ``[`` NAME ``()`` starts the call (name sent). A head that
-  goes any other way, ends with the output or runs past ``MAX_HEAD``
-  characters is no call: its text is content and reading goes on as content
-  from the character that broke it (``[1]``, ``[see above]``, ``[f(x)]`` in
-  prose stay content).
-- Arguments are keyword arguments ``KEY=VALUE`` separated by ``,`` (a
-  trailing comma allowed), streamed as the JSON object ``{"KEY": VALUE,
-  ...}``. Values are Python literals read by a streaming reader (no ``ast``,
-  nothing compiled): strings in ``'`` or ``"`` (also triple-quoted), with
-  Python's escapes (``\\n``, ``\\t``, ``\\\\``, ``\\'``, ``\\xhh``,
-  ``\\uhhhh``, ``\\Uhhhhhhhh``, octal, line continuation; an unknown escape
-  such as ``\\d`` keeps its backslash, as Python does; ``\\N{...}`` is not
-  read); a raw newline inside a one-quote string is accepted; numbers
-  (``1``, ``-2.5``, ``1e3``, ``1_000``, ``0x1f``; finite only);
-  ``True``/``False``/``None`` (JSON ``true``/``false``/``null``); lists and
-  tuples (JSON arrays; ``(x)`` is read as a one-element array, where Python
-  reads ``x``); dicts with string, number, ``True``/``False``/``None``
-  keys (JSON object keys as ``json.dumps`` writes them) or, as the reference
-  encoder writes them, ``{KEY=VALUE}`` with identifier keys. A string value
-  streams as it arrives; other values are sent when they end.
-- A call is complete at its ``)``, which sends the arguments' ``}``. Then
-  ``,`` starts the next call's head (a bad head there ends the list: it is
-  content from the comma) and ``]`` ends the list; whitespace inside the
-  list is layout. Anything else after ``)`` ends the list and is content.
-- A started call with anything else (a positional argument, a name that is
-  not a literal, unbalanced brackets) is abandoned (see
-  :mod:`callscale.parsers.base`); content goes on from the offending character (a
-  bad word or number is content too: ``[f(a=foo)]`` leaves ``foo)]``;
-  DESIGN.md "Content and markup"). A call the output cuts off is abandoned
-  and its markup is no content. A word or number longer
-  than ``MAX_HEAD`` characters is malformed.
+The formats (sources: Meta's Llama 3.1 chat template and llama-models'
+``models/llama3/tool_utils.py``; llama-models ``models/llama4/prompt_format.md``)
+and the reading rules are in ``docs/formats.md``, "Llama 3.1 / 3.2 / 3.3
+JSON" and "Llama 4 pythonic". A Llama 3 call object is read by
+:class:`callscale.parsers.jsonscan.JsonCallReader`, as ``qwen3``'s. Nothing
+here raises on model output; lengths are in characters.
 """
 
 from __future__ import annotations
@@ -283,6 +196,8 @@ _SIMPLE_ESCAPES = {"\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b", "f": "\
                    "r": "\r", "t": "\t", "v": "\v", "\n": ""}
 _HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
 _OCTAL = frozenset("01234567")
+#: What ends the text of a string value, per quote.
+_STRING_ENDS = {q: markers(q, "\\") for q in ("'", '"', "'''", '"""')}
 _HEX = frozenset("0123456789abcdefABCDEF")
 
 
@@ -640,7 +555,13 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
     def _s_string(self, final: bool) -> bool:
         sc = self.scanner
         quote = self._quote
-        ends = markers(quote, "\\")
+        ends = _STRING_ENDS[quote]
+        text, marker = sc.find(ends, final)
+        if marker is None and not final:  # the common piece: string text, streamed
+            if text:
+                self._emit_arguments(json_fragment(text))
+            return False
+        sc.unread(len(text) + len(marker or ""))
         parts: list[str] = []
         try:
             while True:

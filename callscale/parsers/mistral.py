@@ -1,50 +1,11 @@
 """Mistral tool calls (``mistral``).
 
-The forms, from mistral-common's instruct tokenizers
-(``mistral_common/tokens/tokenizers/instruct.py``), which encode an
-assistant turn as its content followed by the calls:
-
-- V2/V3 (Mistral 7B Instruct v0.3, Mixtral 8x22B, Codestral 22B):
-  ``[TOOL_CALLS]`` then one JSON array of the calls,
-  ``json.dumps([{"name": ..., "arguments": {...}}, ...], ensure_ascii=False)``;
-- V11 (Mistral Small 3.1/3.2 era): per call ``[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{JSON}``;
-- V13 (Magistral, Devstral, recent checkpoints): per call
-  ``[TOOL_CALLS]NAME[ARGS]{JSON}`` (no call id); V13 tokenizers that have
-  them mark reasoning as ``[THINK]...[/THINK]``.
-
-Reading rules (lengths in characters):
-
-- **Content**: text outside the forms below is content. Stray ``[ARGS]``,
-  ``[CALL_ID]`` and ``[/THINK]`` are dropped.
-- **Reasoning**: text between ``[THINK]`` and ``[/THINK]`` (or the end of
-  the output) is ``reasoning_text``.
-- **Name form**: ``[TOOL_CALLS]`` (whitespace after it skipped) then a name
-  (no whitespace inside, surrounding whitespace stripped) up to ``[ARGS]``,
-  ``[CALL_ID]ID[ARGS]`` or directly ``{`` (``NAME{...}``, as some
-  checkpoints write it). The arguments are raw JSON from the ``{`` on,
-  streamed as they arrive; the call ends at the bracket that closes the
-  object (special tokens inside the JSON, in strings or not, are JSON
-  text) and completes when the text is one JSON object; otherwise, and
-  when the output ends first, it is abandoned. Text after the call is
-  content. Each call has its own ``[TOOL_CALLS]``. Arguments are strict
-  JSON: at the first character that cannot continue a JSON object the call
-  is broken (DESIGN.md "Content and markup"): its text from there is dropped
-  up to the bracket that closes its object (strings and nesting followed),
-  and is content when ``[TOOL_CALLS]`` or the end of the output comes first
-  (prose after a broken call).
-- **Array form**: ``[TOOL_CALLS]`` then ``[``: each element ``{...}`` with a
-  string ``name`` and an object ``arguments`` (keys in any order, others
-  such as ``id`` ignored) is a call, sent whole when its object closes
-  (a key ``name`` inside ``arguments`` is an argument). An element of
-  another shape is content; the array ends at ``]``; an element cut off by
-  the end of the output makes no call.
-- **Heads that are no call**: a name with whitespace inside, a head cut by
-  another token, or one that runs past :data:`callscale.parsers.base.MAX_HEAD`
-  characters is content (tokens dropped); a head cut by the end of the
-  output is a cut call, dropped (DESIGN.md "Content and markup"); a
-  ``[TOOL_CALLS]`` with nothing before the next token is dropped, so a
-  model repeating it gives no content. Arguments that do not start with
-  ``{`` abandon the call and are content.
+The forms (source: mistral-common's instruct tokenizers,
+``mistral_common/tokens/tokenizers/instruct.py``: V2/V3 JSON array, V11
+``[CALL_ID]``, V13) and the reading rules are in ``docs/formats.md``,
+"Mistral". The arguments stream through
+:class:`callscale.parsers.jsonscan.RawArguments`. Nothing here raises on
+model output; lengths are in characters.
 """
 
 from __future__ import annotations

@@ -3,71 +3,11 @@
 Both formats wrap each call in ``<tool_call>`` ... ``</tool_call>`` (one
 token each in the Qwen3 vocabulary). All lengths below are in characters.
 
-**Qwen3 / Hermes JSON** (``qwen3``), as the Qwen3 ``chat_template`` writes an
-assistant turn with tool calls::
-
-    CONTENT
-    <tool_call>
-    {"name": "get_weather", "arguments": {"city": "Paris"}}
-    </tool_call>
-    <tool_call>
-    {"name": "search", "arguments": {"query": "x"}}
-    </tool_call>
-
-Facts from that template: a newline before the first call only when there is
-content, calls separated by one newline, ``<tool_call>\\n`` + ``{"name": "``
-NAME ``", "arguments": `` ARGS ``}`` + ``\\n</tool_call>``, where ARGS is
-``arguments | tojson`` (or the arguments string as given). Models also write
-it without any newline.
-
-Reading rules (``qwen3``):
-
-- Outside a call everything is content, verbatim, except two layout
-  newlines: one right before ``<tool_call>`` and one right after
-  ``</tool_call>`` (so ``</tool_call>\\n<tool_call>`` and a trailing newline
-  after the last call give no content).
-- After ``<tool_call>`` comes one JSON object, read by a small incremental
-  lexer (:class:`JsonCallLexer`: the grammar of strict JSON on top of the
-  string / escape / nesting state of :class:`callscale.parsers.jsonscan.JsonTracker`,
-  the tracker the DeepSeek and Kimi parsers use too; fed only new
-  characters), so ``</tool_call>`` inside a JSON string is text and the
-  close tag counts only after the object ends; JSON whitespace around the
-  object is layout.
-- The object must have a non-empty string ``name`` and, when it has an
-  ``arguments`` key, an object there (other keys are read and ignored; a
-  repeated ``name`` or ``arguments`` key is malformed). An object with a
-  name and no ``arguments`` key is a call with ``{}`` (a recovery: models
-  drop the key of a call without arguments), started when the object ends. When ``"arguments":`` comes after the
-  name, the call starts (name sent) at the ``{`` of the arguments and the
-  arguments' raw JSON text streams as it arrives; when it comes before the
-  name, the call starts when the object ends. ``{}`` gives ``{}``. The final
-  ``}`` of the arguments is sent with ``</tool_call>``, so the streamed
-  arguments of a call that is then abandoned never form a complete object.
-- Raw control characters inside a JSON string (a literal newline, which
-  ``json.loads(strict=False)`` would accept) are accepted and sent escaped
-  (``\\n``), so the streamed arguments are valid JSON.
-- Not a call, so content verbatim from ``<tool_call>`` (with its layout
-  newline) up to the offending character, where reading goes on as content:
-  anything but a JSON object after ``<tool_call>``, malformed JSON, a missing
-  or non-string name, a name whose escapes decode to a lone surrogate
-  (``"\\ud800"``: Python's JSON decoder accepts it, but no server can encode
-  it as UTF-8), non-object arguments, all detected before the
-  call started. The output ending inside a head is a call cut short: the
-  opener and the head are dropped (DESIGN.md "Content and markup"). A head that runs past :data:`callscale.parsers.base.MAX_HEAD` characters
-  before the call starts (the text after ``<tool_call>`` that is not the
-  ``arguments`` value: whitespace, keys, the name, other members): the
-  opener and what was read are content and reading goes on as content
-  after them, so text after a stray ``<tool_call>`` is held back at most
-  that long.
-  So ``<tool_call>`` repeated any number of times (a degenerate model) gives
-  no call and that text as content, in linear time.
-- A started call that turns out malformed (bad JSON inside the arguments, a
-  repeated key, anything but ``</tool_call>`` after the object) is abandoned
-  (see :mod:`callscale.parsers.base`); its remaining text up to the next
-  ``</tool_call>`` (consumed) is dropped with it; when ``<tool_call>`` or the
-  end of the output comes first, that text is content (prose after a broken
-  call). A started call still open at the end of the output is abandoned;
-  the markup of a call the output cuts is no content.
+**Qwen3 / Hermes JSON** (``qwen3``): the format (source: the Qwen3
+``chat_template``) and the reading rules are in ``docs/formats.md``, "Qwen3 /
+Hermes JSON". The call object is read by
+:class:`callscale.parsers.jsonscan.JsonCallReader`, which ``llama3_json``
+shares.
 
 **Qwen3-Coder XML** (``qwen3_coder``), as the Qwen3-Coder ``chat_template``
 writes it::
