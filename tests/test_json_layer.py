@@ -118,6 +118,14 @@ def test_llama3_json_prose_with_a_brace_cut_by_the_end_is_content(text):
     assert_all("llama3_json", text, text, [])
 
 
+@pytest.mark.parametrize("text, content", [
+    ('Say {"a b c {"name": "f", "parameters": {"a": 1}}', 'Say {"a b c '),
+    ('Text {"oops {"name": "f", "parameters": {"a": 1}} done', 'Text {"oops  done'),
+])
+def test_llama3_json_a_brace_in_prose_does_not_hide_a_later_call(text, content):
+    assert_all("llama3_json", text, content, [("f", {"a": 1})])
+
+
 def test_llama3_json_a_separator_after_the_last_call_is_layout():
     call = '{"name": "f", "parameters": {"a": 1}}'
     assert_all("llama3_json", call + "; ", "", [("f", {"a": 1})])

@@ -492,6 +492,8 @@ class JsonCallLexer(JsonValidator):
         if event == _CLOSED:
             return j, DONE
         if event == _FAIL:
+            self.failed = True
+            self.error_at = j
             return j, ERROR
         return j, NEED_MORE
 

@@ -17,7 +17,7 @@ import re
 from . import register
 from .base import MAX_HEAD, SURROGATE, ToolParser, json_fragment
 from .jsonscan import JsonCallLexer, JsonCallReader, JsonTracker
-from .scanner import markers
+from .scanner import MarkerScanner, markers
 
 __all__ = [
     "PYTHON_TAG", "PYTHON_START", "PYTHON_END", "LLAMA3_SPECIAL_TOKENS", "LLAMA4_SPECIAL_TOKENS",
@@ -105,10 +105,31 @@ class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
         self._state = _JSON
 
     def _not_a_call(self, final: bool = False) -> None:
-        """The candidate is no call: its text is content (a head the end of the output cut is dropped)."""
-        self._head_no_call("".join(self._raw), final)
+        """The candidate is no call: its text is content (a head the end of the output cut is dropped).
+
+        When its JSON broke, reading goes on at the next ``{`` inside it (a
+        ``{"`` in prose must not hide a call that starts inside what it
+        read); its head is at most ``MAX_HEAD`` characters, so each
+        character is read a bounded number of times.
+        """
+        raw = "".join(self._raw)
         self._raw = []
         self._state = _CONTENT
+        lexer = self._lexer
+        k = -1
+        if lexer is not None and lexer.failed and not final and len(raw) <= 2 * MAX_HEAD:
+            k = raw.find("{", raw.find("{") + 1)
+        if k < 0:
+            self._head_no_call(raw, final)
+            return
+        self._emit_content(raw[:k])
+        sc = self.scanner
+        try:
+            sc.unread(len(raw) - k)
+        except ValueError:  # read in an earlier delta: a scanner that starts with it
+            rest = MarkerScanner()
+            rest.feed(raw[k:] + sc.take_all())
+            self.scanner = rest
 
     def _object_done(self) -> None:
         self._emit_arguments("}")
