@@ -198,3 +198,135 @@ def test_nan_and_infinity_make_a_call_malformed(name, bad):
 def test_the_checker_reads_arguments_strictly():
     assert check.StreamedCall("f", '{"a": NaN}').arguments() is None
     assert check.StreamedCall("f", '{"a": 1}').arguments() == {"a": 1}
+
+
+# --------------------------------------------------------------------------- issue 18: faults of the copies
+#: The formats of issue 18's i18b (the markup formats); the kinds below apply to each.
+MARKUP = ["glm45", "glm47", "deepseek_v32", "deepseek_v4", "deepseek_v41", "qwen3_coder", "minimax_m2", "gemma4"]
+DSML = ["deepseek_v32", "deepseek_v4", "deepseek_v41"]
+
+
+@pytest.mark.parametrize("name", MARKUP)
+def test_only_the_encoders_layout_before_a_block_is_dropped(name):
+    # issue 18 (6): "Hi.\n\n\n\n<block>Bye." gave "Hi.Bye." (glm47, DSML)
+    layout = parsers.get(name).layout_before_call
+    assert layout == "\n" * len(layout)
+    block = render.get(name).render([CALL]).lstrip()
+    text = "Hi.\n\n\n\n" + block + "Bye."
+    for label, got in _outcomes(name, text).items():
+        assert got.content == "Hi." + "\n" * (4 - len(layout)) + "Bye.", (label, got.content)
+        assert got.complete_calls() == [("get_weather", ARGS)], label
+
+
+@pytest.mark.parametrize("name", ["glm45", "glm47", "qwen3_coder"])
+def test_a_broken_calls_markup_never_reaches_content(name):
+    # issue 18 (5): a key cut short by the call's end tag; glm gave "Hi.</tool_call> Done."
+    if name == "qwen3_coder":
+        text = "Hi.<tool_call>\n<function=get_weather>\n<parameter=ci</tool_call> Done."
+    else:
+        text = "Hi.<tool_call>get_weather<arg_key>ci</tool_call> Done."
+    for label, got in _outcomes(name, text).items():
+        assert "<" not in got.content and got.content.startswith("Hi.") and got.content.endswith("Done."), (
+            label, got.content)
+        assert got.complete_calls() == [], label
+
+
+@pytest.mark.parametrize("name", ["glm45", "glm47"] + DSML)
+def test_output_cut_at_every_character_of_a_call_leaves_no_markup(name):
+    # issue 18 (5): an output cut inside a tag put head markup in content (glm: "<arg_val")
+    text = render.get(name).render([CALL], content="Hi.")
+    opener = "<tool_call>" if name.startswith("glm") else "<" + dsml.SPELLINGS[name].block + ">"
+    for k in range(text.index(opener) + len(opener), len(text)):  # once the block opener is complete
+        for got in (whole_outcome(name, text[:k], TOOLS), stream_outcome(name, chunk(text[:k], "fixed:3"), TOOLS)):
+            assert got.content.rstrip() == "Hi.", (k, text[:k][-20:], got.content)
+
+
+def _dsml(name, s):
+    sp = dsml.SPELLINGS[name]
+    return s.replace("<B>", f"<{sp.block}>").replace("</B>", f"</{sp.block}>").replace(
+        "<I", f"<{sp.invoke}").replace("</I>", f"</{sp.invoke}>").replace("<P", f"<{sp.parameter}").replace(
+        "</P>", f"</{sp.parameter}>")
+
+
+@pytest.mark.parametrize("name", DSML)
+def test_a_parameter_tag_with_a_typo_breaks_the_call(name):
+    # issue 18 (5): both tags went to content and the call completed as {}
+    text = _dsml(name, 'Hi.\n\n<B>\n<I name="get_weather">\n<P nme="city" string="true">Paris</P>\n</I>\n</B>')
+    for label, got in _outcomes(name, text).items():
+        assert (got.content, got.complete_calls()) == ("Hi.", []), label
+
+
+@pytest.mark.parametrize("name", DSML)
+def test_prose_mentioning_an_invoke_before_a_real_block(name):
+    # issue 18 (2): the block opener leaked into content, the block was held whole (no streaming)
+    # and, cut, became content
+    mention = _dsml(name, "Use <I in the docs.")
+    block = render.get(name).render([Call("write_file", {"content": "x" * 400})])
+    text = mention + block + "Bye."
+    for label, got in _outcomes(name, text).items():
+        assert got.content == mention + "Bye.", (label, got.content[:80])
+        assert got.complete_calls() == [("write_file", {"content": "x" * 400})], label
+    # the arguments stream before the block closes
+    parser = parsers.get(name)()
+    cut = text.index("x" * 400) + 300
+    early = check.assemble([parser.parse_streaming_increment(piece, ()) for piece in chunk(text[:cut], "fixed:7")])
+    assert early.calls and len(early.calls[0].arguments_text) > 100
+    # cut inside the block: the mention is content, the block is not
+    got = whole_outcome(name, text[:cut])
+    assert (got.content, got.complete_calls()) == (mention, [])
+
+
+@pytest.mark.parametrize("name", DSML)
+def test_an_invoke_opener_glued_to_prose_in_a_block_is_text(name):
+    # issue 18 (2): "<｜DSML｜invokeOk" lost its text at the end of the output or leaked the block closer
+    glued = _dsml(name, "<IOk, done")
+    block = render.get(name).render([CALL])
+    closer = "</" + dsml.SPELLINGS[name].block + ">"
+    inner = block[:block.rindex(closer)]
+    for text, want in ((inner + glued + closer + "Bye.", glued + "Bye."), (inner + glued, glued)):
+        for label, got in _outcomes(name, text).items():
+            assert (got.content, got.complete_calls()) == (want, [("get_weather", ARGS)]), label
+
+
+#: An envelope, or a call, that holds nothing a call needs (issue 18 (8)): markup, never content.
+EMPTY_ENVELOPES = {
+    "glm45": ["<tool_call></tool_call>", "<tool_call>\n</tool_call>"],
+    "glm47": ["<tool_call></tool_call>"],
+    "deepseek_v32": ["<B>\n</B>", "<B>\n<I>\n</I>\n</B>", '<B>\n<I name="">\n</I>\n</B>'],
+    "deepseek_v4": ["<B>\n</B>", "<B>\n<I>\n</I>\n</B>"],
+    "deepseek_v41": ["<B>\n</B>", "<B>\n<I>\n</I>\n</B>"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(EMPTY_ENVELOPES))
+def test_an_empty_envelope_is_markup(name):
+    for env in EMPTY_ENVELOPES[name]:
+        text = "Hi." + (_dsml(name, env) if name in DSML else env) + "Bye."
+        for label, got in _outcomes(name, text).items():
+            assert (got.content, got.complete_calls()) == ("Hi.Bye.", []), (env, label, got.content)
+
+
+def _peak_after_call(name, n_ws):
+    import tracemalloc
+    parser = parsers.get(name)()
+    text = render.get(name).render([CALL], content="Hi.")
+    parser.parse_streaming_increment(text, TOOLS)
+    tracemalloc.start()
+    try:
+        for _ in range(n_ws // 1000):
+            parser.parse_streaming_increment("".join([" \n"] * 500), TOOLS)  # a new string each delta
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+#: i18a's format (llama.py keeps its own list of held whitespace; base.Layout is the shared fix).
+WS_NOT_YET = {"llama3_json"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.xfail(strict=True, reason="issue 18: i18a's format")]
+                                  if n in WS_NOT_YET else []) for n in NAMES])
+def test_whitespace_held_after_a_call_does_not_grow_with_it(name):
+    # issue 18 (7): 3.2-16.4 bytes a character held in all 16 parsers; now run lengths, bounded
+    small, large = _peak_after_call(name, 8_000), _peak_after_call(name, 128_000)
+    assert large < 2 * small + 4096, (small, large)

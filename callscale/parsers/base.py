@@ -469,7 +469,7 @@ class ToolParser:
         """After a closing tag: is it confirmed by whitespace then one of ``follow``?
 
         Returns the marker of ``follow`` (consumed; the whitespace before it
-        was layout and is dropped), ``None`` when something else follows (the
+        was layout, still in ``self._confirm_ws`` until cleared), ``None`` when something else follows (the
         tag and :meth:`_confirm_text` are text of the element), or ``PARTIAL``
         when more text is needed. Whitespace is held as :class:`Layout`
         (bounded); past :data:`MAX_LAYOUT_RUNS` runs the tag is not confirmed.
@@ -480,10 +480,7 @@ class ToolParser:
         ws = sc.skip_whitespace()
         if ws and not self._confirm_ws.add(ws):
             return None
-        hit = sc.match(follow, final)
-        if hit is not None and hit is not PARTIAL:
-            self._confirm_ws.clear()
-        return hit
+        return sc.match(follow, final)
 
     def _confirm_text(self) -> str:
         """The whitespace held by :meth:`_confirm` (released)."""

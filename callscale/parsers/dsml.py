@@ -99,7 +99,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from . import register
-from .base import MAX_HEAD, ToolParser, json_fragment, parameter_type
+from .base import MAX_HEAD, Layout, ToolParser, json_fragment, parameter_type
 from .deepseek import EOS
 from .jsonscan import strict_loads
 from .scanner import PARTIAL, markers
@@ -160,15 +160,19 @@ _AFTER_INVOKE = "after_invoke"  # after a candidate </P> ... </I>: is it the rea
 #: Returned by ``_between_elements`` when the text it read ended an invoke outside a block.
 _RETRY = object()
 
-#: What ends the attribute text of an opening tag: its ``>``, or an EOS to drop.
-_HEAD_STOP = re.compile(">|" + re.escape(EOS))
+#: What ends the attribute text of an opening tag: its ``>``, an EOS to drop, or
+#: the start of another DSML tag (then the tag was cut short: text, issue 18).
+_TAG_START = "<" + DSML_TOKEN
+_TAG_END_START = "</" + DSML_TOKEN
+_HEAD_STOP = re.compile(">|" + "|".join(re.escape(t) for t in (EOS, _TAG_START, _TAG_END_START)))
+_HEAD_STOPS = (EOS, _TAG_START, _TAG_END_START)
 
 
-def _partial_eos_start(text: str) -> int:
-    """Start of the longest suffix of ``text`` that is a proper prefix of ``EOS`` (``len(text)`` if none)."""
+def _partial_stop_start(text: str) -> int:
+    """Start of the longest suffix of ``text`` that is a proper prefix of a head stop (``len(text)`` if none)."""
     n = len(text)
     for i in range(max(0, n - len(EOS) + 1), n):
-        if text[i] == "<" and EOS.startswith(text[i:]):
+        if text[i] == "<" and any(stop.startswith(text[i:]) for stop in _HEAD_STOPS):
             return i
     return n
 
@@ -193,6 +197,17 @@ class DsmlToolParser(ToolParser):
     """
 
     spelling: ClassVar[Spelling] = V32
+    #: DeepSeek's encoder writes a blank line before the block (encoding_dsv32.py).
+    layout_before_call = "\n\n"
+    broken_resume = _BLOCK
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        sp = cls.spelling
+        # a broken invoke's text ends at its </I> (dropped); a new invoke or block opener, or the
+        # block closer, makes it content (the marker is then read again, in the block state)
+        cls.broken_ends = (f"</{sp.invoke}>",)
+        cls.broken_restarts = (f"<{sp.invoke}", f"<{sp.block}>", f"</{sp.block}>")
+        super().__init_subclass__(**kwargs)
 
     def __init__(self) -> None:
         super().__init__()
@@ -203,7 +218,9 @@ class DsmlToolParser(ToolParser):
         self._invoke_close = f"</{sp.invoke}>"
         self._param_open = f"<{sp.parameter}"
         self._param_close = f"</{sp.parameter}>"
-        self._m_content = markers(self._block_open, self._invoke_open, EOS)
+        lay = self.layout_before_call
+        self._m_content = markers(lay + self._block_open, self._block_open, lay + self._invoke_open,
+                                  self._invoke_open, EOS)
         self._m_block = markers(self._invoke_open, self._block_close, self._block_open, EOS)
         self._m_invoke = markers(
             self._param_open, self._invoke_close, self._invoke_open, self._block_close, self._block_open, EOS
@@ -213,79 +230,63 @@ class DsmlToolParser(ToolParser):
         self._m_after_invoke = markers(self._invoke_open, self._block_close, self._block_open, EOS)
 
         self._state = _CONTENT
-        # content: the trailing newline run, layout if a block opener follows
-        self._newlines: list[str] = []
+        # the opener (with its layout) of an invoke outside a block
+        self._orphan_opener = ""
         # stray text inside a block: whitespace after it, content if more stray text follows
         self._stray_open = False
-        self._stray_ws: list[str] = []
-        # an opening tag being read: its marker and attribute text so far
+        self._stray_ws = Layout()
+        # an opening tag being read: its marker (the attribute text: base _head_*)
         self._head_marker = ""
-        self._head: list[str] = []
-        self._head_len = 0
         # the current call and parameter
         self._call_name = ""
         self._first_param = True
         self._raw = True
         self._json_pieces: list[str] = []
-        # candidate closing tags and the whitespace after them, not yet decided
-        self._held: list[str] = []
+        # candidate closing tags and the whitespace after them, not yet decided: "</P>", then
+        # after "</I>" the whitespace between them (self._held_ws, run lengths) and "</I>"
+        self._held = ""
+        self._held_ws = Layout()
         # an invoke outside a block (the block opener missing): its call events,
         # sent when the block closer confirms it (None: not in such an invoke)
         self._orphan: list[tuple[int, str]] | None = None
 
     # ------------------------------------------------------------------ driver
     def _advance(self, final: bool) -> None:
-        step = {
-            _CONTENT: self._step_content,
-            _BLOCK: self._step_block,
-            _INVOKE: self._step_invoke,
-            _INVOKE_HEAD: self._step_head,
-            _PARAM_HEAD: self._step_head,
-            _VALUE: self._step_value,
-            _AFTER_PARAM: self._step_after_param,
-            _AFTER_INVOKE: self._step_after_invoke,
-        }
+        """The base driver, then at the end of the output: an invoke outside a block that never met its closer is text."""
         while True:
-            while step[self._state](final):
-                pass
+            super()._advance(final)
             if final and self._orphan is not None:  # no block closer came: it was text
                 self._orphan_failed("")
                 continue
             break
         if final:
-            if self._state == _CONTENT:
-                self._emit_content("".join(self._newlines))
-                self._newlines = []
-            elif self._state != _BLOCK:  # inside an invoke: it never closed
+            if self._state not in (_CONTENT, _BLOCK, "broken"):  # inside an invoke: it never closed
                 self._abandon_call()
                 self._state = _BLOCK
-            self._stray_ws = []
+            self._stray_ws.clear()
+
+    def _s_broken(self, final: bool) -> bool:
+        """The base's broken-call state; a restart marker is read again in the block state (not content)."""
+        going = super()._s_broken(final)
+        if self._state == _CONTENT:
+            self._state = _BLOCK
+        return going
 
     # ------------------------------------------------------------------ content
-    def _step_content(self, final: bool) -> bool:
+    def _s_content(self, final: bool) -> bool:
         text, marker = self.scanner.find(self._m_content, final)
-        self._content_text(text)
+        self._emit_content(text)
         if marker is None:
             return False
-        if marker == self._block_open:
-            self._newlines = []  # the blank line before the block: layout
+        if marker.endswith(self._block_open):  # the encoder's blank line before it: layout
             self._enter_block()
-        elif marker == self._invoke_open:  # maybe a block whose opener is missing
+        elif marker.endswith(self._invoke_open):  # maybe a block whose opener is missing
             self._orphan = []
+            self._orphan_opener = marker
             self.scanner.mark()
             self._enter_block()
-            self._start_head(marker, _INVOKE_HEAD)
+            self._start_head(self._invoke_open, _INVOKE_HEAD)
         return True  # EOS: dropped
-
-    def _content_text(self, text: str) -> None:
-        """Content text: sent, except a trailing newline run, held until it is known whether a block opener follows."""
-        if text:
-            body = text.rstrip(_NEWLINES)
-            if body:
-                self._emit_content("".join(self._newlines) + body)
-                self._newlines = [text[len(body):]]
-            else:
-                self._newlines.append(text)
 
     # ------------------------------------------------------------------ a block whose opener is missing
     def _orphan_failed(self, marker: str) -> None:
@@ -296,22 +297,21 @@ class DsmlToolParser(ToolParser):
         sc = self.scanner
         if marker:
             sc.unread(len(marker))
-        raw = self._invoke_open + sc.kept()
+        raw = self._orphan_opener + sc.kept()
         sc.unmark()
         self._orphan = None
         self._state = _CONTENT
         self._stray_open = False
-        self._stray_ws = []
-        self._held = []
+        self._stray_ws.clear()
+        self._held = ""
         self._json_pieces = []
-        self._head = []
-        self._content_text(raw.replace(EOS, ""))
+        self._head_parts = []
+        self._emit_content(raw.replace(EOS, ""))
 
     def _orphan_confirmed(self) -> None:
         """The block closer after complete invokes: they are calls; send what they held."""
         events, self._orphan = self._orphan, None
         self.scanner.unmark()
-        self._newlines = []  # the blank line before the invoke: layout
         for kind, value in events:
             if kind == 0:
                 super()._begin_call(value)
@@ -347,7 +347,7 @@ class DsmlToolParser(ToolParser):
     def _enter_block(self) -> None:
         self._state = _BLOCK
         self._stray_open = False
-        self._stray_ws = []
+        self._stray_ws.clear()
 
     # ------------------------------------------------------------------ stray text in a block
     def _stray(self, text: str, marker: str = "") -> None:
@@ -362,13 +362,16 @@ class DsmlToolParser(ToolParser):
             return
         body = text.rstrip()
         if not body:
-            if self._stray_open:
-                self._stray_ws.append(text)
+            if self._stray_open and not self._stray_ws.add(text):
+                self._emit_content(self._stray_ws.text())  # past MAX_LAYOUT_RUNS: decided as content
+                self._stray_ws.clear()
             return
         if self._stray_open:
-            self._emit_content("".join(self._stray_ws))
+            self._emit_content(self._stray_ws.text())
         self._emit_content(body)
-        self._stray_ws = [text[len(body):]]
+        self._stray_ws.clear()
+        if len(body) < len(text):
+            self._stray_ws.add(text[len(body):])
         self._stray_open = True
 
     def _between_elements(self, m, final: bool):
@@ -378,8 +381,9 @@ class DsmlToolParser(ToolParser):
         """
         sc = self.scanner
         ws = sc.skip_whitespace()
-        if ws and self._stray_open:
-            self._stray_ws.append(ws)
+        if ws and self._stray_open and not self._stray_ws.add(ws):
+            self._emit_content(self._stray_ws.text())
+            self._stray_ws.clear()
         marker = sc.match(m, final)
         if marker is PARTIAL:
             return None
@@ -397,11 +401,11 @@ class DsmlToolParser(ToolParser):
                 return None
         if marker != EOS:
             self._stray_open = False
-            self._stray_ws = []
+            self._stray_ws.clear()
         return marker
 
     # ------------------------------------------------------------------ block level
-    def _step_block(self, final: bool) -> bool:
+    def _s_block(self, final: bool) -> bool:
         marker = self._between_elements(self._m_block, final)
         if marker is None:
             return False
@@ -415,7 +419,6 @@ class DsmlToolParser(ToolParser):
             self._start_head(marker, _INVOKE_HEAD)
         elif marker == self._block_close:
             self._state = _CONTENT
-            self._newlines = []
             if self._orphan is not None:
                 self._orphan_confirmed()
         elif marker == self._block_open:
@@ -427,7 +430,7 @@ class DsmlToolParser(ToolParser):
             self._state = _BLOCK
 
     # ------------------------------------------------------------------ invoke level
-    def _step_invoke(self, final: bool) -> bool:
+    def _s_invoke(self, final: bool) -> bool:
         marker = self._between_elements(self._m_invoke, final)
         if marker is None:
             return False
@@ -446,6 +449,13 @@ class DsmlToolParser(ToolParser):
             self._block_marker(marker)
         return True
 
+    def _broken_is_content(self) -> None:
+        """A broken invoke's held text is content without the block's layout whitespace around it."""
+        held, self._broken_held = self._broken_held, None
+        text = "".join(held).strip() if held else ""
+        if text:
+            self._emit_content(text)
+
     def _close_invoke(self) -> None:
         self._emit_arguments("}")
         self._end_call()
@@ -454,38 +464,59 @@ class DsmlToolParser(ToolParser):
     # ------------------------------------------------------------------ opening tags
     def _start_head(self, marker: str, state: str) -> None:
         self._head_marker = marker
-        self._head = []
-        self._head_len = 0
+        self._head_begin()
         self._state = state
 
-    def _step_head(self, final: bool) -> bool:
-        """Read attribute text up to ``>`` (at most :data:`MAX_HEAD` characters before it); ``EOS`` in it is dropped."""
+    def _s_invoke_head(self, final: bool) -> bool:
+        return self._s_param_head(final)
+
+    def _s_param_head(self, final: bool) -> bool:
+        """Read attribute text up to ``>`` (at most :data:`MAX_HEAD` characters before it); ``EOS`` in it is dropped.
+
+        The tag name must end at whitespace, ``>`` or ``/`` (``<｜DSML｜invokeOk`` is prose);
+        another DSML tag before the ``>`` means the tag was cut short (it is text).
+        """
         sc = self.scanner
+        if self._head_len == 0 and not self._head_parts:
+            first = sc.peek(1)
+            if not first:
+                if not final:
+                    return False
+            elif first.isalnum() or first in "_-":
+                self._open_tag("", closed=False)  # glued to a word: no tag
+                return True
         room = MAX_HEAD + 1 - self._head_len
         window = sc.peek(room)
         hit = _HEAD_STOP.search(window)
         if hit is not None:
-            self._head.append(sc.take(hit.start()))
-            sc.take(hit.end() - hit.start())
-            if hit.group() == ">":
-                self._open_tag("".join(self._head), closed=True)
-            else:  # EOS (it ends in ">" too): dropped; its characters count as read
+            self._head_parts.append(sc.take(hit.start()))
+            stop = hit.group()
+            if stop == ">":
+                sc.take(1)
+                self._open_tag(self._head_text(), closed=True)
+            elif stop == EOS:  # it ends in ">" too: dropped; its characters count as read
+                sc.take(len(stop))
                 self._head_len += hit.end()
+            else:  # another tag starts: this one was cut short (text); that tag is read next
+                self._open_tag(self._head_text(), closed=False)
             return True
         keep = len(window)
-        if keep < room and not final:  # the window ends at the buffer's end: a partial EOS waits
-            keep = _partial_eos_start(window)
+        if keep < room and not final:  # the window ends at the buffer's end: a partial stop waits
+            keep = _partial_stop_start(window)
         if keep:
-            self._head.append(sc.take(keep))
+            self._head_parts.append(sc.take(keep))
             self._head_len += keep
-        if self._head_len > MAX_HEAD:
-            self._open_tag("".join(self._head), closed=False)
+        if self._head_over():
+            self._open_tag(self._head_text(), closed=False)
             return True
         if final:  # the output ended inside the tag: a cut call's markup, not content
             if self._orphan is not None:
                 return False  # _advance passes an invoke outside a block on as text
-            self._head = []
+            self._head_parts = []
             self._state = _BLOCK if self._state == _INVOKE_HEAD else _INVOKE
+            if self._state == _INVOKE:
+                self._abandon_call()
+                self._state = _BLOCK
             return True
         return False
 
@@ -496,6 +527,11 @@ class DsmlToolParser(ToolParser):
         attrs = dict(_ATTR.findall(parsed.group(1))) if parsed else {}
         name = attrs.get("name", "")
         self_closing = bool(parsed and parsed.group(2))
+        if closed and self._orphan is None and (not name or (self_closing and not invoke)):
+            # a complete tag without what an element needs (a name): markup, never content; in an
+            # invoke it breaks the call (held to its </I>, base.py), issue 18 (5, 8)
+            self._broken()  # an invoke without a name: no call; its text up to its </I> is dropped
+            return
         if not name or (self_closing and not invoke):
             self._state = _BLOCK if invoke else _INVOKE
             self._stray(self._head_marker + head + (">" if closed else ""))
@@ -537,9 +573,9 @@ class DsmlToolParser(ToolParser):
         else:
             self._emit_arguments(_json_value("".join(self._json_pieces)))
             self._json_pieces = []
-        self._held = []
+        self._held = ""
 
-    def _step_value(self, final: bool) -> bool:
+    def _s_value(self, final: bool) -> bool:
         text, marker = self.scanner.find(self._m_value, final)
         if text:
             self._value_text(text)
@@ -549,47 +585,48 @@ class DsmlToolParser(ToolParser):
                 self._state = _BLOCK
             return False
         if marker != EOS:
-            self._held = [marker]
+            self._held = marker
+            self._confirm_ws.clear()
             self._state = _AFTER_PARAM
         return True
 
-    def _step_after_param(self, final: bool) -> bool:
-        sc = self.scanner
-        ws = sc.skip_whitespace()
-        if ws:
-            self._held.append(ws)
-        marker = sc.match(self._m_after_param, final)
+    def _s_after_param(self, final: bool) -> bool:
+        """After ``</P>``: confirmed by a parameter opener, or by ``</I>`` and what may follow an invoke."""
+        marker = self._confirm(self._m_after_param, final)
         if marker is PARTIAL:
             return False
         if marker == EOS:  # dropped; the continuation is still to come
             return True
         if marker is None:  # the closing tag was text
-            self._value_text("".join(self._held))
-            self._held = []
+            self._value_text(self._held + self._confirm_text())
+            self._held = ""
             self._state = _VALUE
         elif marker == self._param_open:
             self._close_value()
             self._start_head(marker, _PARAM_HEAD)
         else:  # </I>: real only if a valid continuation of an invoke follows
-            self._held.append(marker)
+            self._held_ws, self._confirm_ws = self._confirm_ws, self._held_ws
+            self._confirm_ws.clear()
             self._state = _AFTER_INVOKE
         return True
 
-    def _step_after_invoke(self, final: bool) -> bool:
-        sc = self.scanner
-        ws = sc.skip_whitespace()
-        if ws:
-            self._held.append(ws)
-        if final and sc.at_end():  # the end of the output
+    def _s_after_invoke(self, final: bool) -> bool:
+        if final and self.scanner.at_end():  # the end of the output
             self._close_value()
             self._close_invoke()
             return True
-        marker = sc.match(self._m_after_invoke, final)
+        marker = self._confirm(self._m_after_invoke, final)
         if marker is PARTIAL:
             return False
-        if marker is None:  # both closing tags were text
-            self._value_text("".join(self._held))
-            self._held = []
+        if marker is None:
+            if final and self.scanner.at_end():
+                self._close_value()
+                self._close_invoke()
+                return True
+            # both closing tags were text
+            self._value_text(self._held + self._held_ws.text() + self._invoke_close + self._confirm_text())
+            self._held = ""
+            self._held_ws.clear()
             self._state = _VALUE
             return True
         self._close_value()

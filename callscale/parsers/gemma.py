@@ -65,8 +65,10 @@ import logging
 import re
 
 from . import register
-from .base import MAX_HEAD, ToolParser, json_fragment, json_text
-from .schema import UNTYPED, convert, parameter_typing
+from .base import MAX_HEAD, ToolParser, json_text
+from .schema import UNTYPED, TypedValue, convert, parameter_typing
+
+_NO_VALUE = TypedValue(UNTYPED)
 from .scanner import PARTIAL, markers
 
 log = logging.getLogger(__name__)
@@ -129,6 +131,9 @@ _IN_CALL = {_S_KEY_START, _S_KEY, _S_QKEY, _S_COLON, _S_VALUE, _S_ARRAY_FIRST, _
 class Gemma4Parser(ToolParser):
     """Streaming parser of Gemma 4 tool calls; see the module docstring for the rules."""
 
+    #: The whitespace its encoder writes before a call block (base.ToolParser.layout_before_call).
+    layout_before_call = ""
+
     def __init__(self) -> None:
         super().__init__()
         self._state = _S_CONTENT
@@ -140,6 +145,7 @@ class Gemma4Parser(ToolParser):
         self._call_name = ""
         self._typing = UNTYPED  # schema typing of the top-level value being read
         self._buffered = False  # a top-level string buffered to be typed at its end
+        self._tv = _NO_VALUE  # its typed writer (parsers.schema.TypedValue)
 
     # ------------------------------------------------------------------ driver
     def _advance(self, final: bool) -> None:
@@ -317,9 +323,8 @@ class Gemma4Parser(ToolParser):
             typing = self._typing if len(self._stack) == 1 else UNTYPED
             # a string for a parameter the schema says cannot be one: typed at its end
             self._buffered = typing.declared and "string" not in typing.types
-            self._parts = []
-            if not self._buffered:
-                self._emit_arguments('"')
+            self._tv = TypedValue(typing if self._buffered else UNTYPED)
+            self._emit_arguments(self._tv.head())
             self._state = _S_STRING
         elif marker == "{":
             self._emit_arguments("{")
@@ -353,20 +358,12 @@ class Gemma4Parser(ToolParser):
     def _string(self, final: bool) -> bool:
         text, marker = self.scanner.find(_STRING_END, final)
         if text:
-            if self._buffered:
-                self._parts.append(text)
-            else:
-                self._emit_arguments(json_fragment(text))
+            self._emit_arguments(self._tv.feed(text))
         if marker is None:
             return False
-        if self._buffered:
-            text = "".join(self._parts)
-            self._parts = []
-            self._buffered = False
-            ok, value = convert(text, self._typing)
-            self._emit_arguments(json_text(value) if ok else '"' + json_fragment(text) + '"')
-        else:
-            self._emit_arguments('"')
+        tv, self._tv = self._tv, _NO_VALUE
+        self._buffered = False
+        self._emit_arguments(tv.end())
         self._state = _S_AFTER_VALUE
         return True
 

@@ -81,7 +81,7 @@ import re
 from . import register
 from .base import ToolParser, json_fragment, json_text
 from .jsonscan import strict_loads
-from .schema import UNTYPED, StringOrNull, is_new_parameter, parameter_typing, typed_json
+from .schema import UNTYPED, StringOrNull, TypedValue, is_new_parameter, parameter_typing, typed_json
 from .scanner import PARTIAL, markers
 
 __all__ = [
@@ -143,7 +143,7 @@ class _GlmParser(ToolParser):
         self._key = ""
         self._args = 0                 # arguments sent for the current call
         self._kind = "string"          # current value: "string", "nullable" (string or null), "json" or "auto"
-        self._gate: StringOrNull | None = None  # streams a "nullable" value
+        self._gate: TypedValue | None = None  # types a "nullable" or "json" value as it streams
         self._typing = UNTYPED         # its schema typing (parsers.schema)
         self._bare = False             # its <arg_value> opener is missing
         self._keys: set[str] = set()   # keys of the current call
@@ -188,7 +188,7 @@ class _GlmParser(ToolParser):
 
         ``final``: the end of the output decided it: the head of a cut call, dropped (DESIGN.md).
         """
-        self._head_no_call(self._head_text(), final)
+        self._head_no_call(self._head_text(), final, _M_NAME)
         return self._read_on(marker)
 
     def _empty_opener(self, marker: str | None) -> bool:
@@ -233,7 +233,7 @@ class _GlmParser(ToolParser):
         return True
 
     def _s_name(self, final: bool) -> bool:
-        text, marker = self._head_find(_M_NAME, final)
+        text, marker = self._head_find(_M_NAME, False)  # a partial marker stays unread, even at the end
         if text and not self._name_ok(text):
             return self._not_a_call(marker)
         if marker is None:
@@ -242,6 +242,7 @@ class _GlmParser(ToolParser):
             if not final:
                 return False
             if not "".join(self._head_parts)[len(self._opener):].strip():
+                self.scanner.take_all()
                 return self._empty_opener(None)
             return self._not_a_call(None, final)
         name = "".join(self._head_parts)[len(self._opener):].strip()
@@ -292,9 +293,10 @@ class _GlmParser(ToolParser):
             self._emit_arguments('"')
             self._state = "value_str"
         elif self._kind == "nullable":
-            self._gate = StringOrNull(json_fragment)
+            self._gate = TypedValue(self._typing)
             self._state = "value_str"
         elif self._kind == "json":
+            self._gate = TypedValue(self._typing)
             self._state = "value_buf"
         else:
             self._state = "value_start"
@@ -362,14 +364,17 @@ class _GlmParser(ToolParser):
     def _s_value_buf(self, final: bool) -> bool:
         text, marker = self.scanner.find(_M_VALUE, final)
         if text:
-            self._buf.append(text)
+            if self._gate is not None:
+                self._gate.feed(text)  # typed as it streams; sent at the end
+            else:
+                self._buf.append(text)
         return self._value_marker(marker, final)
 
     def _value_text(self, text: str) -> None:
         """Text that turned out to be part of the value (a rejected closing tag or candidate)."""
         if not text:
             return
-        if self._bare or self._kind not in ("string", "nullable"):
+        if self._bare or (self._gate is None and self._kind not in ("string", "nullable")):
             self._buf.append(text)
         elif self._gate is not None:
             self._emit_arguments(self._gate.feed(text))
@@ -442,7 +447,7 @@ class _GlmParser(ToolParser):
             self._gate = None
         elif self._kind == "string":
             self._emit_arguments('"' + json_fragment(text) + '"' if self._bare else '"')
-        elif self._kind in ("json", "nullable"):
+        elif self._kind in ("json", "nullable"):  # a bare value (its <arg_value> missing), held whole
             self._emit_arguments(typed_json(text, self._typing))
         else:
             self._emit_arguments(_auto_value(text))

@@ -73,8 +73,10 @@ import logging
 import re
 
 from . import register
-from .base import MAX_HEAD, ToolParser, json_fragment, json_text
-from .schema import UNTYPED, StringOrNull, convert, parameter_typing
+from .base import MAX_HEAD, ToolParser
+from .schema import UNTYPED, TypedValue, parameter_typing
+
+_NO_VALUE = TypedValue(UNTYPED)
 from .scanner import PARTIAL, markers
 
 log = logging.getLogger(__name__)
@@ -135,6 +137,9 @@ _S_SKIP = "skip"  # dropping the rest of an abandoned call
 class MiniMaxM2Parser(ToolParser):
     """Streaming parser of MiniMax M2 tool calls; see the module docstring for the rules."""
 
+    #: The whitespace its encoder writes before a call block (base.ToolParser.layout_before_call).
+    layout_before_call = "\n"
+
     def __init__(self) -> None:
         super().__init__()
         self._state = _S_CONTENT
@@ -146,10 +151,9 @@ class MiniMaxM2Parser(ToolParser):
         self._call_name = ""
         self._n_params = 0
         self._key_parts: list[str] = []
-        self._value_is_string = True
+        self._tv = _NO_VALUE  # the current value's typed writer (parsers.schema.TypedValue)
         self._typing = UNTYPED  # the schema typing of a typed value (parsers.schema)
-        self._gate: StringOrNull | None = None  # the current value is a string-or-null
-        self._value_parts: list[str] = []  # a typed value, converted at its end
+
         self._pending: list[str] = []  # a closing tag (and whitespace) not yet decided
 
     # ------------------------------------------------------------------ driver
@@ -298,13 +302,10 @@ class MiniMaxM2Parser(ToolParser):
             self._fail(f"bad parameter name {key!r}")
             return True
         self._typing = typing = parameter_typing(self.tools, self._call_name, key)
-        self._value_is_string = typing.is_string or not typing.declared
-        self._gate = StringOrNull(json_fragment) if StringOrNull.wanted(typing) else None
-        self._value_parts = []
+        self._tv = TypedValue(typing)
         head = ", " if self._n_params else ""
         self._n_params += 1
-        self._emit_arguments(head + json.dumps(key, ensure_ascii=False) + ": "
-                             + ('"' if self._value_is_string else ""))
+        self._emit_arguments(head + json.dumps(key, ensure_ascii=False) + ": " + self._tv.head())
         self._state = _S_VALUE
         return True
 
@@ -320,12 +321,7 @@ class MiniMaxM2Parser(ToolParser):
     def _value_text(self, text: str) -> None:
         if not text:
             return
-        if self._value_is_string:
-            self._emit_arguments(json_fragment(text))
-        elif self._gate is not None:
-            self._emit_arguments(self._gate.feed(text))
-        else:
-            self._value_parts.append(text)
+        self._emit_arguments(self._tv.feed(text))
 
     def _close1(self, final: bool) -> bool:
         self._pending.append(self.scanner.skip_whitespace())
@@ -399,16 +395,8 @@ class MiniMaxM2Parser(ToolParser):
 
     def _end_value(self) -> None:
         self._pending = []
-        if self._value_is_string:
-            self._emit_arguments('"')
-        elif self._gate is not None:
-            self._emit_arguments(self._gate.end())
-            self._gate = None
-        else:
-            text = "".join(self._value_parts)
-            self._value_parts = []
-            ok, value = convert(text, self._typing)
-            self._emit_arguments(json_text(value) if ok else '"' + json_fragment(text) + '"')
+        tv, self._tv = self._tv, _NO_VALUE
+        self._emit_arguments(tv.end())
 
     def _close_call(self) -> None:
         self._emit_arguments("}")
@@ -419,5 +407,5 @@ class MiniMaxM2Parser(ToolParser):
         log.debug("minimax_m2: call %r abandoned: %s", self._call_name, why)
         self._break_call()
         self._pending = []
-        self._value_parts = []
+        self._tv = _NO_VALUE
         self._state = _S_SKIP

@@ -111,8 +111,10 @@ import re
 
 from . import register
 from .base import MAX_HEAD, ToolParser, json_fragment, json_text
-from .schema import UNTYPED, StringOrNull, convert, is_new_parameter, parameter_typing, tool_name
+from .schema import UNTYPED, TypedValue, is_new_parameter, parameter_typing, tool_name
 from .jsonscan import JsonCallLexer, JsonCallReader
+
+_NO_VALUE = TypedValue(UNTYPED)
 from .scanner import PARTIAL, Markers, markers
 
 log = logging.getLogger(__name__)
@@ -314,6 +316,9 @@ class Qwen3CoderParser(_QwenParser):
     raises on model output.
     """
 
+    #: The whitespace its encoder writes before a call block (base.ToolParser.layout_before_call).
+    layout_before_call = "\n\n"
+
     _content_markers = _M_CODER_CONTENT
     _junk_markers = _M_CODER_JUNK
 
@@ -324,8 +329,7 @@ class Qwen3CoderParser(_QwenParser):
         self._orphan = False  # the current call had no <tool_call> opener
         self._keys: set[str] = set()  # parameter keys of the current call
         self._typing = UNTYPED  # schema typing of the current value
-        self._typed = False  # the current value is buffered and converted at its end
-        self._gate: StringOrNull | None = None  # the current value is a string-or-null
+        self._tv = _NO_VALUE  # the current value's typed writer (parsers.schema.TypedValue)
         self._candidate: list[str] = []  # a closing candidate: tags and inner whitespace
         self._candidate_ws: list[str] = []  # whitespace after the candidate's last tag
         self._held_ws = ""  # whitespace after a rejected candidate, not yet value text
@@ -534,24 +538,17 @@ class Qwen3CoderParser(_QwenParser):
     def _start_value(self, key: str) -> None:
         typing = parameter_typing(self.tools, self._call_name, key)
         self._typing = typing
-        self._gate = StringOrNull(json_fragment) if StringOrNull.wanted(typing) else None
-        self._typed = typing.declared and not typing.is_string and self._gate is None
+        self._tv = TypedValue(typing)
         head = (", " if self._keys else "") + '"' + json_fragment(key) + '": '
         self._keys.add(key)
-        self._parts = []
         self._held_ws = ""
-        self._emit_arguments(head if self._typed or self._gate else head + '"')
+        self._emit_arguments(head + self._tv.head())
         self._state = _KEY_NL
 
     def _value_text(self, text: str) -> None:
         if not text:
             return
-        if self._gate is not None:
-            self._emit_arguments(self._gate.feed(text))
-        elif self._typed:
-            self._parts.append(text)
-        else:
-            self._emit_arguments(json_fragment(text))
+        self._emit_arguments(self._tv.feed(text))
 
     def _candidate_found(self, marker: str) -> None:
         """A tag that may end the value: wait for what follows it to decide."""
@@ -637,17 +634,8 @@ class Qwen3CoderParser(_QwenParser):
     def _end_value(self) -> None:
         self._candidate = []
         self._candidate_ws = []
-        if self._gate is not None:
-            self._emit_arguments(self._gate.end())
-            self._gate = None
-            return
-        if not self._typed:
-            self._emit_arguments('"')
-            return
-        text = "".join(self._parts)
-        self._parts = []
-        ok, value = convert(text, self._typing)
-        self._emit_arguments(json_text(value) if ok else '"' + json_fragment(text) + '"')
+        tv, self._tv = self._tv, _NO_VALUE
+        self._emit_arguments(tv.end())
 
     def _finish_call(self) -> None:
         self._emit_arguments("}")

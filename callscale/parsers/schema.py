@@ -35,13 +35,16 @@ import json
 import re
 from typing import Any, Mapping, NamedTuple, Sequence
 
-from .jsonscan import finite_float, strict_loads
+from .jsonscan import strict_loads
+from .pyliteral import MAX_LITERAL_DEPTH, PyLiteralReader, read_python_literal  # the one Python literal reader
 
 __all__ = [
     "Typing",
     "TYPE_ORDER",
     "MAX_REF_DEPTH",
     "MAX_LITERAL_DEPTH",
+    "TypedValue",
+    "typed_json",
     "UNTYPED",
     "tool_name",
     "tool_parameters",
@@ -61,7 +64,6 @@ TYPE_ORDER = ("boolean", "integer", "number", "object", "array", "string")
 MAX_REF_DEPTH = 16
 #: A Python literal nested deeper than this is not read (JSON writers recurse; Python's own
 #: JSON decoder stops near 1000).
-MAX_LITERAL_DEPTH = 256
 
 
 class Typing(NamedTuple):
@@ -272,8 +274,12 @@ def typed_json(text: str, typing: Typing) -> str:
     return json_text(value) if ok else '"' + json_fragment(text) + '"'
 
 
-def _read(text: str, kind: str) -> Any:
-    """``text`` (stripped) read as ``kind``, or ``_MISSING``."""
+def _read(text: str, kind: str, literal: tuple[bool, Any] | None = None, maybe_json: bool = True) -> Any:
+    """``text`` (stripped) read as ``kind``, or ``_MISSING``.
+
+    ``literal``: ``text`` already read as a Python literal (``(ok, value)``),
+    and ``maybe_json`` False when it cannot be JSON (:class:`TypedValue`).
+    """
     if kind == "boolean":
         low = text.lower()
         return True if low == "true" else False if low == "false" else _MISSING
@@ -292,9 +298,11 @@ def _read(text: str, kind: str) -> Any:
         if not text.startswith("{" if want is dict else ("[", "(")):
             return _MISSING
         try:
+            if not maybe_json:
+                raise ValueError("Python syntax")
             value = _json(text)
         except (ValueError, RecursionError):
-            ok, value = read_python_literal(text)
+            ok, value = literal if literal is not None else read_python_literal(text)
             if not ok:
                 return _MISSING
         return value if isinstance(value, want) else _MISSING
@@ -305,7 +313,8 @@ def _enum_key(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
-def convert(text: str, typing: Typing) -> tuple[bool, Any]:
+def convert(text: str, typing: Typing, literal: tuple[bool, Any] | None = None,
+            maybe_json: bool = True) -> tuple[bool, Any]:
     """Read a parameter's value ``text`` as ``typing`` says.
 
     Returns ``(True, value)`` (JSON data: finite numbers, string keys) or
@@ -313,7 +322,8 @@ def convert(text: str, typing: Typing) -> tuple[bool, Any]:
     caller then keeps the verbatim text as a string. An undeclared or
     string-only typing gives ``(False, None)`` (the text is the string).
     The order and the enum rule are in the module docstring. Never raises;
-    linear in ``len(text)``.
+    linear in ``len(text)``. ``literal`` / ``maybe_json``: the text already
+    read as a Python literal by :class:`TypedValue` (not read again).
     """
     if typing.is_string or not typing.declared:
         return False, None
@@ -328,7 +338,7 @@ def convert(text: str, typing: Typing) -> tuple[bool, Any]:
             members = None
     first = _MISSING
     for kind in typing.types:
-        value = _read(s, kind)
+        value = _read(s, kind, literal, maybe_json)
         if value is _MISSING:
             continue
         if members is None:
@@ -415,140 +425,86 @@ class StringOrNull:
         return "null" if self._phase == 2 else '"' + self._fragment(held) + '"'
 
 
-# --------------------------------------------------------------------------- Python literals
-_PY_TOKEN = re.compile(r"""
-    (?P<ws>[ \t\r\n]+)
-  | (?P<punct>[\[\](){},:])
-  | (?P<str>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")
-  | (?P<num>[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)?)
-  | (?P<word>True|False|None|true|false|null)
-""", re.VERBOSE | re.DOTALL)
-_WORDS = {"True": True, "False": False, "None": None, "true": True, "false": False, "null": None}
-_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}|\n|.)", re.DOTALL)
-_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b",
-                   "f": "\f", "v": "\v", "\n": ""}
+# --------------------------------------------------------------------------- the typed value writer
+class TypedValue:
+    """The one schema-typed value writer: a parameter value's arguments JSON, typed as it streams.
 
+    ``TypedValue(typing)``; :meth:`head` (the JSON text to send when the
+    value opens), :meth:`feed` (each piece of the value's text; returns the
+    JSON text to send now) and :meth:`end` (the rest). What a value becomes is
+    :func:`convert`'s rule (``docs/formats.md``, "Schema typing"):
 
-def _unescape(m: re.Match) -> str:
-    e = m.group(1)
-    if e in _SIMPLE_ESCAPES:
-        return _SIMPLE_ESCAPES[e]
-    if e[0] in "xuU":
-        code = int(e[1:], 16)
-        if code > 0x10FFFF:
-            raise ValueError("escape out of range")
-        return chr(code)
-    if e[0] in "01234567":
-        return chr(int(e, 8))
-    return "\\" + e  # Python keeps an unknown escape as written
-
-
-def _number(text: str) -> int | float:
-    if "__" in text or text.endswith("_") or "_." in text or "._" in text:
-        raise ValueError(text)
-    body = text.replace("_", "")
-    if any(c in body for c in ".eE"):
-        return finite_float(body)
-    digits = body.lstrip("+-")
-    if len(digits) > 1 and digits[0] == "0":
-        raise ValueError(text)  # 007 is no Python literal
-    return int(body)  # at most 4300 digits (Python's own limit), else ValueError
-
-
-def read_python_literal(text: str) -> tuple[bool, Any]:
-    """Read a Python literal of JSON data: ``['a', 'b']``, ``{'k': (1, True, None)}``.
-
-    Strings in single or double quotes with Python's escapes; ints and
-    floats (finite); ``True``/``False``/``None`` (and JSON's
-    ``true``/``false``/``null``); lists and tuples (as lists); dicts with
-    string keys; a trailing comma inside brackets; nested at most
-    :data:`MAX_LITERAL_DEPTH` deep. Returns ``(True,
-    value)`` or ``(False, None)`` for anything else (sets, calls,
-    expressions such as ``[1if 1 else 1]``). One pass over the text with an
-    explicit stack: linear time, memory proportional to the value, no
-    recursion limit, no warnings; never raises.
+    - a string-only (or undeclared) typing streams as a JSON string;
+    - a string-or-null streams once null is ruled out (:class:`StringOrNull`);
+    - any other typing is held (its text must be kept: it may not convert,
+      and is then the verbatim string), and where the typing allows a list
+      or an object, a value opening with ``[``, ``(`` or ``{`` is read by
+      the incremental :class:`callscale.parsers.pyliteral.PyLiteralReader` as it
+      arrives, which also writes its JSON text: :meth:`end` then only joins
+      (no value is parsed whole in one increment).
     """
-    try:
-        return True, _read_python_literal(text)
-    except (ValueError, KeyError, IndexError, TypeError, OverflowError):
-        return False, None
 
+    __slots__ = ("typing", "mode", "_gate", "_parts", "_done", "_reader", "_lead")
 
-def _read_python_literal(text: str) -> Any:
-    # stack entries: [container, closer, pending key, expecting] where expecting is
-    # "value", "sep" (a , or the closer), "colon" (dicts), "key" (dicts)
-    stack: list[list] = []
-    result = _MISSING
-    pos, n = 0, len(text)
-    while pos < n:
-        m = _PY_TOKEN.match(text, pos)
-        if m is None:
-            raise ValueError(f"unexpected text at {pos}")
-        pos = m.end()
-        kind = m.lastgroup
-        if kind == "ws":
-            continue
-        tok = m.group()
-        if result is not _MISSING:
-            raise ValueError("text after the value")
-        top = stack[-1] if stack else None
-        if kind == "punct":
-            if tok in "[({":
-                if top is not None and top[3] not in ("value", "key"):
-                    raise ValueError("misplaced bracket")
-                if top is not None and top[3] == "key":
-                    raise ValueError("a container as a dict key")
-                if len(stack) >= MAX_LITERAL_DEPTH:
-                    raise ValueError("nested too deep")
-                closer = {"[": "]", "(": ")", "{": "}"}[tok]
-                stack.append([{} if tok == "{" else [], closer, None, "key" if tok == "{" else "value"])
-                continue
-            if top is None:
-                raise ValueError("punctuation outside a container")
-            if tok == top[1]:
-                if top[3] not in ("sep", "value", "key"):
-                    raise ValueError("misplaced closer")
-                if top[3] == "value" and isinstance(top[0], dict):
-                    raise ValueError("a dict key without a value")
-                stack.pop()
-                value = top[0]
-            elif tok == ",":
-                if top[3] != "sep":
-                    raise ValueError("misplaced comma")
-                top[3] = "key" if isinstance(top[0], dict) else "value"
-                continue
-            elif tok == ":":
-                if top[3] != "colon":
-                    raise ValueError("misplaced colon")
-                top[3] = "value"
-                continue
-            else:
-                raise ValueError("mismatched bracket")
-        elif kind == "str":
-            body = tok[1:-1]
-            value = _ESCAPE.sub(_unescape, body) if "\\" in body else body
-        elif kind == "num":
-            value = _number(tok)
+    def __init__(self, typing: Typing) -> None:
+        self.typing = typing
+        self._gate: StringOrNull | None = None
+        self._parts: list[str] = []  # the held text: pieces, and before them joined runs of pieces
+        self._done: list[str] = []
+        self._reader: PyLiteralReader | None = None
+        self._lead = True  # no non-whitespace text seen yet (held modes)
+        if typing.is_string or not typing.declared:
+            self.mode = "string"
+        elif StringOrNull.wanted(typing):
+            self.mode = "nullable"
+            self._gate = StringOrNull(json_fragment)
         else:
-            value = _WORDS[tok]
-        # a complete value: into the container on top, or the result
-        if not stack:
-            result = value
-            continue
-        top = stack[-1]
-        if top[3] == "key":
-            if not isinstance(value, str):
-                raise ValueError("a dict key that is not a string")
-            top[2] = value
-            top[3] = "colon"
-        elif top[3] == "value":
-            if isinstance(top[0], dict):
-                top[0][top[2]] = value
-            else:
-                top[0].append(value)
-            top[3] = "sep"
-        else:
-            raise ValueError("two values without a comma")
-    if stack or result is _MISSING:
-        raise ValueError("unclosed literal")
-    return result
+            self.mode = "held"
+
+    def head(self) -> str:
+        """JSON text to send when the value opens (``'"'`` for a streamed string)."""
+        return '"' if self.mode == "string" else ""
+
+    def feed(self, text: str) -> str:
+        """The next piece of the value's text; returns the JSON text to send now."""
+        if self.mode == "string":
+            return json_fragment(text)
+        if self._gate is not None:
+            return self._gate.feed(text)
+        parts = self._parts
+        parts.append(text)
+        if len(parts) > 64:  # so end() joins few pieces
+            self._done.append("".join(parts))
+            self._parts = []
+        if self._lead:
+            body = text.lstrip()
+            if not body:
+                return ""
+            self._lead = False
+            if body[0] in "[({" and any(k in ("array", "object") for k in self.typing.types):
+                self._reader = PyLiteralReader()
+            text = body
+        if self._reader is not None:
+            self._reader.feed(text)
+        return ""
+
+    def end(self) -> str:
+        """The value ended: the rest of its JSON text."""
+        if self.mode == "string":
+            return '"'
+        if self._gate is not None:
+            return self._gate.end()
+        self._done.append("".join(self._parts))
+        text = "".join(self._done)
+        self._parts = self._done = []
+        reader, self._reader = self._reader, None
+        if reader is None:
+            return typed_json(text, self.typing)
+        literal = reader.end()
+        ok, value = convert(text, self.typing, literal, reader.maybe_json)
+        if not ok:
+            return '"' + json_fragment(text) + '"'
+        if literal[0] and value is literal[1]:
+            return reader.json  # written while the value streamed
+        return json_text(value)
+

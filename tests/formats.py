@@ -1,0 +1,52 @@
+"""One entry of samples per registered format (issue 18): the facts tests need, in one place.
+
+Each entry holds every key of :data:`KEYS` (``tests/test_formats.py`` names a missing one):
+
+- ``opener``: the text that starts a call block (or a call, for formats without a block);
+- ``empty_envelope``: texts of an envelope or a call that holds nothing a call needs (markup,
+  never content: issue 18 (8)), or ``None`` where the format has no envelope of its own;
+- ``broken``: a call the model left broken (its markup stops being a call), with no end.
+
+Behaviour flags (``layout_before_call``, ...) are parser class attributes, not entries here.
+"""
+
+from __future__ import annotations
+
+from callscale.parsers import dsml
+
+KEYS = ("opener", "empty_envelope", "broken")
+
+
+def _dsml(name: str) -> dict:
+    sp = dsml.SPELLINGS[name]
+    return {
+        "opener": f"<{sp.block}>",
+        "empty_envelope": [f"<{sp.block}>\n</{sp.block}>", f"<{sp.block}>\n<{sp.invoke}>\n</{sp.invoke}>\n</{sp.block}>",
+                           f'<{sp.block}>\n<{sp.invoke} name="">\n</{sp.invoke}>\n</{sp.block}>'],
+        "broken": f'Hi.\n\n<{sp.block}>\n<{sp.invoke} name="get_weather">\n',
+    }
+
+
+FORMATS: dict[str, dict] = {
+    "glm45": {"opener": "<tool_call>", "empty_envelope": ["<tool_call></tool_call>", "<tool_call>\n</tool_call>"],
+              "broken": "Hi.\n<tool_call>get_weather\n<arg_key>city</arg_key>\n"},
+    "glm47": {"opener": "<tool_call>", "empty_envelope": ["<tool_call></tool_call>"],
+              "broken": "Hi.<tool_call>get_weather<arg_key>city</arg_key>"},
+    **{name: _dsml(name) for name in dsml.SPELLINGS},
+    "qwen3_coder": {"opener": "<tool_call>", "empty_envelope": None,
+                    "broken": "Hi.\n<tool_call>\n<function=get_weather>\n"},
+    "minimax_m2": {"opener": "<minimax:tool_call>", "empty_envelope": None,
+                   "broken": 'Hi.\n<minimax:tool_call>\n<invoke name="get_weather">\n'},
+    "gemma4": {"opener": "<|tool_call>", "empty_envelope": None,
+               "broken": "Hi.<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>,days:3}"},
+    # the JSON formats (issue 18's i18a): envelopes still to be decided there
+    "deepseek_v3": {"opener": "<｜tool▁calls▁begin｜>", "empty_envelope": None, "broken": None},
+    "deepseek_v31": {"opener": "<｜tool▁calls▁begin｜>", "empty_envelope": None, "broken": None},
+    "kimi_k2": {"opener": "<|tool_calls_section_begin|>", "empty_envelope": None, "broken": None},
+    "qwen3": {"opener": "<tool_call>", "empty_envelope": None, "broken": None},
+    "mistral": {"opener": "[TOOL_CALLS]", "empty_envelope": None, "broken": None},
+    "gpt_oss": {"opener": "<|channel|>commentary to=functions.", "empty_envelope": None,
+                "broken": None},
+    "llama3_json": {"opener": '{"name": ', "empty_envelope": None, "broken": None},
+    "llama4_pythonic": {"opener": "[", "empty_envelope": None, "broken": 'Hi.[get_weather(city="Paris", days='},
+}
