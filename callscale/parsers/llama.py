@@ -17,6 +17,7 @@ import re
 from . import register
 from .base import MAX_HEAD, SURROGATE, ToolParser, json_fragment
 from .jsonscan import JsonCallLexer, JsonCallReader, JsonTracker
+from .pyliteral import SIMPLE_ESCAPES  # the one table of Python's one-character escapes
 from .scanner import MarkerScanner, markers
 
 __all__ = [
@@ -213,8 +214,6 @@ _NUMBER_RUN = re.compile(r"[0-9A-Za-z_.+\-]*")
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _INTEGER = re.compile(r"[+-]?(?:[0-9]+|0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+)")
 _CONSTANTS = {"True": "true", "False": "false", "None": "null"}
-_SIMPLE_ESCAPES = {"\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b", "f": "\f", "n": "\n",
-                   "r": "\r", "t": "\t", "v": "\v", "\n": ""}
 _HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
 _OCTAL = frozenset("01234567")
 #: What ends the text of a string value, per quote.
@@ -598,7 +597,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                     self._emit_arguments('"')
                     return self._string_done()
                 c = sc.peek(1)
-                simple = _SIMPLE_ESCAPES.get(c)
+                simple = SIMPLE_ESCAPES.get(c)
                 if simple is not None:
                     sc.take(1)
                     parts.append(simple)
@@ -619,7 +618,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         c = sc.peek(1)
         if not c:
             return self._malformed() if final else False
-        simple = _SIMPLE_ESCAPES.get(c)
+        simple = SIMPLE_ESCAPES.get(c)
         if simple is not None:
             sc.take(1)
             self._emit_arguments(json_fragment(simple))
