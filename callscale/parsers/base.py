@@ -328,7 +328,8 @@ class ToolParser:
         self._current = index
         self._after_call = True
         self._layout.clear()
-        self._flush_arguments()
+        if self._out_args:
+            self._flush_arguments()
         self._out_calls.append(ToolCallItem(index, name, ""))
         return index
 
@@ -338,10 +339,12 @@ class ToolParser:
         if not text or index is None or index in self._abandoned:
             return
         calls = self._out_calls
-        if not (calls and calls[-1].tool_index == index):
-            self._flush_arguments()
-            calls.append(ToolCallItem(index, None, ""))
-        self._out_args.append(text)
+        if calls and calls[-1].tool_index == index:
+            self._out_args.append(text)
+        else:  # the first piece of this call in this increment: a new item holds it
+            if self._out_args:
+                self._flush_arguments()
+            calls.append(ToolCallItem(index, None, text))
 
     def _flush_arguments(self) -> None:
         if self._out_args:
@@ -547,9 +550,14 @@ class ToolParser:
         self._broken_is_content()
         return opener
 
+    def _at_end(self) -> None:
+        """Hook: called once, after the driver, when the output ended (``final``); nothing by default."""
+
     def _run(self, final: bool) -> StreamingParseResult:
         try:
             self._advance(final)
+            if final:
+                self._at_end()
         except Exception:  # a parser bug must not take down the server's stream
             # Keep the contract (never raise): log it loudly, abandon the open
             # call and pass whatever is unread on as content.
@@ -558,9 +566,9 @@ class ToolParser:
             self._emit_content(self.scanner.take_all())
         if final:
             self._broken_is_content()
-        self._flush_arguments()
-        if final:
             self._layout.clear()  # whitespace after the last call: layout
+        if self._out_args:
+            self._flush_arguments()
         text = "".join(self._out_text)
         calls = self._out_calls
         self._out_text = []

@@ -251,19 +251,15 @@ class DsmlToolParser(ToolParser):
         self._orphan: list[tuple[int, str]] | None = None
 
     # ------------------------------------------------------------------ driver
-    def _advance(self, final: bool) -> None:
-        """The base driver, then at the end of the output: an invoke outside a block that never met its closer is text."""
-        while True:
-            super()._advance(final)
-            if final and self._orphan is not None:  # no block closer came: it was text
-                self._orphan_failed("")
-                continue
-            break
-        if final:
-            if self._state not in (_CONTENT, _BLOCK, "broken"):  # inside an invoke: it never closed
-                self._abandon_call()
-                self._state = _BLOCK
-            self._stray_ws.clear()
+    def _at_end(self) -> None:
+        """The end of the output: an invoke outside a block that never met its closer is text."""
+        while self._orphan is not None:  # no block closer came: it was text
+            self._orphan_failed("")
+            self._advance(True)
+        if self._state not in (_CONTENT, _BLOCK, "broken"):  # inside an invoke: it never closed
+            self._abandon_call()
+            self._state = _BLOCK
+        self._stray_ws.clear()
 
     def _s_broken(self, final: bool) -> bool:
         """The base's broken-call state; a restart marker is read again in the block state (not content)."""

@@ -178,14 +178,24 @@ class MarkerScanner:
         return buf[pos:end], None
 
     def _holdback_start(self, m: Markers) -> int:
-        """Start of the longest suffix of the buffer that is a proper prefix of a marker."""
+        """Start of the longest suffix of the buffer that is a proper prefix of a marker.
+
+        Looks only at the occurrences of the markers' first characters in the
+        last ``longest - 1`` characters (``str.find``, not a loop per character).
+        """
         buf = self._buf
         n = len(buf)
-        first, prefixes = m.first_chars, m.prefixes
-        for i in range(max(self._pos, n - m.longest + 1), n):
-            if buf[i] in first and buf[i:] in prefixes:
-                return i
-        return n
+        start = max(self._pos, n - m.longest + 1)
+        prefixes = m.prefixes
+        best = n
+        for ch in m.first_chars:
+            i = buf.find(ch, start, best)
+            while i >= 0:
+                if buf[i:] in prefixes:
+                    best = i
+                    break
+                i = buf.find(ch, i + 1, best)
+        return best
 
     def match(self, m: Markers, final: bool = False):
         """Which marker of ``m`` starts exactly at the current position.

@@ -35,6 +35,8 @@ import json
 import re
 from typing import Any, Mapping, NamedTuple, Sequence
 
+from json.encoder import encode_basestring as _encode_string  # json.dumps(str, ensure_ascii=False)
+
 from .jsonscan import strict_loads
 from .pyliteral import MAX_LITERAL_DEPTH, PyLiteralReader, read_python_literal  # the one Python literal reader
 
@@ -239,8 +241,10 @@ def json_fragment(text: str) -> str:
 
     Escaping is a per-character map, so the fragments of consecutive pieces
     concatenate to the escape of the whole: a long string value can stream.
+    The escape is ``json.dumps(text, ensure_ascii=False)``'s, called
+    directly (its C function; ``json.dumps`` builds an encoder per call).
     """
-    return json.dumps(text, ensure_ascii=False)[1:-1]
+    return _encode_string(text)[1:-1]
 
 
 #: A surrogate code point: in decoded JSON only from an escape (``"\\ud800"``).
