@@ -50,8 +50,6 @@ _V3_ARGS = markers(V3_FENCE_CLOSE, EOS)
 _V3_AFTER_FENCE = markers(CALL_END, EOS)
 _V31_NAME_END = markers(SEP, *_HEAD_STOPS)
 _V31_ARGS = markers(CALL_END, EOS)
-#: What ends the text of a broken call (see ``_s_broken``).
-_BROKEN = markers(CALL_END, CALL_BEGIN, CALLS_END, CALLS_BEGIN, EOS)
 
 
 class _DeepSeekCalls(ToolParser):
@@ -64,10 +62,14 @@ class _DeepSeekCalls(ToolParser):
 
     #: State a call-begin token leads to (set by the subclass).
     _head_state = ""
+    # a broken call's text (the base's broken state): dropped up to its end token; content when another
+    # call or block token (read again in the block) or the end of the output comes first
+    broken_ends = (CALL_END,)
+    broken_restarts = (CALL_BEGIN, CALLS_END, CALLS_BEGIN, EOS)
 
     def __init__(self) -> None:
         super().__init__()
-        self._state = "content"
+        self._in_block = False      # state "content" reads the calls block (the base's broken state resumes there)
         self._gap_text = False      # the current stretch in the block holds text: it is content
         self._gap_ws: list[str] = []  # whitespace of the current stretch, not yet decided
         self._head: list[str] = []    # raw text of a call head whose name is not yet sent
@@ -77,6 +79,8 @@ class _DeepSeekCalls(ToolParser):
 
     # ------------------------------------------------------------------ content
     def _s_content(self, final: bool) -> bool:
+        if self._in_block:
+            return self._block(final)
         text, marker = self.scanner.find(_CONTENT, final)
         self._emit_content(text)
         if marker is None:
@@ -87,11 +91,12 @@ class _DeepSeekCalls(ToolParser):
 
     # ------------------------------------------------------------------ block
     def _enter_block(self) -> None:
-        self._state = "block"
+        self._in_block = True
+        self._state = "content"
         self._gap_text = False
         self._gap_ws = []
 
-    def _s_block(self, final: bool) -> bool:
+    def _block(self, final: bool) -> bool:
         text, marker = self.scanner.find(_BLOCK, final)
         self._gap(text)
         if marker is None:
@@ -124,7 +129,7 @@ class _DeepSeekCalls(ToolParser):
             self._state = self._head_state
         elif marker == CALLS_END:
             self._enter_block()
-            self._state = "content"
+            self._in_block = False
         elif marker == CALL_END or marker == SEP:  # a stray token that ends a head: text of the block
             self._gap(marker)
         # EOS and a repeated block opener: dropped, the stretch goes on.
@@ -183,7 +188,7 @@ class _DeepSeekCalls(ToolParser):
         At the first character that cannot continue the arguments (see
         :meth:`callscale.parsers.jsonscan.RawArguments.feed`) the call is broken:
         that character, the rest of the piece and ``marker`` are read again
-        by ``_s_broken`` (so a token in the same delta is never swallowed).
+        by the base's broken state (so a token in the same delta is never swallowed).
         """
         send, used = self._args.feed(text)
         self._emit_arguments(send)
@@ -195,30 +200,7 @@ class _DeepSeekCalls(ToolParser):
 
     def _break(self) -> None:
         """The current call broke (its arguments cannot be JSON, or a V3 fence is wrong): its text from here is held."""
-        self._break_call()
-        self._state = "broken"
-
-    def _s_broken(self, final: bool) -> bool:
-        """The text of a broken call, from where it broke: dropped when the call's end token follows, else content.
-
-        A ``<｜tool▁call▁end｜>`` ends the broken call: its text is markup of a
-        call that was not made and is dropped. Another call or block token,
-        or the end of the output, means the model went on writing prose after
-        a call it left broken: the text is content, and the token is read in
-        the block.
-        """
-        text, marker = self.scanner.find(_BROKEN, final)
-        self._hold_broken(text)
-        if marker == EOS:
-            return True
-        if marker == CALL_END:
-            self._broken_call_ended()
-            self._enter_block()
-            return True
-        if marker is None and not final:
-            return False
-        self._broken_is_content()
-        return self._block_text("", marker, False)
+        self._broken()
 
     def _abandon(self, next_state: str) -> None:
         self._abandon_call()

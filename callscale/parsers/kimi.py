@@ -47,7 +47,7 @@ _M_ID = markers(ARGUMENT_BEGIN, CALL_BEGIN, *_CLOSERS, *_OPENERS, CALL_END)
 _M_ARGS = markers(CALL_END, CALL_BEGIN, *_CLOSERS, *_OPENERS)
 _M_AFTER_END = markers(CALL_BEGIN, *_CLOSERS)
 
-_CONTENT, _SECTION, _ID, _ARGS, _END_CHECK = "content", "section", "id", "args", "end_check"  # the _s_<state> methods
+_CONTENT, _ID, _ARGS, _END_CHECK = "content", "id", "args", "end_check"  # the _s_<state> methods
 
 
 def call_name(call_id: str) -> str:
@@ -97,9 +97,14 @@ def resolve_name(call_id: str, tools) -> str:
 class KimiK2Parser(ToolParser):
     """Kimi K2 tool calls; see the module docstring for the reading rules."""
 
+    # a broken call's text (the base's broken state): dropped at its <|tool_call_end|>; content when another
+    # token (read again in the section) or the end of the output comes first
+    broken_ends = (CALL_END,)
+    broken_restarts = (CALL_BEGIN, *_CLOSERS, *_OPENERS)
+
     def __init__(self) -> None:
         super().__init__()
-        self._state = _CONTENT
+        self._in_section = False       # state "content" reads a tool-calls section (the broken state resumes there)
         self._id_parts: list[str] = []
         self._id_len = 0                # characters of the call id read so far
         # the arguments, validated and streamed as they arrive; no text kept
@@ -110,14 +115,13 @@ class KimiK2Parser(ToolParser):
     # ------------------------------------------------------------------ helpers
     def _section_marker(self, marker: str) -> bool:
         """Act on a marker met between calls (or ending a call)."""
+        self._in_section = marker not in _CLOSERS  # a repeated opener, a stray end or argument token: in it
         if marker == CALL_BEGIN:
             self._state = _ID
             self._id_parts = []
             self._id_len = 0
-        elif marker in _CLOSERS:
+        else:
             self._state = _CONTENT
-        else:  # a repeated opener, a stray end or argument token
-            self._state = _SECTION
         return True
 
     def _close_call(self, cut: bool = False) -> None:
@@ -148,41 +152,40 @@ class KimiK2Parser(ToolParser):
         else:
             self._abandon_call()
 
-    def _send(self, text: str) -> None:
-        """A piece of argument text: validated, streamed up to the top-level close (held from there).
+    def _send(self, text: str) -> bool:
+        """A piece of argument text: validated, streamed up to the top-level close; true when the call broke.
 
         Arguments written as a JSON string (double-encoded) are held whole
         until the call ends. At the first character that cannot continue a
-        JSON value the call is broken, and the text from there is held by
-        the broken-call mechanism of :mod:`callscale.parsers.base`.
+        JSON value the call is broken: the text from there is held by the
+        base's broken state (``broken_ends``, ``broken_restarts``).
         """
         if not text:
-            return
+            return False
         args = self._args
-        if args.json.failed:
-            self._hold_broken(text)
-            return
         send, used = args.feed(text)
         first = args.json.first
         if first == '"':
             self._hold.append(send)
         elif first in ("", "{"):  # nothing else can be a call's arguments
             self._emit_arguments(send)
-        if used < len(text):
-            self._hold = []
-            self._break_call(text[used:])
+        if used == len(text):
+            return False
+        self._hold = []
+        self._args = RawArguments(objects_only=False)
+        self._broken(text[used:])
+        return True
 
     # ------------------------------------------------------------------ states
     def _s_content(self, final: bool) -> bool:
+        if self._in_section:
+            # text in a section outside calls is dropped: not the model's answer (docs/formats.md)
+            _, marker = self.scanner.find(_M_SECTION, final)
+            if marker is None:
+                return False
+            return self._section_marker(marker)
         text, marker = self.scanner.find(_M_CONTENT, final)
         self._emit_content(text)
-        if marker is None:
-            return False
-        return self._section_marker(marker)
-
-    def _s_section(self, final: bool) -> bool:
-        # text in a section outside calls is dropped: not the model's answer (see the module docstring)
-        _, marker = self.scanner.find(_M_SECTION, final)
         if marker is None:
             return False
         return self._section_marker(marker)
@@ -195,7 +198,7 @@ class KimiK2Parser(ToolParser):
         if marker is None:
             if final or self._id_len > MAX_HEAD:  # the output ended in a call id, or it is too long: no call
                 self._id_parts = []
-                self._state = _SECTION
+                self._state = _CONTENT  # (in the section)
                 return True
             return False
         raw = "".join(self._id_parts)
@@ -203,7 +206,7 @@ class KimiK2Parser(ToolParser):
         name = resolve_name(raw, self.tools) if marker == ARGUMENT_BEGIN else ""
         if not name:  # no call: the id text is text of the section
             if marker == ARGUMENT_BEGIN:
-                self._state = _SECTION
+                self._state = _CONTENT  # (in the section)
                 return True
             return self._section_marker(marker)
         self._begin_call(name)
@@ -214,14 +217,15 @@ class KimiK2Parser(ToolParser):
 
     def _s_args(self, final: bool) -> bool:
         text, marker = self.scanner.find(_M_ARGS)  # a partial token stays unread, even at the end
-        self._send(text)
-        if self._args.json.failed:
-            return self._broken_end(marker, final)
+        if self._send(text):
+            if marker is not None:  # read again by the broken state
+                self.scanner.unread(len(marker))
+            return True
         if marker is None:
             if final:  # the output ended in the arguments (or in a token after them): cut there
                 self.scanner.take_all()
                 self._close_call(cut=True)
-                self._state = _SECTION
+                self._state = _CONTENT  # (in the section)
                 return True
             return False
         if self._args.json.inside:
@@ -234,27 +238,6 @@ class KimiK2Parser(ToolParser):
         self._close_call()
         return self._section_marker(marker)
 
-    def _broken_end(self, marker: str | None, final: bool) -> bool:
-        """A broken call's text ends at ``marker``: dropped at its ``<|tool_call_end|>``, else content.
-
-        A ``<|tool_call_end|>`` ends the broken call: its text is markup of a
-        call that was not made. Another token, or the end of the output,
-        means the model went on writing prose after a call it left broken:
-        that text is content (model text, not section layout), and the token
-        is read as in the section.
-        """
-        if marker is None and not final:
-            return False
-        self._args = RawArguments(objects_only=False)
-        if marker == CALL_END:
-            self._broken_call_ended()
-            return self._section_marker(marker)
-        self._broken_is_content()
-        if marker is None:
-            self._state = _SECTION
-            return False
-        return self._section_marker(marker)
-
     def _s_end_check(self, final: bool) -> bool:
         """``<|tool_call_end|>`` inside a JSON string: a real end only before another call, the section end or the end."""
         scanner = self.scanner
@@ -264,16 +247,16 @@ class KimiK2Parser(ToolParser):
         if scanner.at_end():
             if final:
                 self._close_call()
-                self._state = _SECTION
+                self._state = _CONTENT  # (in the section)
                 return True
             return False
         hit = scanner.match(_M_AFTER_END, final)
         if hit is PARTIAL:
             return False
         if hit is None:
-            self._send(CALL_END + "".join(self._pending))
-            self._pending = []
+            pending, self._pending = CALL_END + "".join(self._pending), []
             self._state = _ARGS
+            self._send(pending)
             return True
         self._pending = []
         self._close_call()
