@@ -74,7 +74,7 @@ class _DeepSeekCalls(ToolParser):
         self._gap_ws: list[str] = []  # whitespace of the current stretch, not yet decided
         self._head: list[str] = []    # raw text of a call head whose name is not yet sent
         self._name: list[str] = []    # the name pieces of that head
-        self._head_len = 0            # characters of that head after the call-begin token
+        self._call_head_len = 0            # characters of that head after the call-begin token
         self._args = RawArguments()  # the arguments, validated and streamed as they arrive (no text kept)
 
     # ------------------------------------------------------------------ content
@@ -124,7 +124,7 @@ class _DeepSeekCalls(ToolParser):
         if marker == CALL_BEGIN:
             self._enter_block()
             self._head = [CALL_BEGIN]
-            self._head_len = 0
+            self._call_head_len = 0
             self._name = []
             self._state = self._head_state
         elif marker == CALLS_END:
@@ -158,11 +158,11 @@ class _DeepSeekCalls(ToolParser):
         self._enter_block()
         return False
 
-    def _head_find(self, m, final: bool) -> tuple[str, str | None, bool]:
+    def _find_in_head(self, m, final: bool) -> tuple[str, str | None, bool]:
         """``scanner.find`` bounded by :data:`MAX_HEAD`; the flag is true when the head ran past it."""
-        text, marker = self.scanner.find(m, final, MAX_HEAD + 1 - self._head_len)
-        self._head_len += len(text) + (len(marker) if marker else 0)
-        return text, marker, marker is None and self._head_len > MAX_HEAD
+        text, marker = self.scanner.find(m, final, MAX_HEAD + 1 - self._call_head_len)
+        self._call_head_len += len(text) + (len(marker) if marker else 0)
+        return text, marker, marker is None and self._call_head_len > MAX_HEAD
 
     def _name_piece(self, text: str) -> None:
         if text:
@@ -238,7 +238,7 @@ class DeepSeekV3Parser(_DeepSeekCalls):
     _head_state = "kind"
 
     def _s_kind(self, final: bool) -> bool:
-        text, marker, over = self._head_find(_V3_KIND_END, final)
+        text, marker, over = self._find_in_head(_V3_KIND_END, final)
         if text:
             self._head.append(text)
         if marker is None:
@@ -259,7 +259,7 @@ class DeepSeekV3Parser(_DeepSeekCalls):
         return True
 
     def _s_name(self, final: bool) -> bool:
-        text, marker, over = self._head_find(_V3_NAME_END, final)
+        text, marker, over = self._find_in_head(_V3_NAME_END, final)
         self._name_piece(text)
         if marker is None:
             if over:  # too long for a head: content, read on after it
@@ -326,7 +326,7 @@ class DeepSeekV31Parser(_DeepSeekCalls):
     _head_state = "name"
 
     def _s_name(self, final: bool) -> bool:
-        text, marker, over = self._head_find(_V31_NAME_END, final)
+        text, marker, over = self._find_in_head(_V31_NAME_END, final)
         self._name_piece(text)
         if marker is None:
             if over:  # too long for a head: content, read on after it

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from . import register
-from .base import MAX_HEAD, ToolParser, json_fragment
+from .base import ToolParser, json_fragment
 from .jsonscan import RawArguments
 from .scanner import PARTIAL, markers
 
@@ -88,8 +88,6 @@ class HarmonyParser(ToolParser):
     def __init__(self) -> None:
         super().__init__()
         self._state = _BEGIN
-        self._header: list[str] = []
-        self._header_len = 0
         self._guessed = False        # the header was guessed from a leading "to=" (no token)
         self._reasoning = False      # the current text body is reasoning
         self._function_call = False  # the current call's recipient is in functions.
@@ -99,8 +97,7 @@ class HarmonyParser(ToolParser):
 
     # ------------------------------------------------------------------ helpers
     def _open_header(self, seed: str = "", guessed: bool = False) -> bool:
-        self._header = [seed] if seed else []
-        self._header_len = len(seed)
+        self._head_begin(seed)
         self._guessed = guessed
         self._state = _HEADER
         return True
@@ -157,15 +154,11 @@ class HarmonyParser(ToolParser):
         return True  # a stray token: dropped
 
     def _s_header(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_M_HEADER, final, MAX_HEAD + 1 - self._header_len)
-        if text:
-            self._header.append(text)
-            self._header_len += len(text)
-        over = marker is None and self._header_len > MAX_HEAD
+        _, marker = self._head_find(_M_HEADER, final)  # a bounded head (base)
+        over = marker is None and self._head_over()
         if marker is None and not final and not over:
             return False
-        raw = "".join(self._header)
-        self._header = []
+        raw = self._head_text()
         if marker == MESSAGE:
             self._open_body(raw)
             return True

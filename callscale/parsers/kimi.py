@@ -12,7 +12,7 @@ import json
 import re
 
 from . import register
-from .base import MAX_HEAD, ToolParser, json_text, tool_name
+from .base import ToolParser, json_text, tool_name
 from .jsonscan import RawArguments, strict_loads
 from .scanner import PARTIAL, markers
 
@@ -105,8 +105,6 @@ class KimiK2Parser(ToolParser):
     def __init__(self) -> None:
         super().__init__()
         self._in_section = False       # state "content" reads a tool-calls section (the broken state resumes there)
-        self._id_parts: list[str] = []
-        self._id_len = 0                # characters of the call id read so far
         # the arguments, validated and streamed as they arrive; no text kept
         self._args = RawArguments(objects_only=False)
         self._hold: list[str] = []      # arguments written as a JSON string (double-encoded): held whole
@@ -118,8 +116,7 @@ class KimiK2Parser(ToolParser):
         self._in_section = marker not in _CLOSERS  # a repeated opener, a stray end or argument token: in it
         if marker == CALL_BEGIN:
             self._state = _ID
-            self._id_parts = []
-            self._id_len = 0
+            self._head_begin()  # the call id: a bounded head (base)
         else:
             self._state = _CONTENT
         return True
@@ -191,18 +188,14 @@ class KimiK2Parser(ToolParser):
         return self._section_marker(marker)
 
     def _s_id(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_M_ID, final, MAX_HEAD + 1 - self._id_len)
-        if text:
-            self._id_parts.append(text)
-            self._id_len += len(text)
+        _, marker = self._head_find(_M_ID, final)
         if marker is None:
-            if final or self._id_len > MAX_HEAD:  # the output ended in a call id, or it is too long: no call
-                self._id_parts = []
+            if final or self._head_over():  # the output ended in a call id, or it is too long: no call
+                self._head_text()
                 self._state = _CONTENT  # (in the section)
                 return True
             return False
-        raw = "".join(self._id_parts)
-        self._id_parts = []
+        raw = self._head_text()
         name = resolve_name(raw, self.tools) if marker == ARGUMENT_BEGIN else ""
         if not name:  # no call: the id text is text of the section
             if marker == ARGUMENT_BEGIN:

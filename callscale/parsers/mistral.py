@@ -10,8 +10,10 @@ model output; lengths are in characters.
 
 from __future__ import annotations
 
+import re
+
 from . import register
-from .base import MAX_HEAD, ToolParser, json_text
+from .base import ToolParser, json_text
 from .jsonscan import RawArguments, json_object
 from .scanner import PARTIAL, markers
 
@@ -30,6 +32,7 @@ _M_THINK = markers(THINK_END)
 _M_TOKEN = markers(*SPECIAL_TOKENS)
 _M_NAME = markers(ARGS, CALL_ID, TOOL_CALLS, THINK, THINK_END, "{")
 _M_ID = markers(ARGS, CALL_ID, TOOL_CALLS, THINK, THINK_END)
+_BLANK = re.compile(r"\s*")
 
 # states: the _s_<state> methods
 _CONTENT, _THINKING, _HEAD, _NAME, _ID, _ARGS_START, _ARGS, _ARRAY, _ITEM, _BROKEN = (
@@ -45,23 +48,20 @@ class MistralParser(ToolParser):
     def __init__(self) -> None:
         super().__init__()
         self._state = _CONTENT
-        self._head: list[str] = []   # name (and call id) text of the head being read
-        self._head_len = 0
         self._name = ""
         self._args = RawArguments()
         self._rest = self._args.rest_tracker()  # a broken call's JSON state, to find its end
         self._item: list[str] = []   # text of an element of the array form (sent whole when it closes)
 
     # ------------------------------------------------------------------ helpers
-    def _no_call(self, marker: str | None, final: bool = False) -> bool:
+    def _no_call(self, marker: str | None, final: bool = False, raw: str | None = None) -> bool:
         """The head is no call: its text is content (a head cut by the end of the output: dropped); go on at ``marker``."""
-        self._head_no_call("".join(self._head), final)
-        self._head = []
+        self._head_no_call(self._head_text() if raw is None else raw, final)
         return self._at_token(marker)
 
     def _at_token(self, marker: str | None) -> bool:
         if marker == TOOL_CALLS:
-            self._start_head()
+            self._head_begin()  # the name (and call id): a bounded head (base)
             self._state = _HEAD
         elif marker == THINK:
             self._state = _THINKING
@@ -69,17 +69,10 @@ class MistralParser(ToolParser):
             self._state = _CONTENT
         return True
 
-    def _start_head(self) -> None:
-        self._head = []
-        self._head_len = 0
-
     def _read_head(self, m, final: bool) -> tuple[str | None, bool]:
         """Read head text up to a marker of ``m``: ``(marker, decided)``."""
-        text, marker = self.scanner.find(m, final, MAX_HEAD + 1 - self._head_len)
-        if text:
-            self._head.append(text)
-            self._head_len += len(text)
-        return marker, marker is not None or final or self._head_len > MAX_HEAD
+        _, marker = self._head_find(m, final)
+        return marker, marker is not None or final or self._head_over()
 
     # ------------------------------------------------------------------ states
     def _s_content(self, final: bool) -> bool:
@@ -102,10 +95,7 @@ class MistralParser(ToolParser):
     def _s_head(self, final: bool) -> bool:
         """Right after ``[TOOL_CALLS]``: the array form, or a name."""
         scanner = self.scanner
-        blank = scanner.skip_whitespace(MAX_HEAD + 1 - self._head_len)
-        if blank:
-            self._head.append(blank)
-            self._head_len += len(blank)
+        self._head_run(_BLANK, final)
         if scanner.at_end():
             if final:
                 return self._no_call(None, final)
@@ -116,11 +106,11 @@ class MistralParser(ToolParser):
                 return False
             if hit is None:  # not a token: the array form
                 scanner.take(1)
-                self._head = []
+                self._head_text()
                 self._state = _ARRAY
                 return True
             if hit in (TOOL_CALLS, THINK):
-                self._head = []  # an opener with nothing after it: dropped
+                self._head_text()  # an opener with nothing after it: dropped
                 return self._at_token(hit)
             return self._no_call(None)  # [ARGS] or [CALL_ID] with no name
         self._state = _NAME
@@ -130,20 +120,21 @@ class MistralParser(ToolParser):
         marker, decided = self._read_head(_M_NAME, final)
         if not decided:
             return False
-        name = "".join(self._head).strip()
+        raw = self._head_text()
+        name = raw.strip()
         if marker not in (ARGS, CALL_ID, "{") or not name or any(c.isspace() for c in name):
             if marker == "{":
-                self._head.append(marker)
+                raw += marker
                 marker = None
             elif marker in (ARGS, CALL_ID, THINK_END):
                 marker = None
             # cut by the end of the output only while it may still be a name (prose has spaces)
-            return self._no_call(marker, final and not any(c.isspace() for c in name))
+            return self._no_call(marker, final and not any(c.isspace() for c in name), raw)
         self._name = name
         if marker == CALL_ID:
+            self._head_begin(raw)  # the call id: its own bounded head, after the name's text
             self._state = _ID
             return True
-        self._head = []
         self._begin_call(name)
         self._args = RawArguments()
         if marker == "{":
@@ -159,7 +150,7 @@ class MistralParser(ToolParser):
             return False
         if marker != ARGS:
             return self._no_call(marker if marker in (TOOL_CALLS, THINK) else None, final)
-        self._head = []
+        self._head_text()
         self._begin_call(self._name)
         self._args = RawArguments()
         self._state = _ARGS_START
