@@ -137,10 +137,23 @@ class _DeepSeekCalls(ToolParser):
 
     # ------------------------------------------------------------------ call head
     def _head_failed(self, marker: str | None) -> bool:
-        """The head never became a call: its raw text is content; ``marker`` is read in the block."""
+        """The head never became a call: its raw text is content; ``marker`` is read in the block.
+
+        A head that holds nothing but its tokens, whitespace and (V3) the kind
+        word holds nothing a call needs: it is markup, dropped (docs/formats.md).
+        """
         raw = "".join(self._head)
+        words = "".join(p for p in self._head[1:] if p != SEP).strip()
         self._head = []
         self._name = []
+        if not words or (words == V3_KIND and self._head_state == "kind"):
+            if marker is None:  # (at the separator) what follows up to the call's end is its markup too
+                self._enter_block()
+                self._state = "skip"
+                return True
+            if marker == CALL_END:  # the empty call's end
+                marker = None
+            raw = ""
         return self._block_text(raw, marker, True)
 
     def _block_text(self, text: str, marker: str | None, more: bool) -> bool:

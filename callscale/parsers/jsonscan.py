@@ -457,6 +457,11 @@ class JsonCallLexer(JsonValidator):
         self.arguments_done = False
         self.stream_arguments = False
 
+    @property
+    def holds_call_member(self) -> bool:
+        """Whether the object read so far has a ``name`` or an arguments member."""
+        return self._seen_name or self._seen_arguments
+
     def take_arguments(self) -> str:
         """The argument text captured since the last call (JSON text, possibly ``""``)."""
         text = "".join(self.arguments)
@@ -758,8 +763,8 @@ class JsonCallReader:
             if status == DONE:
                 if not self._started:
                     if lexer.name is None or not (lexer.arguments_done or self._name_only_is_a_call):
+                        self._not_a_call()  # (the lexer, closed, tells a complete object)
                         self._lexer = None
-                        self._not_a_call()
                         return True
                     self._start_object_call()
                     if lexer.arguments_done:

@@ -15,7 +15,7 @@ import math
 import re
 
 from . import register
-from .base import MAX_HEAD, SURROGATE, ToolParser, json_fragment
+from .base import MAX_HEAD, SURROGATE, Layout, ToolParser, json_fragment
 from .jsonscan import JsonCallLexer, JsonCallReader, JsonTracker
 from .pyliteral import SIMPLE_ESCAPES  # the one table of Python's one-character escapes
 from .scanner import MarkerScanner, markers
@@ -43,7 +43,7 @@ class _AfterCall:
     """What both formats do right after a call: hold whitespace until the next character decides it."""
 
     scanner: object
-    _held: list[str]
+    _held: Layout
 
     def _next_after_call(self, final: bool) -> str:
         """Hold the whitespace here; return the next character (not consumed), or ``""`` when none is there yet.
@@ -54,15 +54,16 @@ class _AfterCall:
         sc = self.scanner
         ws = sc.skip_whitespace()
         if ws:
-            self._held.append(ws)
+            if not self._held.add(ws):  # past the bound (base.MAX_LAYOUT_RUNS runs): content, decided
+                self._emit_content(self._take_held())
         c = sc.peek(1)
         if not c and final:
-            self._held = []
+            self._held.clear()
         return c
 
     def _take_held(self) -> str:
-        held = "".join(self._held)
-        self._held = []
+        held = self._held.text()
+        self._held.clear()
         return held
 
 
@@ -93,7 +94,7 @@ class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
         super().__init__()
         self._raw: list[str] = []
         self._lexer: JsonCallLexer | None = None
-        self._held: list[str] = []  # whitespace and one ';' after a call
+        self._held = Layout()  # whitespace and one ';' after a call, as run lengths
         self._semicolon = False
         self._rest = JsonTracker()  # a broken call's JSON state, to find the end of its object
 
@@ -135,7 +136,7 @@ class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
     def _object_done(self) -> None:
         self._emit_arguments("}")
         self._end_call()
-        self._held = []
+        self._held.clear()
         self._semicolon = False
         self._state = _SEP
 
@@ -166,7 +167,7 @@ class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
             return False
         if end == "":
             return True
-        self._held = []
+        self._held.clear()
         self._semicolon = False
         if end == "}":  # after the broken object: as after a call
             self._state = _SEP
@@ -185,7 +186,7 @@ class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
             return False
         if c == ";" and not self._semicolon:
             sc.take(1)
-            self._held.append(c)
+            self._held.add(c)
             self._semicolon = True
         elif c == "{":
             sc.take(1)
@@ -271,7 +272,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         self._key_kind = ""           # dict key read: "literal" (':' follows) or "identifier" ('=' follows)
         self._key_text = ""           # JSON key text still to send at the separator
         self._quote = ""
-        self._held: list[str] = []    # whitespace after a call
+        self._held = Layout()        # whitespace after a call, as run lengths
 
     def _s_content(self, final: bool) -> bool:
         text, marker = self.scanner.find(_M_LIST_CONTENT, final)
@@ -341,7 +342,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                     self._begin_call(self._name)
                     self._emit_arguments("{}")
                     self._end_call()
-                    self._held = []
+                    self._held.clear()
                     self._state = _AFTER_CALL
                     return True
                 if _is_name_start(c):
@@ -408,7 +409,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         self._can_close = False
         if kind == _CALL:
             self._end_call()
-            self._held = []
+            self._held.clear()
             self._state = _AFTER_CALL
         else:
             self._expect = _E_AFTER

@@ -248,7 +248,7 @@ class _QwenParser(ToolParser):
 
 
 # --------------------------------------------------------------------------- qwen3
-_JSON, _AFTER_OBJECT = "json", "after-object"
+_JSON, _AFTER_OBJECT, _ENVELOPE = "json", "after-object", "envelope"
 
 
 @register("qwen3")
@@ -271,6 +271,19 @@ class Qwen3Parser(JsonCallReader, _QwenParser):
         self._open_object(marker)
         self._state = _JSON
 
+    def _not_a_call(self, *more: str, final: bool = False, expected: Markers | None = None) -> None:
+        """No call: content, except an envelope holding nothing a call needs (blank, or an object with no name and no arguments).
+
+        That envelope is markup when ``</tool_call>`` follows (after
+        whitespace): decided in state ``_ENVELOPE`` (docs/formats.md).
+        """
+        lexer = self._lexer
+        if not (more or final) and lexer is not None and not lexer.holds_call_member \
+                and (lexer.closed or not "".join(self._raw[1:]).strip()):
+            self._state = _ENVELOPE
+            return
+        super()._not_a_call(*more, final=final, expected=expected)
+
     def _advance(self, final: bool) -> None:
         sc = self.scanner
         while True:
@@ -282,6 +295,16 @@ class Qwen3Parser(JsonCallReader, _QwenParser):
             elif state == _JSON:
                 if not self._read_object(final, MAX_HEAD):
                     return
+            elif state == _ENVELOPE:  # an envelope that holds nothing a call needs: markup before </tool_call>
+                hit = self._confirm(_M_CLOSE, final)
+                if hit is PARTIAL:
+                    return
+                if hit is None and not (final and sc.at_end()):
+                    super()._not_a_call(self._confirm_text())
+                else:  # </tool_call>, or the end of the output (a cut call): markup
+                    self._confirm_ws.clear()
+                    self._raw = []
+                    self._state = _AFTER_CLOSE if hit else _CONTENT
             else:  # _AFTER_OBJECT: only whitespace, then </tool_call>
                 sc.skip_whitespace()
                 marker = sc.match(_M_CLOSE, final)
