@@ -33,8 +33,8 @@ from typing import ClassVar
 
 from . import register
 from .base import MAX_HEAD, Layout, ToolParser, json_fragment, parameter_type
-from .schema import strict_loads
 from .deepseek import EOS
+from .jsonscan import strict_loads
 from .scanner import PARTIAL, markers
 
 __all__ = [

@@ -14,7 +14,8 @@ import re
 
 from . import register
 from .base import ToolParser, json_fragment, json_text
-from .schema import UNTYPED, StringOrNull, TypedValue, is_new_parameter, parameter_typing, strict_loads, typed_json
+from .jsonscan import strict_loads
+from .schema import UNTYPED, StringOrNull, TypedValue, is_new_parameter, parameter_typing, typed_json
 from .scanner import PARTIAL, markers
 
 __all__ = [

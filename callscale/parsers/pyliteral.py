@@ -19,9 +19,10 @@ cost of a long value is spread over the increments that bring it, and
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import Any
+
+from .jsonscan import finite_float
 
 __all__ = ["MAX_LITERAL_DEPTH", "PyLiteralReader", "read_python_literal", "SIMPLE_ESCAPES", "unescape"]
 
@@ -50,13 +51,6 @@ _CLOSERS = {"[": "]", "(": ")", "{": "}"}
 _MAX_TAIL = 5000  # a number longer than this is no literal Python reads (4300 digits)
 
 
-def _finite(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(text)
-    return value
-
-
 def unescape(m: "re.Match[str]") -> str:
     """The character(s) of one Python string escape (a match of ``_ESCAPE``); raises ``ValueError`` out of range."""
     e = m.group(1)
@@ -77,7 +71,7 @@ def _number(text: str) -> int | float:
         raise ValueError(text)
     body = text.replace("_", "")
     if any(c in body for c in ".eE"):
-        return _finite(body)
+        return finite_float(body)
     digits = body.lstrip("+-")
     if len(digits) > 1 and digits[0] == "0":
         raise ValueError(text)  # 007 is no Python literal

@@ -32,12 +32,12 @@ any value text or schema; the cost of :func:`convert` is linear in the text.
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import Any, Mapping, NamedTuple, Sequence
 
 from json.encoder import encode_basestring as _encode_string  # json.dumps(str, ensure_ascii=False)
 
+from .jsonscan import strict_loads
 from .pyliteral import MAX_LITERAL_DEPTH, PyLiteralReader, read_python_literal  # the one Python literal reader
 
 __all__ = [
@@ -47,7 +47,6 @@ __all__ = [
     "MAX_LITERAL_DEPTH",
     "TypedValue",
     "typed_json",
-    "strict_loads",
     "UNTYPED",
     "tool_name",
     "tool_parameters",
@@ -268,24 +267,9 @@ def json_text(value: Any) -> str:
 _MISSING = object()
 
 
-def _finite(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):  # 1e999 overflows to inf
-        raise ValueError(text)
-    return value
-
-
-def _reject_constant(text: str):
-    raise ValueError(f"{text} is not JSON")
-
-
 def _json(text: str) -> Any:
     """Strict JSON with finite numbers only; raises ``ValueError`` / ``RecursionError``."""
-    return json.loads(text, parse_constant=_reject_constant, parse_float=_finite)
-
-
-#: Strict JSON: no ``NaN``/``Infinity``, finite numbers only; raises ``ValueError`` / ``RecursionError``.
-strict_loads = _json
+    return strict_loads(text, finite=True)
 
 
 def typed_json(text: str, typing: Typing) -> str:
