@@ -88,7 +88,8 @@ class _GlmParser(ToolParser):
     def _start_name(self, opener: str) -> None:
         self._state = "name"
         self._opener = opener
-        self._head_begin(opener)
+        self._head_parts = [opener]  # _head_begin(opener), written out
+        self._head_len = 0
         self._name_phase = 0
 
     def _name_ok(self, text: str) -> bool:
@@ -128,6 +129,9 @@ class _GlmParser(ToolParser):
     def _empty_opener(self, marker: str | None) -> bool:
         """An opener with no name: dropped (a degenerate repeat, an empty block), ``marker`` read on."""
         self._head_parts = []
+        if marker == TOOL_CALL:  # (the common case: an opener repeated)
+            self._start_name(marker)
+            return True
         if marker == TOOL_CALL_END:
             marker = None
         return self._read_on(marker)

@@ -185,7 +185,21 @@ class MarkerScanner:
         if hit is not None and hit.start() < stop:
             self._pos = hit.end()
             return buf[pos:hit.start()], hit.group()
-        end = min(len(buf) if final else self._holdback_start(m), stop)
+        end = n = len(buf)
+        if not final:  # _holdback_start, written out
+            start = n - m.longest + 1
+            if start < pos:
+                start = pos
+            prefixes = m.prefixes
+            for ch in m.first_chars:
+                i = buf.find(ch, start, end)
+                while i >= 0:
+                    if buf[i:] in prefixes:
+                        end = i
+                        break
+                    i = buf.find(ch, i + 1, end)
+        if end > stop:
+            end = stop
         self._pos = end
         return buf[pos:end], None
 
