@@ -323,9 +323,10 @@ class Qwen3Parser(JsonCallReader, _QwenParser):
 
 
 # --------------------------------------------------------------------------- qwen3_coder
+# the states of qwen3_coder: methods _s_<state> of Qwen3CoderParser (the base driver)
 (_OPEN, _NAME, _ORPHAN_BODY, _BODY, _FUNC_END, _KEY, _KEY_NL, _VAL, _CLOSE1, _CLOSE2, _CLOSE3, _NEXT_KEY) = (
-    "open", "name", "orphan-body", "body", "function-end", "key", "key-newline", "value", "after-param-close",
-    "after-function-close", "after-call-close", "next-key",
+    "open", "name", "orphan_body", "body", "function_end", "key", "key_newline", "value", "after_param_close",
+    "after_function_close", "after_call_close", "next_key",
 )
 
 
@@ -388,174 +389,206 @@ class Qwen3CoderParser(_QwenParser):
         self._call_name = name
         self._keys = set()
 
-    def _advance(self, final: bool) -> None:
+    # ------------------------------------------------------------------ states (the base driver runs them)
+    def _s_content(self, final: bool) -> bool:
+        return self._common(_CONTENT, final)
+
+    def _s_junk(self, final: bool) -> bool:
+        return self._common(_JUNK, final)
+
+    def _s_after_close(self, final: bool) -> bool:
+        return self._common(_AFTER_CLOSE, final)
+
+    def _s_value(self, final: bool) -> bool:
+        return self._read_value(final)
+
+    def _s_after_param_close(self, final: bool) -> bool:
         sc = self.scanner
-        while True:
-            state = self._state
-            go_on = self._common(state, final)
-            if go_on is not None:
-                if not go_on:
-                    return
-            elif state == _VAL:
-                if not self._read_value(final):
-                    return
-            elif state == _CLOSE1:
-                # After a candidate </parameter>: <parameter= or </function> confirm it.
-                self._candidate_ws.append(sc.skip_whitespace())
-                marker = sc.match(_M_BODY, final)
-                if marker is PARTIAL:
-                    return
-                if marker is None:
-                    self._reject()
-                elif marker == PARAMETER_OPEN:
-                    self._end_value()
-                    self._start_key()
-                elif self._orphan:  # a call without <tool_call> ends at </parameter> </function>
-                    self._end_value()
-                    self._state = _FUNC_END
-                else:
-                    self._candidate.extend(self._candidate_ws)
-                    self._candidate.append(marker)
-                    self._candidate_ws = []
-                    self._state = _CLOSE2
-            elif state == _CLOSE2:
-                # After [</parameter> ws] </function>: </tool_call> confirms it (in a call
-                # without <tool_call>, the end of the output too).
-                self._candidate_ws.append(sc.skip_whitespace())
-                if sc.at_end() and not final:
-                    return
-                marker = sc.match(_M_CLOSE, final)
-                if marker is PARTIAL:
-                    return
-                if marker is not None or (self._orphan and sc.at_end()):
-                    self._end_value()
-                    self._finish_call()
-                else:
-                    self._reject()
-            elif state == _CLOSE3:
-                # After </tool_call> in a value (</parameter> and </function> missing):
-                # the end of the output or a new <tool_call> confirm it.
-                self._candidate_ws.append(sc.skip_whitespace())
-                if sc.at_end() and not final:
-                    return
-                marker = sc.match(_M_OPEN_ONLY, final)
-                if marker is PARTIAL:
-                    return
-                if marker is not None or sc.at_end():
-                    self._end_value()
-                    self._finish_call()
-                    if marker is not None:
-                        self._open(marker)
-                else:
-                    self._reject()
-            elif state == _NEXT_KEY:
-                if not self._read_next_key(final):
-                    return
-            elif state == _OPEN:
-                ws = sc.skip_whitespace(MAX_HEAD + 1 - self._head_len)
-                self._raw.append(ws)
-                self._head_len += len(ws)
-                if self._head_len > MAX_HEAD:  # too long for a head
-                    self._not_a_call()
-                    continue
-                marker = sc.match(_M_FUNCTION, final)
-                if marker is PARTIAL:
-                    return
-                if marker is None:
-                    self._not_a_call(final=final, expected=_M_FUNCTION)
-                else:
-                    self._raw.append(marker)
-                    self._head_len += len(marker)
-                    self._parts = []
-                    self._state = _NAME
-            elif state == _NAME:
-                _, marker, over = self._bounded_find(final)
-                if marker is None:
-                    if not (final or over):
-                        return
-                    self._not_a_call("".join(self._parts), final=final and not over and not self._orphan)
-                    continue
-                name = "".join(self._parts)
-                if marker != _TAG_END:  # a new <tool_call> before the name ended
-                    self._not_a_call(name)
-                    self._open(marker)
-                elif not name or "<" in name or any(ch.isspace() for ch in name):
-                    self._not_a_call(name, marker)
-                elif self._orphan:
-                    if self.tools and all(tool_name(t) != name for t in self.tools):
-                        self._not_a_call(name, marker)  # prose naming no tool of the request
-                    else:
-                        self._raw.append(name + marker)
-                        self._head_len += len(marker)
-                        self._call_name = name
-                        self._state = _ORPHAN_BODY
-                else:
-                    self._start_call(name)
-                    self._state = _BODY
-            elif state == _ORPHAN_BODY:
-                # <function=NAME> without <tool_call>: a call only if <parameter= or </function> follows
-                ws = sc.skip_whitespace(MAX_HEAD + 1 - self._head_len)
-                self._raw.append(ws)
-                self._head_len += len(ws)
-                if self._head_len > MAX_HEAD:
-                    self._not_a_call()
-                    continue
-                marker = sc.match(_M_BODY, final)
-                if marker is PARTIAL:
-                    return
-                if marker is None:
-                    self._not_a_call()  # prose mentioning <function=NAME>: content, also when cut
-                else:
-                    self._start_call(self._call_name)
-                    if marker == PARAMETER_OPEN:
-                        self._start_key()
-                    else:
-                        self._state = _FUNC_END
-            elif state == _BODY:
-                sc.skip_whitespace()
-                marker = sc.match(_M_BODY, final)
-                if marker is PARTIAL:
-                    return
-                if marker is None:
-                    self._drop_call(final, _M_BODY)
-                elif marker == PARAMETER_OPEN:
-                    self._start_key()
-                else:
-                    self._state = _FUNC_END
-            elif state == _FUNC_END:
-                if self._orphan:  # </tool_call> (after one newline) may follow; nothing else is the call's
-                    marker = sc.match(_M_ORPHAN_END, final)
-                    if marker is PARTIAL:
-                        return
-                    self._finish_call()  # (then one layout newline, as after </tool_call>)
-                    continue
-                sc.skip_whitespace()
-                marker = sc.match(_M_CLOSE, final)
-                if marker is PARTIAL:
-                    return
-                if marker is None:
-                    self._drop_call(final, _M_CLOSE)
-                else:
-                    self._finish_call()
-            elif state == _KEY:
-                _, marker, over = self._bounded_find(final)
-                if marker is None:
-                    if not (final or over):
-                        return
-                    self._drop_call()
-                    continue
-                key = "".join(self._parts)
-                if marker != _TAG_END:  # a new <tool_call> inside the tag
-                    self._drop_call()
-                    self._open(marker)
-                elif not key or "<" in key or "\n" in key:
-                    self._drop_call()
-                else:
-                    self._start_value(key)
-            else:  # _KEY_NL: one layout newline after <parameter=KEY>
-                if sc.match(_M_NL, final) is PARTIAL:
-                    return
-                self._state = _VAL
+        # After a candidate </parameter>: <parameter= or </function> confirm it.
+        self._candidate_ws.append(sc.skip_whitespace())
+        marker = sc.match(_M_BODY, final)
+        if marker is PARTIAL:
+            return False
+        if marker is None:
+            self._reject()
+        elif marker == PARAMETER_OPEN:
+            self._end_value()
+            self._start_key()
+        elif self._orphan:  # a call without <tool_call> ends at </parameter> </function>
+            self._end_value()
+            self._state = _FUNC_END
+        else:
+            self._candidate.extend(self._candidate_ws)
+            self._candidate.append(marker)
+            self._candidate_ws = []
+            self._state = _CLOSE2
+        return True
+
+    def _s_after_function_close(self, final: bool) -> bool:
+        sc = self.scanner
+        # After [</parameter> ws] </function>: </tool_call> confirms it (in a call
+        # without <tool_call>, the end of the output too).
+        self._candidate_ws.append(sc.skip_whitespace())
+        if sc.at_end() and not final:
+            return False
+        marker = sc.match(_M_CLOSE, final)
+        if marker is PARTIAL:
+            return False
+        if marker is not None or (self._orphan and sc.at_end()):
+            self._end_value()
+            self._finish_call()
+        else:
+            self._reject()
+        return True
+
+    def _s_after_call_close(self, final: bool) -> bool:
+        sc = self.scanner
+        # After </tool_call> in a value (</parameter> and </function> missing):
+        # the end of the output or a new <tool_call> confirm it.
+        self._candidate_ws.append(sc.skip_whitespace())
+        if sc.at_end() and not final:
+            return False
+        marker = sc.match(_M_OPEN_ONLY, final)
+        if marker is PARTIAL:
+            return False
+        if marker is not None or sc.at_end():
+            self._end_value()
+            self._finish_call()
+            if marker is not None:
+                self._open(marker)
+        else:
+            self._reject()
+        return True
+
+    def _s_next_key(self, final: bool) -> bool:
+        if not self._read_next_key(final):
+            return False
+        return True
+
+    def _s_open(self, final: bool) -> bool:
+        sc = self.scanner
+        ws = sc.skip_whitespace(MAX_HEAD + 1 - self._head_len)
+        self._raw.append(ws)
+        self._head_len += len(ws)
+        if self._head_len > MAX_HEAD:  # too long for a head
+            self._not_a_call()
+            return True
+        marker = sc.match(_M_FUNCTION, final)
+        if marker is PARTIAL:
+            return False
+        if marker is None:
+            self._not_a_call(final=final, expected=_M_FUNCTION)
+        else:
+            self._raw.append(marker)
+            self._head_len += len(marker)
+            self._parts = []
+            self._state = _NAME
+        return True
+
+    def _s_name(self, final: bool) -> bool:
+        _, marker, over = self._bounded_find(final)
+        if marker is None:
+            if not (final or over):
+                return False
+            self._not_a_call("".join(self._parts), final=final and not over and not self._orphan)
+            return True
+        name = "".join(self._parts)
+        if marker != _TAG_END:  # a new <tool_call> before the name ended
+            self._not_a_call(name)
+            self._open(marker)
+        elif not name or "<" in name or any(ch.isspace() for ch in name):
+            self._not_a_call(name, marker)
+        elif self._orphan:
+            if self.tools and all(tool_name(t) != name for t in self.tools):
+                self._not_a_call(name, marker)  # prose naming no tool of the request
+            else:
+                self._raw.append(name + marker)
+                self._head_len += len(marker)
+                self._call_name = name
+                self._state = _ORPHAN_BODY
+        else:
+            self._start_call(name)
+            self._state = _BODY
+        return True
+
+    def _s_orphan_body(self, final: bool) -> bool:
+        sc = self.scanner
+        # <function=NAME> without <tool_call>: a call only if <parameter= or </function> follows
+        ws = sc.skip_whitespace(MAX_HEAD + 1 - self._head_len)
+        self._raw.append(ws)
+        self._head_len += len(ws)
+        if self._head_len > MAX_HEAD:
+            self._not_a_call()
+            return True
+        marker = sc.match(_M_BODY, final)
+        if marker is PARTIAL:
+            return False
+        if marker is None:
+            self._not_a_call()  # prose mentioning <function=NAME>: content, also when cut
+        else:
+            self._start_call(self._call_name)
+            if marker == PARAMETER_OPEN:
+                self._start_key()
+            else:
+                self._state = _FUNC_END
+        return True
+
+    def _s_body(self, final: bool) -> bool:
+        sc = self.scanner
+        sc.skip_whitespace()
+        marker = sc.match(_M_BODY, final)
+        if marker is PARTIAL:
+            return False
+        if marker is None:
+            self._drop_call(final, _M_BODY)
+        elif marker == PARAMETER_OPEN:
+            self._start_key()
+        else:
+            self._state = _FUNC_END
+        return True
+
+    def _s_function_end(self, final: bool) -> bool:
+        sc = self.scanner
+        if self._orphan:  # </tool_call> (after one newline) may follow; nothing else is the call's
+            marker = sc.match(_M_ORPHAN_END, final)
+            if marker is PARTIAL:
+                return False
+            self._finish_call()  # (then one layout newline, as after </tool_call>)
+            return True
+        sc.skip_whitespace()
+        marker = sc.match(_M_CLOSE, final)
+        if marker is PARTIAL:
+            return False
+        if marker is None:
+            self._drop_call(final, _M_CLOSE)
+        else:
+            self._finish_call()
+        return True
+
+    def _s_key(self, final: bool) -> bool:
+        _, marker, over = self._bounded_find(final)
+        if marker is None:
+            if not (final or over):
+                return False
+            self._drop_call()
+            return True
+        key = "".join(self._parts)
+        if marker != _TAG_END:  # a new <tool_call> inside the tag
+            self._drop_call()
+            self._open(marker)
+        elif not key or "<" in key or "\n" in key:
+            self._drop_call()
+        else:
+            self._start_value(key)
+        return True
+
+    def _s_key_newline(self, final: bool) -> bool:
+        """one layout newline after <parameter=KEY>"""
+        sc = self.scanner
+        if sc.match(_M_NL, final) is PARTIAL:
+            return False
+        self._state = _VAL
+        return True
 
     # ------------------------------------------------------------------ values
     def _start_value(self, key: str) -> None:
@@ -664,3 +697,7 @@ class Qwen3CoderParser(_QwenParser):
         self._emit_arguments("}")
         self._end_call()
         self._state = _AFTER_CLOSE
+
+
+# the shared state "after-close" (a hyphenated name, shared with qwen3): the driver's table reads it by alias
+Qwen3CoderParser._states = {**Qwen3CoderParser._states, _AFTER_CLOSE: Qwen3CoderParser._s_after_close}
