@@ -408,7 +408,7 @@ class ToolParser:
         (max tokens) and is dropped with that prefix (DESIGN.md, "Content and
         markup").
         """
-        if not self._cut_by_end(final, expected):
+        if not final or not self._cut_by_end(final, expected):
             self._emit_content(text)
 
     def _cut_by_end(self, final: bool, expected: Markers | None = None) -> bool:

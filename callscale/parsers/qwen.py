@@ -222,7 +222,8 @@ class _QwenParser(ToolParser):
         sc = self.scanner
         if state == _CONTENT:
             text, marker = sc.find(self._content_markers, final)
-            self._emit_content(text)
+            if text:
+                self._emit_content(text)
             if marker is None:
                 return False
             self._open(marker)
