@@ -28,6 +28,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
+from callscale.parsers.jsonscan import strict_loads
+
 __all__ = ["Outcome", "StreamedCall", "stream", "whole", "assemble", "compare", "differences", "Difference", "KINDS",
            "outcome_of", "ProtocolError", "ResultShapeError", "result_shape", "CheckItem", "CheckResult", "Failure", "run_check", "fault_items",
            "workload_items", "MALFORMED_WORKLOADS"]
@@ -106,10 +108,6 @@ def _get(obj: Any, key: str, default: Any = None) -> Any:
     return getattr(obj, key, default)
 
 
-def _reject_constant(name: str):
-    raise ValueError(f"{name} is not JSON")
-
-
 @dataclass
 class StreamedCall:
     """One call as a client assembles it: the name and the arguments JSON text."""
@@ -124,14 +122,10 @@ class StreamedCall:
         Python's ``json`` reads by default, make the arguments malformed.
         """
         try:
-            value = json.loads(self.arguments_text, parse_constant=_reject_constant)
+            value = strict_loads(self.arguments_text)
         except (ValueError, RecursionError):  # not JSON, or nested deeper than json can read
             return None
         return value if isinstance(value, dict) else None
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
 
 
 @dataclass

@@ -48,14 +48,40 @@ FORMATS: dict[str, dict] = {
                    "broken": 'Hi.\n]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name="get_weather">\n'},
     "gemma4": {"opener": "<|tool_call>", "empty_envelope": None,
                "broken": "Hi.<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>,days:3}"},
-    # the JSON formats (issue 18's i18a): envelopes still to be decided there
-    "deepseek_v3": {"opener": "<｜tool▁calls▁begin｜>", "empty_envelope": None, "broken": None},
-    "deepseek_v31": {"opener": "<｜tool▁calls▁begin｜>", "empty_envelope": None, "broken": None},
-    "kimi_k2": {"opener": "<|tool_calls_section_begin|>", "empty_envelope": None, "broken": None},
-    "qwen3": {"opener": "<tool_call>", "empty_envelope": None, "broken": None},
-    "mistral": {"opener": "[TOOL_CALLS]", "empty_envelope": None, "broken": None},
-    "gpt_oss": {"opener": "<|channel|>commentary to=functions.", "empty_envelope": None,
-                "broken": None},
-    "llama3_json": {"opener": '{"name": ', "empty_envelope": None, "broken": None},
-    "llama4_pythonic": {"opener": "[", "empty_envelope": None, "broken": 'Hi.[get_weather(city="Paris", days='},
+    # the JSON formats (issue 18's i18a)
+    "deepseek_v3": {"opener": "<｜tool▁calls▁begin｜>",
+                    "empty_envelope": ["<｜tool▁calls▁begin｜><｜tool▁calls▁end｜>",
+                                       "<｜tool▁calls▁begin｜>\n<｜tool▁calls▁end｜>",
+                                       "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜><｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+                                       "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜><｜tool▁call▁end｜>"
+                                       "<｜tool▁calls▁end｜>"],
+                    "broken": 'Hi.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n'
+                              '```json\n{"city": Paris'},
+    "deepseek_v31": {"opener": "<｜tool▁calls▁begin｜>",
+                     "empty_envelope": ["<｜tool▁calls▁begin｜><｜tool▁calls▁end｜>",
+                                        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜><｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+                                        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜><｜tool▁sep｜>{}<｜tool▁call▁end｜>"
+                                        "<｜tool▁calls▁end｜>"],
+                     "broken": 'Hi.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": Paris'},
+    "kimi_k2": {"opener": "<|tool_calls_section_begin|>",
+                "empty_envelope": ["<|tool_calls_section_begin|><|tool_calls_section_end|>",
+                                   "<|tool_calls_section_begin|><|tool_call_begin|><|tool_call_end|><|tool_calls_section_end|>",
+                                   "<|tool_calls_section_begin|><|tool_call_begin|><|tool_call_argument_begin|>"
+                                   "<|tool_call_end|><|tool_calls_section_end|>"],
+                "broken": 'Hi.<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0'
+                          '<|tool_call_argument_begin|>{"city": Paris'},
+    "qwen3": {"opener": "<tool_call>",
+              "empty_envelope": ["<tool_call></tool_call>", "<tool_call>\n</tool_call>", "<tool_call>\n{}\n</tool_call>"],
+              "broken": 'Hi.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": Paris'},
+    "mistral": {"opener": "[TOOL_CALLS]", "empty_envelope": ["[TOOL_CALLS][ARGS]", "[TOOL_CALLS][]"],
+                "broken": 'Hi.[TOOL_CALLS]get_weather[ARGS]{"city": Paris'},
+    "gpt_oss": {"opener": "<|channel|>commentary to=functions.",
+                "empty_envelope": ["<|start|>assistant<|channel|>commentary to=functions.get_weather<|call|>",
+                                   "<|start|>assistant<|end|>", "<|start|>assistant<|channel|>final<|message|><|return|>"],
+                "broken": 'Hi.<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json'
+                          '<|message|>{"city": Paris'},
+    "llama3_json": {"opener": '{"name": ', "empty_envelope": ["<|python_tag|>"],
+                    "broken": 'Hi.{"name": "get_weather", "parameters": {"city": Paris'},
+    "llama4_pythonic": {"opener": "[", "empty_envelope": ["<|python_start|><|python_end|>"],
+                        "broken": 'Hi.[get_weather(city="Paris", days='},
 }

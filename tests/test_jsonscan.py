@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from callscale import parsers
-from callscale.parsers.jsonscan import BAD_ESCAPE, CONTROL, STRING_END, STRING_OPEN, JsonTracker, JsonValidator
+from callscale.parsers.jsonscan import BAD_ESCAPE, CONTROL, STRING_END, STRING_OPEN, JsonTracker, JsonValidator, RawArguments
 from callscale.parsers.qwen import JsonCallLexer
 
 
@@ -114,8 +114,9 @@ def test_strict_reports_control_characters_non_strict_reads_them():
 def test_the_parsers_share_the_tracker():
     assert issubclass(JsonCallLexer, JsonTracker) and JsonCallLexer().strict
     assert issubclass(JsonValidator, JsonTracker) and JsonValidator().strict
-    for name, attr in (("deepseek_v3", "_json"), ("deepseek_v31", "_json"), ("kimi_k2", "_strings")):
-        assert type(getattr(parsers.get(name)(), attr)) is JsonValidator
+    for name in ("deepseek_v3", "deepseek_v31", "kimi_k2", "mistral", "gpt_oss"):  # one raw-arguments streamer
+        args = parsers.get(name)()._args
+        assert type(args) is RawArguments and type(args.json) is JsonValidator
     assert "jsonscan" not in parsers.names()
 
 

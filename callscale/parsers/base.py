@@ -43,6 +43,7 @@ from typing import Any, ClassVar, Iterable, Mapping, Sequence
 from .scanner import PARTIAL, Markers, MarkerScanner, markers
 # the tool look-ups moved to parsers/schema.py (schema typing); re-exported here
 from .schema import SURROGATE, json_fragment, json_text, parameter_type, tool_name, tool_parameter_schema
+from .schema import parameter_typing as parameter_typing_
 
 log = logging.getLogger(__name__)
 
@@ -190,11 +191,14 @@ class ToolParser:
     broken_restarts: ClassVar[tuple[str, ...]] = ()
     #: The state after a broken call's end token.
     broken_resume: ClassVar[str] = "content"
+    #: The state that reads a restart opener again (a block-level token: the block's state).
+    broken_restart_state: ClassVar[str] = "content"
 
     #: The state table: ``{"content": ToolParser._s_content, ...}``,
     #: collected from the ``_s_<state>`` methods of the class and its bases.
     _states: ClassVar[dict[str, Any]] = {}
     _broken_markers: ClassVar[Markers | None] = None
+    _driven: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -204,6 +208,8 @@ class ToolParser:
                 if attr.startswith("_s_") and callable(fn):
                     table[attr[3:]] = fn
         cls._states = table
+        # formats run by the base driver (not overriding _advance) get its loop written out per delta
+        cls._driven = cls._advance is ToolParser._advance
         ends = tuple(cls.broken_ends) + tuple(cls.broken_restarts)
         cls._broken_markers = markers(*ends) if ends else None
 
@@ -232,6 +238,9 @@ class ToolParser:
         self._head_len = 0
         # whitespace read after a closing tag, before what confirms it (_confirm)
         self._confirm_ws = Layout()
+        # schema typings looked up for self.tools (see _param_typing)
+        self._typing_tools: Any = None
+        self._typings: dict[tuple[str, str], Any] = {}
 
     # ----------------------------------------------------------------- protocol
     def parse_streaming_increment(self, delta: str, tools: Sequence[Any] | None = None) -> StreamingParseResult:
@@ -245,7 +254,36 @@ class ToolParser:
             return StreamingParseResult()
         self.tools = tools or ()
         self.scanner.feed(delta)
-        return self._run(final=False)
+        # _run(final=False), written out: this is the per-delta path of every format
+        try:
+            if self._driven:
+                states = self._states
+                while states[self._state](self, False):
+                    pass
+            else:
+                self._advance(False)
+        except Exception:  # a parser bug must not take down the server's stream (see _run)
+            log.exception("%s parser failed; unread text passed on as content", self.name)
+            self._abandon_call()
+            self._emit_content(self.scanner.take_all())
+        if self._out_args:
+            self._flush_arguments()
+        calls = self._out_calls
+        if calls:
+            self._out_calls = []
+        else:
+            calls = []
+        out = self._out_text
+        if out:
+            self._out_text = []
+            text = out[0] if len(out) == 1 else "".join(out)
+        else:
+            text = ""
+        if not self._out_reasoning:  # most formats never write reasoning: no per-increment cost
+            return StreamingParseResult(text, calls)
+        reasoning = "".join(self._out_reasoning)
+        self._out_reasoning = []
+        return StreamingParseResult(text, calls, reasoning)
 
     def finish(self, tools: Sequence[Any] | None = None) -> StreamingParseResult:
         """End of generation: report everything still held back; a second call returns nothing."""
@@ -328,7 +366,8 @@ class ToolParser:
         self._current = index
         self._after_call = True
         self._layout.clear()
-        self._flush_arguments()
+        if self._out_args:
+            self._flush_arguments()
         self._out_calls.append(ToolCallItem(index, name, ""))
         return index
 
@@ -338,10 +377,12 @@ class ToolParser:
         if not text or index is None or index in self._abandoned:
             return
         calls = self._out_calls
-        if not (calls and calls[-1].tool_index == index):
-            self._flush_arguments()
-            calls.append(ToolCallItem(index, None, ""))
-        self._out_args.append(text)
+        if calls and calls[-1].tool_index == index:
+            self._out_args.append(text)
+        else:  # the first piece of this call in this increment: a new item holds it
+            if self._out_args:
+                self._flush_arguments()
+            calls.append(ToolCallItem(index, None, text))
 
     def _flush_arguments(self) -> None:
         if self._out_args:
@@ -367,7 +408,7 @@ class ToolParser:
         (max tokens) and is dropped with that prefix (DESIGN.md, "Content and
         markup").
         """
-        if not self._cut_by_end(final, expected):
+        if not final or not self._cut_by_end(final, expected):
             self._emit_content(text)
 
     def _cut_by_end(self, final: bool, expected: Markers | None = None) -> bool:
@@ -401,7 +442,7 @@ class ToolParser:
         At an end token the held text (the broken call's) is dropped and
         reading goes on in state ``broken_resume``; at a restart opener the
         held text is content and the opener is read again in state
-        ``"content"``; at the end of the output the held text is content
+        ``broken_restart_state``; at the end of the output the held text is content
         (:meth:`_run`). A format enters it with ``_break_call(rest)`` and
         ``self._state = "broken"``. Each character is read once.
         """
@@ -416,7 +457,7 @@ class ToolParser:
         else:
             self._broken_is_content()
             self.scanner.unread(len(marker))
-            self._state = "content"
+            self._state = self.broken_restart_state
         return True
 
     def _broken(self, rest: str = "") -> bool:
@@ -424,6 +465,21 @@ class ToolParser:
         self._break_call(rest)
         self._state = "broken"
         return True
+
+    # ----------------------------------------------------------------- schema look-ups
+    def _param_typing(self, tool: str, param: str):
+        """:func:`callscale.parsers.schema.parameter_typing` for ``self.tools``, cached while the
+        same tool list (the same object) is passed: a call of many parameters, or many short
+        calls, looks each up once."""
+        tools = self.tools
+        if tools is not self._typing_tools:
+            self._typing_tools = tools
+            self._typings = {}
+        key = (tool, param)
+        typing = self._typings.get(key)
+        if typing is None:
+            typing = self._typings[key] = parameter_typing_(tools, tool, param)
+        return typing
 
     # ----------------------------------------------------------------- bounded heads and confirmed closers
     def _head_begin(self, prefix: str = "") -> None:
@@ -547,9 +603,14 @@ class ToolParser:
         self._broken_is_content()
         return opener
 
+    def _at_end(self) -> None:
+        """Hook: called once, after the driver, when the output ended (``final``); nothing by default."""
+
     def _run(self, final: bool) -> StreamingParseResult:
         try:
             self._advance(final)
+            if final:
+                self._at_end()
         except Exception:  # a parser bug must not take down the server's stream
             # Keep the contract (never raise): log it loudly, abandon the open
             # call and pass whatever is unread on as content.
@@ -558,9 +619,9 @@ class ToolParser:
             self._emit_content(self.scanner.take_all())
         if final:
             self._broken_is_content()
-        self._flush_arguments()
-        if final:
             self._layout.clear()  # whitespace after the last call: layout
+        if self._out_args:
+            self._flush_arguments()
         text = "".join(self._out_text)
         calls = self._out_calls
         self._out_text = []

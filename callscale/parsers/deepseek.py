@@ -1,87 +1,11 @@
 """DeepSeek V3 and V3.1 tool calls (``deepseek_v3``, ``deepseek_v31``).
 
-Token strings are the special tokens of DeepSeek's tokenizer, as the V3 and
-V3.1 chat templates write them (full-width bars U+FF5C, ``▁`` U+2581).
-
-Formats (source: the ``chat_template`` of DeepSeek-V3 and DeepSeek-V3.1 in
-their ``tokenizer_config.json``; ``docs/formats.md``)::
-
-    V3:   CONTENT<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME
-          ```json
-          ARGS
-          ```<｜tool▁call▁end｜>
-          <｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME2 ... <｜tool▁call▁end｜><｜tool▁calls▁end｜>
-    V3.1: CONTENT<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>ARGS<｜tool▁call▁end｜>...<｜tool▁calls▁end｜>
-
-The V3 template writes the tool's ``type`` (always ``function``) before the
-separator and joins calls with one newline; V3.1 writes no kind, no fence and
-nothing between calls. Both templates end the turn with
-``<｜tool▁calls▁end｜><｜end▁of▁sentence｜>``.
-
-How the parsers read it (both paths, streaming and ``detect_and_parse``, run
-the same state machine, so they agree):
-
-- Content is everything outside the calls block, passed on unchanged; text
-  after ``<｜tool▁calls▁end｜>`` is content again, and a later block opener
-  opens another block. ``<｜end▁of▁sentence｜>`` is dropped wherever it
-  appears (also inside a name or the arguments).
-- Inside the block, a stretch between two tokens that is only whitespace is
-  layout (the V3 newline between calls) and is dropped; a stretch holding
-  any other text is passed on as content whole, whitespace included (nothing
-  lost). A stray ``<｜tool▁call▁end｜>`` or ``<｜tool▁sep｜>`` there is such
-  text, also when it cuts a call head short
-  (``<｜tool▁call▁begin｜>x<｜tool▁call▁end｜>`` is content). A repeated ``<｜tool▁calls▁begin｜>`` inside the block (a degenerate
-  model repeating the opener) is dropped: the opener repeated any number of
-  times gives no call and no content, in linear time.
-- Call head: V3 needs the kind ``function`` (outer whitespace ignored), the
-  separator, a name ended by a newline, then the opening fence "```json\\n";
-  V3.1 needs a name ended by the separator. The name (outer whitespace
-  stripped, must not be empty) is sent as soon as it is complete: V3 at the
-  newline, V3.1 at the separator. A head that never becomes a call (wrong
-  kind, empty name, a token before the name is complete) sends nothing: its
-  raw text, from the call-begin token on, is passed on as content, and the
-  interrupting token is read as in the block. A head the output ends in (cut
-  by max tokens) is markup of a cut call: dropped, not content.
-  So does a head that runs past :data:`callscale.parsers.base.MAX_HEAD` characters
-  (kind, separator and name together, counted after the call-begin token)
-  without its end: the head is cut there (after ``MAX_HEAD + 1``
-  characters), its raw text is content and the block is read on after it,
-  so the text after a stray call-begin token is held back for at most that
-  long.
-- Arguments are raw JSON text, validated as they arrive by the strict
-  incremental :class:`callscale.parsers.jsonscan.JsonValidator` (no argument text is
-  kept, so memory stays flat as a call grows), and stream as they arrive; only a possible
-  partial closing marker is held back (V3: the closing fence "\\n```", V3.1:
-  ``<｜tool▁call▁end｜>``; both also a partial end-of-sentence token), and the
-  text from the bracket that closes the top-level JSON value on (its final
-  ``}``, normally, and the whitespace after it),
-  which is sent when the call's end confirms the call: the streamed
-  arguments of an abandoned call never form a JSON object (a client cannot
-  mistake them for a call). V3
-  arguments end at the first "\\n```" (a JSON text cannot contain a raw
-  newline inside a string, so a value may hold any token or backticks as
-  text); whitespace and then ``<｜tool▁call▁end｜>`` must follow. V3.1
-  arguments end at the first ``<｜tool▁call▁end｜>``, so a V3.1 value cannot
-  contain that token as text (the format gives no way to tell).
-- Empty (or whitespace-only) arguments give ``{}`` (the parser sends
-  ``"{}"``). Arguments that are not one strict JSON object (``{"a": 1``,
-  ``[1, 2]``, ``{"a": NaN}``, ``Infinity``, a raw newline in a string) make
-  the call *abandoned*: streaming has already sent its name and the argument
-  text before the first character that cannot continue a JSON object (never
-  a complete object) and sends nothing more for it; ``detect_and_parse``
-  makes no call of it (see :mod:`callscale.parsers.base`).
-- A *broken* call (its arguments stop being JSON at some character, a V3
-  opening fence is missing, or text stands between a V3 closing fence and
-  the end token): the text from the break on is held until the next token.
-  ``<｜tool▁call▁end｜>`` ends the broken call and the text is dropped (markup
-  of a call that was not made); another call or block token, or the end of
-  the output, means the model went on writing prose after a call it left
-  broken: the text is content (DESIGN.md, "Content and markup").
-- A call that the output ends inside (cut by max tokens, also inside its
-  closing marker) is abandoned at ``finish``; its markup is not content, the
-  content before it is kept and no call is invented.
-
-Nothing here raises on model output; all lengths are in characters.
+The format (source: the ``chat_template`` of DeepSeek-V3 and DeepSeek-V3.1
+in their ``tokenizer_config.json``) and the reading rules are in
+``docs/formats.md``, "DeepSeek V3" and "DeepSeek V3.1". Token strings are the
+tokenizer's special tokens (full-width bars U+FF5C, ``▁`` U+2581). The
+arguments stream through :class:`callscale.parsers.jsonscan.RawArguments`.
+Nothing here raises on model output; lengths are in characters.
 """
 
 from __future__ import annotations
@@ -90,7 +14,7 @@ import json
 
 from . import register
 from .base import MAX_HEAD, ToolParser
-from .jsonscan import JsonValidator
+from .jsonscan import RawArguments
 from .scanner import PARTIAL, markers
 
 #: End-of-sequence token of every DeepSeek model; dropped wherever it appears.
@@ -126,45 +50,37 @@ _V3_ARGS = markers(V3_FENCE_CLOSE, EOS)
 _V3_AFTER_FENCE = markers(CALL_END, EOS)
 _V31_NAME_END = markers(SEP, *_HEAD_STOPS)
 _V31_ARGS = markers(CALL_END, EOS)
-#: What ends the text of a broken call (see ``_st_broken``).
-_BROKEN = markers(CALL_END, CALL_BEGIN, CALLS_END, CALLS_BEGIN, EOS)
 
 
 class _DeepSeekCalls(ToolParser):
     """What V3 and V3.1 share: content, the calls block, arguments, the end of a call.
 
-    Each state is a method ``_st_<state>(final) -> bool``: it consumes what it
+    Each state is a method ``_s_<state>(final) -> bool`` (run by the base driver): it consumes what it
     can decide and returns True to run again (state changed or more to read),
     False when it needs more text (or, with ``final``, is done).
     """
 
     #: State a call-begin token leads to (set by the subclass).
     _head_state = ""
+    # a broken call's text (the base's broken state): dropped up to its end token; content when another
+    # call or block token (read again in the block) or the end of the output comes first
+    broken_ends = (CALL_END,)
+    broken_restarts = (CALL_BEGIN, CALLS_END, CALLS_BEGIN, EOS)
 
     def __init__(self) -> None:
         super().__init__()
-        self._state = "content"
+        self._in_block = False      # state "content" reads the calls block (the base's broken state resumes there)
         self._gap_text = False      # the current stretch in the block holds text: it is content
         self._gap_ws: list[str] = []  # whitespace of the current stretch, not yet decided
         self._head: list[str] = []    # raw text of a call head whose name is not yet sent
         self._name: list[str] = []    # the name pieces of that head
-        self._head_len = 0            # characters of that head after the call-begin token
-        self._args_out: list[str] = []  # argument text not yet sent
-        # the bracket that closes the top-level value and the whitespace after it: sent when the call's end confirms the call
-        self._args_hold = ""
-        self._json = JsonValidator()  # the arguments, validated as they arrive (no text kept)
-        self._broken: list[str] = []  # text of a broken call from where it broke, not yet decided
-
-    # ------------------------------------------------------------------ driver
-    def _advance(self, final: bool) -> None:
-        try:
-            while getattr(self, "_st_" + self._state)(final):
-                pass
-        finally:
-            self._flush_args()
+        self._call_head_len = 0            # characters of that head after the call-begin token
+        self._args = RawArguments()  # the arguments, validated and streamed as they arrive (no text kept)
 
     # ------------------------------------------------------------------ content
-    def _st_content(self, final: bool) -> bool:
+    def _s_content(self, final: bool) -> bool:
+        if self._in_block:
+            return self._block(final)
         text, marker = self.scanner.find(_CONTENT, final)
         self._emit_content(text)
         if marker is None:
@@ -175,11 +91,12 @@ class _DeepSeekCalls(ToolParser):
 
     # ------------------------------------------------------------------ block
     def _enter_block(self) -> None:
-        self._state = "block"
+        self._in_block = True
+        self._state = "content"
         self._gap_text = False
         self._gap_ws = []
 
-    def _st_block(self, final: bool) -> bool:
+    def _block(self, final: bool) -> bool:
         text, marker = self.scanner.find(_BLOCK, final)
         self._gap(text)
         if marker is None:
@@ -207,12 +124,12 @@ class _DeepSeekCalls(ToolParser):
         if marker == CALL_BEGIN:
             self._enter_block()
             self._head = [CALL_BEGIN]
-            self._head_len = 0
+            self._call_head_len = 0
             self._name = []
             self._state = self._head_state
         elif marker == CALLS_END:
             self._enter_block()
-            self._state = "content"
+            self._in_block = False
         elif marker == CALL_END or marker == SEP:  # a stray token that ends a head: text of the block
             self._gap(marker)
         # EOS and a repeated block opener: dropped, the stretch goes on.
@@ -220,10 +137,23 @@ class _DeepSeekCalls(ToolParser):
 
     # ------------------------------------------------------------------ call head
     def _head_failed(self, marker: str | None) -> bool:
-        """The head never became a call: its raw text is content; ``marker`` is read in the block."""
+        """The head never became a call: its raw text is content; ``marker`` is read in the block.
+
+        A head that holds nothing but its tokens, whitespace and (V3) the kind
+        word holds nothing a call needs: it is markup, dropped (docs/formats.md).
+        """
         raw = "".join(self._head)
+        words = "".join(p for p in self._head[1:] if p != SEP).strip()
         self._head = []
         self._name = []
+        if not words or (words == V3_KIND and self._head_state == "kind"):
+            if marker is None:  # (at the separator) what follows up to the call's end is its markup too
+                self._enter_block()
+                self._state = "skip"
+                return True
+            if marker == CALL_END:  # the empty call's end
+                marker = None
+            raw = ""
         return self._block_text(raw, marker, True)
 
     def _block_text(self, text: str, marker: str | None, more: bool) -> bool:
@@ -241,11 +171,11 @@ class _DeepSeekCalls(ToolParser):
         self._enter_block()
         return False
 
-    def _head_find(self, m, final: bool) -> tuple[str, str | None, bool]:
+    def _find_in_head(self, m, final: bool) -> tuple[str, str | None, bool]:
         """``scanner.find`` bounded by :data:`MAX_HEAD`; the flag is true when the head ran past it."""
-        text, marker = self.scanner.find(m, final, MAX_HEAD + 1 - self._head_len)
-        self._head_len += len(text) + (len(marker) if marker else 0)
-        return text, marker, marker is None and self._head_len > MAX_HEAD
+        text, marker = self.scanner.find(m, final, MAX_HEAD + 1 - self._call_head_len)
+        self._call_head_len += len(text) + (len(marker) if marker else 0)
+        return text, marker, marker is None and self._call_head_len > MAX_HEAD
 
     def _name_piece(self, text: str) -> None:
         if text:
@@ -259,107 +189,47 @@ class _DeepSeekCalls(ToolParser):
             return self._head_failed(None)
         self._head = []
         self._name = []
-        self._args_out = []
-        self._args_hold = ""
-        self._json = JsonValidator()
+        self._args = RawArguments()
         self._begin_call(name)
         self._state = next_state
         return True
 
     # ------------------------------------------------------------------ arguments
-    def _arg(self, text: str) -> None:
-        """A piece of argument text: validated, streamed up to the bracket that closes the top-level value.
+    def _arg(self, text: str, marker: str | None) -> bool:
+        """Stream a piece of argument text read up to ``marker``; true when the call broke in it.
 
-        That bracket is held and sent only when the call's end confirms the
-        call (``_close_call``): the streamed text of a call that is then
-        abandoned never forms a complete JSON object, so a client cannot take
-        it for a call that ``detect_and_parse`` does not make. No argument
-        text is kept (memory stays flat as a call grows). At the first
-        character that cannot continue a JSON object the call is abandoned
-        and the text from there on is read by ``_st_broken``.
+        At the first character that cannot continue the arguments (see
+        :meth:`callscale.parsers.jsonscan.RawArguments.feed`) the call is broken:
+        that character, the rest of the piece and ``marker`` are read again
+        by the base's broken state (so a token in the same delta is never swallowed).
         """
-        if not text:
-            return
-        v = self._json
-        if v.closed and not v.failed:
-            v.feed(text)  # only whitespace may follow the object
-            if v.failed:
-                self._break(text[v.error_at:])
-            else:
-                self._args_hold += text
-            return
-        at = v.feed(text)
-        if at >= 0:
-            self._args_out.append(text[:at])
-            self._args_hold = text[at:]
-        elif not v.failed:
-            self._args_out.append(text)
-        if v.failed:
-            self._args_hold = ""
-            if at < 0:
-                self._args_out.append(text[:v.error_at])
-            self._break(text[v.error_at:])
-
-    def _break(self, rest: str) -> None:
-        """The current call broke (its arguments cannot be JSON, or a V3 fence is wrong): abandon it; ``rest`` is undecided."""
-        self._flush_args()
-        self._abandon_call()
-        self._args_hold = ""
-        self._broken = [rest] if rest else []
-        self._state = "broken"
-
-    def _st_broken(self, final: bool) -> bool:
-        """The text of a broken call, from where it broke: dropped when the call's end token follows, else content.
-
-        A ``<｜tool▁call▁end｜>`` ends the broken call: its text is markup of a
-        call that was not made and is dropped. Another call or block token,
-        or the end of the output, means the model went on writing prose after
-        a call it left broken: the text is content (read as text of the
-        block), and the token is read in the block.
-        """
-        text, marker = self.scanner.find(_BROKEN, final)
-        if text:
-            self._broken.append(text)
-        if marker == EOS:
-            return True
-        if marker == CALL_END:
-            self._broken = []
-            self._enter_block()
-            return True
-        if marker is None and not final:
+        send, used = self._args.feed(text)
+        self._emit_arguments(send)
+        if used == len(text):
             return False
-        held = "".join(self._broken)
-        self._broken = []
-        return self._block_text(held, marker, False)
+        self.scanner.unread(len(text) - used + len(marker or ""))
+        self._break()
+        return True
 
-    def _flush_args(self) -> None:
-        if self._args_out:
-            self._emit_arguments("".join(self._args_out))
-            self._args_out = []
+    def _break(self) -> None:
+        """The current call broke (its arguments cannot be JSON, or a V3 fence is wrong): its text from here is held."""
+        self._broken()
 
     def _abandon(self, next_state: str) -> None:
-        self._flush_args()
         self._abandon_call()
-        self._args_hold = ""
         self._state = next_state
 
     def _close_call(self) -> None:
         """The call's end token: complete the call when its arguments are one JSON object (or empty), else abandon it."""
-        self._flush_args()
-        v = self._json
-        held = self._args_hold
-        self._args_hold = ""
-        if not v.first and not v.failed:  # empty or whitespace-only arguments
-            self._emit_arguments("{}")
-            self._end_call()
-        elif v.complete():
+        held = self._args.close()
+        if held is None:
+            self._abandon_call()
+        else:
             self._emit_arguments(held)
             self._end_call()
-        else:
-            self._abandon_call()
         self._enter_block()
 
-    def _st_skip(self, final: bool) -> bool:
+    def _s_skip(self, final: bool) -> bool:
         """After an abandoned call: drop its text up to its end (or the next call or block token)."""
         _, marker = self.scanner.find(_SKIP, final)
         if marker is None or marker == EOS:
@@ -380,8 +250,8 @@ class DeepSeekV3Parser(_DeepSeekCalls):
 
     _head_state = "kind"
 
-    def _st_kind(self, final: bool) -> bool:
-        text, marker, over = self._head_find(_V3_KIND_END, final)
+    def _s_kind(self, final: bool) -> bool:
+        text, marker, over = self._find_in_head(_V3_KIND_END, final)
         if text:
             self._head.append(text)
         if marker is None:
@@ -401,8 +271,8 @@ class DeepSeekV3Parser(_DeepSeekCalls):
         self._state = "name"
         return True
 
-    def _st_name(self, final: bool) -> bool:
-        text, marker, over = self._head_find(_V3_NAME_END, final)
+    def _s_name(self, final: bool) -> bool:
+        text, marker, over = self._find_in_head(_V3_NAME_END, final)
         self._name_piece(text)
         if marker is None:
             if over:  # too long for a head: content, read on after it
@@ -417,7 +287,7 @@ class DeepSeekV3Parser(_DeepSeekCalls):
         self._head.append(marker)
         return self._start_call("fence")
 
-    def _st_fence(self, final: bool) -> bool:
+    def _s_fence(self, final: bool) -> bool:
         marker = self.scanner.match(_V3_FENCE, final)
         if marker is PARTIAL:
             return False
@@ -427,15 +297,12 @@ class DeepSeekV3Parser(_DeepSeekCalls):
             if final:  # the output ended after the name: a cut call
                 self._abandon("skip")
             else:  # no fence: a broken call
-                self._break("")
+                self._break()
         return True  # EOS: dropped
 
-    def _st_args(self, final: bool) -> bool:
+    def _s_args(self, final: bool) -> bool:
         text, marker = self.scanner.find(_V3_ARGS)  # a partial closing marker stays unread, even at the end
-        self._arg(text)
-        if self._state == "broken":
-            if marker == V3_FENCE_CLOSE:
-                self._broken.append(marker)
+        if self._arg(text, marker):
             return True
         if marker is None:
             if final:  # the output ended inside the arguments (or their closing marker): a cut call
@@ -446,7 +313,7 @@ class DeepSeekV3Parser(_DeepSeekCalls):
             self._state = "after_fence"
         return True
 
-    def _st_after_fence(self, final: bool) -> bool:
+    def _s_after_fence(self, final: bool) -> bool:
         self.scanner.skip_whitespace()
         marker = self.scanner.match(_V3_AFTER_FENCE, final)
         if marker is PARTIAL:
@@ -457,7 +324,7 @@ class DeepSeekV3Parser(_DeepSeekCalls):
             if final:  # the output ended after the closing fence: a cut call
                 self._abandon("skip")
             else:  # text between the fence and the end token: a broken call
-                self._break("")
+                self._break()
         return True
 
 
@@ -471,8 +338,8 @@ class DeepSeekV31Parser(_DeepSeekCalls):
 
     _head_state = "name"
 
-    def _st_name(self, final: bool) -> bool:
-        text, marker, over = self._head_find(_V31_NAME_END, final)
+    def _s_name(self, final: bool) -> bool:
+        text, marker, over = self._find_in_head(_V31_NAME_END, final)
         self._name_piece(text)
         if marker is None:
             if over:  # too long for a head: content, read on after it
@@ -487,13 +354,9 @@ class DeepSeekV31Parser(_DeepSeekCalls):
         self._head.append(marker)
         return self._start_call("args")
 
-    def _st_args(self, final: bool) -> bool:
+    def _s_args(self, final: bool) -> bool:
         text, marker = self.scanner.find(_V31_ARGS)  # a partial closing marker stays unread, even at the end
-        self._arg(text)
-        if self._state == "broken":
-            if marker == CALL_END:  # the broken call's end token
-                self._broken = []
-                self._enter_block()
+        if self._arg(text, marker):
             return True
         if marker is None:
             if final:  # the output ended inside the arguments (or their closing marker): a cut call

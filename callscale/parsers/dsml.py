@@ -17,78 +17,11 @@ V3.2 spelling (``docs/formats.md``, DSML section)::
 gives content ``Checking.`` and the calls ``get_weather {"city": "杭州",
 "count": 42}`` and ``submit {}``.
 
-How the parsers read it (one state machine, :class:`DsmlToolParser`; the
-three registered subclasses differ only in their :class:`Spelling`):
-
-- **Content** is everything outside a block, verbatim, except the run of
-  newline characters (``\\n``, ``\\r``) right before a block opener (the
-  encoder's blank line: layout) and the end-of-sequence token ``EOS``, which
-  is dropped wherever it appears (also inside a value, inside the attribute
-  text of a tag, and between a closing tag and what follows it, where it
-  does not change whether the tag ends its element; after ``</I>`` it is a
-  valid continuation, as formats.md lists it). Spaces before the
-  opener, and text after a block closes, are content, except text that is
-  only whitespace (layout after calls, :mod:`callscale.parsers.base`).
-- **Inside a block** the whitespace between elements is layout. Other text
-  there (outside any invoke or parameter; also inside an invoke between its
-  parameters) is not a call, so it is passed on as content, in order, with the
-  layout whitespace around it dropped (``<B>\\noops\\n<I ...>`` gives content
-  ``oops``). A tag that is cut short or malformed (no ``name`` attribute,
-  more than :data:`callscale.parsers.base.MAX_HEAD` characters of attribute text
-  without a ``>``) is such text too; after a
-  head cut at ``MAX_HEAD`` reading goes on right after those characters, so
-  text after a stray tag opener is held back at most that long.
-- **The block opener missing** (models at long context drop it): an invoke
-  opener outside a block starts a block whose opener may be missing. When
-  complete invokes (layout between them) are followed by the block closer,
-  they are calls, and the newline run before the first invoke is layout.
-  When anything else comes first (text outside an element, an invoke that
-  is malformed or never closes, a block opener, the end of the output), it
-  was prose mentioning an invoke: all the text from that invoke opener is
-  content, verbatim (``EOS`` dropped), and reading goes on in the content
-  state at the token that decided it. Until decided, such invokes send
-  nothing (their calls are held, with the text read since the opener:
-  :meth:`callscale.parsers.scanner.MarkerScanner.mark`).
-- **Output cut inside a tag**: a tag the output ends in (the attribute text
-  of an opener, a partial closing tag between elements) is markup of a cut
-  call, not content; an invoke the output ends in is abandoned.
-- A block opener inside a block starts a new block (the previous one is left
-  unclosed). So the opener repeated thousands of times (a degenerate model)
-  gives no calls and no content, in linear time.
-- **Arguments** stream per call as JSON text: ``{"key": value, "key2":
-  value2}``; an invoke with no parameters, and the self-closing invoke
-  ``<I name="submit"/>`` (written by V4, accepted in all three spellings),
-  give ``{}``.
-- ``string="true"``: the value is the raw text between the tags, verbatim;
-  it streams as JSON-escaped pieces as it arrives, holding back only a
-  possible partial closing tag. ``string="false"``: the value is JSON, sent
-  when it completes; when it is not valid JSON (``NaN`` and ``Infinity``
-  count as invalid) it is kept as the raw text, as a JSON string, so nothing
-  the model wrote is lost. No ``string`` attribute (or any other value of
-  it): the tool schema decides, through
-  :func:`callscale.parsers.base.parameter_type`: a ``"string"`` parameter (also an
-  unknown tool or parameter) is read as ``string="true"``, any other type as
-  ``string="false"``.
-- **Literal closing tags in a value.** ``</P>`` ends its parameter only when
-  what follows it (ignoring whitespace) is the next parameter opener, or the
-  invoke's closing tag which is in turn followed by a valid continuation of
-  an invoke: the next invoke opener, the block's closing tag, a new block
-  opener, ``EOS``, or the end of the output. Until that is decided the
-  parser holds back the closing tag(s) and the whitespace after them (only
-  whitespace plus a partial marker); when the continuation turns out to be
-  text, all of it is value text, and scanning goes on after it (earlier text
-  is never read again). Closing tags outside values (``</I>`` between
-  parameters, ``</B>``) end their element at once. A consequence of the rule:
-  text right after ``</P>`` ``</I>`` that cannot follow an invoke makes both
-  tags part of the value, so text between invokes reaches the content only
-  after an invoke without parameters (or a self-closing one).
-
-Malformed output never raises. An invoke that never closes (the stream ends
-inside it, or a block opener or closer or another invoke opener arrives
-between its parameters) is abandoned: streaming may already have sent its
-name and part of its arguments, and sends nothing more for it;
-``detect_and_parse`` makes no call of it. Content before the block is kept and
-no call is invented.
+The reading rules (layout, stray text, missing block opener, cut tags,
+literal closing tags in values, typing, broken calls): ``docs/formats.md``,
+"DeepSeek V3.2, V4, V4.1" (the one place). One state machine,
+:class:`DsmlToolParser`, on base.py's driver; the three registered
+subclasses differ only in their :class:`Spelling`.
 """
 
 from __future__ import annotations
@@ -100,8 +33,8 @@ from typing import ClassVar
 
 from . import register
 from .base import MAX_HEAD, Layout, ToolParser, json_fragment, parameter_type
-from .schema import strict_loads
 from .deepseek import EOS
+from .jsonscan import strict_loads
 from .scanner import PARTIAL, markers
 
 __all__ = [
@@ -200,6 +133,7 @@ class DsmlToolParser(ToolParser):
     #: DeepSeek's encoder writes a blank line before the block (encoding_dsv32.py).
     layout_before_call = "\n\n"
     broken_resume = _BLOCK
+    broken_restart_state = _BLOCK
 
     def __init_subclass__(cls, **kwargs) -> None:
         sp = cls.spelling
@@ -251,26 +185,15 @@ class DsmlToolParser(ToolParser):
         self._orphan: list[tuple[int, str]] | None = None
 
     # ------------------------------------------------------------------ driver
-    def _advance(self, final: bool) -> None:
-        """The base driver, then at the end of the output: an invoke outside a block that never met its closer is text."""
-        while True:
-            super()._advance(final)
-            if final and self._orphan is not None:  # no block closer came: it was text
-                self._orphan_failed("")
-                continue
-            break
-        if final:
-            if self._state not in (_CONTENT, _BLOCK, "broken"):  # inside an invoke: it never closed
-                self._abandon_call()
-                self._state = _BLOCK
-            self._stray_ws.clear()
-
-    def _s_broken(self, final: bool) -> bool:
-        """The base's broken-call state; a restart marker is read again in the block state (not content)."""
-        going = super()._s_broken(final)
-        if self._state == _CONTENT:
+    def _at_end(self) -> None:
+        """The end of the output: an invoke outside a block that never met its closer is text."""
+        while self._orphan is not None:  # no block closer came: it was text
+            self._orphan_failed("")
+            self._advance(True)
+        if self._state not in (_CONTENT, _BLOCK, "broken"):  # inside an invoke: it never closed
+            self._abandon_call()
             self._state = _BLOCK
-        return going
+        self._stray_ws.clear()
 
     # ------------------------------------------------------------------ content
     def _s_content(self, final: bool) -> bool:
@@ -281,7 +204,7 @@ class DsmlToolParser(ToolParser):
         if marker.endswith(self._block_open):  # the encoder's blank line before it: layout
             self._enter_block()
         elif marker.endswith(self._invoke_open):  # maybe a block whose opener is missing
-            self._orphan = []
+            self._orphan_begin()
             self._orphan_opener = marker
             self.scanner.mark()
             self._enter_block()
@@ -299,7 +222,7 @@ class DsmlToolParser(ToolParser):
             sc.unread(len(marker))
         raw = self._orphan_opener + sc.kept()
         sc.unmark()
-        self._orphan = None
+        self._orphan_end()
         self._state = _CONTENT
         self._stray_open = False
         self._stray_ws.clear()
@@ -310,39 +233,46 @@ class DsmlToolParser(ToolParser):
 
     def _orphan_confirmed(self) -> None:
         """The block closer after complete invokes: they are calls; send what they held."""
-        events, self._orphan = self._orphan, None
+        events = self._orphan
+        self._orphan_end()
         self.scanner.unmark()
         for kind, value in events:
             if kind == 0:
-                super()._begin_call(value)
+                self._begin_call(value)
             elif kind == 1:
-                super()._emit_arguments(value)
+                self._emit_arguments(value)
             else:
-                super()._end_call()
+                self._end_call()
 
-    def _begin_call(self, name: str) -> int:
-        if self._orphan is not None:
-            self._orphan.append((0, name))
-            return -1
-        return super()._begin_call(name)
+    _HELD_EVENTS = ("_begin_call", "_emit_arguments", "_end_call", "_abandon_call")
 
-    def _emit_arguments(self, text: str) -> None:
-        if self._orphan is not None:
-            if text:
-                self._orphan.append((1, text))
-            return
-        super()._emit_arguments(text)
+    def _orphan_begin(self) -> None:
+        """Hold call events until the block closer confirms the invoke (instance-level overrides:
+        the base methods stay the per-delta path when no such invoke is open)."""
+        self._orphan = []
+        self._begin_call = self._held_begin_call
+        self._emit_arguments = self._held_emit_arguments
+        self._end_call = self._held_end_call
+        self._abandon_call = self._held_abandon_call
 
-    def _end_call(self) -> None:
-        if self._orphan is not None:
-            self._orphan.append((2, ""))
-            return
-        super()._end_call()
+    def _orphan_end(self) -> None:
+        self._orphan = None
+        for attr in self._HELD_EVENTS:
+            self.__dict__.pop(attr, None)
 
-    def _abandon_call(self) -> None:
-        if self._orphan is not None:  # only at the end of the output: _advance passes the text on
-            return
-        super()._abandon_call()
+    def _held_begin_call(self, name: str) -> int:
+        self._orphan.append((0, name))
+        return -1
+
+    def _held_emit_arguments(self, text: str) -> None:
+        if text:
+            self._orphan.append((1, text))
+
+    def _held_end_call(self) -> None:
+        self._orphan.append((2, ""))
+
+    def _held_abandon_call(self) -> None:
+        """Only at the end of the output: _at_end passes the text on."""
 
     def _enter_block(self) -> None:
         self._state = _BLOCK
@@ -553,7 +483,7 @@ class DsmlToolParser(ToolParser):
         elif kind == "false":
             self._raw = False
         else:
-            self._raw = parameter_type(self.tools, self._call_name, name) == "string"
+            self._raw = self._param_typing(self._call_name, name).main == "string"
         lead = "" if self._first_param else ", "
         self._first_param = False
         self._emit_arguments(lead + json.dumps(name, ensure_ascii=False) + (': "' if self._raw else ": "))
@@ -578,7 +508,10 @@ class DsmlToolParser(ToolParser):
     def _s_value(self, final: bool) -> bool:
         text, marker = self.scanner.find(self._m_value, final)
         if text:
-            self._value_text(text)
+            if self._raw:  # _value_text, written out (the per-delta path)
+                self._emit_arguments(json_fragment(text))
+            else:
+                self._json_pieces.append(text)
         if marker is None:
             if final:  # the stream ended inside a value
                 self._abandon_call()

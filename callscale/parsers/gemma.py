@@ -147,30 +147,10 @@ class Gemma4Parser(ToolParser):
         self._buffered = False  # a top-level string buffered to be typed at its end
         self._tv = _NO_VALUE  # its typed writer (parsers.schema.TypedValue)
 
-    # ------------------------------------------------------------------ driver
-    def _advance(self, final: bool) -> None:
-        steps = {
-            _S_CONTENT: self._content,
-            _S_PREFIX: self._prefix,
-            _S_NAME: self._name,
-            _S_KEY_START: self._key_start,
-            _S_KEY: self._key,
-            _S_QKEY: self._qkey,
-            _S_COLON: self._colon,
-            _S_VALUE: self._value,
-            _S_ARRAY_FIRST: self._array_first,
-            _S_STRING: self._string,
-            _S_LITERAL: self._literal,
-            _S_AFTER_VALUE: self._after_value,
-            _S_END: self._end,
-            _S_SKIP: self._skip,
-        }
-        while steps[self._state](final):
-            pass
-        if final:
-            self._end_of_output()
+    # ------------------------------------------------------------------ end of output (states: _s_<state>, base driver)
 
-    def _end_of_output(self) -> None:
+    def _at_end(self) -> None:
+        """The end of the output (base hook, after the driver)."""
         if self._state in (_S_PREFIX, _S_NAME):
             pass  # the output cut the call's head: its markup is no content (DESIGN.md)
         elif self._state in _IN_CALL:
@@ -182,7 +162,7 @@ class Gemma4Parser(ToolParser):
 
     # ------------------------------------------------------------------ outside a call
     # Each state returns True when it moved on (run again), False when it needs more text.
-    def _content(self, final: bool) -> bool:
+    def _s_content(self, final: bool) -> bool:
         text, marker = self.scanner.find(_CONTENT, final)
         self._emit_content(text)
         if marker is None:
@@ -195,7 +175,7 @@ class Gemma4Parser(ToolParser):
         self._parts = []
         self._state = _S_PREFIX
 
-    def _prefix(self, final: bool) -> bool:
+    def _s_prefix(self, final: bool) -> bool:
         marker = self.scanner.match(_PREFIX, final)
         if marker is PARTIAL:
             return False
@@ -215,7 +195,7 @@ class Gemma4Parser(ToolParser):
         self._head_len += len(text)
         return text, marker, marker is None and self._head_len > MAX_HEAD
 
-    def _name(self, final: bool) -> bool:
+    def _s_name(self, final: bool) -> bool:
         text, marker, over = self._bounded_find(_NAME_END, final)
         self._parts.append(text)
         if marker is None:
@@ -248,7 +228,7 @@ class Gemma4Parser(ToolParser):
         return True
 
     # ------------------------------------------------------------------ the arguments
-    def _key_start(self, final: bool) -> bool:
+    def _s_key_start(self, final: bool) -> bool:
         self.scanner.skip_whitespace()
         marker = self.scanner.match(_KEY_START_FIRST if self._first_key else _KEY_START, final)
         if marker is PARTIAL:
@@ -265,7 +245,7 @@ class Gemma4Parser(ToolParser):
             self._state = _S_KEY
         return True
 
-    def _key(self, final: bool) -> bool:
+    def _s_key(self, final: bool) -> bool:
         text, marker, over = self._bounded_find(_KEY_END, final)
         self._parts.append(text)
         if marker is None:
@@ -281,7 +261,7 @@ class Gemma4Parser(ToolParser):
         self._emit_key(key)
         return True
 
-    def _qkey(self, final: bool) -> bool:
+    def _s_qkey(self, final: bool) -> bool:
         text, marker, over = self._bounded_find(_STRING_END, final)
         self._parts.append(text)
         if marker is None:
@@ -292,7 +272,7 @@ class Gemma4Parser(ToolParser):
         self._state = _S_COLON
         return True
 
-    def _colon(self, final: bool) -> bool:
+    def _s_colon(self, final: bool) -> bool:
         self.scanner.skip_whitespace()
         marker = self.scanner.match(_COLON, final)
         if marker is PARTIAL:
@@ -311,10 +291,10 @@ class Gemma4Parser(ToolParser):
         # the ", " before a later member was sent with its comma (_punctuation)
         self._first_key = False
         self._emit_arguments(json.dumps(key, ensure_ascii=False) + ": ")
-        self._typing = parameter_typing(self.tools, self._call_name, key) if len(self._stack) == 1 else UNTYPED
+        self._typing = self._param_typing(self._call_name, key) if len(self._stack) == 1 else UNTYPED
         self._state = _S_VALUE
 
-    def _value(self, final: bool) -> bool:
+    def _s_value(self, final: bool) -> bool:
         self.scanner.skip_whitespace()
         marker = self.scanner.match(_VALUE_START, final)
         if marker is PARTIAL:
@@ -342,7 +322,7 @@ class Gemma4Parser(ToolParser):
             self._state = _S_LITERAL
         return True
 
-    def _array_first(self, final: bool) -> bool:
+    def _s_array_first(self, final: bool) -> bool:
         self.scanner.skip_whitespace()
         marker = self.scanner.match(_ARRAY_EMPTY, final)
         if marker is PARTIAL:
@@ -355,7 +335,7 @@ class Gemma4Parser(ToolParser):
             self._state = _S_VALUE
         return True
 
-    def _string(self, final: bool) -> bool:
+    def _s_string(self, final: bool) -> bool:
         text, marker = self.scanner.find(_STRING_END, final)
         if text:
             self._emit_arguments(self._tv.feed(text))
@@ -367,7 +347,7 @@ class Gemma4Parser(ToolParser):
         self._state = _S_AFTER_VALUE
         return True
 
-    def _literal(self, final: bool) -> bool:
+    def _s_literal(self, final: bool) -> bool:
         text, marker = self.scanner.find(_LITERAL_END, final)
         self._parts.append(text)
         if marker is None:
@@ -389,7 +369,7 @@ class Gemma4Parser(ToolParser):
         self._punctuation(marker)
         return True
 
-    def _after_value(self, final: bool) -> bool:
+    def _s_after_value(self, final: bool) -> bool:
         self.scanner.skip_whitespace()
         marker = self.scanner.match(_AFTER_VALUE, final)
         if marker is PARTIAL:
@@ -423,7 +403,7 @@ class Gemma4Parser(ToolParser):
         else:  # the call's own }: sent when <tool_call|> follows
             self._state = _S_END
 
-    def _end(self, final: bool) -> bool:
+    def _s_end(self, final: bool) -> bool:
         self.scanner.skip_whitespace()
         marker = self.scanner.match(_CALL_END, final)
         if marker is PARTIAL:
@@ -452,7 +432,7 @@ class Gemma4Parser(ToolParser):
         else:
             self._state = _S_SKIP
 
-    def _skip(self, final: bool) -> bool:
+    def _s_skip(self, final: bool) -> bool:
         """The broken call's text: dropped up to ``<tool_call|>``; content when ``<|tool_call>`` or the end comes first."""
         text, marker = self.scanner.find(_RESYNC, final)
         self._hold_broken(text)

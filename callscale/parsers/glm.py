@@ -1,76 +1,10 @@
 """GLM-4.5 / GLM-4.6 and GLM-4.7 tool calls (``glm45``, ``glm47``).
 
-The format, as Zhipu's chat templates write it (``chat_template.jinja`` of
-GLM-4.5/4.6 and of GLM-4.7)::
-
-    GLM-4.5:  CONTENT\\n<tool_call>NAME\\n<arg_key>K</arg_key>\\n<arg_value>V</arg_value>\\n</tool_call>\\n<tool_call>...
-    GLM-4.7:  CONTENT<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call><tool_call>...
-
-A value is written verbatim when it is a string and as JSON otherwise
-(``v | tojson if v is not string else v``); a call with no arguments is
-``<tool_call>NAME</tool_call>`` (``NAME\\n</tool_call>`` in the 4.5 layout).
-Both parsers read both layouts.
-
-Reading rules (all lengths in characters):
-
-- **Layout** (dropped): one newline right before ``<tool_call>`` (the 4.5
-  template's separator); whitespace after the name, around ``<arg_key>`` /
-  ``<arg_value>`` elements and between ``</arg_value>`` and the next tag;
-  whitespace between ``</tool_call>`` and the next ``<tool_call>`` or the end
-  of the output. Whitespace between ``</tool_call>`` and other text is
-  content, and so is everything outside the blocks.
-- **Names**: the text between ``<tool_call>`` and the first ``<arg_key>`` or
-  ``</tool_call>``, surrounding whitespace stripped. It must be one word of
-  letters, digits and ``_-.:/@``, and the text between the opener and that
-  marker, whitespace included, at most :data:`callscale.parsers.base.MAX_HEAD`
-  characters; otherwise the opener was not a call and the text stays
-  content (a ``<tool_call>`` mentioned in prose, a truncated block). A name
-  text that runs past ``MAX_HEAD`` is content from the opener up to there,
-  and reading goes on as content after it, so text after a stray opener is
-  held back at most that long.
-- **Keys**: stripped; a key text longer than ``MAX_HEAD`` characters makes the
-  call malformed (below). **String values**: verbatim (no trimming), streamed as
-  JSON-escaped pieces as they arrive.
-- **Value types**: a parameter the tool schema allows only as a string is
-  a string; one it allows with another type is buffered and typed when
-  complete by the one rule of :mod:`callscale.parsers.schema` (``docs/formats.md``,
-  "Schema typing": ``15``, ``false``, ``null``, ``["a"]``, Python's
-  ``True``/``None``), and kept as the verbatim string when it does not
-  convert (``0042`` for an integer stays ``"0042"``). A parameter with no
-  declared type (no tools, unknown tool or parameter):
-  a value that starts (after whitespace) with ``[`` or ``{`` and is a JSON
-  array or object is taken as JSON, anything else is a string. This keeps
-  formats.md's "strings unless the schema says otherwise" for scalars while
-  passing containers the model wrote as JSON through as JSON (the shared case
-  glm45-array-value-duplicated-bracket); vLLM and SGLang go further and
-  JSON-decode every value not declared ``string`` (so ``15`` -> 15).
-- **Literal closing tags in a value**: ``</arg_value>`` ends a value only when
-  what follows it (ignoring whitespace) is ``<arg_key>`` or ``</tool_call>``;
-  otherwise it is part of the value. ``<tool_call>`` inside a value is text.
-- **A missing ``</arg_value>``** (a GLM-4.7 mistake): the value also ends at
-  ``<arg_key>KEY</arg_key>`` (KEY without ``<`` or newline, at most
-  ``MAX_HEAD`` characters, not yet used in the call and, when the schema
-  lists properties, one of them) and at ``</tool_call>`` followed (after
-  whitespace) by ``<tool_call>`` or the end of the output; one newline
-  before the tag is layout. Otherwise those tags are value text (the
-  candidate is held back until decided, then the scan goes on after it).
-- **A missing ``<arg_value>``** after ``</arg_key>``: after layout
-  whitespace the text is the value, held back up to a confirmed
-  ``</arg_value>`` and then typed as usual. Any other GLM tag before it
-  means there was no value: the call is malformed and the held text is
-  content.
-- **Malformed calls**: a call whose structure breaks after its name was sent
-  (a GLM tag other than ``</arg_value>`` in a value missing its
-  ``<arg_value>``, ``</tool_call>`` or ``<tool_call>`` inside a key, a key
-  that runs past ``MAX_HEAD``) is abandoned and the text from
-  the break on is read as content (a ``<tool_call>`` there starts a new
-  call). A call still open when the output
-  ends is abandoned; its text is not repeated as content.
-- **Empty openers**: an opener with no name before the next opener, the end
-  of the output or ``</tool_call>`` is dropped with its whitespace (and the
-  ``</tool_call>`` of such an empty block): a model repeating the opener
-  until max_tokens gives no call and no content, in linear time. Before
-  ``<arg_key>`` it is dropped too and the rest is read as content.
+The format and every reading rule: ``docs/formats.md``, "GLM-4.5 / GLM-4.7"
+(the one place). This module holds the tokens, markers and ``_s_<state>``
+steps; the shared mechanisms (driver, broken calls, bounded heads,
+confirmed closers, typed values) are base.py's and schema.py's
+(``callscale/parsers/README.md``).
 """
 
 from __future__ import annotations
@@ -80,7 +14,8 @@ import re
 
 from . import register
 from .base import ToolParser, json_fragment, json_text
-from .schema import UNTYPED, StringOrNull, TypedValue, is_new_parameter, parameter_typing, strict_loads, typed_json
+from .jsonscan import strict_loads
+from .schema import UNTYPED, StringOrNull, TypedValue, is_new_parameter, parameter_typing, typed_json
 from .scanner import PARTIAL, markers
 
 __all__ = [
@@ -153,7 +88,8 @@ class _GlmParser(ToolParser):
     def _start_name(self, opener: str) -> None:
         self._state = "name"
         self._opener = opener
-        self._head_begin(opener)
+        self._head_parts = [opener]  # _head_begin(opener), written out
+        self._head_len = 0
         self._name_phase = 0
 
     def _name_ok(self, text: str) -> bool:
@@ -193,6 +129,9 @@ class _GlmParser(ToolParser):
     def _empty_opener(self, marker: str | None) -> bool:
         """An opener with no name: dropped (a degenerate repeat, an empty block), ``marker`` read on."""
         self._head_parts = []
+        if marker == TOOL_CALL:  # (the common case: an opener repeated)
+            self._start_name(marker)
+            return True
         if marker == TOOL_CALL_END:
             marker = None
         return self._read_on(marker)
@@ -210,7 +149,7 @@ class _GlmParser(ToolParser):
         return True
 
     def _value_kind(self) -> str:
-        self._typing = typing = parameter_typing(self.tools, self._name, self._key)
+        self._typing = typing = self._param_typing(self._name, self._key)
         if not typing.declared:
             return "auto"
         if StringOrNull.wanted(typing):
@@ -358,6 +297,8 @@ class _GlmParser(ToolParser):
         if text:
             gate = self._gate
             self._emit_arguments(json_fragment(text) if gate is None else gate.feed(text))
+        if marker is None and not final:
+            return False
         return self._value_marker(marker, final)
 
     def _s_value_buf(self, final: bool) -> bool:

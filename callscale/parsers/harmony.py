@@ -1,53 +1,11 @@
 """gpt-oss tool calls: the harmony format (``gpt_oss``).
 
-The format, from OpenAI's harmony guide (openai/harmony ``docs/format.md``)
-and the gpt-oss chat template (``chat_template.jinja`` of
-openai/gpt-oss-20b). A generation starts after the prompt's
-``<|start|>assistant``; the model writes one or more messages::
-
-    <|channel|>analysis<|message|>REASONING<|end|>
-    <|start|>assistant<|channel|>commentary<|message|>PREAMBLE<|end|>
-    <|start|>assistant<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{JSON}<|call|>
-    <|start|>assistant<|channel|>final<|message|>ANSWER<|return|>
-
-A message is a header (role, ``<|channel|>CHANNEL``, an optional recipient
-``to=RECIPIENT`` in the role part or in the channel part, an optional
-content type, ``<|constrain|>json`` or the bare word ``json`` as the chat
-template writes it: ``<|start|>assistant to=functions.NAME<|channel|>commentary json<|message|>``),
-``<|message|>``, then the body up to ``<|end|>``, ``<|call|>`` or
-``<|return|>``. Reading rules (lengths in characters):
-
-- **Headers**: a header starts at ``<|start|>``, at ``<|channel|>`` outside
-  a message, and at the very start of the output when the output starts
-  with ``<|channel|>`` or with `` to=`` / ``to=`` (the model continuing the
-  prompt's ``<|start|>assistant``). It ends at ``<|message|>``. A header is
-  markup: one that another token (``<|start|>``, ``<|end|>``, ``<|call|>``,
-  ``<|return|>``) or the end of the output cuts short is dropped, except a
-  header guessed from a leading ``to=`` without a token, which is content.
-  A header that runs past :data:`callscale.parsers.base.MAX_HEAD` characters without
-  ``<|message|>`` is not one: its text (special tokens dropped) is content.
-- **Recipients**: ``to=RECIPIENT`` (whitespace or a token ends it; with or
-  without a space before ``<|constrain|>``) makes the message a tool call.
-  ``functions.NAME`` calls ``NAME``; any other recipient (a built-in tool:
-  ``python``, ``browser.search``) is a call with the recipient as its name.
-- **Call bodies**: a body whose first non-blank character is ``{``, and every
-  body of a ``functions.`` call, is the arguments JSON, streamed as it
-  arrives up to the bracket that closes the object (held until the call
-  completes, see :class:`callscale.parsers.jsonscan.RawArguments`). The call completes
-  at ``<|call|>``, ``<|end|>``, ``<|return|>``, ``<|start|>`` or the end of
-  the output when the body is one JSON object (an empty body gives ``{}``,
-  except at the end of the output); otherwise it is abandoned. Inside a JSON
-  string, ``<|call|>``, ``<|end|>`` and ``<|return|>`` are text unless what
-  follows them (ignoring whitespace) is ``<|start|>`` or the end of the
-  output; ``<|start|>`` there is text. Any other body (the code a model
-  sends to the ``python`` tool) is the string value of one argument,
-  ``{"code": BODY}``, ended by any of those tokens; a code body cut off by
-  the end of the output is abandoned.
-- **Other messages**: the body of an ``analysis`` message is reasoning
-  (``reasoning_text``); the body of any other message without a recipient
-  (``final``, a ``commentary`` preamble to the user, no channel) is content.
-- **Outside messages**: text is content; stray ``<|end|>``, ``<|call|>``,
-  ``<|return|>``, ``<|message|>``, ``<|constrain|>`` are dropped.
+The format (source: OpenAI's harmony guide, openai/harmony ``docs/format.md``,
+and the gpt-oss chat template, ``chat_template.jinja`` of
+openai/gpt-oss-20b) and the reading rules are in ``docs/formats.md``,
+"gpt-oss, harmony". JSON bodies stream through
+:class:`callscale.parsers.jsonscan.RawArguments`. Nothing here raises on
+model output; lengths are in characters.
 """
 
 from __future__ import annotations
@@ -55,7 +13,7 @@ from __future__ import annotations
 import re
 
 from . import register
-from .base import MAX_HEAD, ToolParser, json_fragment
+from .base import ToolParser, json_fragment
 from .jsonscan import RawArguments
 from .scanner import PARTIAL, markers
 
@@ -88,8 +46,13 @@ _M_BODY = markers(END, CALL, RETURN, START)
 _M_NEXT = markers(START)
 _TOKENS = re.compile("|".join(re.escape(t) for t in SPECIAL_TOKENS))
 _RECIPIENT = re.compile(r"(?:^|\s)to=(\S+)")
+#: The words of a header (role, recipient, channel, recipient, content type) before a body whose <|message|> is missing.
+_HEADER_WORDS = re.compile(r"\s*(?:assistant\b)?(?:\s*to=[^\s<{]+)?(?:\s*<\|channel\|>\s*[^\s<{]*)?"
+                           r"(?:\s*to=[^\s<{]+)?(?:\s*<\|constrain\|>\s*[^\s<{]*)?")
 
-_BEGIN, _OUTSIDE, _HEADER, _TEXT, _PRE_ARGS, _ARGS, _END_CHECK, _CODE, _BROKEN = range(9)
+# states: the _s_<state> methods (outside messages is "content")
+_BEGIN, _OUTSIDE, _HEADER, _TEXT, _PRE_ARGS, _ARGS, _END_CHECK, _CODE = (
+    "begin", "content", "header", "text", "pre_args", "args", "end_check", "code")
 
 
 def read_header(raw: str) -> tuple[str, str]:
@@ -107,15 +70,24 @@ def read_header(raw: str) -> tuple[str, str]:
     return recipient, channel
 
 
+def _cut_header_word(text: str) -> bool:
+    """Whether ``text``, where the output ended, may be the start of a header word (``to=``, ``json``, a token)."""
+    return not any(c.isspace() for c in text) and any(
+        w.startswith(text) or text.startswith(w) for w in ("to=", "json", "<|"))
+
+
 @register("gpt_oss")
 class HarmonyParser(ToolParser):
     """gpt-oss (harmony) messages; see the module docstring for the reading rules."""
 
+    writes_reasoning = True
+    # a broken call's text: dropped up to an end token, content when <|start|> comes first (DESIGN.md)
+    broken_ends = _ENDS
+    broken_restarts = (START,)
+
     def __init__(self) -> None:
         super().__init__()
         self._state = _BEGIN
-        self._header: list[str] = []
-        self._header_len = 0
         self._guessed = False        # the header was guessed from a leading "to=" (no token)
         self._reasoning = False      # the current text body is reasoning
         self._function_call = False  # the current call's recipient is in functions.
@@ -123,15 +95,9 @@ class HarmonyParser(ToolParser):
         self._args = RawArguments()
         self._end: list[str] = []    # an end token met inside a JSON string, and the blanks after it
 
-    def _advance(self, final: bool) -> None:
-        steps = self._steps
-        while steps[self._state](self, final):
-            pass
-
     # ------------------------------------------------------------------ helpers
     def _open_header(self, seed: str = "", guessed: bool = False) -> bool:
-        self._header = [seed] if seed else []
-        self._header_len = len(seed)
+        self._head_begin(seed)
         self._guessed = guessed
         self._state = _HEADER
         return True
@@ -152,6 +118,20 @@ class HarmonyParser(ToolParser):
             self._end_call()
         self._args = RawArguments()
 
+    def _args_piece(self, text: str) -> bool:
+        """Stream a piece of a JSON body; true when the body stopped being the arguments in it.
+
+        Then the call is broken (DESIGN.md "Content and markup"): the text
+        from where it stopped (also prose after a complete object) is held by
+        the broken-call mechanism of :mod:`callscale.parsers.base`.
+        """
+        send, used = self._args.feed(text)
+        self._emit_arguments(send)
+        if used == len(text):
+            return False
+        self._args = RawArguments()
+        return self._broken(text[used:])
+
     # ------------------------------------------------------------------ states
     def _s_begin(self, final: bool) -> bool:
         hit = self.scanner.match(_M_START, final)
@@ -162,7 +142,7 @@ class HarmonyParser(ToolParser):
             return True
         return self._open_header(hit, guessed=hit != CHANNEL)
 
-    def _s_outside(self, final: bool) -> bool:
+    def _s_content(self, final: bool) -> bool:
         text, marker = self.scanner.find(_M_OUTSIDE, final)
         self._emit_content(text)
         if marker is None:
@@ -174,41 +154,73 @@ class HarmonyParser(ToolParser):
         return True  # a stray token: dropped
 
     def _s_header(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_M_HEADER, final, MAX_HEAD + 1 - self._header_len)
-        if text:
-            self._header.append(text)
-            self._header_len += len(text)
-        if marker is None:
-            if self._header_len > MAX_HEAD:  # not a header: its text is content
-                self._emit_content(_TOKENS.sub("", "".join(self._header)))
-                self._state = _OUTSIDE
-                return True
-            if final:
-                if self._guessed:
-                    self._emit_content("".join(self._header))
-                self._state = _OUTSIDE
-                return True
+        _, marker = self._head_find(_M_HEADER, final)  # a bounded head (base)
+        over = marker is None and self._head_over()
+        if marker is None and not final and not over:
             return False
-        raw = "".join(self._header)
-        self._header = []
-        if marker != MESSAGE:  # cut short: markup, or content when guessed
-            if self._guessed:
-                self._emit_content(raw)
+        raw = self._head_text()
+        if marker == MESSAGE:
+            self._open_body(raw)
+            return True
+        # <|message|> missing: the header's words, then the body (docs/formats.md)
+        head = _HEADER_WORDS.match(raw).end()
+        recipient, channel = read_header(raw[:head])
+        if over and (self._guessed or recipient):  # too long for a call's header: content, tokens dropped
+            self._emit_content(_TOKENS.sub("", raw))
+            self._state = _OUTSIDE
+            return True
+        if self._guessed:  # cut short: a header guessed from a leading "to=" is content
+            self._emit_content(raw)
             return self._after(marker)
-        recipient, channel = read_header(raw)
+        body = _TOKENS.sub("", raw[head:]).lstrip()
+        if marker is None and final and _cut_header_word(body):
+            body = ""  # a header word or token the end of the output cut
+        if not (over or (body and (recipient or channel))):  # nothing a message needs: markup
+            return self._after(marker)
+        if not self._open_body(raw[:head]):
+            if body.startswith("json"):
+                body = body[4:].lstrip()  # the content type the chat template writes without <|constrain|>
+        elif over and not self._reasoning:  # content read on as outside messages (stray tokens dropped)
+            self._emit_content(body)
+            self._state = _OUTSIDE
+            return True
+        return self._body_at(body, marker, final)
+
+    def _open_body(self, header: str) -> bool:
+        """A message body starts after ``header``: a call's or a text's; true for a text."""
+        recipient, channel = read_header(header)
         name = recipient[len(FUNCTIONS):] if recipient.startswith(FUNCTIONS) else recipient
         if name:
             self._begin_call(name)
             self._function_call = recipient.startswith(FUNCTIONS)
             self._lead = []
             self._state = _PRE_ARGS
+            return False
+        self._reasoning = channel == ANALYSIS
+        self._state = _TEXT
+        return True
+
+    def _body_at(self, body: str, marker: str | None, final: bool) -> bool:
+        """Read ``body`` (read already, no leading blank), then ``marker``, in the state :meth:`_open_body` set."""
+        if self._state == _PRE_ARGS:
+            if body[:1] == "{" or self._function_call:
+                self._args = RawArguments()
+                self._state = _ARGS
+            else:
+                self._emit_arguments('{"%s": "' % CODE_ARGUMENT)
+                self._state = _CODE
+        if self._state == _ARGS:
+            self._args_at(body, marker, final)
+        elif self._state == _CODE:
+            self._code_at(body, marker, final)
         else:
-            self._reasoning = channel == ANALYSIS
-            self._state = _TEXT
+            self._text_at(body, marker)
         return True
 
     def _s_text(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_M_BODY, final)
+        return self._text_at(*self.scanner.find(_M_BODY, final))
+
+    def _text_at(self, text: str, marker: str | None) -> bool:
         if self._reasoning:
             self._emit_reasoning(text)
         else:
@@ -232,7 +244,7 @@ class HarmonyParser(ToolParser):
         self._lead = []
         if scanner.peek(1) == "{" or self._function_call:
             self._args = RawArguments()
-            self._emit_arguments(self._args.feed(lead))
+            self._emit_arguments(self._args.feed(lead)[0])
             self._state = _ARGS
         else:
             self._emit_arguments('{"%s": "%s' % (CODE_ARGUMENT, json_fragment(lead)))
@@ -241,21 +253,29 @@ class HarmonyParser(ToolParser):
 
     def _s_args(self, final: bool) -> bool:
         text, marker = self.scanner.find(_M_BODY, final)
-        self._emit_arguments(self._args.feed(text))
-        if self._args.broken():  # the body stopped being JSON: a broken call (DESIGN.md)
-            self._break_call("".join(self._args.held))
+        if marker is None and not final:  # the common piece: argument text, streamed
+            send, used = self._args.feed(text)
+            self._emit_arguments(send)
+            if used == len(text):
+                return False
             self._args = RawArguments()
-            self._state = _BROKEN
-            return self._broken_at(marker)
+            return self._broken(text[used:])
+        return self._args_at(text, marker, final)
+
+    def _args_at(self, text: str, marker: str | None, final: bool) -> bool:
+        if self._args_piece(text):
+            if marker:  # read again by the broken-call state
+                self.scanner.unread(len(marker))
+            return True
         if marker is None:
             if final:
                 self._finish_json(cut=True)
                 self._state = _OUTSIDE
                 return True
             return False
-        if self._args.tracker.inside:
+        if self._args.json.inside:
             if marker == START:
-                self._emit_arguments(self._args.feed(marker))
+                self._args_piece(marker)
             else:
                 self._end = [marker]
                 self._state = _END_CHECK
@@ -279,9 +299,9 @@ class HarmonyParser(ToolParser):
         if hit is PARTIAL:
             return False
         if hit is None:
-            self._emit_arguments(self._args.feed("".join(self._end)))
-            self._end = []
+            end, self._end = "".join(self._end), []
             self._state = _ARGS
+            self._args_piece(end)
             return True
         self._end = []
         self._finish_json(cut=False)
@@ -289,6 +309,9 @@ class HarmonyParser(ToolParser):
 
     def _s_code(self, final: bool) -> bool:
         text, marker = self.scanner.find(_M_BODY, final)
+        return self._code_at(text, marker, final)
+
+    def _code_at(self, text: str, marker: str | None, final: bool) -> bool:
         if text:
             self._emit_arguments(json_fragment(text))
         if marker is None:
@@ -300,31 +323,3 @@ class HarmonyParser(ToolParser):
         self._emit_arguments('"}')
         self._end_call()
         return self._after(marker)
-
-    def _s_broken(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_M_BODY, final)
-        self._hold_broken(text)
-        return self._broken_at(marker)
-
-    def _broken_at(self, marker: str | None) -> bool:
-        """A broken call's text ends at ``marker``: dropped at an end token, content at ``<|start|>``."""
-        if marker is None:
-            return False
-        if marker == START:
-            self._broken_is_content()
-            return self._open_header()
-        self._broken_call_ended()
-        self._state = _OUTSIDE
-        return True
-
-    _steps = {
-        _BEGIN: _s_begin,
-        _OUTSIDE: _s_outside,
-        _HEADER: _s_header,
-        _TEXT: _s_text,
-        _PRE_ARGS: _s_pre_args,
-        _ARGS: _s_args,
-        _END_CHECK: _s_end_check,
-        _CODE: _s_code,
-        _BROKEN: _s_broken,
-    }

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 
-__all__ = ["JsonTracker", "JsonValidator", "RawArguments", "json_object", "STRING_OPEN", "STRING_END", "CONTROL",
+__all__ = ["JsonTracker", "JsonValidator", "JsonCallLexer", "JsonCallReader", "RawArguments", "NEED_MORE", "DONE", "ERROR", "json_object", "strict_loads", "finite_float", "STRING_OPEN", "STRING_END", "CONTROL",
            "BAD_ESCAPE"]
 
 #: :meth:`JsonTracker.string_run` results: the text ended inside the string.
@@ -162,8 +162,14 @@ _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _WORDS = {"t": "true", "f": "false", "n": "null"}
 
 
+#: :meth:`JsonValidator._scan` events: the text was read to its end / the top-level value ended just
+#: before the returned index / the character at the returned index cannot continue the value /
+#: a member hook asked to stop at the returned index.
+_NEED, _CLOSED, _FAIL, _PAUSE = range(4)
+
+
 class JsonValidator(JsonTracker):
-    """A strict, incremental validator of one JSON value (RFC 8259; what ``json.loads`` accepts, minus ``NaN``/``Infinity``).
+    """The one strict JSON grammar: an incremental validator of one JSON value (RFC 8259; what ``json.loads`` accepts, minus ``NaN``/``Infinity``).
 
     Fed the text piece by piece, each character read once (linear, whatever
     the split), it keeps no text: its memory is the open-bracket stack and
@@ -180,10 +186,19 @@ class JsonValidator(JsonTracker):
     follows; nothing more is read), ``error_at`` (the index, in the piece
     whose reading failed, of the first character that cannot continue the
     value), ``closed`` (the top-level value has ended). Never raises.
+
+    Members hook: a subclass that sets ``_hooked`` is told of the members of
+    the top-level object (depth 1) as they are read, through ``_key_start``,
+    ``_string_end``, ``_member_start``, ``_member_closed``, ``_control`` and
+    ``_piece_end`` (see :class:`JsonCallLexer`, the Hermes call object);
+    plain validation never calls them.
     """
 
     __slots__ = ("_stack", "_mode", "_in_key", "_word", "_word_pos", "_number", "first", "failed", "error_at",
                  "objects_only")
+
+    #: Members hook on (a subclass sets it; see the class docstring).
+    _hooked = False
 
     def __init__(self, objects_only: bool = True) -> None:
         super().__init__(strict=True)
@@ -206,18 +221,6 @@ class JsonValidator(JsonTracker):
             return _NUMBER.fullmatch("".join(self._number)) is not None
         return self.closed
 
-    def _fail(self, i: int, at: int) -> int:
-        self.failed = True
-        self.error_at = i
-        return at
-
-    def _close(self, c: str, i: int, at: int) -> int:
-        """The container open at the top of the stack closes at ``i``; the top-level end index (``i`` or ``at``)."""
-        self._stack.pop()
-        self.bracket(c)
-        self._value_end()
-        return at if self._stack else i
-
     def _value_end(self) -> None:
         """A value (scalar or container) ended; at the top level the whole value has."""
         if self._stack:
@@ -238,32 +241,55 @@ class JsonValidator(JsonTracker):
         """
         if self.failed:
             return -1
+        j, event = self._scan(text, 0)
+        if event == _NEED:
+            return -1
         at = -1
-        i, n = 0, len(text)
+        if event == _CLOSED:
+            at = j - 1
+            j, event = self._scan(text, j)  # only whitespace may follow
+        if event == _FAIL:
+            self.failed = True
+            self.error_at = j
+        return at
+
+    def _scan(self, text: str, i: int) -> tuple[int, int]:
+        """Read ``text`` from ``i``: ``(j, event)``, one of the ``_NEED``/``_CLOSED``/``_FAIL``/``_PAUSE`` events."""
+        n = len(text)
         stack = self._stack
+        hooked = self._hooked
         while i < n:
             if self.inside:
                 j, event = self.string_run(text, i)
                 if event == STRING_OPEN:
+                    i = n
                     break
-                if event != STRING_END:  # a raw control character or a bad escape
-                    return self._fail(j, at)
+                if event == CONTROL:
+                    if hooked and self._control(text, j):
+                        i = j + 1
+                        continue
+                    return j, _FAIL
+                if event != STRING_END:  # a bad escape
+                    return j, _FAIL
                 i = j
+                if hooked and len(stack) == 1 and not self._string_end(text, i, self._in_key):
+                    return i - 1, _FAIL
                 if self._in_key:
                     self._mode = _V_COLON
                 else:
                     self._value_end()
                     if not stack:
-                        at = i - 1
+                        return i, _CLOSED
                 continue
             mode = self._mode
             if mode == _V_NUMBER:
                 end = _NUM_RUN.match(text, i).end()
                 self._number.append(text[i:end])
                 if end >= n:
+                    i = n
                     break
                 if _NUMBER.fullmatch("".join(self._number)) is None:
-                    return self._fail(end, at)
+                    return end, _FAIL
                 self._number = []
                 self._value_end()
                 i = end
@@ -272,7 +298,7 @@ class JsonValidator(JsonTracker):
                 word, k = self._word, self._word_pos
                 while i < n and k < len(word):
                     if text[i] != word[k]:
-                        return self._fail(i, at)
+                        return i, _FAIL
                     i += 1
                     k += 1
                 self._word_pos = k
@@ -285,18 +311,27 @@ class JsonValidator(JsonTracker):
             c = text[i]
             if mode == _V_VALUE or mode == _V_ARR_OPEN:
                 if mode == _V_ARR_OPEN and c == "]":
-                    at = self._close(c, i, at)
-                    i += 1
+                    j, event = self._close(text, i)
+                    if event != _NEED:
+                        return j, event
+                    i = j
                     continue
                 if not self.first:
                     self.first = c
                     if self.objects_only and c != "{":
-                        return self._fail(i, at)
+                        return i, _FAIL
+                pause = False
+                if hooked and len(stack) == 1 and stack[0] == "{":
+                    pause = self._member_start(text, i, c)
+                    if pause is None:
+                        return i, _FAIL
                 if c == "{" or c == "[":
                     stack.append(c)
                     self.bracket(c)
                     self._mode = _V_OBJ_OPEN if c == "{" else _V_ARR_OPEN
                     i += 1
+                    if pause:
+                        return i, _PAUSE
                 elif c == '"':
                     self.inside = True
                     self._in_key = False
@@ -308,20 +343,24 @@ class JsonValidator(JsonTracker):
                     self._word = _WORDS[c]
                     self._word_pos = 0
                 else:
-                    return self._fail(i, at)
+                    return i, _FAIL
             elif mode == _V_OBJ_OPEN or mode == _V_OBJ_KEY:
                 if c == '"':
                     self.inside = True
                     self._in_key = True
+                    if hooked and len(stack) == 1:
+                        self._key_start(i)
                     i += 1
                 elif c == "}" and mode == _V_OBJ_OPEN:
-                    at = self._close(c, i, at)
-                    i += 1
+                    j, event = self._close(text, i)
+                    if event != _NEED:
+                        return j, event
+                    i = j
                 else:
-                    return self._fail(i, at)
+                    return i, _FAIL
             elif mode == _V_COLON:
                 if c != ":":
-                    return self._fail(i, at)
+                    return i, _FAIL
                 self._mode = _V_VALUE
                 i += 1
             elif mode == _V_AFTER:
@@ -330,104 +369,436 @@ class JsonValidator(JsonTracker):
                     self._mode = _V_OBJ_KEY if top == "{" else _V_VALUE
                     i += 1
                 elif (c == "}" and top == "{") or (c == "]" and top == "["):
-                    at = self._close(c, i, at)
-                    i += 1
+                    j, event = self._close(text, i)
+                    if event != _NEED:
+                        return j, event
+                    i = j
                 else:
-                    return self._fail(i, at)
+                    return i, _FAIL
             else:  # _V_DONE: only whitespace may follow the value
-                return self._fail(i, at)
-        return at
+                return i, _FAIL
+        if hooked:
+            self._piece_end(text, i)
+        return i, _NEED
+
+    def _close(self, text: str, i: int) -> tuple[int, int]:
+        """The container open at the top of the stack closes at ``text[i]``: ``(i + 1, event)``."""
+        stack = self._stack
+        stack.pop()
+        self.bracket(text[i])
+        self._value_end()
+        if not stack:
+            return i + 1, _CLOSED
+        if self._hooked and len(stack) == 1 and self._member_closed(text, i + 1):
+            return i + 1, _PAUSE
+        return i + 1, _NEED
+
+    # ---- the members hook (called only when ``_hooked``)
+    def _key_start(self, i: int) -> None:
+        """A key of the top-level object opens at ``text[i]`` (its quote)."""
+
+    def _string_end(self, text: str, i: int, key: bool) -> bool:
+        """A string member (``key``: a key) of the top-level object ended just before ``i``; false: an error."""
+        return True
+
+    def _member_start(self, text: str, i: int, c: str) -> bool | None:
+        """A member value starts at ``text[i]`` (``c``): ``None`` is an error, true stops reading after its ``{``."""
+        return False
+
+    def _member_closed(self, text: str, i: int) -> bool:
+        """A container member value closed just before ``i``; true stops reading there."""
+        return False
+
+    def _control(self, text: str, j: int) -> bool:
+        """A raw control character at ``text[j]`` in a string: true accepts it (strict JSON does not)."""
+        return False
+
+    def _piece_end(self, text: str, i: int) -> None:
+        """The piece was read up to ``i`` (its end) with the value still open."""
+
+
+class JsonCallLexer(JsonValidator):
+    """A thin layer on :class:`JsonValidator`: one Hermes call object ``{"name": ..., "arguments": {...}}``.
+
+    Fed the text after the opener piece by piece (each character once), it
+    records, through the grammar's members hook, the decoded ``name`` (when a
+    string) and captures the raw text of the arguments value (which must be
+    an object), re-escaping raw control characters inside strings (which
+    the Hermes formats accept). ``argument_keys``: the keys whose value is
+    the arguments object (one of them per object; Hermes: ``arguments``,
+    Llama 3: ``parameters`` or ``arguments``); a repeated ``name`` or
+    arguments key is an error.
+
+    Attributes read by the parser: ``name`` (``str`` or ``None``),
+    ``arguments_done`` (the arguments object was read to its ``}``),
+    ``stream_arguments`` (the arguments started after the name was known, so
+    they may stream), ``arguments`` (a list of argument text pieces not yet
+    taken; see :meth:`take_arguments`).
+    """
+
+    __slots__ = ("_key", "_capture", "_capture_parts", "_cap_start", "_pause", "_seen_name", "_seen_arguments",
+                 "name", "arguments", "arguments_done", "stream_arguments", "_argument_keys")
+
+    _hooked = True
+
+    def __init__(self, argument_keys: tuple[str, ...] = ("arguments",)) -> None:
+        super().__init__()
+        self._argument_keys = argument_keys
+        self._key: str | None = None
+        #: None, "key", "name" or "arguments": what the current text is captured into.
+        self._capture: str | None = None
+        self._capture_parts: list[str] = []
+        self._cap_start = 0
+        self._pause = False
+        self._seen_name = False
+        self._seen_arguments = False
+        self.name: str | None = None
+        self.arguments: list[str] = []
+        self.arguments_done = False
+        self.stream_arguments = False
+
+    @property
+    def holds_call_member(self) -> bool:
+        """Whether the object read so far has a ``name`` or an arguments member."""
+        return self._seen_name or self._seen_arguments
+
+    def take_arguments(self) -> str:
+        """The argument text captured since the last call (JSON text, possibly ``""``)."""
+        text = "".join(self.arguments)
+        self.arguments.clear()
+        return text
+
+    @property
+    def in_arguments(self) -> bool:
+        """True while the lexer is inside the ``arguments`` value (after its ``{``, before its ``}``)."""
+        return self._capture == "arguments"
+
+    def feed(self, chunk: str, pause: bool = False) -> tuple[int, str]:  # type: ignore[override]
+        """Lex ``chunk`` (the next characters); return ``(used, status)``.
+
+        ``status`` is :data:`DONE` when the top-level object ended (``used``
+        characters, up to and including its ``}``, were read), :data:`ERROR`
+        when ``chunk[used]`` cannot continue valid JSON of the expected shape
+        (nothing from there on is read), :data:`NEED_MORE` when all of
+        ``chunk`` was read and the object is still open. With ``pause`` the
+        lexer also stops (:data:`NEED_MORE`, ``used < len(chunk)`` possible)
+        right after the ``{`` that opens the arguments value and right after
+        the ``}`` that closes it, so that a caller can count the text outside
+        that value (feed it the rest next). Never raises on any input; after
+        ``DONE`` or ``ERROR`` the lexer must not be fed again.
+        """
+        if self.inside and self._capture == "arguments" and not (self.escape or self._hex_left) \
+                and _STRICT_STOP.search(chunk) is None:  # the common piece: text inside a string of the arguments
+            self.arguments.append(chunk)
+            return len(chunk), NEED_MORE
+        self._pause = pause
+        self._cap_start = 0
+        j, event = self._scan(chunk, 0)
+        if event == _CLOSED:
+            return j, DONE
+        if event == _FAIL:
+            self.failed = True
+            self.error_at = j
+            return j, ERROR
+        return j, NEED_MORE
+
+    def _keep(self, text: str) -> None:
+        if text:
+            if self._capture == "arguments":
+                self.arguments.append(text)
+            else:
+                self._capture_parts.append(text)
+
+    # ---- the members hook
+    def _key_start(self, i: int) -> None:
+        self._capture = "key"
+        self._capture_parts = []
+        self._cap_start = i
+
+    def _string_end(self, text: str, i: int, key: bool) -> bool:
+        capture = self._capture
+        if capture != "key" and capture != "name":
+            return True
+        self._keep(text[self._cap_start:i])
+        self._capture = None
+        value = json.loads("".join(self._capture_parts))  # validated by the grammar
+        if key:
+            self._key = value
+            return True
+        # json.loads accepts a lone surrogate escape ("\\ud800"): a name no server can encode as UTF-8
+        if not value or _SURROGATE.search(value):
+            return False
+        self.name = value
+        return True
+
+    def _member_start(self, text: str, i: int, c: str) -> bool | None:
+        key = self._key
+        if key == "name":
+            if self._seen_name or c != '"':
+                return None
+            self._seen_name = True
+            self._capture = "name"
+            self._capture_parts = []
+            self._cap_start = i
+        elif key in self._argument_keys:
+            if self._seen_arguments or c != "{":
+                return None
+            self._seen_arguments = True
+            self._capture = "arguments"
+            self.stream_arguments = self.name is not None
+            self._cap_start = i
+            if self._pause:  # the arguments' "{": stop right after it
+                self._keep(text[i:i + 1])
+                self._cap_start = i + 1
+                return True
+        return False
+
+    def _member_closed(self, text: str, i: int) -> bool:
+        if self._capture != "arguments":
+            return False
+        self._keep(text[self._cap_start:i])
+        self._capture = None
+        self.arguments_done = True
+        return self._pause
+
+    def _control(self, text: str, j: int) -> bool:
+        if self._capture is not None:  # accepted, kept escaped
+            self._keep(text[self._cap_start:j])
+            self._keep(_CONTROL_ESCAPES[text[j]])
+            self._cap_start = j + 1
+        return True
+
+    def _piece_end(self, text: str, i: int) -> None:
+        if self._capture is not None:
+            self._keep(text[self._cap_start:i])
+            self._cap_start = i
+
+
+#: :meth:`JsonCallLexer.feed` results.
+NEED_MORE, DONE, ERROR = "need-more", "done", "error"
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CONTROL_ESCAPES = {chr(k): json.dumps(chr(k))[1:-1] for k in range(32)}
 
 
 def _reject_constant(name: str):
     raise ValueError(f"{name} is not JSON")
 
 
+def finite_float(text: str) -> float:
+    """``float(text)``; ``ValueError`` when it is not finite (``1e999`` overflows to ``inf``)."""
+    value = float(text)
+    if value - value != 0:  # inf (1e999 overflows) or nan
+        raise ValueError(f"{text} is not a finite number")
+    return value
+
+
+def strict_loads(text: str, finite: bool = False):
+    """``json.loads`` of strict JSON (RFC 8259): ``NaN``, ``Infinity``, ``-Infinity`` raise ``ValueError``.
+
+    ``finite``: a number that overflows a float (``1e999``) raises too.
+    Raises ``ValueError`` (``json.JSONDecodeError``) for text that is not
+    JSON and ``RecursionError`` for nesting deeper than ``json`` reads. The
+    one strict decoder of the project (parsers, schema typing, ``callscale check``).
+    """
+    if finite:
+        return json.loads(text, parse_constant=_reject_constant, parse_float=finite_float)
+    return json.loads(text, parse_constant=_reject_constant)
+
+
 def json_object(text: str) -> dict | None:
     """``text`` decoded as one JSON object, or ``None`` (not JSON, not an object, ``NaN``/``Infinity``, too deep)."""
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = strict_loads(text)
     except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 
 
 class RawArguments:
-    """The raw JSON arguments text of one call, streamed as it arrives (the gpt-oss and Mistral parsers).
+    """The raw JSON arguments of one call, validated and streamed as they arrive; no argument text is kept.
 
-    :meth:`feed` returns the part of a piece that may be sent now: text up to
-    (not including) the bracket that closes the top-level value; that
-    bracket and anything after it are held until :meth:`close` confirms the
-    call, so the streamed text of a call that is then abandoned never forms
-    a JSON object. :attr:`tracker` tells whether the text so far ends inside
-    a string and whether the top-level value has closed.
+    The one streamer of raw JSON arguments (DeepSeek V3/V3.1, Kimi K2,
+    Mistral, gpt-oss). Memory is the validator's (the open-bracket stack, the
+    digits of one number), flat as a call grows. :meth:`feed` returns the part
+    of a piece that may be sent now: text up to (not including) the bracket
+    that closes the top-level value. That bracket is held until :meth:`close`
+    confirms the call, so the streamed text of a call that is then abandoned
+    never forms a complete JSON value. JSON whitespace after the value is
+    read and dropped (it is not part of the arguments).
+
+    ``objects_only``: the value must be an object (the default); Kimi K2
+    also reads a JSON string holding an object. Attributes: ``json`` (the
+    :class:`JsonValidator`; ``json.first``, ``json.inside``, ``json.closed``).
     """
 
-    __slots__ = ("parts", "held", "tracker")
+    __slots__ = ("json", "_held", "_ended")
 
-    def __init__(self) -> None:
-        self.parts: list[str] = []
-        self.held: list[str] = []
-        #: strict: streaming stops at the first character that cannot continue a JSON object (DESIGN.md)
-        self.tracker = JsonValidator()
+    def __init__(self, objects_only: bool = True) -> None:
+        self.json = JsonValidator(objects_only)
+        self._held = ""  # the character that closed the top-level value
+        self._ended = False  # reading stopped at that character (stop_at_close): what follows is not ours
 
-    def feed(self, text: str) -> str:
-        """Take one piece (characters); return what of it may be streamed now."""
-        if not text:
-            return ""
-        self.parts.append(text)
-        tracker = self.tracker
-        if tracker.closed or tracker.failed:
-            self.held.append(text)
-            return ""
-        at = tracker.feed(text)
-        stop = at if at >= 0 else len(text)
-        if tracker.failed and 0 <= tracker.error_at < stop:
-            stop = tracker.error_at
-        if stop < len(text):
-            self.held.append(text[stop:])
-        return text[:stop]
+    def feed(self, text: str, stop_at_close: bool = False) -> tuple[str, int]:
+        """Read a piece (characters): ``(text to send now, characters used)``.
+
+        ``used < len(text)`` when the text stops being the arguments at
+        ``text[used]``: a character that cannot continue the JSON value
+        (:meth:`broken`), or, after the value closed, one that is not JSON
+        whitespace (the call's text goes on past its arguments). The caller
+        reads ``text[used:]`` as what follows. With ``stop_at_close`` (formats
+        whose call ends at that bracket) reading stops right after the
+        bracket. Once the text stopped, nothing more is read.
+        """
+        v = self.json
+        if v.inside and not (v.escape or v._hex_left or v.failed) and _STRICT_STOP.search(text) is None:
+            return text, len(text)  # the common piece: text inside a string
+        if v.failed or not text:
+            return "", 0
+        if v.closed:
+            if stop_at_close:
+                return "", 0
+            v.feed(text)
+            return "", (v.error_at if v.failed else len(text))
+        at = v.feed(text)
+        if at >= 0:
+            self._held = text[at]
+            self._ended = stop_at_close
+            if stop_at_close or not v.failed:
+                return text[:at], (at + 1 if stop_at_close else len(text))
+            return text[:at], v.error_at
+        if v.failed:
+            return text[:v.error_at], v.error_at
+        return text, len(text)
+
+    @property
+    def closed(self) -> bool:
+        """The top-level value has closed (its bracket is held)."""
+        return self.json.closed
 
     def broken(self) -> bool:
         """The text stopped being JSON before the top-level value closed."""
-        return self.tracker.failed and not self.tracker.closed
+        return self.json.failed and not self.json.closed
 
     def rest_tracker(self) -> JsonTracker:
         """A plain tracker at the string and depth state where the text broke, to find the broken object's end."""
-        rest = JsonTracker()
-        rest.inside, rest.escape, rest.depth = self.tracker.inside, self.tracker.escape, self.tracker.depth
+        v, rest = self.json, JsonTracker()
+        rest.inside, rest.escape, rest.depth = v.inside, v.escape, v.depth
         return rest
 
-    def feed_to_close(self, text: str) -> tuple[str, int]:
-        """Take ``text`` up to and including the top-level close: ``(what may be streamed now, characters taken)``.
-
-        For formats where that close ends the call (nothing else does):
-        fewer than ``len(text)`` characters are taken when the value closes
-        inside ``text``; the rest belongs to what follows the call. When the
-        text stops being JSON first (:meth:`broken`), it is taken up to (not
-        including) the first character that cannot continue it.
-        """
-        tracker = self.tracker
-        if tracker.closed or tracker.failed or not text:
-            return "", 0
-        at = tracker.feed(text)
-        if tracker.failed and (at < 0 or tracker.error_at <= at):
-            stop = max(tracker.error_at, 0)
-            self.parts.append(text[:stop])
-            return text[:stop], stop
-        if at < 0:
-            self.parts.append(text)
-            return text, len(text)
-        self.parts.append(text[:at + 1])
-        self.held.append(text[at:at + 1])
-        return text[:at], at + 1
-
     def close(self, cut: bool = False) -> str | None:
-        """The arguments ended: the held text to send when they are one JSON object, else ``None`` (abandon).
+        """The arguments ended: the held text to send when they are one complete value, else ``None`` (abandon).
 
-        Empty (or blank) arguments give ``"{}"`` unless the output was ``cut`` off there.
+        No arguments at all (or only whitespace) give ``"{}"`` unless the
+        output was ``cut`` off there (then ``None``).
         """
-        text = "".join(self.parts)
-        if not text.strip():
+        v = self.json
+        if not v.first and not v.failed:
             return None if cut else "{}"
-        return "".join(self.held) if json_object(text) is not None else None
+        return self._held if v.closed and (self._ended or v.complete()) else None
+
+
+_PEEK_MIN, _PEEK_MAX = 256, 1 << 16
+
+
+class JsonCallReader:
+    """Mixin for a :class:`callscale.parsers.base.ToolParser` whose call is one JSON object ``{"name": ..., ARGS_KEY: {...}}``.
+
+    The reading both Hermes (``qwen3``) and Llama 3 JSON (``llama3_json``)
+    do, on :class:`JsonCallLexer`: the call starts (name sent) at the ``{``
+    of the arguments when the name came first, and the arguments' raw JSON
+    text then streams as it arrives; else the call starts when the object
+    ends. The arguments' final ``}`` is held (sent by :meth:`_object_done`'s
+    caller when the call is confirmed). Text outside the arguments value
+    before the call starts is a head of at most ``max_head`` characters.
+
+    The parser sets ``argument_keys``, ``_name_only_is_a_call`` (an object
+    with a name and no arguments key is a call with ``{}``) and
+    ``_cut_head_is_content``, keeps the head's text in ``self._raw``, calls
+    :meth:`_open_object` after the opener and :meth:`_read_object` in its
+    reading state, and supplies ``_not_a_call(final=...)``, ``_drop_call()``
+    and ``_object_done()``.
+    """
+
+    argument_keys: tuple[str, ...] = ("arguments",)
+    _name_only_is_a_call = False
+    _cut_head_is_content = False
+
+    def _open_object(self, raw: str) -> None:
+        """Start reading a call object; ``raw`` (the opener text) is content if it is none."""
+        self._raw = [raw]
+        self._lexer = JsonCallLexer(self.argument_keys)
+        self._started = False
+        self._peek = _PEEK_MIN
+        self._obj_head = 0  # characters read before the call started, outside the arguments value
+
+    def _read_object(self, final: bool, max_head: int) -> bool:
+        """Feed the lexer the unread text; false when it needs more text than there is."""
+        sc = self.scanner
+        lexer = self._lexer
+        while sc.pending():
+            # Peek a bounded, growing slice: a call that ends early in a long
+            # buffer costs O(its length), not O(buffer). Before the call
+            # starts, text outside the arguments value is a head: at most
+            # max_head characters of it are read (the lexer pauses at the
+            # arguments' brackets, so the count does not depend on the split).
+            size = self._peek
+            head = not self._started and not lexer.in_arguments
+            if head:
+                size = min(size, max_head + 1 - self._obj_head)
+            chunk = sc.peek(size)
+            used, status = lexer.feed(chunk, pause=not self._started)
+            sc.take(used)
+            if not self._started:
+                self._raw.append(chunk[:used])
+                if head:  # (the arguments' "{", where the lexer paused, is the value's)
+                    self._obj_head += used - lexer.in_arguments
+                if lexer.stream_arguments:
+                    self._start_object_call()
+            if self._started:
+                text = "".join(lexer.arguments)
+                lexer.arguments.clear()
+                if lexer.arguments_done and text.endswith("}"):
+                    text = text[:-1]  # held: the closing brace comes last in the piece that completes the object
+                self._emit_arguments(text)
+            if status == DONE:
+                if not self._started:
+                    if lexer.name is None or not (lexer.arguments_done or self._name_only_is_a_call):
+                        self._not_a_call()  # (the lexer, closed, tells a complete object)
+                        self._lexer = None
+                        return True
+                    self._start_object_call()
+                    if lexer.arguments_done:
+                        self._send_object_arguments()
+                    else:  # a name and no arguments key: a call with {}
+                        self._emit_arguments("{")
+                self._lexer = None
+                self._object_done()
+                return True
+            if status == ERROR or (not self._started and self._obj_head > max_head):
+                if self._started:
+                    self._drop_call()  # (reads the lexer's state where the call broke)
+                else:
+                    self._not_a_call()
+                self._lexer = None
+                return True
+            self._peek = min(self._peek * 2, _PEEK_MAX)
+        if not final:
+            return False
+        if self._started:  # the output ended inside the object
+            self._drop_call()
+        else:
+            self._not_a_call(final=not self._cut_head_is_content)
+        self._lexer = None
+        return True
+
+    def _start_object_call(self) -> None:
+        self._begin_call(self._lexer.name)
+        self._started = True
+        self._raw = []
+
+    def _send_object_arguments(self) -> None:
+        """Send the argument text read so far, except the arguments' final ``}`` (sent when the call is confirmed)."""
+        text = self._lexer.take_arguments()
+        if self._lexer.arguments_done and text.endswith("}"):
+            text = text[:-1]  # the closing brace comes last in the piece that completes the object
+        self._emit_arguments(text)

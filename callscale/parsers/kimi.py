@@ -1,62 +1,9 @@
 """Kimi K2 tool calls (``kimi_k2``).
 
-The format, as Moonshot's Kimi K2 chat template writes an assistant turn::
-
-    CONTENT<|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{JSON}<|tool_call_end|><|tool_call_begin|>...<|tool_call_end|><|tool_calls_section_end|>
-
-(no separators: the template's ``{%- -%}`` strips them; the arguments are
-``arguments | tojson``). Reading rules (lengths in characters):
-
-- **Sections**: content before ``<|tool_calls_section_begin|>`` and after
-  ``<|tool_calls_section_end|>`` is content. The singular spellings
-  ``<|tool_call_section_begin|>`` / ``<|tool_call_section_end|>`` (which some
-  K2 checkpoints emit; vLLM's kimi_k2 parser accepts them) are read the same.
-  A section the output leaves open still gives every complete call in it.
-  An opener inside an open section is ignored, so a model repeating the
-  opener gives no content and no calls, in linear time.
-- **Inside a section**, text outside any call is not content: it is not the
-  model's answer (the one exception to DESIGN.md's rule that model text
-  which is neither markup nor a call comes back as content; issue 9). Stray
-  format tokens that make no call (``<|tool_call_end|>``,
-  ``<|tool_call_argument_begin|>`` outside a call, a ``<|tool_call_begin|>``
-  whose id is not followed by ``<|tool_call_argument_begin|>``) are dropped
-  with that text.
-- **Names**: the call id ``functions.NAME:IDX`` carries the name: the
-  ``functions.`` prefix is dropped when present, and ``:IDX`` when IDX is a
-  number (``get_weather:0`` and ``functions.get_weather`` also give
-  ``get_weather``). Surrounding whitespace is stripped; an empty name makes
-  no call. When the request has tools and that name is none of them, an id
-  that is a tool's sanitised id (``functions_get_weather_1``, as clients
-  that sanitise ids to ``[A-Za-z0-9_-]`` teach the model) names that tool
-  (:func:`resolve_name`). An id that runs past :data:`callscale.parsers.base.MAX_HEAD` characters
-  without ``<|tool_call_argument_begin|>`` (or another token) makes no call
-  either: its ``<|tool_call_begin|>`` is dropped, the id is cut there (after
-  ``MAX_HEAD + 1`` characters) and is text of the section, and the section
-  is read on after it (so text after a stray ``<|tool_call_begin|>`` is held
-  back at most that long).
-- **Arguments**: raw JSON, validated as it arrives by the strict incremental
-  :class:`callscale.parsers.jsonscan.JsonValidator` (no argument text is kept: memory
-  stays flat as a call grows; ``NaN``, ``Infinity`` are not JSON), streamed
-  up to the bracket that closes the top-level object; that bracket and the
-  whitespace after it are sent when the call completes, so the streamed
-  arguments of an abandoned call never form a JSON value (a client cannot
-  take ``{"a": NaN}`` for a call; the stream stops before the ``N``).
-  Arguments written as a JSON string whose text is a JSON object
-  (double-encoded, as the template rendered earlier calls in multi-turn
-  use) are that object; they are held whole and sent when the call
-  completes. A call whose arguments stop being JSON is *broken*: it is
-  abandoned there, and the text from the break on is dropped when
-  ``<|tool_call_end|>`` follows (markup of a call not made), else (another
-  token, the end of the output) it is content: prose the model went on
-  writing after a call it left broken. A call is complete at
-  ``<|tool_call_end|>`` (or at the next call, the section's end, or the end of
-  the output) when its arguments are one JSON object (empty arguments give
-  ``{}``, except at the end of the output); otherwise it is abandoned. A
-  call the output ends in (also inside a token after its arguments) is cut:
-  complete when its arguments are, else abandoned, its markup never content. ``<|tool_call_end|>`` inside a JSON
-  string is text of the string unless what follows it (ignoring whitespace)
-  is ``<|tool_call_begin|>``, the section's end or the end of the output; the
-  other tokens inside a JSON string are always text.
+The format (source: Moonshot's Kimi K2 chat template) and the reading rules
+are in ``docs/formats.md``, "Kimi K2". The arguments stream through
+:class:`callscale.parsers.jsonscan.RawArguments`. Nothing here raises on
+model output; lengths are in characters.
 """
 
 from __future__ import annotations
@@ -65,8 +12,8 @@ import json
 import re
 
 from . import register
-from .base import MAX_HEAD, ToolParser, json_text, tool_name
-from .jsonscan import JsonValidator
+from .base import ToolParser, json_text, tool_name
+from .jsonscan import RawArguments, strict_loads
 from .scanner import PARTIAL, markers
 
 __all__ = [
@@ -100,7 +47,7 @@ _M_ID = markers(ARGUMENT_BEGIN, CALL_BEGIN, *_CLOSERS, *_OPENERS, CALL_END)
 _M_ARGS = markers(CALL_END, CALL_BEGIN, *_CLOSERS, *_OPENERS)
 _M_AFTER_END = markers(CALL_BEGIN, *_CLOSERS)
 
-_CONTENT, _SECTION, _ID, _ARGS, _END_CHECK = range(5)
+_CONTENT, _ID, _ARGS, _END_CHECK = "content", "id", "args", "end_check"  # the _s_<state> methods
 
 
 def call_name(call_id: str) -> str:
@@ -146,40 +93,32 @@ def resolve_name(call_id: str, tools) -> str:
     return name
 
 
-def _reject_constant(name: str):
-    raise ValueError(f"{name} is not JSON")
-
-
 @register("kimi_k2")
 class KimiK2Parser(ToolParser):
     """Kimi K2 tool calls; see the module docstring for the reading rules."""
 
+    # a broken call's text (the base's broken state): dropped at its <|tool_call_end|>; content when another
+    # token (read again in the section) or the end of the output comes first
+    broken_ends = (CALL_END,)
+    broken_restarts = (CALL_BEGIN, *_CLOSERS, *_OPENERS)
+
     def __init__(self) -> None:
         super().__init__()
-        self._state = _CONTENT
-        self._id_parts: list[str] = []
-        self._id_len = 0                # characters of the call id read so far
-        # the arguments, validated as they arrive (strings, the top-level close); no text kept
-        self._strings = JsonValidator(objects_only=False)
-        self._hold: list[str] = []      # argument text from the top-level close on, sent when the call completes
+        self._in_section = False       # state "content" reads a tool-calls section (the broken state resumes there)
+        # the arguments, validated and streamed as they arrive; no text kept
+        self._args = RawArguments(objects_only=False)
+        self._hold: list[str] = []      # arguments written as a JSON string (double-encoded): held whole
         self._pending: list[str] = []   # whitespace after a <|tool_call_end|> met inside a string
-
-    def _advance(self, final: bool) -> None:
-        steps = self._steps
-        while steps[self._state](self, final):
-            pass
 
     # ------------------------------------------------------------------ helpers
     def _section_marker(self, marker: str) -> bool:
         """Act on a marker met between calls (or ending a call)."""
+        self._in_section = marker not in _CLOSERS  # a repeated opener, a stray end or argument token: in it
         if marker == CALL_BEGIN:
             self._state = _ID
-            self._id_parts = []
-            self._id_len = 0
-        elif marker in _CLOSERS:
+            self._head_begin()  # the call id: a bounded head (base)
+        else:
             self._state = _CONTENT
-        else:  # a repeated opener, a stray end or argument token
-            self._state = _SECTION
         return True
 
     def _close_call(self, cut: bool = False) -> None:
@@ -190,113 +129,99 @@ class KimiK2Parser(ToolParser):
         object (double-encoded, as the template rendered earlier calls) are
         that object.
         """
-        v = self._strings
-        held = "".join(self._hold)
+        held = self._args.close(cut)
+        string = "".join(self._hold)
         self._hold = []
-        if not v.first and not v.failed and not cut:
-            self._emit_arguments("{}")
-            self._end_call()
-            return
         value = None
-        if v.complete():
-            if v.first == "{":
+        first = self._args.json.first
+        if held is not None and first != "[":  # (a top-level number never closes: held is None)
+            if first != '"':
                 self._emit_arguments(held)
                 self._end_call()
                 return
-            if v.first == '"':
-                try:
-                    value = json.loads(json.loads(held), parse_constant=_reject_constant)
-                except (ValueError, TypeError, RecursionError):
-                    value = None
+            try:
+                value = strict_loads(json.loads(string + held))
+            except (ValueError, TypeError, RecursionError):
+                value = None
         if isinstance(value, dict):
             self._emit_arguments(json_text(value))
             self._end_call()
         else:
             self._abandon_call()
 
-    def _send(self, text: str) -> None:
-        """A piece of argument text: validated, streamed up to the top-level close (held from there).
+    def _send(self, text: str) -> bool:
+        """A piece of argument text: validated, streamed up to the top-level close; true when the call broke.
 
-        Arguments that do not start with ``{`` (a double-encoded string, or
-        no object at all) are held whole until the call ends. At the first
-        character that cannot continue a JSON value the call is abandoned and
-        the text from there is read by ``_s_broken``.
+        Arguments written as a JSON string (double-encoded) are held whole
+        until the call ends. At the first character that cannot continue a
+        JSON value the call is broken: the text from there is held by the
+        base's broken state (``broken_ends``, ``broken_restarts``).
         """
         if not text:
-            return
-        v = self._strings
-        if v.failed:
-            self._hold_broken(text)
-            return
-        closed = v.closed
-        at = v.feed(text)
-        if v.failed:
-            cut = v.error_at if at < 0 else at
-            if v.first == "{" and not closed:
-                self._emit_arguments(text[:cut])
-            self._hold = []
-            self._break_call(text[v.error_at:])
-        elif closed or (v.first and v.first != "{"):
-            self._hold.append(text)
-        elif at < 0:
-            self._emit_arguments(text)
-        else:
-            self._emit_arguments(text[:at])
-            self._hold.append(text[at:])
+            return False
+        args = self._args
+        send, used = args.feed(text)
+        first = args.json.first
+        if first == '"':
+            self._hold.append(send)
+        elif first in ("", "{"):  # nothing else can be a call's arguments
+            self._emit_arguments(send)
+        if used == len(text):
+            return False
+        self._hold = []
+        self._args = RawArguments(objects_only=False)
+        self._broken(text[used:])
+        return True
 
     # ------------------------------------------------------------------ states
     def _s_content(self, final: bool) -> bool:
+        if self._in_section:
+            # text in a section outside calls is dropped: not the model's answer (docs/formats.md)
+            _, marker = self.scanner.find(_M_SECTION, final)
+            if marker is None:
+                return False
+            return self._section_marker(marker)
         text, marker = self.scanner.find(_M_CONTENT, final)
         self._emit_content(text)
         if marker is None:
             return False
         return self._section_marker(marker)
 
-    def _s_section(self, final: bool) -> bool:
-        # text in a section outside calls is dropped: not the model's answer (see the module docstring)
-        _, marker = self.scanner.find(_M_SECTION, final)
-        if marker is None:
-            return False
-        return self._section_marker(marker)
-
     def _s_id(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_M_ID, final, MAX_HEAD + 1 - self._id_len)
-        if text:
-            self._id_parts.append(text)
-            self._id_len += len(text)
+        _, marker = self._head_find(_M_ID, final)
         if marker is None:
-            if final or self._id_len > MAX_HEAD:  # the output ended in a call id, or it is too long: no call
-                self._id_parts = []
-                self._state = _SECTION
+            if final or self._head_over():  # the output ended in a call id, or it is too long: no call
+                self._head_text()
+                self._state = _CONTENT  # (in the section)
                 return True
             return False
-        raw = "".join(self._id_parts)
-        self._id_parts = []
+        raw = self._head_text()
         name = resolve_name(raw, self.tools) if marker == ARGUMENT_BEGIN else ""
         if not name:  # no call: the id text is text of the section
             if marker == ARGUMENT_BEGIN:
-                self._state = _SECTION
+                self._state = _CONTENT  # (in the section)
                 return True
             return self._section_marker(marker)
         self._begin_call(name)
         self._hold = []
-        self._strings = JsonValidator(objects_only=False)
+        self._args = RawArguments(objects_only=False)
         self._state = _ARGS
         return True
 
     def _s_args(self, final: bool) -> bool:
         text, marker = self.scanner.find(_M_ARGS)  # a partial token stays unread, even at the end
-        self._send(text)
-        if self._strings.failed:
-            return self._broken_end(marker, final)
+        if self._send(text):
+            if marker is not None:  # read again by the broken state
+                self.scanner.unread(len(marker))
+            return True
         if marker is None:
             if final:  # the output ended in the arguments (or in a token after them): cut there
                 self.scanner.take_all()
                 self._close_call(cut=True)
-                self._state = _SECTION
+                self._state = _CONTENT  # (in the section)
                 return True
             return False
-        if self._strings.inside:
+        if self._args.json.inside:
             if marker == CALL_END:
                 self._state = _END_CHECK
                 self._pending = []
@@ -304,27 +229,6 @@ class KimiK2Parser(ToolParser):
                 self._send(marker)
             return True
         self._close_call()
-        return self._section_marker(marker)
-
-    def _broken_end(self, marker: str | None, final: bool) -> bool:
-        """A broken call's text ends at ``marker``: dropped at its ``<|tool_call_end|>``, else content.
-
-        A ``<|tool_call_end|>`` ends the broken call: its text is markup of a
-        call that was not made. Another token, or the end of the output,
-        means the model went on writing prose after a call it left broken:
-        that text is content (model text, not section layout), and the token
-        is read as in the section.
-        """
-        if marker is None and not final:
-            return False
-        self._strings = JsonValidator(objects_only=False)
-        if marker == CALL_END:
-            self._broken_call_ended()
-            return self._section_marker(marker)
-        self._broken_is_content()
-        if marker is None:
-            self._state = _SECTION
-            return False
         return self._section_marker(marker)
 
     def _s_end_check(self, final: bool) -> bool:
@@ -336,25 +240,17 @@ class KimiK2Parser(ToolParser):
         if scanner.at_end():
             if final:
                 self._close_call()
-                self._state = _SECTION
+                self._state = _CONTENT  # (in the section)
                 return True
             return False
         hit = scanner.match(_M_AFTER_END, final)
         if hit is PARTIAL:
             return False
         if hit is None:
-            self._send(CALL_END + "".join(self._pending))
-            self._pending = []
+            pending, self._pending = CALL_END + "".join(self._pending), []
             self._state = _ARGS
+            self._send(pending)
             return True
         self._pending = []
         self._close_call()
         return self._section_marker(hit)
-
-    _steps = {
-        _CONTENT: _s_content,
-        _SECTION: _s_section,
-        _ID: _s_id,
-        _ARGS: _s_args,
-        _END_CHECK: _s_end_check,
-    }

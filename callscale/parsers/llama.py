@@ -1,98 +1,11 @@
 """Llama 3 JSON and Llama 4 pythonic tool calls (``llama3_json``, ``llama4_pythonic``).
 
-Lengths below are in characters.
-
-**Llama 3.1/3.2/3.3 JSON** (``llama3_json``). Meta's Llama 3.1 chat template
-(also vLLM's ``examples/tool_chat_template_llama3.1_json.jinja``) writes an
-assistant turn with a custom tool call as::
-
-    {"name": "get_weather", "parameters": {"city": "Paris"}}
-
-(``'{"name": "' + name + '", "parameters": ' + arguments | tojson + '}'``,
-then ``<|eot_id|>``, a stop token the server strips). The template allows one
-call a turn (it raises on more); llama-models' reference encoder
-(``models/llama3/tool_utils.py``) writes ``json.dumps({"type": "function",
-"name": ..., "parameters": ...})``; the model may put ``<|python_tag|>``
-(a special token; the reference decoder strips it) before the call, and
-serving stacks (vLLM's ``llama3_json``) read several calls separated by
-``;`` and ``arguments`` in place of ``parameters``. Reading rules:
-
-- Content is verbatim, except ``<|python_tag|>``, which is dropped anywhere
-  outside a call object.
-- A ``{`` in content starts a candidate call object, read by the Hermes JSON
-  lexer of :mod:`callscale.parsers.qwen` (:class:`callscale.parsers.qwen.JsonCallLexer`, strict
-  JSON, fed each character once). It is a call when it is one JSON object
-  with a non-empty string ``name`` and an object ``parameters`` or
-  ``arguments`` (one of them; other keys such as ``"type"`` are ignored).
-  The call starts at the ``{`` of the arguments when the name came first
-  (the arguments' raw JSON then streams as it arrives), else when the object
-  ends; it is complete at the object's final ``}`` (the arguments' own
-  ``}`` is sent then).
-- Anything else is no call, and its text is content: an object without a
-  name or arguments (``{"name": "Ada", "age": 36}`` in prose), text that is
-  not JSON (``{x}``), an object whose head (the text outside the arguments
-  value before the call starts) runs past :data:`callscale.parsers.base.MAX_HEAD`
-  characters, the output ending inside it. Content goes on from the first
-  character that could not continue the object, so nothing is read twice.
-  An object nested in a non-call object is part of it (no call).
-- A started call whose JSON turns out malformed (strict JSON: ``NaN`` and
-  ``Infinity`` are malformed) is broken (DESIGN.md "Content and
-  markup"): its text from the offending character is dropped up to the
-  ``}`` that closes its call object (strings and nesting followed), and is
-  content when ``<|python_tag|>``, ``; {`` or ``;{`` outside a string (the
-  next call's object starts there) or the end of the output comes first
-  (prose after a broken call). A started call the output cuts off is
-  abandoned and its markup is no content.
-- Between two calls, whitespace and one ``;`` are layout; after the last
-  call they are content.
-
-**Llama 4 pythonic** (``llama4_pythonic``). Meta's Llama 4 prompt format
-(llama-models ``models/llama4/prompt_format.md``: ``[get_weather(city="San
-Francisco"), get_weather(city="Seattle")]<|eot|>``, and ``[get_user_info(
-user_id=7890, special='black')]``) and the reference encoder
-(``models/llama3/tool_utils.py``, ``ToolPromptFormat.python_list``:
-``[NAME(KEY=VALUE, ...)]``, strings in double quotes, numbers, ``True``,
-``False``, ``None`` as Python writes them, lists ``[...]``, dicts
-``{KEY=VALUE}``). The model may wrap the list in ``<|python_start|>`` ...
-``<|python_end|>`` (vLLM's ``llama4_pythonic`` parser strips them). Reading
-rules:
-
-- Content is verbatim, except ``<|python_start|>`` and ``<|python_end|>``,
-  dropped anywhere outside a string value.
-- A ``[`` in content starts a candidate call list. The head ``[`` NAME
-  ``(`` KEY ``=`` (whitespace allowed between; NAME starts with a letter or
-  ``_`` and holds letters, digits, ``_``, ``.``, ``-``; KEY is an
-  identifier) or ``[`` NAME ``()`` starts the call (name sent). A head that
-  goes any other way, ends with the output or runs past ``MAX_HEAD``
-  characters is no call: its text is content and reading goes on as content
-  from the character that broke it (``[1]``, ``[see above]``, ``[f(x)]`` in
-  prose stay content).
-- Arguments are keyword arguments ``KEY=VALUE`` separated by ``,`` (a
-  trailing comma allowed), streamed as the JSON object ``{"KEY": VALUE,
-  ...}``. Values are Python literals read by a streaming reader (no ``ast``,
-  nothing compiled): strings in ``'`` or ``"`` (also triple-quoted), with
-  Python's escapes (``\\n``, ``\\t``, ``\\\\``, ``\\'``, ``\\xhh``,
-  ``\\uhhhh``, ``\\Uhhhhhhhh``, octal, line continuation; an unknown escape
-  such as ``\\d`` keeps its backslash, as Python does; ``\\N{...}`` is not
-  read); a raw newline inside a one-quote string is accepted; numbers
-  (``1``, ``-2.5``, ``1e3``, ``1_000``, ``0x1f``; finite only);
-  ``True``/``False``/``None`` (JSON ``true``/``false``/``null``); lists and
-  tuples (JSON arrays; ``(x)`` is read as a one-element array, where Python
-  reads ``x``); dicts with string, number, ``True``/``False``/``None``
-  keys (JSON object keys as ``json.dumps`` writes them) or, as the reference
-  encoder writes them, ``{KEY=VALUE}`` with identifier keys. A string value
-  streams as it arrives; other values are sent when they end.
-- A call is complete at its ``)``, which sends the arguments' ``}``. Then
-  ``,`` starts the next call's head (a bad head there ends the list: it is
-  content from the comma) and ``]`` ends the list; whitespace inside the
-  list is layout. Anything else after ``)`` ends the list and is content.
-- A started call with anything else (a positional argument, a name that is
-  not a literal, unbalanced brackets) is abandoned (see
-  :mod:`callscale.parsers.base`); content goes on from the offending character (a
-  bad word or number is content too: ``[f(a=foo)]`` leaves ``foo)]``;
-  DESIGN.md "Content and markup"). A call the output cuts off is abandoned
-  and its markup is no content. A word or number longer
-  than ``MAX_HEAD`` characters is malformed.
+The formats (sources: Meta's Llama 3.1 chat template and llama-models'
+``models/llama3/tool_utils.py``; llama-models ``models/llama4/prompt_format.md``)
+and the reading rules are in ``docs/formats.md``, "Llama 3.1 / 3.2 / 3.3
+JSON" and "Llama 4 pythonic". A Llama 3 call object is read by
+:class:`callscale.parsers.jsonscan.JsonCallReader`, as ``qwen3``'s. Nothing
+here raises on model output; lengths are in characters.
 """
 
 from __future__ import annotations
@@ -102,10 +15,10 @@ import math
 import re
 
 from . import register
-from .base import MAX_HEAD, SURROGATE, ToolParser, json_fragment
-from .jsonscan import JsonTracker
-from .qwen import JsonCallLexer, Qwen3Parser
-from .scanner import markers
+from .base import MAX_HEAD, SURROGATE, Layout, ToolParser, json_fragment
+from .jsonscan import JsonCallLexer, JsonCallReader, JsonTracker
+from .pyliteral import SIMPLE_ESCAPES  # the one table of Python's one-character escapes
+from .scanner import MarkerScanner, markers
 
 __all__ = [
     "PYTHON_TAG", "PYTHON_START", "PYTHON_END", "LLAMA3_SPECIAL_TOKENS", "LLAMA4_SPECIAL_TOKENS",
@@ -130,73 +43,104 @@ class _AfterCall:
     """What both formats do right after a call: hold whitespace until the next character decides it."""
 
     scanner: object
-    _held: list[str]
+    _held: Layout
 
     def _next_after_call(self, final: bool) -> str:
         """Hold the whitespace here; return the next character (not consumed), or ``""`` when none is there yet.
 
-        At the end of the output the held whitespace is content.
+        At the end of the output the held text (whitespace, Llama 3's one
+        ``;``) is layout after the last call: dropped.
         """
         sc = self.scanner
         ws = sc.skip_whitespace()
         if ws:
-            self._held.append(ws)
+            if not self._held.add(ws):  # past the bound (base.MAX_LAYOUT_RUNS runs): content, decided
+                self._emit_content(self._take_held())
         c = sc.peek(1)
         if not c and final:
-            self._emit_content("".join(self._held))
-            self._held = []
+            self._held.clear()
         return c
 
     def _take_held(self) -> str:
-        held = "".join(self._held)
-        self._held = []
+        held = self._held.text()
+        self._held.clear()
         return held
 
 
 # --------------------------------------------------------------------------- llama3_json
 _M_JSON_CONTENT = markers("{", PYTHON_TAG)
-_CONTENT, _JSON, _SEP, _BROKEN = "content", "json", "separator", "broken"
+_CONTENT, _JSON, _SEP, _BROKEN = "content", "json", "separator", "broken_json"  # the _s_<state> methods
 #: What ends a broken call's text before its object closes: the call token, the next call's object.
 _BROKEN_ENDS = (PYTHON_TAG, CALL_SEPARATOR.strip() + " {", CALL_SEPARATOR.strip() + "{")
 
 
 @register("llama3_json")
-class Llama3JsonParser(_AfterCall, Qwen3Parser):
+class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
     """Streaming parser of Llama 3 JSON tool calls; see the module docstring for the rules.
 
-    Reads each call object with the Hermes machinery of
-    :class:`callscale.parsers.qwen.Qwen3Parser` (the same lexer, head bound and
-    argument streaming); only what surrounds an object differs. Never raises
-    on model output.
+    Each call object is read by the shared
+    :class:`callscale.parsers.jsonscan.JsonCallReader` (the Hermes lexer,
+    head bound and argument streaming, as ``qwen3``); only what surrounds an
+    object is this format's. Never raises on model output.
     """
 
+    argument_keys = ARGUMENT_KEYS
     #: Not Qwen3's recovery: an object without arguments may be prose ({"name": "Ada", "age": 36}).
     _name_only_is_a_call = False
+    #: No opener: a candidate object the output cuts before its call started may be prose.
+    _cut_head_is_content = True
 
     def __init__(self) -> None:
         super().__init__()
-        self._held: list[str] = []  # whitespace and one ';' after a call
+        self._raw: list[str] = []
+        self._lexer: JsonCallLexer | None = None
+        self._held = Layout()  # whitespace and one ';' after a call, as run lengths
         self._semicolon = False
         self._rest = JsonTracker()  # a broken call's JSON state, to find the end of its object
 
-    def _new_lexer(self) -> JsonCallLexer:
-        return JsonCallLexer(ARGUMENT_KEYS)
-
-    def _open_object(self, before: str) -> None:
+    def _open_call_object(self, before: str) -> None:
         """A ``{`` was read (``before``: held separator text): start a candidate call object."""
-        self._open(before)
+        self._open_object(before)
         self._raw.append("{")
         self._lexer.feed("{", pause=True)
-        self._head_len = 1
+        self._obj_head = 1
+        self._state = _JSON
+
+    def _not_a_call(self, final: bool = False) -> None:
+        """The candidate is no call: its text is content (a head the end of the output cut is dropped).
+
+        When its JSON broke, reading goes on at the next ``{`` inside it (a
+        ``{"`` in prose must not hide a call that starts inside what it
+        read); its head is at most ``MAX_HEAD`` characters, so each
+        character is read a bounded number of times.
+        """
+        raw = "".join(self._raw)
+        self._raw = []
+        self._state = _CONTENT
+        lexer = self._lexer
+        k = -1
+        if lexer is not None and lexer.failed and not final and len(raw) <= 2 * MAX_HEAD:
+            k = raw.find("{", raw.find("{") + 1)
+        if k < 0:
+            self._head_no_call(raw, final)
+            return
+        self._emit_content(raw[:k])
+        sc = self.scanner
+        try:
+            sc.unread(len(raw) - k)
+        except ValueError:  # read in an earlier delta: a scanner that starts with it
+            rest = MarkerScanner()
+            rest.feed(raw[k:] + sc.take_all())
+            self.scanner = rest
 
     def _object_done(self) -> None:
         self._emit_arguments("}")
         self._end_call()
-        self._held = []
+        self._held.clear()
         self._semicolon = False
         self._state = _SEP
 
-    def _drop_call(self, final: bool = False, expected=None) -> None:
+    def _drop_call(self) -> None:
         """The started call broke (DESIGN.md): its text is dropped up to the ``}`` that closes its object, else content."""
         self._break_call()
         rest = self._rest = JsonTracker()
@@ -205,55 +149,58 @@ class Llama3JsonParser(_AfterCall, Qwen3Parser):
             rest.inside, rest.escape, rest.depth = lexer.inside, lexer.escape, lexer.depth
         self._state = _BROKEN
 
-    def _advance(self, final: bool) -> None:
+    def _s_content(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_M_JSON_CONTENT, final)
+        self._emit_content(text)
+        if marker is None:
+            return False
+        if marker == "{":
+            self._open_call_object("")
+        return True  # <|python_tag|>: dropped
+
+    def _s_json(self, final: bool) -> bool:
+        return self._read_object(final, MAX_HEAD)
+
+    def _s_broken_json(self, final: bool) -> bool:
+        end = self._hold_broken_json(self._rest, _BROKEN_ENDS, final)
+        if end is None:
+            return False
+        if end == "":
+            return True
+        self._held.clear()
+        self._semicolon = False
+        if end == "}":  # after the broken object: as after a call
+            self._state = _SEP
+        elif end == PYTHON_TAG:
+            self._state = _CONTENT
+        else:  # "; {": the next call's object; the separator is content
+            self._emit_content(end[:-1])
+            self._open_call_object("")
+        return True
+
+    def _s_separator(self, final: bool) -> bool:
+        """After a call: whitespace and one ``;`` are held until what follows decides them."""
         sc = self.scanner
-        while True:
-            state = self._state
-            if state == _CONTENT:
-                text, marker = sc.find(_M_JSON_CONTENT, final)
-                self._emit_content(text)
-                if marker is None:
-                    return
-                if marker == "{":
-                    self._open_object("")
-            elif state == _JSON:
-                if not self._read_json(final):
-                    return
-            elif state == _BROKEN:
-                end = self._hold_broken_json(self._rest, _BROKEN_ENDS, final)
-                if end is None:
-                    return
-                if end == "":
-                    continue
-                self._held = []
-                self._semicolon = False
-                if end == "}":  # after the broken object: as after a call
-                    self._state = _SEP
-                elif end == PYTHON_TAG:
-                    self._state = _CONTENT
-                else:  # "; {": the next call's object; the separator is content
-                    self._emit_content(end[:-1])
-                    self._open_object("")
-            else:  # _SEP: after a call
-                c = self._next_after_call(final)
-                if not c:
-                    return
-                if c == ";" and not self._semicolon:
-                    sc.take(1)
-                    self._held.append(c)
-                    self._semicolon = True
-                elif c == "{":
-                    sc.take(1)
-                    self._open_object(self._take_held())
-                else:
-                    self._emit_content(self._take_held())
-                    self._state = _CONTENT
+        c = self._next_after_call(final)
+        if not c:
+            return False
+        if c == ";" and not self._semicolon:
+            sc.take(1)
+            self._held.add(c)
+            self._semicolon = True
+        elif c == "{":
+            sc.take(1)
+            self._open_call_object(self._take_held())
+        else:
+            self._emit_content(self._take_held())
+            self._state = _CONTENT
+        return True
 
 
 # --------------------------------------------------------------------------- llama4_pythonic
 _M_LIST_CONTENT = markers("[", PYTHON_START, PYTHON_END)
-_HEAD, _ARGS, _OPEN_QUOTE, _STRING, _ESCAPE, _NUMBER, _WORD, _AFTER_CALL = (
-    "head", "args", "open-quote", "string", "escape", "number", "word", "after-call")
+_HEAD, _ARGS, _OPEN_QUOTE, _STRING, _ESCAPE, _NUMBER, _WORD, _AFTER_CALL = (  # the _s_<state> methods
+    "head", "args", "open_quote", "string", "escape", "number", "word", "after_call")
 # head steps
 _H_NAME0, _H_NAME, _H_PAREN, _H_KEY0, _H_KEY, _H_EQ = range(6)
 # what the reader expects next inside the arguments
@@ -268,10 +215,10 @@ _NUMBER_RUN = re.compile(r"[0-9A-Za-z_.+\-]*")
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _INTEGER = re.compile(r"[+-]?(?:[0-9]+|0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+)")
 _CONSTANTS = {"True": "true", "False": "false", "None": "null"}
-_SIMPLE_ESCAPES = {"\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b", "f": "\f", "n": "\n",
-                   "r": "\r", "t": "\t", "v": "\v", "\n": ""}
 _HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
 _OCTAL = frozenset("01234567")
+#: What ends the text of a string value, per quote.
+_STRING_ENDS = {q: markers(q, "\\") for q in ("'", '"', "'''", '"""')}
 _HEX = frozenset("0123456789abcdefABCDEF")
 
 
@@ -325,13 +272,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         self._key_kind = ""           # dict key read: "literal" (':' follows) or "identifier" ('=' follows)
         self._key_text = ""           # JSON key text still to send at the separator
         self._quote = ""
-        self._held: list[str] = []    # whitespace after a call
-
-    # ------------------------------------------------------------------ driver
-    def _advance(self, final: bool) -> None:
-        steps = self._steps
-        while steps[self._state](self, final):
-            pass
+        self._held = Layout()        # whitespace after a call, as run lengths
 
     def _s_content(self, final: bool) -> bool:
         text, marker = self.scanner.find(_M_LIST_CONTENT, final)
@@ -401,7 +342,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                     self._begin_call(self._name)
                     self._emit_arguments("{}")
                     self._end_call()
-                    self._held = []
+                    self._held.clear()
                     self._state = _AFTER_CALL
                     return True
                 if _is_name_start(c):
@@ -468,7 +409,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         self._can_close = False
         if kind == _CALL:
             self._end_call()
-            self._held = []
+            self._held.clear()
             self._state = _AFTER_CALL
         else:
             self._expect = _E_AFTER
@@ -635,7 +576,13 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
     def _s_string(self, final: bool) -> bool:
         sc = self.scanner
         quote = self._quote
-        ends = markers(quote, "\\")
+        ends = _STRING_ENDS[quote]
+        text, marker = sc.find(ends, final)
+        if marker is None and not final:  # the common piece: string text, streamed
+            if text:
+                self._emit_arguments(json_fragment(text))
+            return False
+        sc.unread(len(text) + len(marker or ""))
         parts: list[str] = []
         try:
             while True:
@@ -651,7 +598,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                     self._emit_arguments('"')
                     return self._string_done()
                 c = sc.peek(1)
-                simple = _SIMPLE_ESCAPES.get(c)
+                simple = SIMPLE_ESCAPES.get(c)
                 if simple is not None:
                     sc.take(1)
                     parts.append(simple)
@@ -672,7 +619,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         c = sc.peek(1)
         if not c:
             return self._malformed() if final else False
-        simple = _SIMPLE_ESCAPES.get(c)
+        simple = SIMPLE_ESCAPES.get(c)
         if simple is not None:
             sc.take(1)
             self._emit_arguments(json_fragment(simple))
@@ -717,15 +664,3 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
             self._emit_content(held)
             self._state = _CONTENT
         return True
-
-    _steps = {
-        _CONTENT: _s_content,
-        _HEAD: _s_head,
-        _ARGS: _s_args,
-        _OPEN_QUOTE: _s_open_quote,
-        _STRING: _s_string,
-        _ESCAPE: _s_escape,
-        _NUMBER: _s_number,
-        _WORD: _s_word,
-        _AFTER_CALL: _s_after_call,
-    }

@@ -156,25 +156,10 @@ class MiniMaxM2Parser(ToolParser):
 
         self._pending: list[str] = []  # a closing tag (and whitespace) not yet decided
 
-    # ------------------------------------------------------------------ driver
-    def _advance(self, final: bool) -> None:
-        steps = {
-            _S_CONTENT: self._content,
-            _S_BLOCK: self._block,
-            _S_NAME: self._name,
-            _S_INVOKE: self._invoke,
-            _S_KEY: self._key,
-            _S_VALUE: self._value,
-            _S_CLOSE1: self._close1,
-            _S_CLOSE2: self._close2,
-            _S_SKIP: self._skip,
-        }
-        while steps[self._state](final):
-            pass
-        if final:
-            self._end_of_output()
+    # ------------------------------------------------------------------ end of output (states: _s_<state>, base driver)
 
-    def _end_of_output(self) -> None:
+    def _at_end(self) -> None:
+        """The end of the output (base hook, after the driver)."""
         state = self._state
         if state in (_S_BLOCK, _S_NAME):
             pass  # the output cut the block's call head: its markup is no content (DESIGN.md)
@@ -186,7 +171,7 @@ class MiniMaxM2Parser(ToolParser):
 
     # ------------------------------------------------------------------ states
     # Each returns True when it moved on (run again), False when it needs more text.
-    def _content(self, final: bool) -> bool:
+    def _s_content(self, final: bool) -> bool:
         text, marker = self.scanner.find(_CONTENT, final)
         self._emit_content(text)
         if marker is None:
@@ -212,7 +197,7 @@ class MiniMaxM2Parser(ToolParser):
         self._raw = []
         self._state = _S_CONTENT
 
-    def _block(self, final: bool) -> bool:
+    def _s_block(self, final: bool) -> bool:
         if self._block_has_call:  # layout between calls
             self._raw.append(self.scanner.skip_whitespace())
         else:  # the head of the block's first call: bounded
@@ -247,7 +232,7 @@ class MiniMaxM2Parser(ToolParser):
             self._state = _S_CONTENT
         return True
 
-    def _name(self, final: bool) -> bool:
+    def _s_name(self, final: bool) -> bool:
         text, marker, over = self._bounded_find(final)
         self._name_parts.append(text)
         if marker is None:
@@ -270,7 +255,7 @@ class MiniMaxM2Parser(ToolParser):
         self._state = _S_INVOKE
         return True
 
-    def _invoke(self, final: bool) -> bool:
+    def _s_invoke(self, final: bool) -> bool:
         self.scanner.skip_whitespace()
         marker = self.scanner.match(_IN_INVOKE, final)
         if marker is PARTIAL:
@@ -288,7 +273,7 @@ class MiniMaxM2Parser(ToolParser):
             self._fail("unexpected text inside <invoke>")
         return True
 
-    def _key(self, final: bool) -> bool:
+    def _s_key(self, final: bool) -> bool:
         text, marker, over = self._bounded_find(final)
         self._key_parts.append(text)
         if marker is None:
@@ -301,7 +286,7 @@ class MiniMaxM2Parser(ToolParser):
         if _KEY.fullmatch(key) is None:
             self._fail(f"bad parameter name {key!r}")
             return True
-        self._typing = typing = parameter_typing(self.tools, self._call_name, key)
+        self._typing = typing = self._param_typing(self._call_name, key)
         self._tv = TypedValue(typing)
         head = ", " if self._n_params else ""
         self._n_params += 1
@@ -309,7 +294,7 @@ class MiniMaxM2Parser(ToolParser):
         self._state = _S_VALUE
         return True
 
-    def _value(self, final: bool) -> bool:
+    def _s_value(self, final: bool) -> bool:
         text, marker = self.scanner.find(_VALUE_END, final)
         self._value_text(text)
         if marker is None:
@@ -323,7 +308,7 @@ class MiniMaxM2Parser(ToolParser):
             return
         self._emit_arguments(self._tv.feed(text))
 
-    def _close1(self, final: bool) -> bool:
+    def _s_close1(self, final: bool) -> bool:
         self._pending.append(self.scanner.skip_whitespace())
         marker = self.scanner.match(_AFTER_PARAM, final)
         if marker is PARTIAL:
@@ -340,7 +325,7 @@ class MiniMaxM2Parser(ToolParser):
             self._reject_close()
         return True
 
-    def _close2(self, final: bool) -> bool:
+    def _s_close2(self, final: bool) -> bool:
         self._pending.append(self.scanner.skip_whitespace())
         if final and self.scanner.at_end():  # the end of the output follows </invoke>
             self._end_value()
@@ -367,7 +352,7 @@ class MiniMaxM2Parser(ToolParser):
             self._open_block(marker)
         return True
 
-    def _skip(self, final: bool) -> bool:
+    def _s_skip(self, final: bool) -> bool:
         """A broken call's text: dropped up to ``</invoke>`` or the block's end; else content (DESIGN.md)."""
         text, marker = self.scanner.find(_RESYNC, final)
         self._hold_broken(text)

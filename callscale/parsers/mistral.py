@@ -1,56 +1,19 @@
 """Mistral tool calls (``mistral``).
 
-The forms, from mistral-common's instruct tokenizers
-(``mistral_common/tokens/tokenizers/instruct.py``), which encode an
-assistant turn as its content followed by the calls:
-
-- V2/V3 (Mistral 7B Instruct v0.3, Mixtral 8x22B, Codestral 22B):
-  ``[TOOL_CALLS]`` then one JSON array of the calls,
-  ``json.dumps([{"name": ..., "arguments": {...}}, ...], ensure_ascii=False)``;
-- V11 (Mistral Small 3.1/3.2 era): per call ``[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{JSON}``;
-- V13 (Magistral, Devstral, recent checkpoints): per call
-  ``[TOOL_CALLS]NAME[ARGS]{JSON}`` (no call id); V13 tokenizers that have
-  them mark reasoning as ``[THINK]...[/THINK]``.
-
-Reading rules (lengths in characters):
-
-- **Content**: text outside the forms below is content. Stray ``[ARGS]``,
-  ``[CALL_ID]`` and ``[/THINK]`` are dropped.
-- **Reasoning**: text between ``[THINK]`` and ``[/THINK]`` (or the end of
-  the output) is ``reasoning_text``.
-- **Name form**: ``[TOOL_CALLS]`` (whitespace after it skipped) then a name
-  (no whitespace inside, surrounding whitespace stripped) up to ``[ARGS]``,
-  ``[CALL_ID]ID[ARGS]`` or directly ``{`` (``NAME{...}``, as some
-  checkpoints write it). The arguments are raw JSON from the ``{`` on,
-  streamed as they arrive; the call ends at the bracket that closes the
-  object (special tokens inside the JSON, in strings or not, are JSON
-  text) and completes when the text is one JSON object; otherwise, and
-  when the output ends first, it is abandoned. Text after the call is
-  content. Each call has its own ``[TOOL_CALLS]``. Arguments are strict
-  JSON: at the first character that cannot continue a JSON object the call
-  is broken (DESIGN.md "Content and markup"): its text from there is dropped
-  up to the bracket that closes its object (strings and nesting followed),
-  and is content when ``[TOOL_CALLS]`` or the end of the output comes first
-  (prose after a broken call).
-- **Array form**: ``[TOOL_CALLS]`` then ``[``: each element ``{...}`` with a
-  string ``name`` and an object ``arguments`` (keys in any order, others
-  such as ``id`` ignored) is a call, sent whole when its object closes
-  (a key ``name`` inside ``arguments`` is an argument). An element of
-  another shape is content; the array ends at ``]``; an element cut off by
-  the end of the output makes no call.
-- **Heads that are no call**: a name with whitespace inside, a head cut by
-  another token, or one that runs past :data:`callscale.parsers.base.MAX_HEAD`
-  characters is content (tokens dropped); a head cut by the end of the
-  output is a cut call, dropped (DESIGN.md "Content and markup"); a
-  ``[TOOL_CALLS]`` with nothing before the next token is dropped, so a
-  model repeating it gives no content. Arguments that do not start with
-  ``{`` abandon the call and are content.
+The forms (source: mistral-common's instruct tokenizers,
+``mistral_common/tokens/tokenizers/instruct.py``: V2/V3 JSON array, V11
+``[CALL_ID]``, V13) and the reading rules are in ``docs/formats.md``,
+"Mistral". The arguments stream through
+:class:`callscale.parsers.jsonscan.RawArguments`. Nothing here raises on
+model output; lengths are in characters.
 """
 
 from __future__ import annotations
 
+import re
+
 from . import register
-from .base import MAX_HEAD, ToolParser, json_text
+from .base import ToolParser, json_text
 from .jsonscan import RawArguments, json_object
 from .scanner import PARTIAL, markers
 
@@ -69,38 +32,36 @@ _M_THINK = markers(THINK_END)
 _M_TOKEN = markers(*SPECIAL_TOKENS)
 _M_NAME = markers(ARGS, CALL_ID, TOOL_CALLS, THINK, THINK_END, "{")
 _M_ID = markers(ARGS, CALL_ID, TOOL_CALLS, THINK, THINK_END)
+_BLANK = re.compile(r"\s*")
 
-_CONTENT, _THINKING, _HEAD, _NAME, _ID, _ARGS_START, _ARGS, _ARRAY, _ITEM, _BROKEN = range(10)
+# states: the _s_<state> methods
+_CONTENT, _THINKING, _HEAD, _NAME, _ID, _ARGS_START, _ARGS, _ARRAY, _ITEM, _BROKEN = (
+    "content", "thinking", "head", "name", "id", "args_start", "args", "array", "item", "broken_json")
 
 
 @register("mistral")
 class MistralParser(ToolParser):
     """Mistral ``[TOOL_CALLS]`` forms; see the module docstring for the reading rules."""
 
+    writes_reasoning = True
+
     def __init__(self) -> None:
         super().__init__()
         self._state = _CONTENT
-        self._head: list[str] = []   # name (and call id) text of the head being read
-        self._head_len = 0
         self._name = ""
         self._args = RawArguments()
         self._rest = self._args.rest_tracker()  # a broken call's JSON state, to find its end
-
-    def _advance(self, final: bool) -> None:
-        steps = self._steps
-        while steps[self._state](self, final):
-            pass
+        self._item: list[str] = []   # text of an element of the array form (sent whole when it closes)
 
     # ------------------------------------------------------------------ helpers
-    def _no_call(self, marker: str | None, final: bool = False) -> bool:
+    def _no_call(self, marker: str | None, final: bool = False, raw: str | None = None) -> bool:
         """The head is no call: its text is content (a head cut by the end of the output: dropped); go on at ``marker``."""
-        self._head_no_call("".join(self._head), final)
-        self._head = []
+        self._head_no_call(self._head_text() if raw is None else raw, final)
         return self._at_token(marker)
 
     def _at_token(self, marker: str | None) -> bool:
         if marker == TOOL_CALLS:
-            self._start_head()
+            self._head_begin()  # the name (and call id): a bounded head (base)
             self._state = _HEAD
         elif marker == THINK:
             self._state = _THINKING
@@ -108,17 +69,10 @@ class MistralParser(ToolParser):
             self._state = _CONTENT
         return True
 
-    def _start_head(self) -> None:
-        self._head = []
-        self._head_len = 0
-
     def _read_head(self, m, final: bool) -> tuple[str | None, bool]:
         """Read head text up to a marker of ``m``: ``(marker, decided)``."""
-        text, marker = self.scanner.find(m, final, MAX_HEAD + 1 - self._head_len)
-        if text:
-            self._head.append(text)
-            self._head_len += len(text)
-        return marker, marker is not None or final or self._head_len > MAX_HEAD
+        _, marker = self._head_find(m, final)
+        return marker, marker is not None or final or self._head_over()
 
     # ------------------------------------------------------------------ states
     def _s_content(self, final: bool) -> bool:
@@ -141,10 +95,7 @@ class MistralParser(ToolParser):
     def _s_head(self, final: bool) -> bool:
         """Right after ``[TOOL_CALLS]``: the array form, or a name."""
         scanner = self.scanner
-        blank = scanner.skip_whitespace(MAX_HEAD + 1 - self._head_len)
-        if blank:
-            self._head.append(blank)
-            self._head_len += len(blank)
+        self._head_run(_BLANK, final)
         if scanner.at_end():
             if final:
                 return self._no_call(None, final)
@@ -155,11 +106,11 @@ class MistralParser(ToolParser):
                 return False
             if hit is None:  # not a token: the array form
                 scanner.take(1)
-                self._head = []
+                self._head_text()
                 self._state = _ARRAY
                 return True
             if hit in (TOOL_CALLS, THINK):
-                self._head = []  # an opener with nothing after it: dropped
+                self._head_text()  # an opener with nothing after it: dropped
                 return self._at_token(hit)
             return self._no_call(None)  # [ARGS] or [CALL_ID] with no name
         self._state = _NAME
@@ -169,24 +120,25 @@ class MistralParser(ToolParser):
         marker, decided = self._read_head(_M_NAME, final)
         if not decided:
             return False
-        name = "".join(self._head).strip()
+        raw = self._head_text()
+        name = raw.strip()
         if marker not in (ARGS, CALL_ID, "{") or not name or any(c.isspace() for c in name):
             if marker == "{":
-                self._head.append(marker)
+                raw += marker
                 marker = None
             elif marker in (ARGS, CALL_ID, THINK_END):
                 marker = None
             # cut by the end of the output only while it may still be a name (prose has spaces)
-            return self._no_call(marker, final and not any(c.isspace() for c in name))
+            return self._no_call(marker, final and not any(c.isspace() for c in name), raw)
         self._name = name
         if marker == CALL_ID:
+            self._head_begin(raw)  # the call id: its own bounded head, after the name's text
             self._state = _ID
             return True
-        self._head = []
         self._begin_call(name)
         self._args = RawArguments()
         if marker == "{":
-            self._emit_arguments(self._args.feed_to_close("{")[0])
+            self._emit_arguments(self._args.feed("{", stop_at_close=True)[0])
             self._state = _ARGS
         else:
             self._state = _ARGS_START
@@ -198,7 +150,7 @@ class MistralParser(ToolParser):
             return False
         if marker != ARGS:
             return self._no_call(marker if marker in (TOOL_CALLS, THINK) else None, final)
-        self._head = []
+        self._head_text()
         self._begin_call(self._name)
         self._args = RawArguments()
         self._state = _ARGS_START
@@ -222,7 +174,7 @@ class MistralParser(ToolParser):
 
     def _s_args(self, final: bool) -> bool:
         scanner = self.scanner
-        send, used = self._args.feed_to_close(scanner.peek(scanner.pending()))
+        send, used = self._args.feed(scanner.peek(scanner.pending()), stop_at_close=True)
         scanner.take(used)
         self._emit_arguments(send)
         if self._args.broken():  # the text stopped being JSON: a broken call (DESIGN.md)
@@ -230,7 +182,7 @@ class MistralParser(ToolParser):
             self._rest = self._args.rest_tracker()
             self._state = _BROKEN
             return True
-        if self._args.tracker.closed:
+        if self._args.closed:
             held = self._args.close()
             if held is None:
                 self._abandon_call()
@@ -254,6 +206,7 @@ class MistralParser(ToolParser):
         c = scanner.peek(1)
         if c == "{":
             self._args = RawArguments()
+            self._item = []
             self._state = _ITEM
         elif c == ",":
             scanner.take(1)
@@ -265,11 +218,11 @@ class MistralParser(ToolParser):
 
     def _s_item(self, final: bool) -> bool:
         scanner = self.scanner
-        used = self._args.feed_to_close(scanner.peek(scanner.pending()))[1]
-        scanner.take(used)
-        if not self._args.tracker.closed:
+        self._item.append(scanner.take(self._args.feed(scanner.peek(scanner.pending()), stop_at_close=True)[1]))
+        if not self._args.closed:
             return False  # at the end of the output: an element cut off makes no call
-        text = "".join(self._args.parts)
+        text = "".join(self._item)
+        self._item = []
         item = json_object(text)
         name = item.get("name") if item is not None else None
         arguments = item.get("arguments") if item is not None else None
@@ -282,7 +235,7 @@ class MistralParser(ToolParser):
         self._state = _ARRAY
         return True
 
-    def _s_broken(self, final: bool) -> bool:
+    def _s_broken_json(self, final: bool) -> bool:
         """A broken call's text: dropped up to the bracket that closes its object, else content."""
         end = self._hold_broken_json(self._rest, (TOOL_CALLS,), final)
         if end is None:
@@ -293,16 +246,3 @@ class MistralParser(ToolParser):
             return self._at_token(end)
         self._state = _CONTENT
         return True
-
-    _steps = {
-        _CONTENT: _s_content,
-        _THINKING: _s_thinking,
-        _HEAD: _s_head,
-        _NAME: _s_name,
-        _ID: _s_id,
-        _ARGS_START: _s_args_start,
-        _ARGS: _s_args,
-        _ARRAY: _s_array,
-        _ITEM: _s_item,
-        _BROKEN: _s_broken,
-    }

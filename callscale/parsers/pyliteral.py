@@ -19,9 +19,10 @@ cost of a long value is spread over the increments that bring it, and
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import Any
+
+from .jsonscan import finite_float
 
 __all__ = ["MAX_LITERAL_DEPTH", "PyLiteralReader", "read_python_literal", "SIMPLE_ESCAPES", "unescape"]
 
@@ -50,13 +51,6 @@ _CLOSERS = {"[": "]", "(": ")", "{": "}"}
 _MAX_TAIL = 5000  # a number longer than this is no literal Python reads (4300 digits)
 
 
-def _finite(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(text)
-    return value
-
-
 def unescape(m: "re.Match[str]") -> str:
     """The character(s) of one Python string escape (a match of ``_ESCAPE``); raises ``ValueError`` out of range."""
     e = m.group(1)
@@ -77,7 +71,7 @@ def _number(text: str) -> int | float:
         raise ValueError(text)
     body = text.replace("_", "")
     if any(c in body for c in ".eE"):
-        return _finite(body)
+        return finite_float(body)
     digits = body.lstrip("+-")
     if len(digits) > 1 and digits[0] == "0":
         raise ValueError(text)  # 007 is no Python literal
@@ -106,7 +100,7 @@ class PyLiteralReader:
     Python-only escapes): a caller that tries strict JSON first may skip it.
     """
 
-    __slots__ = ("_stack", "_result", "_tail", "_quote", "_parts", "_out", "_failed", "_exact", "maybe_json", "json")
+    __slots__ = ("_stack", "_result", "_tail", "_quote", "_parts", "_out", "_failed", "_exact", "_done", "maybe_json", "json")
 
     def __init__(self) -> None:
         # stack entries: [container, closer, pending key, expecting, has items]; expecting is
@@ -116,7 +110,8 @@ class PyLiteralReader:
         self._tail = ""
         self._quote = ""              # inside a string: its quote
         self._parts: list[str] = []   # the string's characters so far
-        self._out: list[str] = []     # the JSON text so far
+        self._out: list[str] = []     # the JSON text so far (pieces)
+        self._done: list[str] = []    # ... and before them, joined a few dozen pieces at a time
         self._failed = False
         self._exact = True
         self.maybe_json = True
@@ -131,6 +126,11 @@ class PyLiteralReader:
         except (ValueError, KeyError, IndexError, TypeError, OverflowError):
             self._failed = True
             self._tail = ""
+            self._out = self._done = []
+            return
+        if len(self._out) > 64:  # so end() joins few pieces: its cost stays small for a long value
+            self._done.append("".join(self._out))
+            self._out = []
 
     def end(self) -> tuple[bool, Any]:
         """The text ended: ``(True, value)`` when it was one literal, else ``(False, None)``. Call once."""
@@ -143,8 +143,9 @@ class PyLiteralReader:
             self._failed = True
             self._out = []
             return False, None
-        self.json = "".join(self._out) if self._exact else _scalar_json(self._result)
-        self._out = []
+        self._done.append("".join(self._out))
+        self.json = "".join(self._done) if self._exact else _scalar_json(self._result)
+        self._out = self._done = []
         return True, self._result
 
     # ------------------------------------------------------------------ reading

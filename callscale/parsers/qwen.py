@@ -3,71 +3,11 @@
 Both formats wrap each call in ``<tool_call>`` ... ``</tool_call>`` (one
 token each in the Qwen3 vocabulary). All lengths below are in characters.
 
-**Qwen3 / Hermes JSON** (``qwen3``), as the Qwen3 ``chat_template`` writes an
-assistant turn with tool calls::
-
-    CONTENT
-    <tool_call>
-    {"name": "get_weather", "arguments": {"city": "Paris"}}
-    </tool_call>
-    <tool_call>
-    {"name": "search", "arguments": {"query": "x"}}
-    </tool_call>
-
-Facts from that template: a newline before the first call only when there is
-content, calls separated by one newline, ``<tool_call>\\n`` + ``{"name": "``
-NAME ``", "arguments": `` ARGS ``}`` + ``\\n</tool_call>``, where ARGS is
-``arguments | tojson`` (or the arguments string as given). Models also write
-it without any newline.
-
-Reading rules (``qwen3``):
-
-- Outside a call everything is content, verbatim, except two layout
-  newlines: one right before ``<tool_call>`` and one right after
-  ``</tool_call>`` (so ``</tool_call>\\n<tool_call>`` and a trailing newline
-  after the last call give no content).
-- After ``<tool_call>`` comes one JSON object, read by a small incremental
-  lexer (:class:`JsonCallLexer`: the grammar of strict JSON on top of the
-  string / escape / nesting state of :class:`callscale.parsers.jsonscan.JsonTracker`,
-  the tracker the DeepSeek and Kimi parsers use too; fed only new
-  characters), so ``</tool_call>`` inside a JSON string is text and the
-  close tag counts only after the object ends; JSON whitespace around the
-  object is layout.
-- The object must have a non-empty string ``name`` and, when it has an
-  ``arguments`` key, an object there (other keys are read and ignored; a
-  repeated ``name`` or ``arguments`` key is malformed). An object with a
-  name and no ``arguments`` key is a call with ``{}`` (a recovery: models
-  drop the key of a call without arguments), started when the object ends. When ``"arguments":`` comes after the
-  name, the call starts (name sent) at the ``{`` of the arguments and the
-  arguments' raw JSON text streams as it arrives; when it comes before the
-  name, the call starts when the object ends. ``{}`` gives ``{}``. The final
-  ``}`` of the arguments is sent with ``</tool_call>``, so the streamed
-  arguments of a call that is then abandoned never form a complete object.
-- Raw control characters inside a JSON string (a literal newline, which
-  ``json.loads(strict=False)`` would accept) are accepted and sent escaped
-  (``\\n``), so the streamed arguments are valid JSON.
-- Not a call, so content verbatim from ``<tool_call>`` (with its layout
-  newline) up to the offending character, where reading goes on as content:
-  anything but a JSON object after ``<tool_call>``, malformed JSON, a missing
-  or non-string name, a name whose escapes decode to a lone surrogate
-  (``"\\ud800"``: Python's JSON decoder accepts it, but no server can encode
-  it as UTF-8), non-object arguments, all detected before the
-  call started. The output ending inside a head is a call cut short: the
-  opener and the head are dropped (DESIGN.md "Content and markup"). A head that runs past :data:`callscale.parsers.base.MAX_HEAD` characters
-  before the call starts (the text after ``<tool_call>`` that is not the
-  ``arguments`` value: whitespace, keys, the name, other members): the
-  opener and what was read are content and reading goes on as content
-  after them, so text after a stray ``<tool_call>`` is held back at most
-  that long.
-  So ``<tool_call>`` repeated any number of times (a degenerate model) gives
-  no call and that text as content, in linear time.
-- A started call that turns out malformed (bad JSON inside the arguments, a
-  repeated key, anything but ``</tool_call>`` after the object) is abandoned
-  (see :mod:`callscale.parsers.base`); its remaining text up to the next
-  ``</tool_call>`` (consumed) is dropped with it; when ``<tool_call>`` or the
-  end of the output comes first, that text is content (prose after a broken
-  call). A started call still open at the end of the output is abandoned;
-  the markup of a call the output cuts is no content.
+**Qwen3 / Hermes JSON** (``qwen3``): the format (source: the Qwen3
+``chat_template``) and the reading rules are in ``docs/formats.md``, "Qwen3 /
+Hermes JSON". The call object is read by
+:class:`callscale.parsers.jsonscan.JsonCallReader`, which ``llama3_json``
+shares.
 
 **Qwen3-Coder XML** (``qwen3_coder``), as the Qwen3-Coder ``chat_template``
 writes it::
@@ -166,16 +106,15 @@ Neither parser treats Qwen's end-of-turn token ``<|im_end|>`` specially
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 
 from . import register
-from .base import MAX_HEAD, SURROGATE, ToolParser, json_fragment, json_text
+from .base import MAX_HEAD, ToolParser, json_fragment, json_text
 from .schema import UNTYPED, TypedValue, is_new_parameter, parameter_typing, tool_name
+from .jsonscan import JsonCallLexer, JsonCallReader
 
 _NO_VALUE = TypedValue(UNTYPED)
-from .jsonscan import BAD_ESCAPE, CONTROL, STRING_OPEN, JsonTracker
 from .scanner import PARTIAL, Markers, markers
 
 log = logging.getLogger(__name__)
@@ -235,287 +174,6 @@ _M_ORPHAN_END = markers(_NL + TOOL_CALL_CLOSE, TOOL_CALL_CLOSE)
 _KEY_CHARS = re.compile(r"[^<>\n]*")
 
 
-# --------------------------------------------------------------------------- JSON lexer
-# Lexer modes between strings (inside a string, the tracker's ``inside`` is set).
-_VALUE, _OBJ_OPEN, _OBJ_KEY, _COLON, _ARR_OPEN, _AFTER, _NUMBER, _LITERAL = range(8)
-
-_WS_RUN = re.compile(r"[ \t\n\r]*")
-_NUM_RUN = re.compile(r"[0-9eE.+\-]*")
-_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
-
-
-_LITERALS = {"t": "true", "f": "false", "n": "null"}
-
-#: :meth:`JsonCallLexer.feed` results.
-NEED_MORE, DONE, ERROR = "need-more", "done", "error"
-_CALL_CLOSED, _ARGUMENTS_CLOSED = 1, 2
-
-
-class JsonCallLexer(JsonTracker):
-    """An incremental, validating lexer of one Hermes call object ``{"name": ..., "arguments": {...}}``.
-
-    Built on :class:`callscale.parsers.jsonscan.JsonTracker` (strict), which follows
-    string contents, their escapes and the bracket depth; this class reads
-    the grammar between strings (structure, numbers, literals) and validates
-    strict JSON (leading JSON whitespace allowed, the top-level value must be
-    an object). Fed the text after ``<tool_call>`` piece by piece (each
-    character once). At nesting depth 1 it records the decoded ``name``
-    (when a string) and captures the raw text of the ``arguments`` value
-    (which must be an object), re-escaping raw control characters inside
-    strings.
-
-    ``argument_keys``: the keys whose value is the arguments object (one of
-    them per object; Hermes: ``arguments``, Llama 3: ``parameters`` or
-    ``arguments``).
-
-    Attributes read by the parser: ``name`` (``str`` or ``None``),
-    ``arguments_done`` (the arguments object was read to its ``}``),
-    ``stream_arguments`` (the arguments started after the name was known, so
-    they may stream), ``arguments`` (a list of argument text pieces not yet
-    taken; see :meth:`take_arguments`).
-    """
-
-    __slots__ = (
-        "_stack", "_mode", "_in_key", "_literal", "_literal_pos", "_number",
-        "_key", "_capture", "_capture_parts", "_seen_name", "_seen_arguments",
-        "name", "arguments", "arguments_done", "stream_arguments", "_argument_keys",
-    )
-
-    def __init__(self, argument_keys: tuple[str, ...] = ("arguments",)) -> None:
-        super().__init__(strict=True)
-        self._argument_keys = argument_keys
-        self._stack: list[str] = []  # the open brackets (the tracker counts them; this says which)
-        self._mode = _VALUE
-        self._in_key = False
-        self._literal = ""
-        self._literal_pos = 0
-        self._number: list[str] = []
-        self._key: str | None = None
-        #: None, "key", "name" or "arguments": what the current text is captured into.
-        self._capture: str | None = None
-        self._capture_parts: list[str] = []
-        self._seen_name = False
-        self._seen_arguments = False
-        self.name: str | None = None
-        self.arguments: list[str] = []
-        self.arguments_done = False
-        self.stream_arguments = False
-
-    def take_arguments(self) -> str:
-        """The argument text captured since the last call (JSON text, possibly ``""``)."""
-        text = "".join(self.arguments)
-        self.arguments.clear()
-        return text
-
-    @property
-    def in_arguments(self) -> bool:
-        """True while the lexer is inside the ``arguments`` value (after its ``{``, before its ``}``)."""
-        return self._capture == "arguments"
-
-    def _keep(self, text: str) -> None:
-        if not text:
-            return
-        if self._capture == "arguments":
-            self.arguments.append(text)
-        else:
-            self._capture_parts.append(text)
-
-    def feed(self, chunk: str, pause: bool = False) -> tuple[int, str]:
-        """Lex ``chunk`` (the next characters); return ``(used, status)``.
-
-        ``status`` is :data:`DONE` when the top-level object ended (``used``
-        characters, up to and including its ``}``, were read), :data:`ERROR`
-        when ``chunk[used]`` cannot continue valid JSON of the expected shape
-        (nothing from there on is read), :data:`NEED_MORE` when all of
-        ``chunk`` was read and the object is still open. With ``pause`` the
-        lexer also stops (:data:`NEED_MORE`, ``used < len(chunk)`` possible)
-        right after the ``{`` that opens the ``arguments`` value and right
-        after the ``}`` that closes it, so that a caller can count the text
-        outside that value (feed it the rest next). Never raises on any
-        input; after ``DONE`` or ``ERROR`` the lexer must not be fed again.
-        """
-        i = 0
-        n = len(chunk)
-        start = 0  # where the text still to be captured starts in this chunk
-        stack = self._stack
-        while i < n:
-            if self.inside:
-                j, event = self.string_run(chunk, i)
-                if event == STRING_OPEN:
-                    i = j
-                    break
-                if event == BAD_ESCAPE:
-                    return j, ERROR
-                if event == CONTROL:  # a raw control character: accepted, kept escaped
-                    if self._capture is not None:
-                        self._keep(chunk[start:j])
-                        self._keep(json_fragment(chunk[j]))
-                        start = j + 1
-                    i = j + 1
-                    continue
-                i = j  # STRING_END: just after the closing quote
-                if self._in_key:
-                    self._mode = _COLON
-                    if self._capture == "key":
-                        self._keep(chunk[start:i])
-                        self._capture = None
-                        try:
-                            self._key = json.loads("".join(self._capture_parts))
-                        except ValueError:  # pragma: no cover - the tracker validated the string
-                            return i - 1, ERROR
-                else:
-                    self._mode = _AFTER
-                    if self._capture == "name":
-                        self._keep(chunk[start:i])
-                        self._capture = None
-                        try:
-                            name = json.loads("".join(self._capture_parts))
-                        except ValueError:
-                            return i - 1, ERROR
-                        # json.loads accepts a lone surrogate escape ("\\ud800"):
-                        # a name a server cannot encode as UTF-8, so no name
-                        if not name or SURROGATE.search(name):
-                            return i - 1, ERROR
-                        self.name = name
-                continue
-            mode = self._mode
-            if mode == _NUMBER:
-                end = _NUM_RUN.match(chunk, i).end()
-                self._number.append(chunk[i:end])
-                i = end
-                if i >= n:
-                    break
-                if _NUMBER.fullmatch("".join(self._number)) is None:
-                    return i, ERROR
-                self._number = []
-                self._mode = _AFTER
-                continue
-            if mode == _LITERAL:
-                word = self._literal
-                k = self._literal_pos
-                while i < n and k < len(word):
-                    if chunk[i] != word[k]:
-                        return i, ERROR
-                    i += 1
-                    k += 1
-                self._literal_pos = k
-                if k == len(word):
-                    self._mode = _AFTER
-                continue
-            # Structural modes: JSON whitespace, then one structural character.
-            i = _WS_RUN.match(chunk, i).end()
-            if i >= n:
-                break
-            c = chunk[i]
-            if mode == _VALUE or mode == _ARR_OPEN:
-                if mode == _ARR_OPEN and c == "]":
-                    stack.pop()
-                    self.bracket(c)
-                    self._mode = _AFTER
-                    i += 1
-                    continue
-                depth = self.depth
-                if depth == 0 and c != "{":
-                    return i, ERROR
-                if depth == 1:  # a value of the call object: name / arguments hooks
-                    key = self._key
-                    if key == "name":
-                        if self._seen_name or c != '"':
-                            return i, ERROR
-                        self._seen_name = True
-                        self._capture = "name"
-                        self._capture_parts = []
-                        start = i
-                    elif key in self._argument_keys:
-                        if self._seen_arguments or c != "{":
-                            return i, ERROR
-                        self._seen_arguments = True
-                        self._capture = "arguments"
-                        self.stream_arguments = self.name is not None
-                        start = i
-                        if pause:  # the arguments' "{": stop right after it
-                            stack.append(c)
-                            self.bracket(c)
-                            self._mode = _OBJ_OPEN
-                            self._keep(chunk[start:i + 1])
-                            return i + 1, NEED_MORE
-                if c == "{":
-                    stack.append(c)
-                    self.bracket(c)
-                    self._mode = _OBJ_OPEN
-                elif c == "[":
-                    stack.append(c)
-                    self.bracket(c)
-                    self._mode = _ARR_OPEN
-                elif c == '"':
-                    self.inside = True
-                    self._in_key = False
-                elif c == "-" or "0" <= c <= "9":
-                    self._mode = _NUMBER
-                    continue  # the number branch reads it
-                elif c in _LITERALS:
-                    self._mode = _LITERAL
-                    self._literal = _LITERALS[c]
-                    self._literal_pos = 0
-                    continue
-                else:
-                    return i, ERROR
-                i += 1
-            elif mode == _OBJ_OPEN or mode == _OBJ_KEY:
-                if c == '"':
-                    self.inside = True
-                    self._in_key = True
-                    if self.depth == 1:
-                        self._capture = "key"
-                        self._capture_parts = []
-                        start = i
-                    i += 1
-                elif c == "}" and mode == _OBJ_OPEN:
-                    i += 1
-                    closed = self._close(chunk, start, i)
-                    if closed == _CALL_CLOSED:
-                        return i, DONE
-                    if closed == _ARGUMENTS_CLOSED and pause:
-                        return i, NEED_MORE
-                else:
-                    return i, ERROR
-            elif mode == _COLON:
-                if c != ":":
-                    return i, ERROR
-                self._mode = _VALUE
-                i += 1
-            else:  # _AFTER: a value ended
-                top = stack[-1]
-                if c == ",":
-                    self._mode = _OBJ_KEY if top == "{" else _VALUE
-                    i += 1
-                elif (c == "}" and top == "{") or (c == "]" and top == "["):
-                    i += 1
-                    closed = self._close(chunk, start, i)
-                    if closed == _CALL_CLOSED:
-                        return i, DONE
-                    if closed == _ARGUMENTS_CLOSED and pause:
-                        return i, NEED_MORE
-                else:
-                    return i, ERROR
-        if self._capture is not None:
-            self._keep(chunk[start:i])
-        return n, NEED_MORE
-
-    def _close(self, chunk: str, start: int, end: int) -> int:
-        """A container closed at ``chunk[end - 1]``: which one (``_CALL_CLOSED``, ``_ARGUMENTS_CLOSED`` or 0)."""
-        self._stack.pop()
-        self.bracket("}")  # (a "]" counts the same)
-        self._mode = _AFTER
-        depth = self.depth
-        if depth == 1 and self._capture == "arguments":
-            self._keep(chunk[start:end])
-            self._capture = None
-            self.arguments_done = True
-            return _ARGUMENTS_CLOSED
-        return _CALL_CLOSED if depth == 0 else 0
-
-
 # --------------------------------------------------------------------------- shared parser state
 _CONTENT, _AFTER_CLOSE, _JUNK = "content", "after-close", "junk"
 
@@ -564,7 +222,8 @@ class _QwenParser(ToolParser):
         sc = self.scanner
         if state == _CONTENT:
             text, marker = sc.find(self._content_markers, final)
-            self._emit_content(text)
+            if text:
+                self._emit_content(text)
             if marker is None:
                 return False
             self._open(marker)
@@ -590,14 +249,14 @@ class _QwenParser(ToolParser):
 
 
 # --------------------------------------------------------------------------- qwen3
-_JSON, _AFTER_OBJECT = "json", "after-object"
-_PEEK_MIN, _PEEK_MAX = 256, 1 << 16
+_JSON, _AFTER_OBJECT, _ENVELOPE = "json", "after-object", "envelope"
 
 
 @register("qwen3")
-class Qwen3Parser(_QwenParser):
+class Qwen3Parser(JsonCallReader, _QwenParser):
     """Streaming parser of Qwen3 / Hermes JSON tool calls; see the module docstring for the rules.
 
+    The call object is read by the shared :class:`callscale.parsers.jsonscan.JsonCallReader`.
     Arguments stream as the raw JSON text of the ``arguments`` object (raw
     control characters inside strings escaped). Never raises on model output.
     """
@@ -608,17 +267,23 @@ class Qwen3Parser(_QwenParser):
     def __init__(self) -> None:
         super().__init__()
         self._lexer: JsonCallLexer | None = None
-        self._started = False
-        self._peek = _PEEK_MIN
-        self._head_len = 0  # characters read before the call started, outside the arguments value
 
     def _open(self, marker: str) -> None:
-        self._raw = [marker]
-        self._lexer = self._new_lexer()
-        self._started = False
-        self._peek = _PEEK_MIN
-        self._head_len = 0
+        self._open_object(marker)
         self._state = _JSON
+
+    def _not_a_call(self, *more: str, final: bool = False, expected: Markers | None = None) -> None:
+        """No call: content, except an envelope holding nothing a call needs (blank, or an object with no name and no arguments).
+
+        That envelope is markup when ``</tool_call>`` follows (after
+        whitespace): decided in state ``_ENVELOPE`` (docs/formats.md).
+        """
+        lexer = self._lexer
+        if not (more or final) and lexer is not None and not lexer.holds_call_member \
+                and (lexer.closed or not "".join(self._raw[1:]).strip()):
+            self._state = _ENVELOPE
+            return
+        super()._not_a_call(*more, final=final, expected=expected)
 
     def _advance(self, final: bool) -> None:
         sc = self.scanner
@@ -629,8 +294,18 @@ class Qwen3Parser(_QwenParser):
                 if not go_on:
                     return
             elif state == _JSON:
-                if not self._read_json(final):
+                if not self._read_object(final, MAX_HEAD):
                     return
+            elif state == _ENVELOPE:  # an envelope that holds nothing a call needs: markup before </tool_call>
+                hit = self._confirm(_M_CLOSE, final)
+                if hit is PARTIAL:
+                    return
+                if hit is None and not (final and sc.at_end()):
+                    super()._not_a_call(self._confirm_text())
+                else:  # </tool_call>, or the end of the output (a cut call): markup
+                    self._confirm_ws.clear()
+                    self._raw = []
+                    self._state = _AFTER_CLOSE if hit else _CONTENT
             else:  # _AFTER_OBJECT: only whitespace, then </tool_call>
                 sc.skip_whitespace()
                 marker = sc.match(_M_CLOSE, final)
@@ -643,90 +318,16 @@ class Qwen3Parser(_QwenParser):
                     self._end_call()
                     self._state = _AFTER_CLOSE
 
-    def _read_json(self, final: bool) -> bool:
-        """Feed the lexer the unread text; false when it needs more text than there is."""
-        sc = self.scanner
-        lexer = self._lexer
-        while sc.pending():
-            # Peek a bounded, growing slice: a call that ends early in a long
-            # buffer costs O(its length), not O(buffer). Before the call
-            # starts, text outside the arguments value is a head: at most
-            # MAX_HEAD characters of it are read (the lexer pauses at the
-            # arguments' brackets, so the count does not depend on the split).
-            size = self._peek
-            head = not self._started and not lexer.in_arguments
-            if head:
-                size = min(size, MAX_HEAD + 1 - self._head_len)
-            chunk = sc.peek(size)
-            used, status = lexer.feed(chunk, pause=not self._started)
-            sc.take(used)
-            if not self._started:
-                self._raw.append(chunk[:used])
-                if head:  # (the arguments' "{", where the lexer paused, is the value's)
-                    self._head_len += used - lexer.in_arguments
-                if lexer.stream_arguments:
-                    self._start()
-            if self._started:
-                self._send_arguments()
-            if status == DONE:
-                if not self._started:
-                    if lexer.name is None or not (lexer.arguments_done or self._name_only_is_a_call):
-                        self._not_a_call()
-                        return True
-                    self._start()
-                    if lexer.arguments_done:
-                        self._send_arguments()
-                    else:  # a name and no "arguments" key: a call with {}
-                        self._emit_arguments("{")
-                self._lexer = None
-                self._object_done()
-                return True
-            if status == ERROR or (not self._started and self._head_len > MAX_HEAD):
-                if self._started:
-                    self._drop_call()  # (reads the lexer's state where the call broke)
-                else:
-                    self._not_a_call()
-                self._lexer = None
-                return True
-            self._peek = min(self._peek * 2, _PEEK_MAX)
-        if not final:
-            return False
-        self._lexer = None  # the output ended inside the object
-        if self._started:
-            self._drop_call()
-        else:
-            self._not_a_call(final=True)
-        return True
-
-    def _new_lexer(self) -> JsonCallLexer:
-        """The lexer of one call object (a format reading other argument keys overrides this)."""
-        return JsonCallLexer()
-
     def _object_done(self) -> None:
         """The call object ended (its call started): wait for ``</tool_call>``."""
         self._state = _AFTER_OBJECT
 
-    def _start(self) -> None:
-        self._begin_call(self._lexer.name)
-        self._started = True
-        self._raw = []
-
-    def _send_arguments(self) -> None:
-        """Send the argument text read so far, except the arguments' final ``}``.
-
-        That brace is sent with ``</tool_call>``: an abandoned call's streamed
-        arguments are then never a complete JSON object.
-        """
-        text = self._lexer.take_arguments()
-        if self._lexer.arguments_done and text.endswith("}"):
-            text = text[:-1]  # the closing brace comes last in the piece that completes the object
-        self._emit_arguments(text)
-
 
 # --------------------------------------------------------------------------- qwen3_coder
+# the states of qwen3_coder: methods _s_<state> of Qwen3CoderParser (the base driver)
 (_OPEN, _NAME, _ORPHAN_BODY, _BODY, _FUNC_END, _KEY, _KEY_NL, _VAL, _CLOSE1, _CLOSE2, _CLOSE3, _NEXT_KEY) = (
-    "open", "name", "orphan-body", "body", "function-end", "key", "key-newline", "value", "after-param-close",
-    "after-function-close", "after-call-close", "next-key",
+    "open", "name", "orphan_body", "body", "function_end", "key", "key_newline", "value", "after_param_close",
+    "after_function_close", "after_call_close", "next_key",
 )
 
 
@@ -789,178 +390,210 @@ class Qwen3CoderParser(_QwenParser):
         self._call_name = name
         self._keys = set()
 
-    def _advance(self, final: bool) -> None:
+    # ------------------------------------------------------------------ states (the base driver runs them)
+    def _s_content(self, final: bool) -> bool:
+        return self._common(_CONTENT, final)
+
+    def _s_junk(self, final: bool) -> bool:
+        return self._common(_JUNK, final)
+
+    def _s_after_close(self, final: bool) -> bool:
+        return self._common(_AFTER_CLOSE, final)
+
+    def _s_value(self, final: bool) -> bool:
+        return self._read_value(final)
+
+    def _s_after_param_close(self, final: bool) -> bool:
         sc = self.scanner
-        while True:
-            state = self._state
-            go_on = self._common(state, final)
-            if go_on is not None:
-                if not go_on:
-                    return
-            elif state == _VAL:
-                if not self._read_value(final):
-                    return
-            elif state == _CLOSE1:
-                # After a candidate </parameter>: <parameter= or </function> confirm it.
-                self._candidate_ws.append(sc.skip_whitespace())
-                marker = sc.match(_M_BODY, final)
-                if marker is PARTIAL:
-                    return
-                if marker is None:
-                    self._reject()
-                elif marker == PARAMETER_OPEN:
-                    self._end_value()
-                    self._start_key()
-                elif self._orphan:  # a call without <tool_call> ends at </parameter> </function>
-                    self._end_value()
-                    self._state = _FUNC_END
-                else:
-                    self._candidate.extend(self._candidate_ws)
-                    self._candidate.append(marker)
-                    self._candidate_ws = []
-                    self._state = _CLOSE2
-            elif state == _CLOSE2:
-                # After [</parameter> ws] </function>: </tool_call> confirms it (in a call
-                # without <tool_call>, the end of the output too).
-                self._candidate_ws.append(sc.skip_whitespace())
-                if sc.at_end() and not final:
-                    return
-                marker = sc.match(_M_CLOSE, final)
-                if marker is PARTIAL:
-                    return
-                if marker is not None or (self._orphan and sc.at_end()):
-                    self._end_value()
-                    self._finish_call()
-                else:
-                    self._reject()
-            elif state == _CLOSE3:
-                # After </tool_call> in a value (</parameter> and </function> missing):
-                # the end of the output or a new <tool_call> confirm it.
-                self._candidate_ws.append(sc.skip_whitespace())
-                if sc.at_end() and not final:
-                    return
-                marker = sc.match(_M_OPEN_ONLY, final)
-                if marker is PARTIAL:
-                    return
-                if marker is not None or sc.at_end():
-                    self._end_value()
-                    self._finish_call()
-                    if marker is not None:
-                        self._open(marker)
-                else:
-                    self._reject()
-            elif state == _NEXT_KEY:
-                if not self._read_next_key(final):
-                    return
-            elif state == _OPEN:
-                ws = sc.skip_whitespace(MAX_HEAD + 1 - self._head_len)
-                self._raw.append(ws)
-                self._head_len += len(ws)
-                if self._head_len > MAX_HEAD:  # too long for a head
-                    self._not_a_call()
-                    continue
-                marker = sc.match(_M_FUNCTION, final)
-                if marker is PARTIAL:
-                    return
-                if marker is None:
-                    self._not_a_call(final=final, expected=_M_FUNCTION)
-                else:
-                    self._raw.append(marker)
-                    self._head_len += len(marker)
-                    self._parts = []
-                    self._state = _NAME
-            elif state == _NAME:
-                _, marker, over = self._bounded_find(final)
-                if marker is None:
-                    if not (final or over):
-                        return
-                    self._not_a_call("".join(self._parts), final=final and not over and not self._orphan)
-                    continue
-                name = "".join(self._parts)
-                if marker != _TAG_END:  # a new <tool_call> before the name ended
-                    self._not_a_call(name)
-                    self._open(marker)
-                elif not name or "<" in name or any(ch.isspace() for ch in name):
-                    self._not_a_call(name, marker)
-                elif self._orphan:
-                    if self.tools and all(tool_name(t) != name for t in self.tools):
-                        self._not_a_call(name, marker)  # prose naming no tool of the request
-                    else:
-                        self._raw.append(name + marker)
-                        self._head_len += len(marker)
-                        self._call_name = name
-                        self._state = _ORPHAN_BODY
-                else:
-                    self._start_call(name)
-                    self._state = _BODY
-            elif state == _ORPHAN_BODY:
-                # <function=NAME> without <tool_call>: a call only if <parameter= or </function> follows
-                ws = sc.skip_whitespace(MAX_HEAD + 1 - self._head_len)
-                self._raw.append(ws)
-                self._head_len += len(ws)
-                if self._head_len > MAX_HEAD:
-                    self._not_a_call()
-                    continue
-                marker = sc.match(_M_BODY, final)
-                if marker is PARTIAL:
-                    return
-                if marker is None:
-                    self._not_a_call()  # prose mentioning <function=NAME>: content, also when cut
-                else:
-                    self._start_call(self._call_name)
-                    if marker == PARAMETER_OPEN:
-                        self._start_key()
-                    else:
-                        self._state = _FUNC_END
-            elif state == _BODY:
-                sc.skip_whitespace()
-                marker = sc.match(_M_BODY, final)
-                if marker is PARTIAL:
-                    return
-                if marker is None:
-                    self._drop_call(final, _M_BODY)
-                elif marker == PARAMETER_OPEN:
-                    self._start_key()
-                else:
-                    self._state = _FUNC_END
-            elif state == _FUNC_END:
-                if self._orphan:  # </tool_call> (after one newline) may follow; nothing else is the call's
-                    marker = sc.match(_M_ORPHAN_END, final)
-                    if marker is PARTIAL:
-                        return
-                    self._finish_call()  # (then one layout newline, as after </tool_call>)
-                    continue
-                sc.skip_whitespace()
-                marker = sc.match(_M_CLOSE, final)
-                if marker is PARTIAL:
-                    return
-                if marker is None:
-                    self._drop_call(final, _M_CLOSE)
-                else:
-                    self._finish_call()
-            elif state == _KEY:
-                _, marker, over = self._bounded_find(final)
-                if marker is None:
-                    if not (final or over):
-                        return
-                    self._drop_call()
-                    continue
-                key = "".join(self._parts)
-                if marker != _TAG_END:  # a new <tool_call> inside the tag
-                    self._drop_call()
-                    self._open(marker)
-                elif not key or "<" in key or "\n" in key:
-                    self._drop_call()
-                else:
-                    self._start_value(key)
-            else:  # _KEY_NL: one layout newline after <parameter=KEY>
-                if sc.match(_M_NL, final) is PARTIAL:
-                    return
-                self._state = _VAL
+        # After a candidate </parameter>: <parameter= or </function> confirm it.
+        self._candidate_ws.append(sc.skip_whitespace())
+        marker = sc.match(_M_BODY, final)
+        if marker is PARTIAL:
+            return False
+        if marker is None:
+            self._reject()
+        elif marker == PARAMETER_OPEN:
+            self._end_value()
+            self._start_key()
+        elif self._orphan:  # a call without <tool_call> ends at </parameter> </function>
+            self._end_value()
+            self._state = _FUNC_END
+        else:
+            self._candidate.extend(self._candidate_ws)
+            self._candidate.append(marker)
+            self._candidate_ws = []
+            self._state = _CLOSE2
+        return True
+
+    def _s_after_function_close(self, final: bool) -> bool:
+        sc = self.scanner
+        # After [</parameter> ws] </function>: </tool_call> confirms it (in a call
+        # without <tool_call>, the end of the output too).
+        self._candidate_ws.append(sc.skip_whitespace())
+        if sc.at_end() and not final:
+            return False
+        marker = sc.match(_M_CLOSE, final)
+        if marker is PARTIAL:
+            return False
+        if marker is not None or (self._orphan and sc.at_end()):
+            self._end_value()
+            self._finish_call()
+        else:
+            self._reject()
+        return True
+
+    def _s_after_call_close(self, final: bool) -> bool:
+        sc = self.scanner
+        # After </tool_call> in a value (</parameter> and </function> missing):
+        # the end of the output or a new <tool_call> confirm it.
+        self._candidate_ws.append(sc.skip_whitespace())
+        if sc.at_end() and not final:
+            return False
+        marker = sc.match(_M_OPEN_ONLY, final)
+        if marker is PARTIAL:
+            return False
+        if marker is not None or sc.at_end():
+            self._end_value()
+            self._finish_call()
+            if marker is not None:
+                self._open(marker)
+        else:
+            self._reject()
+        return True
+
+    def _s_next_key(self, final: bool) -> bool:
+        if not self._read_next_key(final):
+            return False
+        return True
+
+    def _s_open(self, final: bool) -> bool:
+        sc = self.scanner
+        ws = sc.skip_whitespace(MAX_HEAD + 1 - self._head_len)
+        self._raw.append(ws)
+        self._head_len += len(ws)
+        if self._head_len > MAX_HEAD:  # too long for a head
+            self._not_a_call()
+            return True
+        marker = sc.match(_M_FUNCTION, final)
+        if marker is PARTIAL:
+            return False
+        if marker is None:
+            self._not_a_call(final=final, expected=_M_FUNCTION)
+        else:
+            self._raw.append(marker)
+            self._head_len += len(marker)
+            self._parts = []
+            self._state = _NAME
+        return True
+
+    def _s_name(self, final: bool) -> bool:
+        _, marker, over = self._bounded_find(final)
+        if marker is None:
+            if not (final or over):
+                return False
+            self._not_a_call("".join(self._parts), final=final and not over and not self._orphan)
+            return True
+        name = "".join(self._parts)
+        if marker != _TAG_END:  # a new <tool_call> before the name ended
+            self._not_a_call(name)
+            self._open(marker)
+        elif not name or "<" in name or any(ch.isspace() for ch in name):
+            self._not_a_call(name, marker)
+        elif self._orphan:
+            if self.tools and all(tool_name(t) != name for t in self.tools):
+                self._not_a_call(name, marker)  # prose naming no tool of the request
+            else:
+                self._raw.append(name + marker)
+                self._head_len += len(marker)
+                self._call_name = name
+                self._state = _ORPHAN_BODY
+        else:
+            self._start_call(name)
+            self._state = _BODY
+        return True
+
+    def _s_orphan_body(self, final: bool) -> bool:
+        sc = self.scanner
+        # <function=NAME> without <tool_call>: a call only if <parameter= or </function> follows
+        ws = sc.skip_whitespace(MAX_HEAD + 1 - self._head_len)
+        self._raw.append(ws)
+        self._head_len += len(ws)
+        if self._head_len > MAX_HEAD:
+            self._not_a_call()
+            return True
+        marker = sc.match(_M_BODY, final)
+        if marker is PARTIAL:
+            return False
+        if marker is None:
+            self._not_a_call()  # prose mentioning <function=NAME>: content, also when cut
+        else:
+            self._start_call(self._call_name)
+            if marker == PARAMETER_OPEN:
+                self._start_key()
+            else:
+                self._state = _FUNC_END
+        return True
+
+    def _s_body(self, final: bool) -> bool:
+        sc = self.scanner
+        sc.skip_whitespace()
+        marker = sc.match(_M_BODY, final)
+        if marker is PARTIAL:
+            return False
+        if marker is None:
+            self._drop_call(final, _M_BODY)
+        elif marker == PARAMETER_OPEN:
+            self._start_key()
+        else:
+            self._state = _FUNC_END
+        return True
+
+    def _s_function_end(self, final: bool) -> bool:
+        sc = self.scanner
+        if self._orphan:  # </tool_call> (after one newline) may follow; nothing else is the call's
+            marker = sc.match(_M_ORPHAN_END, final)
+            if marker is PARTIAL:
+                return False
+            self._finish_call()  # (then one layout newline, as after </tool_call>)
+            return True
+        sc.skip_whitespace()
+        marker = sc.match(_M_CLOSE, final)
+        if marker is PARTIAL:
+            return False
+        if marker is None:
+            self._drop_call(final, _M_CLOSE)
+        else:
+            self._finish_call()
+        return True
+
+    def _s_key(self, final: bool) -> bool:
+        _, marker, over = self._bounded_find(final)
+        if marker is None:
+            if not (final or over):
+                return False
+            self._drop_call()
+            return True
+        key = "".join(self._parts)
+        if marker != _TAG_END:  # a new <tool_call> inside the tag
+            self._drop_call()
+            self._open(marker)
+        elif not key or "<" in key or "\n" in key:
+            self._drop_call()
+        else:
+            self._start_value(key)
+        return True
+
+    def _s_key_newline(self, final: bool) -> bool:
+        """one layout newline after <parameter=KEY>"""
+        sc = self.scanner
+        if sc.match(_M_NL, final) is PARTIAL:
+            return False
+        self._state = _VAL
+        return True
 
     # ------------------------------------------------------------------ values
     def _start_value(self, key: str) -> None:
-        typing = parameter_typing(self.tools, self._call_name, key)
+        typing = self._param_typing(self._call_name, key)
         self._typing = typing
         self._tv = TypedValue(typing)
         head = (", " if self._keys else "") + '"' + json_fragment(key) + '": '
@@ -1065,3 +698,7 @@ class Qwen3CoderParser(_QwenParser):
         self._emit_arguments("}")
         self._end_call()
         self._state = _AFTER_CLOSE
+
+
+# the shared state "after-close" (a hyphenated name, shared with qwen3): the driver's table reads it by alias
+Qwen3CoderParser._states = {**Qwen3CoderParser._states, _AFTER_CLOSE: Qwen3CoderParser._s_after_close}

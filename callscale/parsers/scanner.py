@@ -161,7 +161,19 @@ class MarkerScanner:
         if hit is not None:
             self._pos = hit.end()
             return buf[pos:hit.start()], hit.group()
-        end = len(buf) if final else self._holdback_start(m)
+        end = n = len(buf)
+        if not final:  # _holdback_start, written out (the per-delta path)
+            start = n - m.longest + 1
+            if start < pos:
+                start = pos
+            prefixes = m.prefixes
+            for ch in m.first_chars:
+                i = buf.find(ch, start, end)
+                while i >= 0:
+                    if buf[i:] in prefixes:
+                        end = i
+                        break
+                    i = buf.find(ch, i + 1, end)
         self._pos = end
         return buf[pos:end], None
 
@@ -173,19 +185,43 @@ class MarkerScanner:
         if hit is not None and hit.start() < stop:
             self._pos = hit.end()
             return buf[pos:hit.start()], hit.group()
-        end = min(len(buf) if final else self._holdback_start(m), stop)
+        end = n = len(buf)
+        if not final:  # _holdback_start, written out
+            start = n - m.longest + 1
+            if start < pos:
+                start = pos
+            prefixes = m.prefixes
+            for ch in m.first_chars:
+                i = buf.find(ch, start, end)
+                while i >= 0:
+                    if buf[i:] in prefixes:
+                        end = i
+                        break
+                    i = buf.find(ch, i + 1, end)
+        if end > stop:
+            end = stop
         self._pos = end
         return buf[pos:end], None
 
     def _holdback_start(self, m: Markers) -> int:
-        """Start of the longest suffix of the buffer that is a proper prefix of a marker."""
+        """Start of the longest suffix of the buffer that is a proper prefix of a marker.
+
+        Looks only at the occurrences of the markers' first characters in the
+        last ``longest - 1`` characters (``str.find``, not a loop per character).
+        """
         buf = self._buf
         n = len(buf)
-        first, prefixes = m.first_chars, m.prefixes
-        for i in range(max(self._pos, n - m.longest + 1), n):
-            if buf[i] in first and buf[i:] in prefixes:
-                return i
-        return n
+        start = max(self._pos, n - m.longest + 1)
+        prefixes = m.prefixes
+        best = n
+        for ch in m.first_chars:
+            i = buf.find(ch, start, best)
+            while i >= 0:
+                if buf[i:] in prefixes:
+                    best = i
+                    break
+                i = buf.find(ch, i + 1, best)
+        return best
 
     def match(self, m: Markers, final: bool = False):
         """Which marker of ``m`` starts exactly at the current position.

@@ -32,10 +32,12 @@ any value text or schema; the cost of :func:`convert` is linear in the text.
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import Any, Mapping, NamedTuple, Sequence
 
+from json.encoder import encode_basestring as _encode_string  # json.dumps(str, ensure_ascii=False)
+
+from .jsonscan import strict_loads
 from .pyliteral import MAX_LITERAL_DEPTH, PyLiteralReader, read_python_literal  # the one Python literal reader
 
 __all__ = [
@@ -45,7 +47,6 @@ __all__ = [
     "MAX_LITERAL_DEPTH",
     "TypedValue",
     "typed_json",
-    "strict_loads",
     "UNTYPED",
     "tool_name",
     "tool_parameters",
@@ -105,7 +106,7 @@ UNTYPED = Typing()
 
 # --------------------------------------------------------------------------- tool look-up
 def _field(obj: Any, key: str) -> Any:
-    if isinstance(obj, Mapping):
+    if type(obj) is dict or isinstance(obj, Mapping):  # (a dict without the ABC check)
         return obj.get(key)
     return getattr(obj, key, None)
 
@@ -271,8 +272,10 @@ def json_fragment(text: str) -> str:
 
     Escaping is a per-character map, so the fragments of consecutive pieces
     concatenate to the escape of the whole: a long string value can stream.
+    The escape is ``json.dumps(text, ensure_ascii=False)``'s, called
+    directly (its C function; ``json.dumps`` builds an encoder per call).
     """
-    return json.dumps(text, ensure_ascii=False)[1:-1]
+    return _encode_string(text)[1:-1]
 
 
 #: A surrogate code point: in decoded JSON only from an escape (``"\\ud800"``).
@@ -295,24 +298,9 @@ def json_text(value: Any) -> str:
 _MISSING = object()
 
 
-def _finite(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):  # 1e999 overflows to inf
-        raise ValueError(text)
-    return value
-
-
-def _reject_constant(text: str):
-    raise ValueError(f"{text} is not JSON")
-
-
 def _json(text: str) -> Any:
     """Strict JSON with finite numbers only; raises ``ValueError`` / ``RecursionError``."""
-    return json.loads(text, parse_constant=_reject_constant, parse_float=_finite)
-
-
-#: Strict JSON: no ``NaN``/``Infinity``, finite numbers only; raises ``ValueError`` / ``RecursionError``.
-strict_loads = _json
+    return strict_loads(text, finite=True)
 
 
 def typed_json(text: str, typing: Typing) -> str:
@@ -491,12 +479,13 @@ class TypedValue:
       (no value is parsed whole in one increment).
     """
 
-    __slots__ = ("typing", "mode", "_gate", "_parts", "_reader", "_lead")
+    __slots__ = ("typing", "mode", "_gate", "_parts", "_done", "_reader", "_lead")
 
     def __init__(self, typing: Typing) -> None:
         self.typing = typing
         self._gate: StringOrNull | None = None
-        self._parts: list[str] = []
+        self._parts: list[str] = []  # the held text: pieces, and before them joined runs of pieces
+        self._done: list[str] = []
         self._reader: PyLiteralReader | None = None
         self._lead = True  # no non-whitespace text seen yet (held modes)
         if typing.is_string or not typing.declared:
@@ -517,7 +506,11 @@ class TypedValue:
             return json_fragment(text)
         if self._gate is not None:
             return self._gate.feed(text)
-        self._parts.append(text)
+        parts = self._parts
+        parts.append(text)
+        if len(parts) > 64:  # so end() joins few pieces
+            self._done.append("".join(parts))
+            self._parts = []
         if self._lead:
             body = text.lstrip()
             if not body:
@@ -536,8 +529,9 @@ class TypedValue:
             return '"'
         if self._gate is not None:
             return self._gate.end()
-        text = "".join(self._parts)
-        self._parts = []
+        self._done.append("".join(self._parts))
+        text = "".join(self._done)
+        self._parts = self._done = []
         reader, self._reader = self._reader, None
         if reader is None:
             return typed_json(text, self.typing)
