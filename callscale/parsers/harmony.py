@@ -163,6 +163,8 @@ class HarmonyParser(ToolParser):
             self._open_body(raw)
             return True
         # <|message|> missing: the header's words, then the body (docs/formats.md)
+        if not over and raw.strip() in ("", "assistant"):  # an empty envelope (<|start|> repeated): markup
+            return self._after(marker)
         head = _HEADER_WORDS.match(raw).end()
         recipient, channel = read_header(raw[:head])
         if over and (self._guessed or recipient):  # too long for a call's header: content, tokens dropped

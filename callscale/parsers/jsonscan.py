@@ -698,6 +698,7 @@ class RawArguments:
 
 
 _PEEK_MIN, _PEEK_MAX = 256, 1 << 16
+_BLANKS = re.compile(r"[ \t\n\r]*")
 
 
 class JsonCallReader:
@@ -726,7 +727,7 @@ class JsonCallReader:
     def _open_object(self, raw: str) -> None:
         """Start reading a call object; ``raw`` (the opener text) is content if it is none."""
         self._raw = [raw]
-        self._lexer = JsonCallLexer(self.argument_keys)
+        self._lexer = None  # made at the object's "{" (an opener followed by no object costs no lexer)
         self._started = False
         self._peek = _PEEK_MIN
         self._obj_head = 0  # characters read before the call started, outside the arguments value
@@ -735,6 +736,20 @@ class JsonCallReader:
         """Feed the lexer the unread text; false when it needs more text than there is."""
         sc = self.scanner
         lexer = self._lexer
+        if lexer is None:  # only blanks read after the opener so far
+            blank, _ = sc.take_run(_BLANKS, max_head + 1 - self._obj_head)
+            if blank:
+                self._raw.append(blank)
+                self._obj_head += len(blank)
+            if sc.at_end() and self._obj_head <= max_head:
+                if not final:
+                    return False
+                self._not_a_call(final=not self._cut_head_is_content)
+                return True
+            if self._obj_head > max_head or sc.peek(1) != "{":
+                self._not_a_call()
+                return True
+            lexer = self._lexer = JsonCallLexer(self.argument_keys)
         while sc.pending():
             # Peek a bounded, growing slice: a call that ends early in a long
             # buffer costs O(its length), not O(buffer). Before the call

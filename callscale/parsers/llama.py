@@ -102,6 +102,7 @@ class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
         """A ``{`` was read (``before``: held separator text): start a candidate call object."""
         self._open_object(before)
         self._raw.append("{")
+        self._lexer = JsonCallLexer(self.argument_keys)
         self._lexer.feed("{", pause=True)
         self._obj_head = 1
         self._state = _JSON

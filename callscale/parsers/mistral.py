@@ -95,7 +95,8 @@ class MistralParser(ToolParser):
     def _s_head(self, final: bool) -> bool:
         """Right after ``[TOOL_CALLS]``: the array form, or a name."""
         scanner = self.scanner
-        self._head_run(_BLANK, final)
+        if scanner.peek(1).isspace():
+            self._head_run(_BLANK, final)
         if scanner.at_end():
             if final:
                 return self._no_call(None, final)

@@ -279,8 +279,10 @@ class Qwen3Parser(JsonCallReader, _QwenParser):
         whitespace): decided in state ``_ENVELOPE`` (docs/formats.md).
         """
         lexer = self._lexer
-        if not (more or final) and lexer is not None and not lexer.holds_call_member \
-                and (lexer.closed or not "".join(self._raw[1:]).strip()):
+        if not (more or final) and (  # (no lexer: only blanks were read, up to what follows)
+                (lexer is None and TOOL_CALL_CLOSE.startswith(self.scanner.peek(2)))
+                or (lexer is not None and not lexer.holds_call_member
+                    and (lexer.closed or not "".join(self._raw[1:]).strip()))):
             self._state = _ENVELOPE
             return
         super()._not_a_call(*more, final=final, expected=expected)
