@@ -503,6 +503,12 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
         args.parser = parsers.names()
     specs = _specs(p, _split(args.parser), args.format, null=False)
+    if not args.chunkings:  # the model's own tokens where a tokenizer is installed (issue 20)
+        from callscale.workloads.chunking import model_check_chunkings
+
+        extra, note = model_check_chunkings([spec.format for spec in specs])
+        chunkings += extra
+        print(note)
     workloads = _workloads(p, _split(args.workload) or catalog.names())
     timeout = _timeout(args, _settings(p))
     texts = []
