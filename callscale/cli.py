@@ -267,6 +267,11 @@ def _timeout(args: argparse.Namespace, settings: config.Settings) -> float:
 def _run(sel: Selection, args: argparse.Namespace, detail: bool):
     from . import matrix
 
+    if sel.chunking.startswith("model"):  # which tokenizer cut the deltas (issue 20)
+        from . import tokenizers
+
+        print("note: model chunking tokenizers: " + ", ".join(
+            f"{fmt} {tokenizers.describe(fmt)}" for fmt in dict.fromkeys(s.format for s in sel.specs)), file=sys.stderr)
     return matrix.run(sel.specs, sel.workloads, sel.lengths, chunking=sel.chunking, repeats=sel.repeats,
                       threshold=sel.threshold, meter=sel.meter, seed=sel.seed, latency=detail,
                       memory=detail, progress=args.progress, reference_length=sel.reference_length,

@@ -106,7 +106,7 @@ def engine_of(cls: Any) -> str | None:
     """Which engine protocol ``cls`` speaks, or ``None`` for callscale's own contract.
 
     From the top-level package of the class or of a base class, else from its
-    methods: ``extract_tool_calls_streaming`` is vLLM's; ``parse_streaming_increment``
+    methods: ``extract_tool_calls_streaming`` (a ``ToolParser``) or ``parse_delta`` (a ``Parser``) is vLLM's; ``parse_streaming_increment``
     without ``finish`` is TensorRT-LLM's (SGLang's detectors have ``finish``
     since 0.5, so by methods alone they speak callscale's contract).
     """
@@ -115,7 +115,7 @@ def engine_of(cls: Any) -> str | None:
         for name, (package, _) in ENGINES.items():
             if root == package:
                 return name
-    if callable(getattr(cls, "extract_tool_calls_streaming", None)):
+    if callable(getattr(cls, "extract_tool_calls_streaming", None)) or callable(getattr(cls, "parse_delta", None)):
         return "vllm"
     if callable(getattr(cls, "parse_streaming_increment", None)) and not callable(getattr(cls, "finish", None)):
         return "trtllm"
