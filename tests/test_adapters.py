@@ -214,3 +214,27 @@ def test_the_child_puts_the_callers_path_before_the_base_site_packages():
     assert import_path(own, caller, ["/proj", "/cwd"]) == [
         "/proj", "/cwd", "/py/lib/python3.11", "/venv/lib/python3.11/site-packages", "/venv/extra",
         "/py/lib/python311.zip"]
+
+
+def test_known_classes_cover_the_engines_registries():
+    """Every class of TensorRT-LLM's, SGLang 0.5.23's and vLLM 0.33.0's registries is known, with the format of
+    the name it is registered under (tests/engine_registries.py, written down from those files)."""
+    from callscale.adapters import ALSO_FORMATS, KNOWN_CLASSES, NO_FORMAT_CLASSES
+
+    import engine_registries as reg
+
+    prefixes = {"trtllm": "tensorrt_llm.serve.tool_parser.", "sglang": "sglang.srt.function_call.",
+                "vllm": "vllm.tool_parsers."}
+    missing, wrong = [], []
+    lists = (("trtllm", reg.TRTLLM), ("sglang", reg.SGLANG), ("vllm", reg.VLLM), ("vllm", reg.VLLM_PARSERS))
+    for engine, entries in lists:
+        for name, target in entries:
+            full = target if "." in target.split(":")[0] else prefixes[engine] + target
+            fmt = reg.FORMAT_OF_NAME[engine].get(name)
+            if fmt is None:
+                if full not in NO_FORMAT_CLASSES and full not in KNOWN_CLASSES:
+                    missing.append(full)
+            elif fmt != KNOWN_CLASSES.get(full) and fmt not in ALSO_FORMATS.get(full, ()):
+                wrong.append((name, full, fmt, KNOWN_CLASSES.get(full)))
+    assert missing == [] and wrong == []
+    assert len(reg.VLLM) == 58 and len(reg.SGLANG) == 44 and len(reg.TRTLLM) == 9
