@@ -238,3 +238,20 @@ def test_known_classes_cover_the_engines_registries():
                 wrong.append((name, full, fmt, KNOWN_CLASSES.get(full)))
     assert missing == [] and wrong == []
     assert len(reg.VLLM) == 58 and len(reg.SGLANG) == 44 and len(reg.TRTLLM) == 9
+
+
+def test_vllm_parser_protocol_through_its_adapter_agrees_with_the_built_in_parser():
+    """A vLLM ``Parser`` (``parse_delta``): each delta goes one increment late, the last with ``finished=True``."""
+    target = "standin_vllm:StandinHarmonyParser"
+    spec = resolve(target, "gpt_oss")
+    assert spec.factory.__name__ == "vllm:StandinHarmonyParser" and adapters.engine_of(standin_vllm.StandinHarmonyParser) == "vllm"
+    specials = render.get("gpt_oss").special_tokens
+    for case in faults.load("gpt_oss"):
+        for deltas in (case["deltas"], chunk(case["text"], "tokens:3", specials)):
+            ours = check.stream(parsers.get("gpt_oss")(), deltas, case["tools"])
+            parser = spec.factory()
+            theirs = check.stream(parser, deltas, case["tools"])
+            assert _calls(theirs) == _calls(ours) and theirs.reasoning == ours.reasoning
+            assert parser.inner.finished_flags == [False] * (len(deltas) - 1) + [True]
+        assert _calls(check.whole(spec.factory(), case["text"], case["tools"])) == \
+            _calls(check.whole(parsers.get("gpt_oss")(), case["text"], case["tools"]))
