@@ -156,8 +156,8 @@ def add_selectors(p: argparse.ArgumentParser) -> None:
                    help="at least three call lengths in characters (k = 1024); default from [tool.callscale]: "
                         "4k,16k,64k, or 1k,2k,4k,8k with --meter instructions")
     p.add_argument("--chunking", metavar="SPEC",
-                   help="whole, char, fixed:K, tokens:K, random:SEED:MAX or tokens-random:SEED:MAX "
-                        "(default from [tool.callscale])")
+                   help="whole, char, fixed:K, tokens:K, random:SEED:MAX, tokens-random:SEED:MAX, model or "
+                        "model-random:SEED:K (default from [tool.callscale])")
     p.add_argument("--repeats", type=_positive_int, metavar="N",
                    help="timed runs per measurement; the minimum counts (default from [tool.callscale]: 3)")
     p.add_argument("--threshold", type=_positive_float, metavar="X",
