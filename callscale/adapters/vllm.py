@@ -439,8 +439,9 @@ def factory(cls: Any, fmt: str) -> Callable[[], Any]:
     """
     from . import AdapterError
 
-    is_parser = callable(getattr(cls, "parse_delta", None)) and \
-        not callable(getattr(cls, "extract_tool_calls_streaming", None))
+    # a Parser (vLLM's DelegatingParser also has extract_tool_calls_streaming, which its serving layer
+    # does not call: parse_delta is what it drives)
+    is_parser = callable(getattr(cls, "parse_delta", None))
     if not is_parser and not callable(getattr(cls, "extract_tool_calls_streaming", None)):
         raise AdapterError(f"{getattr(cls, '__name__', cls)!s} has no extract_tool_calls_streaming() or parse_delta(): "
                            "not a vllm tool parser")
