@@ -514,6 +514,11 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         extra, note = model_check_chunkings([spec.format for spec in specs])
         chunkings += extra
         print(note)
+    elif any(spec.startswith("model") for spec in chunkings):
+        from callscale import tokenizers
+
+        print("note: model chunking tokenizers: " + ", ".join(
+            f"{fmt} {tokenizers.describe(fmt)}" for fmt in dict.fromkeys(spec.format for spec in specs)))
     workloads = _workloads(p, _split(args.workload) or catalog.names())
     timeout = _timeout(args, _settings(p))
     texts = []
