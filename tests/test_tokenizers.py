@@ -68,6 +68,7 @@ def test_the_stand_in_marks_special_what_the_real_tokenizer_marks(fmt, package):
         if token in tok.added:
             assert real.encode(token) == [tok.added[token]] == [real.convert_tokens_to_ids(token)]
             assert real.convert_ids_to_tokens(tok.added[token]) == token
+            assert real.get_vocab()[token] == tok.added[token]  # vLLM parsers look their markers up there
 
 
 def test_dsml_is_no_special_token_of_deepseek():

@@ -144,7 +144,8 @@ class RealTokenizer:
         return self.model.vocab
 
     def get_vocab(self) -> dict[str, int]:
-        return dict(self.model.vocab)
+        """The vocabulary, the same dict each call (as vLLM's cached tokenizer returns it; do not change it)."""
+        return self.model.vocab
 
     def __len__(self) -> int:
         return self.model.vocab_size
