@@ -192,8 +192,8 @@ class Parser:
 class StandinHarmonyParser(Parser):
     """gpt-oss (harmony) in vLLM's ``Parser`` protocol, parsed by our ``gpt_oss`` parser.
 
-    Like vLLM's ``HarmonyParser`` it reads the delta's token ids: a delta whose ids do not decode to its
-    text is an error (``AssertionError``), and only the call with ``finished=True`` flushes; it records
+    Like vLLM's ``HarmonyParser`` it reads the delta's token ids: a delta whose ids are not its text's
+    is an error (``AssertionError``), and only the call with ``finished=True`` flushes; it records
     each ``finished`` flag in ``finished_flags``.
     """
 
@@ -214,7 +214,7 @@ class StandinHarmonyParser(Parser):
                             tool_calls=calls)
 
     def parse_delta(self, delta_text, delta_token_ids, request, prompt_token_ids=None, *, finished: bool):
-        assert self.model_tokenizer.decode(list(delta_token_ids)) == delta_text
+        assert list(delta_token_ids) == self.model_tokenizer.encode(delta_text)  # the ids are the delta's
         self.finished_flags.append(finished)
         result = self._inner.parse_streaming_increment(delta_text, request.tools or [])
         if finished:
