@@ -508,19 +508,20 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
         args.parser = parsers.names()
     specs = _specs(p, _split(args.parser), args.format, null=False)
+    workloads = _workloads(p, _split(args.workload) or catalog.names())
+    timeout = _timeout(args, _settings(p))
     if not args.chunkings:  # the model's own tokens where a tokenizer is installed (issue 20)
         from callscale.workloads.chunking import model_check_chunkings
 
         extra, note = model_check_chunkings([spec.format for spec in specs])
         chunkings += extra
-        print(note)
+        print(note, file=sys.stderr)
     elif any(spec.startswith("model") for spec in chunkings):
         from callscale import tokenizers
 
         print("note: model chunking tokenizers: " + ", ".join(
-            f"{fmt} {tokenizers.describe(fmt)}" for fmt in dict.fromkeys(spec.format for spec in specs)))
-    workloads = _workloads(p, _split(args.workload) or catalog.names())
-    timeout = _timeout(args, _settings(p))
+            f"{fmt} {tokenizers.describe(fmt)}" for fmt in dict.fromkeys(spec.format for spec in specs)),
+            file=sys.stderr)
     texts = []
     for spec in specs:
         items = [] if args.no_faults else check.fault_items(spec.format)
