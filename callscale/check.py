@@ -458,6 +458,7 @@ class CheckItem:
     strip_content: bool = True
     well_formed: bool = True
     special_tokens: tuple[str, ...] = ()
+    format: str | None = None  # whose tokenizer the ``model`` chunkings use
 
 
 @dataclass
@@ -549,7 +550,7 @@ def run_check(name: str, factory: Callable[[], Any], items: Iterable[CheckItem],
             result.streams += 1
             try:
                 if deltas is None:
-                    deltas = chunk(item.text, spec, item.special_tokens)
+                    deltas = chunk(item.text, spec, item.special_tokens, item.format)
                 got = stream(factory(), deltas, item.tools, strict=True)
             except Exception as exc:
                 record(item, spec, len(deltas or ()), [_raised(exc)])
@@ -583,7 +584,7 @@ def fault_items(fmt: str) -> list[CheckItem]:
         items.append(CheckItem(
             label=case["id"], text=case["text"], tools=tools, expected=outcome_of(exp["content"], calls),
             own_deltas=list(case["deltas"]), strip_content=not case.get("strict_content", False),
-            special_tokens=special_tokens,
+            special_tokens=special_tokens, format=fmt,
         ))
     return items
 
@@ -604,5 +605,6 @@ def workload_items(fmt: str, workloads: Sequence[str], lengths: Sequence[int], s
                 label=f"{workload}@{length}", text=case.text, tools=list(case.tools),
                 expected=outcome_of(case.content, [(c.name, dict(c.arguments)) for c in case.calls]),
                 well_formed=workload not in MALFORMED_WORKLOADS, special_tokens=tuple(case.special_tokens),
+                format=fmt,
             ))
     return items

@@ -237,8 +237,8 @@ def add_selectors(p: argparse.ArgumentParser) -> None:
                    help="at least three call lengths in characters (k = 1024); default from [tool.callscale]: "
                         "4k,16k,64k, or 1k,2k,4k,8k with --meter instructions")
     p.add_argument("--chunking", metavar="SPEC",
-                   help="whole, char, fixed:K, tokens:K, random:SEED:MAX or tokens-random:SEED:MAX "
-                        "(default from [tool.callscale])")
+                   help="whole, char, fixed:K, tokens:K, random:SEED:MAX, tokens-random:SEED:MAX, model or "
+                        "model-random:SEED:K (default from [tool.callscale])")
     p.add_argument("--repeats", type=_setting("repeats"), metavar="N",
                    help="timed runs per measurement; the minimum counts (default from [tool.callscale]: 3)")
     p.add_argument("--threshold", type=_setting("threshold"), metavar="X",
@@ -370,6 +370,11 @@ def _memory_limit(args: argparse.Namespace, settings: config.Settings) -> int:
 def _run(sel: Selection, args: argparse.Namespace, detail: bool, on_measurement=None):
     from . import matrix
 
+    if sel.chunking.startswith("model"):  # which tokenizer cut the deltas (issue 20)
+        from . import tokenizers
+
+        print("note: model chunking tokenizers: " + ", ".join(
+            f"{fmt} {tokenizers.describe(fmt)}" for fmt in dict.fromkeys(s.format for s in sel.specs)), file=sys.stderr)
     return matrix.run(sel.specs, sel.workloads, sel.lengths, chunking=sel.chunking, repeats=sel.repeats,
                       threshold=sel.threshold, meter=sel.meter, seed=sel.seed, latency=detail,
                       memory=detail, progress=args.progress, reference_length=sel.reference_length,
@@ -657,6 +662,18 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     specs = _specs(p, _split(args.parser), args, null=False, timeout=timeout,
                    memory_limit=_memory_limit(args, settings))
     workloads = _workloads(p, _split(args.workload) or catalog.names())
+    if not args.chunkings:  # the model's own tokens where a tokenizer is installed (issue 20)
+        from callscale.workloads.chunking import model_check_chunkings
+
+        extra, note = model_check_chunkings([spec.format for spec in specs])
+        chunkings += extra
+        print(note, file=sys.stderr)
+    elif any(spec.startswith("model") for spec in chunkings):
+        from callscale import tokenizers
+
+        print("note: model chunking tokenizers: " + ", ".join(
+            f"{fmt} {tokenizers.describe(fmt)}" for fmt in dict.fromkeys(spec.format for spec in specs)),
+            file=sys.stderr)
     texts = []
     for spec in specs:
         items = [] if args.no_faults else check.fault_items(spec.format)

@@ -18,6 +18,10 @@ until the next call starts: the last call's ``}`` reaches the client only
 through the serving layer's end-of-stream back-fill. It also looks its
 markers up in the tokenizer's vocabulary (``RuntimeError`` when missing, as
 vLLM parsers do) and checks the delta's token ids against the delta text.
+
+:class:`StandinHarmonyParser` speaks vLLM's newer ``Parser`` protocol
+(``parse_delta(delta_text, delta_token_ids, request, finished=)``), through
+which vLLM 0.33 serves gpt-oss (``vllm.parser.harmony:HarmonyParser``).
 """
 
 from typing import Any, Literal
@@ -172,3 +176,55 @@ class StandinQwen3CoderToolParser(ToolParser):
                  for c in result.calls]
         return ExtractedToolCallInformation(tools_called=bool(calls), tool_calls=calls,
                                             content=result.normal_text or None)
+
+
+class Parser:
+    """vLLM 0.33's ``Parser`` protocol (``vllm/parser/abstract_parser.py``), as far as the serving layer uses it."""
+
+    tool_parser_cls = None
+    reasoning_parser_cls = None
+
+    def __init__(self, tokenizer, tools: list | None = None, *args, **kwargs):
+        self.model_tokenizer = tokenizer
+        self.tools = tools
+
+
+class StandinHarmonyParser(Parser):
+    """gpt-oss (harmony) in vLLM's ``Parser`` protocol, parsed by our ``gpt_oss`` parser.
+
+    Like vLLM's ``HarmonyParser`` it reads the delta's token ids: a delta whose ids are not its text's
+    is an error (``AssertionError``), and only the call with ``finished=True`` flushes; it records
+    each ``finished`` flag in ``finished_flags``.
+    """
+
+    def __init__(self, tokenizer, tools: list | None = None, *args, **kwargs):
+        super().__init__(tokenizer, tools)
+        self._inner = parsers.get("gpt_oss")()
+        self.finished_flags: list[bool] = []
+        self._seen = 0
+
+    def _message(self, result) -> DeltaMessage | None:
+        calls = []
+        for item in result.calls:
+            fn = DeltaFunctionCall(name=item.name, arguments=item.parameters)
+            calls.append(DeltaToolCall(index=item.tool_index, function=fn))
+        if not calls and not result.normal_text and not result.reasoning_text:
+            return None
+        return DeltaMessage(content=result.normal_text or None, reasoning=result.reasoning_text or None,
+                            tool_calls=calls)
+
+    def parse_delta(self, delta_text, delta_token_ids, request, prompt_token_ids=None, *, finished: bool):
+        assert list(delta_token_ids) == self.model_tokenizer.encode(delta_text)  # the ids are the delta's
+        self.finished_flags.append(finished)
+        result = self._inner.parse_streaming_increment(delta_text, request.tools or [])
+        if finished:
+            last = self._inner.finish(request.tools or [])
+            result.normal_text += last.normal_text
+            result.reasoning_text += last.reasoning_text
+            result.calls += last.calls
+        return self._message(result)
+
+    def parse(self, model_output, request, enable_auto_tools=False, model_output_token_ids=()):
+        result = self._inner.detect_and_parse(model_output, request.tools or [])
+        calls = [FunctionCall(name=c.name, arguments=c.parameters) for c in result.calls]
+        return result.reasoning_text or None, result.normal_text or None, calls

@@ -216,3 +216,45 @@ def test_the_child_puts_the_callers_path_before_the_base_site_packages():
     assert import_path(own, caller, ["/proj", "/cwd"]) == [
         "/proj", "/cwd", "/py/lib/python3.11", "/venv/lib/python3.11/site-packages", "/venv/extra",
         "/py/lib/python311.zip"]
+
+
+def test_known_classes_cover_the_engines_registries():
+    """Every class of TensorRT-LLM's, SGLang 0.5.23's and vLLM 0.33.0's registries is known, with the format of
+    the name it is registered under (tests/engine_registries.py, written down from those files)."""
+    from callscale.adapters import ALSO_FORMATS, KNOWN_CLASSES, NO_FORMAT_CLASSES
+
+    import engine_registries as reg
+
+    prefixes = {"trtllm": "tensorrt_llm.serve.tool_parser.", "sglang": "sglang.srt.function_call.",
+                "vllm": "vllm.tool_parsers."}
+    missing, wrong = [], []
+    lists = (("trtllm", reg.TRTLLM), ("sglang", reg.SGLANG), ("vllm", reg.VLLM), ("vllm", reg.VLLM_PARSERS))
+    for engine, entries in lists:
+        for name, target in entries:
+            full = target if "." in target.split(":")[0] else prefixes[engine] + target
+            fmt = reg.FORMAT_OF_NAME[engine].get(name)
+            if fmt is None:
+                if full not in NO_FORMAT_CLASSES and full not in KNOWN_CLASSES:
+                    missing.append(full)
+            elif fmt != KNOWN_CLASSES.get(full) and fmt not in ALSO_FORMATS.get(full, ()):
+                wrong.append((name, full, fmt, KNOWN_CLASSES.get(full)))
+    assert missing == [] and wrong == []
+    assert set(KNOWN_CLASSES).isdisjoint(NO_FORMAT_CLASSES)
+    assert len(reg.VLLM) == 58 and len(reg.SGLANG) == 44 and len(reg.TRTLLM) == 9
+
+
+def test_vllm_parser_protocol_through_its_adapter_agrees_with_the_built_in_parser():
+    """A vLLM ``Parser`` (``parse_delta``): each delta goes one increment late, the last with ``finished=True``."""
+    target = "standin_vllm:StandinHarmonyParser"
+    spec = resolve(target, "gpt_oss")
+    assert spec.factory.__name__ == "vllm:StandinHarmonyParser" and adapters.engine_of(standin_vllm.StandinHarmonyParser) == "vllm"
+    specials = render.get("gpt_oss").special_tokens
+    for case in faults.load("gpt_oss"):
+        for deltas in (case["deltas"], chunk(case["text"], "tokens:3", specials)):
+            ours = check.stream(parsers.get("gpt_oss")(), deltas, case["tools"])
+            parser = spec.factory()
+            theirs = check.stream(parser, deltas, case["tools"])
+            assert _calls(theirs) == _calls(ours) and theirs.reasoning == ours.reasoning
+            assert parser.inner.finished_flags == [False] * (len(deltas) - 1) + [True]
+        assert _calls(check.whole(spec.factory(), case["text"], case["tools"])) == \
+            _calls(check.whole(parsers.get("gpt_oss")(), case["text"], case["tools"]))

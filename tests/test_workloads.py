@@ -289,7 +289,7 @@ def test_value_workloads_carry_exactly_length_characters(fmt):
     for length in (1, 1000, 4096, 65536):
         for workload in ("write_file", "literal_closing_tags"):
             case = workloads.make(workload, fmt, length, seed=4)
-            assert case.content == catalog.WRITE_INTRO
+            assert case.content == catalog.intro(r, catalog.WRITE_INTRO)
             (call,) = case.calls
             assert call.name == "write_file"
             value = call.arguments["content"]
@@ -303,7 +303,7 @@ def test_value_workloads_carry_exactly_length_characters(fmt):
         whole = workloads.make("write_file", fmt, length, seed=4)
         cut = workloads.make("unclosed_call", fmt, length, seed=4)
         assert whole.text.startswith(cut.text) and length <= len(cut.text) < len(whole.text)
-        assert cut.content == catalog.WRITE_INTRO and cut.calls == ()
+        assert cut.content == catalog.intro(r, catalog.WRITE_INTRO) and cut.calls == ()
         opener = workloads.make("repeated_opener", fmt, length)
         assert opener.text == r.opener * (len(opener.text) // len(r.opener))
         # the last opener's call is cut by the end of the output: its markup is no content

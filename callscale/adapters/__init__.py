@@ -25,7 +25,7 @@ from __future__ import annotations
 import importlib.util
 from typing import Any, Callable
 
-__all__ = ["ENGINES", "PREFIXES", "KNOWN_CLASSES", "split_prefix", "known_format", "engine_of", "adapt",
+__all__ = ["ENGINES", "PREFIXES", "KNOWN_CLASSES", "ALSO_FORMATS", "NO_FORMAT_CLASSES", "split_prefix", "known_format", "engine_of", "adapt",
            "AdapterError"]
 
 #: Engine name -> (top-level package, the pip distribution that provides it).
@@ -43,7 +43,9 @@ _V = "vllm.tool_parsers."
 #: ``module:Class`` of an engine's public parser -> callscale format. The
 #: class names are the engines' registries: TensorRT-LLM's
 #: ``tool_parser_factory.py``, SGLang's ``function_call_parser.py`` (0.5.23),
-#: vLLM's ``tool_parsers/__init__.py`` (0.33.0).
+#: vLLM's ``tool_parsers/__init__.py`` and ``parser/parser_manager.py`` (0.33.0); every class
+#: registered there is here, in :data:`ALSO_FORMATS` or in :data:`NO_FORMAT_CLASSES`
+#: (tests/engine_registries.py holds the registries as written down, and a test checks).
 KNOWN_CLASSES: dict[str, str] = {
     f"{_T}deepseekv3_parser:DeepSeekV3Parser": "deepseek_v3",
     f"{_T}deepseekv31_parser:DeepSeekV31Parser": "deepseek_v31",
@@ -51,6 +53,9 @@ KNOWN_CLASSES: dict[str, str] = {
     f"{_T}qwen3_tool_parser:Qwen3ToolParser": "qwen3",
     f"{_T}qwen3_coder_parser:Qwen3CoderToolParser": "qwen3_coder",
     f"{_T}kimi_k2_tool_parser:KimiK2ToolParser": "kimi_k2",
+    f"{_T}deepseekv4_parser:DeepSeekV4Parser": "deepseek_v4",
+    f"{_T}glm4_parser:Glm4ToolParser": "glm45",
+    f"{_T}minimax_m2_parser:MiniMaxM2ToolParser": "minimax_m2",
     f"{_S}deepseekv3_detector:DeepSeekV3Detector": "deepseek_v3",
     f"{_S}deepseekv31_detector:DeepSeekV31Detector": "deepseek_v31",
     f"{_S}deepseekv32_detector:DeepSeekV32Detector": "deepseek_v32",
@@ -63,6 +68,11 @@ KNOWN_CLASSES: dict[str, str] = {
     f"{_S}kimik2_detector:KimiK2Detector": "kimi_k2",
     f"{_S}minimax_m2:MinimaxM2Detector": "minimax_m2",
     f"{_S}gemma4_detector:Gemma4Detector": "gemma4",
+    f"{_S}hermes_detector:HermesDetector": "qwen3",
+    f"{_S}gpt_oss_detector:GptOssDetector": "gpt_oss",
+    f"{_S}mistral_detector:MistralDetector": "mistral",
+    f"{_S}llama32_detector:Llama32Detector": "llama3_json",
+    f"{_S}pythonic_detector:PythonicDetector": "llama4_pythonic",
     f"{_V}deepseekv3_tool_parser:DeepSeekV3ToolParser": "deepseek_v3",
     f"{_V}deepseekv31_tool_parser:DeepSeekV31ToolParser": "deepseek_v31",
     f"{_V}deepseekv32_engine_tool_parser:DeepSeekV32EngineToolParser": "deepseek_v32",
@@ -73,14 +83,61 @@ KNOWN_CLASSES: dict[str, str] = {
     f"{_V}glm47_moe_tool_parser:Glm47MoeModelToolParser": "glm47",
     f"{_V}kimi_k2_tool_parser:KimiK2ToolParser": "kimi_k2",
     f"{_V}minimax_m2_tool_parser:MinimaxM2ToolParser": "minimax_m2",
+    f"{_V}gemma4_engine_tool_parser:Gemma4EngineToolParser": "gemma4",
+    f"{_V}mistral_tool_parser:MistralToolParser": "mistral",
+    f"{_V}llama_tool_parser:Llama3JsonToolParser": "llama3_json",
+    f"{_V}llama4_pythonic_tool_parser:Llama4PythonicToolParser": "llama4_pythonic",
+    f"{_V}pythonic_tool_parser:PythonicToolParser": "llama4_pythonic",
+    f"{_V}gptoss_tool_parser:GptOssToolParser": "gpt_oss",  # a stub that raises in 0.33: use HarmonyParser
+    "vllm.parser.harmony:HarmonyParser": "gpt_oss",  # vLLM's Parser protocol (parser/parser_manager.py)
     # issue 16: the frontier formats (TensorRT-LLM, SGLang 0.5.23, vLLM 0.33.0)
     f"{_T}kimi_k3_tool_parser:KimiK3ToolParser": "kimi_k3",
     f"{_T}minimax_m3_parser:MiniMaxM3ToolParser": "minimax_m3",
     f"{_S}kimik3_detector:KimiK3Detector": "kimi_k3",
     f"{_S}minimax_m3:MinimaxM3Detector": "minimax_m3",
     f"{_V}kimi_k3_tool_parser:KimiK3ToolParser": "kimi_k3",
+    "vllm.parser.kimi_k3:KimiK3Parser": "kimi_k3",  # vLLM's Parser protocol (parser/parser_manager.py)
     f"{_V}minimax_m3_tool_parser:MinimaxM3ToolParser": "minimax_m3",
 }
+
+#: Known classes that an engine also registers for another callscale format (same output syntax).
+ALSO_FORMATS: dict[str, tuple[str, ...]] = {
+    f"{_V}glm47_moe_tool_parser:Glm47MoeModelToolParser": ("glm45",),
+}
+
+#: The engines' registered classes for formats callscale does not write (no workloads: name
+#: ``--workload-format`` to measure them on another format's text). Same sources as above.
+NO_FORMAT_CLASSES: frozenset[str] = frozenset(
+    [_S + n for n in (
+        "apertus2509_detector:Apertus2509Detector", "beam_detector:BeamDetector",
+        "cohere_command4_detector:CohereCommand4Detector", "dots_detector:DotsToolDetector",
+        "gigachat3_detector:GigaChat3Detector", "gigachat35_detector:GigaChat35Detector",
+        "hunyuan_detector:HunyuanDetector", "inkling_detector:InklingDetector", "internlm_detector:InternlmDetector",
+        "iquest_q1_detector:IQuestQ1Detector", "k2_v3_detector:K2V3Detector", "lfm2_detector:Lfm2Detector", "ling3_detector:Ling3Detector", "mimo_detector:MiMoDetector",
+        "minicpm5_detector:MiniCPM5Detector", "muse_glimmer_detector:MuseGlimmerDetector", "poolside_v1_detector:PoolsideV1Detector",
+        "spark25_detector:Spark25Detector", "step3_detector:Step3Detector", "trinity_detector:TrinityDetector")]
+    + ["sglang.srt.parser.response_template:ResponseTemplateToolDetector"]
+    + [_V + n for n in (
+        "apertus_tool_parser:ApertusToolParser", "beam_tool_parser:BeamToolParser",
+        "cohere_command_tool_parser:CohereCommand3ToolParser", "cohere_command_tool_parser:CohereCommand4ToolParser",
+        "dots_tool_parser:DotsToolParser", "ernie45_tool_parser:Ernie45ToolParser",
+        "functiongemma_tool_parser:FunctionGemmaToolParser", "gigachat3_tool_parser:GigaChat3ToolParser",
+        "granite4_tool_parser:Granite4ToolParser", "granite_20b_fc_tool_parser:Granite20bFCToolParser",
+        "granite_engine_tool_parser:GraniteEngineToolParser", "hunyuan_a13b_tool_parser:HunyuanA13BToolParser",
+        "hy_v3_tool_parser:HYV3ToolParser", "hy_v4_tool_parser:HYV4ToolParser",
+        "inkling_tool_parser:InklingEngineToolParser", "internlm2_tool_parser:Internlm2ToolParser",
+        "jamba_tool_parser:JambaToolParser", "k2_horizon_tool_parser:K2HorizonToolParser",
+        "lfm2_tool_parser:Lfm2ToolParser", "ling3_tool_parser:Ling3ToolParser",
+        "longcat_tool_parser:LongcatFlashToolParser", "mimo_tool_parser:MiMoToolParser",
+        "minicpm5xml_tool_parser:MiniCPM5XMLToolParser", "muse_glimmer_tool_parser:MuseGlimmerToolParser", "muse_tool_parser:MuseToolParser",
+        "olmo3_tool_parser:Olmo3PythonicToolParser", "phi4mini_tool_parser:Phi4MiniJsonToolParser",
+        "plamo3_engine_tool_parser:Plamo3EngineToolParser", "poolside_v1_tool_parser:PoolsideV1ToolParser",
+        "response_template_tool_parser:ResponseTemplateToolParser",
+        "seed_oss_engine_tool_parser:SeedOssEngineToolParser", "step3_tool_parser:Step3ToolParser",
+        "step3p5_tool_parser:Step3p5ToolParser", "step5_tool_parser:Step5ToolParser", "xlam_tool_parser:xLAMToolParser")]
+    + ["vllm.parser.cohere_command:CohereCommandParser",
+       "vllm.parser.minicpmv:MiniCPMVUnifiedParser", "vllm.parser.abstract_parser:DelegatingParser"]
+)
 
 
 class AdapterError(ValueError):
@@ -113,7 +170,7 @@ def engine_of(cls: Any) -> str | None:
     """Which engine protocol ``cls`` speaks, or ``None`` for callscale's own contract.
 
     From the top-level package of the class or of a base class, else from its
-    methods: ``extract_tool_calls_streaming`` is vLLM's; ``parse_streaming_increment``
+    methods: ``extract_tool_calls_streaming`` (a ``ToolParser``) or ``parse_delta`` (a ``Parser``) is vLLM's; ``parse_streaming_increment``
     without ``finish`` is TensorRT-LLM's (SGLang's detectors have ``finish``
     since 0.5, so by methods alone they speak callscale's contract).
     """
@@ -122,7 +179,7 @@ def engine_of(cls: Any) -> str | None:
         for name, (package, _) in ENGINES.items():
             if root == package:
                 return name
-    if callable(getattr(cls, "extract_tool_calls_streaming", None)):
+    if callable(getattr(cls, "extract_tool_calls_streaming", None)) or callable(getattr(cls, "parse_delta", None)):
         return "vllm"
     if callable(getattr(cls, "parse_streaming_increment", None)) and not callable(getattr(cls, "finish", None)):
         return "trtllm"

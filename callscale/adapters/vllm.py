@@ -29,11 +29,28 @@ without a reasoning parser, ``tool_choice="auto"``):
   last only at ``finish``, so the adapter returns each delta's message one
   increment late and the last one from ``finish``.
 
-The tokenizer is a stand-in (:class:`SpecialTokenizer`): its vocabulary is
-the format's special tokens (``callscale.workloads.render.get(fmt).special_tokens``),
-each one id; any other run of text in a delta is one more id. vLLM parsers
-look their markers up in ``get_vocab()`` and test ids in the token-id lists,
-which this reproduces; they do not read the ids of plain text.
+The tokenizer (:func:`tokenizer_for`) is the format's real one where
+:mod:`callscale.tokenizers` has it installed (ids, vocabulary and special
+set the model's); else a stand-in (:class:`SpecialTokenizer`) whose
+vocabulary is the format's tokens (``callscale.workloads.render.get(fmt).special_tokens``),
+each one id, any other run of text in a delta one more id, and whose
+special set (``all_special_tokens``) is only the tokens the model's
+tokenizer marks special (:data:`callscale.tokenizers.MODEL_SPECIAL`: vLLM's
+engine-based parsers drop special tokens that are not their terminals).
+Token ids are taken before measuring: a delta of the ``model`` chunkings
+carries its ids (:class:`callscale.tokenizers.Piece`), as vLLM's serving
+layer receives them from the engine; a delta of another chunking is encoded
+on arrival (the tokenizer's cost is then measured with the parser).
+
+vLLM's ``Parser`` protocol (``vllm/parser/abstract_parser.py``: a class with
+``parse_delta(delta_text, delta_token_ids, request, finished=)`` and
+``parse(text, request, enable_auto_tools=, model_output_token_ids=)``), which
+vLLM 0.33 serves gpt-oss through (``vllm.parser.harmony:HarmonyParser``), is
+spoken by :class:`VllmParserAdapter`: each delta is handed over one
+increment late, so the last goes with ``finished=True`` at ``finish``; its
+``reasoning`` is callscale's reasoning. A ``Parser`` class without its
+``tool_parser_cls`` gets the classes vLLM's ``ParserManager`` composes it
+with (:data:`PARSER_PARTS`).
 """
 
 from __future__ import annotations
@@ -57,7 +74,7 @@ FIRST_SPECIAL_ID = 100_000
 
 
 class SpecialTokenizer:
-    """A tokenizer stand-in whose vocabulary is a format's special tokens.
+    """A tokenizer stand-in whose vocabulary is a format's tokens; ``special``: those the model marks special.
 
     ``get_vocab()`` -> ``{token: id}``; ``encode(text)`` -> ids, one per
     special token and one (:data:`TEXT_ID`) per run of other text;
@@ -65,14 +82,17 @@ class SpecialTokenizer:
     in the text.
     """
 
-    def __init__(self, special_tokens: Sequence[str]) -> None:
+    name = "stand-in"
+
+    def __init__(self, special_tokens: Sequence[str], special: Sequence[str] | None = None) -> None:
         tokens = list(dict.fromkeys(t for t in special_tokens if t))
         self.vocab = {t: FIRST_SPECIAL_ID + i for i, t in enumerate(tokens)}
         self._by_id = {i: t for t, i in self.vocab.items()}
         ordered = sorted(tokens, key=len, reverse=True)
         self._split = re.compile("(" + "|".join(map(re.escape, ordered)) + ")").split if ordered else None
-        self.all_special_tokens = tokens
-        self.all_special_ids = list(self.vocab.values())
+        marked = tokens if special is None else [t for t in tokens if t in set(special)]
+        self.all_special_tokens = marked
+        self.all_special_ids = [self.vocab[t] for t in marked]
         self.eos_token, self.eos_token_id = None, None
 
     def get_vocab(self) -> dict[str, int]:
@@ -104,6 +124,75 @@ class SpecialTokenizer:
 
     def tokenize(self, text: str, **_: Any) -> list[str]:
         return [self._by_id.get(i, "") for i in self.encode(text)]
+
+
+class RealTokenizer:
+    """A :class:`callscale.tokenizers.ModelTokenizer` with the methods vLLM's parsers call on a
+    Hugging Face tokenizer (``get_vocab``, ``encode``, ``decode``, ``convert_tokens_to_ids``,
+    ``convert_ids_to_tokens``, ``tokenize``, ``all_special_tokens``, ``all_special_ids``)."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.name = model.name
+        self.all_special_tokens = model.special_tokens
+        self.all_special_ids = [model.added[t] for t in self.all_special_tokens]
+        self._by_id = {i: t for t, i in model.added.items()}
+        self.eos_token, self.eos_token_id = None, None
+
+    @property
+    def vocab(self) -> dict[str, int]:
+        return self.model.vocab
+
+    def get_vocab(self) -> dict[str, int]:
+        """The vocabulary, the same dict each call (as vLLM's cached tokenizer returns it; do not change it)."""
+        return self.model.vocab
+
+    def __len__(self) -> int:
+        return self.model.vocab_size
+
+    def encode(self, text: str, add_special_tokens: bool = False, **_: Any) -> list[int]:
+        return self.model.encode(text) if text else []
+
+    def decode(self, ids: Any, skip_special_tokens: bool = False, **_: Any) -> str:
+        ids = [ids] if isinstance(ids, int) else list(ids)
+        if skip_special_tokens:
+            special = self.model.special_ids
+            ids = [i for i in ids if i not in special]
+        return self.model.decode(ids)
+
+    def convert_tokens_to_ids(self, tokens: Any) -> Any:
+        if isinstance(tokens, str):
+            return self.model.added.get(tokens, self.model.vocab.get(tokens))
+        return [self.convert_tokens_to_ids(t) for t in tokens]
+
+    def convert_ids_to_tokens(self, ids: Any, skip_special_tokens: bool = False) -> Any:
+        if isinstance(ids, int):
+            return self._by_id.get(ids) or self.model.token_string(ids)
+        return [self.convert_ids_to_tokens(i) for i in ids]
+
+    def tokenize(self, text: str, **_: Any) -> list[str]:
+        return self.convert_ids_to_tokens(self.encode(text))
+
+
+def tokenizer_for(fmt: str) -> Any:
+    """The tokenizer vLLM's parsers get for ``fmt``: the real one where installed, else the stand-in
+    (see the module docstring); ``.name`` says which."""
+    from callscale import tokenizers
+    from callscale.workloads import render
+
+    model = tokenizers.get(fmt)
+    if model is not None:
+        return RealTokenizer(model)
+    return SpecialTokenizer(render.get(fmt).special_tokens, tokenizers.MODEL_SPECIAL.get(fmt))
+
+
+def delta_ids(tokenizer: Any, delta: str) -> list[int]:
+    """The token ids of ``delta``: those it carries (a ``model`` chunking's :class:`~callscale.tokenizers.Piece`,
+    when ``tokenizer`` is the real one), else ``tokenizer.encode(delta)``."""
+    ids = getattr(delta, "token_ids", None)
+    if ids is not None and isinstance(tokenizer, RealTokenizer):
+        return list(ids)
+    return tokenizer.encode(delta)
 
 
 def _field(obj: Any, key: str) -> Any:
@@ -201,14 +290,14 @@ class VllmAdapter:
 
     def parse_streaming_increment(self, delta: str, tools: Sequence[Any]) -> Any:
         request = self._setup(tools)
-        delta_ids = self.tokenizer.encode(delta)
+        ids = delta_ids(self.tokenizer, delta)
         if self._engine_based:
-            previous_text, previous_ids, current_text, current_ids = "", [], delta, delta_ids
+            previous_text, previous_ids, current_text, current_ids = "", [], delta, ids
         else:
             previous_text, previous_ids = self.previous_text, self.previous_token_ids
-            current_text, current_ids = previous_text + delta, previous_ids + delta_ids
-        message = self.inner.extract_tool_calls_streaming(previous_text, current_text, delta, previous_ids,
-                                                          current_ids, delta_ids, request)
+            current_text, current_ids = previous_text + delta, previous_ids + ids
+        message = self.inner.extract_tool_calls_streaming(previous_text, current_text, str(delta), previous_ids,
+                                                          current_ids, ids, request)
         if not self._engine_based:
             self.previous_text, self.previous_token_ids = current_text, current_ids
         held, self._held = self._held, message
@@ -253,6 +342,87 @@ class VllmAdapter:
         return _result(_field(info, "content"), calls)
 
 
+#: ``module:Class`` of a vLLM ``Parser`` -> the (tool parser, reasoning parser) classes vLLM's
+#: ``ParserManager`` composes it with (vLLM 0.33 ``parser/parser_manager.py``: gpt-oss is served with
+#: ``--tool-call-parser openai --reasoning-parser openai_gptoss``).
+PARSER_PARTS: dict[str, tuple[str, str | None]] = {
+    "vllm.parser.harmony:HarmonyParser": ("vllm.tool_parsers.gptoss_tool_parser:GptOssToolParser",
+                                          "vllm.reasoning.gptoss_reasoning_parser:GptOssReasoningParser"),
+}
+
+
+def _load(target: str) -> Any:
+    import importlib
+
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+class VllmParserAdapter(VllmAdapter):
+    """One stream of a vLLM ``Parser`` (``parse_delta``), in callscale's contract (module docstring)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._pending: tuple[str, list[int]] | None = None
+
+    def _setup(self, tools: Sequence[Any] | None) -> Any:
+        if self._request is not None and tools is self._request_source:
+            return self._request
+        built = self.inner is None
+        if built:
+            self.inner = object()  # the base class builds a ToolParser; ours is built below
+        request = super()._setup(tools)
+        if built:
+            self.inner = self.engine_class(self.tokenizer, list(request.tools or []))
+        return request
+
+    def _send(self, delta: str, ids: list[int], request: Any, finished: bool) -> Any:
+        message = self.inner.parse_delta(delta, ids, request, finished=finished)
+        result = delta_result(message)
+        reasoning = _field(message, "reasoning") if message is not None else None
+        if reasoning:
+            result.reasoning_text = reasoning
+        return result
+
+    def parse_streaming_increment(self, delta: str, tools: Sequence[Any]) -> Any:
+        request = self._setup(tools)
+        pending, self._pending = self._pending, (str(delta), delta_ids(self.tokenizer, delta))
+        if pending is None:
+            return _result("", [])
+        return self._send(*pending, request, False)
+
+    def finish(self, tools: Sequence[Any]) -> Any:
+        if self.inner is None or self._finished:
+            return _result("", [])
+        self._finished = True
+        pending, self._pending = self._pending, None
+        return self._send(*(pending or ("", [])), self._request, True)
+
+    def detect_and_parse(self, text: str, tools: Sequence[Any]) -> Any:
+        from callscale.parsers.base import ToolCallItem
+
+        request = self._setup(tools)
+        reasoning, content, calls = self.inner.parse(text, request, enable_auto_tools=True,
+                                                     model_output_token_ids=self.tokenizer.encode(text))
+        items = [ToolCallItem(tool_index=i, name=_field(c, "name"), parameters=_field(c, "arguments") or "")
+                 for i, c in enumerate(calls or [])]
+        result = _result(content, items)
+        result.reasoning_text = reasoning or ""
+        return result
+
+
+def _parser_class(cls: Any) -> Any:
+    """``cls`` with the tool and reasoning parser classes vLLM composes it with, where it lacks them."""
+    parts = PARSER_PARTS.get(f"{cls.__module__}:{cls.__name__}")
+    if parts is None or getattr(cls, "tool_parser_cls", None) is not None:
+        return cls
+    tool, reasoning = parts
+    attrs = {"tool_parser_cls": _load(tool)}
+    if reasoning is not None:
+        attrs["reasoning_parser_cls"] = _load(reasoning)
+    return type(cls.__name__, (cls,), attrs)
+
+
 def _takes_tools(cls: Any) -> bool:
     try:
         params = list(inspect.signature(cls).parameters.values())
@@ -268,18 +438,28 @@ def factory(cls: Any, fmt: str) -> Callable[[], Any]:
     Raises :class:`~callscale.adapters.AdapterError` when ``cls`` lacks
     ``extract_tool_calls_streaming``.
     """
-    from callscale.workloads import render
-
     from . import AdapterError
 
-    if not callable(getattr(cls, "extract_tool_calls_streaming", None)):
-        raise AdapterError(f"{getattr(cls, '__name__', cls)!s} has no extract_tool_calls_streaming(): "
+    # a Parser (vLLM's DelegatingParser also has extract_tool_calls_streaming, which its serving layer
+    # does not call: parse_delta is what it drives)
+    is_parser = callable(getattr(cls, "parse_delta", None))
+    if not is_parser and not callable(getattr(cls, "extract_tool_calls_streaming", None)):
+        raise AdapterError(f"{getattr(cls, '__name__', cls)!s} has no extract_tool_calls_streaming() or parse_delta(): "
                            "not a vllm tool parser")
+    if is_parser:
+        engine_class = _parser_class(cls)
+        return type(f"vllm:{cls.__name__}", (VllmParserAdapter,), {
+            "engine_class": engine_class,
+            "tool_model": find_class(cls, ("ChatCompletionToolsParam",), PROTOCOL_MODULES),
+            "request_model": find_class(cls, ("ChatCompletionRequest",), PROTOCOL_MODULES),
+            "tokenizer": tokenizer_for(fmt),
+            "__doc__": f"{cls.__module__}.{cls.__name__} (vllm Parser) in callscale's contract.",
+        })
     attrs = {
         "engine_class": cls,
         "tool_model": find_class(cls, ("ChatCompletionToolsParam",), PROTOCOL_MODULES),
         "request_model": find_class(cls, ("ChatCompletionRequest",), PROTOCOL_MODULES),
-        "tokenizer": SpecialTokenizer(render.get(fmt).special_tokens),
+        "tokenizer": tokenizer_for(fmt),
         "takes_tools": _takes_tools(cls),
         "__doc__": f"{cls.__module__}.{cls.__name__} (vllm) in callscale's contract.",
     }

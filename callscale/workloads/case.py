@@ -34,4 +34,4 @@ class Case:
 
     def deltas(self, chunking: str | Chunking = DEFAULT_CHUNKING) -> list[str]:
         """The text split into deltas by a chunking spec."""
-        return chunk(self.text, chunking, self.special_tokens)
+        return chunk(self.text, chunking, self.special_tokens, self.format)

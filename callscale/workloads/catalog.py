@@ -19,6 +19,12 @@ size in characters, ``seed`` picks the text (same seed, same text).
 | ``literal_closing_tags`` | a ``write_file`` call whose ``length``-character ``content`` (parser code being edited) holds the format's own closing tags as text many times (plain source when the format declares none, see below) |
 | ``parallel_calls`` | a short sentence, then ``read_file(path)`` calls in one calls block until the text reaches ``length`` |
 
+Where a format's models open their output with the call (the renderer's
+``call_first``: Llama 3 JSON and Llama 4 pythonic, docs/formats.md), the
+workloads that have a short sentence before their calls write none: the
+text starts with the call and the expected content is ``""``
+(:func:`intro`); engines' parsers for those formats take a call only there.
+
 ``len(case.text)`` is close to ``length``, not equal: the call markup and
 the escaping of values (JSON formats) add a few percent; calls are whole, so
 ``many_short_calls`` and ``parallel_calls`` overshoot by less than one call.
@@ -43,7 +49,7 @@ from .case import Case
 from .render import Call, Renderer
 from .source import SOURCE_FILES, prose, source_code
 
-__all__ = ["HEADLINE", "Workload", "names", "get", "make", "tools_for", "formats"]
+__all__ = ["HEADLINE", "Workload", "names", "get", "make", "tools_for", "formats", "intro"]
 
 Workload = Callable[[str, int, int], Case]
 """``(fmt, length, seed) -> Case``; ``length`` in characters."""
@@ -205,6 +211,12 @@ WRITE_INTRO = "I'll write the file."
 CALLS_INTRO = "I'll run these."
 READ_INTRO = "I'll read the files."
 
+def intro(r: Renderer, sentence: str) -> str:
+    """The content before a workload's calls: ``sentence``, or ``""`` for a format whose models write the
+    call first (``r.call_first``, see the module docstring)."""
+    return "" if getattr(r, "call_first", False) else sentence
+
+
 #: Tools a request of the no-call workloads offers (what the model could have called).
 _OFFERED = (Call("write_file", {"path": "", "content": ""}), Call("read_file", {"path": ""}))
 
@@ -277,7 +289,8 @@ def write_file(fmt: str, length: int, seed: int = 0) -> Case:
     """One ``write_file(path, content)`` call; ``content`` is exactly ``length`` characters of stdlib source."""
     r = _renderer(fmt)
     call = _write_call(length, seed)
-    return _case(r, "write_file", length, r.render([call], WRITE_INTRO), WRITE_INTRO, [call])
+    content = intro(r, WRITE_INTRO)
+    return _case(r, "write_file", length, r.render([call], content), content, [call])
 
 
 _CITIES = ("Paris", "Zürich", "São Paulo", "東京", "Reykjavík", "New York", "Kraków")
@@ -314,8 +327,9 @@ def many_short_calls(fmt: str, length: int, seed: int = 0) -> Case:
     """Short calls of five tools (every JSON type among the arguments) in one block, to about ``length`` characters."""
     r = _renderer(fmt)
     rng = random.Random(f"many:{seed}")
-    text, calls = _fill(r, length, CALLS_INTRO, lambda: _short_call(rng))
-    return _case(r, "many_short_calls", length, text, CALLS_INTRO, calls)
+    content = intro(r, CALLS_INTRO)
+    text, calls = _fill(r, length, content, lambda: _short_call(rng))
+    return _case(r, "many_short_calls", length, text, content, calls)
 
 
 @_workload("repeated_opener")
@@ -358,12 +372,13 @@ def unclosed_call(fmt: str, length: int, seed: int = 0) -> Case:
     """
     r = _renderer(fmt)
     call = _write_call(length, seed)
-    full = r.render([call], WRITE_INTRO)
+    content = intro(r, WRITE_INTRO)
+    full = r.render([call], content)
     longer = Call(call.name, {**call.arguments, "content": call.arguments["content"] + "#"})
-    cut = _common_prefix_length(full, r.render([longer], WRITE_INTRO))
+    cut = _common_prefix_length(full, r.render([longer], content))
     if cut >= len(full):  # pragma: no cover - a renderer that writes nothing after a value
         raise ValueError(f"format {fmt!r}: nothing follows the value to cut off")
-    return _case(r, "unclosed_call", length, full[:cut], WRITE_INTRO, [], offered=[call])
+    return _case(r, "unclosed_call", length, full[:cut], content, [], offered=[call])
 
 
 _TAG_LINES = (
@@ -425,7 +440,8 @@ def literal_closing_tags(fmt: str, length: int, seed: int = 0) -> Case:
     tags = tuple(t for t in r.closing_tags if t)
     content = _with_closing_tags(length, seed, tags) if tags else None
     call = _write_call(length, seed, content)
-    return _case(r, "literal_closing_tags", length, r.render([call], WRITE_INTRO), WRITE_INTRO, [call])
+    before = intro(r, WRITE_INTRO)
+    return _case(r, "literal_closing_tags", length, r.render([call], before), before, [call])
 
 
 @_workload("parallel_calls")
@@ -444,5 +460,6 @@ def parallel_calls(fmt: str, length: int, seed: int = 0) -> Case:
         stem = rng.choice(SOURCE_FILES)[:-3]
         return Call("read_file", {"path": f"src/{stem}_{i}.py"})
 
-    text, calls = _fill(r, length, READ_INTRO, next_call)
-    return _case(r, "parallel_calls", length, text, READ_INTRO, calls)
+    content = intro(r, READ_INTRO)
+    text, calls = _fill(r, length, content, next_call)
+    return _case(r, "parallel_calls", length, text, content, calls)

