@@ -209,7 +209,8 @@ _LOAD_FAILURES = ("cannot import ", " has no attribute ", "() failed: ", " witho
 
 def _cannot_test(p: argparse.ArgumentParser, exc: Exception) -> None:
     """Exit :data:`CANNOT_TEST` (one line) when a verdict command's parser cannot be imported or built."""
-    if p.prog.split()[-1] in _VERDICT_COMMANDS and any(s in str(exc) for s in _LOAD_FAILURES):
+    missing_engine = " engine is not installed" in str(exc)  # the runner lacks the engine: a bad setup, exit 2
+    if p.prog.split()[-1] in _VERDICT_COMMANDS and not missing_engine and any(s in str(exc) for s in _LOAD_FAILURES):
         p.exit(CANNOT_TEST, f"{p.prog}: cannot test: {' '.join(str(exc).split())} (exit {CANNOT_TEST}: "
                             "git bisect run skips this commit)\n")
 
