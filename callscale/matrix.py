@@ -182,7 +182,7 @@ def run(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence
         with tqdm(total=len(jobs), unit="child", desc=meter, leave=False, dynamic_ncols=True,
                   disable=None if progress is None else not progress) as children:
             try:
-                prefetch(jobs, progress=children)
+                prefetch(jobs, progress=children, timeout=timeout)
             except Exception:  # unavailable meter: each measurement reports it
                 pass
 
