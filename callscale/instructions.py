@@ -108,24 +108,60 @@ def check_available() -> None:
 _FIXED_ENV = {"PYTHONHASHSEED": "0", "LC_ALL": "C.UTF-8", "PYTHONIOENCODING": "utf-8", "PYTHONDONTWRITEBYTECODE": "1"}
 
 
-def child_environment() -> dict[str, str]:
+def child_environment(links: Sequence[str] = ()) -> dict[str, str]:
     """The metered child's whole environment: fixed, so counts do not move with the caller's.
 
     The size of the environment block shifts where the child's stack and heap
     lie, which moves instruction counts by ~0.1% (string copies run a
     different number of instructions at another alignment). So the child gets
-    only :data:`_FIXED_ENV` and a ``PYTHONPATH`` of this project's root, the
-    current directory (for ``module:Factory`` parsers) and the caller's
-    ``PYTHONPATH``. Byte-code of this project is compiled here first, so
+    only :data:`_FIXED_ENV` and a ``PYTHONPATH``: ``links`` (see
+    :func:`path_links`), else this project's root, the current directory (for
+    ``module:Factory`` parsers) and the caller's ``PYTHONPATH``. Byte-code
+    of this project is compiled here first (:func:`_compile_project`), so
     every child loads the same ``.pyc`` files instead of the first one
     compiling them; children write no byte-code (``PYTHONDONTWRITEBYTECODE``),
     so a plug-in module without a ``.pyc`` is compiled in memory alike on
     every run instead of differently on the first.
     """
     root = str(Path(__file__).resolve().parent.parent)
-    paths = [root, os.getcwd()] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     _compile_project(root)
+    paths = list(links) or _first_paths()
     return dict(_FIXED_ENV, PYTHONPATH=os.pathsep.join(dict.fromkeys(paths)))
+
+
+def _first_paths() -> list[str]:
+    """This project's root, the current directory and the caller's ``PYTHONPATH``: the child's path first."""
+    root = str(Path(__file__).resolve().parent.parent)
+    return list(dict.fromkeys([root, os.getcwd()] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                                                     if p]))
+
+
+def path_links(folder: Path) -> tuple[list[str], list[str]]:
+    """Fixed-length names for the child's import path: ``(first, caller)``, symbolic links in ``folder/p``.
+
+    Where this checkout and the virtualenv lie must not move counts: the
+    lengths of the path strings (``sys.path``, every module's ``__file__``,
+    code objects' file names) decide which allocator blocks the child's
+    set-up takes, and so where the objects of the streams land. So each
+    entry of :func:`_first_paths` and :func:`caller_path` becomes a link
+    named by its position (``07``, ``08.site-packages`` for a site folder,
+    whose ``.pth`` files the child still reads), and the child runs in
+    ``folder``: two clones in different folders, with their own
+    virtualenvs of the same interpreter and packages, give the same
+    paths, of the same lengths, to the child.
+    """
+    base = folder / "p"
+    base.mkdir(exist_ok=True)
+    first = _first_paths()
+    entries = list(dict.fromkeys(first + caller_path()))
+    names = {}
+    for i, entry in enumerate(entries):
+        name = f"{i:02d}" + (".site-packages" if entry.rstrip("/").endswith(("site-packages", "dist-packages"))
+                             else "")
+        link = base / name
+        os.symlink(entry, link)
+        names[entry] = str(link)
+    return [names[p] for p in first], [names[p] for p in caller_path()]
 
 
 def caller_path() -> list[str]:
@@ -141,14 +177,20 @@ def caller_path() -> list[str]:
     return [p for p in sys.path if p]
 
 
+#: The folder name compiled into this project's byte-code (``co_filename``), the same in every checkout.
+_COMPILED_AS = "/callscale-checkout"
+
+
 def _compile_project(root: str) -> None:
+    """Compile this project's byte-code as if it lay in :data:`_COMPILED_AS` (same file names in any
+    checkout; the import system renames a code object's file to where it was loaded from)."""
     import compileall
 
-    for package in ("parsers", "workloads", "callscale"):
-        try:
-            compileall.compile_dir(os.path.join(root, package), quiet=2)
-        except OSError:  # a read-only checkout: children compile in memory, alike each time
-            pass
+    try:
+        compileall.compile_dir(os.path.join(root, "callscale"), quiet=2, force=True,
+                               ddir=os.path.join(_COMPILED_AS, "callscale"))
+    except OSError:  # a read-only checkout: children compile in memory, alike each time
+        pass
 
 
 _TOTAL = re.compile(r"^(?:summary|totals):\s*(\d+)", re.MULTILINE)
@@ -218,18 +260,19 @@ class _Child:
         (folder / "items").mkdir()
         for index, item in enumerate(self.items):  # one file each: a fork reads its own, not the selection
             (folder / "items" / f"{index:06d}").write_text(json.dumps(list(item)), encoding="utf-8")
-        spec = {"mode": "instructions", "count": len(self.items), "items": str(folder / "items"), "chunking": chunking,
-                "seed": seed, "path": caller_path()}
-        spec_file = folder / "spec.json"
-        spec_file.write_text(json.dumps(spec), encoding="utf-8")
-        self.out = folder / "cg.%p.out"  # one file per fork (%p: its process id)
+        first, caller = path_links(folder)
+        spec = {"mode": "instructions", "count": len(self.items), "items": "items", "chunking": chunking,
+                "seed": seed, "path": caller}
+        spec_file = "spec.json"
+        (folder / spec_file).write_text(json.dumps(spec), encoding="utf-8")
+        self.out = "cg.%p.out"  # one file per fork (%p: its process id), in the child's folder
         self.err_path = folder / "stderr.txt"
         cmd = [_valgrind(), "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=no",
                f"--callgrind-out-file={self.out}", "--dump-instr=no", "--compress-strings=no",
                "--compress-pos=no", interpreter(), "-m", "callscale._child", f"@{spec_file}"]
         self.err = open(self.err_path, "wb")
         # its own process group (session), so a stop kills valgrind and anything it started
-        self.proc = subprocess.Popen(cmd, env=child_environment(), stdin=subprocess.DEVNULL,
+        self.proc = subprocess.Popen(cmd, env=child_environment(first), cwd=folder, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=self.err, start_new_session=True,
                                      preexec_fn=_no_address_randomisation)
         self._buffer = b""
