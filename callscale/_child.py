@@ -314,17 +314,42 @@ def import_path(own: list[str], caller: list[str], pythonpath: list[str]) -> lis
 
 
 def _use_caller_path(caller: list[str]) -> None:
-    """Make the caller's import path (``spec["path"]``, its ``sys.path``) this process's (:func:`import_path`);
-    the caller's site-packages folders go through ``site.addsitedir`` so their ``.pth`` files apply."""
+    """Make the caller's import path (``spec["path"]``, its ``sys.path``) this process's (:func:`import_path`),
+    and run the ``import`` lines of the ``.pth`` files in the caller's site-packages folders (:func:`_run_pth`)."""
     if not caller:
         return
-    import os
-    import site
-
     sys.path[:] = import_path(sys.path, caller, os.environ.get("PYTHONPATH", "").split(os.pathsep))
     for path in caller:
         if _site_dir(path):
-            site.addsitedir(path)
+            _run_pth(path)
+
+
+def _run_pth(folder: str) -> None:
+    """The ``import`` lines of ``folder``'s ``.pth`` files, in name order, as ``site`` runs them.
+
+    Their path lines are not added: the caller's ``sys.path`` (already in
+    this process's) holds them, by fixed-length names (see
+    :func:`callscale.instructions.path_links`). This project's own
+    editable-install finder is not installed either: the project is first on
+    the path, and the finder holds the checkout's folder name, whose length
+    would move counts.
+    """
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".pth"))
+    except OSError:
+        return
+    for name in names:
+        try:
+            with open(os.path.join(folder, name), encoding="utf-8") as fh:
+                lines = fh.read().splitlines()
+        except (OSError, UnicodeDecodeError):
+            continue
+        for line in lines:
+            if line.startswith(("import ", "import\t")) and "__editable___callscale_" not in line:
+                try:
+                    exec(line)
+                except Exception:  # as site does: a broken .pth line is skipped
+                    pass
 
 
 def main(argv: list[str]) -> int:
