@@ -318,7 +318,9 @@ def _use_caller_path(caller: list[str]) -> None:
     and run the ``import`` lines of the ``.pth`` files in the caller's site-packages folders (:func:`_run_pth`)."""
     if not caller:
         return
-    sys.path[:] = import_path(sys.path, caller, os.environ.get("PYTHONPATH", "").split(os.pathsep))
+    # not the working folder (``python -m`` puts it first): the metered child's holds its dump files
+    own = [p for p in sys.path if p != os.getcwd()]
+    sys.path[:] = import_path(own, caller, os.environ.get("PYTHONPATH", "").split(os.pathsep))
     for path in caller:
         if _site_dir(path):
             _run_pth(path)

@@ -125,43 +125,47 @@ def child_environment(links: Sequence[str] = ()) -> dict[str, str]:
     """
     root = str(Path(__file__).resolve().parent.parent)
     _compile_project(root)
-    paths = list(links) or _first_paths()
+    paths = list(links) or [root] + _last_paths()
     return dict(_FIXED_ENV, PYTHONPATH=os.pathsep.join(dict.fromkeys(paths)))
-
-
-def _first_paths() -> list[str]:
-    """This project's root, the current directory and the caller's ``PYTHONPATH``: the child's path first."""
-    root = str(Path(__file__).resolve().parent.parent)
-    return list(dict.fromkeys([root, os.getcwd()] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
-                                                     if p]))
 
 
 def path_links(folder: Path) -> tuple[list[str], list[str]]:
     """Fixed-length names for the child's import path: ``(first, caller)``, symbolic links in ``folder/p``.
 
-    Where this checkout and the virtualenv lie must not move counts: the
-    lengths of the path strings (``sys.path``, every module's ``__file__``,
-    code objects' file names) decide which allocator blocks the child's
-    set-up takes, and so where the objects of the streams land. So each
-    entry of :func:`_first_paths` and :func:`caller_path` becomes a link
-    named by its position (``07``, ``08.site-packages`` for a site folder,
-    whose ``.pth`` files the child still reads), and the child runs in
-    ``folder``: two clones in different folders, with their own
-    virtualenvs of the same interpreter and packages, give the same
-    paths, of the same lengths, to the child.
+    Where this checkout and the virtualenv lie, and what else lies in them,
+    must not move counts: the lengths of the path strings (``sys.path``,
+    every module's ``__file__``) and the directory listings the import
+    system caches decide which allocator blocks the child's set-up takes,
+    and so where the objects of the streams land (an empty untracked file
+    in the checkout moved counts by 0.1%). So this project is imported from
+    ``p/00``, a folder holding nothing but a link to its ``callscale``
+    package; each other entry of the caller's path becomes a link named by
+    its position (``03``, ``05.site-packages`` for a site folder, whose
+    ``.pth`` import lines the child still runs); and the caller's current
+    directory and ``PYTHONPATH`` (for ``module:Factory`` parsers) come last,
+    so that importing a built-in parser never lists them. Two clones in
+    different folders, with their own virtualenvs of the same interpreter
+    and packages, so give the child the same paths, of the same lengths.
     """
     base = folder / "p"
     base.mkdir(exist_ok=True)
-    first = _first_paths()
-    entries = list(dict.fromkeys(first + caller_path()))
+    own = base / "00"
+    own.mkdir()
+    os.symlink(Path(__file__).resolve().parent, own / "callscale")
+    caller = list(dict.fromkeys(p for p in caller_path() + _last_paths() if p))
     names = {}
-    for i, entry in enumerate(entries):
+    for i, entry in enumerate(caller, start=1):
         name = f"{i:02d}" + (".site-packages" if entry.rstrip("/").endswith(("site-packages", "dist-packages"))
                              else "")
-        link = base / name
-        os.symlink(entry, link)
-        names[entry] = str(link)
-    return [names[p] for p in first], [names[p] for p in caller_path()]
+        os.symlink(entry, base / name)
+        names[entry] = str(base / name)
+    last = [names[p] for p in _last_paths() if p in names]
+    return [str(own)], [names[p] for p in caller if p not in _last_paths()] + last
+
+
+def _last_paths() -> list[str]:
+    """The caller's current directory and ``PYTHONPATH`` entries (plug-ins are imported from there)."""
+    return list(dict.fromkeys([os.getcwd()] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
 
 
 def caller_path() -> list[str]:
