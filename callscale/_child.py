@@ -203,7 +203,7 @@ def _count_item(spec, index, item, requests, say) -> None:
     collect()
     collect()
     dump("calibration")  # the toggle pair's own cost, subtracted from the count
-    say(step="case", index=index)
+    say(step="case", index=f"{index:09d}")
     try:
         # the same stream once, uncounted: first-use costs (lazy imports,
         # regex compilation, specialised byte-code), the allocator's pools
@@ -255,7 +255,8 @@ def instructions(spec) -> None:
                     os._exit(0)  # the caller gave up on it (its parser hung or crashed on a shorter case)
                 with open(os.path.join(spec["items"], f"{index:06d}"), encoding="utf-8") as fh:
                     item = json.load(fh)
-                say(step="item", index=index, pid=os.getpid())
+                # fixed-width numbers: what the fork allocates must not depend on its position or process id
+                say(step="item", index=f"{index:09d}", pid=f"{os.getpid():09d}")
                 _count_item(spec, index, item, requests, say)
             except BaseException:
                 code = 70

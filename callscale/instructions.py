@@ -448,7 +448,7 @@ def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
                     os.kill(fork_pid, signal.SIGKILL)  # the child reports it as died
                     killed.add(fork_pid)
                 elif message.get("step") == "item":
-                    fork_pid, index, streaming = message["pid"], message["index"], False
+                    fork_pid, index, streaming = int(message["pid"]), int(message["index"]), False
                     budget = slow_setup
                 elif message.get("step") == "case":
                     streaming = True
