@@ -314,45 +314,27 @@ def import_path(own: list[str], caller: list[str], pythonpath: list[str]) -> lis
     return list(dict.fromkeys(first + [p for p in caller if p] + rest))
 
 
-def _use_caller_path(caller: list[str]) -> None:
+def _use_caller_path(caller: list[str], pth_imports: list[str] | None = None) -> None:
     """Make the caller's import path (``spec["path"]``, its ``sys.path``) this process's (:func:`import_path`),
-    and run the ``import`` lines of the ``.pth`` files in the caller's site-packages folders (:func:`_run_pth`)."""
+    and run the ``import`` lines of the ``.pth`` files in the caller's site-packages folders: ``pth_imports``
+    when the caller read them (:func:`callscale.instructions.pth_imports`), else read here."""
     if not caller:
         return
     # not the working folder (``python -m`` puts it first): the metered child's holds its dump files
     own = [p for p in sys.path if p != os.getcwd()]
     sys.path[:] = import_path(own, caller, os.environ.get("PYTHONPATH", "").split(os.pathsep))
-    for path in caller:
-        if _site_dir(path):
-            _run_pth(path)
+    if pth_imports is None:
+        import site
 
-
-def _run_pth(folder: str) -> None:
-    """The ``import`` lines of ``folder``'s ``.pth`` files, in name order, as ``site`` runs them.
-
-    Their path lines are not added: the caller's ``sys.path`` (already in
-    this process's) holds them, by fixed-length names (see
-    :func:`callscale.instructions.path_links`). This project's own
-    editable-install finder is not installed either: the project is first on
-    the path, and the finder holds the checkout's folder name, whose length
-    would move counts.
-    """
-    try:
-        names = sorted(n for n in os.listdir(folder) if n.endswith(".pth"))
-    except OSError:
+        for path in caller:
+            if _site_dir(path):
+                site.addsitedir(path)
         return
-    for name in names:
+    for line in pth_imports:
         try:
-            with open(os.path.join(folder, name), encoding="utf-8") as fh:
-                lines = fh.read().splitlines()
-        except (OSError, UnicodeDecodeError):
-            continue
-        for line in lines:
-            if line.startswith(("import ", "import\t")) and "__editable___callscale_" not in line:
-                try:
-                    exec(line)
-                except Exception:  # as site does: a broken .pth line is skipped
-                    pass
+            exec(line)
+        except Exception:  # as site does: a broken .pth line is skipped
+            pass
 
 
 def main(argv: list[str]) -> int:
@@ -361,7 +343,7 @@ def main(argv: list[str]) -> int:
         with open(text[1:], encoding="utf-8") as fh:
             text = fh.read()
     spec = json.loads(text)
-    _use_caller_path(spec.get("path", []))
+    _use_caller_path(spec.get("path", []), spec.get("pth_imports"))
     {"instructions": instructions, "profile": profile}[spec.get("mode", "instructions")](spec)
     return 0
 

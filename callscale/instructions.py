@@ -163,6 +163,33 @@ def path_links(folder: Path) -> tuple[list[str], list[str]]:
     return [str(own)], [names[p] for p in caller if p not in _last_paths()] + last
 
 
+def pth_imports(folders: Sequence[str]) -> list[str]:
+    """The ``import`` lines of the ``.pth`` files in the caller's site-packages ``folders``, for the child to run.
+
+    Read here, not in the child: their path lines (which the caller's
+    ``sys.path`` holds already) have the checkout's folder name in them, and
+    reading text of another length in the child moves its counts. This
+    project's own editable-install finder is left out (the child imports the
+    project from the front of its path, and the finder holds the folder name).
+    """
+    lines = []
+    for folder in folders:
+        if not folder.rstrip("/").endswith(("site-packages", "dist-packages")):
+            continue
+        try:
+            names = sorted(n for n in os.listdir(folder) if n.endswith(".pth"))
+        except OSError:
+            continue
+        for name in names:
+            try:
+                text = Path(folder, name).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            lines += [line for line in text.splitlines()
+                      if line.startswith(("import ", "import\t")) and "__editable___callscale_" not in line]
+    return lines
+
+
 def _last_paths() -> list[str]:
     """The caller's current directory and ``PYTHONPATH`` entries (plug-ins are imported from there)."""
     return list(dict.fromkeys([os.getcwd()] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
@@ -266,7 +293,7 @@ class _Child:
             (folder / "items" / f"{index:06d}").write_text(json.dumps(list(item)), encoding="utf-8")
         first, caller = path_links(folder)
         spec = {"mode": "instructions", "count": len(self.items), "items": "items", "chunking": chunking,
-                "seed": seed, "path": caller}
+                "seed": seed, "path": caller, "pth_imports": pth_imports(caller_path())}
         spec_file = "spec.json"
         (folder / spec_file).write_text(json.dumps(spec), encoding="utf-8")
         self.out = "cg.%p.out"  # one file per fork (%p: its process id), in the child's folder
