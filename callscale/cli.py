@@ -174,6 +174,42 @@ def add_selectors(p: argparse.ArgumentParser) -> None:
                         "and exit 1 when a pair got worse")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar on stderr (default: only when stderr is a terminal)")
+    add_shard(p)
+    p.add_argument("--changed-since", metavar="REF",
+                   help="measure only the parsers whose modules (or the shared modules they import) differ from "
+                        "the git REF; nothing to measure exits 0 (mapping: docs/exact.md)")
+
+
+def add_shard(p: argparse.ArgumentParser) -> None:
+    """``--shard I/N``: measure every N-th parser of the selection, from the I-th (:mod:`callscale.shard`)."""
+    p.add_argument("--shard", metavar="I/N",
+                   help="run shard I of N: every N-th parser of the selection, starting at the I-th "
+                        "(merge the shards' scaling.csv with `callscale gate --from`)")
+
+
+def _narrow(p: argparse.ArgumentParser, args: argparse.Namespace, specs: list) -> list:
+    """``--changed-since`` and ``--shard`` applied to the selected parser specs (``p.error`` on a bad value;
+    exit 0 with one line when nothing is left to measure)."""
+    from . import shard
+
+    ref = getattr(args, "changed_since", None)
+    if ref is not None:
+        try:
+            specs, why = shard.changed_formats(shard.changed_files(ref), specs)
+        except shard.ShardError as exc:
+            p.error(str(exc))
+        print(f"callscale: --changed-since {ref}: {why}", file=sys.stderr)
+        if not specs:
+            p.exit(0, f"callscale: no parser's modules changed since {ref}: nothing to measure\n")
+    if getattr(args, "shard", None) is not None:
+        try:
+            which = shard.parse_shard(args.shard)
+        except shard.ShardError as exc:
+            p.error(str(exc))
+        specs = shard.shard(specs, which)
+        if not specs:
+            p.exit(0, f"callscale: shard {args.shard} holds no parser: nothing to measure\n")
+    return specs
 
 
 def add_timeout(p: argparse.ArgumentParser) -> None:
@@ -240,7 +276,7 @@ def select(p: argparse.ArgumentParser, args: argparse.Namespace) -> Selection:
         if not names:
             p.error("no parsers are registered; name one with --parser module.path:ClassOrFactory "
                     "--workload-format NAME")
-    specs = _specs(p, names, args.format)
+    specs = _narrow(p, args, _specs(p, names, args.format))
     workloads = _workloads(p, _split(args.workload) or list(settings.workloads))
     threshold = args.threshold if args.threshold is not None else settings.threshold
     repeats = args.repeats if args.repeats is not None else settings.repeats
@@ -355,6 +391,42 @@ def _scale(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------- gate
 def _gate_arguments(p: argparse.ArgumentParser) -> None:
     add_selectors(p)
+    p.add_argument("--out", metavar="DIR",
+                   help="also write scaling.csv there (a shard's part for --from, or the counts --baseline reads)")
+    p.add_argument("--from", dest="from_csv", nargs="+", metavar="CSV",
+                   help="measure nothing: judge the scaling.csv files of a run's shards as one run "
+                        "(the selectors other than --threshold and the verdict rules are ignored)")
+
+
+def _gate_from(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """``gate --from CSV ...``: the merged verdict of the shards' files (:func:`callscale.shard.merge`)."""
+    from . import report, shard
+
+    settings = _settings(p)
+    reference, factor = _verdict_rules(p, args, settings)
+    threshold = args.threshold if args.threshold is not None else settings.threshold
+    try:
+        run = shard.merge(args.from_csv, threshold, reference, factor)
+    except shard.ShardError as exc:
+        p.error(f"--from: {exc}")
+    print(report.table(run))
+    for line in report.error_lines(run):
+        print(f"error: {line}")
+    print()
+    for line in report.gate_lines(run):
+        print(line)
+    worse = 0
+    if args.baseline is not None:
+        from . import compare
+
+        try:
+            base = compare.load(args.baseline)
+        except compare.CompareError as exc:
+            p.error(f"--baseline: {exc}")
+        sel = Selection([], [], run.lengths, run.chunking, run.repeats, threshold, run.meter, 0, settings,
+                        baseline=base)
+        worse = _against_baseline(sel, run)
+    return 0 if run.passed and not worse else 1
 
 
 def _gate(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
@@ -362,11 +434,19 @@ def _gate(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
     from .matrix import Interrupted
 
+    if args.from_csv:
+        return _gate_from(p, args)
     sel = select(p, args)
     try:
         run = _run(sel, args, detail=False)
     except Interrupted as exc:
         return _interrupted(exc)
+    if args.out is not None:
+        try:
+            print(f"wrote {_shown(report.write_csv(run, Path(args.out) / 'scaling.csv'))}")
+        except OSError as exc:
+            print(f"callscale gate: cannot write the results: {exc}", file=sys.stderr)
+            return 1
     print(report.table(run))
     for line in report.error_lines(run):
         print(f"error: {line}")
@@ -481,6 +561,7 @@ def _check_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--show", type=_count, default=20, metavar="N",
                    help="failing streams to print, 0 for none (default 20)")
     add_timeout(p)
+    add_shard(p)
 
 
 def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
@@ -502,7 +583,7 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         from callscale import parsers
 
         args.parser = parsers.names()
-    specs = _specs(p, _split(args.parser), args.format, null=False)
+    specs = _narrow(p, args, _specs(p, _split(args.parser), args.format, null=False))
     workloads = _workloads(p, _split(args.workload) or catalog.names())
     timeout = _timeout(args, _settings(p))
     texts = []
