@@ -140,6 +140,24 @@ class ClientRequests:
         self._call(self._block(DUMP_STATS_AT, self._ctypes.addressof(text)), 0)
 
 
+def _stream_keeping(factory, deltas, tools, results: list) -> None:
+    """Stream through a fresh parser, keeping each result (as a client does): the counted work."""
+    parser = factory()
+    feed, keep = parser.parse_streaming_increment, results.append
+    for delta in deltas:
+        keep(feed(delta, tools))
+    keep(parser.finish(tools))
+
+
+def _assembled(results: list) -> dict:
+    """What a client got from ``results`` (:func:`callscale.check.assemble`, lax), as JSON-able lists."""
+    from callscale.check import assemble
+
+    got = assemble(results, strict=False)
+    return {"content": got.content, "reasoning": got.reasoning,
+            "calls": [[call.name, call.arguments_text] for call in got.calls]}
+
+
 def _outcome(factory, deltas, tools) -> dict:
     """Stream once, keeping every result: what a client got (:func:`callscale.check.assemble`, lax)."""
     from callscale.check import assemble
@@ -173,55 +191,81 @@ def _settle_collector() -> None:
 
 
 def _pristine() -> None:
-    """Import what every fork needs, whatever the selection: the harness, every built-in parser and renderer."""
+    """Import and cache what every fork needs, whatever the selection: the harness, every built-in parser
+    and renderer, the workloads' corpus."""
     import callscale.check  # noqa: F401  (the outcome of a stream)
     import callscale.plugins  # noqa: F401
     from callscale import parsers
     from callscale.workloads import catalog, render
 
     parsers.names()  # imports every built-in parser module
-    render.names()
-    catalog.names()
+    # every workload in every format once, small: the corpus (source texts, prose) is read and cached
+    # here, once, not in each fork
+    for workload in catalog.names():
+        for fmt in render.names():
+            try:
+                catalog.make(workload, fmt, 1024)
+            except Exception:  # a workload a format cannot render: its forks report it
+                pass
 
 
-def _count_item(spec, index, item, requests, say) -> None:
-    """In a fork: make the parser and the case, stream once uncounted, then once counted (module docstring)."""
-    parser, fmt, workload, length = item
+def _skipped(index: int) -> bool:
+    """The caller gave up on this item (its parser hung or crashed on a shorter case): a ``skip.INDEX`` file."""
+    return os.path.exists(f"skip.{index}")
+
+
+def _count_row(spec, row, requests, say) -> None:
+    """In a fork: one parser x format x workload, its lengths ascending (see the module docstring)."""
+    parser, fmt, workload = row[0][1:4]
     try:
         factory = _factory(parser, fmt)[0]
     except BaseException as exc:
-        say(done=index, error=_error(exc))
+        for index, *_ in row:
+            say(done=index, error=_error(exc))
         return
-    try:
-        deltas, tools = _case(workload, fmt, length, spec)
-    except Exception as exc:
-        say(done=index, error=f"workload {workload} for {fmt}: {_error(exc)}")
-        return
+    cases = {}
+    for index, _, _, _, length in row:
+        try:
+            cases[index] = _case(workload, fmt, length, spec)
+        except Exception as exc:
+            cases[index] = f"workload {workload} for {fmt}: {_error(exc)}"
     requests.start()
     collect, dump = requests.collect, requests.dump
     _settle_collector()
     collect()
     collect()
-    dump("calibration")  # the toggle pair's own cost, subtracted from the count
-    say(step="case", index=f"{index:09d}")
-    try:
-        # the same stream once, uncounted: first-use costs (lazy imports,
-        # regex compilation, specialised byte-code), the allocator's pools
-        # for this size, and what the client got (the wrong-output check)
-        outcome = _outcome(factory, deltas, tools)
-    except Exception as exc:
-        say(done=index, error=_error(exc))
-        return
-    _settle_collector()
-    error = None
-    collect()
-    try:
-        _stream(factory, deltas, tools)
-    except Exception as exc:
-        error = exc
-    collect()
-    dump("case")
-    say(done=index, outcome=outcome, error=None if error is None else _error(error))
+    dump("calibration")  # the toggle pair's own cost, subtracted from each count
+    warm = False
+    for index, *_ in row:
+        if _skipped(index):
+            continue
+        case = cases[index]
+        if isinstance(case, str):
+            say(done=index, error=case)
+            continue
+        deltas, tools = case
+        say(step="case", index=f"{index:09d}")
+        if not warm:
+            # the row's first length once, uncounted: first-use costs (lazy
+            # imports, regex compilation, specialised byte-code)
+            try:
+                _outcome(factory, deltas, tools)
+            except Exception as exc:
+                say(done=index, error=_error(exc))
+                continue
+            warm = True
+        _settle_collector()
+        results: list = []
+        error = None
+        collect()
+        try:
+            _stream_keeping(factory, deltas, tools, results)
+        except Exception as exc:
+            error = exc
+        collect()
+        dump(f"case {index}")
+        say(done=index, outcome=_assembled(results) if error is None else None,
+            error=None if error is None else _error(error))
 
 
 def instructions(spec) -> None:
@@ -246,25 +290,24 @@ def instructions(spec) -> None:
     gc.freeze()
     say(step="ready", cpu=time.process_time())
     fork, wait = os.fork, os.waitpid
-    for index in range(spec["count"]):
+    for number in range(spec["count"]):
         pid = fork()
-        if pid == 0:  # the fork: one item, then gone
+        if pid == 0:  # the fork: one row, then gone
             code = 0
             try:
-                if os.path.exists(os.path.join(os.path.dirname(spec["items"]), f"skip.{index}")):
-                    os._exit(0)  # the caller gave up on it (its parser hung or crashed on a shorter case)
-                with open(os.path.join(spec["items"], f"{index:06d}"), encoding="utf-8") as fh:
-                    item = json.load(fh)
+                with open(os.path.join(spec["items"], f"{number:06d}"), encoding="utf-8") as fh:
+                    row = json.load(fh)
                 # fixed-width numbers: what the fork allocates must not depend on its position or process id
-                say(step="item", index=f"{index:09d}", pid=f"{os.getpid():09d}")
-                _count_item(spec, index, item, requests, say)
+                say(step="row", number=f"{number:09d}", pid=f"{os.getpid():09d}")
+                if not _skipped(row[0][0]):
+                    _count_row(spec, row, requests, say)
             except BaseException:
                 code = 70
             finally:
                 os._exit(code)
         status = wait(pid, 0)[1]
         if status:
-            say(died=index, status=os.waitstatus_to_exitcode(status))
+            say(died=number, status=os.waitstatus_to_exitcode(status))
     say(step="end", cpu=time.process_time())
 
 

@@ -289,10 +289,14 @@ class _Child:
         self.items = list(items)
         self.folder = folder
         (folder / "items").mkdir()
-        for index, item in enumerate(self.items):  # one file each: a fork reads its own, not the selection
-            (folder / "items" / f"{index:06d}").write_text(json.dumps(list(item)), encoding="utf-8")
+        rows: dict[tuple[str, str, str], list] = {}
+        for index, item in enumerate(self.items):
+            rows.setdefault(item[:3], []).append([index, *item])
+        self.rows = list(rows.values())
+        for number, row in enumerate(self.rows):  # one file each: a fork reads its own, not the selection
+            (folder / "items" / f"{number:06d}").write_text(json.dumps(row), encoding="utf-8")
         first, caller = path_links(folder)
-        spec = {"mode": "instructions", "count": len(self.items), "items": "items", "chunking": chunking,
+        spec = {"mode": "instructions", "count": len(self.rows), "items": "items", "chunking": chunking,
                 "seed": seed, "path": caller, "pth_imports": pth_imports(caller_path())}
         spec_file = "spec.json"
         (folder / spec_file).write_text(json.dumps(spec), encoding="utf-8")
@@ -310,7 +314,8 @@ class _Child:
         self._read: dict[Path, tuple[str, int]] = {}
 
     def lines(self, deadline: float):
-        """Yield protocol lines (dicts) until the end; ``None`` when ``deadline`` (monotonic) passed first."""
+        """Yield protocol lines (dicts) until the end of output; ``None`` each time ``deadline`` (monotonic; a new
+        one comes with each ``send``) passed first."""
         fd = self.proc.stdout.fileno()
         while True:
             while b"\n" in self._buffer:
@@ -322,8 +327,8 @@ class _Child:
                 deadline = yield message
             left = deadline - time.monotonic()
             if left <= 0:
-                yield None
-                return
+                deadline = yield None  # the caller decides (it may stop a fork and wait on)
+                continue
             ready, _, _ = select.select([fd], [], [], min(left, 1.0))
             if ready:
                 chunk = os.read(fd, 65536)
@@ -357,7 +362,10 @@ class _Child:
         found = {}
         for path in self.folder.glob(f"cg.{pid}.out.*"):
             if path not in self._read:
-                self._read[path] = _dump(path)
+                try:
+                    self._read[path] = _dump(path)
+                except MeterError:  # still being written (the fork went on to its next length)
+                    continue
             label, total = self._read[path]
             found[label] = total
         return found
@@ -474,11 +482,13 @@ def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
                         break
                     os.kill(fork_pid, signal.SIGKILL)  # the child reports it as died
                     killed.add(fork_pid)
-                elif message.get("step") == "item":
-                    fork_pid, index, streaming = int(message["pid"]), int(message["index"]), False
+                elif message.get("step") == "row":
+                    fork_pid, streaming = int(message["pid"]), False
+                    row = child.rows[int(message["number"])]
+                    index = row[0][0]
                     budget = slow_setup
                 elif message.get("step") == "case":
-                    streaming = True
+                    index, streaming = int(message["index"]), True
                     budget = timeout if timeout is not None else no_limit
                 elif "done" in message:
                     item, error = items[message["done"]], message.get("error")
@@ -486,14 +496,16 @@ def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
                         settle(item, Counted(error=error, outcome=message.get("outcome")))
                     else:
                         dumps = child.dumps(fork_pid)
-                        total, calibration = dumps.get("case"), dumps.get("calibration")
+                        total, calibration = dumps.get(f"case {message['done']}"), dumps.get("calibration")
                         if total is None or calibration is None:
                             settle(item, Counted(error=f"callgrind wrote no count for it ({len(dumps)} dumps)"))
                         else:
                             settle(item, Counted(instructions=total - calibration, outcome=message.get("outcome")))
-                    fork_pid = index = None
+                    streaming = False
+                    budget = slow_setup
                 elif "died" in message:
-                    item = items[message["died"]]
+                    row = child.rows[int(message["died"])]
+                    item = items[index if index is not None else row[0][0]]
                     if fork_pid in killed and streaming:
                         give_up(item, "timeout", "timed out", f"timeout: stopped after {timeout:g} s", True)
                     elif fork_pid in killed:
@@ -504,6 +516,7 @@ def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
                         give_up(item, "crashed", words, f"crashed: {words}"
                                 + ("" if streaming else f" (importing {item[0]} or making the case)"))
                     fork_pid = index = None
+                    streaming = False
                 elif message.get("step") == "end":
                     ended = True
                 if debug and message and message.get("step") in ("ready", "end"):
