@@ -217,6 +217,8 @@ def _skipped(index: int) -> bool:
 def _count_row(spec, row, requests, say) -> None:
     """In a fork: one parser x format x workload, its lengths ascending (see the module docstring)."""
     parser, fmt, workload = row[0][1:4]
+    if ":" in parser:  # a plug-in: from the caller's folder or PYTHONPATH (only this fork lists them)
+        sys.path.extend(spec.get("plugin_path", []))
     try:
         factory = _factory(parser, fmt)[0]
     except BaseException as exc:

@@ -129,8 +129,8 @@ def child_environment(links: Sequence[str] = ()) -> dict[str, str]:
     return dict(_FIXED_ENV, PYTHONPATH=os.pathsep.join(dict.fromkeys(paths)))
 
 
-def path_links(folder: Path) -> tuple[list[str], list[str]]:
-    """Fixed-length names for the child's import path: ``(first, caller)``, symbolic links in ``folder/p``.
+def path_links(folder: Path) -> tuple[list[str], list[str], list[str]]:
+    """Fixed-length names for the child's import path: ``(first, caller, plug-ins)``, links in ``folder/p``.
 
     Where this checkout and the virtualenv lie, and what else lies in them,
     must not move counts: the lengths of the path strings (``sys.path``,
@@ -141,9 +141,11 @@ def path_links(folder: Path) -> tuple[list[str], list[str]]:
     ``p/00``, a folder holding nothing but a link to its ``callscale``
     package; each other entry of the caller's path becomes a link named by
     its position (``03``, ``05.site-packages`` for a site folder, whose
-    ``.pth`` import lines the child still runs); and the caller's current
-    directory and ``PYTHONPATH`` (for ``module:Factory`` parsers) come last,
-    so that importing a built-in parser never lists them. Two clones in
+    ``.pth`` import lines the child still runs), less the checkout itself;
+    and the caller's current directory and ``PYTHONPATH`` (for
+    ``module:Factory`` parsers) are added only by the forks that import a
+    plug-in, so no other import ever lists them (an import that fails
+    somewhere in the interpreter reads every folder on the path). Two clones in
     different folders, with their own virtualenvs of the same interpreter
     and packages, so give the child the same paths, of the same lengths.
     """
@@ -151,16 +153,19 @@ def path_links(folder: Path) -> tuple[list[str], list[str]]:
     base.mkdir(exist_ok=True)
     own = base / "00"
     own.mkdir()
-    os.symlink(Path(__file__).resolve().parent, own / "callscale")
-    caller = list(dict.fromkeys(p for p in caller_path() + _last_paths() if p))
+    package = Path(__file__).resolve().parent
+    os.symlink(package, own / "callscale")
+    last = _last_paths()
+    entries = [p for p in dict.fromkeys(caller_path() + last) if p]
     names = {}
-    for i, entry in enumerate(caller, start=1):
+    for i, entry in enumerate(entries, start=1):
         name = f"{i:02d}" + (".site-packages" if entry.rstrip("/").endswith(("site-packages", "dist-packages"))
                              else "")
         os.symlink(entry, base / name)
         names[entry] = str(base / name)
-    last = [names[p] for p in _last_paths() if p in names]
-    return [str(own)], [names[p] for p in caller if p not in _last_paths()] + last
+    root = str(package.parent)
+    caller = [names[p] for p in entries if p not in last and os.path.realpath(p) != root]
+    return [str(own)], caller, [names[p] for p in last]
 
 
 def pth_imports(folders: Sequence[str]) -> list[str]:
@@ -295,9 +300,9 @@ class _Child:
         self.rows = list(rows.values())
         for number, row in enumerate(self.rows):  # one file each: a fork reads its own, not the selection
             (folder / "items" / f"{number:06d}").write_text(json.dumps(row), encoding="utf-8")
-        first, caller = path_links(folder)
+        first, caller, plugins = path_links(folder)
         spec = {"mode": "instructions", "count": len(self.rows), "items": "items", "chunking": chunking,
-                "seed": seed, "path": caller, "pth_imports": pth_imports(caller_path())}
+                "seed": seed, "path": caller, "plugin_path": plugins, "pth_imports": pth_imports(caller_path())}
         spec_file = "spec.json"
         (folder / spec_file).write_text(json.dumps(spec), encoding="utf-8")
         self.out = "cg.%p.out"  # one file per fork (%p: its process id), in the child's folder
