@@ -267,24 +267,31 @@ def _dump(path: Path) -> tuple[str, int]:
 
 
 def ended_in_words(code: int | None) -> str:
-    """How a child process ended, in words: its exit status, or the signal that killed it."""
-    try:  # issue 17's wording, where it exists
-        from .verify import ended_in_words as words  # type: ignore[attr-defined]
+    """How a process ended, in words: ``exit 3``, ``killed by SIGSEGV`` (issue 17's
+    ``callscale.bounded.exit_words`` where it exists, the same words otherwise)."""
+    try:
+        from .bounded import exit_words  # type: ignore[attr-defined]
     except ImportError:
-        words = None
-    if words is not None:
-        return words(code)
+        exit_words = None
+    if exit_words is not None:
+        return exit_words(code)
     if code is None:
-        return "the process did not end"
+        return "ended without a status"
     if code < 0:
         try:
-            name = signal.Signals(-code).name
+            return f"killed by {signal.Signals(-code).name}"
         except ValueError:
-            name = f"signal {-code}"
-        what = {"SIGSEGV": "a segmentation fault", "SIGABRT": "an abort", "SIGKILL": "killed",
-                "SIGBUS": "a bus error", "SIGFPE": "an arithmetic fault"}.get(name, "a signal")
-        return f"the process died of {what} ({name})"
-    return f"the process exited with status {code} (os._exit or sys.exit in the parser)"
+            return f"killed by signal {-code}"
+    return f"exit {code}"
+
+
+def timeout_in_words(seconds: float) -> str:
+    """``timeout after 5 s`` (issue 17's ``callscale.bounded.timeout_words`` where it exists)."""
+    try:
+        from .bounded import timeout_words  # type: ignore[attr-defined]
+    except ImportError:
+        return f"timeout after {seconds:g} s"
+    return timeout_words(seconds)
 
 
 class _Child:
@@ -428,10 +435,10 @@ def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
     (its uncounted and its counted stream; ``None``: no limit); a fork's
     import of its parser and making of its cases get ``max(timeout, 60)``.
     An item whose parser raises gets that error; one that overruns gets
-    ``timeout: stopped after S s`` and its parser's longer lengths on that
-    workload ``timeout: not run (timed out at N)``; one whose parser ends or
-    crashes its process gets ``crashed:`` and :func:`ended_in_words`, its
-    longer lengths ``crashed: not run (...)``. The other items are counted as
+    ``timeout after S s`` and its parser's other lengths and workloads
+    ``timeout: not run (timed out on W at N)``; one whose parser ends or
+    crashes its process gets :func:`ended_in_words` (``exit 3``, ``killed by
+    SIGSEGV``), its longer lengths on that workload ``crashed: not run (...)``. The other items are counted as
     if it were not there (each fork starts from the same state, see the
     module docstring). ``on_done(item, counted)`` is called as each item is
     settled. Raises :class:`MeterUnavailable`, :class:`MeterError` (the child
@@ -512,13 +519,13 @@ def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
                     row = child.rows[int(message["died"])]
                     item = items[index if index is not None else row[0][0]]
                     if fork_pid in killed and streaming:
-                        give_up(item, "timeout", "timed out", f"timeout: stopped after {timeout:g} s", True)
+                        give_up(item, "timeout", "timed out", timeout_in_words(timeout), True)
                     elif fork_pid in killed:
-                        give_up(item, "timeout", "timed out", f"timeout: importing {item[0]} or making the "
-                                                              f"case took over {slow_setup:g} s", True)
+                        give_up(item, "timeout", "timed out", f"{timeout_in_words(slow_setup)} (importing "
+                                                              f"{item[0]} or making the case)", True)
                     else:
                         words = ended_in_words(message["status"])
-                        give_up(item, "crashed", words, f"crashed: {words}"
+                        give_up(item, "crashed", words, words
                                 + ("" if streaming else f" (importing {item[0]} or making the case)"))
                     fork_pid = index = None
                     streaming = False

@@ -56,9 +56,9 @@ def test_a_parser_that_exits_or_crashes_fails_only_its_own_rows(importable_tests
     items = [("exiting_parser:Exits", "deepseek_v31", "write_file", n) for n in (1024, 2048)]
     items += [("exiting_parser:Segfaults", "deepseek_v31", "write_file", 1024), ITEM]
     got = instructions.count_items(items, "tokens:4")
-    assert got[items[0]].error == "crashed: the process exited with status 3 (os._exit or sys.exit in the parser)"
-    assert got[items[1]].error.startswith("crashed: not run (the process exited with status 3")
-    assert "SIGSEGV" in got[items[2]].error
+    assert got[items[0]].error == "exit 3"
+    assert got[items[1]].error == "crashed: not run (exit 3 at 1k)"
+    assert got[items[2]].error == "killed by SIGSEGV"
     assert got[ITEM].instructions == instructions.count_items([ITEM], "tokens:4")[ITEM].instructions
 
 
@@ -69,7 +69,7 @@ def test_gate_times_out_a_hanging_plugin_and_measures_the_rest(importable_tests,
                        "--no-progress"])
     out = capsys.readouterr().out
     assert status == 1
-    assert "timeout: stopped after 5 s" in out or "timeout" in out.split("hanging_parser:Hangs")[1].splitlines()[0]
+    assert "timeout after 5 s" in out
 
 
 @needs_valgrind
