@@ -211,7 +211,7 @@ def _pristine() -> None:
 
 def _skipped(index: int) -> bool:
     """The caller gave up on this item (its parser hung or crashed on a shorter case): a ``skip.INDEX`` file."""
-    return os.path.exists(f"skip.{index}")
+    return os.path.exists(f"skip.{index:09d}")
 
 
 def _count_row(spec, row, requests, say) -> None:
@@ -223,7 +223,7 @@ def _count_row(spec, row, requests, say) -> None:
         factory = _factory(parser, fmt)[0]
     except BaseException as exc:
         for index, *_ in row:
-            say(done=index, error=_error(exc))
+            say(done=f"{index:09d}", error=_error(exc))
         return
     cases = {}
     for index, _, _, _, length in row:
@@ -243,7 +243,7 @@ def _count_row(spec, row, requests, say) -> None:
             continue
         case = cases[index]
         if isinstance(case, str):
-            say(done=index, error=case)
+            say(done=f"{index:09d}", error=case)
             continue
         deltas, tools = case
         say(step="case", index=f"{index:09d}")
@@ -253,7 +253,7 @@ def _count_row(spec, row, requests, say) -> None:
             try:
                 _outcome(factory, deltas, tools)
             except Exception as exc:
-                say(done=index, error=_error(exc))
+                say(done=f"{index:09d}", error=_error(exc))
                 continue
             warm = True
         _settle_collector()
@@ -265,8 +265,8 @@ def _count_row(spec, row, requests, say) -> None:
         except Exception as exc:
             error = exc
         collect()
-        dump(f"case {index}")
-        say(done=index, outcome=_assembled(results) if error is None else None,
+        dump(f"case {index:09d}")
+        say(done=f"{index:09d}", outcome=_assembled(results) if error is None else None,
             error=None if error is None else _error(error))
 
 
@@ -309,7 +309,7 @@ def instructions(spec) -> None:
                 os._exit(code)
         status = wait(pid, 0)[1]
         if status:
-            say(died=number, status=os.waitstatus_to_exitcode(status))
+            say(died=f"{number:09d}", status=os.waitstatus_to_exitcode(status))
     say(step="end", cpu=time.process_time())
 
 

@@ -470,7 +470,7 @@ def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
             same = other[:2] == item[:2] if every_workload else other[:3] == item[:3]
             if same and other not in results and (every_workload or other[3] > item[3]):
                 where = f"{item[2]} at {format_size(item[3])}" if every_workload else format_size(item[3])
-                (Path(tmp) / f"skip.{index}").touch()
+                (Path(tmp) / f"skip.{index:09d}").touch()
                 settle(other, Counted(error=f"{kind}: not run ({words} on {where})" if every_workload
                                       else f"{kind}: not run ({words} at {where})"))
 
@@ -503,12 +503,13 @@ def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
                     index, streaming = int(message["index"]), True
                     budget = timeout if timeout is not None else no_limit
                 elif "done" in message:
-                    item, error = items[message["done"]], message.get("error")
+                    done = int(message["done"])
+                    item, error = items[done], message.get("error")
                     if error is not None:
                         settle(item, Counted(error=error, outcome=message.get("outcome")))
                     else:
                         dumps = child.dumps(fork_pid)
-                        total, calibration = dumps.get(f"case {message['done']}"), dumps.get("calibration")
+                        total, calibration = dumps.get(f"case {done:09d}"), dumps.get("calibration")
                         if total is None or calibration is None:
                             settle(item, Counted(error=f"callgrind wrote no count for it ({len(dumps)} dumps)"))
                         else:
