@@ -296,6 +296,8 @@ def instructions(spec) -> None:
         pid = fork()
         if pid == 0:  # the fork: one row, then gone
             code = 0
+            # the collector's counters grew with this process's loop (a tuple per wait): start from zero
+            gc.collect()
             try:
                 with open(os.path.join(spec["items"], f"{number:06d}"), encoding="utf-8") as fh:
                     row = json.load(fh)
