@@ -300,7 +300,7 @@ def instructions(spec) -> None:
             gc.collect()
             try:
                 with open(os.path.join(spec["items"], f"{number:06d}"), encoding="utf-8") as fh:
-                    row = json.load(fh)
+                    row = [[int(entry[0]), *entry[1:]] for entry in json.load(fh)]
                 # fixed-width numbers: what the fork allocates must not depend on its position or process id
                 say(step="row", number=f"{number:09d}", pid=f"{os.getpid():09d}")
                 if not _skipped(row[0][0]):

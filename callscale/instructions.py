@@ -306,7 +306,8 @@ class _Child:
             rows.setdefault(item[:3], []).append([index, *item])
         self.rows = list(rows.values())
         for number, row in enumerate(self.rows):  # one file each: a fork reads its own, not the selection
-            (folder / "items" / f"{number:06d}").write_text(json.dumps(row), encoding="utf-8")
+            fixed = [[f"{entry[0]:09d}", *entry[1:]] for entry in row]  # the same length at any position
+            (folder / "items" / f"{number:06d}").write_text(json.dumps(fixed), encoding="utf-8")
         first, caller, plugins = path_links(folder)
         spec = {"mode": "instructions", "count": len(self.rows), "items": "items", "chunking": chunking,
                 "seed": seed, "path": caller, "plugin_path": plugins, "pth_imports": pth_imports(caller_path())}
