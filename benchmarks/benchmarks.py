@@ -17,10 +17,12 @@ which asv records as skipped (``n/a``), not failed.
   per parser, workload and length (``INSTRUCTION_LENGTHS``). Counts repeat
   exactly for the same code, so a tight ``asv continuous --factor`` (1.05)
   gates a merge on them. asv runs every benchmark parameter in its own
-  process, so all counts are taken once, in ``setup_cache`` (one callgrind
-  child per format, as ``--meter instructions`` does, one per core): about
-  a minute of CPU for the twelve parsers. Without valgrind, or at a commit
-  without the instruction meter, every parameter is skipped (``n/a``).
+  process, so all counts are taken once, in ``setup_cache``, by one
+  callgrind child for every parser (a fork per parser and workload, as
+  ``--meter instructions`` does; ``docs/exact.md``). Run asv with
+  ``--launch-method forkserver`` so each parameter's process is a fork,
+  not a new interpreter. Without valgrind, or at a commit without the
+  instruction meter, every parameter is skipped (``n/a``).
 - ``ScalingExponent.track_scaling_exponent``: the fitted scaling exponent
   per parser, workload and meter (least-squares slope of log cost on log
   length, :func:`callscale.fit.exponent`), so asv's regression detection

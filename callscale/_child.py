@@ -1,20 +1,36 @@
 """Child process for the meters that watch a whole process: callgrind and py-spy.
 
-Run as ``python -m callscale._child SPEC`` where SPEC is one JSON object:
-``mode``, ``format``, ``chunking``, ``seed``, and
+Run as ``python -m callscale._child SPEC`` where SPEC is one JSON object (or
+``@PATH``, a file holding it): ``mode``, ``chunking``, ``seed``, ``path``
+(the caller's ``sys.path``) and
 
-- ``instructions``: ``parsers``, ``workloads``, ``lengths`` (characters).
-  For each workload x length x parser, between two calls of the marker
-  function (:data:`callscale.instructions.MARKER_SYMBOL`) the child does
-  nothing but stream the case through a fresh parser and call ``finish``.
-- ``profile``: ``parser``, ``workload``, ``length``, ``seconds`` (how long to
+- ``instructions``: ``items``, a list of ``[parser, format, workload,
+  length]``. Run under ``valgrind --tool=callgrind --instr-atstart=no
+  --collect-atstart=no``: the child imports every parser and builds every
+  case uninstrumented, switches instrumentation on once (a client request),
+  then per item streams the case once uncounted (first-use costs, and the
+  outcome a client got), settles the collector (:func:`_settle_collector`),
+  and streams it again with counting toggled on around nothing but the
+  stream (a fresh parser, every ``parse_streaming_increment``, ``finish``),
+  then dumps the counters labelled ``case INDEX``. The first dump,
+  ``calibration``, holds the toggle pair's own cost. It reports on its
+  standard output, one JSON object a line: ``{"step": "import", "parser",
+  "format"}`` before importing a parser, ``{"step": "built"}`` when the cases
+  are made, ``{"step": "case", "index"}`` before an item's streams,
+  ``{"done": index, "outcome", "error"}`` after them (``outcome``: content,
+  reasoning and ``[name, arguments text]`` per call; ``error``: the parser's
+  exception as ``Type: message``), ``{"failed": "import", ..., "error"}``,
+  and ``{"step": "end"}``. What a parser prints goes to standard error.
+  :mod:`callscale.instructions` reads this to bound each step in time and to
+  name the item a crashed or hung child was on.
+- ``profile``: ``parser``, ``format``, ``workload``, ``length``, ``seconds`` (how long to
   keep streaming, in CPU seconds, so the sampler collects enough samples).
-``profile``: streams the case through fresh parsers again and again for
-``seconds``, so the profile is dominated by the parser's own frames. A
-parser that raises ends the child with exit status 3 and the line
-``callscale-child: the parser raised: Type: message`` on stderr; one that does
-not finish (a hang) is ended by a watchdog after ``2 * seconds + 5`` wall
-seconds with exit status 4 and ``callscale-child: the case did not finish ...``.
+  Streams the case through fresh parsers again and again for
+  ``seconds``, so the profile is dominated by the parser's own frames. A
+  parser that raises ends the child with exit status 3 and the line
+  ``callscale-child: the parser raised: Type: message`` on stderr; one that does
+  not finish (a hang) is ended by a watchdog after ``2 * seconds + 5`` wall
+  seconds with exit status 4 and ``callscale-child: the case did not finish ...``.
 """
 
 from __future__ import annotations
@@ -52,28 +68,251 @@ def _stream(factory, deltas, tools) -> None:
     parser.finish(tools)
 
 
+# ----------------------------------------------------------------- instructions
+#: Callgrind's client requests (valgrind/callgrind.h): VG_USERREQ_TOOL_BASE('C', 'T') + n.
+_CT = (ord("C") << 24) | (ord("T") << 16)
+DUMP_STATS_AT, TOGGLE_COLLECT, START_INSTRUMENTATION = _CT + 3, _CT + 2, _CT + 4
+RUNNING_ON_VALGRIND = 0x1001
+
+#: x86-64 code of valgrind.h's VALGRIND_DO_CLIENT_REQUEST_EXPR as a function
+#: ``long request(unsigned long args[6], long default)``: rax = args, rdx =
+#: default, the "special instruction preamble" (four rotations of rdi by 128
+#: bits in all, a no-op natively), ``xchg rbx, rbx``; the answer is in rdx.
+#: Natively it returns ``default``; under valgrind the tool answers.
+_REQUEST_CODE = bytes([
+    0x48, 0x89, 0xF8,              # mov rax, rdi
+    0x48, 0x89, 0xF2,              # mov rdx, rsi
+    0x48, 0xC1, 0xC7, 0x03,        # rol rdi, 3
+    0x48, 0xC1, 0xC7, 0x0D,        # rol rdi, 13
+    0x48, 0xC1, 0xC7, 0x3D,        # rol rdi, 61
+    0x48, 0xC1, 0xC7, 0x33,        # rol rdi, 51
+    0x48, 0x87, 0xDB,              # xchg rbx, rbx
+    0x48, 0x89, 0xD0,              # mov rax, rdx
+    0xC3,                          # ret
+])
+
+
+class ClientRequests:
+    """Valgrind client requests from Python (x86-64 Linux): the few callgrind needs here.
+
+    ``collect()`` toggles counting (the child runs with
+    ``--collect-atstart=no``), ``dump(label)`` writes the counters since the
+    last dump to a file whose ``desc: Trigger: Client Request: label`` line
+    names it, ``start()`` switches instrumentation on (``--instr-atstart=no``:
+    start-up, imports and case building run uninstrumented, several times
+    faster). Each request's argument block is built once, so a toggle costs
+    the same instructions every time. Raises ``OSError`` where executable
+    memory cannot be had or the machine is not x86-64.
+    """
+
+    def __init__(self) -> None:
+        import ctypes
+        import mmap
+        import platform
+
+        if platform.machine() not in ("x86_64", "AMD64"):
+            raise OSError(f"valgrind client requests are written for x86-64, not {platform.machine()}")
+        self._page = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+        self._page.write(_REQUEST_CODE)
+        address = ctypes.addressof(ctypes.c_char.from_buffer(self._page))
+        self._call = ctypes.CFUNCTYPE(ctypes.c_long, ctypes.c_void_p, ctypes.c_long)(address)
+        self._ctypes = ctypes
+        self._blocks: list = []
+        self._toggle = self._block(TOGGLE_COLLECT)
+
+    def _block(self, code: int, arg=0) -> int:
+        block = (self._ctypes.c_ulong * 6)(code, arg, 0, 0, 0, 0)
+        self._blocks.append(block)
+        return self._ctypes.addressof(block)
+
+    def on_valgrind(self) -> bool:
+        return self._call(self._block(RUNNING_ON_VALGRIND), 0) > 0
+
+    def start(self) -> None:
+        self._call(self._block(START_INSTRUMENTATION), 0)
+
+    def collect(self) -> None:
+        self._call(self._toggle, 0)
+
+    def dump(self, label: str) -> None:
+        text = self._ctypes.create_string_buffer(label.encode())
+        self._blocks.append(text)
+        self._call(self._block(DUMP_STATS_AT, self._ctypes.addressof(text)), 0)
+
+
+def _stream_keeping(factory, deltas, tools, results: list) -> None:
+    """Stream through a fresh parser, keeping each result (as a client does): the counted work."""
+    parser = factory()
+    feed, keep = parser.parse_streaming_increment, results.append
+    for delta in deltas:
+        keep(feed(delta, tools))
+    keep(parser.finish(tools))
+
+
+def _assembled(results: list) -> dict:
+    """What a client got from ``results`` (:func:`callscale.check.assemble`, lax), as JSON-able lists."""
+    from callscale.check import assemble
+
+    got = assemble(results, strict=False)
+    return {"content": got.content, "reasoning": got.reasoning,
+            "calls": [[call.name, call.arguments_text] for call in got.calls]}
+
+
+def _outcome(factory, deltas, tools) -> dict:
+    """Stream once, keeping every result: what a client got (:func:`callscale.check.assemble`, lax)."""
+    from callscale.check import assemble
+
+    parser = factory()
+    results = [parser.parse_streaming_increment(delta, tools) for delta in deltas]
+    finish = getattr(parser, "finish", None)
+    if finish is not None:
+        results.append(finish(tools))
+    got = assemble(results, strict=False)
+    return {"content": got.content, "reasoning": got.reasoning,
+            "calls": [[call.name, call.arguments_text] for call in got.calls]}
+
+
+def _error(exc: BaseException) -> str:
+    return " ".join(f"{type(exc).__name__}: {exc}".split())
+
+
+def _settle_collector() -> None:
+    """Every stream starts the collector from one state: all earlier objects frozen, generations empty.
+
+    ``collect`` frees the previous stream's cycles, ``freeze`` moves the
+    survivors out of the collector's reach, and the second ``collect`` (of
+    empty generations) sets its counters (gen0 count, long-lived totals) to 0,
+    so whether a collection runs during the stream, and what it traverses,
+    depends only on the stream, not on what ran before it in this child.
+    """
+    gc.collect()
+    gc.freeze()
+    gc.collect()
+
+
+def _pristine() -> None:
+    """Import and cache what every fork needs, whatever the selection: the harness, every built-in parser
+    and renderer, the workloads' corpus."""
+    import callscale.check  # noqa: F401  (the outcome of a stream)
+    import callscale.plugins  # noqa: F401
+    from callscale import parsers
+    from callscale.workloads import catalog, render
+
+    parsers.names()  # imports every built-in parser module
+    # every workload in every format once, small: the corpus (source texts, prose) is read and cached
+    # here, once, not in each fork
+    for workload in catalog.names():
+        for fmt in render.names():
+            try:
+                catalog.make(workload, fmt, 1024)
+            except Exception:  # a workload a format cannot render: its forks report it
+                pass
+
+
+def _skipped(index: int) -> bool:
+    """The caller gave up on this item (its parser hung or crashed on a shorter case): a ``skip.INDEX`` file."""
+    return os.path.exists(f"skip.{index:09d}")
+
+
+def _count_row(spec, row, requests, say) -> None:
+    """In a fork: one parser x format x workload, its lengths ascending (see the module docstring)."""
+    parser, fmt, workload = row[0][1:4]
+    if ":" in parser:  # a plug-in: from the caller's folder or PYTHONPATH (only this fork lists them)
+        sys.path.extend(spec.get("plugin_path", []))
+    try:
+        factory = _factory(parser, fmt)[0]
+    except BaseException as exc:
+        for index, *_ in row:
+            say(done=f"{index:09d}", error=_error(exc))
+        return
+    cases = {}
+    for index, _, _, _, length in row:
+        try:
+            cases[index] = _case(workload, fmt, length, spec)
+        except Exception as exc:
+            cases[index] = f"workload {workload} for {fmt}: {_error(exc)}"
+    requests.start()
+    collect, dump = requests.collect, requests.dump
+    _settle_collector()
+    collect()
+    collect()
+    dump("calibration")  # the toggle pair's own cost, subtracted from each count
+    warm = False
+    for index, *_ in row:
+        if _skipped(index):
+            continue
+        case = cases[index]
+        if isinstance(case, str):
+            say(done=f"{index:09d}", error=case)
+            continue
+        deltas, tools = case
+        say(step="case", index=f"{index:09d}")
+        if not warm:
+            # the row's first length once, uncounted: first-use costs (lazy
+            # imports, regex compilation, specialised byte-code)
+            try:
+                _outcome(factory, deltas, tools)
+            except Exception as exc:
+                say(done=f"{index:09d}", error=_error(exc))
+                continue
+            warm = True
+        _settle_collector()
+        results: list = []
+        error = None
+        collect()
+        try:
+            _stream_keeping(factory, deltas, tools, results)
+        except Exception as exc:
+            error = exc
+        collect()
+        dump(f"case {index:09d}")
+        say(done=f"{index:09d}", outcome=_assembled(results) if error is None else None,
+            error=None if error is None else _error(error))
+
+
 def instructions(spec) -> None:
-    fmt = spec["format"]
-    factories = {name: _factory(name, fmt)[0] for name in spec["parsers"]}
-    # Warm-up: the first stream of a parser pays one-time costs (lazy
-    # imports, regex compilation, caches); they belong to start-up.
-    for workload in spec["workloads"]:
-        deltas, tools = _case(workload, fmt, min(spec["lengths"]), spec)
-        for factory in factories.values():
-            _stream(factory, deltas, tools)
-    marker = sys.getswitchinterval  # callgrind dumps its counters on entry to this
-    marker()  # end of start-up, imports and warm-up
-    for workload in spec["workloads"]:
-        for length in spec["lengths"]:
-            deltas, tools = _case(workload, fmt, length, spec)
-            for name in spec["parsers"]:
-                factory = factories[name]
-                gc.collect()
-                marker()
-                _stream(factory, deltas, tools)
-                marker()
-    marker()
-    marker()  # the calibration pair: the marker's own cost
+    """Count each item of the items file (``[parser, format, workload, length]``); see the module docstring.
+
+    This process stays pristine: it imports what every fork needs and reads
+    nothing of the selection but its size, so each fork starts from the same
+    state whatever else the run measures; the fork reads its own item.
+    """
+    out = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # a parser that prints writes to stderr, not into the protocol
+
+    def say(**line) -> None:
+        out.write(json.dumps(line) + "\n")
+        out.flush()
+
+    requests = ClientRequests()
+    if spec.get("require_valgrind", True) and not requests.on_valgrind():
+        raise SystemExit("callscale-child: the instructions mode runs under valgrind --tool=callgrind")
+    _pristine()
+    gc.collect()
+    gc.freeze()
+    say(step="ready", cpu=time.process_time())
+    fork, wait = os.fork, os.waitpid
+    for number in range(spec["count"]):
+        pid = fork()
+        if pid == 0:  # the fork: one row, then gone
+            code = 0
+            # the collector's counters grew with this process's loop (a tuple per wait): start from zero
+            gc.collect()
+            try:
+                with open(os.path.join(spec["items"], f"{number:06d}"), encoding="utf-8") as fh:
+                    row = [[int(entry[0]), *entry[1:]] for entry in json.load(fh)]
+                # fixed-width numbers: what the fork allocates must not depend on its position or process id
+                say(step="row", number=f"{number:09d}", pid=f"{os.getpid():09d}")
+                if not _skipped(row[0][0]):
+                    _count_row(spec, row, requests, say)
+            except BaseException:
+                code = 70
+            finally:
+                os._exit(code)
+        status = wait(pid, 0)[1]
+        if status:
+            say(died=f"{number:09d}", status=os.waitstatus_to_exitcode(status))
+    say(step="end", cpu=time.process_time())
 
 
 def _watchdog(limit: float) -> None:
@@ -122,23 +361,36 @@ def import_path(own: list[str], caller: list[str], pythonpath: list[str]) -> lis
     return list(dict.fromkeys(first + [p for p in caller if p] + rest))
 
 
-def _use_caller_path(caller: list[str]) -> None:
-    """Make the caller's import path (``spec["path"]``, its ``sys.path``) this process's (:func:`import_path`);
-    the caller's site-packages folders go through ``site.addsitedir`` so their ``.pth`` files apply."""
+def _use_caller_path(caller: list[str], pth_imports: list[str] | None = None) -> None:
+    """Make the caller's import path (``spec["path"]``, its ``sys.path``) this process's (:func:`import_path`),
+    and run the ``import`` lines of the ``.pth`` files in the caller's site-packages folders: ``pth_imports``
+    when the caller read them (:func:`callscale.instructions.pth_imports`), else read here."""
     if not caller:
         return
-    import os
-    import site
+    # not the working folder (``python -m`` puts it first): the metered child's holds its dump files
+    own = [p for p in sys.path if p != os.getcwd()]
+    sys.path[:] = import_path(own, caller, os.environ.get("PYTHONPATH", "").split(os.pathsep))
+    if pth_imports is None:
+        import site
 
-    sys.path[:] = import_path(sys.path, caller, os.environ.get("PYTHONPATH", "").split(os.pathsep))
-    for path in caller:
-        if _site_dir(path):
-            site.addsitedir(path)
+        for path in caller:
+            if _site_dir(path):
+                site.addsitedir(path)
+        return
+    for line in pth_imports:
+        try:
+            exec(line)
+        except Exception:  # as site does: a broken .pth line is skipped
+            pass
 
 
 def main(argv: list[str]) -> int:
-    spec = json.loads(argv[0])
-    _use_caller_path(spec.get("path", []))
+    text = argv[0]
+    if text.startswith("@"):  # a spec too long for a command line, in a file
+        with open(text[1:], encoding="utf-8") as fh:
+            text = fh.read()
+    spec = json.loads(text)
+    _use_caller_path(spec.get("path", []), spec.get("pth_imports"))
     {"instructions": instructions, "profile": profile}[spec.get("mode", "instructions")](spec)
     return 0
 

@@ -260,6 +260,42 @@ def add_selectors(p: argparse.ArgumentParser) -> None:
                         "and exit 1 when a pair got worse")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar on stderr (default: only when stderr is a terminal)")
+    add_shard(p)
+    p.add_argument("--changed-since", metavar="REF",
+                   help="measure only the parsers whose modules (or the shared modules they import) differ from "
+                        "the git REF; nothing to measure exits 0 (mapping: docs/exact.md)")
+
+
+def add_shard(p: argparse.ArgumentParser) -> None:
+    """``--shard I/N``: measure every N-th parser of the selection, from the I-th (:mod:`callscale.shard`)."""
+    p.add_argument("--shard", metavar="I/N",
+                   help="run shard I of N: every N-th parser of the selection, starting at the I-th "
+                        "(merge the shards' scaling.csv with `callscale gate --from`)")
+
+
+def _narrow(p: argparse.ArgumentParser, args: argparse.Namespace, specs: list) -> list:
+    """``--changed-since`` and ``--shard`` applied to the selected parser specs (``p.error`` on a bad value;
+    exit 0 with one line when nothing is left to measure)."""
+    from . import shard
+
+    ref = getattr(args, "changed_since", None)
+    if ref is not None:
+        try:
+            specs, why = shard.changed_formats(shard.changed_files(ref), specs)
+        except shard.ShardError as exc:
+            p.error(str(exc))
+        print(f"callscale: --changed-since {ref}: {why}", file=sys.stderr)
+        if not specs:
+            p.exit(0, f"callscale: no parser's modules changed since {ref}: nothing to measure\n")
+    if getattr(args, "shard", None) is not None:
+        try:
+            which = shard.parse_shard(args.shard)
+        except shard.ShardError as exc:
+            p.error(str(exc))
+        specs = shard.shard(specs, which)
+        if not specs:
+            p.exit(0, f"callscale: shard {args.shard} holds no parser: nothing to measure\n")
+    return specs
 
 
 def add_timeout(p: argparse.ArgumentParser) -> None:
@@ -343,7 +379,8 @@ def select(p: argparse.ArgumentParser, args: argparse.Namespace) -> Selection:
         config.check_rules(lengths, reference, factor)
     except config.ConfigError as exc:
         p.error(str(exc))
-    specs = _specs(p, names, args, timeout=_timeout(args, settings), memory_limit=_memory_limit(args, settings))
+    specs = _narrow(p, args, _specs(p, names, args, timeout=_timeout(args, settings),
+                                    memory_limit=_memory_limit(args, settings)))
     baseline = None
     if getattr(args, "baseline", None) is not None:
         from . import compare
@@ -489,6 +526,40 @@ def _gate_arguments(p: argparse.ArgumentParser) -> None:
     add_selectors(p)
     p.add_argument("--out", metavar="DIR", help="also write scaling.csv, scaling-fits.csv and scaling.png there, "
                                                 "as scale does (without its slowest-increment and memory columns)")
+    p.add_argument("--from", dest="from_csv", nargs="+", metavar="CSV",
+                   help="measure nothing: judge the scaling.csv files of a run's shards as one run "
+                        "(the selectors other than --threshold and the verdict rules are ignored)")
+
+
+def _gate_from(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """``gate --from CSV ...``: the merged verdict of the shards' files (:func:`callscale.shard.merge`)."""
+    from . import report, shard
+
+    settings = _settings(p)
+    reference, factor = _verdict_rules(p, args, settings)
+    threshold = args.threshold if args.threshold is not None else settings.threshold
+    try:
+        run = shard.merge(args.from_csv, threshold, reference, factor)
+    except shard.ShardError as exc:
+        p.error(f"--from: {exc}")
+    print(report.table(run))
+    for line in report.error_lines(run):
+        print(f"error: {line}")
+    print()
+    for line in report.gate_lines(run):
+        print(line)
+    worse = 0
+    if args.baseline is not None:
+        from . import compare
+
+        try:
+            base = compare.load(args.baseline)
+        except compare.CompareError as exc:
+            p.error(f"--baseline: {exc}")
+        sel = Selection([], [], run.lengths, run.chunking, run.repeats, threshold, run.meter, 0, settings,
+                        baseline=base)
+        worse = _against_baseline(sel, run)
+    return 0 if run.passed and not worse else 1
 
 
 def _gate(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
@@ -496,6 +567,8 @@ def _gate(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
     from .matrix import Interrupted
 
+    if args.from_csv:
+        return _gate_from(p, args)
     sel = select(p, args)
     out = Path(args.out) if args.out is not None else None
     if out is not None:
@@ -632,6 +705,7 @@ def _check_arguments(p: argparse.ArgumentParser) -> None:
     from .against import add_arguments as add_against
 
     add_against(p)  # --against SPEC: old versus new (callscale/against.py)
+    add_shard(p)
 
 
 def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
@@ -660,8 +734,8 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         args.parser = parsers.names()
     settings = _settings(p)
     timeout = _timeout(args, settings)
-    specs = _specs(p, _split(args.parser), args, null=False, timeout=timeout,
-                   memory_limit=_memory_limit(args, settings))
+    specs = _narrow(p, args, _specs(p, _split(args.parser), args, null=False, timeout=timeout,
+                                    memory_limit=_memory_limit(args, settings)))
     workloads = _workloads(p, _split(args.workload) or catalog.names())
     if not args.chunkings:  # the model's own tokens where a tokenizer is installed (issue 20)
         from callscale.workloads.chunking import model_check_chunkings

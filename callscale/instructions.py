@@ -36,14 +36,19 @@ from __future__ import annotations
 
 import json
 import os
-from concurrent.futures import ThreadPoolExecutor
 import re
+import select
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 __all__ = ["MeterUnavailable", "MeterError", "interpreter", "count_instructions", "check_available",
            "InstructionMeter", "MARKER_SYMBOL"]
@@ -103,24 +108,96 @@ def check_available() -> None:
 _FIXED_ENV = {"PYTHONHASHSEED": "0", "LC_ALL": "C.UTF-8", "PYTHONIOENCODING": "utf-8", "PYTHONDONTWRITEBYTECODE": "1"}
 
 
-def child_environment() -> dict[str, str]:
+def child_environment(links: Sequence[str] = ()) -> dict[str, str]:
     """The metered child's whole environment: fixed, so counts do not move with the caller's.
 
     The size of the environment block shifts where the child's stack and heap
     lie, which moves instruction counts by ~0.1% (string copies run a
     different number of instructions at another alignment). So the child gets
-    only :data:`_FIXED_ENV` and a ``PYTHONPATH`` of this project's root, the
-    current directory (for ``module:Factory`` parsers) and the caller's
-    ``PYTHONPATH``. Byte-code of this project is compiled here first, so
+    only :data:`_FIXED_ENV` and a ``PYTHONPATH``: ``links`` (see
+    :func:`path_links`), else this project's root, the current directory (for
+    ``module:Factory`` parsers) and the caller's ``PYTHONPATH``. Byte-code
+    of this project is compiled here first (:func:`_compile_project`), so
     every child loads the same ``.pyc`` files instead of the first one
     compiling them; children write no byte-code (``PYTHONDONTWRITEBYTECODE``),
     so a plug-in module without a ``.pyc`` is compiled in memory alike on
     every run instead of differently on the first.
     """
     root = str(Path(__file__).resolve().parent.parent)
-    paths = [root, os.getcwd()] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     _compile_project(root)
+    paths = list(links) or [root] + _last_paths()
     return dict(_FIXED_ENV, PYTHONPATH=os.pathsep.join(dict.fromkeys(paths)))
+
+
+def path_links(folder: Path) -> tuple[list[str], list[str], list[str]]:
+    """Fixed-length names for the child's import path: ``(first, caller, plug-ins)``, links in ``folder/p``.
+
+    Where this checkout and the virtualenv lie, and what else lies in them,
+    must not move counts: the lengths of the path strings (``sys.path``,
+    every module's ``__file__``) and the directory listings the import
+    system caches decide which allocator blocks the child's set-up takes,
+    and so where the objects of the streams land (an empty untracked file
+    in the checkout moved counts by 0.1%). So this project is imported from
+    ``p/00``, a folder holding nothing but a link to its ``callscale``
+    package; each other entry of the caller's path becomes a link named by
+    its position (``03``, ``05.site-packages`` for a site folder, whose
+    ``.pth`` import lines the child still runs), less the checkout itself;
+    and the caller's current directory and ``PYTHONPATH`` (for
+    ``module:Factory`` parsers) are added only by the forks that import a
+    plug-in, so no other import ever lists them (an import that fails
+    somewhere in the interpreter reads every folder on the path). Two clones in
+    different folders, with their own virtualenvs of the same interpreter
+    and packages, so give the child the same paths, of the same lengths.
+    """
+    base = folder / "p"
+    base.mkdir(exist_ok=True)
+    own = base / "00"
+    own.mkdir()
+    package = Path(__file__).resolve().parent
+    os.symlink(package, own / "callscale")
+    last = _last_paths()
+    entries = [p for p in dict.fromkeys(caller_path() + last) if p]
+    names = {}
+    for i, entry in enumerate(entries, start=1):
+        name = f"{i:02d}" + (".site-packages" if entry.rstrip("/").endswith(("site-packages", "dist-packages"))
+                             else "")
+        os.symlink(entry, base / name)
+        names[entry] = str(base / name)
+    root = str(package.parent)
+    caller = [names[p] for p in entries if p not in last and os.path.realpath(p) != root]
+    return [str(own)], caller, [names[p] for p in last]
+
+
+def pth_imports(folders: Sequence[str]) -> list[str]:
+    """The ``import`` lines of the ``.pth`` files in the caller's site-packages ``folders``, for the child to run.
+
+    Read here, not in the child: their path lines (which the caller's
+    ``sys.path`` holds already) have the checkout's folder name in them, and
+    reading text of another length in the child moves its counts. This
+    project's own editable-install finder is left out (the child imports the
+    project from the front of its path, and the finder holds the folder name).
+    """
+    lines = []
+    for folder in folders:
+        if not folder.rstrip("/").endswith(("site-packages", "dist-packages")):
+            continue
+        try:
+            names = sorted(n for n in os.listdir(folder) if n.endswith(".pth"))
+        except OSError:
+            continue
+        for name in names:
+            try:
+                text = Path(folder, name).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            lines += [line for line in text.splitlines()
+                      if line.startswith(("import ", "import\t")) and "__editable___callscale_" not in line]
+    return lines
+
+
+def _last_paths() -> list[str]:
+    """The caller's current directory and ``PYTHONPATH`` entries (plug-ins are imported from there)."""
+    return list(dict.fromkeys([os.getcwd()] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
 
 
 def caller_path() -> list[str]:
@@ -136,24 +213,342 @@ def caller_path() -> list[str]:
     return [p for p in sys.path if p]
 
 
+#: The folder name compiled into this project's byte-code (``co_filename``), the same in every checkout.
+_COMPILED_AS = "/callscale-checkout"
+
+
 def _compile_project(root: str) -> None:
+    """Compile this project's byte-code as if it lay in :data:`_COMPILED_AS` (same file names in any
+    checkout; the import system renames a code object's file to where it was loaded from)."""
     import compileall
 
-    for package in ("parsers", "workloads", "callscale"):
-        try:
-            compileall.compile_dir(os.path.join(root, package), quiet=2)
-        except OSError:  # a read-only checkout: children compile in memory, alike each time
-            pass
+    try:
+        compileall.compile_dir(os.path.join(root, "callscale"), quiet=2, force=True,
+                               ddir=os.path.join(_COMPILED_AS, "callscale"))
+    except OSError:  # a read-only checkout: children compile in memory, alike each time
+        pass
 
 
 _TOTAL = re.compile(r"^(?:summary|totals):\s*(\d+)", re.MULTILINE)
+_EOF = object()
+_TRIGGER = re.compile(r"^desc: Trigger: Client Request: (.+)$", re.MULTILINE)
+
+#: Wall seconds the child may take to start, import this project and build every case (steps that
+#: run no parser code); a parser's own steps are bounded by the ``timeout`` of :func:`count_items`.
+SETUP_SECONDS = 600.0
+
+Item = tuple[str, str, str, int]
+"""One count: ``(parser, format, workload, length)``."""
 
 
-def _dump_total(path: Path) -> int:
-    hit = _TOTAL.search(path.read_text(errors="replace"))
+@dataclass
+class Counted:
+    """What the metered child gave for one :data:`Item`.
+
+    ``instructions``: the streaming's count (``None`` when it failed);
+    ``error``: why not, in words (the parser's exception ``Type: message``,
+    ``timeout: ...``, or how the child ended); ``outcome``: what a client got
+    from the stream, ``{"content", "reasoning", "calls": [[name, arguments
+    text], ...]}`` (``None`` when the stream did not finish).
+    """
+
+    instructions: int | None = None
+    error: str | None = None
+    outcome: dict | None = None
+
+
+def _dump(path: Path) -> tuple[str, int]:
+    """``(label, total)`` of one callgrind dump file (its client-request label and instruction total)."""
+    text = path.read_text(errors="replace")
+    hit, label = _TOTAL.search(text), _TRIGGER.search(text)
     if hit is None:
         raise MeterError(f"no instruction total in callgrind output {path}")
-    return int(hit.group(1))
+    return (label.group(1).strip() if label else ""), int(hit.group(1))
+
+
+def ended_in_words(code: int | None) -> str:
+    """How a process ended, in words: ``exit 3``, ``killed by SIGSEGV`` (issue 17's
+    ``callscale.bounded.exit_words`` where it exists, the same words otherwise)."""
+    try:
+        from .bounded import exit_words  # type: ignore[attr-defined]
+    except ImportError:
+        exit_words = None
+    if exit_words is not None:
+        return exit_words(code)
+    if code is None:
+        return "ended without a status"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit {code}"
+
+
+def timeout_in_words(seconds: float) -> str:
+    """``timeout after 5 s`` (issue 17's ``callscale.bounded.timeout_words`` where it exists)."""
+    try:
+        from .bounded import timeout_words  # type: ignore[attr-defined]
+    except ImportError:
+        return f"timeout after {seconds:g} s"
+    return timeout_words(seconds)
+
+
+class _Child:
+    """One callgrind child over a list of items: start, read its protocol lines, stop it."""
+
+    def __init__(self, items: Sequence[Item], chunking: str, seed: int, folder: Path) -> None:
+        self.items = list(items)
+        self.folder = folder
+        (folder / "items").mkdir()
+        rows: dict[tuple[str, str, str], list] = {}
+        for index, item in enumerate(self.items):
+            rows.setdefault(item[:3], []).append([index, *item])
+        self.rows = list(rows.values())
+        for number, row in enumerate(self.rows):  # one file each: a fork reads its own, not the selection
+            fixed = [[f"{entry[0]:09d}", *entry[1:]] for entry in row]  # the same length at any position
+            (folder / "items" / f"{number:06d}").write_text(json.dumps(fixed), encoding="utf-8")
+        first, caller, plugins = path_links(folder)
+        spec = {"mode": "instructions", "count": len(self.rows), "items": "items", "chunking": chunking,
+                "seed": seed, "path": caller, "plugin_path": plugins, "pth_imports": pth_imports(caller_path())}
+        spec_file = "spec.json"
+        (folder / spec_file).write_text(json.dumps(spec), encoding="utf-8")
+        self.out = "cg.%p.out"  # one file per fork (%p: its process id), in the child's folder
+        self.err_path = folder / "stderr.txt"
+        cmd = [_valgrind(), "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=no",
+               f"--callgrind-out-file={self.out}", "--dump-instr=no", "--compress-strings=no",
+               "--compress-pos=no", interpreter(), "-m", "callscale._child", f"@{spec_file}"]
+        self.err = open(self.err_path, "wb")
+        # its own process group (session), so a stop kills valgrind and anything it started
+        self.proc = subprocess.Popen(cmd, env=child_environment(first), cwd=folder, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=self.err, start_new_session=True,
+                                     preexec_fn=_no_address_randomisation)
+        self._buffer = b""
+        self._read: dict[Path, tuple[str, int]] = {}
+
+    def lines(self, deadline: float):
+        """Yield protocol lines (dicts) until the end of output; ``None`` each time ``deadline`` (monotonic; a new
+        one comes with each ``send``) passed first."""
+        fd = self.proc.stdout.fileno()
+        while True:
+            while b"\n" in self._buffer:
+                line, self._buffer = self._buffer.split(b"\n", 1)
+                try:
+                    message = json.loads(line)
+                except ValueError:
+                    continue
+                deadline = yield message
+            left = deadline - time.monotonic()
+            if left <= 0:
+                deadline = yield None  # the caller decides (it may stop a fork and wait on)
+                continue
+            ready, _, _ = select.select([fd], [], [], min(left, 1.0))
+            if ready:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    return
+                self._buffer += chunk
+
+    def stop(self) -> None:
+        """Kill the child's whole process group (valgrind and the interpreter it runs) and reap it."""
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        self.proc.stdout.close()
+        self.err.close()
+
+    def stderr_tail(self, n: int = 5) -> str:
+        try:
+            text = self.err_path.read_text(errors="replace")
+        except OSError:
+            return ""
+        return " | ".join([line for line in text.splitlines() if line.strip() and not line.startswith("==")][-n:])
+
+    def dumps(self, pid: int | None) -> dict[str, int]:
+        """``{label: instructions}`` of the dumps one fork (process id) wrote so far."""
+        found = {}
+        for path in self.folder.glob(f"cg.{pid}.out.*"):
+            if path not in self._read:
+                try:
+                    self._read[path] = _dump(path)
+                except MeterError:  # still being written (the fork went on to its next length)
+                    continue
+            label, total = self._read[path]
+            found[label] = total
+        return found
+
+
+_ADDR_NO_RANDOMIZE = 0x0040000  # <linux/personality.h>
+
+
+def _no_address_randomisation() -> None:
+    """In the child before exec: switch off address-space layout randomisation (``setarch -R``).
+
+    The kernel places valgrind's own mappings (the vDSO, its stack) at random
+    addresses, which moves where valgrind can put the client's memory, hence
+    the addresses of Python's objects: method-cache slots (keyed by the
+    address of an attribute name) and dict or set order by identity then
+    collide differently, and counts moved by up to 0.2% from run to run.
+    """
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        current = libc.personality(0xFFFFFFFF)
+        if current != -1:
+            libc.personality(current | _ADDR_NO_RANDOMIZE)
+    except (OSError, AttributeError):  # not Linux: counts may then move a little between runs
+        pass
+
+
+@contextmanager
+def _terminate_as_interrupt():
+    """While counting: SIGTERM raises KeyboardInterrupt (so the children are killed on the way out)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: float | None = None,
+                on_done: Callable[[Item, Counted], None] | None = None) -> dict[Item, Counted]:
+    """Count every item in one callgrind child (the whole run pays start-up once).
+
+    ``items``: ``(parser, format, workload, length)``; a parser is a
+    registered name, ``null`` or ``module.path:Factory`` (importable from the
+    caller's ``sys.path`` or the current directory). An item's lengths are
+    counted in ascending order, in one fork of the child per parser x format
+    x workload. ``timeout``: wall seconds one length may take under callgrind
+    (its uncounted and its counted stream; ``None``: no limit); a fork's
+    import of its parser and making of its cases get ``max(timeout, 60)``.
+    An item whose parser raises gets that error; one that overruns gets
+    ``timeout after S s`` and its parser's other lengths and workloads
+    ``timeout: not run (timed out on W at N)``; one whose parser ends or
+    crashes its process gets :func:`ended_in_words` (``exit 3``, ``killed by
+    SIGSEGV``), its longer lengths on that workload ``crashed: not run (...)``. The other items are counted as
+    if it were not there (each fork starts from the same state, see the
+    module docstring). ``on_done(item, counted)`` is called as each item is
+    settled. Raises :class:`MeterUnavailable`, :class:`MeterError` (the child
+    failed outside any parser's code), and ``KeyboardInterrupt`` on Ctrl-C
+    or SIGTERM, after killing the child and its forks.
+    """
+    from .config import format_size
+
+    check_available()
+    items = sorted(dict.fromkeys(tuple(i) for i in items), key=lambda i: i[3])  # stable: groups keep their order
+    debug = bool(os.environ.get("CALLSCALE_DEBUG_CHILD"))
+    results: dict[Item, Counted] = {}
+    group_of: dict[tuple[str, str, str], list[Item]] = {}
+    for item in items:
+        group_of.setdefault(item[:3], []).append(item)
+    items = [item for group in group_of.values() for item in group]  # a row's lengths ascending, in a row
+
+    def settle(item: Item, counted: Counted) -> None:
+        if item not in results:
+            results[item] = counted
+            if on_done is not None:
+                on_done(item, counted)
+
+    def give_up(item: Item, kind: str, words: str, error: str, every_workload: bool = False) -> None:
+        """The item fails with ``error``; its parser's longer lengths on its workload (on every workload,
+        with ``every_workload``) are not run: the child skips them."""
+        settle(item, Counted(error=error))
+        for index, other in enumerate(items):
+            same = other[:2] == item[:2] if every_workload else other[:3] == item[:3]
+            if same and other not in results and (every_workload or other[3] > item[3]):
+                where = f"{item[2]} at {format_size(item[3])}" if every_workload else format_size(item[3])
+                (Path(tmp) / f"skip.{index:09d}").touch()
+                settle(other, Counted(error=f"{kind}: not run ({words} on {where})" if every_workload
+                                      else f"{kind}: not run ({words} at {where})"))
+
+    no_limit = 1e9
+    slow_setup = max(timeout, 60.0) if timeout is not None else no_limit
+    with tempfile.TemporaryDirectory(prefix="callscale-callgrind-") as tmp, _terminate_as_interrupt():
+        child = _Child(items, chunking, seed, Path(tmp))
+        fork_pid: int | None = None
+        index: int | None = None  # the item a fork is on
+        streaming = False  # the fork is streaming (else importing or making the case)
+        killed: set[int] = set()
+        ended = timed_out = False
+        try:
+            lines = child.lines(time.monotonic() + SETUP_SECONDS)
+            message = next(lines, _EOF)
+            while message is not _EOF:
+                budget = SETUP_SECONDS
+                if message is None:  # the deadline passed
+                    if fork_pid is None:
+                        timed_out = True
+                        break
+                    os.kill(fork_pid, signal.SIGKILL)  # the child reports it as died
+                    killed.add(fork_pid)
+                elif message.get("step") == "row":
+                    fork_pid, streaming = int(message["pid"]), False
+                    row = child.rows[int(message["number"])]
+                    index = row[0][0]
+                    budget = slow_setup
+                elif message.get("step") == "case":
+                    index, streaming = int(message["index"]), True
+                    budget = timeout if timeout is not None else no_limit
+                elif "done" in message:
+                    done = int(message["done"])
+                    item, error = items[done], message.get("error")
+                    if error is not None:
+                        settle(item, Counted(error=error, outcome=message.get("outcome")))
+                    else:
+                        dumps = child.dumps(fork_pid)
+                        total, calibration = dumps.get(f"case {done:09d}"), dumps.get("calibration")
+                        if total is None or calibration is None:
+                            settle(item, Counted(error=f"callgrind wrote no count for it ({len(dumps)} dumps)"))
+                        else:
+                            settle(item, Counted(instructions=total - calibration, outcome=message.get("outcome")))
+                    streaming = False
+                    budget = slow_setup
+                elif "died" in message:
+                    row = child.rows[int(message["died"])]
+                    item = items[index if index is not None else row[0][0]]
+                    if fork_pid in killed and streaming:
+                        give_up(item, "timeout", "timed out", timeout_in_words(timeout), True)
+                    elif fork_pid in killed:
+                        give_up(item, "timeout", "timed out", f"{timeout_in_words(slow_setup)} (importing "
+                                                              f"{item[0]} or making the case)", True)
+                    else:
+                        words = ended_in_words(message["status"])
+                        give_up(item, "crashed", words, words
+                                + ("" if streaming else f" (importing {item[0]} or making the case)"))
+                    fork_pid = index = None
+                    streaming = False
+                elif message.get("step") == "end":
+                    ended = True
+                if debug and message and message.get("step") in ("ready", "end"):
+                    print(f"callscale-child: {message['step']} at {message.get('cpu', 0):.1f} s CPU", file=sys.stderr)
+                try:
+                    message = lines.send(time.monotonic() + budget)
+                except StopIteration:  # the child closed its output: ended or died
+                    break
+            if not timed_out:
+                child.proc.wait(timeout=SETUP_SECONDS)
+        finally:
+            child.stop()
+        if not ended or child.proc.returncode != 0:
+            why = f"no answer in {SETUP_SECONDS:g} s" if timed_out else ended_in_words(child.proc.returncode)
+            raise MeterError(f"metered child failed ({why}) outside any parser's code: {child.stderr_tail()}")
+        for item in items:  # anything the child skipped without a word
+            settle(item, Counted(error="the metered child did not count it"))
+    return {item: results[item] for item in items}
 
 
 def count_matrix(
@@ -163,63 +558,34 @@ def count_matrix(
     lengths: Sequence[int],
     chunking: str,
     seed: int = 0,
-    timeout: float = 3600.0,
+    timeout: float | None = None,
 ) -> dict[tuple[str, str, int], int]:
     """Instructions to stream each workload x length of format ``fmt`` through each parser.
 
-    One child process under callgrind does them all (start-up is paid once).
-    ``parsers``: registered names, ``null`` (the harness's floor parser) or
-    ``module.path:Factory``; ``lengths`` in characters. Returns
-    ``{(parser, workload, length): instructions}`` (exact, repeatable).
-    Raises :class:`MeterUnavailable` or :class:`MeterError`.
+    One child does them all (:func:`count_items`). ``parsers``: registered
+    names, ``null`` (the harness's floor parser) or ``module.path:Factory``;
+    ``lengths`` in characters. Returns ``{(parser, workload, length):
+    instructions}`` (exact, repeatable). Raises :class:`MeterUnavailable`, or
+    :class:`MeterError` naming the first case that failed.
     """
-    valgrind = _valgrind()
-    python = interpreter()
-    spec = {
-        "mode": "instructions",
-        "parsers": list(parsers),
-        "format": fmt,
-        "workloads": list(workloads),
-        "lengths": [int(n) for n in lengths],
-        "chunking": chunking,
-        "seed": seed,
-        "path": caller_path(),
-    }
-    order = [(p, w, n) for w in spec["workloads"] for n in spec["lengths"] for p in spec["parsers"]]
-    env = child_environment()
-    with tempfile.TemporaryDirectory(prefix="callscale-callgrind-") as tmp:
-        out = Path(tmp) / "cg.out"
-        cmd = [
-            valgrind, "--tool=callgrind", f"--dump-before={MARKER_SYMBOL}",
-            f"--callgrind-out-file={out}", "--dump-instr=no", "--compress-strings=no",
-            python, "-m", "callscale._child", json.dumps(spec),
-        ]
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
-        if proc.returncode != 0:
-            tail = " | ".join([line for line in proc.stderr.splitlines() if not line.startswith("==")][-5:])
-            raise MeterError(f"metered child failed (exit {proc.returncode}) for {fmt}: {tail}")
-        dumps = sorted(Path(tmp).glob("cg.out.*"), key=lambda p: int(p.suffix[1:]))
-        # dump 1: start-up and warm-up until the first marker; then per
-        # (parser, workload, length) a (set-up, streaming) pair; then the gap
-        # before the calibration pair and the empty calibration segment itself.
-        expected = 1 + 2 * len(order) + 2
-        if len(dumps) != expected:
-            raise MeterError(
-                f"callgrind wrote {len(dumps)} dumps, expected {expected}: the interpreter "
-                f"{python} may lack the symbol {MARKER_SYMBOL} (a stripped build?)"
-            )
-        totals = [_dump_total(p) for p in dumps]
-    marker_cost = totals[-1]
-    return {key: totals[2 + 2 * i] - marker_cost for i, key in enumerate(order)}
+    items = [(p, fmt, w, int(n)) for w in workloads for n in sorted(lengths) for p in parsers]
+    counted = count_items(items, chunking, seed, timeout)
+    for item in items:
+        if counted[item].instructions is None:
+            raise MeterError(f"metered child failed for {item[0]} on {item[2]} at {item[3]} ({fmt}): "
+                             f"{counted[item].error}")
+    return {(p, w, n): counted[(p, fmt, w, n)].instructions for p, _, w, n in items}
 
 
 def count_instructions(parser: str, fmt: str, workload: str, lengths: Sequence[int], chunking: str,
-                       seed: int = 0) -> dict[int, int]:
+                       seed: int = 0, timeout: float | None = None) -> dict[int, int]:
     """Instructions to stream one workload through one parser, ``{length: instructions}``.
 
-    See :func:`count_matrix` for the arguments and errors.
+    ``parser`` may be an importable ``module.path:qualname`` (as
+    ``callscale.testing`` passes it). See :func:`count_matrix` for the
+    arguments and errors.
     """
-    counts = count_matrix([parser], fmt, [workload], lengths, chunking, seed)
+    counts = count_matrix([parser], fmt, [workload], lengths, chunking, seed, timeout)
     return {n: counts[(parser, workload, n)] for n in lengths}
 
 
@@ -231,69 +597,76 @@ class InstructionMeter:
     """The ``instructions`` meter of :data:`callscale.measure.METERS`.
 
     Figures are instruction counts (exact, repeatable), not seconds; ``repeats``
-    does not apply. :meth:`prefetch` counts many parsers x workloads in
-    parallel child processes (one per core), one child per format for all
-    its parsers, workloads and lengths; :meth:`total` answers from those
-    counts, or runs a child for the one case it is asked about.
+    does not apply. :meth:`prefetch` counts many parsers x workloads x
+    lengths in one callgrind child (:func:`count_items`); :meth:`total`
+    answers from those counts, or runs a child for the one case it is asked
+    about. :meth:`outcome` gives what a client got from a counted stream.
     """
 
     name = "instructions"
     unit = "instructions"
 
     def __init__(self) -> None:
-        self._counts: dict[tuple[str, str, str, str, int], int | Exception] = {}
+        self._counts: dict[tuple[str, str, str, str, int], Counted] = {}
 
-    def prefetch(self, jobs: Iterable[Job], workers: int | None = None, progress: Any = None) -> None:
-        """Count every job, grouped into one child per format, ``workers`` children at a time
-        (default: the number of cores).
+    def prefetch(self, jobs: Iterable[Job], workers: int | None = None, progress: Any = None,
+                 timeout: float | None = None) -> None:
+        """Count every job (one child per chunking and seed, normally one in all).
 
-        A child that fails stores its exception for each of its cases, which
-        :meth:`total` raises for that case (so it becomes that measurement's
-        error, and the run goes on). ``progress``: an object with
-        ``update(n)`` (a tqdm bar), called with the number of jobs a child did.
+        A case that fails stores its error, which :meth:`total` raises for
+        that case (so it becomes that measurement's error, and the run goes
+        on). ``progress``: an object with ``update(n)`` (a tqdm bar), called
+        once per job when its last length is counted. ``timeout``: see
+        :func:`count_items`. ``workers`` is accepted for compatibility (one
+        child does everything).
         """
-        groups: dict[tuple[str, tuple[int, ...], str, int], list[Job]] = {}
+        groups: dict[tuple[str, int], list[Item]] = {}
+        pending: dict[tuple[str, str, str, str, int], int] = {}
         for job in jobs:
-            if not all(self._key(job, n) in self._counts for n in job[3]):
-                groups.setdefault((job[1], tuple(job[3]), job[4], job[5]), []).append(job)
-        if not groups:
-            return
-        check_available()
+            parser, fmt, workload, lengths, chunking, seed = job
+            todo = [n for n in sorted(lengths) if self._key(job, n) not in self._counts]
+            if not todo:
+                continue
+            pending[(parser, fmt, workload, chunking, seed)] = len(todo)
+            groups.setdefault((chunking, seed), []).extend((parser, fmt, workload, n) for n in todo)
+        for (chunking, seed), items in groups.items():
+            items.sort(key=lambda i: (i[2], i[1], i[3]))  # workload, format, length; parsers in job order
 
-        def one(group_key, group):
-            fmt, lengths, chunking, seed = group_key
-            parsers = list(dict.fromkeys(j[0] for j in group))
-            workloads = list(dict.fromkeys(j[2] for j in group))
-            return count_matrix(parsers, fmt, workloads, lengths, chunking, seed)
+            def done(item: Item, counted: Counted, chunking=chunking, seed=seed) -> None:
+                self._counts[(item[0], item[1], item[2], f"{chunking}@{seed}", item[3])] = counted
+                key = (item[0], item[1], item[2], chunking, seed)
+                pending[key] -= 1
+                if pending[key] == 0 and progress is not None:
+                    progress.update(1)
 
-        with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
-            futures = [(group, pool.submit(one, key, group)) for key, group in groups.items()]
-            for group, future in futures:
-                try:
-                    counts: dict[tuple[str, str, int], int] | None = future.result()
-                    error = None
-                except Exception as exc:  # recorded per case
-                    counts, error = None, exc
-                for job in group:
-                    for n in job[3]:
-                        value = error if counts is None else counts[(job[0], job[2], n)]
-                        self._counts[self._key(job, n)] = value
-                if progress is not None:
-                    progress.update(len(group))
+            try:
+                count_items(items, chunking, seed, timeout, on_done=done)
+            except (MeterUnavailable, MeterError) as exc:
+                for item in items:
+                    self._counts.setdefault((item[0], item[1], item[2], f"{chunking}@{seed}", item[3]),
+                                            Counted(error=str(exc)))
 
     @staticmethod
     def _key(job: Job, length: int) -> tuple[str, str, str, str, int]:
         parser, fmt, workload, _, chunking, seed = job
         return (parser, fmt, workload, f"{chunking}@{seed}", length)
 
-    def total(self, factory: Any, case: Any, deltas: Sequence[str], tools: list, repeats: int, *,
-              parser_name: str, chunking: str) -> float:
-        """Instructions to stream ``case`` through ``parser_name`` (a fresh child if not prefetched)."""
+    def counted(self, parser_name: str, case: Any, chunking: str) -> Counted:
+        """The :class:`Counted` of one case (a fresh child if it was not prefetched)."""
         job: Job = (parser_name, case.format, case.workload, (case.length,), chunking, getattr(case, "seed", 0))
         key = self._key(job, case.length)
         if key not in self._counts:
-            self.prefetch([job], workers=1)
-        value = self._counts[key]
-        if isinstance(value, Exception):
-            raise value
-        return float(value)
+            self.prefetch([job])
+        return self._counts[key]
+
+    def outcome(self, parser_name: str, case: Any, chunking: str) -> dict | None:
+        """What a client got from the counted stream (see :class:`Counted`), ``None`` if it did not finish."""
+        return self.counted(parser_name, case, chunking).outcome
+
+    def total(self, factory: Any, case: Any, deltas: Sequence[str], tools: list, repeats: int, *,
+              parser_name: str, chunking: str) -> float:
+        """Instructions to stream ``case`` through ``parser_name``; raises :class:`MeterError` if it failed."""
+        counted = self.counted(parser_name, case, chunking)
+        if counted.instructions is None:
+            raise MeterError(counted.error or "not counted")
+        return float(counted.instructions)

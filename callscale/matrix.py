@@ -206,7 +206,7 @@ def run(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence
         with tqdm(total=len(jobs), unit="child", desc=meter, leave=False, dynamic_ncols=True,
                   disable=None if progress is None else not progress) as children:
             try:
-                prefetch(jobs, progress=children)
+                prefetch(jobs, progress=children, timeout=timeout)
             except KeyboardInterrupt as exc:
                 raise Interrupted(f"the {meter} meter's children", result, isinstance(exc, Terminated)) from None
             except Exception:  # unavailable meter: each measurement reports it

@@ -7,9 +7,8 @@ built-in ``deepseek_v31`` (or ``qwen3``), in a ``callscale`` child process: the
 row asserts the plug-in's reason in words and that the built-in parser beside
 it was measured as if the plug-in were not there. Rows that involve a meter
 run under both meters (``time`` and ``instructions``; the latter needs
-valgrind and is marked slow). Under the instruction meter the callgrind child
-is issue 19's: the rows that need it to bound, isolate or kill that child are
-``xfail(strict=True)`` here until that meter is merged (:data:`NEEDS_I19`).
+valgrind and is marked slow); there the callgrind child (callscale/_child.py)
+bounds, isolates and kills each parser's fork.
 """
 
 from __future__ import annotations
@@ -40,13 +39,10 @@ INSTRUCTION_METER = pytest.param(
     marks=[pytest.mark.slow, pytest.mark.skipif(not HAVE_VALGRIND, reason="valgrind is not installed")])
 BOTH = [pytest.param(TIME, id="time"), INSTRUCTION_METER]
 
-NEEDS_I19 = pytest.mark.xfail(
-    strict=True, reason="the instruction meter's callgrind child (bounded by --timeout, one parser's death its "
-                        "own row, killed on SIGINT/SIGTERM) is issue 19's and not in this branch yet")
-INSTRUCTION_METER_I19 = pytest.param(
+INSTRUCTION_METER_ROWS = pytest.param(
     INSTRUCTIONS, id="instructions",
-    marks=[pytest.mark.slow, pytest.mark.skipif(not HAVE_VALGRIND, reason="valgrind is not installed"), NEEDS_I19])
-BOTH_I19 = [pytest.param(TIME, id="time"), INSTRUCTION_METER_I19]
+    marks=[pytest.mark.slow, pytest.mark.skipif(not HAVE_VALGRIND, reason="valgrind is not installed")])
+BOTH_METERS = [pytest.param(TIME, id="time"), INSTRUCTION_METER_ROWS]
 
 
 def callscale(*argv: str, cwd: Path | str = TESTS, timeout: float = 240, env: dict | None = None
@@ -92,7 +88,7 @@ def assert_unaffected(out: str, parser: str = "deepseek_v31") -> None:
 
 
 # ----------------------------------------------------------------------------------- row 1: a hang
-@pytest.mark.parametrize("meter", BOTH_I19)
+@pytest.mark.parametrize("meter", BOTH_METERS)
 def test_row1_a_hanging_plugin_is_its_own_timeout_row_within_the_budget(meter):
     started = time.monotonic()
     proc = gate("hanging_parser:Hangs,deepseek_v31", "deepseek_v31", meter, "--timeout", "5", timeout=60)
@@ -158,7 +154,7 @@ def _cpu_ticks(pid: int) -> int:
 
 
 # ------------------------------------------------------------------- row 2: SIGTERM / SIGKILL of the parent
-@pytest.mark.parametrize("meter", BOTH_I19)
+@pytest.mark.parametrize("meter", BOTH_METERS)
 def test_row2_sigterm_stops_the_run_kills_every_child_and_keeps_the_partial_results(meter, tmp_path):
     proc = _start_hanging_scale(meter, tmp_path)
     kids: set[int] = set()
@@ -181,7 +177,7 @@ def test_row2_sigterm_stops_the_run_kills_every_child_and_keeps_the_partial_resu
     assert {"null", "deepseek_v31"} <= set(partial["parser"])
 
 
-@pytest.mark.parametrize("meter", BOTH_I19)
+@pytest.mark.parametrize("meter", BOTH_METERS)
 def test_row2_sigkill_of_the_parent_leaves_no_worker_spinning(meter, tmp_path):
     proc = _start_hanging_scale(meter, tmp_path)
     kids: set[int] = set()
@@ -235,7 +231,7 @@ def test_row4_a_plugin_that_patches_the_clock_changes_no_other_figure(meter):
 
 
 # ---------------------------------------------------------------------------------- row 5: os._exit
-@pytest.mark.parametrize("meter", BOTH_I19)
+@pytest.mark.parametrize("meter", BOTH_METERS)
 def test_row5_os_exit_fails_only_its_own_row(meter):
     proc = gate("rogue_parsers:ExitsHard,deepseek_v31", "deepseek_v31", meter, timeout=120)
     assert proc.returncode == 1, proc.stdout + proc.stderr
@@ -475,7 +471,7 @@ def test_row11_history_names_every_unreadable_result_file_and_exits_1_unless_ski
 
 
 # ------------------------------------------------------------------------------ row 13: signals in words
-@pytest.mark.parametrize("meter", BOTH_I19)
+@pytest.mark.parametrize("meter", BOTH_METERS)
 @pytest.mark.parametrize("rogue, words", [("Segfaults", "killed by SIGSEGV"), ("KillsItself", "killed by SIGKILL")])
 def test_row13_a_worker_killed_by_a_signal_says_which(meter, rogue, words):
     proc = gate(f"rogue_parsers:{rogue},deepseek_v31", "deepseek_v31", meter, timeout=120)

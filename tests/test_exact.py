@@ -1,0 +1,183 @@
+"""The exact meter's promises: one child, counts that depend only on the code, bounded failures, shards.
+
+Runs children under valgrind (skipped where valgrind is missing). Lengths are
+small (1k-2k): counts are exact, so the promises show at any length.
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from callscale import cli, instructions, shard
+
+TESTS = Path(__file__).parent
+ROOT = TESTS.parent
+needs_valgrind = pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+
+
+@pytest.fixture
+def importable_tests(monkeypatch):
+    """Children import the test fixtures (module:Class) from tests/."""
+    monkeypatch.chdir(TESTS)
+    monkeypatch.setenv("PYTHONPATH", str(TESTS))
+
+
+ITEM = ("deepseek_v31", "deepseek_v31", "write_file", 1024)
+
+
+@needs_valgrind
+def test_a_count_does_not_depend_on_what_else_the_child_counted():
+    alone = instructions.count_items([ITEM], "tokens:4")
+    crowded = instructions.count_items([("qwen3", "qwen3", "many_short_calls", 1024), ("null", "glm47", "write_file", 2048),
+                                        ITEM, ("kimi_k2", "kimi_k2", "write_file", 1024)], "tokens:4")
+    assert alone[ITEM].instructions == crowded[ITEM].instructions > 1_000_000
+    assert crowded[("null", "glm47", "write_file", 2048)].instructions < alone[ITEM].instructions / 10
+
+
+@needs_valgrind
+def test_the_child_returns_what_a_client_got():
+    from callscale.workloads import make
+
+    counted = instructions.count_items([ITEM], "tokens:4")[ITEM]
+    case = make("write_file", "deepseek_v31", 1024)
+    assert [name for name, _ in counted.outcome["calls"]] == [call.name for call in case.calls]
+    assert counted.outcome["content"].strip() == case.content.strip()
+
+
+@needs_valgrind
+def test_a_parser_that_exits_or_crashes_fails_only_its_own_rows(importable_tests):
+    items = [("exiting_parser:Exits", "deepseek_v31", "write_file", n) for n in (1024, 2048)]
+    items += [("exiting_parser:Segfaults", "deepseek_v31", "write_file", 1024), ITEM]
+    got = instructions.count_items(items, "tokens:4")
+    assert got[items[0]].error == "exit 3"
+    assert got[items[1]].error == "crashed: not run (exit 3 at 1k)"
+    assert got[items[2]].error == "killed by SIGSEGV"
+    assert got[ITEM].instructions == instructions.count_items([ITEM], "tokens:4")[ITEM].instructions
+
+
+@needs_valgrind
+def test_gate_times_out_a_hanging_plugin_and_measures_the_rest(importable_tests, capsys):
+    status = cli.main(["gate", "--meter", "instructions", "--timeout", "5", "--parser", "hanging_parser:Hangs",
+                       "--format", "deepseek_v31", "--workload", "write_file", "--lengths", "1k,2k,4k",
+                       "--no-progress"])
+    out = capsys.readouterr().out
+    assert status == 1
+    assert "timeout after 5 s" in out
+
+
+@needs_valgrind
+def test_sigterm_kills_the_callgrind_child(importable_tests, tmp_path):
+    proc = subprocess.Popen([sys.executable, "-m", "callscale", "gate", "--meter", "instructions", "--parser",
+                             "hanging_parser:Hangs", "--format", "deepseek_v31", "--workload", "write_file",
+                             "--timeout", "600", "--no-progress"], cwd=TESTS, env=dict(os.environ, PYTHONPATH=str(TESTS)),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    children = []
+    for _ in range(600):  # until the metered child runs
+        children = _valgrind_children(proc.pid)
+        if children:
+            break
+        time.sleep(0.1)
+    assert children, "no callgrind child started"
+    time.sleep(1)
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=30)
+    time.sleep(1)
+    assert not [pid for pid in children if _alive(pid)]
+
+
+def _valgrind_children(parent: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+                cmd = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == parent and b"callgrind" in cmd:
+                found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@needs_valgrind
+@pytest.mark.slow
+def test_two_clones_with_their_own_virtualenvs_count_alike(tmp_path):
+    """Different folders (of different lengths), different virtualenvs, extra files: identical counts."""
+    code = ("import json; from callscale.instructions import count_items; "
+            "items=[(p, p, w, 1024) for p in ('deepseek_v31', 'qwen3') for w in ('write_file', 'many_short_calls')]; "
+            "print(json.dumps([c.instructions for c in count_items(items, 'tokens:4').values()]))")
+    counts = []
+    for name in ("a", "a-clone-in-a-folder-with-a-much-longer-name"):
+        clone = tmp_path / name
+        subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+        shutil.rmtree(clone / "callscale")
+        shutil.copytree(ROOT / "callscale", clone / "callscale", ignore=shutil.ignore_patterns("__pycache__"))
+        (clone / f"untracked-{name}.txt").write_text("x" * len(name))
+        venv = tmp_path / f"venv-{name}"
+        subprocess.run([instructions.interpreter(), "-m", "venv", "--without-pip", "--system-site-packages",
+                        str(venv)], check=True)
+        site = subprocess.run([str(venv / "bin" / "python"), "-c", "import site; print(site.getsitepackages()[0])"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        Path(site, "callscale-checkout.pth").write_text(f"{clone}\n")
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        run = subprocess.run([str(venv / "bin" / "python"), "-c", code], cwd=clone, env=env, capture_output=True,
+                             text=True)
+        assert run.returncode == 0, run.stderr[-2000:]
+        counts.append(run.stdout.strip())
+    assert counts[0] == counts[1]
+    assert all(c > 1_000_000 for c in eval(counts[0]))
+
+
+def test_shard_selection_is_round_robin_and_covers_every_parser():
+    names = list("abcdefg")
+    parts = [shard.shard(names, (i, 3)) for i in (1, 2, 3)]
+    assert parts == [["a", "d", "g"], ["b", "e"], ["c", "f"]]
+    assert sorted(sum(parts, [])) == names
+    for bad in ("0/2", "3/2", "x", "1/2/3"):
+        with pytest.raises(shard.ShardError):
+            shard.parse_shard(bad)
+
+
+@needs_valgrind
+def test_merged_shards_give_the_unsharded_verdict(tmp_path, capsys):
+    common = ["gate", "--meter", "instructions", "--parser", "deepseek_v31,qwen3,glm47", "--workload", "write_file",
+              "--lengths", "1k,2k,4k", "--no-progress"]
+    whole = cli.main(common + ["--out", str(tmp_path / "whole")])
+    whole_out = capsys.readouterr().out
+    for i in (1, 2):
+        cli.main(common + ["--shard", f"{i}/2", "--out", str(tmp_path / f"s{i}")])
+    capsys.readouterr()
+    merged = cli.main(["gate", "--from", str(tmp_path / "s1" / "scaling.csv"), str(tmp_path / "s2" / "scaling.csv")])
+    merged_out = capsys.readouterr().out
+    assert merged == whole
+    table = lambda text: sorted(line for line in text.splitlines() if line.startswith(("deepseek_v31", "qwen3", "glm47")))
+    assert table(merged_out) == table(whole_out) and len(table(whole_out)) == 3
+
+
+def test_changed_since_maps_modules_to_parsers():
+    from callscale import parsers
+    from callscale.plugins import resolve
+
+    specs = [resolve(name) for name in parsers.names()]
+    names = lambda files: sorted(s.name for s in shard.changed_formats(files, specs)[0])
+    assert names(["docs/exact.md", "tests/test_x.py"]) == []
+    assert names(["callscale/measure.py"]) == sorted(parsers.names())
+    qwen = names(["callscale/parsers/qwen.py"])
+    assert "qwen3" in qwen and "deepseek_v31" not in qwen
+    assert names(["callscale/workloads/render/qwen.py"]) == qwen
+    assert len(names(["callscale/parsers/base.py"])) == len(parsers.names())
