@@ -164,7 +164,10 @@ def path_links(folder: Path) -> tuple[list[str], list[str], list[str]]:
         os.symlink(entry, base / name)
         names[entry] = str(base / name)
     root = str(package.parent)
-    caller = [names[p] for p in entries if p not in last and os.path.realpath(p) != root]
+    # the checkout is left out (p/00 holds its package); a site-packages folder that holds an
+    # installed callscale (a wheel) stays: the plug-ins' own installed packages are there too
+    caller = [names[p] for p in entries
+              if p not in last and (os.path.realpath(p) != root or names[p].endswith(".site-packages"))]
     return [str(own)], caller, [names[p] for p in last]
 
 

@@ -181,3 +181,30 @@ def test_changed_since_maps_modules_to_parsers():
     assert "qwen3" in qwen and "deepseek_v31" not in qwen
     assert names(["callscale/workloads/render/qwen.py"]) == qwen
     assert len(names(["callscale/parsers/base.py"])) == len(parsers.names())
+
+
+def test_the_child_path_keeps_a_site_packages_folder_that_holds_an_installed_callscale(tmp_path, monkeypatch):
+    """callscale installed from a wheel lies in site-packages beside the team's installed parser package:
+    that folder stays on the child's path (left out, the child imported the parser from the working
+    folder, the pull request's code, when a baseline of the installed target branch was measured)."""
+    import os
+    import sys
+
+    from callscale import instructions
+
+    site = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
+    checkout = tmp_path / "checkout"
+    (site / "callscale").mkdir(parents=True)
+    (checkout / "callscale").mkdir(parents=True)
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    monkeypatch.setattr(sys, "path", [str(checkout), str(site)])
+    for where, kept in ((site, [checkout, site]), (checkout, [site])):
+        monkeypatch.setattr(instructions, "__file__", str(where / "callscale" / "instructions.py"))
+        folder = tmp_path / f"child-{where.name}"
+        folder.mkdir()
+        first, caller, plugins = instructions.path_links(folder)
+        assert [os.path.realpath(p) for p in caller] == [str(p) for p in kept], where
+        assert [os.path.realpath(p) for p in plugins] == [str(work)]
