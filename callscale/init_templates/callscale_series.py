@@ -63,9 +63,12 @@ def _measure_all():
     errors, rows = {}, {}
     for target, fmt in FORMATS.items():
         try:
-            spec = plugins.resolve(target, fmt)
+            spec = plugins.probe([plugins.resolve(target, fmt)], TIMEOUT)[0]  # imported and built in a child
         except plugins.PluginError as exc:
             errors[target] = f"cannot import or build the parser here: {exc}"
+            continue
+        if spec.broken is not None:
+            errors[target] = f"cannot import or build the parser here: {spec.broken}"
             continue
         run = matrix.run([spec], WORKLOADS, LENGTHS, chunking=CHUNKING, meter="instructions", latency=False,
                          memory=False, progress=False, timeout=TIMEOUT)
