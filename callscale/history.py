@@ -100,6 +100,8 @@ def _file_rows(path: Path, benchmark: str, names: list[str]) -> list[dict]:
         raise ValueError(f"the entry of {benchmark} is not a list")
     record = dict(zip(columns, entry))
     values, params = record.get("result"), record.get("params") or []
+    if values is None and isinstance(params, list) and all(isinstance(a, list) for a in params):
+        values = [None] * math.prod(len(a) for a in params)  # the benchmark failed at this commit: no figures
     if not isinstance(values, list) or not isinstance(params, list) or not all(isinstance(a, list) for a in params):
         raise ValueError(f"the result of {benchmark} is not a list of figures")
     date = data.get("date", 0)

@@ -209,3 +209,19 @@ def test_commits_of_the_same_second_follow_git_history(tmp_path):
     assert list(dict.fromkeys(history.exact_series(frame)["commit"])) == sorted(hashes)
     written = history.write(tmp_path / "out", machine.parent, threshold=1.3)
     assert pd.read_csv(written.csv)["commit"].drop_duplicates().tolist() == hashes
+
+
+def test_a_benchmark_that_failed_at_a_commit_reads_as_no_figures(results):
+    """asv stores ``null`` as the whole result of a benchmark that failed at a commit (a parser that does
+    not import there): that commit has no figures, and the file is not unreadable."""
+    machine = results / "ci-box"
+    _result_file(machine, "d" * 40, 4_000_000_000_000, lambda p, w, n: 1.0)
+    path = machine / f"{'d' * 8}-{ENV}.json"
+    data = json.loads(path.read_text())
+    data["results"][history.EXACT_SERIES][0] = None
+    path.write_text(json.dumps(data))
+    frame = history.load_results(results)
+    failed = frame[frame["commit"] == "d" * 40]
+    assert len(failed) == len(PARSERS) * len(WORKLOADS) * len(LENGTHS)
+    assert failed["value"].isna().all()
+    assert not frame.attrs.get("bad")
