@@ -883,7 +883,7 @@ Command = tuple[str, Callable[[argparse.ArgumentParser], None],
 def add_verdict_rules(p: argparse.ArgumentParser) -> None:
     """``--reference-length`` and ``--projection-factor``: the projection rule of the verdict."""
     p.add_argument("--reference-length", metavar="SIZE",
-                   help="length (characters) the fitted a*n + b*n**2 is projected to (default from "
+                   help="length (characters) the fitted c + a*n + b*n**2 is projected to (default from "
                         "[tool.callscale]: 256k)")
     p.add_argument("--projection-factor", type=_setting("projection_factor"), metavar="X",
                    help="largest projected / linear-projected cost that passes (default from [tool.callscale]: 3)")

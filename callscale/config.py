@@ -65,7 +65,7 @@ class Settings:
 
     threshold: float = 1.3
     reference_length: int = 256 * 1024
-    """Length (characters) the fitted ``a*n + b*n**2`` is projected to (:mod:`callscale.fit`)."""
+    """Length (characters) the fitted ``c + a*n + b*n**2`` is projected to (:mod:`callscale.fit`)."""
     projection_factor: float = 3.0
     """Largest ratio of the projected cost to the linear projection that passes."""
     timeout: float = 120.0

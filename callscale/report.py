@@ -139,7 +139,7 @@ def table(run: Run) -> str:
                  f"growth/4x = 4**exponent (measured per step); x floor = cost at "
                  f"{format_size(run.lengths[-1])} / the null parser's on the same deltas (the median floor row: "
                  f"the median over the formats' floors); steepest = the largest exponent between two consecutive "
-                 f"lengths; @{reference} = a*n + b*n**2 (non-negative least squares) at {reference} characters, "
+                 f"lengths; @{reference} = c + a*n + b*n**2 (a, b >= 0, least squares; docs/gate.md) at {reference} characters, "
                  f"(x linear) = over the linear projection of the longest length; verdict FAIL when "
                  f"steepest > {run.threshold:g} (rule step) or x linear > {_factor(run):g} (rule projection)"
                  + ("; a pair that fails by time is measured again and the minimum kept" if run.meter == "time" else ""))
