@@ -85,7 +85,7 @@ def test_gate_passes_a_linear_parser(capsys):
 def test_gate_fails_the_quadratic_parser_and_names_it(capsys):
     needs("deepseek_v31")
     status, out, err = run_main(capsys, "gate", "--parser", f"deepseek_v31,{QUADRATIC}", "--format", "deepseek_v31",
-                                "--workload", "write_file", "--lengths", "4k,8k,16k", "--repeats", "1",
+                                "--workload", "write_file", "--lengths", "4k,8k,16k", "--repeats", "3",
                                 "--threshold", "1.4")
     assert status == 1, out
     offenders = [line for line in out.splitlines() if line.startswith("FAIL ")]
