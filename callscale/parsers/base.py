@@ -182,6 +182,8 @@ class ToolParser:
     layout_before_call: ClassVar[str] = ""
     #: Whether the format marks reasoning (``reasoning_text`` may be non-empty).
     writes_reasoning: ClassVar[bool] = False
+    #: The marker that closes a reasoning element read by state ``"think"`` (:meth:`_s_think`).
+    reasoning_end: ClassVar[Markers | None] = None
 
     # ---- the broken-call mechanism (see _break_call and _s_broken)
     #: Tokens that end a broken call: its held text is dropped, then state ``broken_resume``.
@@ -435,6 +437,15 @@ class ToolParser:
         """
         self._abandon_call()
         self._broken_held = [rest] if rest else []
+
+    def _s_think(self, final: bool) -> bool:
+        """Reasoning up to :attr:`reasoning_end`, sent as ``reasoning_text``; then state ``"content"``."""
+        text, marker = self.scanner.find(self.reasoning_end, final)
+        self._emit_reasoning(text)
+        if marker is None:
+            return False
+        self._state = "content"
+        return True
 
     def _s_broken(self, final: bool) -> bool:
         """The one broken-call state: hold text up to one of ``broken_ends`` or ``broken_restarts``.

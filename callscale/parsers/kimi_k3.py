@@ -156,6 +156,7 @@ class KimiK3Parser(ToolParser):
     """
 
     writes_reasoning = True
+    reasoning_end = _THINK
 
     def __init__(self) -> None:
         super().__init__()
@@ -191,14 +192,6 @@ class KimiK3Parser(ToolParser):
         elif marker == THINK_OPEN:
             self._state = "think"
         return True  # other channel markup: dropped
-
-    def _s_think(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_THINK, final)
-        self._emit_reasoning(text)
-        if marker is None:
-            return False
-        self._state = "content"
-        return True
 
     def _s_tools(self, final: bool) -> bool:
         sc = self.scanner

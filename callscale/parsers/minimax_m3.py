@@ -174,6 +174,7 @@ class MiniMaxM3Parser(ToolParser):
     """
 
     writes_reasoning = True
+    reasoning_end = _THINK
     layout_before_call = LAYOUT_NEWLINE
 
     def __init__(self) -> None:
@@ -205,14 +206,6 @@ class MiniMaxM3Parser(ToolParser):
             self._state = "think"
         elif marker != THINK_CLOSE:
             self._open_block(marker)
-        return True
-
-    def _s_think(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_THINK, final)
-        self._emit_reasoning(text)
-        if marker is None:
-            return False
-        self._state = "content"
         return True
 
     def _open_block(self, opener: str) -> None:
