@@ -75,7 +75,8 @@ def test_bad_options_exit_2_with_one_line(capsys, argv, says):
 def test_gate_passes_a_linear_parser(capsys):
     needs("deepseek_v31")
     status, out, err = run_main(capsys, "gate", "--parser", "deepseek_v31", "--no-progress", *SMALL,
-                                "--lengths", "4k,8k,16k", "--repeats", "3")
+                                "--lengths", "4k,16k,64k", "--repeats", "3")
+    # the default gate's span: from 16k, the projection to 256k magnifies 8% of noise into 3x
     assert status == 0, out
     assert out.rstrip().splitlines()[-1] == ("gate passed: 1 parser x workload pair, every step exponent <= 1.3 "
                                              "and every projection at 256k <= 3x the linear one")
