@@ -144,7 +144,8 @@ def load_results(results_dir: Path | str, benchmark: str = EXACT_SERIES, skip_ba
     """
     root = Path(results_dir)
     if not root.is_dir():
-        raise HistoryError(f"no asv results folder {root} (run asv first; see README.md)")
+        raise HistoryError(f"no asv results folder {root} (run asv first: in callscale's checkout `asv run`, in a "
+                           "team repository `callscale init` then `asv run`; docs/workflows.md)")
     names = _param_names(root, benchmark)
     rows = []
     bad: list[tuple[Path, str]] = []
@@ -226,7 +227,8 @@ def exact_series(results: pd.DataFrame, machine: str | None = None, env: str | N
     the named machine or environment has no results.
     """
     if results.empty:
-        raise HistoryError(f"no results of {EXACT_SERIES} (run `asv run --bench InstructionCount`; see README.md)")
+        raise HistoryError("no instruction counts in the results (`asv run --bench InstructionCount` in callscale's "
+                           "checkout, `asv run` after `callscale init` in a team repository; docs/workflows.md)")
     for column, wanted in (("machine", machine), ("env", env)):
         if wanted is None:
             wanted = results.groupby(column)["commit"].nunique().idxmax()
