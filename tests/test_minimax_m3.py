@@ -242,12 +242,24 @@ def _merge(a, b):
     return a
 
 
+def _holds(value, pred):
+    """Whether ``value`` or any value nested in it satisfies ``pred``."""
+    if pred(value):
+        return True
+    members = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return any(_holds(v, pred) for v in members)
+
+
 def _ok(value):
     """A value the format can write unambiguously: no text ending in the namespace's closing tags."""
     if isinstance(value, str):
         return NS not in value
     if isinstance(value, list):  # an empty list and an empty object are one empty element
-        return all(_ok(v) for v in value) and not ({type(v) for v in value} >= {list, dict})
+        # and so is an empty string: where members are strings and containers, an empty
+        # container reads as "" (formats.md: an empty element is text unless its schema excludes a string)
+        return all(_ok(v) for v in value) and not ({type(v) for v in value} >= {list, dict}) and not (
+            any(_holds(v, lambda x: isinstance(x, str)) for v in value)
+            and any(_holds(v, lambda x: isinstance(x, (list, dict)) and not x) for v in value))
     if isinstance(value, dict):
         return all(_ok(v) for v in value.values())
     return True

@@ -97,7 +97,6 @@ _ARRAY_EMPTY = markers("]")
 _LITERAL_END = markers(",", "}", "]", "{", "[", ":", STRING_DELIM, CALL_OPEN, CALL_CLOSE)
 _AFTER_VALUE = markers(",", "}", "]")
 _CALL_END = markers(CALL_CLOSE)
-_RESYNC = markers(CALL_CLOSE, CALL_OPEN)
 
 _NAME = re.compile(r'[^\s{}\[\],:<>"]+')
 _LITERAL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null")
@@ -121,7 +120,6 @@ _S_STRING = "string"
 _S_LITERAL = "literal"
 _S_AFTER_VALUE = "after_value"
 _S_END = "end"  # after the final }: expecting <tool_call|>
-_S_SKIP = "skip"  # dropping the rest of an abandoned call
 
 _IN_CALL = {_S_KEY_START, _S_KEY, _S_QKEY, _S_COLON, _S_VALUE, _S_ARRAY_FIRST, _S_STRING,
             _S_LITERAL, _S_AFTER_VALUE, _S_END}
@@ -133,6 +131,9 @@ class Gemma4Parser(ToolParser):
 
     #: The whitespace its encoder writes before a call block (base.ToolParser.layout_before_call).
     layout_before_call = ""
+    #: A broken call's text ends at ``<tool_call|>`` (dropped); a new ``<|tool_call>`` makes it content.
+    broken_ends = (CALL_CLOSE,)
+    broken_restarts = (CALL_OPEN,)
 
     def __init__(self) -> None:
         super().__init__()
@@ -422,26 +423,8 @@ class Gemma4Parser(ToolParser):
     def _fail(self, marker: str | None, why: str) -> None:
         """Abandon the current call (broken); ``marker`` is the marker just consumed, if any."""
         log.debug("gemma4: call %r abandoned: %s", self._call_name, why)
-        self._break_call()
         self._stack = []
         self._parts = []
-        if marker == CALL_OPEN:
-            self._open(marker)
-        elif marker == CALL_CLOSE:
-            self._state = _S_CONTENT
-        else:
-            self._state = _S_SKIP
-
-    def _s_skip(self, final: bool) -> bool:
-        """The broken call's text: dropped up to ``<tool_call|>``; content when ``<|tool_call>`` or the end comes first."""
-        text, marker = self.scanner.find(_RESYNC, final)
-        self._hold_broken(text)
-        if marker is None:
-            return False
-        if marker == CALL_OPEN:
-            self._broken_is_content()
-            self._open(marker)
-        else:
-            self._broken_call_ended()
-            self._state = _S_CONTENT
-        return True
+        if marker == CALL_OPEN or marker == CALL_CLOSE:  # read again by the base's broken state
+            self.scanner.unread(len(marker))
+        self._broken()

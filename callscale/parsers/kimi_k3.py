@@ -105,7 +105,6 @@ _VALUE_END = markers(ARG_CLOSE)
 _JSON_END = markers(JSON_CLOSE)
 _AFTER_ARG = markers(ARG_HEAD, CALL_CLOSE)
 _AFTER_CALL = markers(CALL_HEAD, TOOLS_CLOSE)
-_RESYNC = markers(CALL_CLOSE, TOOLS_CLOSE, CALL_HEAD)
 
 _ATTRS = re.compile(r'(?:\s+[\w.:-]+="[^"]*")*\s*')
 _ATTR = re.compile(r'([\w.:-]+)="([^"]*)"')
@@ -150,13 +149,17 @@ class KimiK3Parser(ToolParser):
     ``tools`` (between calls), ``call_head``, ``call`` (between arguments),
     ``arg_head``, ``value``, ``close1`` (after ``<|close|>argument<|sep|>``:
     does the value end?), ``close2`` (after it and ``<|close|>call<|sep|>``:
-    does the call end?), ``json_head``, ``json``, ``skip`` (a broken call's
-    text: its end resumes in ``tools`` or ``content``, a new call head in
-    ``call_head``, so it is not the base's one-resume ``broken`` state).
+    does the call end?), ``json_head``, ``json``, and the base's ``broken``
+    (a broken call's text, :meth:`ToolParser._s_broken`).
     """
 
     writes_reasoning = True
     reasoning_end = _THINK
+    #: A broken call's text ends at the call's end (read on between calls) or the
+    #: tools element's end (read on as content); a new call head makes it content.
+    broken_resume = {CALL_CLOSE: "tools", TOOLS_CLOSE: "content"}
+    broken_restarts = (CALL_HEAD,)
+    broken_restart_state = "tools"
 
     def __init__(self) -> None:
         super().__init__()
@@ -171,7 +174,7 @@ class KimiK3Parser(ToolParser):
     def _advance(self, final: bool) -> None:
         super()._advance(final)
         if final:
-            if self._state not in ("content", "think", "tools", "skip", "call_head"):
+            if self._state not in ("content", "think", "tools", "broken", "call_head"):
                 log.debug("kimi_k3: call %r never closed; abandoned", self._call_name)
                 self._abandon_call()
             self._state = "content"
@@ -361,21 +364,6 @@ class KimiK3Parser(ToolParser):
         self._state = "call"
         return True
 
-    def _s_skip(self, final: bool) -> bool:
-        """A broken call's text: dropped up to its end; content when another call or the end comes first."""
-        text, marker = self.scanner.find(_RESYNC, final)
-        self._hold_broken(text)
-        if marker is None:
-            return False
-        if marker == CALL_HEAD:
-            self._broken_is_content()
-            self._head_begin(CALL_HEAD)
-            self._state = "call_head"
-            return True
-        self._broken_call_ended()
-        self._state = "tools" if marker == CALL_CLOSE else "content"
-        return True
-
     # ------------------------------------------------------------------ helpers
     def _reject_close(self, tags: list[str]) -> None:
         """The held-back closing tag(s) did not end the value: value text; scan on after them."""
@@ -399,9 +387,7 @@ class KimiK3Parser(ToolParser):
 
     def _fail(self, why: str, rest: str = "") -> bool:
         log.debug("kimi_k3: call %r broken: %s", self._call_name, why)
-        self._break_call(rest)
         self._pending = []
         self._value_parts = []
         self._confirm_ws.clear()
-        self._state = "skip"
-        return True
+        return self._broken(rest)

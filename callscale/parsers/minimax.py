@@ -116,7 +116,6 @@ _IN_INVOKE = markers(PARAM_OPEN, INVOKE_CLOSE)
 _VALUE_END = markers(PARAM_CLOSE)
 _AFTER_PARAM = markers(PARAM_OPEN, INVOKE_CLOSE)
 _AFTER_INVOKE = markers(INVOKE_OPEN, BLOCK_CLOSE, BLOCK_OPEN)
-_RESYNC = markers(INVOKE_CLOSE, BLOCK_CLOSE, BLOCK_OPEN)
 
 _NAME = re.compile(r'[^\s<>"]+')
 _KEY = re.compile(r'[^<>"\n]+')
@@ -130,7 +129,6 @@ _S_KEY = "key"  # reading a parameter's name
 _S_VALUE = "value"  # reading a parameter's value
 _S_CLOSE1 = "close1"  # after </parameter>: is it the end of the value?
 _S_CLOSE2 = "close2"  # after </parameter> ws </invoke>: is it the end of the call?
-_S_SKIP = "skip"  # dropping the rest of an abandoned call
 
 
 @register("minimax_m2")
@@ -139,6 +137,10 @@ class MiniMaxM2Parser(ToolParser):
 
     #: The whitespace its encoder writes before a call block (base.ToolParser.layout_before_call).
     layout_before_call = "\n"
+    #: A broken call's text ends at its ``</invoke>`` (read on in the block) or the
+    #: block's end (read on as content); a new block opener makes it content.
+    broken_resume = {INVOKE_CLOSE: _S_BLOCK, BLOCK_CLOSE: _S_CONTENT}
+    broken_restarts = (BLOCK_OPEN,)
 
     def __init__(self) -> None:
         super().__init__()
@@ -352,25 +354,6 @@ class MiniMaxM2Parser(ToolParser):
             self._open_block(marker)
         return True
 
-    def _s_skip(self, final: bool) -> bool:
-        """A broken call's text: dropped up to ``</invoke>`` or the block's end; else content (DESIGN.md)."""
-        text, marker = self.scanner.find(_RESYNC, final)
-        self._hold_broken(text)
-        if marker is None:
-            return False
-        if marker == INVOKE_CLOSE:
-            self._broken_call_ended()
-            self._raw = []
-            self._block_has_call = True
-            self._state = _S_BLOCK
-        elif marker == BLOCK_CLOSE:
-            self._broken_call_ended()
-            self._state = _S_CONTENT
-        else:
-            self._broken_is_content()
-            self._open_block(marker)
-        return True
-
     # ------------------------------------------------------------------ helpers
     def _reject_close(self) -> None:
         """The held-back closing tag did not end the value: it is value text; scan on after it."""
@@ -390,7 +373,8 @@ class MiniMaxM2Parser(ToolParser):
 
     def _fail(self, why: str) -> None:
         log.debug("minimax_m2: call %r abandoned: %s", self._call_name, why)
-        self._break_call()
         self._pending = []
         self._tv = _NO_VALUE
-        self._state = _S_SKIP
+        self._raw = []  # resumed after the call's </invoke>: a block that has a call
+        self._block_has_call = True
+        self._broken()

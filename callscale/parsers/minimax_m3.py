@@ -121,7 +121,6 @@ _TAG_END = markers(TAG_END)
 _ELEMENT = markers(ELEMENT_OPEN)
 _HEAD_END = markers(">")
 _NS = markers(NS)
-_RESYNC = markers(INVOKE_CLOSE, BLOCK_CLOSE, BLOCK_OPEN)
 
 _NAME = re.compile(r'[^\s<>"]+')
 _KEY = re.compile(r"[^\s<>/][^<>\n]*")
@@ -168,14 +167,17 @@ class MiniMaxM3Parser(ToolParser):
     container element, the invoke included, between children), ``tag`` (an
     element tag after the namespace and ``<``), ``opened`` (an element not yet
     known as text or container), ``text`` (a text value), ``confirm`` (after a
-    text value's closing tag), ``skip`` (a broken call's text: its end
-    resumes in ``block`` or ``content``, a new block in ``block``, so it is not
-    the base's one-resume ``broken`` state).
+    text value's closing tag), and the base's ``broken`` (a broken call's text,
+    :meth:`ToolParser._s_broken`).
     """
 
     writes_reasoning = True
     reasoning_end = _THINK
     layout_before_call = LAYOUT_NEWLINE
+    #: A broken call's text ends at its ``</invoke>`` (read on in the block) or the
+    #: block's end (read on as content); a new block opener makes it content.
+    broken_resume = {INVOKE_CLOSE: "block", BLOCK_CLOSE: "content"}
+    broken_restarts = (BLOCK_OPEN,)
 
     def __init__(self) -> None:
         super().__init__()
@@ -446,29 +448,10 @@ class MiniMaxM3Parser(ToolParser):
         self._frames.pop()
         self._state = "body"
 
-    def _s_skip(self, final: bool) -> bool:
-        """A broken call's text: dropped up to ``</invoke>`` or the block's end; else content (DESIGN.md)."""
-        text, marker = self.scanner.find(_RESYNC, final)
-        self._hold_broken(text)
-        if marker is None:
-            return False
-        if marker == BLOCK_OPEN:
-            self._broken_is_content()
-            self._open_block(marker)
-            return True
-        self._broken_call_ended()
-        if marker == INVOKE_CLOSE:
-            self._raw = []
-            self._block_has_call = True
-            self._state = "block"
-        else:
-            self._state = "content"
-        return True
-
     def _fail(self, why: str) -> bool:
         log.debug("minimax_m3: call %r broken: %s", self._call_name, why)
-        self._break_call()
         self._frames = []
         self._confirm_ws.clear()
-        self._state = "skip"
-        return True
+        self._raw = []  # resumed after the call's </invoke>: a block that has a call
+        self._block_has_call = True
+        return self._broken()
