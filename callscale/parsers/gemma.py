@@ -65,7 +65,7 @@ import logging
 import re
 
 from . import register
-from .base import MAX_HEAD, ToolParser, json_text
+from .base import ToolParser, json_text
 from .schema import UNTYPED, TypedValue, convert, parameter_typing
 
 _NO_VALUE = TypedValue(UNTYPED)
@@ -85,6 +85,7 @@ CALL_PREFIX = "call:"
 SPECIAL_TOKENS = (CALL_OPEN, CALL_CLOSE, STRING_DELIM)
 
 _CONTENT = markers(CALL_OPEN)
+_HEAD_PREFIX = len(CALL_OPEN + CALL_PREFIX)  # of a call head's text: the name follows
 _PREFIX = markers(CALL_PREFIX)
 _NAME_END = markers("{", CALL_OPEN, CALL_CLOSE)
 _KEY_START_FIRST = markers("}", STRING_DELIM)
@@ -138,9 +139,7 @@ class Gemma4Parser(ToolParser):
     def __init__(self) -> None:
         super().__init__()
         self._state = _S_CONTENT
-        self._raw: list[str] = []  # opener text that is content if no call starts
-        self._parts: list[str] = []  # the name, key or literal being read
-        self._head_len = 0  # characters of the head (call:NAME) or key being read
+        self._parts: list[str] = []  # the literal being read (a head or key: base's _head_*)
         self._stack: list[str] = []  # open containers of the arguments
         self._first_key = True  # no member yet in the innermost object
         self._call_name = ""
@@ -157,7 +156,7 @@ class Gemma4Parser(ToolParser):
         elif self._state in _IN_CALL:
             log.debug("gemma4: call %r never closed; abandoned", self._call_name)
             self._abandon_call()
-        self._raw = []
+        self._head_parts = []
         self._parts = []
         self._state = _S_CONTENT
 
@@ -172,8 +171,7 @@ class Gemma4Parser(ToolParser):
         return True
 
     def _open(self, opener: str) -> None:
-        self._raw = [opener]
-        self._parts = []
+        self._head_begin(opener)
         self._state = _S_PREFIX
 
     def _s_prefix(self, final: bool) -> bool:
@@ -181,36 +179,25 @@ class Gemma4Parser(ToolParser):
         if marker is PARTIAL:
             return False
         if marker is None:  # not a call: the opener is content (unless the output ends here)
-            self._head_no_call("".join(self._raw), final, _PREFIX)
-            self._raw = []
+            self._head_no_call(self._head_text(), final, _PREFIX)
             self._state = _S_CONTENT
             return True
-        self._raw.append(marker)
-        self._head_len = len(marker)
+        self._head_parts.append(marker)
+        self._head_len = len(marker)  # the head (MAX_HEAD) is call:NAME
         self._state = _S_NAME
         return True
 
-    def _bounded_find(self, m, final: bool) -> tuple[str, str | None, bool]:
-        """``scanner.find`` bounded by :data:`MAX_HEAD`; the flag is true when the head or key ran past it."""
-        text, marker = self.scanner.find(m, final, MAX_HEAD + 1 - self._head_len)
-        self._head_len += len(text)
-        return text, marker, marker is None and self._head_len > MAX_HEAD
-
     def _s_name(self, final: bool) -> bool:
-        text, marker, over = self._bounded_find(_NAME_END, final)
-        self._parts.append(text)
+        _, marker = self._head_find(_NAME_END, final)
         if marker is None:
-            if over:  # too long for a head: content, read on as content after it
-                self._emit_content("".join(self._raw) + "".join(self._parts))
-                self._raw = []
-                self._parts = []
+            if self._head_over():  # too long for a head: content, read on as content after it
+                self._emit_content(self._head_text())
                 self._state = _S_CONTENT
                 return True
             return False
-        name = "".join(self._parts).strip()
+        head = self._head_text()
+        name = head[_HEAD_PREFIX:].strip()
         if marker == "{" and _NAME.fullmatch(name):
-            self._raw = []
-            self._parts = []
             self._call_name = name
             self._begin_call(name)
             self._emit_arguments("{")
@@ -218,9 +205,7 @@ class Gemma4Parser(ToolParser):
             self._first_key = True
             self._state = _S_KEY_START
             return True
-        self._emit_content("".join(self._raw) + "".join(self._parts))
-        self._raw = []
-        self._parts = []
+        self._emit_content(head)
         if marker == CALL_OPEN:
             self._open(marker)
         else:
@@ -234,8 +219,7 @@ class Gemma4Parser(ToolParser):
         marker = self.scanner.match(_KEY_START_FIRST if self._first_key else _KEY_START, final)
         if marker is PARTIAL:
             return False
-        self._parts = []
-        self._head_len = 0
+        self._head_begin()
         if marker == "}":  # {} : an empty object
             self._close_container("}")
         elif marker == STRING_DELIM:
@@ -247,15 +231,13 @@ class Gemma4Parser(ToolParser):
         return True
 
     def _s_key(self, final: bool) -> bool:
-        text, marker, over = self._bounded_find(_KEY_END, final)
-        self._parts.append(text)
+        _, marker = self._head_find(_KEY_END, final)
         if marker is None:
-            if over:
+            if self._head_over():
                 self._fail(None, "a key longer than MAX_HEAD")
                 return True
             return False
-        key = "".join(self._parts).strip()
-        self._parts = []
+        key = self._head_text().strip()
         if marker != ":" or not key:
             self._fail(marker, "expected a key and ':'")
             return True
@@ -263,10 +245,9 @@ class Gemma4Parser(ToolParser):
         return True
 
     def _s_qkey(self, final: bool) -> bool:
-        text, marker, over = self._bounded_find(_STRING_END, final)
-        self._parts.append(text)
+        _, marker = self._head_find(_STRING_END, final)
         if marker is None:
-            if over:
+            if self._head_over():
                 self._fail(None, "a key longer than MAX_HEAD")
                 return True
             return False
@@ -283,9 +264,7 @@ class Gemma4Parser(ToolParser):
                 return False
             self._fail(None, "expected ':' after a key")
             return True
-        key = "".join(self._parts)
-        self._parts = []
-        self._emit_key(key)
+        self._emit_key(self._head_text())
         return True
 
     def _emit_key(self, key: str) -> None:
@@ -425,6 +404,7 @@ class Gemma4Parser(ToolParser):
         log.debug("gemma4: call %r abandoned: %s", self._call_name, why)
         self._stack = []
         self._parts = []
+        self._head_parts = []
         if marker == CALL_OPEN or marker == CALL_CLOSE:  # read again by the base's broken state
             self.scanner.unread(len(marker))
         self._broken()

@@ -148,11 +148,8 @@ class MiniMaxM2Parser(ToolParser):
         #: Text of the current block that becomes content if no call starts in it.
         self._raw: list[str] = []
         self._block_has_call = False
-        self._name_parts: list[str] = []
-        self._head_len = 0  # characters of the invoke head or parameter name being read
         self._call_name = ""
         self._n_params = 0
-        self._key_parts: list[str] = []
         self._tv = _NO_VALUE  # the current value's typed writer (parsers.schema.TypedValue)
         self._typing = UNTYPED  # the schema typing of a typed value (parsers.schema)
 
@@ -187,12 +184,6 @@ class MiniMaxM2Parser(ToolParser):
         self._block_has_call = False
         self._head_len = 0
 
-    def _bounded_find(self, final: bool) -> tuple[str, str | None, bool]:
-        """Read a name up to ``">``, bounded by :data:`MAX_HEAD`; the flag is true when it ran past it."""
-        text, marker = self.scanner.find(_TAG_END, final, MAX_HEAD + 1 - self._head_len)
-        self._head_len += len(text)
-        return text, marker, marker is None and self._head_len > MAX_HEAD
-
     def _not_a_call(self, *more: str) -> None:
         """What was read of the block (and ``more``) is content; read on as content."""
         self._emit_content("".join(self._raw) + "".join(more))
@@ -214,7 +205,7 @@ class MiniMaxM2Parser(ToolParser):
             return False
         if marker == INVOKE_OPEN:
             self._raw.append(marker)
-            self._name_parts = []
+            self._head_parts = []  # the head counts the block's first whitespace and the opener (MAX_HEAD)
             self._head_len = 0 if self._block_has_call else self._head_len + len(marker)
             self._state = _S_NAME
         elif marker == BLOCK_CLOSE:
@@ -235,16 +226,13 @@ class MiniMaxM2Parser(ToolParser):
         return True
 
     def _s_name(self, final: bool) -> bool:
-        text, marker, over = self._bounded_find(final)
-        self._name_parts.append(text)
+        _, marker = self._head_find(_TAG_END, final)
         if marker is None:
-            if over:  # too long for a head: content
-                self._not_a_call("".join(self._name_parts))
-                self._name_parts = []
+            if self._head_over():  # too long for a head: content
+                self._not_a_call(self._head_text())
                 return True
             return False
-        name = "".join(self._name_parts)
-        self._name_parts = []
+        name = self._head_text()
         if _NAME.fullmatch(name) is None:
             self._not_a_call(name, marker)
             return True
@@ -263,8 +251,7 @@ class MiniMaxM2Parser(ToolParser):
         if marker is PARTIAL:
             return False
         if marker == PARAM_OPEN:
-            self._key_parts = []
-            self._head_len = 0
+            self._head_begin()
             self._state = _S_KEY
         elif marker == INVOKE_CLOSE:
             self._close_call()
@@ -276,15 +263,13 @@ class MiniMaxM2Parser(ToolParser):
         return True
 
     def _s_key(self, final: bool) -> bool:
-        text, marker, over = self._bounded_find(final)
-        self._key_parts.append(text)
+        _, marker = self._head_find(_TAG_END, final)
         if marker is None:
-            if over:
+            if self._head_over():
                 self._fail("a parameter name longer than MAX_HEAD")
                 return True
             return False
-        key = "".join(self._key_parts)
-        self._key_parts = []
+        key = self._head_text()
         if _KEY.fullmatch(key) is None:
             self._fail(f"bad parameter name {key!r}")
             return True
@@ -317,8 +302,7 @@ class MiniMaxM2Parser(ToolParser):
             return False
         if marker == PARAM_OPEN:
             self._end_value()
-            self._key_parts = []
-            self._head_len = 0
+            self._head_begin()
             self._state = _S_KEY
         elif marker == INVOKE_CLOSE:
             self._pending.append(marker)
@@ -345,8 +329,7 @@ class MiniMaxM2Parser(ToolParser):
         self._close_call()
         if marker == INVOKE_OPEN:
             self._raw = [marker]
-            self._name_parts = []
-            self._head_len = 0
+            self._head_begin()
             self._state = _S_NAME
         elif marker == BLOCK_CLOSE:
             self._state = _S_CONTENT
