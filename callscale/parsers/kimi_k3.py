@@ -61,9 +61,12 @@ import logging
 import re
 
 from . import register
-from .base import ToolParser, json_fragment, json_text
+from .base import ToolParser, json_text
+from .jsonscan import strict_loads
 from .scanner import PARTIAL, markers
-from .schema import UNTYPED, Typing, convert, parameter_typing
+from .schema import UNTYPED, TypedValue, Typing, parameter_typing
+
+_NO_VALUE = TypedValue(UNTYPED)
 
 log = logging.getLogger(__name__)
 
@@ -166,9 +169,8 @@ class KimiK3Parser(ToolParser):
         self._call_name = ""
         self._keys: set[str] = set()
         self._whole = False  # the arguments came as one json body (written whole)
-        self._value_is_string = True
-        self._typing = UNTYPED
-        self._value_parts: list[str] = []
+        self._tv = _NO_VALUE  # the current value's typed writer (parsers.schema.TypedValue)
+        self._json_parts: list[str] = []  # a json body's text
         self._pending: list[str] = []
 
     def _advance(self, final: bool) -> None:
@@ -272,11 +274,9 @@ class KimiK3Parser(ToolParser):
             typing = Typing(("string",))
         else:
             typing = _TYPES.get(kind) or parameter_typing(self.tools, self._call_name, key)
-        self._typing = typing
-        self._value_is_string = typing.is_string or not typing.declared
-        self._value_parts = []
+        self._tv = TypedValue(typing)
         self._emit_arguments(("{" if not self._keys else ", ") + json.dumps(key, ensure_ascii=False) + ": "
-                             + ('"' if self._value_is_string else ""))
+                             + self._tv.head())
         self._keys.add(key)
         self._state = "value"
         return True
@@ -292,10 +292,7 @@ class KimiK3Parser(ToolParser):
 
     def _value_text(self, text: str) -> None:
         if text:
-            if self._value_is_string:
-                self._emit_arguments(json_fragment(text))
-            else:
-                self._value_parts.append(text)
+            self._emit_arguments(self._tv.feed(text))
 
     def _s_close1(self, final: bool) -> bool:
         marker = self._confirm(_AFTER_ARG, final)
@@ -341,20 +338,20 @@ class KimiK3Parser(ToolParser):
         if marker is None:
             return self._fail("a json head longer than MAX_HEAD") if self._head_over() else False
         self._head_text()
-        self._value_parts = []
+        self._json_parts = []
         self._state = "json"
         return True
 
     def _s_json(self, final: bool) -> bool:
         text, marker = self.scanner.find(_JSON_END, final)
         if text:
-            self._value_parts.append(text)
+            self._json_parts.append(text)
         if marker is None:
             return False
-        raw = "".join(self._value_parts)
-        self._value_parts = []
+        raw = "".join(self._json_parts)
+        self._json_parts = []
         try:
-            value = json.loads(raw)
+            value = strict_loads(raw)
         except (ValueError, RecursionError):
             value = None
         if not isinstance(value, dict):
@@ -373,13 +370,8 @@ class KimiK3Parser(ToolParser):
 
     def _end_value(self) -> None:
         self._pending = []
-        if self._value_is_string:
-            self._emit_arguments('"')
-            return
-        text = "".join(self._value_parts)
-        self._value_parts = []
-        ok, value = convert(text, self._typing)
-        self._emit_arguments(json_text(value) if ok else '"' + json_fragment(text) + '"')
+        tv, self._tv = self._tv, _NO_VALUE
+        self._emit_arguments(tv.end())
 
     def _close_call(self) -> None:
         self._emit_arguments("" if self._whole else "}" if self._keys else "{}")
@@ -388,6 +380,7 @@ class KimiK3Parser(ToolParser):
     def _fail(self, why: str, rest: str = "") -> bool:
         log.debug("kimi_k3: call %r broken: %s", self._call_name, why)
         self._pending = []
-        self._value_parts = []
+        self._tv = _NO_VALUE
+        self._json_parts = []
         self._confirm_ws.clear()
         return self._broken(rest)
