@@ -64,9 +64,9 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 from . import register
-from .base import MAX_HEAD, ToolParser, json_fragment, json_text
+from .base import MAX_HEAD, ToolParser, json_fragment
 from .scanner import PARTIAL, Markers, markers
-from .schema import UNTYPED, Typing, convert, resolve_schema, schema_typing, tool_parameters
+from .schema import UNTYPED, Typing, resolve_schema, schema_typing, tool_parameters, typed_json
 
 log = logging.getLogger(__name__)
 
@@ -429,9 +429,7 @@ class MiniMaxM3Parser(ToolParser):
         if frame.kind == "string":
             self._emit_arguments('"')
         else:
-            text = "".join(frame.parts)
-            ok, value = convert(text, frame.typing)
-            self._emit_arguments(json_text(value) if ok else '"' + json_fragment(text) + '"')
+            self._emit_arguments(typed_json("".join(frame.parts), frame.typing))
         self._pop()
 
     def _close_container(self) -> None:
