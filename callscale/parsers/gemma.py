@@ -1,61 +1,15 @@
 """Gemma 4 tool calls (``gemma4``).
 
-Format, as the Gemma 4 ``chat_template.jinja`` writes a tool call
-(``'<|tool_call>call:' + name + '{'``, then ``key:format_argument(value,
-escape_keys=False)`` joined by ``,``, then ``'}<tool_call|>'``)::
+The format (source: the Gemma 4 ``chat_template.jinja`` and its
+``format_argument`` macro) and every reading rule: ``docs/formats.md``,
+"Gemma 4" (the one place)::
 
     <|tool_call>call:search{filters:{max:3,tags:[<|"|>a<|"|>,<|"|>b<|"|>]},query:<|"|>café "best"<|"|>}<tool_call|>
 
-Facts taken from that template (its ``format_argument`` macro):
-
-- calls follow each other with nothing between them;
-- keys are bare at every depth (``escape_keys=False`` is passed down), in
-  ``dictsort`` order, and may contain spaces;
-- a string is ``<|"|>`` + the text verbatim + ``<|"|>``: no escaping, so an
-  ordinary ``"``, a ``}`` or even ``<tool_call|>`` inside is just text; only
-  ``<|"|>`` ends it;
-- booleans are ``true``/``false``; mappings ``{k:v,...}``; sequences
-  ``[v,...]``; anything else is written by Jinja as Python prints it: numbers
-  as JSON numbers, and ``None`` as ``None`` (read here as ``null``, as is
-  ``null``).
-
-Reading rules of this parser:
-
-- Everything outside ``<|tool_call>`` ... ``<tool_call|>`` is content.
-- Schema typing (:mod:`callscale.parsers.schema`, formats.md "Schema typing") where
-  the written value and the tool's schema disagree, for the call's
-  top-level values only: a ``<|"|>`` string for a parameter that cannot be
-  a string is buffered and typed by the rule at its end (``<|"|>5<|"|>``
-  for an integer is 5; text that does not convert stays the string); a
-  bare number or boolean for a string-only parameter is its text as a
-  string (``5`` -> ``"5"``); a bare number is typed by the rule too
-  (``60.0`` for an integer is 60). Nested values are as written.
-- The arguments are translated to JSON text as they arrive by a small
-  incremental converter (a stack of open ``{``/``[``): ``{`` and ``[`` at
-  once, a key at its ``:``, a number/``true``/``false``/``null`` at the
-  delimiter after it, string contents as JSON-escaped pieces as they arrive.
-  The call's final ``}`` is sent only when ``<tool_call|>`` follows it, so
-  the arguments of an abandoned call never form a JSON object.
-- Whitespace between tokens is skipped; a bare key is stripped of outer
-  whitespace; a key may also be written as a ``<|"|>``-delimited string.
-- If what follows ``<|tool_call>`` is not ``call:NAME{`` (NAME without
-  whitespace or any of ``{}[],:<>"``), the text is content, verbatim: a model
-  repeating ``<|tool_call>`` until max_tokens gives no call and that text as
-  content. The head ``call:NAME`` is read for at most
-  :data:`callscale.parsers.base.MAX_HEAD` characters: when no ``{`` (or call token)
-  has come by then, ``<|tool_call>`` and the head up to there (``MAX_HEAD +
-  1`` characters) are content and reading goes on as content after them, so text after a stray
-  ``<|tool_call>`` is held back at most that long.
-- Malformed arguments (a value that is not a string, number, ``true``,
-  ``false``, ``null``/``None``, object or array; a missing ``:`` or ``,``; a
-  trailing comma; mismatched brackets; anything but ``<tool_call|>`` after the
-  final ``}``; a key longer than ``MAX_HEAD`` characters) abandon the call
-  (see :mod:`callscale.parsers.base`). Its remaining text up to ``<tool_call|>`` is
-  dropped with it (logged at debug level); when a ``<|tool_call>`` (which
-  starts the next call) or the end of the output comes first, that text is
-  content (prose after a broken call, DESIGN.md "Content and markup"). A
-  call still open at the end of the output is abandoned, and the markup of a
-  call (or head) the output cuts is no content.
+This module holds the tokens, markers, the incremental arguments-to-JSON
+converter and the ``_s_<state>`` steps; the shared mechanisms (driver,
+broken calls, bounded heads, typed values) are base.py's and schema.py's
+(``callscale/parsers/README.md``).
 """
 
 from __future__ import annotations
@@ -128,7 +82,7 @@ _IN_CALL = {_S_KEY_START, _S_KEY, _S_QKEY, _S_COLON, _S_VALUE, _S_ARRAY_FIRST, _
 
 @register("gemma4")
 class Gemma4Parser(ToolParser):
-    """Streaming parser of Gemma 4 tool calls; see the module docstring for the rules."""
+    """Streaming parser of Gemma 4 tool calls; rules: ``docs/formats.md``, "Gemma 4"."""
 
     #: The whitespace its encoder writes before a call block (base.ToolParser.layout_before_call).
     layout_before_call = ""

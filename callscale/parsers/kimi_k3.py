@@ -1,57 +1,17 @@
 """Kimi K3 tool calls, reasoning and response (``kimi_k3``): the XTML element tree.
 
-Format (docs/formats.md, "Kimi K3"; sources: moonshotai/Kimi-K3
-``encoding_k3.py`` as quoted by vLLM 0.33 ``vllm/tool_parsers/kimi_k3_tool_parser.py``,
-``vllm/reasoning/kimi_k3_reasoning_parser.py`` and
-``vllm/tool_parsers/structural_tag_registry.py``, and TensorRT-LLM
-``tensorrt_llm/serve/tool_parser/kimi_k3_tool_parser.py``; the model file
-itself is not in the stored sources). An element is
-``<|open|>TAG ATTRS<|sep|>BODY<|close|>TAG<|sep|>``, written with no layout.
-What the model writes after a generation prompt that opened the response
-channel::
+The format (sources: moonshotai/Kimi-K3 ``encoding_k3.py`` as the engines
+quote it, vLLM 0.33, TensorRT-LLM, SGLang) and every reading rule:
+``docs/formats.md``, "Kimi K3, XTML" (the one place). An element is
+``<|open|>TAG ATTRS<|sep|>BODY<|close|>TAG<|sep|>``; what a model writes
+after an instruct prompt::
 
     CONTENT<|close|>response<|sep|><|open|>tools<|sep|><|open|>call tool="NAME" index="1"<|sep|><|open|>argument key="K" type="string"<|sep|>VALUE<|close|>argument<|sep|>...<|close|>call<|sep|>...<|close|>tools<|sep|><|close|>message<|sep|><|end_of_msg|>
 
-- ``type`` is ``string`` (the value is the raw text, not escaped) or
-  ``number`` / ``boolean`` / ``null`` / ``object`` / ``array`` (the value is
-  JSON text); attribute values escape ``&`` as ``&amp;`` and ``"`` as
-  ``&quot;``. ``index`` counts the calls from 1 (not used here: calls are
-  numbered in the order they start).
-- A call body may instead be one ``<|open|>json type="object"<|sep|>{...}<|close|>json<|sep|>``
-  (the arguments as one JSON object).
-- ``<|open|>think<|sep|>R<|close|>think<|sep|>`` holds reasoning,
-  ``<|open|>response<|sep|>C<|close|>response<|sep|>`` the answer.
-
-Reading rules (all lengths in characters):
-
-- Outside the tools element everything is content except the channel
-  markup, which is dropped wherever it appears: the ``think`` / ``response``
-  element tags, ``<|open|>tools<|sep|>`` repeated, ``<|close|>message<|sep|>``
-  and ``<|end_of_msg|>``. The body of a ``think`` element is
-  ``reasoning_text``. The parser starts in the response channel: output of a
-  prompt that opened ``think`` and whose model does not repeat the opener
-  gives its reasoning as content (the parser has no request settings).
-- Inside the tools element: a call starts at ``<|open|>call``; its head (the
-  attributes up to ``<|sep|>``) is read for at most
-  :data:`callscale.parsers.base.MAX_HEAD` characters. Other text there is
-  content; whitespace after a call is layout (base.py).
-- A value typed ``string`` streams (JSON-escaped) as it arrives; any other
-  ``type`` is read by the one schema rule (:mod:`callscale.parsers.schema`) with
-  that type, and text that does not read stays the string. Without a
-  ``type`` attribute (or an unknown one) the request's tool schema types the
-  value, as in the other XML formats.
-- A literal ``<|close|>argument<|sep|>`` in a value ends it only when what
-  follows (whitespace skipped) is ``<|open|>argument`` or ``<|close|>call<|sep|>``,
-  and such a ``<|close|>call<|sep|>`` only when ``<|open|>call``,
-  ``<|close|>tools<|sep|>`` or the end of the output follows it (the DSML
-  rule of formats.md). Otherwise the tag is value text.
-- A call with a malformed part (a head without ``tool="..."``, text or an
-  unknown element between arguments, an argument without ``key``, a repeated
-  key, a ``json`` body that is no JSON object) is broken (base.py): its text
-  up to ``<|close|>call<|sep|>`` or ``<|close|>tools<|sep|>`` is dropped, and
-  is content when another ``<|open|>call`` or the end of the output comes
-  first. A call still open at the end of the output is abandoned and its
-  markup is no content.
+This module holds the tokens, markers and ``_s_<state>`` steps; the shared
+mechanisms (driver, ``think`` state, broken calls, bounded heads, confirmed
+closers, typed values) are base.py's and schema.py's
+(``callscale/parsers/README.md``).
 """
 
 from __future__ import annotations
@@ -146,7 +106,7 @@ def _attrs(text: str) -> dict[str, str] | None:
 
 @register("kimi_k3")
 class KimiK3Parser(ToolParser):
-    """Streaming parser of Kimi K3 XTML output; see the module docstring for the rules.
+    """Streaming parser of Kimi K3 XTML output; rules: ``docs/formats.md``, "Kimi K3, XTML".
 
     States (``_s_<state>``, run by the base driver): ``content``, ``think``,
     ``tools`` (between calls), ``call_head``, ``call`` (between arguments),

@@ -1,69 +1,18 @@
 """MiniMax M2 tool calls (``minimax_m2``).
 
-Format, as the MiniMax-M2 ``chat_template.jinja`` writes an assistant turn
-with tool calls (``toolcall_begin_token`` / ``toolcall_end_token``)::
+The format (source: the MiniMax-M2 ``chat_template.jinja``) and every
+reading rule: ``docs/formats.md``, "MiniMax M2" (the one place)::
 
     CONTENT
     <minimax:tool_call>
     <invoke name="get_weather">
     <parameter name="city">Paris</parameter>
-    <parameter name="days">3</parameter>
     </invoke>
     </minimax:tool_call>
 
-Facts taken from that template:
-
-- the block is preceded by one newline (``'\\n' ~ toolcall_begin_token``),
-  written even when the content is empty; that newline is layout, as are the
-  newlines between elements;
-- all calls of a turn share one block; models also write one block per call
-  (both are read here);
-- a string value is written verbatim (``v``, no escaping, no trimming), any
-  other value as JSON (``v | tojson``). So a value is read as a string unless
-  the request's tool schema gives the parameter another type; then the value
-  text is typed by the one schema rule (:mod:`callscale.parsers.schema`, formats.md
-  "Schema typing"), and text that does not convert stays the string. Whitespace around a value is kept: the template does not trim (public
-  parsers that ``strip()`` values disagree with the template here).
-
-Reading rules of this parser (all lengths in characters):
-
-- Outside a block everything is content, except the one layout newline right
-  before ``<minimax:tool_call>``.
-- A literal ``</parameter>`` inside a value (an agent editing this very
-  parser) ends the parameter only when what follows it, ignoring whitespace,
-  is a valid continuation: the next ``<parameter name="`` or ``</invoke>``;
-  and a ``</invoke>`` reached that way must itself be followed by
-  ``<invoke name="``, ``</minimax:tool_call>``, a new ``<minimax:tool_call>``
-  or the end of the output (the DSML rule of ``formats.md``). Otherwise the
-  closing tag and the whitespace after it are value text and the scan goes on
-  after them. Only that tag, the whitespace and a possible partial marker are
-  held back; a string value streams (JSON-escaped) as it arrives.
-- Parameter names and ``</parameter>`` are looked for only where the grammar
-  allows them, so ``</invoke>`` or ``</minimax:tool_call>`` inside a value
-  are plain text.
-- A block that turns out not to start with a call (garbage after the opener,
-  an empty block, a repeated opener, an invoke name that is not one word) is
-  content, verbatim: a model that repeats ``<minimax:tool_call>`` until
-  max_tokens gives no call and that text as content. Garbage after a call
-  inside a block ends the block and is content.
-- An invoke's head is read for at most :data:`callscale.parsers.base.MAX_HEAD`
-  characters: the name after ``<invoke name="`` (with, for a block's first
-  invoke, the whitespace and ``<invoke name="`` after the block opener).
-  When no ``">`` has come by then, the block is not a call either: its text
-  up to there is content and reading goes on as content after it, so text
-  after a stray opener is held back at most that long. A parameter name
-  longer than ``MAX_HEAD`` is a malformed part (below).
-- A call with a malformed part (an unexpected element inside ``<invoke>``, a
-  bad parameter name) is abandoned (see :mod:`callscale.parsers.base`); its remaining
-  text up to the next ``</invoke>`` or ``</minimax:tool_call>`` is dropped
-  with it (logged at debug level), and reading resumes there; when
-  ``<minimax:tool_call>`` or the end of the output comes first, that text is
-  content (prose after a broken call, DESIGN.md "Content and markup"). A
-  call still open at the end of the output is abandoned, and the markup of a
-  block or call the output cuts is no content. An ``</invoke>`` closes its call even when the block is never
-  closed.
-- MiniMax's end-of-turn token ``[e~[`` is not treated specially (servers
-  strip it as a stop token); it would be content.
+This module holds the tokens, markers and ``_s_<state>`` steps; the shared
+mechanisms (driver, broken calls, bounded heads, typed values) are base.py's
+and schema.py's (``callscale/parsers/README.md``).
 """
 
 from __future__ import annotations
@@ -133,7 +82,7 @@ _S_CLOSE2 = "close2"  # after </parameter> ws </invoke>: is it the end of the ca
 
 @register("minimax_m2")
 class MiniMaxM2Parser(ToolParser):
-    """Streaming parser of MiniMax M2 tool calls; see the module docstring for the rules."""
+    """Streaming parser of MiniMax M2 tool calls; rules: ``docs/formats.md``, "MiniMax M2"."""
 
     #: The whitespace its encoder writes before a call block (base.ToolParser.layout_before_call).
     layout_before_call = "\n"

@@ -1,10 +1,8 @@
 """MiniMax M3 tool calls and reasoning (``minimax_m3``): namespaced element trees.
 
-Format (docs/formats.md, "MiniMax M3"; sources: vLLM 0.33
-``vllm/parser/minimax_m3.py`` and ``vllm/reasoning/minimax_m3_reasoning_parser.py``,
-TensorRT-LLM ``tensorrt_llm/serve/tool_parser/minimax_m3_parser.py``, both
-describing the model's ``chat_template.jinja``, whose ``ns_token`` is
-``]<]minimax[>[``; the template itself is not in the stored sources)::
+The format (sources: the model's ``chat_template.jinja`` as vLLM 0.33,
+TensorRT-LLM and SGLang describe it; its ``ns_token`` is ``]<]minimax[>[``)
+and every reading rule: ``docs/formats.md``, "MiniMax M3" (the one place)::
 
     CONTENT
     ]<]minimax[>[<tool_call>
@@ -14,45 +12,10 @@ describing the model's ``chat_template.jinja``, whose ``ns_token`` is
     ]<]minimax[>[</invoke>
     ]<]minimax[>[</tool_call>
 
-Every tag carries the namespace; a parameter is an element named after its
-key; a value is text, or child elements: an object's keys, or a list's
-``<item>`` elements; an empty list or object is an empty element. A string
-is written verbatim, a scalar as its JSON text. Reasoning is
-``<mm:think>...</mm:think>``.
-
-Reading rules (all lengths in characters):
-
-- Outside a block everything is content except ``<mm:think>`` (its body is
-  ``reasoning_text`` up to ``</mm:think>``), a lone ``</mm:think>`` (dropped)
-  and the one layout newline before the block opener. The block, its heads,
-  stray and repeated openers and garbage follow the MiniMax M2 rules
-  (:mod:`callscale.parsers.minimax`): a block that starts no call is content,
-  verbatim; the invoke head is bounded by :data:`callscale.parsers.base.MAX_HEAD`.
-- Values are read incrementally, as a tree: an element whose schema (the
-  request's tool schema, followed through ``properties``,
-  ``additionalProperties`` and ``items``) is string-only is text; otherwise
-  an element whose first non-whitespace is a namespaced child tag is a
-  container, else text. A container is an array when its schema says array,
-  an object when it says object, and when it says both or neither an array
-  when its first child is ``item`` (the template's list spelling), else an
-  object. Its JSON
-  streams as its children arrive: ``{``/``[`` when the first child opens,
-  each key as its element opens, string text as it arrives (JSON-escaped).
-  A text value the schema types otherwise is read by the one schema rule at
-  its end (:mod:`callscale.parsers.schema`); text that does not read stays
-  the string. An empty element is ``{}``/``[]`` when its schema is an object
-  or array (and not a string), else text. Whitespace between elements is
-  layout; whitespace inside a text value is kept.
-- The namespaced closing tag of a text value ends it only when what follows
-  (whitespace skipped) is the namespace or the end of the output; otherwise
-  the tag is value text (an agent editing this very parser).
-- A call with a malformed part (text beside child elements, a closing tag
-  that closes no open element, a repeated key in an object, a head longer
-  than MAX_HEAD, nesting deeper than :data:`MAX_DEPTH`) is broken
-  (base.py): its text up to ``]<]minimax[>[</invoke>`` or
-  ``]<]minimax[>[</tool_call>`` is dropped, and is content when a new block
-  or the end of the output comes first. A call still open at the end of the
-  output is abandoned and the markup the output cut is no content.
+This module holds the tokens, markers, the value tree (``_Frame``) and the
+``_s_<state>`` steps; the shared mechanisms (driver, ``think`` state,
+broken calls, bounded heads, confirmed closers, typing) are base.py's and
+schema.py's (``callscale/parsers/README.md``).
 """
 
 from __future__ import annotations
@@ -160,7 +123,7 @@ def _container_spec(spec: Any, kind: str) -> Any:
 
 @register("minimax_m3")
 class MiniMaxM3Parser(ToolParser):
-    """Streaming parser of MiniMax M3 tool calls; see the module docstring for the rules.
+    """Streaming parser of MiniMax M3 tool calls; rules: ``docs/formats.md``, "MiniMax M3".
 
     States (``_s_<state>``, run by the base driver): ``content``, ``think``,
     ``block`` (between invokes), ``name`` (an invoke's name), ``body`` (in a
