@@ -276,3 +276,17 @@ def test_rendered_calls_parse_back_under_any_split(calls, content, cuts):
     tools = [tool(c.name, **{k: _schema(v) for k, v in c.arguments.items()}) for c in calls]
     assert_parses(P, text, content, expected, tools=tools, chunkings=[],
                   deltas=split_at(text, cuts))
+
+
+@pytest.mark.parametrize("name", ["minimax_m2", "minimax_m3"])
+def test_text_after_a_call_inside_a_block_keeps_its_whitespace(name):
+    """Garbage after a call ends the block and is content with the whitespace before it (DESIGN.md "Layout":
+    held whitespace is sent before the next other text). One block reader (``minimax.MiniMaxBlocks``) for both;
+    M3's copy dropped the whitespace."""
+    from callscale.parsers import minimax as m2
+
+    if name == "minimax_m2":
+        text = "Hi.\n" + m2.BLOCK_OPEN + '\n<invoke name="f">\n' + m2.INVOKE_CLOSE + "\n  garbage"
+    else:
+        text = "Hi.\n" + BLOCK_OPEN + "\n" + INVOKE_OPEN + 'f">\n' + INVOKE_CLOSE + "\n  garbage"
+    assert_parses(name, text, "Hi.\n  garbage", [("f", {})])

@@ -22,11 +22,13 @@ import logging
 import re
 
 from . import register
+from typing import ClassVar
+
 from .base import MAX_HEAD, ToolParser
 from .schema import UNTYPED, TypedValue, parameter_typing
 
 _NO_VALUE = TypedValue(UNTYPED)
-from .scanner import PARTIAL, markers
+from .scanner import PARTIAL, Markers, markers
 
 log = logging.getLogger(__name__)
 
@@ -80,8 +82,102 @@ _S_CLOSE1 = "close1"  # after </parameter>: is it the end of the value?
 _S_CLOSE2 = "close2"  # after </parameter> ws </invoke>: is it the end of the call?
 
 
+class MiniMaxBlocks(ToolParser):
+    """The MiniMax block and invoke head, shared by M2 and M3 (``docs/formats.md``, "MiniMax M2").
+
+    A subclass sets the markers of its spelling (``block_markers``: what may
+    follow in a block, ``invoke_open``, ``block_open``, ``block_close``) and
+    :meth:`_invoke_started` (the call is begun, its name sent: emit the
+    arguments' opening and set the state). States ``block`` (between
+    invokes; the first invoke's head bounded by ``MAX_HEAD`` with the
+    block's whitespace) and ``name`` (the invoke's name, up to ``">``).
+    ``self._raw`` holds the block's text that is content if no call starts
+    in it; whitespace after a call is kept there, so garbage after a call is
+    content with the whitespace before it (DESIGN.md, "Layout").
+    """
+
+    block_markers: ClassVar[Markers]
+    invoke_open: ClassVar[str]
+    block_open: ClassVar[str]
+    block_close: ClassVar[str]
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: Text of the current block that becomes content if no call starts in it.
+        self._raw: list[str] = []
+        self._block_has_call = False
+        self._call_name = ""
+
+    def _invoke_started(self) -> None:
+        raise NotImplementedError
+
+    def _open_block(self, opener: str) -> None:
+        self._state = "block"
+        self._raw = [opener]
+        self._block_has_call = False
+        self._head_len = 0
+
+    def _not_a_call(self, *more: str) -> None:
+        """What was read of the block (and ``more``) is content; read on as content."""
+        self._emit_content("".join(self._raw) + "".join(more))
+        self._raw = []
+        self._state = "content"
+
+    def _s_block(self, final: bool) -> bool:
+        sc = self.scanner
+        if self._block_has_call:  # layout between calls
+            self._raw.append(sc.skip_whitespace())
+        else:  # the head of the block's first call: bounded
+            ws = sc.skip_whitespace(MAX_HEAD + 1 - self._head_len)
+            self._raw.append(ws)
+            self._head_len += len(ws)
+            if self._head_len > MAX_HEAD:
+                self._not_a_call()
+                return True
+        marker = sc.match(self.block_markers, final)
+        if marker is PARTIAL:
+            return False
+        if marker == self.invoke_open:
+            self._raw.append(marker)
+            self._head_parts = []  # the head counts the block's first whitespace and the opener (MAX_HEAD)
+            self._head_len = 0 if self._block_has_call else self._head_len + len(marker)
+            self._state = "name"
+        elif marker == self.block_close:
+            if not self._block_has_call:  # an empty block carries no call: content
+                self._emit_content("".join(self._raw) + marker)
+            self._raw = []
+            self._state = "content"
+        elif marker == self.block_open:
+            if not self._block_has_call:
+                self._emit_content("".join(self._raw))
+            self._open_block(marker)
+        else:  # not a call: what was read of the block is content
+            if sc.at_end() or self._cut_by_end(final, self.block_markers):
+                return False  # final, nothing more: the output cut the block (no content)
+            self._not_a_call()  # after a call: the garbage ends the block, its whitespace before it is content
+        return True
+
+    def _s_name(self, final: bool) -> bool:
+        _, marker = self._head_find(_TAG_END, final)
+        if marker is None:
+            if self._head_over():  # too long for a head: content
+                self._not_a_call(self._head_text())
+                return True
+            return False
+        name = self._head_text()
+        if _NAME.fullmatch(name) is None:
+            self._not_a_call(name, marker)
+            return True
+        self._raw = []
+        self._block_has_call = True
+        self._call_name = name
+        self._begin_call(name)
+        self._invoke_started()
+        return True
+
+
 @register("minimax_m2")
-class MiniMaxM2Parser(ToolParser):
+class MiniMaxM2Parser(MiniMaxBlocks):
     """Streaming parser of MiniMax M2 tool calls; rules: ``docs/formats.md``, "MiniMax M2"."""
 
     #: The whitespace its encoder writes before a call block (base.ToolParser.layout_before_call).
@@ -90,14 +186,13 @@ class MiniMaxM2Parser(ToolParser):
     #: block's end (read on as content); a new block opener makes it content.
     broken_resume = {INVOKE_CLOSE: _S_BLOCK, BLOCK_CLOSE: _S_CONTENT}
     broken_restarts = (BLOCK_OPEN,)
+    block_markers = _IN_BLOCK
+    invoke_open = INVOKE_OPEN
+    block_open = BLOCK_OPEN
+    block_close = BLOCK_CLOSE
 
     def __init__(self) -> None:
         super().__init__()
-        self._state = _S_CONTENT
-        #: Text of the current block that becomes content if no call starts in it.
-        self._raw: list[str] = []
-        self._block_has_call = False
-        self._call_name = ""
         self._n_params = 0
         self._tv = _NO_VALUE  # the current value's typed writer (parsers.schema.TypedValue)
         self._typing = UNTYPED  # the schema typing of a typed value (parsers.schema)
@@ -127,72 +222,10 @@ class MiniMaxM2Parser(ToolParser):
         self._open_block(marker)
         return True
 
-    def _open_block(self, opener: str) -> None:
-        self._state = _S_BLOCK
-        self._raw = [opener]
-        self._block_has_call = False
-        self._head_len = 0
-
-    def _not_a_call(self, *more: str) -> None:
-        """What was read of the block (and ``more``) is content; read on as content."""
-        self._emit_content("".join(self._raw) + "".join(more))
-        self._raw = []
-        self._state = _S_CONTENT
-
-    def _s_block(self, final: bool) -> bool:
-        if self._block_has_call:  # layout between calls
-            self._raw.append(self.scanner.skip_whitespace())
-        else:  # the head of the block's first call: bounded
-            ws = self.scanner.skip_whitespace(MAX_HEAD + 1 - self._head_len)
-            self._raw.append(ws)
-            self._head_len += len(ws)
-            if self._head_len > MAX_HEAD:
-                self._not_a_call()
-                return True
-        marker = self.scanner.match(_IN_BLOCK, final)
-        if marker is PARTIAL:
-            return False
-        if marker == INVOKE_OPEN:
-            self._raw.append(marker)
-            self._head_parts = []  # the head counts the block's first whitespace and the opener (MAX_HEAD)
-            self._head_len = 0 if self._block_has_call else self._head_len + len(marker)
-            self._state = _S_NAME
-        elif marker == BLOCK_CLOSE:
-            if not self._block_has_call:  # an empty block carries no call: content
-                self._emit_content("".join(self._raw) + marker)
-            self._raw = []
-            self._state = _S_CONTENT
-        elif marker == BLOCK_OPEN:
-            if not self._block_has_call:
-                self._emit_content("".join(self._raw))
-            self._open_block(marker)
-        else:  # not a call: what was read of the block is content
-            if self.scanner.at_end() or self._cut_by_end(final, _IN_BLOCK):
-                return False  # final, nothing more: _end_of_output decides
-            self._emit_content("".join(self._raw))
-            self._raw = []
-            self._state = _S_CONTENT
-        return True
-
-    def _s_name(self, final: bool) -> bool:
-        _, marker = self._head_find(_TAG_END, final)
-        if marker is None:
-            if self._head_over():  # too long for a head: content
-                self._not_a_call(self._head_text())
-                return True
-            return False
-        name = self._head_text()
-        if _NAME.fullmatch(name) is None:
-            self._not_a_call(name, marker)
-            return True
-        self._raw = []
-        self._block_has_call = True
-        self._call_name = name
+    def _invoke_started(self) -> None:
         self._n_params = 0
-        self._begin_call(name)
         self._emit_arguments("{")
         self._state = _S_INVOKE
-        return True
 
     def _s_invoke(self, final: bool) -> bool:
         self.scanner.skip_whitespace()

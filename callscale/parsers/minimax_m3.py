@@ -27,7 +27,8 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 from . import register
-from .base import MAX_HEAD, ToolParser, json_fragment
+from .base import json_fragment
+from .minimax import MiniMaxBlocks
 from .scanner import PARTIAL, Markers, markers
 from .schema import UNTYPED, Typing, resolve_schema, schema_typing, tool_parameters, typed_json
 
@@ -80,12 +81,10 @@ def _closer_or_child(name: str) -> Markers:
 _CONTENT = markers(LAYOUT_NEWLINE + BLOCK_OPEN, BLOCK_OPEN, THINK_OPEN, THINK_CLOSE)
 _THINK = markers(THINK_CLOSE)
 _IN_BLOCK = markers(INVOKE_OPEN, BLOCK_CLOSE, BLOCK_OPEN)
-_TAG_END = markers(TAG_END)
 _ELEMENT = markers(ELEMENT_OPEN)
 _HEAD_END = markers(">")
 _NS = markers(NS)
 
-_NAME = re.compile(r'[^\s<>"]+')
 _KEY = re.compile(r"[^\s<>/][^<>\n]*")
 
 
@@ -122,7 +121,7 @@ def _container_spec(spec: Any, kind: str) -> Any:
 
 
 @register("minimax_m3")
-class MiniMaxM3Parser(ToolParser):
+class MiniMaxM3Parser(MiniMaxBlocks):
     """Streaming parser of MiniMax M3 tool calls; rules: ``docs/formats.md``, "MiniMax M3".
 
     States (``_s_<state>``, run by the base driver): ``content``, ``think``,
@@ -141,12 +140,13 @@ class MiniMaxM3Parser(ToolParser):
     #: block's end (read on as content); a new block opener makes it content.
     broken_resume = {INVOKE_CLOSE: "block", BLOCK_CLOSE: "content"}
     broken_restarts = (BLOCK_OPEN,)
+    block_markers = _IN_BLOCK
+    invoke_open = INVOKE_OPEN
+    block_open = BLOCK_OPEN
+    block_close = BLOCK_CLOSE
 
     def __init__(self) -> None:
         super().__init__()
-        self._raw: list[str] = []
-        self._block_has_call = False
-        self._call_name = ""
         self._root: Mapping[str, Any] = {}
         self._frames: list[_Frame] = []
 
@@ -173,75 +173,11 @@ class MiniMaxM3Parser(ToolParser):
             self._open_block(marker)
         return True
 
-    def _open_block(self, opener: str) -> None:
-        self._state = "block"
-        self._raw = [opener]
-        self._block_has_call = False
-        self._head_len = 0
-
-    def _not_a_call(self, *more: str) -> None:
-        self._emit_content("".join(self._raw) + "".join(more))
-        self._raw = []
-        self._state = "content"
-
-    def _s_block(self, final: bool) -> bool:
-        sc = self.scanner
-        if self._block_has_call:  # layout between calls
-            sc.skip_whitespace()
-        else:  # the head of the block's first call: bounded
-            ws = sc.skip_whitespace(MAX_HEAD + 1 - self._head_len)
-            self._raw.append(ws)
-            self._head_len += len(ws)
-            if self._head_len > MAX_HEAD:
-                self._not_a_call()
-                return True
-        marker = sc.match(_IN_BLOCK, final)
-        if marker is PARTIAL:
-            return False
-        if marker == INVOKE_OPEN:
-            self._raw.append(marker)
-            self._head_parts = []  # the head counts the block's first whitespace and the opener (MAX_HEAD)
-            self._head_len = 0 if self._block_has_call else self._head_len + len(marker)
-            self._state = "name"
-        elif marker == BLOCK_CLOSE:
-            if not self._block_has_call:  # an empty block carries no call: content
-                self._emit_content("".join(self._raw) + marker)
-            self._raw = []
-            self._state = "content"
-        elif marker == BLOCK_OPEN:
-            if not self._block_has_call:
-                self._emit_content("".join(self._raw))
-            self._open_block(marker)
-        else:
-            if sc.at_end() or self._cut_by_end(final, _IN_BLOCK):
-                return False  # the output cut the block: no content
-            if self._block_has_call:
-                self._raw = []
-                self._state = "content"  # garbage after a call ends the block: content
-            else:
-                self._not_a_call()
-        return True
-
-    def _s_name(self, final: bool) -> bool:
-        _, marker = self._head_find(_TAG_END, final)
-        if marker is None:
-            if self._head_over():
-                self._not_a_call(self._head_text())
-                return True
-            return False
-        name = self._head_text()
-        if _NAME.fullmatch(name) is None:
-            self._not_a_call(name, marker)
-            return True
-        self._raw = []
-        self._block_has_call = True
-        self._call_name = name
-        self._root = tool_parameters(self.tools, name)
-        self._begin_call(name)
+    def _invoke_started(self) -> None:
+        self._root = tool_parameters(self.tools, self._call_name)
         self._emit_arguments("{")
         self._frames = [_Frame("invoke", resolve_schema(self._root, self._root), UNTYPED, "object")]
         self._state = "body"
-        return True
 
     # ------------------------------------------------------------------ inside a call
     def _s_body(self, final: bool) -> bool:
