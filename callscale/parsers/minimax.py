@@ -61,7 +61,6 @@ LAYOUT_NEWLINE = "\n"
 SPECIAL_TOKENS = (BLOCK_OPEN, BLOCK_CLOSE)
 
 _CONTENT = markers(LAYOUT_NEWLINE + BLOCK_OPEN, BLOCK_OPEN)
-_IN_BLOCK = markers(INVOKE_OPEN, BLOCK_CLOSE, BLOCK_OPEN)
 _TAG_END = markers(TAG_END)
 _IN_INVOKE = markers(PARAM_OPEN, INVOKE_CLOSE)
 _VALUE_END = markers(PARAM_CLOSE)
@@ -85,10 +84,13 @@ _S_CLOSE2 = "close2"  # after </parameter> ws </invoke>: is it the end of the ca
 class MiniMaxBlocks(ToolParser):
     """The MiniMax block and invoke head, shared by M2 and M3 (``docs/formats.md``, "MiniMax M2").
 
-    A subclass sets the markers of its spelling (``block_markers``: what may
-    follow in a block, ``invoke_open``, ``block_open``, ``block_close``) and
+    A subclass sets the tags of its spelling (``block_open``, ``block_close``,
+    ``invoke_open``: up to the name, ``invoke_close``) and
     :meth:`_invoke_started` (the call is begun, its name sent: emit the
-    arguments' opening and set the state). States ``block`` (between
+    arguments' opening and set the state). The broken-call rule follows from
+    the tags (base.py's one state): a broken call's text ends at its
+    ``invoke_close`` (read on in the block) or ``block_close`` (read on as
+    content); a new ``block_open`` makes it content. States ``block`` (between
     invokes; the first invoke's head bounded by ``MAX_HEAD`` with the
     block's whitespace) and ``name`` (the invoke's name, up to ``">``).
     ``self._raw`` holds the block's text that is content if no call starts
@@ -96,10 +98,19 @@ class MiniMaxBlocks(ToolParser):
     content with the whitespace before it (DESIGN.md, "Layout").
     """
 
-    block_markers: ClassVar[Markers]
-    invoke_open: ClassVar[str]
-    block_open: ClassVar[str]
-    block_close: ClassVar[str]
+    block_open: ClassVar[str] = ""
+    block_close: ClassVar[str] = ""
+    invoke_open: ClassVar[str] = ""
+    invoke_close: ClassVar[str] = ""
+    #: What may follow in a block (class creation): an invoke, the block's end, a new block.
+    block_markers: ClassVar[Markers | None] = None
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        if cls.block_open:
+            cls.block_markers = markers(cls.invoke_open, cls.block_close, cls.block_open)
+            cls.broken_resume = {cls.invoke_close: "block", cls.block_close: "content"}
+            cls.broken_restarts = (cls.block_open,)
+        super().__init_subclass__(**kwargs)
 
     def __init__(self) -> None:
         super().__init__()
@@ -182,14 +193,10 @@ class MiniMaxM2Parser(MiniMaxBlocks):
 
     #: The whitespace its encoder writes before a call block (base.ToolParser.layout_before_call).
     layout_before_call = "\n"
-    #: A broken call's text ends at its ``</invoke>`` (read on in the block) or the
-    #: block's end (read on as content); a new block opener makes it content.
-    broken_resume = {INVOKE_CLOSE: _S_BLOCK, BLOCK_CLOSE: _S_CONTENT}
-    broken_restarts = (BLOCK_OPEN,)
-    block_markers = _IN_BLOCK
-    invoke_open = INVOKE_OPEN
     block_open = BLOCK_OPEN
     block_close = BLOCK_CLOSE
+    invoke_open = INVOKE_OPEN
+    invoke_close = INVOKE_CLOSE
 
     def __init__(self) -> None:
         super().__init__()

@@ -80,7 +80,6 @@ def _closer_or_child(name: str) -> Markers:
 
 _CONTENT = markers(LAYOUT_NEWLINE + BLOCK_OPEN, BLOCK_OPEN, THINK_OPEN, THINK_CLOSE)
 _THINK = markers(THINK_CLOSE)
-_IN_BLOCK = markers(INVOKE_OPEN, BLOCK_CLOSE, BLOCK_OPEN)
 _ELEMENT = markers(ELEMENT_OPEN)
 _HEAD_END = markers(">")
 _NS = markers(NS)
@@ -136,14 +135,10 @@ class MiniMaxM3Parser(MiniMaxBlocks):
     writes_reasoning = True
     reasoning_end = _THINK
     layout_before_call = LAYOUT_NEWLINE
-    #: A broken call's text ends at its ``</invoke>`` (read on in the block) or the
-    #: block's end (read on as content); a new block opener makes it content.
-    broken_resume = {INVOKE_CLOSE: "block", BLOCK_CLOSE: "content"}
-    broken_restarts = (BLOCK_OPEN,)
-    block_markers = _IN_BLOCK
-    invoke_open = INVOKE_OPEN
     block_open = BLOCK_OPEN
     block_close = BLOCK_CLOSE
+    invoke_open = INVOKE_OPEN
+    invoke_close = INVOKE_CLOSE
 
     def __init__(self) -> None:
         super().__init__()
