@@ -276,6 +276,7 @@ class MiniMaxM2Parser(MiniMaxBlocks):
         if marker is None:
             return False
         self._pending = [marker]
+        self._confirm_ws.clear()
         self._state = _S_CLOSE1
         return True
 
@@ -285,35 +286,35 @@ class MiniMaxM2Parser(MiniMaxBlocks):
         self._emit_arguments(self._tv.feed(text))
 
     def _s_close1(self, final: bool) -> bool:
-        self._pending.append(self.scanner.skip_whitespace())
-        marker = self.scanner.match(_AFTER_PARAM, final)
+        marker = self._confirm(_AFTER_PARAM, final)
         if marker is PARTIAL:
             return False
         if marker == PARAM_OPEN:
+            self._confirm_ws.clear()
             self._end_value()
             self._head_begin()
             self._state = _S_KEY
         elif marker == INVOKE_CLOSE:
-            self._pending.append(marker)
+            self._pending = [PARAM_CLOSE, self._confirm_text(), INVOKE_CLOSE]
             self._state = _S_CLOSE2
         else:  # the closing tag was value text
             self._reject_close()
         return True
 
     def _s_close2(self, final: bool) -> bool:
-        self._pending.append(self.scanner.skip_whitespace())
-        if final and self.scanner.at_end():  # the end of the output follows </invoke>
+        if self._cut_by_end(final, _AFTER_INVOKE):  # the end of the output (or a cut tag) follows </invoke>
+            self._confirm_ws.clear()
             self._end_value()
             self._close_call()
-            self._raw = []
             self._state = _S_BLOCK
             return False
-        marker = self.scanner.match(_AFTER_INVOKE, final)
+        marker = self._confirm(_AFTER_INVOKE, final)
         if marker is PARTIAL:
             return False
         if marker is None:
             self._reject_close()
             return True
+        self._confirm_ws.clear()
         self._end_value()
         self._close_call()
         if marker == INVOKE_OPEN:
@@ -328,8 +329,9 @@ class MiniMaxM2Parser(MiniMaxBlocks):
 
     # ------------------------------------------------------------------ helpers
     def _reject_close(self) -> None:
-        """The held-back closing tag did not end the value: it is value text; scan on after it."""
-        self._value_text("".join(self._pending))
+        """The held-back closing tag(s) did not end the value: value text, with the whitespace
+        :meth:`ToolParser._confirm` held after them; scan on after it."""
+        self._value_text("".join(self._pending) + self._confirm_text())
         self._pending = []
         self._state = _S_VALUE
 
@@ -346,6 +348,7 @@ class MiniMaxM2Parser(MiniMaxBlocks):
     def _fail(self, why: str) -> None:
         log.debug("minimax_m2: call %r abandoned: %s", self._call_name, why)
         self._pending = []
+        self._confirm_ws.clear()
         self._tv = _NO_VALUE
         self._raw = []  # resumed after the call's </invoke>: a block that has a call
         self._block_has_call = True
