@@ -339,3 +339,9 @@ def test_whitespace_after_a_closing_tag_is_held_bounded_as_in_every_format():
     many_runs = block(invoke("f", '<parameter name="a">x</parameter>' + " \n" * MAX_LAYOUT_RUNS + "y</parameter>\n"))
     assert_parses(P, many_runs, "", [("f", {"a": "x</parameter>" + " \n" * MAX_LAYOUT_RUNS + "y"})],
                   chunkings=["whole", "fixed:3"])
+
+
+def test_a_call_whose_invoke_closed_survives_an_output_cut_in_the_next_tag():
+    """``</invoke>`` then a cut ``<inv``: the call is complete, the cut tag is a cut call's markup (dropped)."""
+    text = '\n<minimax:tool_call>\n<invoke name="f">\n<parameter name="a">x</parameter>\n</invoke>\n<inv'
+    assert_parses(P, text, "", [("f", {"a": "x"})], chunkings=["whole", "char", "fixed:3"])
