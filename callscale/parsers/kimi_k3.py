@@ -21,12 +21,10 @@ import logging
 import re
 
 from . import register
-from .base import ToolParser, json_text
+from .base import ToolParser, json_fragment, json_text
 from .jsonscan import strict_loads
 from .scanner import PARTIAL, markers
-from .schema import UNTYPED, TypedValue, Typing, parameter_typing
-
-_NO_VALUE = TypedValue(UNTYPED)
+from .schema import UNTYPED, Typing, parameter_typing, typed_json
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +127,9 @@ class KimiK3Parser(ToolParser):
         self._call_name = ""
         self._keys: set[str] = set()
         self._whole = False  # the arguments came as one json body (written whole)
-        self._tv = _NO_VALUE  # the current value's typed writer (parsers.schema.TypedValue)
+        self._value_is_string = True
+        self._typing = UNTYPED
+        self._value_parts: list[str] = []  # a typed value's text, typed at its end (schema.typed_json)
         self._json_parts: list[str] = []  # a json body's text
         self._pending: list[str] = []
 
@@ -234,9 +234,11 @@ class KimiK3Parser(ToolParser):
             typing = Typing(("string",))
         else:
             typing = _TYPES.get(kind) or parameter_typing(self.tools, self._call_name, key)
-        self._tv = TypedValue(typing)
+        self._typing = typing
+        self._value_is_string = typing.is_string or not typing.declared
+        self._value_parts = []
         self._emit_arguments(("{" if not self._keys else ", ") + json.dumps(key, ensure_ascii=False) + ": "
-                             + self._tv.head())
+                             + ('"' if self._value_is_string else ""))
         self._keys.add(key)
         self._state = "value"
         return True
@@ -252,7 +254,10 @@ class KimiK3Parser(ToolParser):
 
     def _value_text(self, text: str) -> None:
         if text:
-            self._emit_arguments(self._tv.feed(text))
+            if self._value_is_string:
+                self._emit_arguments(json_fragment(text))
+            else:
+                self._value_parts.append(text)
 
     def _s_close1(self, final: bool) -> bool:
         marker = self._confirm(_AFTER_ARG, final)
@@ -330,8 +335,12 @@ class KimiK3Parser(ToolParser):
 
     def _end_value(self) -> None:
         self._pending = []
-        tv, self._tv = self._tv, _NO_VALUE
-        self._emit_arguments(tv.end())
+        if self._value_is_string:
+            self._emit_arguments('"')
+            return
+        text = "".join(self._value_parts)
+        self._value_parts = []
+        self._emit_arguments(typed_json(text, self._typing))
 
     def _close_call(self) -> None:
         self._emit_arguments("" if self._whole else "}" if self._keys else "{}")
@@ -340,7 +349,7 @@ class KimiK3Parser(ToolParser):
     def _fail(self, why: str, rest: str = "") -> bool:
         log.debug("kimi_k3: call %r broken: %s", self._call_name, why)
         self._pending = []
-        self._tv = _NO_VALUE
+        self._value_parts = []
         self._json_parts = []
         self._confirm_ws.clear()
         return self._broken(rest)
