@@ -861,6 +861,7 @@ def _parsers(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from callscale import parsers
 
     rows = [(name, name, "built-in") for name in parsers.names()]
+    rows += [(alias, fmt, f"alias of {fmt} (docs/formats.md)") for alias, fmt in sorted(parsers.ALIASES.items())]
     for name, ep in sorted(plugins.entry_points().items()):
         rows.append((name, plugins.entry_point_format(ep) or "?", f"entry point {ep.value}"))
     if args.engines:

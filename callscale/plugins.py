@@ -211,8 +211,8 @@ def resolve(name: str, fmt: str | None = None) -> ParserSpec:
     from callscale import parsers
 
     known = parsers.names()
-    if name in known:
-        return ParserSpec(name, name, parsers.get(name))
+    if name in known or name in parsers.ALIASES:  # an alias is measured as its format
+        return ParserSpec(name, parsers.canonical(name), parsers.get(name))
     points = entry_points()
     if name in points:
         ep = points[name]
@@ -291,9 +291,13 @@ def _known(fmt: str | None, name: str) -> str:
     if not fmt:
         raise PluginError(f"parser {name!r} needs --workload-format NAME: the format whose workloads "
                           "to render for it")
+    from callscale.parsers import canonical
     from callscale.workloads import render
 
     known = render.names()
+    fmt = canonical(fmt)  # an alias (callscale.parsers.ALIASES) names its format
     if fmt not in known:
-        raise PluginError(f"unknown format {fmt!r}; known: {', '.join(known) or 'none yet'}")
+        from callscale.parsers import ALIASES
+
+        raise PluginError(f"unknown format {fmt!r}; known: {', '.join(known + sorted(ALIASES)) or 'none yet'}")
     return fmt

@@ -113,6 +113,16 @@ def test_a_json_body_is_the_arguments():
     assert whole_outcome(P, bad).calls == [check.StreamedCall("g", "{}")]
 
 
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity"])
+def test_a_json_body_is_read_strictly(number):
+    """A json body that is not strict JSON (RFC 8259) breaks the call: ``{"a": NaN}`` is never sent."""
+    text = tools_el(call("f", f'<|open|>json type="object"<|sep|>{{"a": {number}}}<|close|>json<|sep|>'), call("g"))
+    assert whole_outcome(P, text).calls == [check.StreamedCall("g", "{}")]
+    for spec in CHUNKINGS[:5]:
+        got = stream_outcome(P, chunk(text, spec, SPECIALS))
+        assert got.complete_calls() == [("g", {})] and got.content == "", spec
+
+
 @pytest.mark.parametrize("value", [
     ARG_CLOSE, ARG_CLOSE + "x", "a" + ARG_CLOSE + CALL_CLOSE + "b", CALL_CLOSE + TOOLS_CLOSE,
     "if s.endswith('" + ARG_CLOSE + "'):\n    return", TOOLS_OPEN + "<|open|>call tool=\"x\"<|sep|>",

@@ -321,3 +321,27 @@ def test_rendered_calls_parse_back_under_any_split(calls, content, sizes, typed)
     text = R.render(calls, content=content)
     expected = [(c.name, json.loads(json.dumps(dict(c.arguments)))) for c in calls]
     assert_parses(P, text, content, expected, tools=tools, chunkings=[], deltas=split_by_sizes(text, sizes))
+
+
+def test_whitespace_after_a_closing_tag_is_held_bounded_as_in_every_format():
+    """``</parameter>`` is confirmed by base.py's ``_confirm`` (whitespace held as run lengths): a run of
+    whitespace of any length costs one run; past ``MAX_LAYOUT_RUNS`` runs the tag is value text."""
+    from callscale.parsers.base import MAX_LAYOUT_RUNS
+
+    long_ws = block(invoke("f", '<parameter name="a">x</parameter>' + "\n" * 100_000))
+    assert_parses(P, long_ws, "", [("f", {"a": "x"})], chunkings=["whole", "fixed:7"])
+    parser = parsers.get(P)()
+    parser.parse_streaming_increment('\n<minimax:tool_call>\n<invoke name="f">\n<parameter name="a">x</parameter>')
+    for _ in range(50_000):
+        parser.parse_streaming_increment(" \n")
+    held = sum(map(len, parser._pending)) + sum(len(str(run)) for run in parser._confirm_ws.runs)
+    assert held < 100  # 100,000 characters of whitespace held as two runs, not as text
+    many_runs = block(invoke("f", '<parameter name="a">x</parameter>' + " \n" * MAX_LAYOUT_RUNS + "y</parameter>\n"))
+    assert_parses(P, many_runs, "", [("f", {"a": "x</parameter>" + " \n" * MAX_LAYOUT_RUNS + "y"})],
+                  chunkings=["whole", "fixed:3"])
+
+
+def test_a_call_whose_invoke_closed_survives_an_output_cut_in_the_next_tag():
+    """``</invoke>`` then a cut ``<inv``: the call is complete, the cut tag is a cut call's markup (dropped)."""
+    text = '\n<minimax:tool_call>\n<invoke name="f">\n<parameter name="a">x</parameter>\n</invoke>\n<inv'
+    assert_parses(P, text, "", [("f", {"a": "x"})], chunkings=["whole", "char", "fixed:3"])

@@ -1,7 +1,7 @@
 """Streaming tool-call parsers, one module per format family, and their registry.
 
-    >>> import parsers
-    >>> parsers.names()                      # registered format names
+    >>> from callscale import parsers
+    >>> parsers.names()                      # registered format names (aliases: parsers.ALIASES)
     >>> parser = parsers.get("deepseek_v32")()   # a fresh parser
     >>> parser.parse_streaming_increment(delta, tools)
 
@@ -18,9 +18,20 @@ from typing import Callable, TypeVar
 
 from .base import StreamingParseResult, ToolCallItem, ToolParser
 
-__all__ = ["ToolParser", "ToolCallItem", "StreamingParseResult", "register", "get", "names"]
+__all__ = ["ToolParser", "ToolCallItem", "StreamingParseResult", "register", "get", "names", "ALIASES", "canonical"]
 
 _REGISTRY: dict[str, type[ToolParser]] = {}
+
+#: Other names of a registered format: ``{alias: parser name}``. A model
+#: family whose chat template writes exactly a known format's tool calls is
+#: that format; ``get``, ``--parser``, ``--workload-format`` and ``callscale
+#: parsers`` accept the alias. The evidence for each is in ``docs/formats.md``
+#: ("GLM-5.x and Qwen3.5 / Qwen3.6").
+ALIASES: dict[str, str] = {
+    "glm5": "glm47",  # GLM-5.x: GLM-4.7's tool-call text; vLLM and SGLang serve it with glm47
+    "qwen3_5": "qwen3_coder",  # Qwen3.5: Qwen3-Coder's XML (scalars as JSON, which qwen3_coder reads)
+    "qwen3_6": "qwen3_coder",  # Qwen3.6: the same template as Qwen3.5
+}
 _NOT_FORMATS = {"base", "scanner", "jsonscan"}
 _loaded = False
 
@@ -56,13 +67,19 @@ def names() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def get(name: str) -> type[ToolParser]:
-    """The parser class registered as ``name``; call it for a fresh parser.
+def canonical(name: str) -> str:
+    """The registered name ``name`` stands for: itself, or the format an alias (:data:`ALIASES`) names."""
+    return ALIASES.get(name, name)
 
-    Raises ``KeyError`` (listing the known names) for an unknown name.
+
+def get(name: str) -> type[ToolParser]:
+    """The parser class registered as ``name`` (or as the format an alias names); call it for a fresh parser.
+
+    Raises ``KeyError`` (listing the known names and aliases) for an unknown name.
     """
     _load()
     try:
-        return _REGISTRY[name]
+        return _REGISTRY[canonical(name)]
     except KeyError:
-        raise KeyError(f"unknown parser {name!r}; known: {', '.join(sorted(_REGISTRY))}") from None
+        raise KeyError(f"unknown parser {name!r}; known: {', '.join(sorted(_REGISTRY))}; "
+                       f"aliases: {', '.join(sorted(ALIASES))}") from None

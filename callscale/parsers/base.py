@@ -186,13 +186,17 @@ class ToolParser:
     reasoning_end: ClassVar[Markers | None] = None
 
     # ---- the broken-call mechanism (see _break_call and _s_broken)
-    #: Tokens that end a broken call: its held text is dropped, then state ``broken_resume``.
+    #: Tokens that end a broken call: its held text is dropped, then the state ``broken_resume`` gives.
     broken_ends: ClassVar[tuple[str, ...]] = ()
     #: Openers of a new call: the broken call's held text is content, the
-    #: opener is read again in state ``"content"``.
+    #: opener is read again in state ``broken_restart_state``.
     broken_restarts: ClassVar[tuple[str, ...]] = ()
-    #: The state after a broken call's end token.
-    broken_resume: ClassVar[str] = "content"
+    #: The state after a broken call's end token: one state for every end
+    #: token, or a mapping ``{end token: state}`` (then its keys are the
+    #: end tokens and ``broken_ends`` may be left unset), for a format whose
+    #: call end and block end resume in different states (Kimi K3:
+    #: ``<|close|>call<|sep|>`` in ``tools``, ``<|close|>tools<|sep|>`` in ``content``).
+    broken_resume: ClassVar[str | Mapping[str, str]] = "content"
     #: The state that reads a restart opener again (a block-level token: the block's state).
     broken_restart_state: ClassVar[str] = "content"
 
@@ -200,6 +204,8 @@ class ToolParser:
     #: collected from the ``_s_<state>`` methods of the class and its bases.
     _states: ClassVar[dict[str, Any]] = {}
     _broken_markers: ClassVar[Markers | None] = None
+    #: ``{end token: state}`` from ``broken_ends`` and ``broken_resume`` (class creation).
+    _broken_resume_at: ClassVar[dict[str, str]] = {}
     _driven: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -212,6 +218,16 @@ class ToolParser:
         cls._states = table
         # formats run by the base driver (not overriding _advance) get its loop written out per delta
         cls._driven = cls._advance is ToolParser._advance
+        resume = cls.broken_resume
+        if isinstance(resume, Mapping):
+            if "broken_ends" not in vars(cls):
+                cls.broken_ends = tuple(resume)
+            if set(cls.broken_ends) != set(resume):
+                raise TypeError(f"{cls.__name__}: broken_resume names {sorted(resume)}, "
+                                f"broken_ends {sorted(cls.broken_ends)}")
+            cls._broken_resume_at = dict(resume)
+        else:
+            cls._broken_resume_at = dict.fromkeys(cls.broken_ends, resume)
         ends = tuple(cls.broken_ends) + tuple(cls.broken_restarts)
         cls._broken_markers = markers(*ends) if ends else None
 
@@ -451,7 +467,7 @@ class ToolParser:
         """The one broken-call state: hold text up to one of ``broken_ends`` or ``broken_restarts``.
 
         At an end token the held text (the broken call's) is dropped and
-        reading goes on in state ``broken_resume``; at a restart opener the
+        reading goes on in the state ``broken_resume`` gives for that token; at a restart opener the
         held text is content and the opener is read again in state
         ``broken_restart_state``; at the end of the output the held text is content
         (:meth:`_run`). A format enters it with ``_break_call(rest)`` and
@@ -462,9 +478,10 @@ class ToolParser:
             self._hold_broken(text)
         if marker is None:
             return False
-        if marker in self.broken_ends:
+        resume = self._broken_resume_at.get(marker)
+        if resume is not None:
             self._broken_call_ended()
-            self._state = self.broken_resume
+            self._state = resume
         else:
             self._broken_is_content()
             self.scanner.unread(len(marker))

@@ -1,61 +1,15 @@
 """Gemma 4 tool calls (``gemma4``).
 
-Format, as the Gemma 4 ``chat_template.jinja`` writes a tool call
-(``'<|tool_call>call:' + name + '{'``, then ``key:format_argument(value,
-escape_keys=False)`` joined by ``,``, then ``'}<tool_call|>'``)::
+The format (source: the Gemma 4 ``chat_template.jinja`` and its
+``format_argument`` macro) and every reading rule: ``docs/formats.md``,
+"Gemma 4" (the one place)::
 
     <|tool_call>call:search{filters:{max:3,tags:[<|"|>a<|"|>,<|"|>b<|"|>]},query:<|"|>café "best"<|"|>}<tool_call|>
 
-Facts taken from that template (its ``format_argument`` macro):
-
-- calls follow each other with nothing between them;
-- keys are bare at every depth (``escape_keys=False`` is passed down), in
-  ``dictsort`` order, and may contain spaces;
-- a string is ``<|"|>`` + the text verbatim + ``<|"|>``: no escaping, so an
-  ordinary ``"``, a ``}`` or even ``<tool_call|>`` inside is just text; only
-  ``<|"|>`` ends it;
-- booleans are ``true``/``false``; mappings ``{k:v,...}``; sequences
-  ``[v,...]``; anything else is written by Jinja as Python prints it: numbers
-  as JSON numbers, and ``None`` as ``None`` (read here as ``null``, as is
-  ``null``).
-
-Reading rules of this parser:
-
-- Everything outside ``<|tool_call>`` ... ``<tool_call|>`` is content.
-- Schema typing (:mod:`callscale.parsers.schema`, formats.md "Schema typing") where
-  the written value and the tool's schema disagree, for the call's
-  top-level values only: a ``<|"|>`` string for a parameter that cannot be
-  a string is buffered and typed by the rule at its end (``<|"|>5<|"|>``
-  for an integer is 5; text that does not convert stays the string); a
-  bare number or boolean for a string-only parameter is its text as a
-  string (``5`` -> ``"5"``); a bare number is typed by the rule too
-  (``60.0`` for an integer is 60). Nested values are as written.
-- The arguments are translated to JSON text as they arrive by a small
-  incremental converter (a stack of open ``{``/``[``): ``{`` and ``[`` at
-  once, a key at its ``:``, a number/``true``/``false``/``null`` at the
-  delimiter after it, string contents as JSON-escaped pieces as they arrive.
-  The call's final ``}`` is sent only when ``<tool_call|>`` follows it, so
-  the arguments of an abandoned call never form a JSON object.
-- Whitespace between tokens is skipped; a bare key is stripped of outer
-  whitespace; a key may also be written as a ``<|"|>``-delimited string.
-- If what follows ``<|tool_call>`` is not ``call:NAME{`` (NAME without
-  whitespace or any of ``{}[],:<>"``), the text is content, verbatim: a model
-  repeating ``<|tool_call>`` until max_tokens gives no call and that text as
-  content. The head ``call:NAME`` is read for at most
-  :data:`callscale.parsers.base.MAX_HEAD` characters: when no ``{`` (or call token)
-  has come by then, ``<|tool_call>`` and the head up to there (``MAX_HEAD +
-  1`` characters) are content and reading goes on as content after them, so text after a stray
-  ``<|tool_call>`` is held back at most that long.
-- Malformed arguments (a value that is not a string, number, ``true``,
-  ``false``, ``null``/``None``, object or array; a missing ``:`` or ``,``; a
-  trailing comma; mismatched brackets; anything but ``<tool_call|>`` after the
-  final ``}``; a key longer than ``MAX_HEAD`` characters) abandon the call
-  (see :mod:`callscale.parsers.base`). Its remaining text up to ``<tool_call|>`` is
-  dropped with it (logged at debug level); when a ``<|tool_call>`` (which
-  starts the next call) or the end of the output comes first, that text is
-  content (prose after a broken call, DESIGN.md "Content and markup"). A
-  call still open at the end of the output is abandoned, and the markup of a
-  call (or head) the output cuts is no content.
+This module holds the tokens, markers, the incremental arguments-to-JSON
+converter and the ``_s_<state>`` steps; the shared mechanisms (driver,
+broken calls, bounded heads, typed values) are base.py's and schema.py's
+(``callscale/parsers/README.md``).
 """
 
 from __future__ import annotations
@@ -65,7 +19,7 @@ import logging
 import re
 
 from . import register
-from .base import MAX_HEAD, ToolParser, json_text
+from .base import ToolParser, json_text
 from .schema import UNTYPED, TypedValue, convert, parameter_typing
 
 _NO_VALUE = TypedValue(UNTYPED)
@@ -85,6 +39,7 @@ CALL_PREFIX = "call:"
 SPECIAL_TOKENS = (CALL_OPEN, CALL_CLOSE, STRING_DELIM)
 
 _CONTENT = markers(CALL_OPEN)
+_HEAD_PREFIX = len(CALL_OPEN + CALL_PREFIX)  # of a call head's text: the name follows
 _PREFIX = markers(CALL_PREFIX)
 _NAME_END = markers("{", CALL_OPEN, CALL_CLOSE)
 _KEY_START_FIRST = markers("}", STRING_DELIM)
@@ -97,7 +52,6 @@ _ARRAY_EMPTY = markers("]")
 _LITERAL_END = markers(",", "}", "]", "{", "[", ":", STRING_DELIM, CALL_OPEN, CALL_CLOSE)
 _AFTER_VALUE = markers(",", "}", "]")
 _CALL_END = markers(CALL_CLOSE)
-_RESYNC = markers(CALL_CLOSE, CALL_OPEN)
 
 _NAME = re.compile(r'[^\s{}\[\],:<>"]+')
 _LITERAL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null")
@@ -121,7 +75,6 @@ _S_STRING = "string"
 _S_LITERAL = "literal"
 _S_AFTER_VALUE = "after_value"
 _S_END = "end"  # after the final }: expecting <tool_call|>
-_S_SKIP = "skip"  # dropping the rest of an abandoned call
 
 _IN_CALL = {_S_KEY_START, _S_KEY, _S_QKEY, _S_COLON, _S_VALUE, _S_ARRAY_FIRST, _S_STRING,
             _S_LITERAL, _S_AFTER_VALUE, _S_END}
@@ -129,17 +82,18 @@ _IN_CALL = {_S_KEY_START, _S_KEY, _S_QKEY, _S_COLON, _S_VALUE, _S_ARRAY_FIRST, _
 
 @register("gemma4")
 class Gemma4Parser(ToolParser):
-    """Streaming parser of Gemma 4 tool calls; see the module docstring for the rules."""
+    """Streaming parser of Gemma 4 tool calls; rules: ``docs/formats.md``, "Gemma 4"."""
 
     #: The whitespace its encoder writes before a call block (base.ToolParser.layout_before_call).
     layout_before_call = ""
+    #: A broken call's text ends at ``<tool_call|>`` (dropped); a new ``<|tool_call>`` makes it content.
+    broken_ends = (CALL_CLOSE,)
+    broken_restarts = (CALL_OPEN,)
 
     def __init__(self) -> None:
         super().__init__()
         self._state = _S_CONTENT
-        self._raw: list[str] = []  # opener text that is content if no call starts
-        self._parts: list[str] = []  # the name, key or literal being read
-        self._head_len = 0  # characters of the head (call:NAME) or key being read
+        self._parts: list[str] = []  # the literal being read (a head or key: base's _head_*)
         self._stack: list[str] = []  # open containers of the arguments
         self._first_key = True  # no member yet in the innermost object
         self._call_name = ""
@@ -156,7 +110,7 @@ class Gemma4Parser(ToolParser):
         elif self._state in _IN_CALL:
             log.debug("gemma4: call %r never closed; abandoned", self._call_name)
             self._abandon_call()
-        self._raw = []
+        self._head_parts = []
         self._parts = []
         self._state = _S_CONTENT
 
@@ -171,8 +125,7 @@ class Gemma4Parser(ToolParser):
         return True
 
     def _open(self, opener: str) -> None:
-        self._raw = [opener]
-        self._parts = []
+        self._head_begin(opener)
         self._state = _S_PREFIX
 
     def _s_prefix(self, final: bool) -> bool:
@@ -180,36 +133,25 @@ class Gemma4Parser(ToolParser):
         if marker is PARTIAL:
             return False
         if marker is None:  # not a call: the opener is content (unless the output ends here)
-            self._head_no_call("".join(self._raw), final, _PREFIX)
-            self._raw = []
+            self._head_no_call(self._head_text(), final, _PREFIX)
             self._state = _S_CONTENT
             return True
-        self._raw.append(marker)
-        self._head_len = len(marker)
+        self._head_parts.append(marker)
+        self._head_len = len(marker)  # the head (MAX_HEAD) is call:NAME
         self._state = _S_NAME
         return True
 
-    def _bounded_find(self, m, final: bool) -> tuple[str, str | None, bool]:
-        """``scanner.find`` bounded by :data:`MAX_HEAD`; the flag is true when the head or key ran past it."""
-        text, marker = self.scanner.find(m, final, MAX_HEAD + 1 - self._head_len)
-        self._head_len += len(text)
-        return text, marker, marker is None and self._head_len > MAX_HEAD
-
     def _s_name(self, final: bool) -> bool:
-        text, marker, over = self._bounded_find(_NAME_END, final)
-        self._parts.append(text)
+        _, marker = self._head_find(_NAME_END, final)
         if marker is None:
-            if over:  # too long for a head: content, read on as content after it
-                self._emit_content("".join(self._raw) + "".join(self._parts))
-                self._raw = []
-                self._parts = []
+            if self._head_over():  # too long for a head: content, read on as content after it
+                self._emit_content(self._head_text())
                 self._state = _S_CONTENT
                 return True
             return False
-        name = "".join(self._parts).strip()
+        head = self._head_text()
+        name = head[_HEAD_PREFIX:].strip()
         if marker == "{" and _NAME.fullmatch(name):
-            self._raw = []
-            self._parts = []
             self._call_name = name
             self._begin_call(name)
             self._emit_arguments("{")
@@ -217,9 +159,7 @@ class Gemma4Parser(ToolParser):
             self._first_key = True
             self._state = _S_KEY_START
             return True
-        self._emit_content("".join(self._raw) + "".join(self._parts))
-        self._raw = []
-        self._parts = []
+        self._emit_content(head)
         if marker == CALL_OPEN:
             self._open(marker)
         else:
@@ -233,8 +173,7 @@ class Gemma4Parser(ToolParser):
         marker = self.scanner.match(_KEY_START_FIRST if self._first_key else _KEY_START, final)
         if marker is PARTIAL:
             return False
-        self._parts = []
-        self._head_len = 0
+        self._head_begin()
         if marker == "}":  # {} : an empty object
             self._close_container("}")
         elif marker == STRING_DELIM:
@@ -246,15 +185,13 @@ class Gemma4Parser(ToolParser):
         return True
 
     def _s_key(self, final: bool) -> bool:
-        text, marker, over = self._bounded_find(_KEY_END, final)
-        self._parts.append(text)
+        _, marker = self._head_find(_KEY_END, final)
         if marker is None:
-            if over:
+            if self._head_over():
                 self._fail(None, "a key longer than MAX_HEAD")
                 return True
             return False
-        key = "".join(self._parts).strip()
-        self._parts = []
+        key = self._head_text().strip()
         if marker != ":" or not key:
             self._fail(marker, "expected a key and ':'")
             return True
@@ -262,10 +199,9 @@ class Gemma4Parser(ToolParser):
         return True
 
     def _s_qkey(self, final: bool) -> bool:
-        text, marker, over = self._bounded_find(_STRING_END, final)
-        self._parts.append(text)
+        _, marker = self._head_find(_STRING_END, final)
         if marker is None:
-            if over:
+            if self._head_over():
                 self._fail(None, "a key longer than MAX_HEAD")
                 return True
             return False
@@ -282,9 +218,7 @@ class Gemma4Parser(ToolParser):
                 return False
             self._fail(None, "expected ':' after a key")
             return True
-        key = "".join(self._parts)
-        self._parts = []
-        self._emit_key(key)
+        self._emit_key(self._head_text())
         return True
 
     def _emit_key(self, key: str) -> None:
@@ -422,26 +356,9 @@ class Gemma4Parser(ToolParser):
     def _fail(self, marker: str | None, why: str) -> None:
         """Abandon the current call (broken); ``marker`` is the marker just consumed, if any."""
         log.debug("gemma4: call %r abandoned: %s", self._call_name, why)
-        self._break_call()
         self._stack = []
         self._parts = []
-        if marker == CALL_OPEN:
-            self._open(marker)
-        elif marker == CALL_CLOSE:
-            self._state = _S_CONTENT
-        else:
-            self._state = _S_SKIP
-
-    def _s_skip(self, final: bool) -> bool:
-        """The broken call's text: dropped up to ``<tool_call|>``; content when ``<|tool_call>`` or the end comes first."""
-        text, marker = self.scanner.find(_RESYNC, final)
-        self._hold_broken(text)
-        if marker is None:
-            return False
-        if marker == CALL_OPEN:
-            self._broken_is_content()
-            self._open(marker)
-        else:
-            self._broken_call_ended()
-            self._state = _S_CONTENT
-        return True
+        self._head_parts = []
+        if marker == CALL_OPEN or marker == CALL_CLOSE:  # read again by the base's broken state
+            self.scanner.unread(len(marker))
+        self._broken()

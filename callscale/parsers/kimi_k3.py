@@ -1,57 +1,17 @@
 """Kimi K3 tool calls, reasoning and response (``kimi_k3``): the XTML element tree.
 
-Format (docs/formats.md, "Kimi K3"; sources: moonshotai/Kimi-K3
-``encoding_k3.py`` as quoted by vLLM 0.33 ``vllm/tool_parsers/kimi_k3_tool_parser.py``,
-``vllm/reasoning/kimi_k3_reasoning_parser.py`` and
-``vllm/tool_parsers/structural_tag_registry.py``, and TensorRT-LLM
-``tensorrt_llm/serve/tool_parser/kimi_k3_tool_parser.py``; the model file
-itself is not in the stored sources). An element is
-``<|open|>TAG ATTRS<|sep|>BODY<|close|>TAG<|sep|>``, written with no layout.
-What the model writes after a generation prompt that opened the response
-channel::
+The format (sources: moonshotai/Kimi-K3 ``encoding_k3.py`` as the engines
+quote it, vLLM 0.33, TensorRT-LLM, SGLang) and every reading rule:
+``docs/formats.md``, "Kimi K3, XTML" (the one place). An element is
+``<|open|>TAG ATTRS<|sep|>BODY<|close|>TAG<|sep|>``; what a model writes
+after an instruct prompt::
 
     CONTENT<|close|>response<|sep|><|open|>tools<|sep|><|open|>call tool="NAME" index="1"<|sep|><|open|>argument key="K" type="string"<|sep|>VALUE<|close|>argument<|sep|>...<|close|>call<|sep|>...<|close|>tools<|sep|><|close|>message<|sep|><|end_of_msg|>
 
-- ``type`` is ``string`` (the value is the raw text, not escaped) or
-  ``number`` / ``boolean`` / ``null`` / ``object`` / ``array`` (the value is
-  JSON text); attribute values escape ``&`` as ``&amp;`` and ``"`` as
-  ``&quot;``. ``index`` counts the calls from 1 (not used here: calls are
-  numbered in the order they start).
-- A call body may instead be one ``<|open|>json type="object"<|sep|>{...}<|close|>json<|sep|>``
-  (the arguments as one JSON object).
-- ``<|open|>think<|sep|>R<|close|>think<|sep|>`` holds reasoning,
-  ``<|open|>response<|sep|>C<|close|>response<|sep|>`` the answer.
-
-Reading rules (all lengths in characters):
-
-- Outside the tools element everything is content except the channel
-  markup, which is dropped wherever it appears: the ``think`` / ``response``
-  element tags, ``<|open|>tools<|sep|>`` repeated, ``<|close|>message<|sep|>``
-  and ``<|end_of_msg|>``. The body of a ``think`` element is
-  ``reasoning_text``. The parser starts in the response channel: output of a
-  prompt that opened ``think`` and whose model does not repeat the opener
-  gives its reasoning as content (the parser has no request settings).
-- Inside the tools element: a call starts at ``<|open|>call``; its head (the
-  attributes up to ``<|sep|>``) is read for at most
-  :data:`callscale.parsers.base.MAX_HEAD` characters. Other text there is
-  content; whitespace after a call is layout (base.py).
-- A value typed ``string`` streams (JSON-escaped) as it arrives; any other
-  ``type`` is read by the one schema rule (:mod:`callscale.parsers.schema`) with
-  that type, and text that does not read stays the string. Without a
-  ``type`` attribute (or an unknown one) the request's tool schema types the
-  value, as in the other XML formats.
-- A literal ``<|close|>argument<|sep|>`` in a value ends it only when what
-  follows (whitespace skipped) is ``<|open|>argument`` or ``<|close|>call<|sep|>``,
-  and such a ``<|close|>call<|sep|>`` only when ``<|open|>call``,
-  ``<|close|>tools<|sep|>`` or the end of the output follows it (the DSML
-  rule of formats.md). Otherwise the tag is value text.
-- A call with a malformed part (a head without ``tool="..."``, text or an
-  unknown element between arguments, an argument without ``key``, a repeated
-  key, a ``json`` body that is no JSON object) is broken (base.py): its text
-  up to ``<|close|>call<|sep|>`` or ``<|close|>tools<|sep|>`` is dropped, and
-  is content when another ``<|open|>call`` or the end of the output comes
-  first. A call still open at the end of the output is abandoned and its
-  markup is no content.
+This module holds the tokens, markers and ``_s_<state>`` steps; the shared
+mechanisms (driver, ``think`` state, broken calls, bounded heads, confirmed
+closers, typed values) are base.py's and schema.py's
+(``callscale/parsers/README.md``).
 """
 
 from __future__ import annotations
@@ -62,8 +22,9 @@ import re
 
 from . import register
 from .base import ToolParser, json_fragment, json_text
+from .jsonscan import strict_loads
 from .scanner import PARTIAL, markers
-from .schema import UNTYPED, Typing, convert, parameter_typing
+from .schema import UNTYPED, Typing, parameter_typing, typed_json
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +66,6 @@ _VALUE_END = markers(ARG_CLOSE)
 _JSON_END = markers(JSON_CLOSE)
 _AFTER_ARG = markers(ARG_HEAD, CALL_CLOSE)
 _AFTER_CALL = markers(CALL_HEAD, TOOLS_CLOSE)
-_RESYNC = markers(CALL_CLOSE, TOOLS_CLOSE, CALL_HEAD)
 
 _ATTRS = re.compile(r'(?:\s+[\w.:-]+="[^"]*")*\s*')
 _ATTR = re.compile(r'([\w.:-]+)="([^"]*)"')
@@ -144,19 +104,23 @@ def _attrs(text: str) -> dict[str, str] | None:
 
 @register("kimi_k3")
 class KimiK3Parser(ToolParser):
-    """Streaming parser of Kimi K3 XTML output; see the module docstring for the rules.
+    """Streaming parser of Kimi K3 XTML output; rules: ``docs/formats.md``, "Kimi K3, XTML".
 
     States (``_s_<state>``, run by the base driver): ``content``, ``think``,
     ``tools`` (between calls), ``call_head``, ``call`` (between arguments),
     ``arg_head``, ``value``, ``close1`` (after ``<|close|>argument<|sep|>``:
     does the value end?), ``close2`` (after it and ``<|close|>call<|sep|>``:
-    does the call end?), ``json_head``, ``json``, ``skip`` (a broken call's
-    text: its end resumes in ``tools`` or ``content``, a new call head in
-    ``call_head``, so it is not the base's one-resume ``broken`` state).
+    does the call end?), ``json_head``, ``json``, and the base's ``broken``
+    (a broken call's text, :meth:`ToolParser._s_broken`).
     """
 
     writes_reasoning = True
     reasoning_end = _THINK
+    #: A broken call's text ends at the call's end (read on between calls) or the
+    #: tools element's end (read on as content); a new call head makes it content.
+    broken_resume = {CALL_CLOSE: "tools", TOOLS_CLOSE: "content"}
+    broken_restarts = (CALL_HEAD,)
+    broken_restart_state = "tools"
 
     def __init__(self) -> None:
         super().__init__()
@@ -165,13 +129,14 @@ class KimiK3Parser(ToolParser):
         self._whole = False  # the arguments came as one json body (written whole)
         self._value_is_string = True
         self._typing = UNTYPED
-        self._value_parts: list[str] = []
+        self._value_parts: list[str] = []  # a typed value's text, typed at its end (schema.typed_json)
+        self._json_parts: list[str] = []  # a json body's text
         self._pending: list[str] = []
 
     def _advance(self, final: bool) -> None:
         super()._advance(final)
         if final:
-            if self._state not in ("content", "think", "tools", "skip", "call_head"):
+            if self._state not in ("content", "think", "tools", "broken", "call_head"):
                 log.debug("kimi_k3: call %r never closed; abandoned", self._call_name)
                 self._abandon_call()
             self._state = "content"
@@ -338,20 +303,20 @@ class KimiK3Parser(ToolParser):
         if marker is None:
             return self._fail("a json head longer than MAX_HEAD") if self._head_over() else False
         self._head_text()
-        self._value_parts = []
+        self._json_parts = []
         self._state = "json"
         return True
 
     def _s_json(self, final: bool) -> bool:
         text, marker = self.scanner.find(_JSON_END, final)
         if text:
-            self._value_parts.append(text)
+            self._json_parts.append(text)
         if marker is None:
             return False
-        raw = "".join(self._value_parts)
-        self._value_parts = []
+        raw = "".join(self._json_parts)
+        self._json_parts = []
         try:
-            value = json.loads(raw)
+            value = strict_loads(raw)
         except (ValueError, RecursionError):
             value = None
         if not isinstance(value, dict):
@@ -359,21 +324,6 @@ class KimiK3Parser(ToolParser):
         self._whole = True
         self._emit_arguments(json_text(value))
         self._state = "call"
-        return True
-
-    def _s_skip(self, final: bool) -> bool:
-        """A broken call's text: dropped up to its end; content when another call or the end comes first."""
-        text, marker = self.scanner.find(_RESYNC, final)
-        self._hold_broken(text)
-        if marker is None:
-            return False
-        if marker == CALL_HEAD:
-            self._broken_is_content()
-            self._head_begin(CALL_HEAD)
-            self._state = "call_head"
-            return True
-        self._broken_call_ended()
-        self._state = "tools" if marker == CALL_CLOSE else "content"
         return True
 
     # ------------------------------------------------------------------ helpers
@@ -390,8 +340,7 @@ class KimiK3Parser(ToolParser):
             return
         text = "".join(self._value_parts)
         self._value_parts = []
-        ok, value = convert(text, self._typing)
-        self._emit_arguments(json_text(value) if ok else '"' + json_fragment(text) + '"')
+        self._emit_arguments(typed_json(text, self._typing))
 
     def _close_call(self) -> None:
         self._emit_arguments("" if self._whole else "}" if self._keys else "{}")
@@ -399,9 +348,8 @@ class KimiK3Parser(ToolParser):
 
     def _fail(self, why: str, rest: str = "") -> bool:
         log.debug("kimi_k3: call %r broken: %s", self._call_name, why)
-        self._break_call(rest)
         self._pending = []
         self._value_parts = []
+        self._json_parts = []
         self._confirm_ws.clear()
-        self._state = "skip"
-        return True
+        return self._broken(rest)

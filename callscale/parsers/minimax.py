@@ -1,69 +1,18 @@
 """MiniMax M2 tool calls (``minimax_m2``).
 
-Format, as the MiniMax-M2 ``chat_template.jinja`` writes an assistant turn
-with tool calls (``toolcall_begin_token`` / ``toolcall_end_token``)::
+The format (source: the MiniMax-M2 ``chat_template.jinja``) and every
+reading rule: ``docs/formats.md``, "MiniMax M2" (the one place)::
 
     CONTENT
     <minimax:tool_call>
     <invoke name="get_weather">
     <parameter name="city">Paris</parameter>
-    <parameter name="days">3</parameter>
     </invoke>
     </minimax:tool_call>
 
-Facts taken from that template:
-
-- the block is preceded by one newline (``'\\n' ~ toolcall_begin_token``),
-  written even when the content is empty; that newline is layout, as are the
-  newlines between elements;
-- all calls of a turn share one block; models also write one block per call
-  (both are read here);
-- a string value is written verbatim (``v``, no escaping, no trimming), any
-  other value as JSON (``v | tojson``). So a value is read as a string unless
-  the request's tool schema gives the parameter another type; then the value
-  text is typed by the one schema rule (:mod:`callscale.parsers.schema`, formats.md
-  "Schema typing"), and text that does not convert stays the string. Whitespace around a value is kept: the template does not trim (public
-  parsers that ``strip()`` values disagree with the template here).
-
-Reading rules of this parser (all lengths in characters):
-
-- Outside a block everything is content, except the one layout newline right
-  before ``<minimax:tool_call>``.
-- A literal ``</parameter>`` inside a value (an agent editing this very
-  parser) ends the parameter only when what follows it, ignoring whitespace,
-  is a valid continuation: the next ``<parameter name="`` or ``</invoke>``;
-  and a ``</invoke>`` reached that way must itself be followed by
-  ``<invoke name="``, ``</minimax:tool_call>``, a new ``<minimax:tool_call>``
-  or the end of the output (the DSML rule of ``formats.md``). Otherwise the
-  closing tag and the whitespace after it are value text and the scan goes on
-  after them. Only that tag, the whitespace and a possible partial marker are
-  held back; a string value streams (JSON-escaped) as it arrives.
-- Parameter names and ``</parameter>`` are looked for only where the grammar
-  allows them, so ``</invoke>`` or ``</minimax:tool_call>`` inside a value
-  are plain text.
-- A block that turns out not to start with a call (garbage after the opener,
-  an empty block, a repeated opener, an invoke name that is not one word) is
-  content, verbatim: a model that repeats ``<minimax:tool_call>`` until
-  max_tokens gives no call and that text as content. Garbage after a call
-  inside a block ends the block and is content.
-- An invoke's head is read for at most :data:`callscale.parsers.base.MAX_HEAD`
-  characters: the name after ``<invoke name="`` (with, for a block's first
-  invoke, the whitespace and ``<invoke name="`` after the block opener).
-  When no ``">`` has come by then, the block is not a call either: its text
-  up to there is content and reading goes on as content after it, so text
-  after a stray opener is held back at most that long. A parameter name
-  longer than ``MAX_HEAD`` is a malformed part (below).
-- A call with a malformed part (an unexpected element inside ``<invoke>``, a
-  bad parameter name) is abandoned (see :mod:`callscale.parsers.base`); its remaining
-  text up to the next ``</invoke>`` or ``</minimax:tool_call>`` is dropped
-  with it (logged at debug level), and reading resumes there; when
-  ``<minimax:tool_call>`` or the end of the output comes first, that text is
-  content (prose after a broken call, DESIGN.md "Content and markup"). A
-  call still open at the end of the output is abandoned, and the markup of a
-  block or call the output cuts is no content. An ``</invoke>`` closes its call even when the block is never
-  closed.
-- MiniMax's end-of-turn token ``[e~[`` is not treated specially (servers
-  strip it as a stop token); it would be content.
+This module holds the tokens, markers and ``_s_<state>`` steps; the shared
+mechanisms (driver, broken calls, bounded heads, typed values) are base.py's
+and schema.py's (``callscale/parsers/README.md``).
 """
 
 from __future__ import annotations
@@ -73,11 +22,13 @@ import logging
 import re
 
 from . import register
+from typing import ClassVar
+
 from .base import MAX_HEAD, ToolParser
 from .schema import UNTYPED, TypedValue, parameter_typing
 
 _NO_VALUE = TypedValue(UNTYPED)
-from .scanner import PARTIAL, markers
+from .scanner import PARTIAL, Markers, markers
 
 log = logging.getLogger(__name__)
 
@@ -110,13 +61,11 @@ LAYOUT_NEWLINE = "\n"
 SPECIAL_TOKENS = (BLOCK_OPEN, BLOCK_CLOSE)
 
 _CONTENT = markers(LAYOUT_NEWLINE + BLOCK_OPEN, BLOCK_OPEN)
-_IN_BLOCK = markers(INVOKE_OPEN, BLOCK_CLOSE, BLOCK_OPEN)
 _TAG_END = markers(TAG_END)
 _IN_INVOKE = markers(PARAM_OPEN, INVOKE_CLOSE)
 _VALUE_END = markers(PARAM_CLOSE)
 _AFTER_PARAM = markers(PARAM_OPEN, INVOKE_CLOSE)
 _AFTER_INVOKE = markers(INVOKE_OPEN, BLOCK_CLOSE, BLOCK_OPEN)
-_RESYNC = markers(INVOKE_CLOSE, BLOCK_CLOSE, BLOCK_OPEN)
 
 _NAME = re.compile(r'[^\s<>"]+')
 _KEY = re.compile(r'[^<>"\n]+')
@@ -130,27 +79,128 @@ _S_KEY = "key"  # reading a parameter's name
 _S_VALUE = "value"  # reading a parameter's value
 _S_CLOSE1 = "close1"  # after </parameter>: is it the end of the value?
 _S_CLOSE2 = "close2"  # after </parameter> ws </invoke>: is it the end of the call?
-_S_SKIP = "skip"  # dropping the rest of an abandoned call
 
 
-@register("minimax_m2")
-class MiniMaxM2Parser(ToolParser):
-    """Streaming parser of MiniMax M2 tool calls; see the module docstring for the rules."""
+class MiniMaxBlocks(ToolParser):
+    """The MiniMax block and invoke head, shared by M2 and M3 (``docs/formats.md``, "MiniMax M2").
 
-    #: The whitespace its encoder writes before a call block (base.ToolParser.layout_before_call).
-    layout_before_call = "\n"
+    A subclass sets the tags of its spelling (``block_open``, ``block_close``,
+    ``invoke_open``: up to the name, ``invoke_close``) and
+    :meth:`_invoke_started` (the call is begun, its name sent: emit the
+    arguments' opening and set the state). The broken-call rule follows from
+    the tags (base.py's one state): a broken call's text ends at its
+    ``invoke_close`` (read on in the block) or ``block_close`` (read on as
+    content); a new ``block_open`` makes it content. States ``block`` (between
+    invokes; the first invoke's head bounded by ``MAX_HEAD`` with the
+    block's whitespace) and ``name`` (the invoke's name, up to ``">``).
+    ``self._raw`` holds the block's text that is content if no call starts
+    in it; whitespace after a call is kept there, so garbage after a call is
+    content with the whitespace before it (DESIGN.md, "Layout").
+    """
+
+    block_open: ClassVar[str] = ""
+    block_close: ClassVar[str] = ""
+    invoke_open: ClassVar[str] = ""
+    invoke_close: ClassVar[str] = ""
+    #: What may follow in a block (class creation): an invoke, the block's end, a new block.
+    block_markers: ClassVar[Markers | None] = None
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        if cls.block_open:
+            cls.block_markers = markers(cls.invoke_open, cls.block_close, cls.block_open)
+            cls.broken_resume = {cls.invoke_close: "block", cls.block_close: "content"}
+            cls.broken_restarts = (cls.block_open,)
+        super().__init_subclass__(**kwargs)
 
     def __init__(self) -> None:
         super().__init__()
-        self._state = _S_CONTENT
         #: Text of the current block that becomes content if no call starts in it.
         self._raw: list[str] = []
         self._block_has_call = False
-        self._name_parts: list[str] = []
-        self._head_len = 0  # characters of the invoke head or parameter name being read
         self._call_name = ""
+
+    def _invoke_started(self) -> None:
+        raise NotImplementedError
+
+    def _open_block(self, opener: str) -> None:
+        self._state = "block"
+        self._raw = [opener]
+        self._block_has_call = False
+        self._head_len = 0
+
+    def _not_a_call(self, *more: str) -> None:
+        """What was read of the block (and ``more``) is content; read on as content."""
+        self._emit_content("".join(self._raw) + "".join(more))
+        self._raw = []
+        self._state = "content"
+
+    def _s_block(self, final: bool) -> bool:
+        sc = self.scanner
+        if self._block_has_call:  # layout between calls
+            self._raw.append(sc.skip_whitespace())
+        else:  # the head of the block's first call: bounded
+            ws = sc.skip_whitespace(MAX_HEAD + 1 - self._head_len)
+            self._raw.append(ws)
+            self._head_len += len(ws)
+            if self._head_len > MAX_HEAD:
+                self._not_a_call()
+                return True
+        marker = sc.match(self.block_markers, final)
+        if marker is PARTIAL:
+            return False
+        if marker == self.invoke_open:
+            self._raw.append(marker)
+            self._head_parts = []  # the head counts the block's first whitespace and the opener (MAX_HEAD)
+            self._head_len = 0 if self._block_has_call else self._head_len + len(marker)
+            self._state = "name"
+        elif marker == self.block_close:
+            if not self._block_has_call:  # an empty block carries no call: content
+                self._emit_content("".join(self._raw) + marker)
+            self._raw = []
+            self._state = "content"
+        elif marker == self.block_open:
+            if not self._block_has_call:
+                self._emit_content("".join(self._raw))
+            self._open_block(marker)
+        else:  # not a call: what was read of the block is content
+            if sc.at_end() or self._cut_by_end(final, self.block_markers):
+                return False  # final, nothing more: the output cut the block (no content)
+            self._not_a_call()  # after a call: the garbage ends the block, its whitespace before it is content
+        return True
+
+    def _s_name(self, final: bool) -> bool:
+        _, marker = self._head_find(_TAG_END, final)
+        if marker is None:
+            if self._head_over():  # too long for a head: content
+                self._not_a_call(self._head_text())
+                return True
+            return False
+        name = self._head_text()
+        if _NAME.fullmatch(name) is None:
+            self._not_a_call(name, marker)
+            return True
+        self._raw = []
+        self._block_has_call = True
+        self._call_name = name
+        self._begin_call(name)
+        self._invoke_started()
+        return True
+
+
+@register("minimax_m2")
+class MiniMaxM2Parser(MiniMaxBlocks):
+    """Streaming parser of MiniMax M2 tool calls; rules: ``docs/formats.md``, "MiniMax M2"."""
+
+    #: The whitespace its encoder writes before a call block (base.ToolParser.layout_before_call).
+    layout_before_call = "\n"
+    block_open = BLOCK_OPEN
+    block_close = BLOCK_CLOSE
+    invoke_open = INVOKE_OPEN
+    invoke_close = INVOKE_CLOSE
+
+    def __init__(self) -> None:
+        super().__init__()
         self._n_params = 0
-        self._key_parts: list[str] = []
         self._tv = _NO_VALUE  # the current value's typed writer (parsers.schema.TypedValue)
         self._typing = UNTYPED  # the schema typing of a typed value (parsers.schema)
 
@@ -179,81 +229,10 @@ class MiniMaxM2Parser(ToolParser):
         self._open_block(marker)
         return True
 
-    def _open_block(self, opener: str) -> None:
-        self._state = _S_BLOCK
-        self._raw = [opener]
-        self._block_has_call = False
-        self._head_len = 0
-
-    def _bounded_find(self, final: bool) -> tuple[str, str | None, bool]:
-        """Read a name up to ``">``, bounded by :data:`MAX_HEAD`; the flag is true when it ran past it."""
-        text, marker = self.scanner.find(_TAG_END, final, MAX_HEAD + 1 - self._head_len)
-        self._head_len += len(text)
-        return text, marker, marker is None and self._head_len > MAX_HEAD
-
-    def _not_a_call(self, *more: str) -> None:
-        """What was read of the block (and ``more``) is content; read on as content."""
-        self._emit_content("".join(self._raw) + "".join(more))
-        self._raw = []
-        self._state = _S_CONTENT
-
-    def _s_block(self, final: bool) -> bool:
-        if self._block_has_call:  # layout between calls
-            self._raw.append(self.scanner.skip_whitespace())
-        else:  # the head of the block's first call: bounded
-            ws = self.scanner.skip_whitespace(MAX_HEAD + 1 - self._head_len)
-            self._raw.append(ws)
-            self._head_len += len(ws)
-            if self._head_len > MAX_HEAD:
-                self._not_a_call()
-                return True
-        marker = self.scanner.match(_IN_BLOCK, final)
-        if marker is PARTIAL:
-            return False
-        if marker == INVOKE_OPEN:
-            self._raw.append(marker)
-            self._name_parts = []
-            self._head_len = 0 if self._block_has_call else self._head_len + len(marker)
-            self._state = _S_NAME
-        elif marker == BLOCK_CLOSE:
-            if not self._block_has_call:  # an empty block carries no call: content
-                self._emit_content("".join(self._raw) + marker)
-            self._raw = []
-            self._state = _S_CONTENT
-        elif marker == BLOCK_OPEN:
-            if not self._block_has_call:
-                self._emit_content("".join(self._raw))
-            self._open_block(marker)
-        else:  # not a call: what was read of the block is content
-            if self.scanner.at_end() or self._cut_by_end(final, _IN_BLOCK):
-                return False  # final, nothing more: _end_of_output decides
-            self._emit_content("".join(self._raw))
-            self._raw = []
-            self._state = _S_CONTENT
-        return True
-
-    def _s_name(self, final: bool) -> bool:
-        text, marker, over = self._bounded_find(final)
-        self._name_parts.append(text)
-        if marker is None:
-            if over:  # too long for a head: content
-                self._not_a_call("".join(self._name_parts))
-                self._name_parts = []
-                return True
-            return False
-        name = "".join(self._name_parts)
-        self._name_parts = []
-        if _NAME.fullmatch(name) is None:
-            self._not_a_call(name, marker)
-            return True
-        self._raw = []
-        self._block_has_call = True
-        self._call_name = name
+    def _invoke_started(self) -> None:
         self._n_params = 0
-        self._begin_call(name)
         self._emit_arguments("{")
         self._state = _S_INVOKE
-        return True
 
     def _s_invoke(self, final: bool) -> bool:
         self.scanner.skip_whitespace()
@@ -261,8 +240,7 @@ class MiniMaxM2Parser(ToolParser):
         if marker is PARTIAL:
             return False
         if marker == PARAM_OPEN:
-            self._key_parts = []
-            self._head_len = 0
+            self._head_begin()
             self._state = _S_KEY
         elif marker == INVOKE_CLOSE:
             self._close_call()
@@ -274,15 +252,13 @@ class MiniMaxM2Parser(ToolParser):
         return True
 
     def _s_key(self, final: bool) -> bool:
-        text, marker, over = self._bounded_find(final)
-        self._key_parts.append(text)
+        _, marker = self._head_find(_TAG_END, final)
         if marker is None:
-            if over:
+            if self._head_over():
                 self._fail("a parameter name longer than MAX_HEAD")
                 return True
             return False
-        key = "".join(self._key_parts)
-        self._key_parts = []
+        key = self._head_text()
         if _KEY.fullmatch(key) is None:
             self._fail(f"bad parameter name {key!r}")
             return True
@@ -300,6 +276,7 @@ class MiniMaxM2Parser(ToolParser):
         if marker is None:
             return False
         self._pending = [marker]
+        self._confirm_ws.clear()
         self._state = _S_CLOSE1
         return True
 
@@ -309,42 +286,40 @@ class MiniMaxM2Parser(ToolParser):
         self._emit_arguments(self._tv.feed(text))
 
     def _s_close1(self, final: bool) -> bool:
-        self._pending.append(self.scanner.skip_whitespace())
-        marker = self.scanner.match(_AFTER_PARAM, final)
+        marker = self._confirm(_AFTER_PARAM, final)
         if marker is PARTIAL:
             return False
         if marker == PARAM_OPEN:
+            self._confirm_ws.clear()
             self._end_value()
-            self._key_parts = []
-            self._head_len = 0
+            self._head_begin()
             self._state = _S_KEY
         elif marker == INVOKE_CLOSE:
-            self._pending.append(marker)
+            self._pending = [PARAM_CLOSE, self._confirm_text(), INVOKE_CLOSE]
             self._state = _S_CLOSE2
         else:  # the closing tag was value text
             self._reject_close()
         return True
 
     def _s_close2(self, final: bool) -> bool:
-        self._pending.append(self.scanner.skip_whitespace())
-        if final and self.scanner.at_end():  # the end of the output follows </invoke>
+        if self._cut_by_end(final, _AFTER_INVOKE):  # the end of the output (or a cut tag) follows </invoke>
+            self._confirm_ws.clear()
             self._end_value()
             self._close_call()
-            self._raw = []
             self._state = _S_BLOCK
             return False
-        marker = self.scanner.match(_AFTER_INVOKE, final)
+        marker = self._confirm(_AFTER_INVOKE, final)
         if marker is PARTIAL:
             return False
         if marker is None:
             self._reject_close()
             return True
+        self._confirm_ws.clear()
         self._end_value()
         self._close_call()
         if marker == INVOKE_OPEN:
             self._raw = [marker]
-            self._name_parts = []
-            self._head_len = 0
+            self._head_begin()
             self._state = _S_NAME
         elif marker == BLOCK_CLOSE:
             self._state = _S_CONTENT
@@ -352,29 +327,11 @@ class MiniMaxM2Parser(ToolParser):
             self._open_block(marker)
         return True
 
-    def _s_skip(self, final: bool) -> bool:
-        """A broken call's text: dropped up to ``</invoke>`` or the block's end; else content (DESIGN.md)."""
-        text, marker = self.scanner.find(_RESYNC, final)
-        self._hold_broken(text)
-        if marker is None:
-            return False
-        if marker == INVOKE_CLOSE:
-            self._broken_call_ended()
-            self._raw = []
-            self._block_has_call = True
-            self._state = _S_BLOCK
-        elif marker == BLOCK_CLOSE:
-            self._broken_call_ended()
-            self._state = _S_CONTENT
-        else:
-            self._broken_is_content()
-            self._open_block(marker)
-        return True
-
     # ------------------------------------------------------------------ helpers
     def _reject_close(self) -> None:
-        """The held-back closing tag did not end the value: it is value text; scan on after it."""
-        self._value_text("".join(self._pending))
+        """The held-back closing tag(s) did not end the value: value text, with the whitespace
+        :meth:`ToolParser._confirm` held after them; scan on after it."""
+        self._value_text("".join(self._pending) + self._confirm_text())
         self._pending = []
         self._state = _S_VALUE
 
@@ -390,7 +347,9 @@ class MiniMaxM2Parser(ToolParser):
 
     def _fail(self, why: str) -> None:
         log.debug("minimax_m2: call %r abandoned: %s", self._call_name, why)
-        self._break_call()
         self._pending = []
+        self._confirm_ws.clear()
         self._tv = _NO_VALUE
-        self._state = _S_SKIP
+        self._raw = []  # resumed after the call's </invoke>: a block that has a call
+        self._block_has_call = True
+        self._broken()

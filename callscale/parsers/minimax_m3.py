@@ -1,10 +1,8 @@
 """MiniMax M3 tool calls and reasoning (``minimax_m3``): namespaced element trees.
 
-Format (docs/formats.md, "MiniMax M3"; sources: vLLM 0.33
-``vllm/parser/minimax_m3.py`` and ``vllm/reasoning/minimax_m3_reasoning_parser.py``,
-TensorRT-LLM ``tensorrt_llm/serve/tool_parser/minimax_m3_parser.py``, both
-describing the model's ``chat_template.jinja``, whose ``ns_token`` is
-``]<]minimax[>[``; the template itself is not in the stored sources)::
+The format (sources: the model's ``chat_template.jinja`` as vLLM 0.33,
+TensorRT-LLM and SGLang describe it; its ``ns_token`` is ``]<]minimax[>[``)
+and every reading rule: ``docs/formats.md``, "MiniMax M3" (the one place)::
 
     CONTENT
     ]<]minimax[>[<tool_call>
@@ -14,45 +12,10 @@ describing the model's ``chat_template.jinja``, whose ``ns_token`` is
     ]<]minimax[>[</invoke>
     ]<]minimax[>[</tool_call>
 
-Every tag carries the namespace; a parameter is an element named after its
-key; a value is text, or child elements: an object's keys, or a list's
-``<item>`` elements; an empty list or object is an empty element. A string
-is written verbatim, a scalar as its JSON text. Reasoning is
-``<mm:think>...</mm:think>``.
-
-Reading rules (all lengths in characters):
-
-- Outside a block everything is content except ``<mm:think>`` (its body is
-  ``reasoning_text`` up to ``</mm:think>``), a lone ``</mm:think>`` (dropped)
-  and the one layout newline before the block opener. The block, its heads,
-  stray and repeated openers and garbage follow the MiniMax M2 rules
-  (:mod:`callscale.parsers.minimax`): a block that starts no call is content,
-  verbatim; the invoke head is bounded by :data:`callscale.parsers.base.MAX_HEAD`.
-- Values are read incrementally, as a tree: an element whose schema (the
-  request's tool schema, followed through ``properties``,
-  ``additionalProperties`` and ``items``) is string-only is text; otherwise
-  an element whose first non-whitespace is a namespaced child tag is a
-  container, else text. A container is an array when its schema says array,
-  an object when it says object, and when it says both or neither an array
-  when its first child is ``item`` (the template's list spelling), else an
-  object. Its JSON
-  streams as its children arrive: ``{``/``[`` when the first child opens,
-  each key as its element opens, string text as it arrives (JSON-escaped).
-  A text value the schema types otherwise is read by the one schema rule at
-  its end (:mod:`callscale.parsers.schema`); text that does not read stays
-  the string. An empty element is ``{}``/``[]`` when its schema is an object
-  or array (and not a string), else text. Whitespace between elements is
-  layout; whitespace inside a text value is kept.
-- The namespaced closing tag of a text value ends it only when what follows
-  (whitespace skipped) is the namespace or the end of the output; otherwise
-  the tag is value text (an agent editing this very parser).
-- A call with a malformed part (text beside child elements, a closing tag
-  that closes no open element, a repeated key in an object, a head longer
-  than MAX_HEAD, nesting deeper than :data:`MAX_DEPTH`) is broken
-  (base.py): its text up to ``]<]minimax[>[</invoke>`` or
-  ``]<]minimax[>[</tool_call>`` is dropped, and is content when a new block
-  or the end of the output comes first. A call still open at the end of the
-  output is abandoned and the markup the output cut is no content.
+This module holds the tokens, markers, the value tree (``_Frame``) and the
+``_s_<state>`` steps; the shared mechanisms (driver, ``think`` state,
+broken calls, bounded heads, confirmed closers, typing) are base.py's and
+schema.py's (``callscale/parsers/README.md``).
 """
 
 from __future__ import annotations
@@ -64,9 +27,10 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 from . import register
-from .base import MAX_HEAD, ToolParser, json_fragment, json_text
+from .base import json_fragment
+from .minimax import MiniMaxBlocks
 from .scanner import PARTIAL, Markers, markers
-from .schema import UNTYPED, Typing, convert, resolve_schema, schema_typing, tool_parameters
+from .schema import UNTYPED, Typing, resolve_schema, schema_typing, tool_parameters, typed_json
 
 log = logging.getLogger(__name__)
 
@@ -116,14 +80,10 @@ def _closer_or_child(name: str) -> Markers:
 
 _CONTENT = markers(LAYOUT_NEWLINE + BLOCK_OPEN, BLOCK_OPEN, THINK_OPEN, THINK_CLOSE)
 _THINK = markers(THINK_CLOSE)
-_IN_BLOCK = markers(INVOKE_OPEN, BLOCK_CLOSE, BLOCK_OPEN)
-_TAG_END = markers(TAG_END)
 _ELEMENT = markers(ELEMENT_OPEN)
 _HEAD_END = markers(">")
 _NS = markers(NS)
-_RESYNC = markers(INVOKE_CLOSE, BLOCK_CLOSE, BLOCK_OPEN)
 
-_NAME = re.compile(r'[^\s<>"]+')
 _KEY = re.compile(r"[^\s<>/][^<>\n]*")
 
 
@@ -160,28 +120,28 @@ def _container_spec(spec: Any, kind: str) -> Any:
 
 
 @register("minimax_m3")
-class MiniMaxM3Parser(ToolParser):
-    """Streaming parser of MiniMax M3 tool calls; see the module docstring for the rules.
+class MiniMaxM3Parser(MiniMaxBlocks):
+    """Streaming parser of MiniMax M3 tool calls; rules: ``docs/formats.md``, "MiniMax M3".
 
     States (``_s_<state>``, run by the base driver): ``content``, ``think``,
     ``block`` (between invokes), ``name`` (an invoke's name), ``body`` (in a
     container element, the invoke included, between children), ``tag`` (an
     element tag after the namespace and ``<``), ``opened`` (an element not yet
     known as text or container), ``text`` (a text value), ``confirm`` (after a
-    text value's closing tag), ``skip`` (a broken call's text: its end
-    resumes in ``block`` or ``content``, a new block in ``block``, so it is not
-    the base's one-resume ``broken`` state).
+    text value's closing tag), and the base's ``broken`` (a broken call's text,
+    :meth:`ToolParser._s_broken`).
     """
 
     writes_reasoning = True
     reasoning_end = _THINK
     layout_before_call = LAYOUT_NEWLINE
+    block_open = BLOCK_OPEN
+    block_close = BLOCK_CLOSE
+    invoke_open = INVOKE_OPEN
+    invoke_close = INVOKE_CLOSE
 
     def __init__(self) -> None:
         super().__init__()
-        self._raw: list[str] = []
-        self._block_has_call = False
-        self._call_name = ""
         self._root: Mapping[str, Any] = {}
         self._frames: list[_Frame] = []
 
@@ -208,75 +168,11 @@ class MiniMaxM3Parser(ToolParser):
             self._open_block(marker)
         return True
 
-    def _open_block(self, opener: str) -> None:
-        self._state = "block"
-        self._raw = [opener]
-        self._block_has_call = False
-        self._head_len = 0
-
-    def _not_a_call(self, *more: str) -> None:
-        self._emit_content("".join(self._raw) + "".join(more))
-        self._raw = []
-        self._state = "content"
-
-    def _s_block(self, final: bool) -> bool:
-        sc = self.scanner
-        if self._block_has_call:  # layout between calls
-            sc.skip_whitespace()
-        else:  # the head of the block's first call: bounded
-            ws = sc.skip_whitespace(MAX_HEAD + 1 - self._head_len)
-            self._raw.append(ws)
-            self._head_len += len(ws)
-            if self._head_len > MAX_HEAD:
-                self._not_a_call()
-                return True
-        marker = sc.match(_IN_BLOCK, final)
-        if marker is PARTIAL:
-            return False
-        if marker == INVOKE_OPEN:
-            self._raw.append(marker)
-            self._head_parts = []  # the head counts the block's first whitespace and the opener (MAX_HEAD)
-            self._head_len = 0 if self._block_has_call else self._head_len + len(marker)
-            self._state = "name"
-        elif marker == BLOCK_CLOSE:
-            if not self._block_has_call:  # an empty block carries no call: content
-                self._emit_content("".join(self._raw) + marker)
-            self._raw = []
-            self._state = "content"
-        elif marker == BLOCK_OPEN:
-            if not self._block_has_call:
-                self._emit_content("".join(self._raw))
-            self._open_block(marker)
-        else:
-            if sc.at_end() or self._cut_by_end(final, _IN_BLOCK):
-                return False  # the output cut the block: no content
-            if self._block_has_call:
-                self._raw = []
-                self._state = "content"  # garbage after a call ends the block: content
-            else:
-                self._not_a_call()
-        return True
-
-    def _s_name(self, final: bool) -> bool:
-        _, marker = self._head_find(_TAG_END, final)
-        if marker is None:
-            if self._head_over():
-                self._not_a_call(self._head_text())
-                return True
-            return False
-        name = self._head_text()
-        if _NAME.fullmatch(name) is None:
-            self._not_a_call(name, marker)
-            return True
-        self._raw = []
-        self._block_has_call = True
-        self._call_name = name
-        self._root = tool_parameters(self.tools, name)
-        self._begin_call(name)
+    def _invoke_started(self) -> None:
+        self._root = tool_parameters(self.tools, self._call_name)
         self._emit_arguments("{")
         self._frames = [_Frame("invoke", resolve_schema(self._root, self._root), UNTYPED, "object")]
         self._state = "body"
-        return True
 
     # ------------------------------------------------------------------ inside a call
     def _s_body(self, final: bool) -> bool:
@@ -427,9 +323,7 @@ class MiniMaxM3Parser(ToolParser):
         if frame.kind == "string":
             self._emit_arguments('"')
         else:
-            text = "".join(frame.parts)
-            ok, value = convert(text, frame.typing)
-            self._emit_arguments(json_text(value) if ok else '"' + json_fragment(text) + '"')
+            self._emit_arguments(typed_json("".join(frame.parts), frame.typing))
         self._pop()
 
     def _close_container(self) -> None:
@@ -446,29 +340,10 @@ class MiniMaxM3Parser(ToolParser):
         self._frames.pop()
         self._state = "body"
 
-    def _s_skip(self, final: bool) -> bool:
-        """A broken call's text: dropped up to ``</invoke>`` or the block's end; else content (DESIGN.md)."""
-        text, marker = self.scanner.find(_RESYNC, final)
-        self._hold_broken(text)
-        if marker is None:
-            return False
-        if marker == BLOCK_OPEN:
-            self._broken_is_content()
-            self._open_block(marker)
-            return True
-        self._broken_call_ended()
-        if marker == INVOKE_CLOSE:
-            self._raw = []
-            self._block_has_call = True
-            self._state = "block"
-        else:
-            self._state = "content"
-        return True
-
     def _fail(self, why: str) -> bool:
         log.debug("minimax_m3: call %r broken: %s", self._call_name, why)
-        self._break_call()
         self._frames = []
         self._confirm_ws.clear()
-        self._state = "skip"
-        return True
+        self._raw = []  # resumed after the call's </invoke>: a block that has a call
+        self._block_has_call = True
+        return self._broken()

@@ -1,107 +1,16 @@
 """Qwen3 (Hermes JSON) and Qwen3-Coder (XML) tool calls (``qwen3``, ``qwen3_coder``).
 
-Both formats wrap each call in ``<tool_call>`` ... ``</tool_call>`` (one
-token each in the Qwen3 vocabulary). All lengths below are in characters.
-
-**Qwen3 / Hermes JSON** (``qwen3``): the format (source: the Qwen3
-``chat_template``) and the reading rules are in ``docs/formats.md``, "Qwen3 /
-Hermes JSON". The call object is read by
-:class:`callscale.parsers.jsonscan.JsonCallReader`, which ``llama3_json``
-shares.
-
-**Qwen3-Coder XML** (``qwen3_coder``), as the Qwen3-Coder ``chat_template``
-writes it::
-
-    CONTENT
-
-    <tool_call>
-    <function=edit>
-    <parameter=filename>
-    foo.c
-    </parameter>
-    <parameter=count>
-    5
-    </parameter>
-    </function>
-    </tool_call>
-
-Facts from that template: content (trimmed) plus ``\\n``, then every call
-starts with ``\\n<tool_call>\\n<function=NAME>\\n``; each parameter is
-``<parameter=KEY>\\n`` VALUE ``\\n</parameter>\\n``, where VALUE is a string
-as is, an object or array as ``tojson`` (the first Qwen3-Coder template wrote
-``| string``, a Python repr such as ``{'a': True}``), anything else as
-``| string`` (``5``, ``1.5``, ``True``, ``None``); then
-``</function>\\n</tool_call>``.
-
-Reading rules (``qwen3_coder``):
-
-- Outside a call everything is content, verbatim, except the layout newlines:
-  up to two right before ``<tool_call>`` and one right after
-  ``</tool_call>``. Whitespace between the tags of a call is layout.
-- The name is the text between ``<function=`` and ``>``; it is sent at the
-  ``>``. A name that is empty or holds whitespace or ``<`` means no call: the
-  text from ``<tool_call>`` is content (so is a block with anything but
-  ``<function=`` after ``<tool_call>``, and a repeated ``<tool_call>``, which
-  gives no call and that text as content). The head (whitespace,
-  ``<function=`` and the name, after ``<tool_call>``) is read for at most
-  :data:`callscale.parsers.base.MAX_HEAD` characters: without its ``>`` (or a
-  ``<tool_call>``) by then it is no call either, it is content up to there
-  and reading goes on as content after it.
-- A parameter key is the text between ``<parameter=`` and ``>`` (non-empty,
-  no ``<`` or newline, at most ``MAX_HEAD`` characters; a longer one makes
-  the call malformed, below). One newline after ``<parameter=KEY>`` and one
-  right before its ``</parameter>`` are layout; the value between is
-  verbatim.
-- A value is a string (streamed as JSON-escaped pieces as it arrives)
-  unless the request's tool schema allows another type; then it is
-  buffered and typed when its end is confirmed by the one rule of
-  :mod:`callscale.parsers.schema` (``docs/formats.md``, "Schema typing": type lists,
-  ``anyOf``/``oneOf``, ``enum``, ``$ref``, ``null``, ``True``/``None`` as
-  the template writes them, ``5.0`` -> 5 for an integer, the old template's
-  Python repr); text that does not convert stays the string it was written
-  as.
-- A literal ``</parameter>`` inside a value (an agent editing parser code)
-  ends the parameter only when what follows it, ignoring whitespace, is a
-  valid continuation: the next ``<parameter=``, or ``</function>`` that is
-  itself followed (ignoring whitespace) by ``</tool_call>``. Anything may
-  follow ``</tool_call>`` (end of output, the next ``<tool_call>``, content).
-  A rejected candidate (the tag, and for the chained case the whitespace and
-  ``</function>`` after it) is value text, and the scan goes on right after
-  it, never rescanning: only that tag, the whitespace after it and a
-  possible partial marker are held back. A value that holds
-  ``</parameter>`` followed by ``<parameter=`` is ambiguous and read as two
-  parameters.
-- Recovery of a missing ``</parameter>`` (models drop it in long calls):
-  the value also ends at a line ``<parameter=KEY>`` (``\n`` then the tag;
-  KEY as above, not yet used in the call and, when the tool's schema lists
-  properties, one of them), at ``</function>`` followed (after whitespace)
-  by ``</tool_call>``, or at ``</tool_call>`` followed (after whitespace)
-  by ``<tool_call>`` or the end of the output; one newline before the tag is
-  layout. Each is a candidate decided by the text right after it (held
-  back: the tag, a key of at most ``MAX_HEAD`` characters, whitespace); a
-  rejected one is value text and the scan goes on after it.
-- Recovery of a missing ``<tool_call>``: ``<function=`` in content (up to
-  two newlines before it are layout) opens a head as after ``<tool_call>``
-  (bounded by ``MAX_HEAD``); it is a call only when the name is valid, is a
-  tool of the request (when it has tools), and ``<parameter=`` or
-  ``</function>`` follows after whitespace; otherwise the text is content.
-  Such a call ends at ``</function>`` (after ``</parameter>``, or the end
-  of the output after a value's ``</function>``); a ``</tool_call>`` right
-  after it (one newline between allowed) is consumed, else one newline is
-  layout and the rest content.
-- Arguments stream as ``{"key": value, ...}``; the final ``}`` is sent with
-  ``</tool_call>`` (an abandoned call's arguments never form an object).
-- A started call that turns out malformed (anything but ``<parameter=`` or
-  ``</function>`` between parameters, a bad key, ``</function>`` not followed
-  by ``</tool_call>``) is abandoned (see :mod:`callscale.parsers.base`); its remaining
-  text up to the next ``</tool_call>`` (consumed) is dropped with it; when
-  ``<tool_call>`` (a new call) or the end of the output comes first, that
-  text is content (prose after a broken call). A started call still open at
-  the end of the output is abandoned; the markup of a call the output cuts
-  is no content (a ``<function=`` head without ``<tool_call>`` is prose).
-
-Neither parser treats Qwen's end-of-turn token ``<|im_end|>`` specially
-(servers strip it as a stop token); it would be content.
+Both formats wrap each call in ``<tool_call>`` ... ``</tool_call>``. The
+formats (source: the Qwen3 and Qwen3-Coder ``chat_template``) and every
+reading rule: ``docs/formats.md``, "Qwen3 / Hermes JSON" and "Qwen3-Coder
+XML" (the one place; Qwen3.5/3.6 are ``qwen3_coder``: "GLM-5.x and Qwen3.5 /
+Qwen3.6"). This module holds the tokens, markers and ``_s_<state>`` steps:
+``qwen3``'s call object is read by
+:class:`callscale.parsers.jsonscan.JsonCallReader` (shared with
+``llama3_json``), ``qwen3_coder``'s values by
+:class:`callscale.parsers.schema.TypedValue`; the shared mechanisms (driver,
+broken calls, bounded heads, confirmed closers) are base.py's
+(``callscale/parsers/README.md``).
 """
 
 from __future__ import annotations
@@ -254,7 +163,7 @@ _JSON, _AFTER_OBJECT, _ENVELOPE = "json", "after-object", "envelope"
 
 @register("qwen3")
 class Qwen3Parser(JsonCallReader, _QwenParser):
-    """Streaming parser of Qwen3 / Hermes JSON tool calls; see the module docstring for the rules.
+    """Streaming parser of Qwen3 / Hermes JSON tool calls; rules: ``docs/formats.md``, "Qwen3 / Hermes JSON".
 
     The call object is read by the shared :class:`callscale.parsers.jsonscan.JsonCallReader`.
     Arguments stream as the raw JSON text of the ``arguments`` object (raw
@@ -335,7 +244,7 @@ class Qwen3Parser(JsonCallReader, _QwenParser):
 
 @register("qwen3_coder")
 class Qwen3CoderParser(_QwenParser):
-    """Streaming parser of Qwen3-Coder XML tool calls; see the module docstring for the rules.
+    """Streaming parser of Qwen3-Coder XML tool calls; rules: ``docs/formats.md``, "Qwen3-Coder XML".
 
     Arguments stream as JSON text ``{"key": value, ...}``; a string value
     streams as JSON-escaped pieces while it arrives, a schema-typed value is

@@ -93,9 +93,12 @@ def names() -> list[str]:
 
 
 def get(name: str) -> Renderer:
-    """The renderer of format ``name``; ``KeyError`` (listing known names) if none."""
+    """The renderer of format ``name`` (an alias of :data:`callscale.parsers.ALIASES`: of its format);
+    ``KeyError`` (listing known names) if none."""
+    from callscale.parsers import canonical
+
     _load()
     try:
-        return _RENDERERS[name]
+        return _RENDERERS[canonical(name)]
     except KeyError:
         raise KeyError(f"no renderer for format {name!r}; known: {', '.join(sorted(_RENDERERS))}") from None
