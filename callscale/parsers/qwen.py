@@ -19,7 +19,7 @@ import logging
 import re
 
 from . import register
-from .base import MAX_HEAD, ToolParser, json_fragment, json_text
+from .base import MAX_HEAD, Layout, ToolParser, json_fragment, json_text
 from .schema import UNTYPED, TypedValue, is_new_parameter, parameter_typing, tool_name
 from .jsonscan import JsonCallLexer, JsonCallReader
 
@@ -266,9 +266,9 @@ class Qwen3CoderParser(_QwenParser):
         self._keys: set[str] = set()  # parameter keys of the current call
         self._typing = UNTYPED  # schema typing of the current value
         self._tv = _NO_VALUE  # the current value's typed writer (parsers.schema.TypedValue)
-        self._candidate: list[str] = []  # a closing candidate: tags and inner whitespace
-        self._candidate_ws: list[str] = []  # whitespace after the candidate's last tag
-        self._held_ws = ""  # whitespace after a rejected candidate, not yet value text
+        self._candidate: list[str | Layout] = []  # a closing candidate: tags and inner whitespace
+        self._candidate_ws = Layout()  # whitespace after the candidate's last tag (run lengths: bounded)
+        self._held_ws = ""  # whitespace after a rejected candidate, decided by the next delta
         self._head_len = 0  # characters of the head (after <tool_call>) or key being read
 
     def _open(self, marker: str) -> None:
@@ -317,7 +317,8 @@ class Qwen3CoderParser(_QwenParser):
     def _s_after_param_close(self, final: bool) -> bool:
         sc = self.scanner
         # After a candidate </parameter>: <parameter= or </function> confirm it.
-        self._candidate_ws.append(sc.skip_whitespace())
+        if not self._candidate_held(sc.skip_whitespace()):
+            return True
         marker = sc.match(_M_BODY, final)
         if marker is PARTIAL:
             return False
@@ -330,9 +331,9 @@ class Qwen3CoderParser(_QwenParser):
             self._end_value()
             self._state = _FUNC_END
         else:
-            self._candidate.extend(self._candidate_ws)
+            self._candidate.append(self._candidate_ws)
             self._candidate.append(marker)
-            self._candidate_ws = []
+            self._candidate_ws = Layout()
             self._state = _CLOSE2
         return True
 
@@ -340,7 +341,8 @@ class Qwen3CoderParser(_QwenParser):
         sc = self.scanner
         # After [</parameter> ws] </function>: </tool_call> confirms it (in a call
         # without <tool_call>, the end of the output too).
-        self._candidate_ws.append(sc.skip_whitespace())
+        if not self._candidate_held(sc.skip_whitespace()):
+            return True
         if sc.at_end() and not final:
             return False
         marker = sc.match(_M_CLOSE, final)
@@ -357,7 +359,8 @@ class Qwen3CoderParser(_QwenParser):
         sc = self.scanner
         # After </tool_call> in a value (</parameter> and </function> missing):
         # the end of the output or a new <tool_call> confirm it.
-        self._candidate_ws.append(sc.skip_whitespace())
+        if not self._candidate_held(sc.skip_whitespace()):
+            return True
         if sc.at_end() and not final:
             return False
         marker = sc.match(_M_OPEN_ONLY, final)
@@ -521,7 +524,7 @@ class Qwen3CoderParser(_QwenParser):
     def _candidate_found(self, marker: str) -> None:
         """A tag that may end the value: wait for what follows it to decide."""
         self._candidate = [marker]
-        self._candidate_ws = []
+        self._candidate_ws.clear()
         tag = marker.lstrip(_NL)
         if tag == PARAMETER_CLOSE:
             self._state = _CLOSE1
@@ -586,22 +589,33 @@ class Qwen3CoderParser(_QwenParser):
         return True
 
     def _reject_key(self) -> None:
-        self._value_text("".join(self._candidate) + "".join(self._parts_key))
+        self._value_text(self._candidate_text() + "".join(self._parts_key))
         self._candidate = []
         self._parts_key = []
         self._state = _VAL
 
     def _reject(self) -> None:
         """The candidate closing tag is value text; the whitespace after it is held (see ``_read_value``)."""
-        self._value_text("".join(self._candidate))
-        self._held_ws = "".join(self._candidate_ws)
+        self._value_text(self._candidate_text())
+        self._held_ws = self._candidate_ws.text()
+        self._candidate_ws.clear()
         self._candidate = []
-        self._candidate_ws = []
         self._state = _VAL
+
+    def _candidate_held(self, ws: str) -> bool:
+        """Whitespace after a candidate's tag, held as run lengths; past ``base.MAX_LAYOUT_RUNS`` runs the
+        candidate is not confirmed (rejected: value text) and False is returned."""
+        if ws and not self._candidate_ws.add(ws):
+            self._reject()
+            return False
+        return True
+
+    def _candidate_text(self) -> str:
+        return "".join(p if isinstance(p, str) else p.text() for p in self._candidate)
 
     def _end_value(self) -> None:
         self._candidate = []
-        self._candidate_ws = []
+        self._candidate_ws.clear()
         tv, self._tv = self._tv, _NO_VALUE
         self._emit_arguments(tv.end())
 
