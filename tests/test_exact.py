@@ -183,6 +183,29 @@ def test_changed_since_maps_modules_to_parsers():
     assert len(names(["callscale/parsers/base.py"])) == len(parsers.names())
 
 
+def test_changed_since_maps_a_lazy_plugin_to_its_module_file(tmp_path, monkeypatch):
+    """A plug-in behind a LazyFactory (``module:Factory`` or an entry point) is found by its module's file,
+    not imported (before: its factory's module read as callscale.plugins, so no change selected it)."""
+    from callscale.plugins import LazyFactory, resolve
+
+    monkeypatch.chdir(TESTS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    package = tmp_path / "teamparsers"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "sub" / "impl.py").write_text("")
+    specs = [resolve("quadratic_parser:QuadraticParser", "deepseek_v31"),
+             resolve("teamparsers:Parser", "qwen3"), resolve("qwen3")]
+    assert isinstance(specs[0].factory, LazyFactory) and specs[0].factory._loaded is None
+    names = lambda files: [s.name for s in shard.changed_formats(files, specs)[0]]
+    assert names(["tests/quadratic_parser.py"]) == ["quadratic_parser:QuadraticParser"]
+    assert names(["tests/small_quadratic_parsers.py"]) == []
+    assert names(["teamparsers/sub/impl.py"]) == ["teamparsers:Parser"]
+    assert names(["callscale/parsers/qwen.py"]) == ["qwen3"]
+    assert "plug-in quadratic_parser:QuadraticParser" in shard.changed_formats(["tests/quadratic_parser.py"], specs)[1]
+    assert specs[0].factory._loaded is None  # nothing was imported
+
+
 def test_the_child_path_keeps_a_site_packages_folder_that_holds_an_installed_callscale(tmp_path, monkeypatch):
     """callscale installed from a wheel lies in site-packages beside the team's installed parser package:
     that folder stays on the child's path (left out, the child imported the parser from the working
