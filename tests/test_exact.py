@@ -92,6 +92,82 @@ def test_sigterm_kills_the_callgrind_child(importable_tests, tmp_path):
     assert not [pid for pid in children if _alive(pid)]
 
 
+def test_split_rows_keeps_rows_whole_and_balances_the_characters():
+    rows = [(p, "qwen3", w) for p in ("a", "b", "c") for w in ("x", "y")]
+    items = [(*row, n) for n in (4096, 16384) for row in rows] + [("d", "glm47", "x", 65536)]
+    parts = instructions.split_rows(items, 2)
+    assert sorted(i for part in parts for i in part) == sorted(items)
+    assert not {i[:3] for i in parts[0]} & {i[:3] for i in parts[1]}  # a row (one fork) is never cut
+    assert sorted(sum(i[3] for i in part) for part in parts) == [86016, 102400]  # longest row first, to the lighter
+    assert parts[0] == [i for i in items if i in parts[0]]  # each part keeps the items' order
+    assert instructions.split_rows(items, 1) == [items]
+    assert len(instructions.split_rows(items[:1], 4)) == 1  # no more parts than rows
+
+
+def test_auto_jobs_is_one_per_idle_core(monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    for load, jobs in ((0.2, 2), (0.6, 1), (1.4, 1), (9.0, 1)):
+        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
+        assert instructions.auto_jobs() == jobs, load
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(32)))
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert instructions.auto_jobs() == instructions.MAX_AUTO_JOBS
+
+
+def test_jobs_is_validated_once_for_the_file_and_the_command_line(tmp_path, monkeypatch, capsys):
+    from callscale import config
+
+    assert config.check_jobs("auto") is None and config.check_jobs("2") == 2 and config.check_jobs(3) == 3
+    for bad in ("0", "65", "two", 1.5):
+        with pytest.raises(config.ConfigError):
+            config.check_jobs(bad)
+    (tmp_path / "pyproject.toml").write_text('[tool.callscale]\njobs = 2\n')
+    assert config.load(tmp_path).jobs == 2
+    (tmp_path / "pyproject.toml").write_text('[tool.callscale]\njobs = "auto"\n')
+    assert config.load(tmp_path).jobs is None
+    (tmp_path / "pyproject.toml").write_text('[tool.callscale]\njobs = 0\n')
+    with pytest.raises(config.ConfigError, match="jobs"):
+        config.load(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["gate", "--meter", "instructions", "--jobs", "0"])
+    assert exit_.value.code == 2 and "--jobs" in capsys.readouterr().err
+
+
+@needs_valgrind
+def test_two_children_count_what_one_child_counts():
+    """The same items over one child and over two (each row in one of them): identical counts."""
+    items = [(p, p, "write_file", n) for p in ("deepseek_v31", "qwen3") for n in (1024, 2048)]
+    items += [("null", "qwen3", "write_file", 1024), ("null", "qwen3", "write_file", 2048)]
+    seen = []
+    one = instructions.count_parts(items, "tokens:4", jobs=1)
+    two = instructions.count_parts(items, "tokens:4", jobs=2, on_done=lambda item, counted: seen.append(item))
+    assert len(instructions.split_rows(items, 2)) == 2
+    assert sorted(seen) == sorted(items)
+    assert {i: c.instructions for i, c in two.items()} == {i: c.instructions for i, c in one.items()}
+    assert all(c.instructions > 100_000 for c in one.values())
+
+
+@needs_valgrind
+def test_sigterm_kills_both_callgrind_children(importable_tests):
+    proc = subprocess.Popen([sys.executable, "-m", "callscale", "gate", "--meter", "instructions", "--parser",
+                             "hanging_parser:Hangs", "--parser", "deepseek_v31", "--format", "deepseek_v31",
+                             "--workload", "write_file,many_short_calls", "--jobs", "2", "--timeout", "600",
+                             "--no-progress"], cwd=TESTS, env=dict(os.environ, PYTHONPATH=str(TESTS)),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    children = []
+    for _ in range(600):  # until both metered children run
+        children = _valgrind_children(proc.pid)
+        if len(children) == 2:
+            break
+        time.sleep(0.1)
+    assert len(children) == 2, children
+    time.sleep(1)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) != 0
+    time.sleep(1)
+    assert not [pid for pid in children if _alive(pid)]
+
+
 def _valgrind_children(parent: int) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
