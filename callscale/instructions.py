@@ -232,6 +232,16 @@ def _compile_project(root: str) -> None:
         pass
 
 
+def format_modules() -> dict[str, str]:
+    """``{registered parser name: module stem}`` of the built-in parsers (``callscale/parsers/STEM.py``; its
+    renderer is ``callscale/workloads/render/STEM.py``): the child's forks import their own format's
+    modules alone (:func:`callscale._child._import_own`), so a count does not move when another format's
+    module changes."""
+    from callscale import parsers
+
+    return {name: parsers.get(name).__module__.rsplit(".", 1)[-1] for name in parsers.names()}
+
+
 _TOTAL = re.compile(r"^(?:summary|totals):\s*(\d+)", re.MULTILINE)
 _EOF = object()
 _TRIGGER = re.compile(r"^desc: Trigger: Client Request: (.+)$", re.MULTILINE)
@@ -326,7 +336,8 @@ class _Child:
             (folder / "items" / f"{number:06d}").write_text(json.dumps(fixed), encoding="utf-8")
         first, caller, plugins = path_links(folder)
         spec = {"mode": "instructions", "count": len(self.rows), "items": "items", "chunking": chunking,
-                "seed": seed, "path": caller, "plugin_path": plugins, "pth_imports": pth_imports(caller_path())}
+                "seed": seed, "path": caller, "plugin_path": plugins, "pth_imports": pth_imports(caller_path()),
+                "format_modules": format_modules()}
         spec_file = "spec.json"
         (folder / spec_file).write_text(json.dumps(spec), encoding="utf-8")
         self.out = "cg.%p.out"  # one file per fork (%p: its process id), in the child's folder
@@ -536,7 +547,7 @@ def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
                 elif message.get("step") == "end":
                     ended = True
                 if debug and message and message.get("step") in ("ready", "end"):
-                    print(f"callscale-child: {message['step']} at {message.get('cpu', 0):.1f} s CPU", file=sys.stderr)
+                    print(f"callscale-child: {message['step']} at {float(message.get('cpu', 0)):.1f} s CPU", file=sys.stderr)
                 try:
                     message = lines.send(time.monotonic() + budget)
                 except StopIteration:  # the child closed its output: ended or died

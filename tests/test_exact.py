@@ -4,6 +4,7 @@ Runs children under valgrind (skipped where valgrind is missing). Lengths are
 small (1k-2k): counts are exact, so the promises show at any length.
 """
 
+import json
 import os
 import shutil
 import signal
@@ -217,6 +218,30 @@ def test_two_clones_with_their_own_virtualenvs_count_alike(tmp_path):
         counts.append(run.stdout.strip())
     assert counts[0] == counts[1]
     assert all(c > 1_000_000 for c in eval(counts[0]))
+
+
+@needs_valgrind
+def test_a_change_to_one_format_module_does_not_move_another_formats_counts(tmp_path):
+    """A comment and a constant added to mistral's parser and renderer: deepseek_v31's and qwen3's counts
+    stay exact (before each fork imported its own format's modules alone, they moved by up to 0.25%)."""
+    code = ("import json, sys; from callscale.instructions import count_items; import callscale; "
+            "assert callscale.__file__.startswith(sys.argv[1]), callscale.__file__; "
+            "items = [('deepseek_v31', 'deepseek_v31', 'many_short_calls', 1024), ('qwen3', 'qwen3', 'write_file', 1024)]; "
+            "print(json.dumps([c.instructions for c in count_items(items, 'tokens:4').values()]))")
+    clone = tmp_path / "clone"
+    shutil.copytree(ROOT / "callscale", clone / "callscale", ignore=shutil.ignore_patterns("__pycache__"))
+    env = dict(os.environ, PYTHONPATH=str(clone))
+    counts = []
+    for _ in range(2):
+        run = subprocess.run([sys.executable, "-c", code, str(clone)], cwd=clone, env=env, capture_output=True,
+                             text=True)
+        assert run.returncode == 0, run.stderr[-2000:]
+        counts.append(json.loads(run.stdout))
+        for module in ("parsers", "workloads/render"):
+            with open(clone / "callscale" / module / "mistral.py", "a", encoding="utf-8") as fh:
+                fh.write("\n# a comment: more byte-code, no behaviour\nUNUSED = " + repr("x" * 300) + "\n")
+    assert counts[0] == counts[1]
+    assert all(c > 1_000_000 for c in counts[0])
 
 
 def test_shard_selection_is_round_robin_and_covers_every_parser():
