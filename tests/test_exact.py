@@ -244,6 +244,26 @@ def test_a_change_to_one_format_module_does_not_move_another_formats_counts(tmp_
     assert all(c > 1_000_000 for c in counts[0])
 
 
+@needs_valgrind
+@pytest.mark.slow
+def test_the_default_exact_lengths_fail_the_small_quadratic_fixtures(importable_tests, tmp_path):
+    """At the default instruction lengths (4k-64k) both rules fail the fixtures one slope over 1k-8k passed
+    (measured: steepest 1.67 and 1.69, projections 3.3x and 3.4x)."""
+    from callscale import config
+
+    assert config.DEFAULTS.instruction_lengths == (4096, 16384, 65536)
+    status = cli.main(["scale", "--meter", "instructions", "--parser", "small_quadratic_parsers:HermesLikeParser",
+                       "--format", "qwen3", "--parser", "small_quadratic_parsers:GlmLikeParser", "--format", "glm45",
+                       "--workload", "write_file", "--no-progress", "--out", str(tmp_path)])
+    assert status == 0
+    import pandas as pd
+
+    fits = pd.read_csv(tmp_path / "scaling-fits.csv", keep_default_na=False, na_values=[""])
+    fits = fits[fits["parser"].str.startswith("small_quadratic_parsers")]
+    assert len(fits) == 2 and set(fits["lengths"]) == {"4k,16k,64k"}
+    assert (fits["verdict"] == "FAIL").all() and (fits["steepest_exponent"] > 1.3).all(), fits.to_dict("records")
+
+
 def test_shard_selection_is_round_robin_and_covers_every_parser():
     names = list("abcdefg")
     parts = [shard.shard(names, (i, 3)) for i in (1, 2, 3)]
