@@ -190,14 +190,24 @@ def _settle_collector() -> None:
     gc.collect()
 
 
-def _pristine() -> None:
-    """Import and cache what every fork needs, whatever the selection: the harness, every built-in parser
-    and renderer, the workloads' corpus."""
+def _pristine(own_modules: bool = False) -> None:
+    """Import and cache what every fork needs, whatever the selection: the harness and the workloads'
+    corpus; every built-in parser and renderer too unless ``own_modules`` (then each fork imports its
+    own format's, :func:`_import_own`)."""
     import callscale.check  # noqa: F401  (the outcome of a stream)
     import callscale.plugins  # noqa: F401
     from callscale import parsers
     from callscale.workloads import catalog, render
 
+    if own_modules:
+        # no format's module here: the size of one (a comment, a constant) would move the heap every
+        # fork starts from, and so every format's counts (by up to 1%). The corpus (source texts,
+        # prose) is read and cached without a renderer.
+        from callscale.workloads import source
+
+        source.source_code(1024)
+        source.prose(1024)
+        return
     parsers.names()  # imports every built-in parser module
     # every workload in every format once, small: the corpus (source texts, prose) is read and cached
     # here, once, not in each fork
@@ -214,13 +224,51 @@ def _skipped(index: int) -> bool:
     return os.path.exists(f"skip.{index:09d}")
 
 
+def _import_own(modules: dict, parser: str, fmt: str) -> None:
+    """In a fork: import the modules of format ``fmt`` and of the built-in ``parser`` alone.
+
+    ``modules``: ``{registered name: module stem}`` (``callscale/parsers/STEM.py``,
+    its renderer ``callscale/workloads/render/STEM.py``), from the caller
+    (:func:`callscale.instructions.format_modules`), so this process reads
+    no other format's file. The registries are then marked loaded with
+    these alone (they would import every module on first use), so a count
+    depends on its own format's modules and the harness, not on the others'
+    (docs/exact.md). A name not in ``modules`` leaves the registries to
+    load everything (their error lists the known names).
+    """
+    import importlib
+
+    from callscale import parsers
+    from callscale.workloads import render
+
+    if fmt not in modules or not (parser in modules or parser == "null" or ":" in parser):
+        return
+    for stem in dict.fromkeys(modules[name] for name in (fmt, parser) if name in modules):
+        importlib.import_module(f"callscale.parsers.{stem}")
+        importlib.import_module(f"callscale.workloads.render.{stem}")
+    if fmt in render._RENDERERS and (parser not in modules or parser in parsers._REGISTRY):
+        parsers._loaded = render._loaded = True
+
+
 def _count_row(spec, row, requests, say) -> None:
     """In a fork: one parser x format x workload, its lengths ascending (see the module docstring)."""
     parser, fmt, workload = row[0][1:4]
+    if spec.get("format_modules"):
+        try:
+            _import_own(spec["format_modules"], parser, fmt)
+        except Exception as exc:
+            for index, *_ in row:
+                say(done=f"{index:09d}", error=_error(exc))
+            return
     if ":" in parser:  # a plug-in: from the caller's folder or PYTHONPATH (only this fork lists them)
         sys.path.extend(spec.get("plugin_path", []))
     try:
         factory = _factory(parser, fmt)[0]
+        if type(factory).__name__ == "LazyFactory":
+            # a plug-in: import it and build one parser here, uninstrumented (an engine's imports and
+            # tokenizer set-up took minutes under instrumentation in the first, uncounted stream)
+            factory = factory.load()
+            factory()
     except BaseException as exc:
         for index, *_ in row:
             say(done=f"{index:09d}", error=_error(exc))
@@ -294,10 +342,12 @@ def instructions(spec) -> None:
     requests = ClientRequests()
     if spec.get("require_valgrind", True) and not requests.on_valgrind():
         raise SystemExit("callscale-child: the instructions mode runs under valgrind --tool=callgrind")
-    _pristine()
+    _pristine(bool(spec.get("format_modules")))
     gc.collect()
     gc.freeze()
-    say(step="ready", cpu=time.process_time())
+    # CPU seconds as fixed-width text: a float's repr has a varying length, and this process's heap
+    # (which every fork starts from) must not depend on how long it took to get here
+    say(step="ready", cpu=f"{time.process_time():012.3f}")
     fork, wait = os.fork, os.waitpid
     for number in range(spec["count"]):
         pid = fork()
@@ -319,7 +369,7 @@ def instructions(spec) -> None:
         status = wait(pid, 0)[1]
         if status:
             say(died=f"{number:09d}", status=os.waitstatus_to_exitcode(status))
-    say(step="end", cpu=time.process_time())
+    say(step="end", cpu=f"{time.process_time():012.3f}")
 
 
 def _watchdog(limit: float) -> None:

@@ -99,6 +99,14 @@ def _setting(key: str) -> Callable[[str], object]:
 _timeout_seconds = _setting("timeout")
 
 
+def _jobs(text: str) -> int | None:
+    """``--jobs``: :func:`callscale.config.check_jobs` (``auto`` is ``None``)."""
+    try:
+        return config.check_jobs(text, "")
+    except config.ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc).strip()) from None
+
+
 class _InOrder(argparse._AppendAction):
     """Append the value, and note ``(dest, value)`` in ``namespace.in_order`` (the command line's order),
     so each ``--workload-format`` pairs with the ``--parser`` it follows (:func:`_pairs`)."""
@@ -261,6 +269,10 @@ def add_selectors(p: argparse.ArgumentParser) -> None:
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar on stderr (default: only when stderr is a terminal)")
     add_shard(p)
+    p.add_argument("--jobs", type=_jobs, metavar="N",
+                   help="--meter instructions: callgrind children counting at once, 1-64, or auto (one per idle "
+                        "core: cores less the load average); the counts do not depend on it (default from "
+                        "[tool.callscale]: auto)")
     p.add_argument("--changed-since", metavar="REF",
                    help="measure only the parsers whose modules (or the shared modules they import) differ from "
                         "the git REF; nothing to measure exits 0 (mapping: docs/exact.md)")
@@ -331,6 +343,8 @@ class Selection:
     """Bytes of address space per measuring child (``--memory-limit``)."""
     cost_only: bool = False
     """``--cost-only``: a ``wrong output`` row passes when its cost does."""
+    jobs: int | None = None
+    """``--jobs``: callgrind children at once (``None``: auto)."""
 
 
 def _split(values: Sequence[str] | None) -> list[str]:
@@ -394,7 +408,8 @@ def select(p: argparse.ArgumentParser, args: argparse.Namespace) -> Selection:
                     f"this run with {meter}")
     return Selection(specs, workloads, lengths, chunking, repeats, threshold, meter, args.seed, settings,
                      reference, factor, _timeout(args, settings), baseline, _memory_limit(args, settings),
-                     bool(getattr(args, "cost_only", False)))
+                     bool(getattr(args, "cost_only", False)),
+                     getattr(args, "jobs", None) if getattr(args, "jobs", None) is not None else settings.jobs)
 
 
 def _timeout(args: argparse.Namespace, settings: config.Settings) -> float:
@@ -417,7 +432,8 @@ def _run(sel: Selection, args: argparse.Namespace, detail: bool, on_measurement=
                       threshold=sel.threshold, meter=sel.meter, seed=sel.seed, latency=detail,
                       memory=detail, progress=args.progress, reference_length=sel.reference_length,
                       projection_factor=sel.projection_factor, timeout=sel.timeout,
-                      memory_limit=sel.memory_limit, cost_only=sel.cost_only, on_measurement=on_measurement)
+                      memory_limit=sel.memory_limit, cost_only=sel.cost_only, on_measurement=on_measurement,
+                      jobs=sel.jobs)
 
 
 def _interrupted(exc, out: Path | None = None) -> int:

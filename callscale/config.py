@@ -7,6 +7,8 @@
     timeout = 120                      # seconds one case may take before its parser is stopped
     memory_limit = "4g"                # address space each child measuring a parser may take
     lengths = ["4k", "16k", "64k"]     # call lengths in characters (k = 1024)
+    instruction_lengths = ["4k", "16k", "64k"]  # the same under --meter instructions
+    jobs = "auto"                      # callgrind children at once (--meter instructions): auto or 1-64
     chunking = "tokens:4"              # how the text is split into deltas
     repeats = 3                        # timed runs per measurement (the minimum counts)
     workloads = ["write_file", "many_short_calls", "repeated_opener"]
@@ -37,7 +39,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 __all__ = ["Settings", "DEFAULTS", "ConfigError", "parse_size", "format_size", "parse_lengths",
-           "find_pyproject", "load", "check", "check_lengths", "check_rules", "parse_bytes", "read_toml",
+           "find_pyproject", "load", "check", "check_jobs", "check_lengths", "check_rules", "parse_bytes", "read_toml",
            "RANGES", "MIN_LENGTH", "MIN_TIME_LENGTH", "MAX_LENGTH", "MIN_LENGTHS"]
 
 MIN_LENGTHS = 3
@@ -73,8 +75,11 @@ class Settings:
     memory_limit: int = 4 * 1024 ** 3
     """Bytes of address space each child measuring a parser may take (``resource.RLIMIT_AS``)."""
     lengths: tuple[int, ...] = (4096, 16384, 65536)
-    instruction_lengths: tuple[int, ...] = (1024, 2048, 4096, 8192)
-    """Lengths for ``--meter instructions``: exact counts separate linear from quadratic at small sizes."""
+    instruction_lengths: tuple[int, ...] = (4096, 16384, 65536)
+    """Lengths for ``--meter instructions`` (docs/exact.md: why these, and what they cost)."""
+    jobs: int | None = None
+    """Callgrind children counting at once under ``--meter instructions`` (``None``: ``auto``, one per idle
+    core, :func:`callscale.instructions.auto_jobs`)."""
     chunking: str = "tokens:4"
     repeats: int = 3
     workloads: tuple[str, ...] = ("write_file", "many_short_calls", "repeated_opener")
@@ -181,6 +186,7 @@ RANGES: dict[str, tuple[str, float, float, bool, str]] = {
     "max_step": ("float", 0.0, 10.0, True, "compare: the largest exponent increase that passes"),
     "seconds": ("float", 0.0, 3600.0, True, "profile: CPU seconds to keep streaming while sampling"),
     "rate": ("int", 1, 10000, False, "profile: samples a second"),
+    "jobs": ("int", 1, 64, False, "callgrind children counting at once, or auto"),
 }
 
 
@@ -229,6 +235,14 @@ def check(key: str, value: Any, source: str | None = None) -> Any:
     return number
 
 
+def check_jobs(value: Any, source: str | None = None) -> int | None:
+    """``jobs`` (``--jobs``): ``"auto"`` gives ``None`` (one child per idle core), else a whole number in
+    :data:`RANGES` (:func:`check`; :class:`ConfigError` otherwise)."""
+    if isinstance(value, str) and value.strip().lower() == "auto":
+        return None
+    return check("jobs", value, source)
+
+
 def check_lengths(spec: str | list | tuple, meter: str = "time", source: str = "--lengths") -> tuple[int, ...]:
     """Validated call lengths from ``"4k,16k,64k"`` or a list of sizes.
 
@@ -274,7 +288,7 @@ def check_rules(lengths: tuple[int, ...], reference_length: int, projection_fact
 
 
 KEYS = frozenset({"threshold", "reference_length", "projection_factor", "timeout", "memory_limit", "lengths",
-                  "instruction_lengths", "chunking", "repeats", "workloads", "parsers", "out"})
+                  "instruction_lengths", "chunking", "repeats", "workloads", "parsers", "out", "jobs"})
 """The keys ``[tool.callscale]`` may hold."""
 
 
@@ -322,7 +336,9 @@ def load(start: Path | str | None = None) -> Settings:
         raise ConfigError(f"[tool.callscale] in {path}: unknown key {unknown[0]!r}; known: {', '.join(sorted(KEYS))}")
     changes: dict[str, Any] = {}
     for key in RANGES:
-        if key in table:
+        if key == "jobs" and key in table:
+            changes[key] = check_jobs(table[key])
+        elif key in table:
             if key in ("threshold", "projection_factor", "timeout") and isinstance(table[key], str):
                 raise ConfigError(f"[tool.callscale] {key} must be a number, got {table[key]!r}")
             value = check(key, table[key])

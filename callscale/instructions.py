@@ -51,7 +51,7 @@ from typing import Any, Callable, Iterable, Sequence
 from .bounded import terminate_as_interrupt
 
 __all__ = ["MeterUnavailable", "MeterError", "interpreter", "count_instructions", "check_available",
-           "InstructionMeter", "MARKER_SYMBOL"]
+           "InstructionMeter", "MARKER_SYMBOL", "count_parts", "split_rows", "auto_jobs"]
 
 #: The C function callgrind dumps its counters on (CPython's ``sys.getswitchinterval``).
 MARKER_SYMBOL = "sys_getswitchinterval"
@@ -232,6 +232,16 @@ def _compile_project(root: str) -> None:
         pass
 
 
+def format_modules() -> dict[str, str]:
+    """``{registered parser name: module stem}`` of the built-in parsers (``callscale/parsers/STEM.py``; its
+    renderer is ``callscale/workloads/render/STEM.py``): the child's forks import their own format's
+    modules alone (:func:`callscale._child._import_own`), so a count does not move when another format's
+    module changes."""
+    from callscale import parsers
+
+    return {name: parsers.get(name).__module__.rsplit(".", 1)[-1] for name in parsers.names()}
+
+
 _TOTAL = re.compile(r"^(?:summary|totals):\s*(\d+)", re.MULTILINE)
 _EOF = object()
 _TRIGGER = re.compile(r"^desc: Trigger: Client Request: (.+)$", re.MULTILINE)
@@ -297,6 +307,19 @@ def timeout_in_words(seconds: float) -> str:
     return timeout_words(seconds)
 
 
+#: The callgrind children running now (any thread's), for :func:`_kill_live`.
+_LIVE: set = set()
+
+
+def _kill_live() -> None:
+    """Kill every running callgrind child's process group (their threads then read the end of output)."""
+    for child in list(_LIVE):
+        try:
+            os.killpg(child.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
 class _Child:
     """One callgrind child over a list of items: start, read its protocol lines, stop it."""
 
@@ -313,7 +336,8 @@ class _Child:
             (folder / "items" / f"{number:06d}").write_text(json.dumps(fixed), encoding="utf-8")
         first, caller, plugins = path_links(folder)
         spec = {"mode": "instructions", "count": len(self.rows), "items": "items", "chunking": chunking,
-                "seed": seed, "path": caller, "plugin_path": plugins, "pth_imports": pth_imports(caller_path())}
+                "seed": seed, "path": caller, "plugin_path": plugins, "pth_imports": pth_imports(caller_path()),
+                "format_modules": format_modules()}
         spec_file = "spec.json"
         (folder / spec_file).write_text(json.dumps(spec), encoding="utf-8")
         self.out = "cg.%p.out"  # one file per fork (%p: its process id), in the child's folder
@@ -326,6 +350,7 @@ class _Child:
         self.proc = subprocess.Popen(cmd, env=child_environment(first), cwd=folder, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=self.err, start_new_session=True,
                                      preexec_fn=_no_address_randomisation)
+        _LIVE.add(self)  # so a Ctrl-C in the main thread can stop a child another thread runs
         self._buffer = b""
         self._read: dict[Path, tuple[str, int]] = {}
 
@@ -354,6 +379,7 @@ class _Child:
 
     def stop(self) -> None:
         """Kill the child's whole process group (valgrind and the interpreter it runs) and reap it."""
+        _LIVE.discard(self)
         if self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
@@ -521,7 +547,7 @@ def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
                 elif message.get("step") == "end":
                     ended = True
                 if debug and message and message.get("step") in ("ready", "end"):
-                    print(f"callscale-child: {message['step']} at {message.get('cpu', 0):.1f} s CPU", file=sys.stderr)
+                    print(f"callscale-child: {message['step']} at {float(message.get('cpu', 0)):.1f} s CPU", file=sys.stderr)
                 try:
                     message = lines.send(time.monotonic() + budget)
                 except StopIteration:  # the child closed its output: ended or died
@@ -536,6 +562,117 @@ def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
         for item in items:  # anything the child skipped without a word
             settle(item, Counted(error="the metered child did not count it"))
     return {item: results[item] for item in items}
+
+
+#: Most children :func:`auto_jobs` picks (each holds a few hundred MB under valgrind).
+MAX_AUTO_JOBS = 4
+
+
+def auto_jobs() -> int:
+    """How many callgrind children to run at once when not told (``--jobs`` / ``jobs`` unset).
+
+    The cores this process may run on (``os.sched_getaffinity``, else
+    ``os.cpu_count``) less the 1-minute load average, rounded to the nearest
+    whole core: one child per idle core, at least 1, at most
+    :data:`MAX_AUTO_JOBS`. On the 2-core machine of docs/exact.md two
+    children took 0.55x the wall time of one when both cores were idle; on
+    a busy machine the load average keeps it to one.
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        load = 0.0
+    return max(1, min(MAX_AUTO_JOBS, cores, int(cores - load + 0.5)))
+
+
+def split_rows(items: Sequence[Item], parts: int) -> list[list[Item]]:
+    """``items`` cut into at most ``parts`` lists, each parser x format x workload (a fork's row) whole.
+
+    Rows go, longest total length first, to the list with the least total
+    length so far (ties: the first), so the children's work is balanced by
+    characters streamed. Each list keeps the items' order. A count does not
+    depend on which list its row is in (each fork starts from the child's
+    pristine state: see :mod:`callscale._child`).
+    """
+    rows: dict[tuple[str, str, str], list[Item]] = {}
+    for item in items:
+        rows.setdefault(tuple(item[:3]), []).append(tuple(item))
+    parts = max(1, min(parts, len(rows)))
+    loads = [0] * parts
+    where: dict[tuple[str, str, str], int] = {}
+    for key in sorted(rows, key=lambda k: -sum(i[3] for i in rows[k])):  # stable: equal rows in order
+        part = loads.index(min(loads))
+        where[key] = part
+        loads[part] += sum(i[3] for i in rows[key])
+    out: list[list[Item]] = [[] for _ in range(parts)]
+    for item in items:
+        out[where[tuple(item[:3])]].append(tuple(item))
+    return [part for part in out if part]
+
+
+def count_parts(items: Sequence[Item], chunking: str, seed: int = 0, timeout: float | None = None,
+                on_done: Callable[[Item, Counted], None] | None = None,
+                jobs: int | None = None) -> dict[Item, Counted]:
+    """:func:`count_items` over ``jobs`` callgrind children at once (``None``: :func:`auto_jobs`).
+
+    The items are cut by :func:`split_rows`; each part is counted by
+    :func:`count_items` in its own thread (its own child), and the results
+    merged: the counts are the same as from one child. A part whose child
+    fails outside any parser's code (:class:`MeterError`) or cannot start
+    (:class:`MeterUnavailable`) gives each of its items that error as a
+    :class:`Counted`; the other parts' counts stand. ``on_done`` is called
+    from the parts' threads, one call at a time. Ctrl-C or SIGTERM kills
+    every child and raises ``KeyboardInterrupt`` (``bounded.Terminated``).
+    """
+    import threading
+
+    jobs = auto_jobs() if jobs is None else jobs
+    parts = split_rows(items, jobs)
+    lock = threading.Lock()
+    results: dict[Item, Counted] = {}
+
+    def settled(item: Item, counted: Counted) -> None:
+        with lock:
+            results[item] = counted
+            if on_done is not None:
+                on_done(item, counted)
+
+    failures: list[BaseException] = []
+
+    def work(part: list[Item]) -> None:
+        try:
+            count_items(part, chunking, seed, timeout, on_done=settled)
+        except (MeterUnavailable, MeterError) as exc:
+            for item in part:
+                if item not in results:
+                    settled(item, Counted(error=str(exc)))
+        except Exception as exc:  # a bug: raised in the caller's thread below
+            failures.append(exc)
+
+    if len(parts) == 1:
+        work(parts[0])
+    elif parts:
+        threads = [threading.Thread(target=work, args=(part,), name=f"callgrind-{n}", daemon=True)
+                   for n, part in enumerate(parts)]
+        with terminate_as_interrupt():
+            try:
+                for thread in threads:
+                    thread.start()
+                for thread in threads:
+                    while thread.is_alive():
+                        thread.join(0.5)
+            except KeyboardInterrupt:
+                _kill_live()
+                for thread in threads:
+                    thread.join(30)
+                raise
+    if failures:
+        raise failures[0]
+    return {tuple(item): results[tuple(item)] for item in items if tuple(item) in results}
 
 
 def count_matrix(
@@ -598,14 +735,14 @@ class InstructionMeter:
 
     def prefetch(self, jobs: Iterable[Job], workers: int | None = None, progress: Any = None,
                  timeout: float | None = None) -> None:
-        """Count every job (one child per chunking and seed, normally one in all).
+        """Count every job: per chunking and seed (normally one of each), ``workers`` callgrind children at
+        once (:func:`count_parts`; ``None``: :func:`auto_jobs`).
 
         A case that fails stores its error, which :meth:`total` raises for
         that case (so it becomes that measurement's error, and the run goes
         on). ``progress``: an object with ``update(n)`` (a tqdm bar), called
         once per job when its last length is counted. ``timeout``: see
-        :func:`count_items`. ``workers`` is accepted for compatibility (one
-        child does everything).
+        :func:`count_items`.
         """
         groups: dict[tuple[str, int], list[Item]] = {}
         pending: dict[tuple[str, str, str, str, int], int] = {}
@@ -626,12 +763,8 @@ class InstructionMeter:
                 if pending[key] == 0 and progress is not None:
                     progress.update(1)
 
-            try:
-                count_items(items, chunking, seed, timeout, on_done=done)
-            except (MeterUnavailable, MeterError) as exc:
-                for item in items:
-                    self._counts.setdefault((item[0], item[1], item[2], f"{chunking}@{seed}", item[3]),
-                                            Counted(error=str(exc)))
+            for item, counted in count_parts(items, chunking, seed, timeout, done, workers).items():
+                self._counts.setdefault((item[0], item[1], item[2], f"{chunking}@{seed}", item[3]), counted)
 
     @staticmethod
     def _key(job: Job, length: int) -> tuple[str, str, str, str, int]:

@@ -135,7 +135,8 @@ def run(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence
         reference_length: float = fitting.REFERENCE_LENGTH,
         projection_factor: float = fitting.PROJECTION_FACTOR, timeout: float | None = None,
         memory_limit: int | None = DEFAULT_MEMORY_LIMIT, cost_only: bool = False,
-        verify: bool = True, on_measurement: Callable[[Measurement], None] | None = None) -> Run:
+        verify: bool = True, on_measurement: Callable[[Measurement], None] | None = None,
+        jobs: int | None = None) -> Run:
     """Measure every spec on every workload at every length and fit each parser x workload.
 
     The exponent is fitted on the actual text lengths (``len(case.text)``,
@@ -176,6 +177,8 @@ def run(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence
     Raises :class:`Interrupted` on Ctrl-C (and on SIGTERM inside
     :func:`callscale.bounded.terminate_as_interrupt`); every worker is
     stopped first.
+    ``jobs``: callgrind children counting at once under the ``instructions``
+    meter (``None``: :func:`callscale.instructions.auto_jobs`).
     """
     from tqdm import tqdm
 
@@ -196,6 +199,7 @@ def run(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence
     result = Run(lengths, tuple(workloads), str(chunking), repeats, threshold, meter)
     by_key: dict[tuple[str, str], list[Measurement]] = {}
     prefetch = getattr(METERS.get(meter), "prefetch", None)
+    children_at_once = jobs  # ``jobs`` below are the meter's (parser, format, workload, ...) groups
     if prefetch is not None:
         # A meter that works in child processes (instructions): run them all
         # up front, in parallel; the measurements below then read the counts.
@@ -206,7 +210,7 @@ def run(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence
         with tqdm(total=len(jobs), unit="child", desc=meter, leave=False, dynamic_ncols=True,
                   disable=None if progress is None else not progress) as children:
             try:
-                prefetch(jobs, progress=children, timeout=timeout)
+                prefetch(jobs, workers=children_at_once, progress=children, timeout=timeout)
             except KeyboardInterrupt as exc:
                 raise Interrupted(f"the {meter} meter's children", result, isinstance(exc, Terminated)) from None
             except Exception:  # unavailable meter: each measurement reports it

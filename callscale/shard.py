@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import ast
+import os
 import statistics
 import subprocess
 from pathlib import Path
@@ -187,6 +188,36 @@ def _closure(module: str, graph: dict[str, set[str]]) -> set[str]:
     return seen
 
 
+def _in_folder(folder: Path, name: str) -> bool:
+    """Whether the repository-relative file ``name`` lies in ``folder`` (absolute): a leading part of
+    ``name`` is a trailing part of ``folder``."""
+    parts, where = Path(name).parts, folder.as_posix()
+    return any(where.endswith("/" + "/".join(parts[:k])) for k in range(1, len(parts)))
+
+
+def plugin_file(factory: Any) -> Path | None:
+    """The file of a plug-in factory's module (resolved), without importing it; ``None`` if not found.
+
+    A :class:`callscale.plugins.LazyFactory` names its module in ``target``
+    (``module.path:Attribute``): the module is looked for, not imported, as
+    ``module/path.py`` or ``module/path/__init__.py`` in each folder of
+    ``sys.path`` and the current directory (where the child imports plug-ins
+    from). A loaded factory gives its module's ``__file__``.
+    """
+    import sys
+
+    target = getattr(factory, "target", None) if type(factory).__name__ == "LazyFactory" else None
+    if target is None:
+        file = getattr(sys.modules.get(getattr(factory, "__module__", "") or ""), "__file__", None)
+        return Path(file).resolve() if file else None
+    parts = target.partition(":")[0].split(".")
+    for folder in dict.fromkeys([os.getcwd()] + [p or os.getcwd() for p in sys.path]):
+        for candidate in (Path(folder, *parts[:-1], parts[-1] + ".py"), Path(folder, *parts, "__init__.py")):
+            if candidate.is_file():
+                return candidate.resolve()
+    return None
+
+
 def changed_formats(files: Sequence[str], specs: Sequence[Any]) -> tuple[list[Any], str]:
     """The parser specs whose figures ``files`` can move, and a one-line account of why.
 
@@ -197,11 +228,10 @@ def changed_formats(files: Sequence[str], specs: Sequence[Any]) -> tuple[list[An
     ``callscale/workloads/render/M.py`` -> the parsers of ``callscale/parsers/M.py``
     (a renderer is named after its parser module); any other file under
     ``callscale/`` (the harness, the workloads, the meters) -> every parser;
-    a plug-in (``module:Factory``) -> itself when its module's file changed;
+    a plug-in (``module:Factory``, loaded or behind a ``LazyFactory``) -> itself when its module's file
+    (found by :func:`plugin_file`; for a package, any file in its folder) changed;
     files outside ``callscale/`` (docs, tests, benchmarks) -> none.
     """
-    import sys
-
     graph = {p.stem: _sibling_imports(p) for p in PARSERS_DIR.glob("*.py")}
     changed_parser_modules: set[str] = set()
     everything = None
@@ -219,13 +249,19 @@ def changed_formats(files: Sequence[str], specs: Sequence[Any]) -> tuple[list[An
     for spec in specs:
         module = getattr(spec.factory, "__module__", "") or ""
         if getattr(spec, "plugin", False):
-            file = getattr(sys.modules.get(module), "__file__", None)
-            if file and any(Path(file).resolve().as_posix().endswith("/" + f) for f in files):
-                chosen.append(spec)
+            file = plugin_file(spec.factory)
+            if file is not None:
+                package = file.name == "__init__.py"  # a package: any file in its folder
+                for f in files:
+                    if file.as_posix().endswith("/" + f) or (package and _in_folder(file.parent, f)):
+                        chosen.append(spec)
+                        break
             continue
         if module.startswith("callscale.parsers."):
             stem = module.rsplit(".", 1)[1]
             if _closure(stem, graph) & changed_parser_modules:
                 chosen.append(spec)
-    modules = ", ".join(sorted(changed_parser_modules)) or "no parser or renderer module"
+    plugins = [spec.name for spec in chosen if getattr(spec, "plugin", False)]
+    modules = ", ".join(sorted(changed_parser_modules) + [f"plug-in {name}" for name in plugins]) \
+        or "no parser or renderer module"
     return chosen, f"changed: {modules}; measuring {len(chosen)} of {len(specs)} parsers"

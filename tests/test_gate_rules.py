@@ -130,6 +130,7 @@ def test_small_quadratic_fixtures_fail_under_instructions_though_one_slope_passe
         pytest.skip("valgrind is not installed")
     proc = subprocess.run([sys.executable, "-m", "callscale", "scale", "--parser", parser, "--format", fmt,
                            "--meter", "instructions", "--workload", "write_file", "--no-progress",
+                           "--lengths", "1k,2k,4k,8k",  # where one slope passes them (the default 4k-64k fails both rules)
                            "--out", str(tmp_path)],
                           capture_output=True, text=True, env=CHILD_ENV, timeout=900, stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, proc.stderr
