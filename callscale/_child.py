@@ -29,8 +29,12 @@ Run as ``python -m callscale._child SPEC`` where SPEC is one JSON object (or
   ``seconds``, so the profile is dominated by the parser's own frames. A
   parser that raises ends the child with exit status 3 and the line
   ``callscale-child: the parser raised: Type: message`` on stderr; one that does
-  not finish (a hang) is ended by a watchdog after ``2 * seconds + 5`` wall
-  seconds with exit status 4 and ``callscale-child: the case did not finish ...``.
+  not finish (a hang) is ended by a watchdog (:func:`_watchdog`) after
+  ``2 * seconds + 5`` seconds of the child's CPU time (the sampling budget is
+  CPU time too, so a loaded machine stretches both alike), or
+  :data:`WALL_FACTOR` times that in wall seconds (a hang that waits rather
+  than spins), with exit status 4 and ``callscale-child: the case did not
+  finish within ...``.
 """
 
 from __future__ import annotations
@@ -322,15 +326,40 @@ def instructions(spec) -> None:
     say(step="end", cpu=time.process_time())
 
 
-def _watchdog(limit: float) -> None:
-    def stop() -> None:
-        sys.stderr.write(f"{HUNG}{limit:g} s\n")
-        sys.stderr.flush()
-        os._exit(4)
+#: The profile watchdog's wall-time ceiling, in multiples of its CPU-time limit (see :func:`_watchdog`).
+WALL_FACTOR = 10.0
 
-    timer = threading.Timer(limit, stop)
-    timer.daemon = True
-    timer.start()
+
+def _watchdog(cpu_limit: float, wall_limit: float | None = None, every: float = 0.1) -> threading.Thread:
+    """End this process (exit status 4, the :data:`HUNG` line on stderr) once it has used ``cpu_limit``
+    seconds of CPU time (``time.process_time``, every thread) or ``wall_limit`` wall seconds (default
+    :data:`WALL_FACTOR` x ``cpu_limit``) from now, whichever comes first; checked every ``every`` s
+    by a daemon thread.
+
+    CPU time, not wall time, is the fair bound under load: on a machine with 15 runnable processes
+    a 1.5 s sampling budget takes 10+ wall seconds, yet a parser that loops forever still spends
+    CPU time at full rate and is stopped at ``cpu_limit``. A hang that waits (a lock, a sleep)
+    spends none: the wall ceiling stops it.
+    """
+    wall = WALL_FACTOR * cpu_limit if wall_limit is None else wall_limit
+    cpu_end, wall_end = time.process_time() + cpu_limit, time.monotonic() + wall
+
+    def watch() -> None:
+        while True:
+            time.sleep(every)
+            if time.process_time() >= cpu_end:
+                what = f"{cpu_limit:g} s of CPU time"
+            elif time.monotonic() >= wall_end:
+                what = f"{wall:g} s of wall time"
+            else:
+                continue
+            sys.stderr.write(f"{HUNG}{what}\n")
+            sys.stderr.flush()
+            os._exit(4)
+
+    thread = threading.Thread(target=watch, name="callscale-watchdog", daemon=True)
+    thread.start()
+    return thread
 
 
 def profile(spec) -> None:
