@@ -326,6 +326,7 @@ class _Child:
         self.proc = subprocess.Popen(cmd, env=child_environment(first), cwd=folder, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=self.err, start_new_session=True,
                                      preexec_fn=_no_address_randomisation)
+        self._reaper = _start_reaper(self.proc.pid, folder)
         self._buffer = b""
         self._read: dict[Path, tuple[str, int]] = {}
 
@@ -353,18 +354,20 @@ class _Child:
                 self._buffer += chunk
 
     def stop(self) -> None:
-        """Kill the child's whole process group (valgrind and the interpreter it runs) and reap it."""
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+        """Kill the child's whole process group (valgrind, the interpreter it runs and its forks, also when
+        the first already ended) and reap it; then tell the reaper (:func:`_start_reaper`) all is done."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
         self.proc.stdout.close()
         self.err.close()
+        reaper, self._reaper = self._reaper, None
+        _stop_reaper(reaper)
 
     def stderr_tail(self, n: int = 5) -> str:
         try:
@@ -385,6 +388,55 @@ class _Child:
             label, total = self._read[path]
             found[label] = total
         return found
+
+
+#: The reaper's program (:func:`_start_reaper`): argv ``[group, folder]``, the word ``done`` on its stdin.
+_REAPER = ("import os, shutil, signal, sys\n"
+           "if sys.stdin.buffer.read() != b'done':\n"
+           "    try:\n"
+           "        os.killpg(int(sys.argv[1]), signal.SIGKILL)\n"
+           "    except OSError:\n"
+           "        pass\n"
+           "    shutil.rmtree(sys.argv[2], ignore_errors=True)\n")
+
+
+def _start_reaper(group: int, folder: Path) -> tuple[subprocess.Popen, int] | None:
+    """A tiny process that outlives this one: when this process ends without calling
+    :func:`_stop_reaper` (killed by SIGKILL, as ``timeout -s KILL`` in CI does), it kills the metered
+    child's process ``group`` (a fork spinning in a hung parser included) and removes its ``folder``.
+
+    It waits on a pipe whose only writer is this process (and the workers forked from it, which die
+    with it), in a session of its own (a kill of this process's group spares it); it costs one bare
+    interpreter start (``-S -E``). ``None`` when it cannot be started (then a SIGKILL leaves the child
+    to end when it next writes to its closed pipe).
+    """
+    read, write = os.pipe()
+    try:
+        proc = subprocess.Popen([sys.executable, "-S", "-E", "-c", _REAPER, str(group), str(folder)], stdin=read,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError:
+        os.close(write)
+        return None
+    finally:
+        os.close(read)
+    return proc, write
+
+
+def _stop_reaper(reaper: tuple[subprocess.Popen, int] | None) -> None:
+    """Tell the reaper of :func:`_start_reaper` that this process cleaned up itself, and reap it."""
+    if reaper is None:
+        return
+    proc, write = reaper
+    try:
+        os.write(write, b"done")
+    except OSError:
+        pass
+    finally:
+        os.close(write)
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
 
 
 _ADDR_NO_RANDOMIZE = 0x0040000  # <linux/personality.h>
@@ -430,7 +482,10 @@ def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
     module docstring). ``on_done(item, counted)`` is called as each item is
     settled. Raises :class:`MeterUnavailable`, :class:`MeterError` (the child
     failed outside any parser's code), and ``KeyboardInterrupt`` on Ctrl-C
-    or SIGTERM, after killing the child and its forks.
+    or SIGTERM, after killing the child and its forks and removing its
+    folder; the exception's ``item`` is the item the child was on (or would
+    run next; ``None`` while it starts), and every item settled before
+    it has had its ``on_done`` (so a caller keeps the counts so far).
     """
     from .config import format_size
 
@@ -528,6 +583,12 @@ def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
                     break
             if not timed_out:
                 child.proc.wait(timeout=SETUP_SECONDS)
+        except KeyboardInterrupt as exc:  # say which item the child was on (the finally kills it)
+            on = items[index] if index is not None else None
+            if results and (on is None or on in results):  # between cases: the next one the child would run
+                on = next((item for item in items if item not in results), None)
+            exc.item = on  # type: ignore[attr-defined]
+            raise
         finally:
             child.stop()
         if not ended or child.proc.returncode != 0:
@@ -597,20 +658,26 @@ class InstructionMeter:
         self._counts: dict[tuple[str, str, str, str, int], Counted] = {}
 
     def prefetch(self, jobs: Iterable[Job], workers: int | None = None, progress: Any = None,
-                 timeout: float | None = None) -> None:
+                 timeout: float | None = None, on_count: Callable[[Job, int, Counted], None] | None = None
+                 ) -> None:
         """Count every job (one child per chunking and seed, normally one in all).
 
         A case that fails stores its error, which :meth:`total` raises for
         that case (so it becomes that measurement's error, and the run goes
         on). ``progress``: an object with ``update(n)`` (a tqdm bar), called
         once per job when its last length is counted. ``timeout``: see
-        :func:`count_items`. ``workers`` is accepted for compatibility (one
-        child does everything).
+        :func:`count_items`. ``on_count(job, length, counted)``: called as each
+        length of a job is settled (a caller keeps what was counted when a
+        signal stops the run: the ``KeyboardInterrupt`` goes through, its
+        ``item`` naming the running case, see :func:`count_items`).
+        ``workers`` is accepted for compatibility (one child does everything).
         """
         groups: dict[tuple[str, int], list[Item]] = {}
         pending: dict[tuple[str, str, str, str, int], int] = {}
+        job_of: dict[tuple[str, str, str, str, int], Job] = {}
         for job in jobs:
             parser, fmt, workload, lengths, chunking, seed = job
+            job_of[(parser, fmt, workload, chunking, seed)] = job
             todo = [n for n in sorted(lengths) if self._key(job, n) not in self._counts]
             if not todo:
                 continue
@@ -622,6 +689,8 @@ class InstructionMeter:
             def done(item: Item, counted: Counted, chunking=chunking, seed=seed) -> None:
                 self._counts[(item[0], item[1], item[2], f"{chunking}@{seed}", item[3])] = counted
                 key = (item[0], item[1], item[2], chunking, seed)
+                if on_count is not None:
+                    on_count(job_of[key], item[3], counted)
                 pending[key] -= 1
                 if pending[key] == 0 and progress is not None:
                     progress.update(1)
