@@ -17,10 +17,16 @@ Run as ``python -m callscale._child SPEC`` where SPEC is one JSON object (or
   standard output, one JSON object a line: ``{"step": "import", "parser",
   "format"}`` before importing a parser, ``{"step": "built"}`` when the cases
   are made, ``{"step": "case", "index"}`` before an item's streams,
-  ``{"done": index, "outcome", "error"}`` after them (``outcome``: content,
-  reasoning and ``[name, arguments text]`` per call; ``error``: the parser's
-  exception as ``Type: message``), ``{"failed": "import", ..., "error"}``,
-  and ``{"step": "end"}``. What a parser prints goes to standard error.
+  ``{"done": index}`` after them, its answer ``{"outcome", "error"}`` in the
+  file ``done.INDEX`` (``outcome``: content, reasoning and ``[name,
+  arguments text]`` per call; ``error``: the parser's exception as ``Type:
+  message``), ``{"ended": number, "status"}`` when a row's fork ended
+  (``status`` as :func:`os.waitstatus_to_exitcode` gives it, ``"+000"``;
+  negative numbers are placeholder forks), and ``{"step": "end"}``. Two
+  forks run at a time: fork N+1 starts right after fork N, and fork N is
+  waited for before fork N+2 starts, so a hung case does not hold the rows
+  after it back; every line is shorter than ``PIPE_BUF``, so two forks'
+  lines never interleave. What a parser prints goes to standard error.
   :mod:`callscale.instructions` reads this to bound each step in time and to
   name the item a crashed or hung child was on.
 - ``profile``: ``parser``, ``format``, ``workload``, ``length``, ``seconds`` (how long to
@@ -291,8 +297,22 @@ def instructions(spec) -> None:
     out = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # a parser that prints writes to stderr, not into the protocol
 
+    # taken now: a plug-in imported in a fork may replace open (or json's names) in its process
+    dumps, open_file, write, close = json.dumps, os.open, os.write, os.close
+    flags, folder = os.O_WRONLY | os.O_CREAT | os.O_TRUNC, os.getcwd()  # (or change directory)
+
     def say(**line) -> None:
-        out.write(json.dumps(line) + "\n")
+        if "done" in line:  # the answer (an outcome is as long as the case) in a file: each line stays
+            # shorter than PIPE_BUF, so the lines of two forks writing at once never interleave
+            fd = open_file(f"{folder}/done.{line['done']}", flags, 0o600)
+            try:
+                data = dumps({"outcome": line.pop("outcome", None), "error": line.pop("error", None)})
+                view = memoryview(data.encode("utf-8"))
+                while view:
+                    view = view[write(fd, view):]
+            finally:
+                close(fd)
+        out.write(dumps(line) + "\n")
         out.flush()
 
     requests = ClientRequests()
@@ -303,6 +323,18 @@ def instructions(spec) -> None:
     gc.freeze()
     say(step="ready", cpu=time.process_time())
     fork, wait = os.fork, os.waitpid
+    # Two forks at a time: fork N+1 starts as soon as fork N has, and fork N is waited for (in
+    # order) before N+2 starts, so a hung case overlaps the next row. Every fork starts from the same
+    # state, whatever its position, the timing and how the forks before it ended: before it, the
+    # previous one was forked (for the first, a fork that ends at once), and the one before that
+    # waited for and reported in a line of fixed length (``_ended``; no value of it is kept).
+    first = fork()
+    if first == 0:
+        os._exit(0)
+    previous = pid = fork()
+    if pid == 0:
+        os._exit(0)
+    _ended(wait, first, -2, say)
     for number in range(spec["count"]):
         pid = fork()
         if pid == 0:  # the fork: one row, then gone
@@ -320,10 +352,17 @@ def instructions(spec) -> None:
                 code = 70
             finally:
                 os._exit(code)
-        status = wait(pid, 0)[1]
-        if status:
-            say(died=f"{number:09d}", status=os.waitstatus_to_exitcode(status))
+        _ended(wait, previous, number - 1, say)
+        previous = pid
+    _ended(wait, previous, spec["count"] - 1, say)
     say(step="end", cpu=time.process_time())
+
+
+def _ended(wait, pid: int, number: int, say) -> None:
+    """Wait for fork ``pid`` (row ``number``; negative: a placeholder fork) and say ``{"ended": number,
+    "status": "+003"}`` (its exit status as :func:`os.waitstatus_to_exitcode` gives it, signed, fixed
+    width: the line is as long whatever the status, so the next fork starts from the same state)."""
+    say(ended=f"{number:09d}", status=f"{os.waitstatus_to_exitcode(wait(pid, 0)[1]):+04d}")
 
 
 #: The profile watchdog's wall-time ceiling, in multiples of its CPU-time limit (see :func:`_watchdog`).

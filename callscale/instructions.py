@@ -356,10 +356,11 @@ class _Child:
     def stop(self) -> None:
         """Kill the child's whole process group (valgrind, the interpreter it runs and its forks, also when
         the first already ended) and reap it; then tell the reaper (:func:`_start_reaper`) all is done."""
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        if self.proc.poll() is None or _group_alive(self.proc.pid):
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -375,6 +376,13 @@ class _Child:
         except OSError:
             return ""
         return " | ".join([line for line in text.splitlines() if line.strip() and not line.startswith("==")][-n:])
+
+    def answer(self, index: int) -> dict:
+        """The answer a fork wrote for item ``index`` (``done.INDEX``: ``{"outcome", "error"}``)."""
+        try:
+            return json.loads((self.folder / f"done.{index:09d}").read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            return {"error": f"the metered child's answer cannot be read: {exc}"}
 
     def dumps(self, pid: int | None) -> dict[str, int]:
         """``{label: instructions}`` of the dumps one fork (process id) wrote so far."""
@@ -462,6 +470,49 @@ def _no_address_randomisation() -> None:
         pass
 
 
+def _group_alive(group: int) -> bool:
+    """Whether any process is in process ``group`` (from /proc; ``True`` where there is no /proc). While one
+    is, the group's number cannot go to another process, so killing the group hits only what is left of it."""
+    try:
+        entries = [e for e in os.listdir("/proc") if e.isdigit()]
+    except OSError:
+        return True
+    for entry in entries:
+        try:
+            fields = Path("/proc", entry, "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and fields[2] == str(group):
+            return True
+    return False
+
+
+def _kill_fork(pid: int, parent: int) -> None:
+    """SIGKILL the metered child's fork ``pid`` if it is still one (its parent is ``parent``, the child):
+    a fork that ended and was waited for may have left its number to another process."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        if int(stat.rsplit(")", 1)[1].split()[1]) != parent:
+            return
+    except (OSError, ValueError, IndexError):
+        if os.path.isdir("/proc/self"):  # gone
+            return
+    try:  # (without /proc: as before, unchecked)
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+@dataclass
+class _Fork:
+    """One running fork of the metered child (see :func:`count_items`)."""
+
+    pid: int
+    index: int  # the item it is on (its row's first until it starts a case)
+    streaming: bool  # streaming a case (else importing its parser or making its cases)
+    deadline: float  # monotonic seconds
+
+
 def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: float | None = None,
                 on_done: Callable[[Item, Counted], None] | None = None) -> dict[Item, Counted]:
     """Count every item in one callgrind child (the whole run pays start-up once).
@@ -470,7 +521,9 @@ def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
     registered name, ``null`` or ``module.path:Factory`` (importable from the
     caller's ``sys.path`` or the current directory). An item's lengths are
     counted in ascending order, in one fork of the child per parser x format
-    x workload. ``timeout``: wall seconds one length may take under callgrind
+    x workload, two forks at a time (a row and the next, so a hung case's
+    budget overlaps the rows after it; each fork starts from the same state,
+    so the counts do not depend on it). ``timeout``: wall seconds one length may take under callgrind
     (its uncounted and its counted stream; ``None``: no limit); a fork's
     import of its parser and making of its cases get ``max(timeout, 60)``.
     An item whose parser raises gets that error; one that overruns gets
@@ -521,71 +574,83 @@ def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
     # SIGTERM raises bounded.Terminated, as Ctrl-C does: the children are killed on the way out
     with tempfile.TemporaryDirectory(prefix="callscale-callgrind-") as tmp, terminate_as_interrupt():
         child = _Child(items, chunking, seed, Path(tmp))
-        fork_pid: int | None = None
-        index: int | None = None  # the item a fork is on
-        streaming = False  # the fork is streaming (else importing or making the case)
+        number_of = {entry[0]: number for number, row in enumerate(child.rows) for entry in row}
+        # the forks running (two at a time, see callscale._child), by row number: their process id, the
+        # item each is on, whether it is streaming (else importing or making the cases), its deadline
+        forks: dict[int, _Fork] = {}
         killed: set[int] = set()
         ended = timed_out = False
         try:
             lines = child.lines(time.monotonic() + SETUP_SECONDS)
             message = next(lines, _EOF)
             while message is not _EOF:
-                budget = SETUP_SECONDS
-                if message is None:  # the deadline passed
-                    if fork_pid is None:
+                now = time.monotonic()
+                if message is None:  # a deadline passed
+                    if not forks:
                         timed_out = True
                         break
-                    os.kill(fork_pid, signal.SIGKILL)  # the child reports it as died
-                    killed.add(fork_pid)
+                    for fork in forks.values():
+                        if fork.deadline <= now and fork.pid not in killed:
+                            _kill_fork(fork.pid, child.proc.pid)  # the child reports it as died
+                            killed.add(fork.pid)
                 elif message.get("step") == "row":
-                    fork_pid, streaming = int(message["pid"]), False
-                    row = child.rows[int(message["number"])]
-                    index = row[0][0]
-                    budget = slow_setup
+                    number = int(message["number"])
+                    forks[number] = _Fork(int(message["pid"]), child.rows[number][0][0], False, now + slow_setup)
                 elif message.get("step") == "case":
-                    index, streaming = int(message["index"]), True
-                    budget = timeout if timeout is not None else no_limit
+                    index = int(message["index"])
+                    fork = forks[number_of[index]]
+                    fork.index, fork.streaming = index, True
+                    fork.deadline = now + (timeout if timeout is not None else no_limit)
                 elif "done" in message:
                     done = int(message["done"])
-                    item, error = items[done], message.get("error")
-                    if error is not None:
-                        settle(item, Counted(error=error, outcome=message.get("outcome")))
+                    fork = forks[number_of[done]]
+                    item, answer = items[done], child.answer(done)
+                    if answer.get("error") is not None:
+                        settle(item, Counted(error=answer["error"], outcome=answer.get("outcome")))
                     else:
-                        dumps = child.dumps(fork_pid)
+                        dumps = child.dumps(fork.pid)
                         total, calibration = dumps.get(f"case {done:09d}"), dumps.get("calibration")
                         if total is None or calibration is None:
                             settle(item, Counted(error=f"callgrind wrote no count for it ({len(dumps)} dumps)"))
                         else:
-                            settle(item, Counted(instructions=total - calibration, outcome=message.get("outcome")))
-                    streaming = False
-                    budget = slow_setup
-                elif "died" in message:
-                    row = child.rows[int(message["died"])]
-                    item = items[index if index is not None else row[0][0]]
-                    if fork_pid in killed and streaming:
+                            settle(item, Counted(instructions=total - calibration, outcome=answer.get("outcome")))
+                    fork.streaming = False
+                    fork.deadline = now + slow_setup
+                elif "ended" in message and (int(message["ended"]) < 0 or int(message["status"]) == 0):
+                    forks.pop(int(message["ended"]), None)  # a row done (negative: a placeholder fork)
+                elif "ended" in message:  # a row's fork died
+                    number = int(message["ended"])
+                    fork = forks.pop(number, None)
+                    item = items[fork.index if fork is not None else child.rows[number][0][0]]
+                    streaming = fork is not None and fork.streaming
+                    if fork is not None and fork.pid in killed and streaming:
                         give_up(item, "timeout", "timed out", timeout_in_words(timeout), True)
-                    elif fork_pid in killed:
+                    elif fork is not None and fork.pid in killed:
                         give_up(item, "timeout", "timed out", f"{timeout_in_words(slow_setup)} (importing "
                                                               f"{item[0]} or making the case)", True)
                     else:
-                        words = ended_in_words(message["status"])
+                        words = ended_in_words(int(message["status"]))
                         give_up(item, "crashed", words, words
                                 + ("" if streaming else f" (importing {item[0]} or making the case)"))
-                    fork_pid = index = None
-                    streaming = False
+                    for other in forks.values():  # a fork streaming a case given up meanwhile: stop it
+                        if other.streaming and other.pid not in killed and items[other.index] in results:
+                            _kill_fork(other.pid, child.proc.pid)
+                            killed.add(other.pid)
                 elif message.get("step") == "end":
                     ended = True
                 if debug and message and message.get("step") in ("ready", "end"):
                     print(f"callscale-child: {message['step']} at {message.get('cpu', 0):.1f} s CPU", file=sys.stderr)
+                live = [fork.deadline for fork in forks.values() if fork.pid not in killed]
                 try:
-                    message = lines.send(time.monotonic() + budget)
+                    message = lines.send(min(live) if live else time.monotonic() + SETUP_SECONDS)
                 except StopIteration:  # the child closed its output: ended or died
                     break
             if not timed_out:
                 child.proc.wait(timeout=SETUP_SECONDS)
         except KeyboardInterrupt as exc:  # say which item the child was on (the finally kills it)
-            on = items[index] if index is not None else None
-            if results and (on is None or on in results):  # between cases: the next one the child would run
+            on = next((items[fork.index] for _, fork in sorted(forks.items()) if items[fork.index] not in results),
+                      None)
+            if on is None and results:  # between rows: the next item the child would count
                 on = next((item for item in items if item not in results), None)
             exc.item = on  # type: ignore[attr-defined]
             raise
