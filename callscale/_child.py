@@ -17,10 +17,16 @@ Run as ``python -m callscale._child SPEC`` where SPEC is one JSON object (or
   standard output, one JSON object a line: ``{"step": "import", "parser",
   "format"}`` before importing a parser, ``{"step": "built"}`` when the cases
   are made, ``{"step": "case", "index"}`` before an item's streams,
-  ``{"done": index, "outcome", "error"}`` after them (``outcome``: content,
-  reasoning and ``[name, arguments text]`` per call; ``error``: the parser's
-  exception as ``Type: message``), ``{"failed": "import", ..., "error"}``,
-  and ``{"step": "end"}``. What a parser prints goes to standard error.
+  ``{"done": index}`` after them, its answer ``{"outcome", "error"}`` in the
+  file ``done.INDEX`` (``outcome``: content, reasoning and ``[name,
+  arguments text]`` per call; ``error``: the parser's exception as ``Type:
+  message``), ``{"ended": number, "status"}`` when a row's fork ended
+  (``status`` as :func:`os.waitstatus_to_exitcode` gives it, ``"+000"``;
+  negative numbers are placeholder forks), and ``{"step": "end"}``. Two
+  forks run at a time: fork N+1 starts right after fork N, and fork N is
+  waited for before fork N+2 starts, so a hung case does not hold the rows
+  after it back; every line is shorter than ``PIPE_BUF``, so two forks'
+  lines never interleave. What a parser prints goes to standard error.
   :mod:`callscale.instructions` reads this to bound each step in time and to
   name the item a crashed or hung child was on.
 - ``profile``: ``parser``, ``format``, ``workload``, ``length``, ``seconds`` (how long to
@@ -29,8 +35,12 @@ Run as ``python -m callscale._child SPEC`` where SPEC is one JSON object (or
   ``seconds``, so the profile is dominated by the parser's own frames. A
   parser that raises ends the child with exit status 3 and the line
   ``callscale-child: the parser raised: Type: message`` on stderr; one that does
-  not finish (a hang) is ended by a watchdog after ``2 * seconds + 5`` wall
-  seconds with exit status 4 and ``callscale-child: the case did not finish ...``.
+  not finish (a hang) is ended by a watchdog (:func:`_watchdog`) after
+  ``2 * seconds + 5`` seconds of the child's CPU time (the sampling budget is
+  CPU time too, so a loaded machine stretches both alike), or
+  :data:`WALL_FACTOR` times that in wall seconds (a hang that waits rather
+  than spins), with exit status 4 and ``callscale-child: the case did not
+  finish within ...``.
 """
 
 from __future__ import annotations
@@ -335,8 +345,22 @@ def instructions(spec) -> None:
     out = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # a parser that prints writes to stderr, not into the protocol
 
+    # taken now: a plug-in imported in a fork may replace open (or json's names) in its process
+    dumps, open_file, write, close = json.dumps, os.open, os.write, os.close
+    flags, folder = os.O_WRONLY | os.O_CREAT | os.O_TRUNC, os.getcwd()  # (or change directory)
+
     def say(**line) -> None:
-        out.write(json.dumps(line) + "\n")
+        if "done" in line:  # the answer (an outcome is as long as the case) in a file: each line stays
+            # shorter than PIPE_BUF, so the lines of two forks writing at once never interleave
+            fd = open_file(f"{folder}/done.{line['done']}", flags, 0o600)
+            try:
+                data = dumps({"outcome": line.pop("outcome", None), "error": line.pop("error", None)})
+                view = memoryview(data.encode("utf-8"))
+                while view:
+                    view = view[write(fd, view):]
+            finally:
+                close(fd)
+        out.write(dumps(line) + "\n")
         out.flush()
 
     requests = ClientRequests()
@@ -349,6 +373,18 @@ def instructions(spec) -> None:
     # (which every fork starts from) must not depend on how long it took to get here
     say(step="ready", cpu=f"{time.process_time():012.3f}")
     fork, wait = os.fork, os.waitpid
+    # Two forks at a time: fork N+1 starts as soon as fork N has, and fork N is waited for (in
+    # order) before N+2 starts, so a hung case overlaps the next row. Every fork starts from the same
+    # state, whatever its position, the timing and how the forks before it ended: before it, the
+    # previous one was forked (for the first, a fork that ends at once), and the one before that
+    # waited for and reported in a line of fixed length (``_ended``; no value of it is kept).
+    first = fork()
+    if first == 0:
+        os._exit(0)
+    previous = pid = fork()
+    if pid == 0:
+        os._exit(0)
+    _ended(wait, first, -2, say)
     for number in range(spec["count"]):
         pid = fork()
         if pid == 0:  # the fork: one row, then gone
@@ -366,21 +402,53 @@ def instructions(spec) -> None:
                 code = 70
             finally:
                 os._exit(code)
-        status = wait(pid, 0)[1]
-        if status:
-            say(died=f"{number:09d}", status=os.waitstatus_to_exitcode(status))
+        _ended(wait, previous, number - 1, say)
+        previous = pid
+    _ended(wait, previous, spec["count"] - 1, say)
     say(step="end", cpu=f"{time.process_time():012.3f}")
 
 
-def _watchdog(limit: float) -> None:
-    def stop() -> None:
-        sys.stderr.write(f"{HUNG}{limit:g} s\n")
-        sys.stderr.flush()
-        os._exit(4)
+def _ended(wait, pid: int, number: int, say) -> None:
+    """Wait for fork ``pid`` (row ``number``; negative: a placeholder fork) and say ``{"ended": number,
+    "status": "+003"}`` (its exit status as :func:`os.waitstatus_to_exitcode` gives it, signed, fixed
+    width: the line is as long whatever the status, so the next fork starts from the same state)."""
+    say(ended=f"{number:09d}", status=f"{os.waitstatus_to_exitcode(wait(pid, 0)[1]):+04d}")
 
-    timer = threading.Timer(limit, stop)
-    timer.daemon = True
-    timer.start()
+
+#: The profile watchdog's wall-time ceiling, in multiples of its CPU-time limit (see :func:`_watchdog`).
+WALL_FACTOR = 10.0
+
+
+def _watchdog(cpu_limit: float, wall_limit: float | None = None, every: float = 0.1) -> threading.Thread:
+    """End this process (exit status 4, the :data:`HUNG` line on stderr) once it has used ``cpu_limit``
+    seconds of CPU time (``time.process_time``, every thread) or ``wall_limit`` wall seconds (default
+    :data:`WALL_FACTOR` x ``cpu_limit``) from now, whichever comes first; checked every ``every`` s
+    by a daemon thread.
+
+    CPU time, not wall time, is the fair bound under load: on a machine with 15 runnable processes
+    a 1.5 s sampling budget takes 10+ wall seconds, yet a parser that loops forever still spends
+    CPU time at full rate and is stopped at ``cpu_limit``. A hang that waits (a lock, a sleep)
+    spends none: the wall ceiling stops it.
+    """
+    wall = WALL_FACTOR * cpu_limit if wall_limit is None else wall_limit
+    cpu_end, wall_end = time.process_time() + cpu_limit, time.monotonic() + wall
+
+    def watch() -> None:
+        while True:
+            time.sleep(every)
+            if time.process_time() >= cpu_end:
+                what = f"{cpu_limit:g} s of CPU time"
+            elif time.monotonic() >= wall_end:
+                what = f"{wall:g} s of wall time"
+            else:
+                continue
+            sys.stderr.write(f"{HUNG}{what}\n")
+            sys.stderr.flush()
+            os._exit(4)
+
+    thread = threading.Thread(target=watch, name="callscale-watchdog", daemon=True)
+    thread.start()
+    return thread
 
 
 def profile(spec) -> None:

@@ -351,6 +351,7 @@ class _Child:
                                      stdout=subprocess.PIPE, stderr=self.err, start_new_session=True,
                                      preexec_fn=_no_address_randomisation)
         _LIVE.add(self)  # so a Ctrl-C in the main thread can stop a child another thread runs
+        self._reaper = _start_reaper(self.proc.pid, folder)
         self._buffer = b""
         self._read: dict[Path, tuple[str, int]] = {}
 
@@ -378,9 +379,10 @@ class _Child:
                 self._buffer += chunk
 
     def stop(self) -> None:
-        """Kill the child's whole process group (valgrind and the interpreter it runs) and reap it."""
+        """Kill the child's whole process group (valgrind, the interpreter it runs and its forks, also when
+        the first already ended) and reap it; then tell the reaper (:func:`_start_reaper`) all is done."""
         _LIVE.discard(self)
-        if self.proc.poll() is None:
+        if self.proc.poll() is None or _group_alive(self.proc.pid):
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
@@ -391,6 +393,8 @@ class _Child:
             pass
         self.proc.stdout.close()
         self.err.close()
+        reaper, self._reaper = self._reaper, None
+        _stop_reaper(reaper)
 
     def stderr_tail(self, n: int = 5) -> str:
         try:
@@ -398,6 +402,13 @@ class _Child:
         except OSError:
             return ""
         return " | ".join([line for line in text.splitlines() if line.strip() and not line.startswith("==")][-n:])
+
+    def answer(self, index: int) -> dict:
+        """The answer a fork wrote for item ``index`` (``done.INDEX``: ``{"outcome", "error"}``)."""
+        try:
+            return json.loads((self.folder / f"done.{index:09d}").read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            return {"error": f"the metered child's answer cannot be read: {exc}"}
 
     def dumps(self, pid: int | None) -> dict[str, int]:
         """``{label: instructions}`` of the dumps one fork (process id) wrote so far."""
@@ -411,6 +422,55 @@ class _Child:
             label, total = self._read[path]
             found[label] = total
         return found
+
+
+#: The reaper's program (:func:`_start_reaper`): argv ``[group, folder]``, the word ``done`` on its stdin.
+_REAPER = ("import os, shutil, signal, sys\n"
+           "if sys.stdin.buffer.read() != b'done':\n"
+           "    try:\n"
+           "        os.killpg(int(sys.argv[1]), signal.SIGKILL)\n"
+           "    except OSError:\n"
+           "        pass\n"
+           "    shutil.rmtree(sys.argv[2], ignore_errors=True)\n")
+
+
+def _start_reaper(group: int, folder: Path) -> tuple[subprocess.Popen, int] | None:
+    """A tiny process that outlives this one: when this process ends without calling
+    :func:`_stop_reaper` (killed by SIGKILL, as ``timeout -s KILL`` in CI does), it kills the metered
+    child's process ``group`` (a fork spinning in a hung parser included) and removes its ``folder``.
+
+    It waits on a pipe whose only writer is this process (and the workers forked from it, which die
+    with it), in a session of its own (a kill of this process's group spares it); it costs one bare
+    interpreter start (``-S -E``). ``None`` when it cannot be started (then a SIGKILL leaves the child
+    to end when it next writes to its closed pipe).
+    """
+    read, write = os.pipe()
+    try:
+        proc = subprocess.Popen([sys.executable, "-S", "-E", "-c", _REAPER, str(group), str(folder)], stdin=read,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError:
+        os.close(write)
+        return None
+    finally:
+        os.close(read)
+    return proc, write
+
+
+def _stop_reaper(reaper: tuple[subprocess.Popen, int] | None) -> None:
+    """Tell the reaper of :func:`_start_reaper` that this process cleaned up itself, and reap it."""
+    if reaper is None:
+        return
+    proc, write = reaper
+    try:
+        os.write(write, b"done")
+    except OSError:
+        pass
+    finally:
+        os.close(write)
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
 
 
 _ADDR_NO_RANDOMIZE = 0x0040000  # <linux/personality.h>
@@ -436,6 +496,49 @@ def _no_address_randomisation() -> None:
         pass
 
 
+def _group_alive(group: int) -> bool:
+    """Whether any process is in process ``group`` (from /proc; ``True`` where there is no /proc). While one
+    is, the group's number cannot go to another process, so killing the group hits only what is left of it."""
+    try:
+        entries = [e for e in os.listdir("/proc") if e.isdigit()]
+    except OSError:
+        return True
+    for entry in entries:
+        try:
+            fields = Path("/proc", entry, "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and fields[2] == str(group):
+            return True
+    return False
+
+
+def _kill_fork(pid: int, parent: int) -> None:
+    """SIGKILL the metered child's fork ``pid`` if it is still one (its parent is ``parent``, the child):
+    a fork that ended and was waited for may have left its number to another process."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        if int(stat.rsplit(")", 1)[1].split()[1]) != parent:
+            return
+    except (OSError, ValueError, IndexError):
+        if os.path.isdir("/proc/self"):  # gone
+            return
+    try:  # (without /proc: as before, unchecked)
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+@dataclass
+class _Fork:
+    """One running fork of the metered child (see :func:`count_items`)."""
+
+    pid: int
+    index: int  # the item it is on (its row's first until it starts a case)
+    streaming: bool  # streaming a case (else importing its parser or making its cases)
+    deadline: float  # monotonic seconds
+
+
 def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: float | None = None,
                 on_done: Callable[[Item, Counted], None] | None = None) -> dict[Item, Counted]:
     """Count every item in one callgrind child (the whole run pays start-up once).
@@ -444,7 +547,9 @@ def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
     registered name, ``null`` or ``module.path:Factory`` (importable from the
     caller's ``sys.path`` or the current directory). An item's lengths are
     counted in ascending order, in one fork of the child per parser x format
-    x workload. ``timeout``: wall seconds one length may take under callgrind
+    x workload, two forks at a time (a row and the next, so a hung case's
+    budget overlaps the rows after it; each fork starts from the same state,
+    so the counts do not depend on it). ``timeout``: wall seconds one length may take under callgrind
     (its uncounted and its counted stream; ``None``: no limit); a fork's
     import of its parser and making of its cases get ``max(timeout, 60)``.
     An item whose parser raises gets that error; one that overruns gets
@@ -456,7 +561,10 @@ def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
     module docstring). ``on_done(item, counted)`` is called as each item is
     settled. Raises :class:`MeterUnavailable`, :class:`MeterError` (the child
     failed outside any parser's code), and ``KeyboardInterrupt`` on Ctrl-C
-    or SIGTERM, after killing the child and its forks.
+    or SIGTERM, after killing the child and its forks and removing its
+    folder; the exception's ``item`` is the item the child was on (or would
+    run next; ``None`` while it starts), and every item settled before
+    it has had its ``on_done`` (so a caller keeps the counts so far).
     """
     from .config import format_size
 
@@ -492,68 +600,86 @@ def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
     # SIGTERM raises bounded.Terminated, as Ctrl-C does: the children are killed on the way out
     with tempfile.TemporaryDirectory(prefix="callscale-callgrind-") as tmp, terminate_as_interrupt():
         child = _Child(items, chunking, seed, Path(tmp))
-        fork_pid: int | None = None
-        index: int | None = None  # the item a fork is on
-        streaming = False  # the fork is streaming (else importing or making the case)
+        number_of = {entry[0]: number for number, row in enumerate(child.rows) for entry in row}
+        # the forks running (two at a time, see callscale._child), by row number: their process id, the
+        # item each is on, whether it is streaming (else importing or making the cases), its deadline
+        forks: dict[int, _Fork] = {}
         killed: set[int] = set()
         ended = timed_out = False
         try:
             lines = child.lines(time.monotonic() + SETUP_SECONDS)
             message = next(lines, _EOF)
             while message is not _EOF:
-                budget = SETUP_SECONDS
-                if message is None:  # the deadline passed
-                    if fork_pid is None:
+                now = time.monotonic()
+                if message is None:  # a deadline passed
+                    if not forks:
                         timed_out = True
                         break
-                    os.kill(fork_pid, signal.SIGKILL)  # the child reports it as died
-                    killed.add(fork_pid)
+                    for fork in forks.values():
+                        if fork.deadline <= now and fork.pid not in killed:
+                            _kill_fork(fork.pid, child.proc.pid)  # the child reports it as died
+                            killed.add(fork.pid)
                 elif message.get("step") == "row":
-                    fork_pid, streaming = int(message["pid"]), False
-                    row = child.rows[int(message["number"])]
-                    index = row[0][0]
-                    budget = slow_setup
+                    number = int(message["number"])
+                    forks[number] = _Fork(int(message["pid"]), child.rows[number][0][0], False, now + slow_setup)
                 elif message.get("step") == "case":
-                    index, streaming = int(message["index"]), True
-                    budget = timeout if timeout is not None else no_limit
+                    index = int(message["index"])
+                    fork = forks[number_of[index]]
+                    fork.index, fork.streaming = index, True
+                    fork.deadline = now + (timeout if timeout is not None else no_limit)
                 elif "done" in message:
                     done = int(message["done"])
-                    item, error = items[done], message.get("error")
-                    if error is not None:
-                        settle(item, Counted(error=error, outcome=message.get("outcome")))
+                    fork = forks[number_of[done]]
+                    item, answer = items[done], child.answer(done)
+                    if answer.get("error") is not None:
+                        settle(item, Counted(error=answer["error"], outcome=answer.get("outcome")))
                     else:
-                        dumps = child.dumps(fork_pid)
+                        dumps = child.dumps(fork.pid)
                         total, calibration = dumps.get(f"case {done:09d}"), dumps.get("calibration")
                         if total is None or calibration is None:
                             settle(item, Counted(error=f"callgrind wrote no count for it ({len(dumps)} dumps)"))
                         else:
-                            settle(item, Counted(instructions=total - calibration, outcome=message.get("outcome")))
-                    streaming = False
-                    budget = slow_setup
-                elif "died" in message:
-                    row = child.rows[int(message["died"])]
-                    item = items[index if index is not None else row[0][0]]
-                    if fork_pid in killed and streaming:
+                            settle(item, Counted(instructions=total - calibration, outcome=answer.get("outcome")))
+                    fork.streaming = False
+                    fork.deadline = now + slow_setup
+                elif "ended" in message and (int(message["ended"]) < 0 or int(message["status"]) == 0):
+                    forks.pop(int(message["ended"]), None)  # a row done (negative: a placeholder fork)
+                elif "ended" in message:  # a row's fork died
+                    number = int(message["ended"])
+                    fork = forks.pop(number, None)
+                    item = items[fork.index if fork is not None else child.rows[number][0][0]]
+                    streaming = fork is not None and fork.streaming
+                    if fork is not None and fork.pid in killed and streaming:
                         give_up(item, "timeout", "timed out", timeout_in_words(timeout), True)
-                    elif fork_pid in killed:
+                    elif fork is not None and fork.pid in killed:
                         give_up(item, "timeout", "timed out", f"{timeout_in_words(slow_setup)} (importing "
                                                               f"{item[0]} or making the case)", True)
                     else:
-                        words = ended_in_words(message["status"])
+                        words = ended_in_words(int(message["status"]))
                         give_up(item, "crashed", words, words
                                 + ("" if streaming else f" (importing {item[0]} or making the case)"))
-                    fork_pid = index = None
-                    streaming = False
+                    for other in forks.values():  # a fork streaming a case given up meanwhile: stop it
+                        if other.streaming and other.pid not in killed and items[other.index] in results:
+                            _kill_fork(other.pid, child.proc.pid)
+                            killed.add(other.pid)
                 elif message.get("step") == "end":
                     ended = True
                 if debug and message and message.get("step") in ("ready", "end"):
                     print(f"callscale-child: {message['step']} at {float(message.get('cpu', 0)):.1f} s CPU", file=sys.stderr)
+                live = [fork.deadline for fork in forks.values() if fork.pid not in killed]
                 try:
-                    message = lines.send(time.monotonic() + budget)
+                    message = lines.send(min(live) if live else time.monotonic() + SETUP_SECONDS)
                 except StopIteration:  # the child closed its output: ended or died
                     break
             if not timed_out:
                 child.proc.wait(timeout=SETUP_SECONDS)
+        except KeyboardInterrupt as exc:  # say which item the child was on (the finally kills it)
+            on = next((items[fork.index] for _, fork in sorted(forks.items()) if items[fork.index] not in results),
+                      None)
+            if on is None and results:  # between rows: the next item the child would count
+                on = next((item for item in items if item not in results), None)
+            exc.item = on  # type: ignore[attr-defined]
+            raise
         finally:
             child.stop()
         if not ended or child.proc.returncode != 0:
@@ -734,7 +860,8 @@ class InstructionMeter:
         self._counts: dict[tuple[str, str, str, str, int], Counted] = {}
 
     def prefetch(self, jobs: Iterable[Job], workers: int | None = None, progress: Any = None,
-                 timeout: float | None = None) -> None:
+                 timeout: float | None = None, on_count: Callable[[Job, int, Counted], None] | None = None
+                 ) -> None:
         """Count every job: per chunking and seed (normally one of each), ``workers`` callgrind children at
         once (:func:`count_parts`; ``None``: :func:`auto_jobs`).
 
@@ -742,12 +869,17 @@ class InstructionMeter:
         that case (so it becomes that measurement's error, and the run goes
         on). ``progress``: an object with ``update(n)`` (a tqdm bar), called
         once per job when its last length is counted. ``timeout``: see
-        :func:`count_items`.
+        :func:`count_items`. ``on_count(job, length, counted)``: called as each
+        length of a job is settled (a caller keeps what was counted when a
+        signal stops the run: the ``KeyboardInterrupt`` goes through, its
+        ``item`` naming the running case, see :func:`count_items`).
         """
         groups: dict[tuple[str, int], list[Item]] = {}
         pending: dict[tuple[str, str, str, str, int], int] = {}
+        job_of: dict[tuple[str, str, str, str, int], Job] = {}
         for job in jobs:
             parser, fmt, workload, lengths, chunking, seed = job
+            job_of[(parser, fmt, workload, chunking, seed)] = job
             todo = [n for n in sorted(lengths) if self._key(job, n) not in self._counts]
             if not todo:
                 continue
@@ -759,6 +891,8 @@ class InstructionMeter:
             def done(item: Item, counted: Counted, chunking=chunking, seed=seed) -> None:
                 self._counts[(item[0], item[1], item[2], f"{chunking}@{seed}", item[3])] = counted
                 key = (item[0], item[1], item[2], chunking, seed)
+                if on_count is not None:
+                    on_count(job_of[key], item[3], counted)
                 pending[key] -= 1
                 if pending[key] == 0 and progress is not None:
                     progress.update(1)

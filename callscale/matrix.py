@@ -176,7 +176,11 @@ def run(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence
 
     Raises :class:`Interrupted` on Ctrl-C (and on SIGTERM inside
     :func:`callscale.bounded.terminate_as_interrupt`); every worker is
-    stopped first.
+    stopped first. Under a meter that counts in its own children up front
+    (``instructions``), its counts so far are in the interrupted run's
+    measurements (figures only: no latency, memory or verification), and
+    ``running`` names the case its child was on; a case that child timed
+    out on is not run again in a worker.
     ``jobs``: callgrind children counting at once under the ``instructions``
     meter (``None``: :func:`callscale.instructions.auto_jobs`).
     """
@@ -198,6 +202,41 @@ def run(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence
         formats = render.names()[:1]
     result = Run(lengths, tuple(workloads), str(chunking), repeats, threshold, meter)
     by_key: dict[tuple[str, str], list[Measurement]] = {}
+
+    def record(m: Measurement) -> None:
+        result.measurements.append(m)
+        if on_measurement is not None:
+            on_measurement(m)
+
+    # what a prefetching meter counted, as it arrives: kept by an interrupted run (keep_counted)
+    counted: dict[tuple[str, str, str, int], Measurement] = {}
+    sizes: dict[tuple[str, str, int], tuple[int, int]] = {}
+
+    def on_count(job: tuple, length: int, got: Any) -> None:
+        name, fmt, workload = job[:3]
+        if got.instructions is None:
+            counted[(name, fmt, workload, length)] = _failed(name, fmt, workload, length, str(chunking), repeats,
+                                                             meter, got.error or "not counted")
+            return
+        if (workload, fmt, length) not in sizes:  # the case's size, as measure() gives it (made here, ms)
+            try:
+                case = case_maker(workload, fmt, length, seed)
+                sizes[(workload, fmt, length)] = (len(case.text), len(case.deltas(chunking)))
+            except Exception:
+                sizes[(workload, fmt, length)] = (0, 0)
+        chars, deltas = sizes[(workload, fmt, length)]
+        counted[(name, fmt, workload, length)] = Measurement(name, fmt, workload, length, chars, str(chunking),
+                                                             deltas, repeats, meter, seconds=float(got.instructions))
+
+    def keep_counted() -> None:
+        """Record each count not yet measured in full: an interrupted run keeps what the meter counted."""
+        done = {(m.parser, m.format, m.workload, m.length) for m in result.measurements}
+        for key, m in counted.items():
+            if key not in done:
+                if m.parser == NULL and m.ok:
+                    result.floors.setdefault((m.format, m.workload, m.length), m)
+                record(m)
+
     prefetch = getattr(METERS.get(meter), "prefetch", None)
     children_at_once = jobs  # ``jobs`` below are the meter's (parser, format, workload, ...) groups
     if prefetch is not None:
@@ -210,9 +249,12 @@ def run(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence
         with tqdm(total=len(jobs), unit="child", desc=meter, leave=False, dynamic_ncols=True,
                   disable=None if progress is None else not progress) as children:
             try:
-                prefetch(jobs, workers=children_at_once, progress=children, timeout=timeout)
+                prefetch(jobs, workers=children_at_once, progress=children, timeout=timeout, on_count=on_count)
             except KeyboardInterrupt as exc:
-                raise Interrupted(f"the {meter} meter's children", result, isinstance(exc, Terminated)) from None
+                item = getattr(exc, "item", None)  # the case the meter's child was on
+                keep_counted()
+                raise Interrupted(f"{item[0]} on {item[2]} at {item[3]}" if item else f"nothing yet (the {meter} meter's child was starting)",
+                                  result, isinstance(exc, Terminated)) from None
             except Exception:  # unavailable meter: each measurement reports it
                 pass
 
@@ -227,15 +269,16 @@ def run(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence
     timed_out: dict[tuple[str, str], int] = {}
     running = ""
 
-    def record(m: Measurement) -> None:
-        result.measurements.append(m)
-        if on_measurement is not None:
-            on_measurement(m)
-
     def bounded(index: int, name: str, fmt: str, workload: str, length: int, case: Any, reps: int, lat: bool,
                 mem: bool, check: bool) -> Measurement:
         if index >= 0 and tested[index].broken is not None:
             return _failed(name, fmt, workload, length, str(chunking), reps, meter, tested[index].broken)
+        early = counted.get((name, fmt, workload, length))
+        if early is not None and early.error is not None and early.error.startswith("timeout"):
+            # the meter's child timed out on it: the worker would hang on it again (verifying)
+            if early.error.startswith("timeout after"):
+                timed_out[(name, workload)] = length
+            return early
         worker = workers.get(index)
         if worker is None:
             factory = NullParser if index < 0 else tested[index].factory
@@ -310,6 +353,7 @@ def run(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence
     except KeyboardInterrupt as exc:
         for worker in workers.values():
             worker.stop()
+        keep_counted()
         raise Interrupted(running, result, isinstance(exc, Terminated)) from None
     finally:
         bar.close()

@@ -10,8 +10,9 @@ length and chunking.
 Errors: :class:`ProfilerUnavailable` when py-spy is missing or cannot attach
 (ptrace not permitted); the message is one line that says how to fix it.
 :class:`CaseFailed` when the parser raised on the case (no profile is kept)
-or did not finish it within the child's watchdog (``2 * seconds + 5`` wall
-seconds; the profile of where it was is kept).
+or did not finish it within the child's watchdog (``2 * seconds + 5`` seconds
+of the child's CPU time, or ten times that in wall seconds, see
+:func:`callscale._child._watchdog`; the profile of where it was is kept).
 """
 
 from __future__ import annotations

@@ -63,10 +63,10 @@ def callscale(*argv: str, cwd: Path | str = TESTS, timeout: float = 240, env: di
 
 
 def gate(parsers: str, fmt: str | None, meter: list[str], *extra: str, workload: str = "write_file",
-         timeout: float = 240) -> subprocess.CompletedProcess:
+         timeout: float = 240, env: dict | None = None) -> subprocess.CompletedProcess:
     argv = ["gate", "--parser", parsers, *(["--workload-format", fmt] if fmt else []), "--workload", workload,
             "--no-progress", *meter, *extra]
-    return callscale(*argv, timeout=timeout)
+    return callscale(*argv, timeout=timeout, env=env)
 
 
 def row(out: str, parser: str) -> list[str]:
@@ -90,15 +90,17 @@ def assert_unaffected(out: str, parser: str = "deepseek_v31") -> None:
 
 # ----------------------------------------------------------------------------------- row 1: a hang
 @pytest.mark.parametrize("meter", BOTH_METERS)
-def test_row1_a_hanging_plugin_is_its_own_timeout_row_within_the_budget(meter):
+def test_row1_a_hanging_plugin_is_its_own_timeout_row_within_the_budget(meter, tmp_path):
     started = time.monotonic()
-    proc = gate("hanging_parser:Hangs,deepseek_v31", "deepseek_v31", meter, "--timeout", "5", timeout=60)
+    proc = gate("hanging_parser:Hangs,deepseek_v31", "deepseek_v31", meter, "--timeout", "5", timeout=60,
+                env=private_tmp(tmp_path))
     elapsed = time.monotonic() - started
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert row(proc.stdout, "hanging_parser:Hangs")[-1] == "timeout"
     assert "FAIL hanging_parser:Hangs on write_file (timeout): no exponent (timeout after 5 s)" in proc.stdout
     assert_unaffected(proc.stdout)
     assert elapsed < 45, elapsed  # one 5 s budget, not the callgrind child's 3600 s
+    assert leftovers(tmp_path) == [], "the run left its temporary folders"
 
 
 def _children(pid: int) -> set[int]:
@@ -125,25 +127,57 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-def _start_hanging_scale(meter: list[str], out: Path) -> subprocess.Popen:
+def private_tmp(tmp_path: Path) -> dict[str, str]:
+    """``CHILD_ENV`` with a ``TMPDIR`` of the test's own (``tmp_path/tmp``), so the folders a run leaves
+    there are its own, whatever else runs on the machine."""
+    (tmp_path / "tmp").mkdir(exist_ok=True)
+    return dict(CHILD_ENV, TMPDIR=str(tmp_path / "tmp"))
+
+
+def leftovers(tmp_path: Path) -> list[str]:
+    """The ``callscale-*`` folders and files a run left in its private ``TMPDIR`` (:func:`private_tmp`)."""
+    return sorted(p.name for p in (tmp_path / "tmp").glob("callscale-*"))
+
+
+def _start_hanging_scale(meter: list[str], out: Path, env: dict | None = None) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "callscale", "scale", "--parser", "deepseek_v31,hanging_parser:Hangs",
          "--workload-format", "deepseek_v31", "--workload", "write_file", "--timeout", "600", "--progress",
          "--out", str(out), *meter],
-        cwd=TESTS, env=CHILD_ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=TESTS, env=env or CHILD_ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         stdin=subprocess.DEVNULL, start_new_session=True)
 
 
-def _wait_for_the_hang(proc: subprocess.Popen, meter: list[str]) -> set[int]:
-    """Wait until the hanging plug-in's case runs (a worker or callgrind child spinning); its descendants."""
+def _wait_for_the_hang(proc: subprocess.Popen, meter: list[str], tmp: Path | None = None) -> set[int]:
+    """Wait until the hanging plug-in's case runs (a worker or callgrind fork spinning); its descendants.
+
+    Under the instruction meter the callgrind child itself spends seconds of CPU starting, so there
+    the hang runs once null's and deepseek_v31's counts are written (``tmp``: the run's ``TMPDIR``;
+    4 dumps each, the calibration and 3 lengths, then the hanging fork's calibration) and a fork of
+    the child has spun for a second."""
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         kids = _children(proc.pid)
-        spinning = [k for k in kids if _cpu_ticks(k) > 100]  # over a second of CPU: the hang
+        if "instructions" in meter:
+            counted = len(list(tmp.glob("callscale-callgrind-*/cg.*.out.*"))) >= 9 if tmp is not None else False
+            spinning = counted and [k for k in kids - _children_only(proc.pid) if _cpu_ticks(k) > 100]
+        else:
+            spinning = [k for k in kids if _cpu_ticks(k) > 100]  # over a second of CPU: the hang
         if spinning:
-            return kids
+            return _children(proc.pid)
         time.sleep(0.5)
     raise AssertionError("the hanging case never started")
+
+
+def _children_only(pid: int) -> set[int]:
+    """The direct children of ``pid``."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found |= {int(k) for k in (task / "children").read_text().split()}
+        except OSError:
+            continue
+    return found
 
 
 def _cpu_ticks(pid: int) -> int:
@@ -155,16 +189,12 @@ def _cpu_ticks(pid: int) -> int:
 
 
 # ------------------------------------------------------------------- row 2: SIGTERM / SIGKILL of the parent
-@pytest.mark.parametrize("meter", [pytest.param(TIME, id="time"), pytest.param(
-    INSTRUCTIONS, id="instructions", marks=[*INSTRUCTION_METER_ROWS.marks, pytest.mark.xfail(
-        strict=True, reason="the instruction meter counts every row in one child before the run assembles its "
-                            "measurements: on SIGTERM it stops within a second (exit 143, no child left) but keeps "
-                            "no partial counts and names the meter's children, not the hanging parser")])])
+@pytest.mark.parametrize("meter", BOTH_METERS)
 def test_row2_sigterm_stops_the_run_kills_every_child_and_keeps_the_partial_results(meter, tmp_path):
-    proc = _start_hanging_scale(meter, tmp_path)
+    proc = _start_hanging_scale(meter, tmp_path, private_tmp(tmp_path))
     kids: set[int] = set()
     try:
-        kids = _wait_for_the_hang(proc, meter)
+        kids = _wait_for_the_hang(proc, meter, tmp_path / "tmp")
         sent = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=20)
@@ -180,23 +210,31 @@ def test_row2_sigterm_stops_the_run_kills_every_child_and_keeps_the_partial_resu
     assert not outlived, "a child outlived the run"
     partial = pd.read_csv(tmp_path / "scaling.partial.csv", keep_default_na=False, na_values=[""])
     assert {"null", "deepseek_v31"} <= set(partial["parser"])
+    kept = partial[partial["parser"] == "deepseek_v31"]
+    assert sorted(kept["length"]) == [512, 1024, 2048] if "instructions" in meter else len(kept) >= 1
+    assert (kept["seconds"] > 0).all() and (kept["chars"] >= kept["length"] * 0.9).all(), kept
+    assert leftovers(tmp_path) == [], "the run left its temporary folders"
 
 
 @pytest.mark.parametrize("meter", BOTH_METERS)
 def test_row2_sigkill_of_the_parent_leaves_no_worker_spinning(meter, tmp_path):
-    proc = _start_hanging_scale(meter, tmp_path)
+    proc = _start_hanging_scale(meter, tmp_path, private_tmp(tmp_path))
     kids: set[int] = set()
     try:
-        kids = _wait_for_the_hang(proc, meter)
+        kids = _wait_for_the_hang(proc, meter, tmp_path / "tmp")
         proc.kill()  # SIGKILL: no handler runs
         proc.wait(timeout=20)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and [k for k in kids if _alive(k)]:
             time.sleep(0.2)
         orphans = [k for k in kids if _alive(k)]
+        deadline = time.monotonic() + 10  # the instruction meter's reaper removes the child's folder
+        while time.monotonic() < deadline and leftovers(tmp_path):
+            time.sleep(0.2)
     finally:
         _kill_all(proc, kids)
     assert not orphans, f"orphaned children still running: {orphans}"
+    assert leftovers(tmp_path) == [], "the run left its temporary folders"
 
 
 def _kill_all(proc: subprocess.Popen, kids: set[int]) -> None:
