@@ -178,7 +178,8 @@ def _valgrind_children(parent: int) -> list[int]:
                 cmd = (entry / "cmdline").read_bytes()
             except OSError:
                 continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == parent and b"callgrind" in cmd:
+            # valgrind itself (not the reaper beside each child, whose arguments name the child's folder)
+            if int(stat.rsplit(")", 1)[1].split()[1]) == parent and b"--tool=callgrind" in cmd:
                 found.append(int(entry.name))
     return found
 
