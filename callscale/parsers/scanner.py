@@ -35,24 +35,53 @@ class Markers:
 
     ``regex`` finds the leftmost marker, preferring the longest at a position;
     ``prefixes`` holds every proper prefix of every marker (for hold-back);
-    ``longest`` is the longest marker's length in characters.
+    ``longest`` is the longest marker's length in characters. ``scan``
+    finds, in one search, the leftmost marker or else a proper prefix of one
+    that ends the text (what a non-final :meth:`MarkerScanner.find` holds
+    back: a match that is not in ``items``); None when a marker occurs inside a proper prefix
+    of another past its first character (then the two are searched apart).
     """
 
-    __slots__ = ("items", "regex", "prefixes", "first_chars", "longest")
+    __slots__ = ("items", "item_set", "regex", "prefixes", "first_chars", "longest", "scan")
 
     def __init__(self, items: Iterable[str]):
         items = tuple(dict.fromkeys(m for m in items if m))
         if not items:
             raise ValueError("a marker set needs at least one non-empty marker")
         self.items = items
+        self.item_set = frozenset(items)
         ordered = sorted(items, key=len, reverse=True)
         self.regex = re.compile("|".join(re.escape(m) for m in ordered))
         self.prefixes = frozenset(m[:k] for m in items for k in range(1, len(m)))
         self.first_chars = frozenset(m[0] for m in items)
         self.longest = max(len(m) for m in items)
+        self.scan = None
+        if not any(m in p[1:] for p in self.prefixes for m in items):
+            body = "|".join(_trie(list(items), accept=True))
+            if self.prefixes:  # the proper prefixes, as a trie, at the end of the text
+                body += "|" + "|".join(t + r"\Z" for t in _trie([m[:-1] for m in items if len(m) > 1]))
+            self.scan = re.compile(body)
 
     def __repr__(self) -> str:
         return f"Markers({list(self.items)!r})"
+
+
+def _trie(words: list[str], accept: bool = False) -> list[str]:
+    """Patterns, one per first character, for ``words`` as a trie (one try per character, not per word).
+
+    ``accept``: each matches a whole word, the longest first; else a non-empty prefix of one (the longest first).
+    """
+    first: dict[str, list[str]] = {}
+    for w in words:
+        first.setdefault(w[0], []).append(w[1:])
+    out = []
+    for ch, rests in first.items():
+        longer = [r for r in rests if r]
+        alts = _trie(longer, accept) if longer else []
+        if longer and (not accept or len(longer) < len(rests)):
+            alts.append("")  # a word ends here (accept), or any prefix may (not accept)
+        out.append(re.escape(ch) + ("(?:" + "|".join(alts) + ")" if alts else ""))
+    return out
 
 
 @lru_cache(maxsize=None)
@@ -157,6 +186,18 @@ class MarkerScanner:
         buf, pos = self._buf, self._pos
         if limit is not None:
             return self._find_within(m, final, max(limit, 0))
+        if not final and m.scan is not None:  # one search: the marker, or the partial one held back
+            hit = m.scan.search(buf, pos)
+            if hit is None:
+                self._pos = len(buf)
+                return buf[pos:], None
+            start = hit.start()
+            marker = hit.group()
+            if marker in m.item_set:
+                self._pos = hit.end()
+                return buf[pos:start], marker
+            self._pos = start
+            return buf[pos:start], None
         hit = m.regex.search(buf, pos)
         if hit is not None:
             self._pos = hit.end()
@@ -180,6 +221,20 @@ class MarkerScanner:
     def _find_within(self, m: Markers, final: bool, limit: int) -> tuple[str, str | None]:
         buf, pos = self._buf, self._pos
         stop = pos + limit  # a marker must start before this
+        if not final and m.scan is not None and limit and stop - 1 + m.longest >= len(buf):
+            hit = m.scan.search(buf, pos)  # one search, as in find
+            if hit is None:
+                end = len(buf)
+            else:
+                end = hit.start()
+                marker = hit.group()
+                if end < stop and marker in m.item_set:
+                    self._pos = hit.end()
+                    return buf[pos:end], marker
+            if end > stop:
+                end = stop
+            self._pos = end
+            return buf[pos:end], None
         # every marker starting before ``stop`` ends by ``stop - 1 + longest``
         hit = m.regex.search(buf, pos, stop - 1 + m.longest) if limit else None
         if hit is not None and hit.start() < stop:
