@@ -33,7 +33,7 @@ PARTIAL = object()
 class Markers:
     """A compiled set of literal markers (strings of one or more characters).
 
-    ``regex`` finds the leftmost marker, preferring the longest at a position;
+    ``regex`` finds the leftmost marker, preferring the longest at a position (compiled when first used);
     ``prefixes`` holds every proper prefix of every marker (for hold-back);
     ``longest`` is the longest marker's length in characters. ``scan``
     finds, in one search, the leftmost marker or else a proper prefix of one
@@ -42,7 +42,7 @@ class Markers:
     of another past its first character (then the two are searched apart).
     """
 
-    __slots__ = ("items", "item_set", "regex", "prefixes", "first_chars", "longest", "scan")
+    __slots__ = ("items", "item_set", "_regex", "prefixes", "held", "first_chars", "longest", "scan")
 
     def __init__(self, items: Iterable[str]):
         items = tuple(dict.fromkeys(m for m in items if m))
@@ -50,10 +50,11 @@ class Markers:
             raise ValueError("a marker set needs at least one non-empty marker")
         self.items = items
         self.item_set = frozenset(items)
-        ordered = sorted(items, key=len, reverse=True)
-        self.regex = re.compile("|".join(re.escape(m) for m in ordered))
+        self._regex = None
         self.prefixes = frozenset(m[:k] for m in items for k in range(1, len(m)))
         self.first_chars = frozenset(m[0] for m in items)
+        # the proper prefixes that hold no marker at their start (a text ending in one is PARTIAL for match)
+        self.held = frozenset(p for p in self.prefixes if not any(p.startswith(m) for m in items))
         self.longest = max(len(m) for m in items)
         self.scan = None
         if not any(m in p[1:] for p in self.prefixes for m in items):
@@ -61,6 +62,14 @@ class Markers:
             if self.prefixes:  # the proper prefixes, as a trie, at the end of the text
                 body += "|" + "|".join(t + r"\Z" for t in _trie([m[:-1] for m in items if len(m) > 1]))
             self.scan = re.compile(body)
+
+    @property
+    def regex(self) -> "re.Pattern[str]":
+        # compiled when first used (a set with ``scan`` rarely needs it: compiling is most of a new set's cost)
+        if self._regex is None:
+            ordered = sorted(self.items, key=len, reverse=True)
+            self._regex = re.compile("|".join(re.escape(m) for m in ordered))
+        return self._regex
 
     def __repr__(self) -> str:
         return f"Markers({list(self.items)!r})"
@@ -186,8 +195,9 @@ class MarkerScanner:
         buf, pos = self._buf, self._pos
         if limit is not None:
             return self._find_within(m, final, max(limit, 0))
-        if not final and m.scan is not None:  # one search: the marker, or the partial one held back
-            hit = m.scan.search(buf, pos)
+        scan = m.scan
+        if scan is not None:  # one search: the marker, or the partial one held back
+            hit = scan.search(buf, pos)
             if hit is None:
                 self._pos = len(buf)
                 return buf[pos:], None
@@ -196,6 +206,9 @@ class MarkerScanner:
             if marker in m.item_set:
                 self._pos = hit.end()
                 return buf[pos:start], marker
+            if final:
+                self._pos = len(buf)
+                return buf[pos:], None
             self._pos = start
             return buf[pos:start], None
         hit = m.regex.search(buf, pos)
@@ -221,21 +234,22 @@ class MarkerScanner:
     def _find_within(self, m: Markers, final: bool, limit: int) -> tuple[str, str | None]:
         buf, pos = self._buf, self._pos
         stop = pos + limit  # a marker must start before this
-        if not final and m.scan is not None and limit and stop - 1 + m.longest >= len(buf):
-            hit = m.scan.search(buf, pos)  # one search, as in find
-            if hit is None:
-                end = len(buf)
-            else:
-                end = hit.start()
+        if m.scan is not None:  # one search, as in find, within the bound
+            n = len(buf)
+            hit = m.scan.search(buf, pos, stop - 1 + m.longest)
+            end = n
+            if hit is not None:
                 marker = hit.group()
-                if end < stop and marker in m.item_set:
-                    self._pos = hit.end()
-                    return buf[pos:end], marker
+                if marker in m.item_set:
+                    if hit.start() < stop:
+                        self._pos = hit.end()
+                        return buf[pos:hit.start()], marker
+                elif not final and hit.end() == n:  # (a partial one at the bound's end is cut by it: no marker)
+                    end = hit.start()
             if end > stop:
                 end = stop
             self._pos = end
             return buf[pos:end], None
-        # every marker starting before ``stop`` ends by ``stop - 1 + longest``
         hit = m.regex.search(buf, pos, stop - 1 + m.longest) if limit else None
         if hit is not None and hit.start() < stop:
             self._pos = hit.end()
@@ -287,6 +301,18 @@ class MarkerScanner:
         """
         buf, pos = self._buf, self._pos
         if pos >= len(buf):
+            return None if final else PARTIAL
+        scan = m.scan
+        if scan is not None:  # the marker here, or a partial one ending the text
+            if len(buf) - pos < m.longest and buf[pos:] in m.held:
+                return None if final else PARTIAL
+            hit = scan.match(buf, pos)
+            if hit is None:
+                return None
+            marker = hit.group()
+            if marker in m.item_set:
+                self._pos = hit.end()
+                return marker
             return None if final else PARTIAL
         hit = m.regex.match(buf, pos)
         if hit is not None:
