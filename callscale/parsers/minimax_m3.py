@@ -65,7 +65,7 @@ from typing import Any, Mapping
 
 from . import register
 from .base import MAX_HEAD, ToolParser, json_fragment, json_text
-from .scanner import PARTIAL, Markers, markers
+from .scanner import PARTIAL, Markers, lazy_markers, markers
 from .schema import UNTYPED, Typing, convert, resolve_schema, schema_typing, tool_parameters
 
 log = logging.getLogger(__name__)
@@ -106,12 +106,12 @@ def close_tag(name: str) -> str:
 
 @lru_cache(maxsize=4096)
 def _closer(name: str) -> Markers:
-    return markers(close_tag(name))
+    return lazy_markers(close_tag(name))
 
 
 @lru_cache(maxsize=4096)
 def _closer_or_child(name: str) -> Markers:
-    return markers(close_tag(name), ELEMENT_OPEN)
+    return lazy_markers(close_tag(name), ELEMENT_OPEN)
 
 
 _CONTENT = markers(LAYOUT_NEWLINE + BLOCK_OPEN, BLOCK_OPEN, THINK_OPEN, THINK_CLOSE)

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Iterable
+from typing import Any, Iterable
 
-__all__ = ["Markers", "MarkerScanner", "markers", "PARTIAL"]
+__all__ = ["Markers", "MarkerScanner", "markers", "lazy_markers", "PARTIAL"]
 
 #: Returned by :meth:`MarkerScanner.match` when the buffer ends inside what
 #: may still become one of the markers: wait for more text.
@@ -31,44 +31,60 @@ PARTIAL = object()
 
 
 class Markers:
-    """A compiled set of literal markers (strings of one or more characters).
+    """A set of literal markers (strings of one or more characters), ready to search for.
 
-    ``regex`` finds the leftmost marker, preferring the longest at a position (compiled when first used);
-    ``prefixes`` holds every proper prefix of every marker (for hold-back);
-    ``longest`` is the longest marker's length in characters. ``scan``
-    finds, in one search, the leftmost marker or else a proper prefix of one
-    that ends the text (what a non-final :meth:`MarkerScanner.find` holds
-    back: a match that is not in ``items``); None when a marker occurs inside a proper prefix
-    of another past its first character (then the two are searched apart).
+    ``items``: the markers; ``ordered``: the same, longest first;
+    ``prefixes``: every proper prefix of every marker (for hold-back), and
+    ``held`` those with no marker at their start (text ending in one is
+    :data:`PARTIAL` for :meth:`MarkerScanner.match`);
+    ``longest``: the longest marker's length in characters.
+
+    :meth:`scan` finds, in one search, the leftmost marker (the longest at a
+    position) or else a proper prefix of one that ends the text (what a
+    non-final :meth:`MarkerScanner.find` holds back: a match not in
+    ``items``); it is None when a marker occurs inside a proper prefix of
+    another past its first character, and then :attr:`regex` (the leftmost
+    marker alone) and the hold-back are searched apart. ``compile``: build
+    the pattern now (the default: module-level sets pay it at import), or
+    on first use (:func:`lazy_markers`: sets a format makes while streaming,
+    per key name; compiling is most of a new set's cost, and
+    :meth:`MarkerScanner.match` on one of up to 3 markers compiles nothing).
     """
 
-    __slots__ = ("items", "item_set", "_regex", "prefixes", "held", "first_chars", "longest", "scan")
+    __slots__ = ("items", "item_set", "ordered", "prefixes", "held", "first_chars", "longest",
+                 "_scan", "_regex")
 
-    def __init__(self, items: Iterable[str]):
+    def __init__(self, items: Iterable[str], compile: bool = True):
         items = tuple(dict.fromkeys(m for m in items if m))
         if not items:
             raise ValueError("a marker set needs at least one non-empty marker")
         self.items = items
         self.item_set = frozenset(items)
-        self._regex = None
+        self.ordered = tuple(sorted(items, key=len, reverse=True))
         self.prefixes = frozenset(m[:k] for m in items for k in range(1, len(m)))
-        self.first_chars = frozenset(m[0] for m in items)
-        # the proper prefixes that hold no marker at their start (a text ending in one is PARTIAL for match)
         self.held = frozenset(p for p in self.prefixes if not any(p.startswith(m) for m in items))
+        self.first_chars = frozenset(m[0] for m in items)
         self.longest = max(len(m) for m in items)
-        self.scan = None
-        if not any(m in p[1:] for p in self.prefixes for m in items):
-            body = "|".join(_trie(list(items), accept=True))
+        nested = any(m in p[1:] for p in self.prefixes for m in items)
+        self._scan: Any = None if nested else False  # False: not compiled yet
+        self._regex: Any = None
+        if compile:
+            self.scan()
+
+    def scan(self) -> "re.Pattern[str] | None":
+        """The one-search pattern (see the class), compiled on first use; None for a nested set."""
+        if self._scan is False:
+            body = "|".join(_trie(list(self.items), accept=True))
             if self.prefixes:  # the proper prefixes, as a trie, at the end of the text
-                body += "|" + "|".join(t + r"\Z" for t in _trie([m[:-1] for m in items if len(m) > 1]))
-            self.scan = re.compile(body)
+                body += "|" + "|".join(t + r"\Z" for t in _trie([m[:-1] for m in self.items if len(m) > 1]))
+            self._scan = re.compile(body)
+        return self._scan
 
     @property
     def regex(self) -> "re.Pattern[str]":
-        # compiled when first used (a set with ``scan`` rarely needs it: compiling is most of a new set's cost)
+        """The leftmost marker, the longest at a position (compiled on first use)."""
         if self._regex is None:
-            ordered = sorted(self.items, key=len, reverse=True)
-            self._regex = re.compile("|".join(re.escape(m) for m in ordered))
+            self._regex = re.compile("|".join(re.escape(m) for m in self.ordered))
         return self._regex
 
     def __repr__(self) -> str:
@@ -97,6 +113,13 @@ def _trie(words: list[str], accept: bool = False) -> list[str]:
 def markers(*items: str) -> Markers:
     """The compiled :class:`Markers` for these literal strings (cached)."""
     return Markers(items)
+
+
+@lru_cache(maxsize=4096)
+def lazy_markers(*items: str) -> Markers:
+    """:class:`Markers` for these literal strings, its pattern compiled on first use (cached): for sets made
+    while streaming (per key name)."""
+    return Markers(items, compile=False)
 
 
 class MarkerScanner:
@@ -195,7 +218,9 @@ class MarkerScanner:
         buf, pos = self._buf, self._pos
         if limit is not None:
             return self._find_within(m, final, max(limit, 0))
-        scan = m.scan
+        scan = m._scan
+        if scan is False:
+            scan = m.scan()
         if scan is not None:  # one search: the marker, or the partial one held back
             hit = scan.search(buf, pos)
             if hit is None:
@@ -234,9 +259,12 @@ class MarkerScanner:
     def _find_within(self, m: Markers, final: bool, limit: int) -> tuple[str, str | None]:
         buf, pos = self._buf, self._pos
         stop = pos + limit  # a marker must start before this
-        if m.scan is not None:  # one search, as in find, within the bound
+        scan = m._scan
+        if scan is False:
+            scan = m.scan()
+        if scan is not None:  # one search, as in find, within the bound
             n = len(buf)
-            hit = m.scan.search(buf, pos, stop - 1 + m.longest)
+            hit = scan.search(buf, pos, stop - 1 + m.longest)
             end = n
             if hit is not None:
                 marker = hit.group()
@@ -302,10 +330,18 @@ class MarkerScanner:
         buf, pos = self._buf, self._pos
         if pos >= len(buf):
             return None if final else PARTIAL
-        scan = m.scan
+        if len(buf) - pos < m.longest and buf[pos:] in m.held:
+            return None if final else PARTIAL
+        scan = m._scan
+        if scan is False and len(m.ordered) <= 3:  # a lazy set of a few markers: compare (no pattern)
+            for marker in m.ordered:
+                if buf.startswith(marker, pos):
+                    self._pos = pos + len(marker)
+                    return marker
+            return None
+        if scan is False:
+            scan = m.scan()
         if scan is not None:  # the marker here, or a partial one ending the text
-            if len(buf) - pos < m.longest and buf[pos:] in m.held:
-                return None if final else PARTIAL
             hit = scan.match(buf, pos)
             if hit is None:
                 return None
