@@ -377,11 +377,10 @@ class MarkerScanner:
         characters were taken; false when the buffer ended inside the run
         (more text may extend it). Reads only unread text: linear overall.
         """
-        pos = self._pos
-        chunk = self._buf[pos:pos + max(limit, 0)]
-        text = run.match(chunk).group()
-        self._pos = pos + len(text)
-        return text, len(text) < len(chunk) or len(text) >= limit
+        buf, pos = self._buf, self._pos
+        end = run.match(buf, pos, pos + limit if limit > 0 else pos).end()  # (the bound as endpos: no slice)
+        self._pos = end
+        return buf[pos:end], end < len(buf) or end - pos >= limit
 
     def take(self, n: int) -> str:
         """Consume and return up to ``n`` characters."""
