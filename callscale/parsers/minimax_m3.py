@@ -186,15 +186,13 @@ class MiniMaxM3Parser(ToolParser):
         self._frames: list[_Frame] = []
 
     # ------------------------------------------------------------------ driver
-    def _advance(self, final: bool) -> None:
-        super()._advance(final)
-        if final:
-            if self._frames:
-                log.debug("minimax_m3: call %r never closed; abandoned", self._call_name)
-                self._abandon_call()
-                self._frames = []
-            self._raw = []
-            self._state = "content"
+    def _at_end(self) -> None:  # (the end-of-output step as base's hook: the per-delta loop is base's)
+        if self._frames:
+            log.debug("minimax_m3: call %r never closed; abandoned", self._call_name)
+            self._abandon_call()
+            self._frames = []
+        self._raw = []
+        self._state = "content"
 
     # ------------------------------------------------------------------ outside calls
     def _s_content(self, final: bool) -> bool:
