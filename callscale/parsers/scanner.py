@@ -25,6 +25,9 @@ from typing import Any, Iterable
 
 __all__ = ["Markers", "MarkerScanner", "markers", "lazy_markers", "PARTIAL"]
 
+#: Whitespace as ``str.isspace`` tells it (re's ``\s`` on ``str`` is the same test, ``Py_UNICODE_ISSPACE``).
+_SPACE = re.compile(r"\s*")
+
 #: Returned by :meth:`MarkerScanner.match` when the buffer ends inside what
 #: may still become one of the markers: wait for more text.
 PARTIAL = object()
@@ -361,10 +364,12 @@ class MarkerScanner:
     def skip_whitespace(self, limit: int | None = None) -> str:
         """Consume and return the whitespace at the current position (at most ``limit`` characters)."""
         buf, pos = self._buf, self._pos
-        end = pos
-        n = len(buf) if limit is None else min(len(buf), pos + max(limit, 0))
-        while end < n and buf[end].isspace():
-            end += 1
+        if pos >= len(buf) or not buf[pos].isspace():  # (the common answer: none)
+            return ""
+        if limit is None:
+            end = _SPACE.match(buf, pos).end()
+        else:
+            end = _SPACE.match(buf, pos, pos + limit if limit > 0 else pos).end()
         self._pos = end
         return buf[pos:end]
 
