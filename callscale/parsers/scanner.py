@@ -48,10 +48,11 @@ class Markers:
     ``items``); it is None when a marker occurs inside a proper prefix of
     another past its first character, and then :attr:`regex` (the leftmost
     marker alone) and the hold-back are searched apart. ``compile``: build
-    the pattern now (the default: module-level sets pay it at import), or
-    on first use (:func:`lazy_markers`: sets a format makes while streaming,
-    per key name; compiling is most of a new set's cost, and
-    :meth:`MarkerScanner.match` on one of up to 3 markers compiles nothing).
+    that pattern now (the default: module-level sets pay it at import), or
+    never (:func:`lazy_markers`: sets a format makes while streaming, per key
+    name, search with :attr:`regex`, a plain pattern, ~10x cheaper to
+    compile, made on first use; :meth:`MarkerScanner.match` on up to 3
+    markers compiles nothing).
     """
 
     __slots__ = ("items", "item_set", "ordered", "prefixes", "held", "first_chars", "longest",
@@ -69,13 +70,13 @@ class Markers:
         self.first_chars = frozenset(m[0] for m in items)
         self.longest = max(len(m) for m in items)
         nested = any(m in p[1:] for p in self.prefixes for m in items)
-        self._scan: Any = None if nested else False  # False: not compiled yet
+        self._scan: Any = None if nested else False  # False: not compiled (a lazy set keeps it so)
         self._regex: Any = None
         if compile:
             self.scan()
 
     def scan(self) -> "re.Pattern[str] | None":
-        """The one-search pattern (see the class), compiled on first use; None for a nested set."""
+        """The one-search pattern (see the class), compiled here; None for a nested set."""
         if self._scan is False:
             body = "|".join(_trie(list(self.items), accept=True))
             if self.prefixes:  # the proper prefixes, as a trie, at the end of the text
@@ -120,8 +121,8 @@ def markers(*items: str) -> Markers:
 
 @lru_cache(maxsize=4096)
 def lazy_markers(*items: str) -> Markers:
-    """:class:`Markers` for these literal strings, its pattern compiled on first use (cached): for sets made
-    while streaming (per key name)."""
+    """:class:`Markers` for these literal strings without the one-search pattern (cached): for sets made while
+    streaming (per key name), where its compiling would cost more than it saves (see :class:`Markers`)."""
     return Markers(items, compile=False)
 
 
@@ -222,9 +223,7 @@ class MarkerScanner:
         if limit is not None:
             return self._find_within(m, final, max(limit, 0))
         scan = m._scan
-        if scan is False:
-            scan = m.scan()
-        if scan is not None:  # one search: the marker, or the partial one held back
+        if scan:  # one search: the marker, or the partial one held back (else: a lazy or nested set)
             hit = scan.search(buf, pos)
             if hit is None:
                 self._pos = len(buf)
@@ -263,9 +262,7 @@ class MarkerScanner:
         buf, pos = self._buf, self._pos
         stop = pos + limit  # a marker must start before this
         scan = m._scan
-        if scan is False:
-            scan = m.scan()
-        if scan is not None:  # one search, as in find, within the bound
+        if scan:  # one search, as in find, within the bound
             n = len(buf)
             hit = scan.search(buf, pos, stop - 1 + m.longest)
             end = n
@@ -342,9 +339,7 @@ class MarkerScanner:
                     self._pos = pos + len(marker)
                     return marker
             return None
-        if scan is False:
-            scan = m.scan()
-        if scan is not None:  # the marker here, or a partial one ending the text
+        if scan:  # the marker here, or a partial one ending the text
             hit = scan.match(buf, pos)
             if hit is None:
                 return None
