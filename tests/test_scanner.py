@@ -101,3 +101,63 @@ def test_take_run():
     assert s.take(1) == ">"
     assert s.take_run(run, 3) == ("res", True)  # the limit decides too
     assert s.take_all() == "t"
+
+
+def _reference_find(buf, pos, items, final, limit):
+    """find() by its definition: the leftmost marker (the longest at a position), else all text but a
+    partial marker ending the buffer (unless final); a marker counts only if it starts within limit."""
+    stop = len(buf) if limit is None else pos + limit
+    for i in range(pos, min(stop, len(buf))):
+        hits = [m for m in items if buf.startswith(m, i)]
+        if hits:
+            m = max(hits, key=len)
+            return buf[pos:i], m, i + len(m)
+    end = len(buf)
+    if not final:
+        end = next((j for j in range(pos, len(buf)) if any(m.startswith(buf[j:]) and m != buf[j:] for m in items)),
+                   len(buf))
+    end = min(end, stop)
+    return buf[pos:end], None, end
+
+
+def _reference_match(buf, pos, items, final):
+    hits = [m for m in items if buf.startswith(m, pos)]
+    if hits:
+        m = max(hits, key=len)
+        return m, pos + len(m)
+    rest = buf[pos:]
+    if not final and any(m.startswith(rest) and m != rest for m in items):
+        return PARTIAL, pos
+    return None, pos
+
+
+@pytest.mark.parametrize("items", [
+    ("<tool_call>", "</tool_call>"),
+    ("<|open|>tools<|sep|>", "<|open|>call", "<|close|>tools<|sep|>", "<|end_of_msg|>"),
+    ("<a", "<ab>", "b"),  # a marker that is a prefix of another; one inside another's prefix (no single pattern)
+    ("ab", "b", "c", "abcd"),
+    ("aba",),
+])
+@pytest.mark.parametrize("lazy", [False, True])
+def test_find_and_match_follow_their_definition(items, lazy):
+    from callscale.parsers.scanner import lazy_markers
+
+    m = lazy_markers(*items) if lazy else markers(*items)
+    rng = random.Random(hash(items) & 0xFFFF)
+    alphabet = "<>/|abcx " + "".join(items)
+    for _ in range(3000):
+        buf = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24)))
+        pos = rng.randint(0, len(buf))
+        final = rng.random() < 0.3
+        s = MarkerScanner()
+        s.feed(buf)
+        s.take(pos)
+        if rng.random() < 0.5:
+            limit = rng.choice([None, 0, 1, 3, 8, 100])
+            text, marker, end = _reference_find(buf, pos, items, final, limit)
+            assert s.find(m, final, limit) == (text, marker), (buf, pos, final, limit)
+        else:
+            marker, end = _reference_match(buf, pos, items, final)
+            answer = s.match(m, final)
+            assert answer is marker if marker is PARTIAL else answer == marker, (buf, pos, final)
+        assert s.pending() == len(buf) - end

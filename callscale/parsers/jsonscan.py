@@ -741,12 +741,13 @@ class JsonCallReader:
             if blank:
                 self._raw.append(blank)
                 self._obj_head += len(blank)
-            if sc.at_end() and self._obj_head <= max_head:
+            after = sc.peek(1)  # "" at the end of the text
+            if not after and self._obj_head <= max_head:
                 if not final:
                     return False
                 self._not_a_call(final=not self._cut_head_is_content)
                 return True
-            if self._obj_head > max_head or sc.peek(1) != "{":
+            if self._obj_head > max_head or after != "{":
                 self._not_a_call()
                 return True
             lexer = self._lexer = JsonCallLexer(self.argument_keys)

@@ -133,13 +133,11 @@ class KimiK3Parser(ToolParser):
         self._json_parts: list[str] = []  # a json body's text
         self._pending: list[str] = []
 
-    def _advance(self, final: bool) -> None:
-        super()._advance(final)
-        if final:
-            if self._state not in ("content", "think", "tools", "broken", "call_head"):
-                log.debug("kimi_k3: call %r never closed; abandoned", self._call_name)
-                self._abandon_call()
-            self._state = "content"
+    def _at_end(self) -> None:  # (the end-of-output step as base's hook: the per-delta loop is base's)
+        if self._state not in ("content", "think", "tools", "broken", "call_head"):
+            log.debug("kimi_k3: call %r never closed; abandoned", self._call_name)
+            self._abandon_call()
+        self._state = "content"
 
     # ------------------------------------------------------------------ outside calls
     def _s_content(self, final: bool) -> bool:
@@ -216,7 +214,7 @@ class KimiK3Parser(ToolParser):
             self._state = "tools"
         else:
             if sc.at_end() or self._cut_by_end(final, _IN_CALL):
-                return False  # final: the call is cut, _advance abandons it
+                return False  # final: the call is cut, _at_end abandons it
             return self._fail("unexpected text inside a call")
         return True
 

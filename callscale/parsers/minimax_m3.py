@@ -29,7 +29,7 @@ from typing import Any, Mapping
 from . import register
 from .base import json_fragment
 from .minimax import MiniMaxBlocks
-from .scanner import PARTIAL, Markers, markers
+from .scanner import PARTIAL, Markers, lazy_markers, markers
 from .schema import UNTYPED, Typing, resolve_schema, schema_typing, tool_parameters, typed_json
 
 log = logging.getLogger(__name__)
@@ -70,12 +70,12 @@ def close_tag(name: str) -> str:
 
 @lru_cache(maxsize=4096)
 def _closer(name: str) -> Markers:
-    return markers(close_tag(name))
+    return lazy_markers(close_tag(name))
 
 
 @lru_cache(maxsize=4096)
 def _closer_or_child(name: str) -> Markers:
-    return markers(close_tag(name), ELEMENT_OPEN)
+    return lazy_markers(close_tag(name), ELEMENT_OPEN)
 
 
 _CONTENT = markers(LAYOUT_NEWLINE + BLOCK_OPEN, BLOCK_OPEN, THINK_OPEN, THINK_CLOSE)
@@ -146,15 +146,13 @@ class MiniMaxM3Parser(MiniMaxBlocks):
         self._frames: list[_Frame] = []
 
     # ------------------------------------------------------------------ driver
-    def _advance(self, final: bool) -> None:
-        super()._advance(final)
-        if final:
-            if self._frames:
-                log.debug("minimax_m3: call %r never closed; abandoned", self._call_name)
-                self._abandon_call()
-                self._frames = []
-            self._raw = []
-            self._state = "content"
+    def _at_end(self) -> None:  # (the end-of-output step as base's hook: the per-delta loop is base's)
+        if self._frames:
+            log.debug("minimax_m3: call %r never closed; abandoned", self._call_name)
+            self._abandon_call()
+            self._frames = []
+        self._raw = []
+        self._state = "content"
 
     # ------------------------------------------------------------------ outside calls
     def _s_content(self, final: bool) -> bool:

@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Iterable
+from typing import Any, Iterable
 
-__all__ = ["Markers", "MarkerScanner", "markers", "PARTIAL"]
+__all__ = ["Markers", "MarkerScanner", "markers", "lazy_markers", "PARTIAL"]
+
+#: Whitespace as ``str.isspace`` tells it (re's ``\s`` on ``str`` is the same test, ``Py_UNICODE_ISSPACE``).
+_SPACE = re.compile(r"\s*")
 
 #: Returned by :meth:`MarkerScanner.match` when the buffer ends inside what
 #: may still become one of the markers: wait for more text.
@@ -31,34 +34,96 @@ PARTIAL = object()
 
 
 class Markers:
-    """A compiled set of literal markers (strings of one or more characters).
+    """A set of literal markers (strings of one or more characters), ready to search for.
 
-    ``regex`` finds the leftmost marker, preferring the longest at a position;
-    ``prefixes`` holds every proper prefix of every marker (for hold-back);
-    ``longest`` is the longest marker's length in characters.
+    ``items``: the markers; ``ordered``: the same, longest first;
+    ``prefixes``: every proper prefix of every marker (for hold-back), and
+    ``held`` those with no marker at their start (text ending in one is
+    :data:`PARTIAL` for :meth:`MarkerScanner.match`);
+    ``longest``: the longest marker's length in characters.
+
+    :meth:`scan` finds, in one search, the leftmost marker (the longest at a
+    position) or else a proper prefix of one that ends the text (what a
+    non-final :meth:`MarkerScanner.find` holds back: a match not in
+    ``items``); it is None when a marker occurs inside a proper prefix of
+    another past its first character, and then :attr:`regex` (the leftmost
+    marker alone) and the hold-back are searched apart. ``compile``: build
+    that pattern now (the default: module-level sets pay it at import), or
+    never (:func:`lazy_markers`: sets a format makes while streaming, per key
+    name, search with :attr:`regex`, a plain pattern, ~10x cheaper to
+    compile, made on first use; :meth:`MarkerScanner.match` on up to 3
+    markers compiles nothing).
     """
 
-    __slots__ = ("items", "regex", "prefixes", "first_chars", "longest")
+    __slots__ = ("items", "item_set", "ordered", "prefixes", "held", "first_chars", "longest",
+                 "_scan", "_regex")
 
-    def __init__(self, items: Iterable[str]):
+    def __init__(self, items: Iterable[str], compile: bool = True):
         items = tuple(dict.fromkeys(m for m in items if m))
         if not items:
             raise ValueError("a marker set needs at least one non-empty marker")
         self.items = items
-        ordered = sorted(items, key=len, reverse=True)
-        self.regex = re.compile("|".join(re.escape(m) for m in ordered))
+        self.item_set = frozenset(items)
+        self.ordered = tuple(sorted(items, key=len, reverse=True))
         self.prefixes = frozenset(m[:k] for m in items for k in range(1, len(m)))
+        self.held = frozenset(p for p in self.prefixes if not any(p.startswith(m) for m in items))
         self.first_chars = frozenset(m[0] for m in items)
         self.longest = max(len(m) for m in items)
+        nested = any(m in p[1:] for p in self.prefixes for m in items)
+        self._scan: Any = None if nested else False  # False: not compiled (a lazy set keeps it so)
+        self._regex: Any = None
+        if compile:
+            self.scan()
+
+    def scan(self) -> "re.Pattern[str] | None":
+        """The one-search pattern (see the class), compiled here; None for a nested set."""
+        if self._scan is False:
+            body = "|".join(_trie(list(self.items), accept=True))
+            if self.prefixes:  # the proper prefixes, as a trie, at the end of the text
+                body += "|" + "|".join(t + r"\Z" for t in _trie([m[:-1] for m in self.items if len(m) > 1]))
+            self._scan = re.compile(body)
+        return self._scan
+
+    @property
+    def regex(self) -> "re.Pattern[str]":
+        """The leftmost marker, the longest at a position (compiled on first use)."""
+        if self._regex is None:
+            self._regex = re.compile("|".join(re.escape(m) for m in self.ordered))
+        return self._regex
 
     def __repr__(self) -> str:
         return f"Markers({list(self.items)!r})"
+
+
+def _trie(words: list[str], accept: bool = False) -> list[str]:
+    """Patterns, one per first character, for ``words`` as a trie (one try per character, not per word).
+
+    ``accept``: each matches a whole word, the longest first; else a non-empty prefix of one (the longest first).
+    """
+    first: dict[str, list[str]] = {}
+    for w in words:
+        first.setdefault(w[0], []).append(w[1:])
+    out = []
+    for ch, rests in first.items():
+        longer = [r for r in rests if r]
+        alts = _trie(longer, accept) if longer else []
+        if longer and (not accept or len(longer) < len(rests)):
+            alts.append("")  # a word ends here (accept), or any prefix may (not accept)
+        out.append(re.escape(ch) + ("(?:" + "|".join(alts) + ")" if alts else ""))
+    return out
 
 
 @lru_cache(maxsize=None)
 def markers(*items: str) -> Markers:
     """The compiled :class:`Markers` for these literal strings (cached)."""
     return Markers(items)
+
+
+@lru_cache(maxsize=4096)
+def lazy_markers(*items: str) -> Markers:
+    """:class:`Markers` for these literal strings without the one-search pattern (cached): for sets made while
+    streaming (per key name), where its compiling would cost more than it saves (see :class:`Markers`)."""
+    return Markers(items, compile=False)
 
 
 class MarkerScanner:
@@ -157,6 +222,22 @@ class MarkerScanner:
         buf, pos = self._buf, self._pos
         if limit is not None:
             return self._find_within(m, final, max(limit, 0))
+        scan = m._scan
+        if scan:  # one search: the marker, or the partial one held back (else: a lazy or nested set)
+            hit = scan.search(buf, pos)
+            if hit is None:
+                self._pos = len(buf)
+                return buf[pos:], None
+            start = hit.start()
+            marker = hit.group()
+            if marker in m.item_set:
+                self._pos = hit.end()
+                return buf[pos:start], marker
+            if final:
+                self._pos = len(buf)
+                return buf[pos:], None
+            self._pos = start
+            return buf[pos:start], None
         hit = m.regex.search(buf, pos)
         if hit is not None:
             self._pos = hit.end()
@@ -180,7 +261,23 @@ class MarkerScanner:
     def _find_within(self, m: Markers, final: bool, limit: int) -> tuple[str, str | None]:
         buf, pos = self._buf, self._pos
         stop = pos + limit  # a marker must start before this
-        # every marker starting before ``stop`` ends by ``stop - 1 + longest``
+        scan = m._scan
+        if scan:  # one search, as in find, within the bound
+            n = len(buf)
+            hit = scan.search(buf, pos, stop - 1 + m.longest)
+            end = n
+            if hit is not None:
+                marker = hit.group()
+                if marker in m.item_set:
+                    if hit.start() < stop:
+                        self._pos = hit.end()
+                        return buf[pos:hit.start()], marker
+                elif not final and hit.end() == n:  # (a partial one at the bound's end is cut by it: no marker)
+                    end = hit.start()
+            if end > stop:
+                end = stop
+            self._pos = end
+            return buf[pos:end], None
         hit = m.regex.search(buf, pos, stop - 1 + m.longest) if limit else None
         if hit is not None and hit.start() < stop:
             self._pos = hit.end()
@@ -233,6 +330,24 @@ class MarkerScanner:
         buf, pos = self._buf, self._pos
         if pos >= len(buf):
             return None if final else PARTIAL
+        if len(buf) - pos < m.longest and buf[pos:] in m.held:
+            return None if final else PARTIAL
+        scan = m._scan
+        if scan is False and len(m.ordered) <= 3:  # a lazy set of a few markers: compare (no pattern)
+            for marker in m.ordered:
+                if buf.startswith(marker, pos):
+                    self._pos = pos + len(marker)
+                    return marker
+            return None
+        if scan:  # the marker here, or a partial one ending the text
+            hit = scan.match(buf, pos)
+            if hit is None:
+                return None
+            marker = hit.group()
+            if marker in m.item_set:
+                self._pos = hit.end()
+                return marker
+            return None if final else PARTIAL
         hit = m.regex.match(buf, pos)
         if hit is not None:
             self._pos = hit.end()
@@ -244,10 +359,12 @@ class MarkerScanner:
     def skip_whitespace(self, limit: int | None = None) -> str:
         """Consume and return the whitespace at the current position (at most ``limit`` characters)."""
         buf, pos = self._buf, self._pos
-        end = pos
-        n = len(buf) if limit is None else min(len(buf), pos + max(limit, 0))
-        while end < n and buf[end].isspace():
-            end += 1
+        if pos >= len(buf) or not buf[pos].isspace():  # (the common answer: none)
+            return ""
+        if limit is None:
+            end = _SPACE.match(buf, pos).end()
+        else:
+            end = _SPACE.match(buf, pos, pos + limit if limit > 0 else pos).end()
         self._pos = end
         return buf[pos:end]
 
@@ -260,11 +377,10 @@ class MarkerScanner:
         characters were taken; false when the buffer ended inside the run
         (more text may extend it). Reads only unread text: linear overall.
         """
-        pos = self._pos
-        chunk = self._buf[pos:pos + max(limit, 0)]
-        text = run.match(chunk).group()
-        self._pos = pos + len(text)
-        return text, len(text) < len(chunk) or len(text) >= limit
+        buf, pos = self._buf, self._pos
+        end = run.match(buf, pos, pos + limit if limit > 0 else pos).end()  # (the bound as endpos: no slice)
+        self._pos = end
+        return buf[pos:end], end < len(buf) or end - pos >= limit
 
     def take(self, n: int) -> str:
         """Consume and return up to ``n`` characters."""
