@@ -176,6 +176,24 @@ def test_small_quadratic_fixtures_fail_under_instructions_though_one_slope_passe
     assert row["verdict"] == "FAIL" and row["projection_ratio"] > 3, row.to_dict()
 
 
+@pytest.mark.slow  # three callgrind runs of 1-3 minutes
+@pytest.mark.parametrize("parser, fmt", [("quadratic_parser:QuadraticParser", "deepseek_v31")] + SMALL_QUADRATIC)
+def test_quadratic_fixtures_fail_under_the_model_tokens_on_both_axes(parser, fmt, tmp_path):
+    if shutil.which("valgrind") is None:
+        pytest.skip("valgrind is not installed")
+    proc = subprocess.run([sys.executable, "-m", "callscale", "gate", "--parser", parser, "--format", fmt,
+                           "--meter", "instructions", "--chunking", "model", "--workload", "write_file",
+                           "--no-progress", "--out", str(tmp_path)],
+                          capture_output=True, text=True, env=CHILD_ENV, timeout=1800, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    frame = pd.read_csv(tmp_path / "scaling.csv", keep_default_na=False, na_values=[""])
+    row = frame[frame["parser"] == parser].sort_values("length")
+    assert "projection" in fit.fit(list(row["chars"]), list(row["seconds"]), 1.3).rule  # fails on characters
+    assert "projection" in fit.fit(list(row["deltas"]), list(row["seconds"]), 1.3).rule  # and on deltas
+    fits = pd.read_csv(tmp_path / "scaling-fits.csv", keep_default_na=False, na_values=[""])
+    assert fits.loc[fits["parser"] == parser, "verdict"].iloc[0] == "FAIL"
+
+
 def test_small_quadratic_fixtures_fail_the_default_time_gate(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "callscale", "gate", "--parser",
                            ",".join(p for p, _ in SMALL_QUADRATIC[:1]), "--format", "qwen3", "--workload", "write_file",
