@@ -18,7 +18,14 @@ stand-ins let it import:
   (``@torch.compile``, ``@triton.jit``, ``@torch.inference_mode()``) leave the
   function as it is; any other call returns a falsy stand-in, so
   ``torch.cuda.is_available()`` is false. ``__version__`` is
-  :data:`VERSION`.
+  :data:`VERSION`. Stand-ins (classes and values) also take item access
+  and assignment (``torch._inductor.config._config[key] = value``, vLLM
+  0.33 ``vllm/env_override.py``) and arithmetic and bitwise operators; a
+  reflected one gives the other operand back (``"name" + schema`` is
+  ``"name"``, vLLM 0.33 ``vllm/utils/torch_utils.py``), and ``|`` on a
+  stand-in class stays a union (``torch.Tensor | None``). With
+  ``--module xgrammar`` too, every tool parser vLLM 0.33 registers, and
+  ``vllm.parser.harmony``, imports (``tests/test_adapters.py``).
 
 A parser that really computes with torch (a tensor op) gets stand-ins back
 and will not parse; that is the engine's model code, not a tool parser.
