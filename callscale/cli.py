@@ -754,17 +754,19 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         items += check.workload_items(spec.format, workloads, lengths, args.seed)
         texts.append(items)
     results = _check_bounded(specs, texts, chunkings, timeout, args.progress, _memory_limit(args, settings))
-    _print_check(results, chunkings, args.show)
+    named = None
     if any(str(c).startswith("model") for c in chunkings):  # which tokenizer cut the model deltas (issue 20)
         from callscale import tokenizers
 
-        print(f"model chunkings' tokenizers: {tokenizers.note([spec.format for spec in specs])}")
+        named = tokenizers.note([spec.format for spec in specs])
+    _print_check(results, chunkings, args.show, named)
     return 0 if all(r.passed for r in results) else 1
 
 
-def _print_check(results: Sequence, chunkings: Sequence[str], show: int) -> None:
+def _print_check(results: Sequence, chunkings: Sequence[str], show: int, tokenizers: str | None = None) -> None:
     """The ``check`` report: the table, one ``FAIL`` line per failing stream (at most ``show``),
-    then per parser and kind the number of failing streams and the smallest failing case."""
+    then per parser and kind the number of failing streams and the smallest failing case;
+    ``tokenizers``: what cut the ``model`` chunkings' deltas, per format (a line before the summary)."""
     width = max(len(r.parser) for r in results)
     print(f"{'parser'.ljust(width)}  {'texts':>5}  {'streams':>7}  {'failing':>7}  verdict  kinds (failing streams)")
     for r in results:
@@ -789,6 +791,8 @@ def _print_check(results: Sequence, chunkings: Sequence[str], show: int) -> None
               f"{text!r}")
     failing = sum(len(r.failures) for r in results)
     streams = sum(r.streams for r in results)
+    if tokenizers:
+        print(f"\nmodel chunkings' tokenizers: {tokenizers}")
     print(f"\nchecked {streams} streams of {sum(r.items for r in results)} texts under {len(chunkings)} chunkings "
           f"(+ each fault case's own deltas and detect_and_parse): "
           f"{'all agree' if not failing else f'{failing} failing streams'}")
