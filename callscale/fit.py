@@ -42,17 +42,19 @@ times the linear one (rule ``projection``).
 The size axis is the text's length in characters. Given the number of
 deltas too (``deltas=``, what :mod:`callscale.matrix` passes under a
 ``model`` chunking), a series that fails on characters is judged on deltas
-too and the better verdict kept (``Fit.axis`` says which): a streaming parser works per
-character and per delta, and under the model's tokens the two are not
-proportional, because the characters per token of a workload's text change
-with what the text is (``write_file`` under DeepSeek's tokenizer: 3.55 at
-1k, 2.79 at 8k, 3.42 at 64k), so a parser whose cost is flat per delta
-(ours: within 5% from 1k to 8k) read as 1.2 steps and projected 5.5x on
-characters. A quadratic cost (work per delta growing with the text before
-it: deltas x characters) grows with the square of either axis, so it fails
-on both; the deltas axis's reference length is ``reference_length``
-characters at the longest length's characters per delta (``Fit.reference_x``). Apart from the cost, a row
-whose parser got a case wrong (:mod:`callscale.verify`) has the verdict
+too and the better verdict kept (``Fit.axis`` says which): a streaming
+parser works per character and per delta, and under the model's tokens the
+two are not proportional, because the characters per token of a workload's
+text change with what the text is (``write_file`` under DeepSeek's
+tokenizer: 3.55 at 1k, 2.79 at 8k, 3.42 at 64k), so a parser whose cost is
+flat per delta (ours: within 5% from 1k to 8k) read as 1.2 steps and
+projected 5.5x on characters. A quadratic cost (work per delta growing with
+the text before it: deltas x characters) grows with the square of either
+axis, so it fails on both; the deltas axis's reference length is
+``reference_length`` characters at the longest length's characters per
+delta (``Fit.reference_x``). The rule's account: docs/gate.md.
+
+Apart from the cost, a row whose parser got a case wrong (:mod:`callscale.verify`) has the verdict
 :data:`WRONG_OUTPUT` (rule ``output``; :func:`judge_output`).
 """
 
