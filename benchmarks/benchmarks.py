@@ -32,6 +32,13 @@ which asv records as skipped (``n/a``), not failed.
   per parser and workload). The environment variable ``CALLSCALE_METER``
   (comma-separated, default ``time``) says which meters run; the others are
   skipped, so each meter keeps its own series in the results.
+- ``ModelStreamTime.time_stream`` and ``ModelInstructionCount.track_instructions``:
+  the same two series under the ``model`` chunking (``MODEL_CHUNKING``: the
+  model's own tokens, one a delta, :mod:`callscale.tokenizers`), for the
+  parsers whose format has a real tokenizer installed (``pip install
+  'callscale[tokenizers]'``); the others, and every one without the
+  packages, are skipped with a note naming them (``n/a``). New classes, so
+  the ``tokens:4`` series above keep their names and values.
 """
 
 from __future__ import annotations
@@ -48,6 +55,8 @@ WORKLOADS = ["write_file", "many_short_calls", "repeated_opener"]
 #: Call lengths in characters.
 LENGTHS = [4096, 16384, 65536]
 CHUNKING = "tokens:4"
+#: The chunking of the ``Model*`` benchmarks: the model's own tokens, where its tokenizer is installed.
+MODEL_CHUNKING = "model"
 METERS = ["time", "instructions"]
 #: Call lengths in characters of the exact series (``InstructionCount``); three, 4x apart, so
 #: ``callscale history`` fits an exponent per commit from them.
@@ -99,6 +108,18 @@ def _harness(*names: str):
     return found
 
 
+def _model_tokenizer(parser: str) -> None:
+    """Skip (NotImplementedError) unless ``parser``'s format has its real tokenizer installed here."""
+    try:
+        from callscale import tokenizers
+    except ImportError as exc:
+        raise NotImplementedError(f"no tokenizers at this commit: {exc}") from None
+    if not tokenizers.available(parser):  # a parser's name is its format's (the workloads are made so)
+        why = ("no package ships it" if parser not in tokenizers.PACKAGES
+               else f"not installed ({tokenizers.MISSING_NOTE})")
+        raise NotImplementedError(f"the model chunking is skipped for {parser}: its real tokenizer: {why}")
+
+
 class StreamTime:
     params = (PARSERS, WORKLOADS, LENGTHS)
     param_names = ["parser", "workload", "length"]
@@ -138,7 +159,17 @@ class StreamMemory:
     track_peak_traced_bytes.unit = "bytes"
 
 
-def _count_all() -> dict:
+class ModelStreamTime(StreamTime):
+    """``StreamTime`` under :data:`MODEL_CHUNKING` (the model's tokens; skipped without its tokenizer)."""
+
+    def setup(self, parser, workload, length):
+        _model_tokenizer(parser)
+        (self.stream_once,) = _harness("stream_once")
+        self.factory, case = _case(parser, workload, length)
+        self.deltas, self.tools = case.deltas(MODEL_CHUNKING), list(case.tools)
+
+
+def _count_all(chunking: str = CHUNKING, parsers_here=None) -> dict:
     """Every (parser, workload, length) instruction count of the exact series, for ``setup_cache``.
 
     Returns ``{"unavailable": reason}`` when the meter cannot run here (no
@@ -155,21 +186,21 @@ def _count_all() -> dict:
     except MeterUnavailable as exc:
         return {"unavailable": str(exc)}
     cases = {}
-    for parser in PARSERS:
+    for parser in PARSERS if parsers_here is None else parsers_here:
         for workload in WORKLOADS:
             try:
                 cases[parser, workload] = {n: _case(parser, workload, n)[1] for n in INSTRUCTION_LENGTHS}
             except NotImplementedError:
                 continue
     meter = InstructionMeter()
-    meter.prefetch((parser, case[INSTRUCTION_LENGTHS[0]].format, workload, tuple(INSTRUCTION_LENGTHS), CHUNKING,
+    meter.prefetch((parser, case[INSTRUCTION_LENGTHS[0]].format, workload, tuple(INSTRUCTION_LENGTHS), chunking,
                     getattr(case[INSTRUCTION_LENGTHS[0]], "seed", 0)) for (parser, workload), case in cases.items())
     counts = {}
     for (parser, workload), by_length in cases.items():
         for length, case in by_length.items():
             try:
                 counts[parser, workload, length] = meter.total(None, case, (), [], 1, parser_name=parser,
-                                                               chunking=CHUNKING)
+                                                               chunking=chunking)
             except Exception as exc:  # the meter's error becomes this benchmark's failure
                 counts[parser, workload, length] = f"{type(exc).__name__}: {exc}"
     return {"counts": counts}
@@ -200,6 +231,32 @@ class InstructionCount:
         return float(value)
 
     track_instructions.unit = "instructions"
+
+
+def _model_parsers() -> list[str]:
+    """The parsers of :data:`PARSERS` whose real tokenizer is installed here."""
+    found = []
+    for parser in PARSERS:
+        try:
+            _model_tokenizer(parser)
+        except NotImplementedError:
+            continue
+        found.append(parser)
+    return found
+
+
+class ModelInstructionCount(InstructionCount):
+    """``InstructionCount`` under :data:`MODEL_CHUNKING`: counted once per run, for the parsers whose
+    tokenizer is installed (the others skipped with a note)."""
+
+    def setup_cache(self):
+        return _count_all(MODEL_CHUNKING, _model_parsers())
+
+    setup_cache.timeout = 1800
+
+    def setup(self, cache, parser, workload, length):
+        _model_tokenizer(parser)
+        super().setup(cache, parser, workload, length)
 
 
 class ScalingExponent:

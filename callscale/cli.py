@@ -426,8 +426,7 @@ def _run(sel: Selection, args: argparse.Namespace, detail: bool, on_measurement=
     if sel.chunking.startswith("model"):  # which tokenizer cut the deltas (issue 20)
         from . import tokenizers
 
-        print("note: model chunking tokenizers: " + ", ".join(
-            f"{fmt} {tokenizers.describe(fmt)}" for fmt in dict.fromkeys(s.format for s in sel.specs)), file=sys.stderr)
+        print("note: model chunking tokenizers: " + tokenizers.note([s.format for s in sel.specs]), file=sys.stderr)
     return matrix.run(sel.specs, sel.workloads, sel.lengths, chunking=sel.chunking, repeats=sel.repeats,
                       threshold=sel.threshold, meter=sel.meter, seed=sel.seed, latency=detail,
                       memory=detail, progress=args.progress, reference_length=sel.reference_length,
@@ -771,13 +770,19 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         items += check.workload_items(spec.format, workloads, lengths, args.seed)
         texts.append(items)
     results = _check_bounded(specs, texts, chunkings, timeout, args.progress, _memory_limit(args, settings))
-    _print_check(results, chunkings, args.show)
+    named = None
+    if any(str(c).startswith("model") for c in chunkings):  # which tokenizer cut the model deltas (issue 20)
+        from callscale import tokenizers
+
+        named = tokenizers.note([spec.format for spec in specs])
+    _print_check(results, chunkings, args.show, named)
     return 0 if all(r.passed for r in results) else 1
 
 
-def _print_check(results: Sequence, chunkings: Sequence[str], show: int) -> None:
+def _print_check(results: Sequence, chunkings: Sequence[str], show: int, tokenizers: str | None = None) -> None:
     """The ``check`` report: the table, one ``FAIL`` line per failing stream (at most ``show``),
-    then per parser and kind the number of failing streams and the smallest failing case."""
+    then per parser and kind the number of failing streams and the smallest failing case;
+    ``tokenizers``: what cut the ``model`` chunkings' deltas, per format (a line before the summary)."""
     width = max(len(r.parser) for r in results)
     print(f"{'parser'.ljust(width)}  {'texts':>5}  {'streams':>7}  {'failing':>7}  verdict  kinds (failing streams)")
     for r in results:
@@ -802,6 +807,8 @@ def _print_check(results: Sequence, chunkings: Sequence[str], show: int) -> None
               f"{text!r}")
     failing = sum(len(r.failures) for r in results)
     streams = sum(r.streams for r in results)
+    if tokenizers:
+        print(f"\nmodel chunkings' tokenizers: {tokenizers}")
     print(f"\nchecked {streams} streams of {sum(r.items for r in results)} texts under {len(chunkings)} chunkings "
           f"(+ each fault case's own deltas and detect_and_parse): "
           f"{'all agree' if not failing else f'{failing} failing streams'}")

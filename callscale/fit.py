@@ -37,8 +37,24 @@ so a uniformly slower machine does not move the exponent.
 
 The verdict (:func:`fit`) fails on either rule: the steepest step over the
 threshold (rule ``step``), or the projection over ``projection_factor``
-times the linear one (rule ``projection``). Apart from the cost, a row
-whose parser got a case wrong (:mod:`callscale.verify`) has the verdict
+times the linear one (rule ``projection``).
+
+The size axis is the text's length in characters. Given the number of
+deltas too (``deltas=``, what :mod:`callscale.matrix` passes under a
+``model`` chunking), a series that fails on characters is judged on deltas
+too and the better verdict kept (``Fit.axis`` says which): a streaming
+parser works per character and per delta, and under the model's tokens the
+two are not proportional, because the characters per token of a workload's
+text change with what the text is (``write_file`` under DeepSeek's
+tokenizer: 3.55 at 1k, 2.79 at 8k, 3.42 at 64k), so a parser whose cost is
+flat per delta (ours: within 5% from 1k to 8k) read as 1.2 steps and
+projected 5.5x on characters. A quadratic cost (work per delta growing with
+the text before it: deltas x characters) grows with the square of either
+axis, so it fails on both; the deltas axis's reference length is
+``reference_length`` characters at the longest length's characters per
+delta (``Fit.reference_x``). The rule's account: docs/gate.md.
+
+Apart from the cost, a row whose parser got a case wrong (:mod:`callscale.verify`) has the verdict
 :data:`WRONG_OUTPUT` (rule ``output``; :func:`judge_output`).
 """
 
@@ -184,6 +200,12 @@ class Fit:
     c: float | None = None
     cost_verdict: str | None = None
     cost_only: bool = False
+    axis: str = "characters"
+    """The size axis of ``lengths``, the fit and the rules: ``characters``, or ``deltas`` (the number of
+    deltas; kept when it judged better, see the module docstring)."""
+    reference_x: float | None = None
+    """``reference_length`` on the axis: the same number of characters, or under ``deltas`` that many
+    characters at the longest length's characters per delta."""
 
     @property
     def projection_ratio(self) -> float | None:
@@ -213,8 +235,15 @@ def judge_output(result: Fit, wrong: str | None, cost_only: bool = False) -> Fit
 
 def fit(lengths: Sequence[float], seconds: Sequence[float | None], threshold: float,
         errors: Sequence[str | None] = (), *, reference_length: float = REFERENCE_LENGTH,
-        projection_factor: float = PROJECTION_FACTOR) -> Fit:
-    """Fit the series and judge its shape (see the module docstring for the two rules).
+        projection_factor: float = PROJECTION_FACTOR, deltas: Sequence[float] | None = None) -> Fit:
+    """Fit the series and judge its shape (see the module docstring for the two rules and the axes).
+
+    ``deltas``: the number of deltas at each length (same order as
+    ``lengths``); when given and the series fails on characters, it is
+    judged on deltas too and that fit kept when it does better: it passes,
+    or it fails with a smaller projection (``Fit.axis`` is then ``deltas``,
+    ``Fit.lengths`` holds the deltas, ``reference_length`` stays in
+    characters).
 
     ``OK`` when every step exponent is ``<= threshold`` and the projection at
     ``reference_length`` (characters) is at most ``projection_factor`` times
@@ -225,12 +254,32 @@ def fit(lengths: Sequence[float], seconds: Sequence[float | None], threshold: fl
     any failed run makes the verdict :data:`ERROR` with that text as the
     reason, as does a figure that is missing or not positive.
     """
+    result = _fit(lengths, seconds, threshold, errors, reference_length, projection_factor)
+    if deltas is None or result.verdict not in (OK, FAIL) or len(deltas) != len(lengths) \
+            or not all(d and d > 0 for d in deltas):
+        return result
+    by_length = sorted(zip(lengths, deltas))
+    reference_x = reference_length * by_length[-1][1] / by_length[-1][0]
+    other = _fit(deltas, seconds, threshold, errors, reference_x, projection_factor)
+    if other.verdict not in (OK, FAIL):
+        return result
+    other.axis, other.reference_x, other.reference_length = "deltas", reference_x, float(reference_length)
+
+    def worse(f: Fit) -> tuple:
+        return f.verdict != OK, f.projection_ratio if f.projection_ratio is not None else math.inf, f.steepest
+
+    return other if result.verdict != OK and worse(other) < worse(result) else result
+
+
+def _fit(lengths: Sequence[float], seconds: Sequence[float | None], threshold: float, errors: Sequence[str | None],
+         reference_length: float, projection_factor: float) -> Fit:
+    """:func:`fit` on one axis (``lengths`` its values, ``reference_length`` on that axis)."""
     points = sorted(zip(lengths, seconds, list(errors) + [None] * (len(lengths) - len(errors))),
                     key=lambda p: p[0])
     xs = [float(p[0]) for p in points]
     ys = [p[1] for p in points]
     result = Fit(xs, ys, float(threshold), reference_length=float(reference_length),
-                 projection_factor=float(projection_factor))
+                 projection_factor=float(projection_factor), reference_x=float(reference_length))
     result.rule = "error"
     failed = [p[2] for p in points if p[2]]
     if failed:

@@ -106,7 +106,9 @@ def _fit_row(name: str, fmt: str | None, workload: str, ms: list[Measurement], t
              floor: bool = False, cost_only: bool = False, **rules: float) -> Row:
     ms = sorted(ms, key=lambda m: m.length)
     lengths = [m.chars or m.length for m in ms]
-    result = fitting.fit(lengths, [m.seconds for m in ms], threshold, [m.error for m in ms], **rules)
+    # under the model's tokens the size is judged on characters and on deltas (callscale.fit, docs/gate.md)
+    deltas = [m.deltas for m in ms] if any(str(m.chunking).startswith("model") for m in ms) else None
+    result = fitting.fit(lengths, [m.seconds for m in ms], threshold, [m.error for m in ms], deltas=deltas, **rules)
     wrong = next((f"at {format_size(m.length)}: {m.wrong}" for m in ms if m.wrong), None)
     fitting.judge_output(result, wrong, cost_only)
     return Row(name, fmt, workload, ms, result, floor=floor)
@@ -186,6 +188,7 @@ def run(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence
     """
     from tqdm import tqdm
 
+    from . import tokenizers
     from .bounded import CaseTimeout, Worker
 
     rules = {"reference_length": reference_length, "projection_factor": projection_factor}
@@ -204,6 +207,8 @@ def run(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence
     by_key: dict[tuple[str, str], list[Measurement]] = {}
 
     def record(m: Measurement) -> None:
+        if m.tokenizer is None:
+            m.tokenizer = tokenizers.for_chunking(m.format, str(chunking))
         result.measurements.append(m)
         if on_measurement is not None:
             on_measurement(m)

@@ -91,6 +91,9 @@ class Measurement:
     wrong: str | None = None
     """The first difference of the parser's streamed result from the case's (:mod:`callscale.verify`),
     or ``None`` when it parsed the case (or was not verified)."""
+    tokenizer: str | None = None
+    """What cut the deltas under a ``model`` chunking (:func:`callscale.tokenizers.for_chunking`: the real
+    tokenizer's package and version, or ``stand-in``); ``None`` under the character chunkings."""
 
     @property
     def ok(self) -> bool:

@@ -32,22 +32,26 @@ JOURNAL = "scaling.journal.{pid}.csv"
 runs sharing one ``--out`` keep a journal each); removed once the set is written."""
 
 CSV_COLUMNS = ["parser", "floor", "format", "workload", "length", "chars", "chunking", "deltas", "meter", "repeats",
-               "seconds", "floor_seconds", "x_floor", "max_increment_ms", "peak_bytes", "error", "wrong"]
+               "seconds", "floor_seconds", "x_floor", "max_increment_ms", "peak_bytes", "error", "wrong", "tokenizer"]
 """Columns of ``scaling.csv``: ``floor`` is true on the ``null`` parser's rows (pandas reads the
 name ``null`` as missing unless ``keep_default_na=False``); lengths in characters, ``seconds`` the meter's figure
 (process seconds, min over ``repeats``), ``floor_seconds`` the ``null`` parser's on the
 same deltas, ``x_floor`` their ratio, ``max_increment_ms`` the slowest single call,
 ``peak_bytes`` peak traced memory, ``error`` the exception of a failed run (or why its process ended,
-in words), ``wrong`` the first difference of the parser's result from the case's (:mod:`callscale.verify`)."""
+in words), ``wrong`` the first difference of the parser's result from the case's (:mod:`callscale.verify`),
+``tokenizer`` what cut the deltas under a ``model`` chunking (the real tokenizer's package and version, or
+``stand-in``; empty under the character chunkings)."""
 
 FIT_COLUMNS = ["parser", "format", "workload", "lengths", "exponent", "growth_per_4x", "steepest_exponent",
                "threshold", "a", "b", "reference_length", "projected", "linear_projected", "projection_ratio",
-               "projection_factor", "verdict", "rule", "reason"]
+               "projection_factor", "verdict", "rule", "reason", "axis"]
 """Columns of ``scaling-fits.csv``: ``exponent`` the least-squares log-log slope, ``steepest_exponent`` the
 largest step's; ``a``, ``b`` the non-negative fit ``cost = a*n + b*n**2`` (n in characters);
 ``projected`` that fit at ``reference_length`` characters, ``linear_projected`` the fit at the longest
 length scaled linearly to it, ``projection_ratio`` their ratio; ``rule`` which rule failed (``step``,
-``projection``, both joined by ``+``, ``timeout`` or ``error``; empty when the pair passed)."""
+``projection``, both joined by ``+``, ``timeout`` or ``error``; empty when the pair passed); ``axis`` the size
+axis the fit is on: ``characters``, or ``deltas`` under a ``model`` chunking where that judged better
+(:mod:`callscale.fit`; ``a``, ``b`` per delta then)."""
 
 _METER_NOTE = {
     "time": "process seconds, min of {repeats} runs",
@@ -94,7 +98,8 @@ def _cells(row: Row, run: Run) -> list[str]:
     steepest = "-" if fit.steepest is None else f"{fit.steepest:.2f}"
     ratio = fit.projection_ratio
     projected = "-" if ratio is None else f"{fmt_figure(fit.projected)} ({ratio:.1f}x)"
-    return [row.parser + (" (median floor)" if row.floor else ""), row.workload, *figures, _growth(row), exponent,
+    axis = [fit.axis if fit.exponent is not None else "-"] if _by_model(run) else []
+    return [row.parser + (" (median floor)" if row.floor else ""), row.workload, *figures, *axis, _growth(row), exponent,
             steepest, projected, fmt_figure(fit.linear_projected), x_floor, fmt_figure(row.max_increment_ms),
             rule, verdict]
 
@@ -113,13 +118,15 @@ def table(run: Run) -> str:
     """The console table, grouped by workload, the ``null`` floor row first in each group."""
     unit = _UNIT.get(run.meter, run.meter)
     reference = format_size(int(_reference(run)))
-    header = ["parser", "workload", *(f"{format_size(n)} {unit}" for n in run.lengths), "growth/4x",
+    header = ["parser", "workload", *(f"{format_size(n)} {unit}" for n in run.lengths),
+              *(["axis"] if _by_model(run) else []), "growth/4x",
               "exponent", "steepest", f"@{reference} (x linear)", f"linear @{reference}", "x floor", "max inc ms",
               "failed rule", "verdict"]
     groups = [[_cells(row, run) for row in group] for group in _ordered_rows(run)]
     every = [header] + [cells for group in groups for cells in group]
     widths = [max(len(cells[i]) for cells in every) for i in range(len(header))]
-    numeric = set(range(2, len(header) - 2))
+    numeric = set(range(2, len(header) - 2)) - {header.index("axis")} if "axis" in header else \
+        set(range(2, len(header) - 2))
 
     def line(cells: list[str]) -> str:
         out = []
@@ -142,8 +149,27 @@ def table(run: Run) -> str:
                  f"lengths; @{reference} = c + a*n + b*n**2 (a, b >= 0, least squares; docs/gate.md) at {reference} characters, "
                  f"(x linear) = over the linear projection of the longest length; verdict FAIL when "
                  f"steepest > {run.threshold:g} (rule step) or x linear > {_factor(run):g} (rule projection)"
-                 + ("; a pair that fails by time is measured again and the minimum kept" if run.meter == "time" else ""))
+                 + ("; a pair that fails by time is measured again and the minimum kept" if run.meter == "time" else "")
+                 + (_model_note(run) if _by_model(run) else ""))
     return "\n".join(lines)
+
+
+def _by_model(run: Run) -> bool:
+    """Whether the run's deltas are the model's tokens (a ``model`` chunking)."""
+    return str(run.chunking).startswith("model")
+
+
+def _model_note(run: Run) -> str:
+    """The table note's part for a ``model`` chunking: the size axis, and the tokenizer per format."""
+    named: dict[str, str] = {}
+    for m in run.measurements:
+        if m.tokenizer and m.format not in named:
+            named[m.format] = m.tokenizer
+    return (f"; axis = the size axis: characters, or the number of deltas (the model's tokens) where a pair "
+            f"that fails on characters does better on it (docs/gate.md); growth, exponent, steepest and the "
+            f"projection are on that axis, on deltas at {format_size(int(_reference(run)))} characters' worth of "
+            f"deltas at the longest length's characters per delta"
+            + (f"; tokenizers: {', '.join(f'{fmt} {name}' for fmt, name in named.items())}" if named else ""))
 
 
 def _reference(run: Run) -> float:
@@ -262,6 +288,7 @@ def fits_frame(run: Run):
             "verdict": "floor" if row.floor else row.fit.verdict,
             "rule": None if row.floor else (row.fit.rule or None),
             "reason": row.fit.reason or None,
+            "axis": row.fit.axis,
         })
     return pd.DataFrame.from_records(records, columns=FIT_COLUMNS)
 

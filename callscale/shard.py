@@ -84,7 +84,7 @@ def merge(paths: Sequence[Path | str], threshold: float, reference_length: float
         for record in df.to_dict("records"):
             m = Measurement(**{k: _value(record.get(k)) for k in (
                 "parser", "format", "workload", "length", "chars", "chunking", "deltas", "repeats", "meter",
-                "seconds", "max_increment_ms", "peak_bytes", "error")})
+                "seconds", "max_increment_ms", "peak_bytes", "error", "tokenizer")})
             m.length, m.chars, m.deltas, m.repeats = int(m.length), int(m.chars), int(m.deltas), int(m.repeats)
             if m.workload not in workloads:
                 workloads.append(m.workload)

@@ -29,7 +29,8 @@ import importlib.util
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-__all__ = ["MODEL_SPECIAL", "Piece", "ModelTokenizer", "get", "available", "describe", "PACKAGES", "MISSING_NOTE"]
+__all__ = ["MODEL_SPECIAL", "Piece", "ModelTokenizer", "get", "available", "describe", "for_chunking", "note",
+           "PACKAGES", "MISSING_NOTE"]
 
 #: format -> the packages its real tokenizer needs (import names).
 PACKAGES: dict[str, tuple[str, ...]] = {
@@ -285,3 +286,14 @@ def describe(fmt: str) -> str:
         if tok is not None:
             return tok.name
     return "stand-in"
+
+
+def for_chunking(fmt: str, chunking: str) -> str | None:
+    """What cuts ``fmt``'s deltas under ``chunking``: :func:`describe` for the ``model`` chunkings, ``None``
+    for the others (they cut characters; no tokenizer is used). The ``tokenizer`` column of ``scaling.csv``."""
+    return describe(fmt) if str(chunking).startswith("model") else None
+
+
+def note(formats: Sequence[str]) -> str:
+    """``fmt name, fmt name, ...``: the tokenizer of each format (:func:`describe`), in the order given."""
+    return ", ".join(f"{fmt} {describe(fmt)}" for fmt in dict.fromkeys(formats))

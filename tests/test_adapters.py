@@ -258,3 +258,67 @@ def test_vllm_parser_protocol_through_its_adapter_agrees_with_the_built_in_parse
             assert parser.inner.finished_flags == [False] * (len(deltas) - 1) + [True]
         assert _calls(check.whole(spec.factory(), case["text"], case["tools"])) == \
             _calls(check.whole(parsers.get("gpt_oss")(), case["text"], case["tools"]))
+
+
+# --------------------------------------------------------------------------- GPU stand-ins as engines use them
+def test_gpu_stand_ins_take_item_assignment_operators_and_stay_unions_in_annotations():
+    import importlib
+
+    import callscale.adapters.gpu_stubs as s
+
+    s.install(["callscale_no_such_gpu_package"])
+    try:
+        gpu = importlib.import_module("callscale_no_such_gpu_package")
+        config = importlib.import_module("callscale_no_such_gpu_package._inductor.config")
+        assert s.is_stub(gpu) and s.is_stub(config)
+        config._config["custom_should_partition_ops"] = 1  # vLLM 0.33 vllm/env_override.py, on a class
+        del config._config["custom_should_partition_ops"]
+        value = gpu.library.infer_schema(len, mutates_args=())  # a call's value, then ``str + value`` (vllm/utils/torch_utils.py)
+        value["key"] = 1
+        assert "all_reduce" + gpu.library.infer_schema(print, mutates_args=()) == "all_reduce"
+        assert 2 * value == 2 and value + 1 is value and -value is value and "x" not in value
+        assert bool(value[0]) is False and gpu.Tensor[0] is not None
+        union = gpu.Tensor | None  # annotations: a union of the stand-in class, as with the real one
+        assert union.__args__ == (gpu.Tensor, type(None)) and (str | gpu.dtype).__args__ == (str, gpu.dtype)
+    finally:
+        s.uninstall_finder()
+        for name in [n for n in sys.modules if n.startswith("callscale_no_such_gpu_package")]:
+            del sys.modules[name]
+
+
+@pytest.mark.slow  # vLLM's import takes 20-50 s
+def test_vllm_033_tool_parser_modules_import_through_the_gpu_stand_ins():
+    """Every tool parser vLLM 0.33 registers, and its gpt-oss ``Parser``, imports with torch, triton and
+    xgrammar stood in for (run with vLLM's wheel and its pure-Python dependencies importable)."""
+    import importlib.metadata
+
+    if importlib.util.find_spec("vllm") is None:
+        pytest.skip("vllm is not installed (pip download --no-deps vllm==0.33.* and put it on PYTHONPATH)")
+    version = importlib.metadata.version("vllm")
+    if not version.startswith("0.33."):
+        pytest.skip(f"vllm {version} is installed, not 0.33")
+    code = textwrap.dedent("""
+        import importlib, sys
+        import callscale.adapters.gpu_stubs as s
+        s.install(["torch", "triton", "xgrammar"])
+        names = []
+        try:
+            import vllm.tool_parsers as tp
+            for module, cls in tp._TOOL_PARSERS_TO_REGISTER.values():
+                getattr(importlib.import_module("vllm.tool_parsers." + module), cls)
+                names.append(cls)
+            getattr(importlib.import_module("vllm.parser.harmony"), "HarmonyParser")
+        except ModuleNotFoundError as exc:
+            if (exc.name or "").partition(".")[0] in ("torch", "triton", "xgrammar"):
+                raise
+            print("missing", exc.name); sys.exit(0)
+        print("imported", len(names), "HarmonyParser" if s.is_stub(sys.modules.get("torch")) else "torch-installed")
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    if proc.stdout.startswith("missing"):
+        pytest.skip(f"a dependency of vllm that is no GPU package is missing: {proc.stdout.split()[1]}")
+    words = proc.stdout.split()
+    # vLLM 0.33.0 registers 58 tool parsers
+    assert words[0] == "imported" and int(words[1]) >= 50 and words[2] in ("HarmonyParser", "torch-installed")

