@@ -342,15 +342,18 @@ def run(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence
                 ms = by_key.get((spec.name, workload), [])
                 row = _fit_row(spec.name, spec.format, workload, ms, threshold, cost_only=cost_only, **rules)
                 if meter in CONFIRM_METERS and (row.fit.cost_verdict or row.fit.verdict) == fitting.FAIL:
-                    for m in row.measurements:
-                        running = f"{spec.name} on {workload} at {m.length} (second look)"
-                        bar.set_postfix_str(running)
-                        case = case_maker(workload, spec.format, m.length, seed)
-                        again = bounded(i, spec.name, spec.format, workload, m.length, case, 2 * repeats, False,
-                                        False, False)
-                        if again.ok and again.seconds is not None and m.seconds is not None:
-                            m.seconds = min(m.seconds, again.seconds)
-                            m.repeats += again.repeats
+                    # 2 x repeats more runs, the lengths taken in turn (one run of each, then again), so a
+                    # burst of load on the machine falls on every length alike, not on one step
+                    cases = {m.length: case_maker(workload, spec.format, m.length, seed) for m in row.measurements}
+                    for _ in range(2 * repeats):
+                        for m in row.measurements:
+                            running = f"{spec.name} on {workload} at {m.length} (second look)"
+                            bar.set_postfix_str(running)
+                            again = bounded(i, spec.name, spec.format, workload, m.length, cases[m.length], 1,
+                                            False, False, False)
+                            if again.ok and again.seconds is not None and m.seconds is not None:
+                                m.seconds = min(m.seconds, again.seconds)
+                                m.repeats += again.repeats
                     row = _fit_row(spec.name, spec.format, workload, row.measurements, threshold,
                                    cost_only=cost_only, **rules)
                     result.second_looks.append((spec.name, workload, row.fit.cost_verdict or row.fit.verdict))

@@ -206,7 +206,7 @@ def small_run():
     specs = [ParserSpec("deepseek_v31", "deepseek_v31", parsers.get("deepseek_v31")),
              ParserSpec("quadratic", "deepseek_v31", QuadraticParser, plugin=True),
              ParserSpec("broken", "deepseek_v31", lambda: Recording(boom_at=3), plugin=True)]
-    return matrix.run(specs, ["write_file"], [1024, 2048, 4096], repeats=1, progress=False,
+    return matrix.run(specs, ["write_file"], [1024, 2048, 4096], repeats=3, progress=False,
                       case_maker=v31_write_file)
 
 
