@@ -15,7 +15,7 @@ import math
 from pathlib import Path
 from typing import Any
 from .config import format_size
-from .fit import ERROR, FAIL, TIMEOUT, WRONG_OUTPUT
+from .fit import ERROR, FAIL, PROJECTION_MIN_STEP, TIMEOUT, WRONG_OUTPUT
 from .matrix import Row, Run
 from .measure import NULL, Measurement
 
@@ -148,7 +148,8 @@ def table(run: Run) -> str:
                  f"the median over the formats' floors); steepest = the largest exponent between two consecutive "
                  f"lengths; @{reference} = c + a*n + b*n**2 (a, b >= 0, least squares; docs/gate.md) at {reference} characters, "
                  f"(x linear) = over the linear projection of the longest length; verdict FAIL when "
-                 f"steepest > {run.threshold:g} (rule step) or x linear > {_factor(run):g} (rule projection)"
+                 f"steepest > {run.threshold:g} (rule step) or x linear > {_factor(run):g} with a step over "
+                 f"{PROJECTION_MIN_STEP:g} (rule projection)"
                  + ("; a pair that fails by time is measured again and the minimum kept" if run.meter == "time" else "")
                  + (_model_note(run) if _by_model(run) else ""))
     return "\n".join(lines)

@@ -418,3 +418,20 @@ def test_gate_with_a_baseline_fails_when_a_pair_got_worse(capsys, tmp_path):
                                 "--lengths", "1k,2k,4k", "--repeats", "1", "--baseline", str(base), "--no-progress")
     assert status == 1, out
     assert "WORSE deepseek_v31 on write_file: " in out and "gate passed" in out
+
+
+def test_the_projection_rule_needs_a_step_the_lengths_show():
+    """fit.PROJECTION_MIN_STEP: deepseek_v31's exact counts on write_file at 512, 1k, 2k (their texts' lengths)
+    step 1.013 and 1.016 and projected 3.2x at 256k; a quadratic term that projects over 3x from lengths of
+    10k or more still fails, by projection alone where its steps stay under the step threshold."""
+    from callscale import fit as fitting
+
+    short = fitting.fit([690, 1225, 2287], [2694026, 4809414, 9066517], 1.3)
+    assert short.projection_ratio > 3 and short.steepest < fitting.PROJECTION_MIN_STEP
+    assert (short.verdict, short.rule) == ("ok", "")
+    for lengths in ([4096, 16384, 65536], [2560, 5120, 10240]):
+        a, longest = 100.0, lengths[-1]
+        b = 1.01 * 2 * a / (fitting.REFERENCE_LENGTH - 3 * longest)  # just over 3x at 256k
+        result = fitting.fit(lengths, [a * n + b * n * n for n in lengths], 9.0)  # (no step rule)
+        assert result.projection_ratio > 3 and result.steepest > fitting.PROJECTION_MIN_STEP, result
+        assert (result.verdict, result.rule) == ("FAIL", "projection")
