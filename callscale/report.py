@@ -235,7 +235,9 @@ def gate_lines(run: Run) -> list[str]:
     if run.passed:
         lines.append(f"gate passed: {total} parser x workload pair{'s' if total != 1 else ''}, "
                      f"every step exponent <= {run.threshold:g} and every projection at "
-                     f"{format_size(int(_reference(run)))} <= {_factor(run):g}x the linear one")
+                     f"{format_size(int(_reference(run)))} <= {_factor(run):g}x the linear one"
+                     + (f" or its steps within {PROJECTION_MIN_STEP:g} (fit.PROJECTION_MIN_STEP)"
+                        if any((r.fit.projection_ratio or 0) > _factor(run) for r in run.rows) else ""))
     else:
         lines.append(f"gate failed: {len(run.offenders)} of {total} parser x workload pairs failed a rule "
                      f"(step exponent <= {run.threshold:g}, projection <= {_factor(run):g}x linear), "
