@@ -221,8 +221,10 @@ def test_a_hanging_parser_fails_the_gate_with_timeout_in_seconds(capsys):
     row = next(line for line in out.splitlines() if line.startswith("hanging_parser:Hangs "))
     assert row.split()[2:5] == ["timeout"] * 3 and row.split()[-1] == "timeout"
     assert "FAIL hanging_parser:Hangs on write_file (timeout): no exponent (timeout after 2 s)" in out
-    # the other parser of the run was still measured
-    assert next(line for line in out.splitlines() if line.startswith("deepseek_v31 ")).split()[-1] == "ok"
+    # the other parser of the run was still measured: figures at every length, a cost verdict (at 1 repeat of
+    # 1k-4k by time its projection can read noise; the verdict rules have their own tests)
+    cells = next(line for line in out.splitlines() if line.startswith("deepseek_v31 ")).split()
+    assert all(float(f) > 0 for f in cells[2:5]) and cells[-1] in ("ok", "FAIL") and cells[-2] != "timeout", cells
 
 
 def test_check_goes_on_after_a_timeout(capsys):
@@ -415,7 +417,8 @@ def test_compare_refuses_files_of_two_meters_and_non_csv(capsys, tmp_path):
 def test_gate_with_a_baseline_fails_when_a_pair_got_worse(capsys, tmp_path):
     base = _csv(tmp_path / "base.csv", "time", {"deepseek_v31": [1e-9, 2e-9, 4e-9, 8e-9]})
     status, out, err = run_main(capsys, "gate", "--parser", "deepseek_v31", "--workload", "write_file",
-                                "--lengths", "1k,2k,4k", "--repeats", "1", "--baseline", str(base), "--no-progress")
+                                "--lengths", "1k,2k,4k", "--repeats", "1", "--baseline", str(base), "--no-progress",
+                                "--projection-factor", "60")  # the gate's own verdict passes whatever the noise
     assert status == 1, out
     assert "WORSE deepseek_v31 on write_file: " in out and "gate passed" in out
 
