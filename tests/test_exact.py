@@ -63,6 +63,7 @@ def test_a_parser_that_exits_or_crashes_fails_only_its_own_rows(importable_tests
     assert got[ITEM].instructions == instructions.count_items([ITEM], "tokens:4")[ITEM].instructions
 
 
+@pytest.mark.slow  # a callgrind child waiting out a hang (~13 s): the slow set
 @needs_valgrind
 def test_gate_times_out_a_hanging_plugin_and_measures_the_rest(importable_tests, capsys):
     status = cli.main(["gate", "--meter", "instructions", "--timeout", "5", "--parser", "hanging_parser:Hangs",

@@ -36,6 +36,7 @@ def test_counts_repeat_exactly(ours):
     assert 0 < ours[1024] < ours[2048] < ours[4096] < ours[8192]
 
 
+@pytest.mark.slow  # a callgrind run of the quadratic parser (~20 s): the slow set
 def test_quadratic_parser_is_above_1_7_and_ours_below_1_1(importable_tests, ours):
     quad = instructions.count_instructions("quadratic_parser:QuadraticParser", "deepseek_v31", "write_file",
                                            LENGTHS, "tokens:4")
@@ -43,6 +44,7 @@ def test_quadratic_parser_is_above_1_7_and_ours_below_1_1(importable_tests, ours
     assert exponent(LENGTHS, [ours[n] for n in LENGTHS]) < 1.1
 
 
+@pytest.mark.slow  # a callgrind run of the quadratic parser (~20 s): the slow set
 def test_gate_with_the_instruction_meter_fails_the_quadratic_parser(importable_tests, capsys):
     status = cli.main(["gate", "--meter", "instructions", "--parser", "quadratic_parser:QuadraticParser",
                        "--format", "deepseek_v31", "--workload", "write_file", "--no-progress",
