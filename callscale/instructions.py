@@ -129,6 +129,22 @@ def child_environment(links: Sequence[str] = ()) -> dict[str, str]:
     return dict(_FIXED_ENV, PYTHONPATH=os.pathsep.join(dict.fromkeys(paths)))
 
 
+CHILD_FOLDER_PARENT = "/tmp"
+"""Where the metered child's folder is made, whatever ``TMPDIR`` says (see :func:`child_folder_parent`)."""
+
+
+def child_folder_parent() -> str | None:
+    """The folder the metered child's own folder is made in: ``/tmp`` where it is a writable folder, else
+    ``None`` (``tempfile``'s default, from ``TMPDIR``).
+
+    The child's import path names links in its folder (:func:`path_links`), so the length of that
+    folder's path moves counts as a checkout path would: a runner whose ``TMPDIR`` is
+    ``/home/runner/work/_temp`` would count otherwise than one with ``/tmp``.
+    """
+    parent = CHILD_FOLDER_PARENT
+    return parent if os.path.isdir(parent) and os.access(parent, os.W_OK | os.X_OK) else None
+
+
 def path_links(folder: Path) -> tuple[list[str], list[str], list[str]]:
     """Fixed-length names for the child's import path: ``(first, caller, plug-ins)``, links in ``folder/p``.
 
@@ -598,7 +614,8 @@ def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
     no_limit = 1e9
     slow_setup = max(timeout, 60.0) if timeout is not None else no_limit
     # SIGTERM raises bounded.Terminated, as Ctrl-C does: the children are killed on the way out
-    with tempfile.TemporaryDirectory(prefix="callscale-callgrind-") as tmp, terminate_as_interrupt():
+    with tempfile.TemporaryDirectory(prefix="callscale-callgrind-", dir=child_folder_parent()) as tmp, \
+            terminate_as_interrupt():
         child = _Child(items, chunking, seed, Path(tmp))
         number_of = {entry[0]: number for number, row in enumerate(child.rows) for entry in row}
         # the forks running (two at a time, see callscale._child), by row number: their process id, the

@@ -13,6 +13,7 @@ each measurement has a floor figure on the very same deltas.
 from __future__ import annotations
 
 import statistics
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -127,7 +128,14 @@ class Interrupted(KeyboardInterrupt):
 
 
 CONFIRM_METERS = frozenset({"time"})
-"""Meters whose failing pairs are measured once more before the verdict (see :func:`run`)."""
+"""Meters whose failing pairs are measured again before the verdict (the second look, see :func:`run`)."""
+CONFIRM_ROUNDS = 4
+"""At most this many rounds of the second look (each: 2 x repeats runs of every length, in turn)."""
+CONFIRM_PAUSE = 1.0
+"""Seconds of pause before the second look's round k (k x this), so a burst of load can pass."""
+CONFIRM_ROUND_BUDGET = 2.0
+"""A round that measured more than this many seconds is the last: a pair that slow is not near the line
+(a quadratic parser at 64k), so more rounds would only lengthen the run."""
 
 
 def run(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence[int], *,
@@ -299,10 +307,12 @@ def run(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence
     bar = tqdm(total=len(tested) * len(workloads) * len(lengths), unit="run",
                disable=None if progress is None else not progress, leave=False, dynamic_ncols=True)
     try:
+        # a format's lengths follow each other (all lengths of one format, then the next format), so a
+        # burst of load on the machine lands on the few pairs measured during it, not on one length of all
         for workload in workloads:
-            for length in lengths:
-                for fmt in formats:
-                    group = [(i, s) for i, s in enumerate(tested) if s.format == fmt]
+            for fmt in formats:
+                group = [(i, s) for i, s in enumerate(tested) if s.format == fmt]
+                for length in lengths:
                     try:
                         case = case_maker(workload, fmt, length, seed)
                     except Exception as exc:
@@ -342,20 +352,28 @@ def run(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence
                 ms = by_key.get((spec.name, workload), [])
                 row = _fit_row(spec.name, spec.format, workload, ms, threshold, cost_only=cost_only, **rules)
                 if meter in CONFIRM_METERS and (row.fit.cost_verdict or row.fit.verdict) == fitting.FAIL:
-                    # 2 x repeats more runs, the lengths taken in turn (one run of each, then again), so a
-                    # burst of load on the machine falls on every length alike, not on one step
+                    # the second look: rounds of 2 x repeats more runs, the lengths taken in turn (one run
+                    # of each, then again) so a burst falls on every length alike; the minimum kept per
+                    # length; another round, after a pause, while the pair still fails and a round is cheap
                     cases = {m.length: case_maker(workload, spec.format, m.length, seed) for m in row.measurements}
-                    for _ in range(2 * repeats):
-                        for m in row.measurements:
-                            running = f"{spec.name} on {workload} at {m.length} (second look)"
-                            bar.set_postfix_str(running)
-                            again = bounded(i, spec.name, spec.format, workload, m.length, cases[m.length], 1,
-                                            False, False, False)
-                            if again.ok and again.seconds is not None and m.seconds is not None:
-                                m.seconds = min(m.seconds, again.seconds)
-                                m.repeats += again.repeats
-                    row = _fit_row(spec.name, spec.format, workload, row.measurements, threshold,
-                                   cost_only=cost_only, **rules)
+                    for look in range(CONFIRM_ROUNDS):
+                        if look:
+                            time.sleep(CONFIRM_PAUSE * look)
+                        spent = 0.0
+                        for _ in range(2 * repeats):
+                            for m in row.measurements:
+                                running = f"{spec.name} on {workload} at {m.length} (second look)"
+                                bar.set_postfix_str(running)
+                                again = bounded(i, spec.name, spec.format, workload, m.length, cases[m.length], 1,
+                                                False, False, False)
+                                if again.ok and again.seconds is not None and m.seconds is not None:
+                                    m.seconds = min(m.seconds, again.seconds)
+                                    m.repeats += again.repeats
+                                    spent += again.seconds
+                        row = _fit_row(spec.name, spec.format, workload, row.measurements, threshold,
+                                       cost_only=cost_only, **rules)
+                        if (row.fit.cost_verdict or row.fit.verdict) != fitting.FAIL or spent > CONFIRM_ROUND_BUDGET:
+                            break
                     result.second_looks.append((spec.name, workload, row.fit.cost_verdict or row.fit.verdict))
                 result.rows.append(row)
     except KeyboardInterrupt as exc:

@@ -43,6 +43,18 @@ def test_a_count_does_not_depend_on_what_else_the_child_counted():
 
 
 @needs_valgrind
+def test_a_count_does_not_depend_on_tmpdir(monkeypatch, tmp_path):
+    import tempfile
+
+    alone = instructions.count_items([ITEM], "tokens:4")[ITEM].instructions
+    longer = tmp_path / ("a-runner-temp-folder-with-a-much-longer-name-" * 3)
+    longer.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(longer))  # what TMPDIR=<longer> gives
+    assert instructions.count_items([ITEM], "tokens:4")[ITEM].instructions == alone > 1_000_000
+    assert instructions.child_folder_parent() == "/tmp"
+
+
+@needs_valgrind
 def test_the_child_returns_what_a_client_got():
     from callscale.workloads import make
 
@@ -81,7 +93,7 @@ def test_sigterm_kills_the_callgrind_child(importable_tests, tmp_path):
                              "--timeout", "600", "--no-progress"], cwd=TESTS, env=dict(os.environ, PYTHONPATH=str(TESTS)),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     children = []
-    for _ in range(600):  # until the metered child runs
+    for _ in range(1800):  # until the metered child runs (up to 3 min on a loaded machine)
         children = _valgrind_children(proc.pid)
         if children:
             break

@@ -146,13 +146,49 @@ def test_a_pair_that_fails_by_time_gets_a_second_look(monkeypatch, power, verdic
         return m
 
     monkeypatch.setattr(matrix, "measure", measure)
+    monkeypatch.setattr(matrix, "CONFIRM_PAUSE", 0.01)
     spec = ParserSpec("deepseek_v31", "deepseek_v31", parsers.get("deepseek_v31"))
     run = matrix.run([spec], ["write_file"], [1024, 2048, 4096], repeats=1, latency=False, memory=False,
                      progress=False)
     (row,) = run.rows
     assert run.second_looks == [("deepseek_v31", "write_file", verdict)]
-    assert row.fit.verdict == verdict and row.measurements[-1].repeats == 3  # 1 + 2 more runs
+    assert row.fit.verdict == verdict
+    # a linear parser passes after one round (1 + 2 more runs); a quadratic one fails every round
+    assert row.measurements[-1].repeats == (3 if power == 1 else 1 + 2 * matrix.CONFIRM_ROUNDS)
     assert report.gate_lines(run)[-2].startswith("second look: 1 pair(s) failed once by time")
+
+
+@pytest.mark.parametrize("slow_reads, rounds", [(3, 2), (5, 3), (99, 4)])
+def test_a_burst_that_outlasts_a_round_of_the_second_look(monkeypatch, slow_reads, rounds):
+    # CI run 8: a burst of load on the VM slowed every read at 16k, through the first look and the
+    # first round of the second one; later rounds (after a pause) read the linear cost again
+    from callscale import parsers
+    from callscale import matrix
+    from callscale.plugins import ParserSpec
+
+    real = matrix.measure
+    reads = []
+
+    def measure(factory, case, chunking, repeats, **kw):
+        m = real(factory, case, chunking, repeats, **kw)
+        if kw["parser_name"] != "null":
+            m.seconds = len(case.text) / 1024 * 1e-3
+            if case.length == 2048:
+                reads.append(1)
+                if len(reads) <= slow_reads:  # the middle length, slowed by the burst
+                    m.seconds *= 1.8
+        return m
+
+    monkeypatch.setattr(matrix, "measure", measure)
+    monkeypatch.setattr(matrix, "CONFIRM_PAUSE", 0.01)
+    spec = ParserSpec("deepseek_v31", "deepseek_v31", parsers.get("deepseek_v31"))
+    run = matrix.run([spec], ["write_file"], [1024, 2048, 4096], repeats=1, latency=False, memory=False,
+                     progress=False)
+    (row,) = run.rows
+    expected = fit.OK if slow_reads < 1 + 2 * matrix.CONFIRM_ROUNDS else fit.FAIL
+    assert run.second_looks == [("deepseek_v31", "write_file", expected)]
+    assert row.fit.verdict == expected
+    assert [m.repeats for m in row.measurements] == [1 + 2 * rounds] * 3
 
 
 # --------------------------------------------------------------------- the fixtures
