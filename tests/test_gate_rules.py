@@ -127,22 +127,20 @@ def test_config_reads_the_new_keys(tmp_path):
         config.load(tmp_path)
 
 
-@pytest.mark.parametrize("power, verdict", [(1, fit.OK), (2, fit.FAIL)])
-def test_a_pair_that_fails_by_time_gets_a_second_look(monkeypatch, power, verdict):
+def _time_run_with(monkeypatch, seconds):
+    """deepseek_v31 on write_file at 1k-4k by the time meter, 1 repeat, each figure set by
+    ``seconds(length, read)``: read counts the reads of that length from 1 (the null parser keeps its own)."""
     from callscale import parsers
     from callscale import matrix
     from callscale.plugins import ParserSpec
 
-    real = matrix.measure
-    slow_once = []
+    real, reads = matrix.measure, {}
 
     def measure(factory, case, chunking, repeats, **kw):
         m = real(factory, case, chunking, repeats, **kw)
         if kw["parser_name"] != "null":
-            m.seconds = (len(case.text) / 1024) ** power * 1e-3
-            if case.length == 4096 and not slow_once:  # load slowed the first read of the longest length
-                slow_once.append(repeats)
-                m.seconds *= 3
+            reads[case.length] = reads.get(case.length, 0) + 1
+            m.seconds = seconds(case.length, reads[case.length])
         return m
 
     monkeypatch.setattr(matrix, "measure", measure)
@@ -151,6 +149,17 @@ def test_a_pair_that_fails_by_time_gets_a_second_look(monkeypatch, power, verdic
     run = matrix.run([spec], ["write_file"], [1024, 2048, 4096], repeats=1, latency=False, memory=False,
                      progress=False)
     (row,) = run.rows
+    return run, row
+
+
+@pytest.mark.parametrize("power, verdict", [(1, fit.OK), (2, fit.FAIL)])
+def test_a_pair_that_fails_by_time_gets_a_second_look(monkeypatch, power, verdict):
+    from callscale import matrix
+
+    def seconds(length, read):  # load slowed the first read of the longest length
+        return (length / 1024) ** power * 1e-3 * (3 if length == 4096 and read == 1 else 1)
+
+    run, row = _time_run_with(monkeypatch, seconds)
     assert run.second_looks == [("deepseek_v31", "write_file", verdict)]
     assert row.fit.verdict == verdict
     # a linear parser passes after one round (1 + 2 more runs); a quadratic one fails every round
@@ -162,29 +171,12 @@ def test_a_pair_that_fails_by_time_gets_a_second_look(monkeypatch, power, verdic
 def test_a_burst_that_outlasts_a_round_of_the_second_look(monkeypatch, slow_reads, rounds):
     # CI run 8: a burst of load on the VM slowed every read at 16k, through the first look and the
     # first round of the second one; later rounds (after a pause) read the linear cost again
-    from callscale import parsers
     from callscale import matrix
-    from callscale.plugins import ParserSpec
 
-    real = matrix.measure
-    reads = []
+    def seconds(length, read):  # the middle length, slowed by the burst
+        return length / 1024 * 1e-3 * (1.8 if length == 2048 and read <= slow_reads else 1)
 
-    def measure(factory, case, chunking, repeats, **kw):
-        m = real(factory, case, chunking, repeats, **kw)
-        if kw["parser_name"] != "null":
-            m.seconds = len(case.text) / 1024 * 1e-3
-            if case.length == 2048:
-                reads.append(1)
-                if len(reads) <= slow_reads:  # the middle length, slowed by the burst
-                    m.seconds *= 1.8
-        return m
-
-    monkeypatch.setattr(matrix, "measure", measure)
-    monkeypatch.setattr(matrix, "CONFIRM_PAUSE", 0.01)
-    spec = ParserSpec("deepseek_v31", "deepseek_v31", parsers.get("deepseek_v31"))
-    run = matrix.run([spec], ["write_file"], [1024, 2048, 4096], repeats=1, latency=False, memory=False,
-                     progress=False)
-    (row,) = run.rows
+    run, row = _time_run_with(monkeypatch, seconds)
     expected = fit.OK if slow_reads < 1 + 2 * matrix.CONFIRM_ROUNDS else fit.FAIL
     assert run.second_looks == [("deepseek_v31", "write_file", expected)]
     assert row.fit.verdict == expected
