@@ -115,21 +115,30 @@ def step_growth(lengths: Sequence[float], seconds: Sequence[float]) -> list[floa
     """The measured growth per 4x between consecutive lengths (sorted by length).
 
     For lengths 4x apart this is the plain ratio ``seconds[i+1] / seconds[i]``;
-    other spacings are scaled to a 4x step: ``ratio ** (log 4 / log(l[i+1] / l[i]))``.
+    other spacings are scaled to a 4x step: ``4 ** exponent`` of the step
+    (:func:`step_exponents`); ``inf`` where that is beyond a float (two lengths
+    a few characters apart), ``nan`` where a figure or length is not positive.
     """
-    points = sorted(zip(lengths, seconds))
     out = []
-    for (l0, s0), (l1, s1) in zip(points, points[1:]):
-        if l1 > l0 > 0 and s0 > 0 and s1 > 0:
-            out.append((s1 / s0) ** (math.log(4) / math.log(l1 / l0)))
-        else:
-            out.append(float("nan"))
+    for e in step_exponents(lengths, seconds):
+        try:
+            out.append(4.0 ** e)
+        except OverflowError:
+            out.append(math.inf)
     return out
 
 
 def step_exponents(lengths: Sequence[float], seconds: Sequence[float]) -> list[float]:
-    """The exponent of each step between consecutive lengths (sorted): ``log(growth) / log(length ratio)``."""
-    return [math.log(g) / math.log(4) if g > 0 else float("nan") for g in step_growth(lengths, seconds)]
+    """The exponent of each step between consecutive lengths (sorted): ``log(s1 / s0) / log(l1 / l0)``;
+    ``nan`` where a figure or length is not positive or two lengths are equal."""
+    points = sorted(zip(lengths, seconds))
+    out = []
+    for (l0, s0), (l1, s1) in zip(points, points[1:]):
+        if l1 > l0 > 0 and s0 > 0 and s1 > 0:
+            out.append(math.log(s1 / s0) / math.log(l1 / l0))
+        else:
+            out.append(float("nan"))
+    return out
 
 
 def quadratic_fit(lengths: Sequence[float], seconds: Sequence[float], constant: bool = True

@@ -63,6 +63,13 @@ def test_fit_is_least_squares_not_endpoints():
     assert fit.step_growth([4, 16, 64], [1, 4, 64]) == pytest.approx([4, 16])
 
 
+def test_a_step_between_lengths_a_few_characters_apart_reads_inf_not_an_overflow():
+    # 1000 -> 1001 characters and twice the cost: exponent log 2 / log 1.001 = 693.5, 4 ** 693.5 overflows
+    assert fit.step_exponents([1000, 1001], [1.0, 2.0]) == pytest.approx([693.49], abs=0.01)
+    assert fit.step_growth([1000, 1001], [1.0, 2.0]) == [math.inf]
+    assert fit.fit([1000, 1001, 4000], [1.0, 2.0, 8.0], threshold=1.3).verdict == fit.FAIL
+
+
 def test_fit_threshold_is_inclusive_and_errors_fail():
     lengths = [1, 4, 16]
     assert fit.fit(lengths, [1, 4, 16], threshold=1.0).verdict == fit.OK
