@@ -9,13 +9,12 @@ confirmed closers, typed values) are base.py's and schema.py's
 
 from __future__ import annotations
 
-import json
 import re
 
 from . import register
 from .base import ToolParser, json_fragment, json_text
 from .jsonscan import strict_loads
-from .schema import UNTYPED, StringOrNull, TypedValue, is_new_parameter, parameter_typing, typed_json
+from .schema import UNTYPED, json_string, StringOrNull, TypedValue, is_new_parameter, parameter_typing, typed_json
 from .scanner import PARTIAL, markers
 
 __all__ = [
@@ -67,7 +66,7 @@ class _GlmParser(ToolParser):
 
     broken_ends = (TOOL_CALL_END,)
     broken_restarts = (TOOL_CALL,)
-    _m_content = markers(TOOL_CALL)
+    _content_markers = markers(TOOL_CALL)
 
     def __init__(self) -> None:
         super().__init__()
@@ -126,12 +125,12 @@ class _GlmParser(ToolParser):
         self._head_no_call(self._head_text(), final, _M_NAME)
         return self._read_on(marker)
 
-    def _empty_opener(self, marker: str | None) -> bool:
+    def _empty_opener(self, marker: str | None, final: bool = False) -> bool:
         """An opener with no name: dropped (a degenerate repeat, an empty block), ``marker`` read on."""
         self._head_parts = []
         if marker == TOOL_CALL:  # (the common case: an opener repeated)
             self._start_name(marker)
-            return True
+            return final or not self.scanner.at_end()  # (nothing unread: state "name" would wait)
         if marker == TOOL_CALL_END:
             marker = None
         return self._read_on(marker)
@@ -162,13 +161,10 @@ class _GlmParser(ToolParser):
         self._state = "content"
 
     # ------------------------------------------------------------------ states
-    def _s_content(self, final: bool) -> bool:
-        text, marker = self.scanner.find(self._m_content, final)
-        self._emit_content(text)
-        if marker is None:
-            return False
+    def _open(self, marker: str, final: bool) -> bool:
+        """An opener in content (base ``_s_content``): read the call's name."""
         self._start_name(marker)
-        return True
+        return final or not self.scanner.at_end()  # (nothing unread: state "name" would wait)
 
     def _s_name(self, final: bool) -> bool:
         text, marker = self._head_find(_M_NAME, False)  # a partial marker stays unread, even at the end
@@ -183,9 +179,9 @@ class _GlmParser(ToolParser):
                 self.scanner.take_all()
                 return self._empty_opener(None)
             return self._not_a_call(None, final)
-        name = "".join(self._head_parts)[len(self._opener):].strip()
+        name = "".join(self._head_parts)[len(self._opener):].strip() if self._head_len else ""
         if not name:
-            return self._empty_opener(marker)
+            return self._empty_opener(marker, final)
         if marker.endswith(TOOL_CALL):
             return self._not_a_call(marker)
         self._head_parts = []
@@ -200,7 +196,7 @@ class _GlmParser(ToolParser):
             self._emit_arguments("{}")
             self._end_call()
             self._state = "content"
-        return True
+        return final or not self.scanner.at_end()  # (nothing unread: the next state would wait)
 
     def _s_key(self, final: bool) -> bool:
         text, marker = self._head_find(_M_KEY, final)
@@ -213,7 +209,7 @@ class _GlmParser(ToolParser):
             return self._malformed(marker)
         self._key = self._head_text().strip()
         self._state = "key_done"
-        return True
+        return final or not self.scanner.at_end()
 
     def _s_key_done(self, final: bool) -> bool:
         scanner = self.scanner
@@ -238,10 +234,10 @@ class _GlmParser(ToolParser):
             self._state = "value_buf"
         else:
             self._state = "value_start"
-        return True
+        return final or not self.scanner.at_end()
 
     def _start_value(self) -> None:
-        self._emit_arguments(("{" if self._args == 0 else ", ") + json.dumps(self._key, ensure_ascii=False) + ": ")
+        self._emit_arguments(("{" if self._args == 0 else ", ") + json_string(self._key) + ": ")
         self._args += 1
         self._keys.add(self._key)
         self._kind = self._value_kind()
@@ -338,7 +334,7 @@ class _GlmParser(ToolParser):
             self._state = "value_key"
         else:
             self._state = "value_call_end"
-        return True
+        return final or not self.scanner.at_end()
 
     def _s_value_key(self, final: bool) -> bool:
         """``<arg_key>`` in a value: it ends the value (``</arg_value>`` missing) when a new key and ``</arg_key>`` follow."""
@@ -409,7 +405,7 @@ class _GlmParser(ToolParser):
             self._head_begin()
         else:
             self._end_call_here()
-        return True
+        return final or not self.scanner.at_end()
 
 
 @register("glm45")
@@ -418,7 +414,7 @@ class Glm45Parser(_GlmParser):
 
     layout_before_call = "\n"
     broken_restarts = (LAYOUT_OPENER, TOOL_CALL)
-    _m_content = markers(LAYOUT_OPENER, TOOL_CALL)
+    _content_markers = markers(LAYOUT_OPENER, TOOL_CALL)
 
 
 @register("glm47")

@@ -16,7 +16,6 @@ closers, typed values) are base.py's and schema.py's
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 
@@ -24,7 +23,7 @@ from . import register
 from .base import ToolParser, json_fragment, json_text
 from .jsonscan import strict_loads
 from .scanner import PARTIAL, markers
-from .schema import UNTYPED, Typing, parameter_typing, typed_json
+from .schema import UNTYPED, json_string, Typing, parameter_typing, typed_json
 
 log = logging.getLogger(__name__)
 
@@ -235,7 +234,7 @@ class KimiK3Parser(ToolParser):
         self._typing = typing
         self._value_is_string = typing.is_string or not typing.declared
         self._value_parts = []
-        self._emit_arguments(("{" if not self._keys else ", ") + json.dumps(key, ensure_ascii=False) + ": "
+        self._emit_arguments(("{" if not self._keys else ", ") + json_string(key) + ": "
                              + ('"' if self._value_is_string else ""))
         self._keys.add(key)
         self._state = "value"

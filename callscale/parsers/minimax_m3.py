@@ -20,17 +20,17 @@ schema.py's (``callscale/parsers/README.md``).
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from functools import lru_cache
-from typing import Any, Mapping
+from collections.abc import Mapping  # (isinstance without typing's layer)
+from typing import Any
 
 from . import register
 from .base import json_fragment
 from .minimax import MiniMaxBlocks
 from .scanner import PARTIAL, Markers, lazy_markers, markers
-from .schema import UNTYPED, Typing, resolve_schema, schema_typing, tool_parameters, typed_json
+from .schema import UNTYPED, Typing, json_string, resolve_schema, schema_typing, tool_parameters, typed_json
 
 log = logging.getLogger(__name__)
 
@@ -139,6 +139,7 @@ class MiniMaxM3Parser(MiniMaxBlocks):
     block_close = BLOCK_CLOSE
     invoke_open = INVOKE_OPEN
     invoke_close = INVOKE_CLOSE
+    _content_markers = _CONTENT
 
     def __init__(self) -> None:
         super().__init__()
@@ -155,16 +156,14 @@ class MiniMaxM3Parser(MiniMaxBlocks):
         self._state = "content"
 
     # ------------------------------------------------------------------ outside calls
-    def _s_content(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_CONTENT, final)
-        self._emit_content(text)
-        if marker is None:
-            return False
+    def _open(self, marker: str, final: bool) -> bool:
+        """A marker in content (base ``_s_content`` over ``_content_markers``): a block, reasoning, or a
+        stray ``</mm:think>`` (dropped)."""
         if marker == THINK_OPEN:
             self._state = "think"
         elif marker != THINK_CLOSE:
             self._open_block(marker)
-        return True
+        return final or not self.scanner.at_end()
 
     def _invoke_started(self) -> None:
         self._root = tool_parameters(self.tools, self._call_name)
@@ -185,7 +184,7 @@ class MiniMaxM3Parser(MiniMaxBlocks):
             return self._fail("text beside elements")
         self._head_begin()
         self._state = "tag"
-        return True
+        return final or not sc.at_end()  # (every state only reads: nothing unread, it would wait)
 
     def _s_tag(self, final: bool) -> bool:
         _, marker = self._head_find(_HEAD_END, final)
@@ -224,7 +223,7 @@ class MiniMaxM3Parser(MiniMaxBlocks):
         head = ", " if parent.count else ""
         if parent.kind == "object":
             parent.keys.add(name)
-            head += json.dumps(name, ensure_ascii=False) + ": "
+            head += json_string(name) + ": "
         parent.count += 1
         frame = _Frame(name, spec, typing, "open")
         self._frames.append(frame)
@@ -236,7 +235,7 @@ class MiniMaxM3Parser(MiniMaxBlocks):
             if head:
                 self._emit_arguments(head)
             self._state = "opened"
-        return True
+        return final or not self.scanner.at_end()
 
     def _s_opened(self, final: bool) -> bool:
         sc = self.scanner
@@ -288,7 +287,7 @@ class MiniMaxM3Parser(MiniMaxBlocks):
             return False
         self._confirm_ws.clear()
         self._state = "confirm"
-        return True
+        return final or not self.scanner.at_end()
 
     def _text_piece(self, frame: _Frame, text: str) -> None:
         if text:

@@ -59,6 +59,7 @@ __all__ = [
     "convert",
     "StringOrNull",
     "read_python_literal",
+    "json_string",
 ]
 
 #: The order in which a value's text is tried against the types a schema
@@ -276,6 +277,11 @@ def json_fragment(text: str) -> str:
     directly (its C function; ``json.dumps`` builds an encoder per call).
     """
     return _encode_string(text)[1:-1]
+
+
+#: ``text`` as a JSON string literal, quotes included: ``json.dumps(text, ensure_ascii=False)``
+#: exactly (its C function; ``json.dumps`` builds an encoder per call). For keys.
+json_string = _encode_string
 
 
 #: A surrogate code point: in decoded JSON only from an escape (``"\\ud800"``).
