@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from . import register
-from .base import ToolParser, json_fragment, json_text
+from .base import MAX_HEAD, ToolParser, json_fragment, json_text
 from .jsonscan import strict_loads
 from .schema import UNTYPED, json_string, StringOrNull, TypedValue, is_new_parameter, parameter_typing, typed_json
 from .scanner import PARTIAL, markers
@@ -47,6 +47,7 @@ _M_AFTER_VALUE = markers(ARG_KEY, TOOL_CALL_END)
 _M_OPENER = markers(TOOL_CALL)
 
 _NAME_CHAR = re.compile(r"[\w\-.:/@]")
+_NAME_RUN = re.compile(r"[\w\-.:/@]+")  # a piece of name characters only (what _name_ok reads one by one)
 
 
 def _auto_value(text: str) -> str:
@@ -168,10 +169,13 @@ class _GlmParser(ToolParser):
 
     def _s_name(self, final: bool) -> bool:
         text, marker = self._head_find(_M_NAME, False)  # a partial marker stays unread, even at the end
-        if text and not self._name_ok(text):
-            return self._not_a_call(marker)
+        if text:
+            if self._name_phase != 2 and _NAME_RUN.fullmatch(text):  # (the common piece)
+                self._name_phase = 1
+            elif not self._name_ok(text):
+                return self._not_a_call(marker)
         if marker is None:
-            if self._head_over():  # too long for a name: text
+            if self._head_len > MAX_HEAD:  # too long for a name: text (_head_over, written out)
                 return self._not_a_call(None)
             if not final:
                 return False
@@ -201,7 +205,7 @@ class _GlmParser(ToolParser):
     def _s_key(self, final: bool) -> bool:
         text, marker = self._head_find(_M_KEY, final)
         if marker is None:
-            if self._head_over():  # too long for a key
+            if self._head_len > MAX_HEAD:  # too long for a key (_head_over, written out)
                 return self._malformed(None, self._head_text())
             return self._unclosed() if final else False
         if marker != ARG_KEY_END:
@@ -304,6 +308,8 @@ class _GlmParser(ToolParser):
                 self._gate.feed(text)  # typed as it streams; sent at the end
             else:
                 self._buf.append(text)
+        if marker is None and not final:
+            return False
         return self._value_marker(marker, final)
 
     def _value_text(self, text: str) -> None:

@@ -71,27 +71,40 @@ MAX_REF_DEPTH = 16
 #: JSON decoder stops near 1000).
 
 
-class Typing(NamedTuple):
+class _TypingFields(NamedTuple):
+    types: tuple[str, ...] = ()
+    nullable: bool = False
+    enum: tuple[Any, ...] | None = None
+
+
+class Typing(_TypingFields):
     """How one parameter's value is typed.
 
     ``types``: the JSON types the schema allows, without ``null``, in
     :data:`TYPE_ORDER` (empty when the schema says nothing). ``nullable``:
     the schema allows ``null``. ``enum``: the allowed values, or ``None``.
+    A tuple of those three (compared as one). ``declared`` (the schema says
+    something about the value's type) and ``is_string`` (the value can only
+    be a string: sent verbatim, as it arrives) are set when it is made: plain
+    attributes, read per value by every typed format without a call.
     """
 
-    types: tuple[str, ...] = ()
-    nullable: bool = False
-    enum: tuple[Any, ...] | None = None
+    declared: bool
+    is_string: bool
 
-    @property
-    def declared(self) -> bool:
-        """The schema says something about the value's type."""
-        return bool(self.types) or self.nullable
+    def __new__(cls, types: tuple[str, ...] = (), nullable: bool = False,
+                enum: tuple[Any, ...] | None = None) -> "Typing":
+        self = super().__new__(cls, types, nullable, enum)
+        self.declared = bool(types) or nullable
+        self.is_string = types == ("string",) and not nullable
+        return self
 
-    @property
-    def is_string(self) -> bool:
-        """The value can only be a string: it is sent verbatim, as it arrives."""
-        return self.types == ("string",) and not self.nullable
+    @classmethod
+    def _make(cls, iterable: Any) -> "Typing":  # (namedtuple's bypasses __new__)
+        return cls(*iterable)
+
+    def _replace(self, **changes: Any) -> "Typing":
+        return Typing(*(changes.pop(f, getattr(self, f)) for f in self._fields))
 
     @property
     def main(self) -> str:
@@ -296,12 +309,19 @@ def json_text(value: Any) -> str:
     the arguments text impossible to encode as UTF-8, so it stays escaped.
     What a client decodes is the same value.
     """
-    text = json.dumps(value, ensure_ascii=False)
+    kind = type(value)
+    if kind is int:
+        return int.__repr__(value)  # (json.dumps' text for an int, without building an encoder)
+    text = _encode_string(value) if kind is str else json.dumps(value, ensure_ascii=False)
     return SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), text) if SURROGATE.search(text) else text
 
 
 # --------------------------------------------------------------------------- text -> value
 _MISSING = object()
+
+
+#: A JSON integer (RFC 8259), which ``json.loads`` reads with ``int()``.
+_JSON_INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
 
 
 def _json(text: str) -> Any:
@@ -325,6 +345,11 @@ def _read(text: str, kind: str, literal: tuple[bool, Any] | None = None, maybe_j
         low = text.lower()
         return True if low == "true" else False if low == "false" else _MISSING
     if kind in ("integer", "number"):
+        if _JSON_INT.fullmatch(text):  # (what json.loads makes of a JSON integer, without a decoder per call)
+            try:
+                return int(text)
+            except ValueError:  # more digits than int() reads: json.loads fails the same way
+                return _MISSING
         try:
             value = _json(text)
         except (ValueError, RecursionError):
