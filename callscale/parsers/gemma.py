@@ -19,7 +19,7 @@ import logging
 import re
 
 from . import register
-from .base import ToolParser, json_text
+from .base import MAX_HEAD, ToolParser, json_text
 from .schema import UNTYPED, json_string, TypedValue, convert, parameter_typing
 
 _NO_VALUE = TypedValue(UNTYPED)
@@ -142,7 +142,7 @@ class Gemma4Parser(ToolParser):
     def _s_name(self, final: bool) -> bool:
         _, marker = self._head_find(_NAME_END, final)
         if marker is None:
-            if self._head_over():  # too long for a head: content, read on as content after it
+            if self._head_len > MAX_HEAD:  # (_head_over, written out)  # too long for a head: content, read on as content after it
                 self._emit_content(self._head_text())
                 self._state = _S_CONTENT
                 return True
@@ -171,7 +171,8 @@ class Gemma4Parser(ToolParser):
         marker = self.scanner.match(_KEY_START_FIRST if self._first_key else _KEY_START, final)
         if marker is PARTIAL:
             return False
-        self._head_begin()
+        self._head_parts = []  # _head_begin(), written out
+        self._head_len = 0
         if marker == "}":  # {} : an empty object
             self._close_container("}")
         elif marker == STRING_DELIM:
@@ -180,12 +181,13 @@ class Gemma4Parser(ToolParser):
             return False  # final: _end_of_output abandons the call
         else:
             self._state = _S_KEY
+            return True  # (text follows)
         return final or not self.scanner.at_end()
 
     def _s_key(self, final: bool) -> bool:
         _, marker = self._head_find(_KEY_END, final)
         if marker is None:
-            if self._head_over():
+            if self._head_len > MAX_HEAD:  # (_head_over, written out)
                 self._fail(None, "a key longer than MAX_HEAD")
                 return True
             return False
@@ -199,7 +201,7 @@ class Gemma4Parser(ToolParser):
     def _s_qkey(self, final: bool) -> bool:
         _, marker = self._head_find(_STRING_END, final)
         if marker is None:
-            if self._head_over():
+            if self._head_len > MAX_HEAD:  # (_head_over, written out)
                 self._fail(None, "a key longer than MAX_HEAD")
                 return True
             return False
@@ -252,6 +254,7 @@ class Gemma4Parser(ToolParser):
         else:
             self._parts = []
             self._state = _S_LITERAL
+            return True  # (text follows)
         return final or not self.scanner.at_end()
 
     def _s_array_first(self, final: bool) -> bool:

@@ -14,7 +14,7 @@ import re
 from . import register
 from .base import MAX_HEAD, ToolParser, json_fragment, json_text
 from .jsonscan import strict_loads
-from .schema import UNTYPED, json_string, StringOrNull, TypedValue, is_new_parameter, parameter_typing, typed_json
+from .schema import UNTYPED, json_string, TypedValue, is_new_parameter, parameter_typing, typed_json
 from .scanner import PARTIAL, markers
 
 __all__ = [
@@ -152,7 +152,7 @@ class _GlmParser(ToolParser):
         self._typing = typing = self._param_typing(self._name, self._key)
         if not typing.declared:
             return "auto"
-        if StringOrNull.wanted(typing):
+        if typing.string_or_null:  # (StringOrNull.wanted)
             return "nullable"
         return "string" if typing.is_string else "json"
 
@@ -218,11 +218,11 @@ class _GlmParser(ToolParser):
     def _s_key_done(self, final: bool) -> bool:
         scanner = self.scanner
         scanner.skip_whitespace()
-        if scanner.at_end():
-            return self._unclosed() if final else False
-        hit = scanner.match(_M_VALUE_OPEN, final)
+        hit = scanner.match(_M_VALUE_OPEN, final)  # (PARTIAL when nothing is unread and more may come)
         if hit is PARTIAL:
             return False
+        if hit is None and scanner.at_end():  # final
+            return self._unclosed()
         self._start_value()
         if hit is None:  # <arg_value> missing: the value runs to its </arg_value>, held back
             self._bare = True

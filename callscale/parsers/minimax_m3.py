@@ -145,6 +145,8 @@ class MiniMaxM3Parser(MiniMaxBlocks):
         super().__init__()
         self._root: Mapping[str, Any] = {}
         self._frames: list[_Frame] = []
+        self._typed_tools: Any = None  # the tools list self._typed_cache was made for
+        self._typed_cache: dict[tuple[int, int], tuple[Any, Any, Any, Typing]] = {}
 
     # ------------------------------------------------------------------ driver
     def _at_end(self) -> None:  # (the end-of-output step as base's hook: the per-delta loop is base's)
@@ -218,8 +220,7 @@ class MiniMaxM3Parser(MiniMaxBlocks):
                     spec = parent.spec["additionalProperties"]
         elif parent.kind == "object" and name in parent.keys:
             return self._fail(f"repeated key {name!r}")
-        spec = resolve_schema(spec, self._root) if spec is not None else None
-        typing = schema_typing(spec, self._root)
+        spec, typing = self._typed(spec)
         head = ", " if parent.count else ""
         if parent.kind == "object":
             parent.keys.add(name)
@@ -269,6 +270,24 @@ class MiniMaxM3Parser(MiniMaxBlocks):
         self._start_text(frame)
         self._state = "text"
         return True
+
+    def _typed(self, spec: Any) -> tuple[Any, Typing]:
+        """``spec`` with ``$ref`` followed, and its typing (schema.py), looked up once per schema object.
+
+        The cache keeps the objects it was asked for (so their ids stay theirs) and is
+        dropped when another tools list is passed; elements repeat their keys call after call.
+        """
+        root = self._root
+        if self.tools is not self._typed_tools or len(self._typed_cache) > 4096:  # (bounded: a root made per call)
+            self._typed_tools, self._typed_cache = self.tools, {}
+        key = (id(root), id(spec))
+        hit = self._typed_cache.get(key)
+        if hit is not None and hit[0] is root and hit[1] is spec:
+            return hit[2], hit[3]
+        resolved = resolve_schema(spec, root) if spec is not None else None
+        typing = schema_typing(resolved, root)
+        self._typed_cache[key] = (root, spec, resolved, typing)
+        return resolved, typing
 
     def _start_text(self, frame: _Frame) -> None:
         """An undecided element is text: a string unless its schema types it."""

@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Mapping, NamedTuple, Sequence
+from collections.abc import Mapping  # (isinstance without typing's layer: the same check, cheaper)
+from typing import Any, NamedTuple, Sequence
 
 from json.encoder import encode_basestring as _encode_string  # json.dumps(str, ensure_ascii=False)
 
@@ -86,17 +87,20 @@ class Typing(_TypingFields):
     A tuple of those three (compared as one). ``declared`` (the schema says
     something about the value's type) and ``is_string`` (the value can only
     be a string: sent verbatim, as it arrives) are set when it is made: plain
-    attributes, read per value by every typed format without a call.
+    attributes, read per value by every typed format without a call; so is
+    ``string_or_null`` (:meth:`StringOrNull.wanted`).
     """
 
     declared: bool
     is_string: bool
+    string_or_null: bool
 
     def __new__(cls, types: tuple[str, ...] = (), nullable: bool = False,
                 enum: tuple[Any, ...] | None = None) -> "Typing":
         self = super().__new__(cls, types, nullable, enum)
         self.declared = bool(types) or nullable
         self.is_string = types == ("string",) and not nullable
+        self.string_or_null = types == ("string",) and nullable and enum is None
         return self
 
     @classmethod
@@ -449,7 +453,7 @@ class StringOrNull:
     @staticmethod
     def wanted(typing: Typing) -> bool:
         """Whether ``typing`` is a string-or-null without an enum (the values this class streams)."""
-        return typing.types == ("string",) and typing.nullable and typing.enum is None
+        return typing.string_or_null
 
     def _may_be_null(self, ch: str) -> bool:
         phase = self._phase
@@ -521,7 +525,7 @@ class TypedValue:
         self._lead = True  # no non-whitespace text seen yet (held modes)
         if typing.is_string or not typing.declared:
             self.mode = "string"
-        elif StringOrNull.wanted(typing):
+        elif typing.string_or_null:  # (StringOrNull.wanted)
             self.mode = "nullable"
             self._gate = StringOrNull(json_fragment)
         else:
