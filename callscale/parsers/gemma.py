@@ -273,7 +273,9 @@ class Gemma4Parser(ToolParser):
     def _s_string(self, final: bool) -> bool:
         text, marker = self.scanner.find(_STRING_END, final)
         if text:
-            self._emit_arguments(self._tv.feed(text))
+            out = self._tv.feed(text)
+            if out:  # (a held value sends nothing until its end)
+                self._emit_arguments(out)
         if marker is None:
             return False
         tv, self._tv = self._tv, _NO_VALUE

@@ -12,7 +12,7 @@ import json
 import re
 
 from . import register
-from .base import ToolParser, json_text, tool_name
+from .base import MAX_HEAD, ToolParser, json_text, tool_name
 from .jsonscan import RawArguments, strict_loads
 from .scanner import PARTIAL, markers
 
@@ -201,7 +201,7 @@ class KimiK2Parser(ToolParser):
     def _s_id(self, final: bool) -> bool:
         _, marker = self._head_find(_M_ID, final)
         if marker is None:
-            if final or self._head_over():  # the output ended in a call id, or it is too long: no call
+            if final or self._head_len > MAX_HEAD:  # the output ended in a call id, or it is too long: no call
                 self._head_text()
                 self._state = _CONTENT  # (in the section)
                 return True
@@ -227,7 +227,7 @@ class KimiK2Parser(ToolParser):
 
     def _s_args(self, final: bool) -> bool:
         text, marker = self.scanner.find(_M_ARGS)  # a partial token stays unread, even at the end
-        if self._send(text):
+        if text and self._send(text):
             if marker is not None:  # read again by the broken state
                 self.scanner.unread(len(marker))
             return True

@@ -287,9 +287,10 @@ class MiniMaxM2Parser(MiniMaxBlocks):
         return final or not self.scanner.at_end()
 
     def _value_text(self, text: str) -> None:
-        if not text:
-            return
-        self._emit_arguments(self._tv.feed(text))
+        if text:
+            out = self._tv.feed(text)
+            if out:  # (a held value sends nothing until its end)
+                self._emit_arguments(out)
 
     def _s_close1(self, final: bool) -> bool:
         marker = self._confirm(_AFTER_PARAM, final)
