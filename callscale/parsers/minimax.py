@@ -182,7 +182,7 @@ class MiniMaxBlocks(ToolParser):
     def _s_name(self, final: bool) -> bool:
         _, marker = self._head_find(_TAG_END, final)
         if marker is None:
-            if self._head_over():  # too long for a head: content
+            if self._head_len > MAX_HEAD:  # too long for a head: content (_head_over, written out)
                 self._not_a_call(self._head_text())
                 return True
             return False

@@ -146,7 +146,8 @@ class MiniMaxM3Parser(MiniMaxBlocks):
         self._root: Mapping[str, Any] = {}
         self._frames: list[_Frame] = []
         self._typed_tools: Any = None  # the tools list self._typed_cache was made for
-        self._typed_cache: dict[tuple[int, int], tuple[Any, Any, Any, Typing]] = {}
+        # per tool name: (parameters, their schema); per (root, container schema, kind, name): _child's answer
+        self._typed_cache: dict[Any, tuple] = {}
 
     # ------------------------------------------------------------------ driver
     def _at_end(self) -> None:  # (the end-of-output step as base's hook: the per-delta loop is base's)
@@ -168,9 +169,14 @@ class MiniMaxM3Parser(MiniMaxBlocks):
         return final or not self.scanner.at_end()
 
     def _invoke_started(self) -> None:
-        self._root = tool_parameters(self.tools, self._call_name)
+        cache = self._cache()
+        hit = cache.get(self._call_name)  # (the tool's parameters and their schema, once per tools list)
+        if hit is None:
+            root = tool_parameters(self.tools, self._call_name)
+            hit = cache[self._call_name] = (root, resolve_schema(root, root))
+        self._root = hit[0]
         self._emit_arguments("{")
-        self._frames = [_Frame("invoke", resolve_schema(self._root, self._root), UNTYPED, "object")]
+        self._frames = [_Frame("invoke", hit[1], UNTYPED, "object")]
         self._state = "body"
 
     # ------------------------------------------------------------------ inside a call
@@ -207,20 +213,9 @@ class MiniMaxM3Parser(MiniMaxBlocks):
             parent.kind = "array" if array else "object"
             parent.spec = _container_spec(parent.spec, parent.kind)
             self._emit_arguments("[" if array else "{")
-        spec = None
-        if isinstance(parent.spec, Mapping):
-            if parent.kind == "array":
-                spec = parent.spec.get("items")
-            else:
-                if name in parent.keys:
-                    return self._fail(f"repeated key {name!r}")
-                props = parent.spec.get("properties")
-                spec = props.get(name) if isinstance(props, Mapping) else None
-                if spec is None and isinstance(parent.spec.get("additionalProperties"), Mapping):
-                    spec = parent.spec["additionalProperties"]
-        elif parent.kind == "object" and name in parent.keys:
+        if parent.kind == "object" and name in parent.keys:
             return self._fail(f"repeated key {name!r}")
-        spec, typing = self._typed(spec)
+        spec, typing = self._child(parent.spec, parent.kind, name)
         head = ", " if parent.count else ""
         if parent.kind == "object":
             parent.keys.add(name)
@@ -271,22 +266,39 @@ class MiniMaxM3Parser(MiniMaxBlocks):
         self._state = "text"
         return True
 
-    def _typed(self, spec: Any) -> tuple[Any, Typing]:
-        """``spec`` with ``$ref`` followed, and its typing (schema.py), looked up once per schema object.
+    def _cache(self) -> dict:
+        """Schema look-ups for ``self.tools`` (:meth:`_invoke_started`, :meth:`_child`): dropped when
+        another tools list is passed, and bounded."""
+        if self.tools is not self._typed_tools or len(self._typed_cache) > 4096:
+            self._typed_tools, self._typed_cache = self.tools, {}
+        return self._typed_cache
 
-        The cache keeps the objects it was asked for (so their ids stay theirs) and is
-        dropped when another tools list is passed; elements repeat their keys call after call.
+    def _child(self, spec: Any, kind: str, name: str) -> tuple[Any, Typing]:
+        """The schema of element ``name`` in a container (``kind`` ``"object"``/``"array"``) whose
+        schema is ``spec`` (``items``, else ``properties[name]``, else ``additionalProperties``),
+        ``$ref`` followed, and its typing (schema.py): looked up once per container schema and name.
+
+        The cache keeps the objects it was asked for (so their ids stay theirs) and is dropped
+        when another tools list is passed (bounded); elements repeat their keys call after call.
         """
         root = self._root
-        if self.tools is not self._typed_tools or len(self._typed_cache) > 4096:  # (bounded: a root made per call)
-            self._typed_tools, self._typed_cache = self.tools, {}
-        key = (id(root), id(spec))
-        hit = self._typed_cache.get(key)
+        cache = self._cache()
+        key = (id(root), id(spec), kind, name)
+        hit = cache.get(key)
         if hit is not None and hit[0] is root and hit[1] is spec:
             return hit[2], hit[3]
-        resolved = resolve_schema(spec, root) if spec is not None else None
+        child = None
+        if isinstance(spec, Mapping):
+            if kind == "array":
+                child = spec.get("items")
+            else:
+                props = spec.get("properties")
+                child = props.get(name) if isinstance(props, Mapping) else None
+                if child is None and isinstance(spec.get("additionalProperties"), Mapping):
+                    child = spec["additionalProperties"]
+        resolved = resolve_schema(child, root) if child is not None else None
         typing = schema_typing(resolved, root)
-        self._typed_cache[key] = (root, spec, resolved, typing)
+        cache[key] = (root, spec, resolved, typing)
         return resolved, typing
 
     def _start_text(self, frame: _Frame) -> None:
