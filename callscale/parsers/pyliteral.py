@@ -87,6 +87,8 @@ def _scalar_json(value: Any) -> str:
     kind = type(value)
     if kind is int:
         return int.__repr__(value)  # (json.dumps' text for an int, without building an encoder)
+    if kind is float and value - value == 0:  # (a finite float: json.dumps writes float.__repr__)
+        return float.__repr__(value)
     text = _encode_string(value) if kind is str else json.dumps(value, ensure_ascii=False)
     if _SURROGATE.search(text):
         text = _SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), text)

@@ -38,7 +38,7 @@ from typing import Any, NamedTuple, Sequence
 
 from json.encoder import encode_basestring as _encode_string  # json.dumps(str, ensure_ascii=False)
 
-from .jsonscan import strict_loads
+from .jsonscan import finite_float, strict_loads
 from .pyliteral import MAX_LITERAL_DEPTH, PyLiteralReader, read_python_literal  # the one Python literal reader
 
 __all__ = [
@@ -316,6 +316,8 @@ def json_text(value: Any) -> str:
     kind = type(value)
     if kind is int:
         return int.__repr__(value)  # (json.dumps' text for an int, without building an encoder)
+    if kind is float and value - value == 0:  # (a finite float: json.dumps writes float.__repr__)
+        return float.__repr__(value)
     text = _encode_string(value) if kind is str else json.dumps(value, ensure_ascii=False)
     return SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), text) if SURROGATE.search(text) else text
 
@@ -326,6 +328,8 @@ _MISSING = object()
 
 #: A JSON integer (RFC 8259), which ``json.loads`` reads with ``int()``.
 _JSON_INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
+#: A JSON number with a fraction or an exponent, which :func:`_json` reads with ``finite_float``.
+_JSON_FLOAT = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 
 
 def _json(text: str) -> Any:
@@ -354,6 +358,14 @@ def _read(text: str, kind: str, literal: tuple[bool, Any] | None = None, maybe_j
                 return int(text)
             except ValueError:  # more digits than int() reads: json.loads fails the same way
                 return _MISSING
+        if _JSON_FLOAT.fullmatch(text):  # (the same for a JSON float: _json's parse_float, called directly)
+            try:
+                value = finite_float(text)
+            except ValueError:
+                return _MISSING
+            if kind == "integer":
+                return int(value) if value.is_integer() else _MISSING
+            return value
         try:
             value = _json(text)
         except (ValueError, RecursionError):
