@@ -488,6 +488,33 @@ class ToolParser:
             self._state = self.broken_restart_state
         return True
 
+    # ----------------------------------------------------------------- the content state
+    #: The markers that end content (a block's or call's opener, reasoning, ...), found by :meth:`_s_content`.
+    _content_markers: ClassVar[Markers | None] = None
+
+    def _s_content(self, final: bool) -> bool:
+        """The one content state: the text before the leftmost of ``_content_markers`` is content.
+
+        At a marker (consumed) :meth:`_open` goes on and its answer is this
+        state's. A possible partial marker at the end is held back (unless
+        ``final``). A format sets ``_content_markers`` and ``_open``.
+        """
+        text, marker = self.scanner.find(self._content_markers, final)
+        if text:
+            self._emit_content(text)
+        if marker is None:
+            return False
+        return self._open(marker, final)
+
+    def _open(self, marker: str, final: bool) -> bool:
+        """Hook: ``marker`` of ``_content_markers`` was read in content: set the next state.
+
+        Returns True to run it now. A state that only reads returns False
+        when nothing is unread and more text may come, so a format may return
+        ``final or not self.scanner.at_end()`` there (no call of that state).
+        """
+        raise NotImplementedError(f"{type(self).__name__} reads content markers but has no _open")
+
     def _broken(self, rest: str = "") -> bool:
         """Break the current call (:meth:`_break_call`) and read on in state ``"broken"``; returns True."""
         self._break_call(rest)

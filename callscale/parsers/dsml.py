@@ -33,6 +33,7 @@ from typing import ClassVar
 
 from . import register
 from .base import MAX_HEAD, Layout, ToolParser, json_fragment, parameter_type
+from .schema import json_string
 from .deepseek import EOS
 from .jsonscan import strict_loads
 from .scanner import PARTIAL, markers
@@ -153,8 +154,8 @@ class DsmlToolParser(ToolParser):
         self._param_open = f"<{sp.parameter}"
         self._param_close = f"</{sp.parameter}>"
         lay = self.layout_before_call
-        self._m_content = markers(lay + self._block_open, self._block_open, lay + self._invoke_open,
-                                  self._invoke_open, EOS)
+        self._content_markers = markers(lay + self._block_open, self._block_open, lay + self._invoke_open,
+                                          self._invoke_open, EOS)
         self._m_block = markers(self._invoke_open, self._block_close, self._block_open, EOS)
         self._m_invoke = markers(
             self._param_open, self._invoke_close, self._invoke_open, self._block_close, self._block_open, EOS
@@ -195,12 +196,9 @@ class DsmlToolParser(ToolParser):
             self._state = _BLOCK
         self._stray_ws.clear()
 
-    # ------------------------------------------------------------------ content
-    def _s_content(self, final: bool) -> bool:
-        text, marker = self.scanner.find(self._m_content, final)
-        self._emit_content(text)
-        if marker is None:
-            return False
+    # ------------------------------------------------------------------ content (base ``_s_content``)
+    def _open(self, marker: str, final: bool) -> bool:
+        """A marker in content (base ``_s_content`` over ``_content_markers``)."""
         if marker.endswith(self._block_open):  # the encoder's blank line before it: layout
             self._enter_block()
         elif marker.endswith(self._invoke_open):  # maybe a block whose opener is missing
@@ -486,7 +484,7 @@ class DsmlToolParser(ToolParser):
             self._raw = self._param_typing(self._call_name, name).main == "string"
         lead = "" if self._first_param else ", "
         self._first_param = False
-        self._emit_arguments(lead + json.dumps(name, ensure_ascii=False) + (': "' if self._raw else ": "))
+        self._emit_arguments(lead + json_string(name) + (': "' if self._raw else ": "))
         self._json_pieces = []
         self._state = _VALUE
 

@@ -19,8 +19,8 @@ import logging
 import re
 
 from . import register
-from .base import ToolParser, json_text
-from .schema import UNTYPED, TypedValue, convert, parameter_typing
+from .base import MAX_HEAD, ToolParser, json_text
+from .schema import UNTYPED, json_string, TypedValue, convert, parameter_typing
 
 _NO_VALUE = TypedValue(UNTYPED)
 from .scanner import PARTIAL, markers
@@ -89,6 +89,7 @@ class Gemma4Parser(ToolParser):
     #: A broken call's text ends at ``<tool_call|>`` (dropped); a new ``<|tool_call>`` makes it content.
     broken_ends = (CALL_CLOSE,)
     broken_restarts = (CALL_OPEN,)
+    _content_markers = _CONTENT
 
     def __init__(self) -> None:
         super().__init__()
@@ -116,17 +117,14 @@ class Gemma4Parser(ToolParser):
 
     # ------------------------------------------------------------------ outside a call
     # Each state returns True when it moved on (run again), False when it needs more text.
-    def _s_content(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_CONTENT, final)
-        self._emit_content(text)
-        if marker is None:
-            return False
-        self._open(marker)
-        return True
-
-    def _open(self, opener: str) -> None:
-        self._head_begin(opener)
+    # Every state only reads: with nothing unread and more text to come it returns False, so
+    # a step that moved on returns ``final or not self.scanner.at_end()`` (no call of the next state).
+    # Content: base ``_s_content`` over ``_content_markers``.
+    def _open(self, opener: str, final: bool) -> bool:
+        self._head_parts = [opener]  # _head_begin(opener), written out
+        self._head_len = 0
         self._state = _S_PREFIX
+        return final or not self.scanner.at_end()
 
     def _s_prefix(self, final: bool) -> bool:
         marker = self.scanner.match(_PREFIX, final)
@@ -139,12 +137,12 @@ class Gemma4Parser(ToolParser):
         self._head_parts.append(marker)
         self._head_len = len(marker)  # the head (MAX_HEAD) is call:NAME
         self._state = _S_NAME
-        return True
+        return final or not self.scanner.at_end()
 
     def _s_name(self, final: bool) -> bool:
         _, marker = self._head_find(_NAME_END, final)
         if marker is None:
-            if self._head_over():  # too long for a head: content, read on as content after it
+            if self._head_len > MAX_HEAD:  # (_head_over, written out)  # too long for a head: content, read on as content after it
                 self._emit_content(self._head_text())
                 self._state = _S_CONTENT
                 return True
@@ -158,10 +156,10 @@ class Gemma4Parser(ToolParser):
             self._stack = [_OBJ]
             self._first_key = True
             self._state = _S_KEY_START
-            return True
+            return final or not self.scanner.at_end()
         self._emit_content(head)
         if marker == CALL_OPEN:
-            self._open(marker)
+            self._open(marker, final)
         else:
             self._emit_content(marker)
             self._state = _S_CONTENT
@@ -173,7 +171,8 @@ class Gemma4Parser(ToolParser):
         marker = self.scanner.match(_KEY_START_FIRST if self._first_key else _KEY_START, final)
         if marker is PARTIAL:
             return False
-        self._head_begin()
+        self._head_parts = []  # _head_begin(), written out
+        self._head_len = 0
         if marker == "}":  # {} : an empty object
             self._close_container("}")
         elif marker == STRING_DELIM:
@@ -182,12 +181,13 @@ class Gemma4Parser(ToolParser):
             return False  # final: _end_of_output abandons the call
         else:
             self._state = _S_KEY
-        return True
+            return True  # (text follows)
+        return final or not self.scanner.at_end()
 
     def _s_key(self, final: bool) -> bool:
         _, marker = self._head_find(_KEY_END, final)
         if marker is None:
-            if self._head_over():
+            if self._head_len > MAX_HEAD:  # (_head_over, written out)
                 self._fail(None, "a key longer than MAX_HEAD")
                 return True
             return False
@@ -196,17 +196,17 @@ class Gemma4Parser(ToolParser):
             self._fail(marker, "expected a key and ':'")
             return True
         self._emit_key(key)
-        return True
+        return final or not self.scanner.at_end()
 
     def _s_qkey(self, final: bool) -> bool:
         _, marker = self._head_find(_STRING_END, final)
         if marker is None:
-            if self._head_over():
+            if self._head_len > MAX_HEAD:  # (_head_over, written out)
                 self._fail(None, "a key longer than MAX_HEAD")
                 return True
             return False
         self._state = _S_COLON
-        return True
+        return final or not self.scanner.at_end()
 
     def _s_colon(self, final: bool) -> bool:
         self.scanner.skip_whitespace()
@@ -219,12 +219,12 @@ class Gemma4Parser(ToolParser):
             self._fail(None, "expected ':' after a key")
             return True
         self._emit_key(self._head_text())
-        return True
+        return final or not self.scanner.at_end()
 
     def _emit_key(self, key: str) -> None:
         # the ", " before a later member was sent with its comma (_punctuation)
         self._first_key = False
-        self._emit_arguments(json.dumps(key, ensure_ascii=False) + ": ")
+        self._emit_arguments(json_string(key) + ": ")
         self._typing = self._param_typing(self._call_name, key) if len(self._stack) == 1 else UNTYPED
         self._state = _S_VALUE
 
@@ -254,7 +254,8 @@ class Gemma4Parser(ToolParser):
         else:
             self._parts = []
             self._state = _S_LITERAL
-        return True
+            return True  # (text follows)
+        return final or not self.scanner.at_end()
 
     def _s_array_first(self, final: bool) -> bool:
         self.scanner.skip_whitespace()
@@ -272,14 +273,16 @@ class Gemma4Parser(ToolParser):
     def _s_string(self, final: bool) -> bool:
         text, marker = self.scanner.find(_STRING_END, final)
         if text:
-            self._emit_arguments(self._tv.feed(text))
+            out = self._tv.feed(text)
+            if out:  # (a held value sends nothing until its end)
+                self._emit_arguments(out)
         if marker is None:
             return False
         tv, self._tv = self._tv, _NO_VALUE
         self._buffered = False
         self._emit_arguments(tv.end())
         self._state = _S_AFTER_VALUE
-        return True
+        return final or not self.scanner.at_end()
 
     def _s_literal(self, final: bool) -> bool:
         text, marker = self.scanner.find(_LITERAL_END, final)
@@ -301,7 +304,7 @@ class Gemma4Parser(ToolParser):
             literal = json_text(value) if ok else literal
         self._emit_arguments(literal)
         self._punctuation(marker)
-        return True
+        return final or not self.scanner.at_end()
 
     def _s_after_value(self, final: bool) -> bool:
         self.scanner.skip_whitespace()
@@ -314,7 +317,7 @@ class Gemma4Parser(ToolParser):
             self._fail(None, "expected ',' or a closing bracket")
             return True
         self._punctuation(marker)
-        return True
+        return final or not self.scanner.at_end()
 
     def _punctuation(self, mark: str) -> None:
         if mark == ",":

@@ -9,13 +9,12 @@ confirmed closers, typed values) are base.py's and schema.py's
 
 from __future__ import annotations
 
-import json
 import re
 
 from . import register
-from .base import ToolParser, json_fragment, json_text
+from .base import MAX_HEAD, ToolParser, json_fragment, json_text
 from .jsonscan import strict_loads
-from .schema import UNTYPED, StringOrNull, TypedValue, is_new_parameter, parameter_typing, typed_json
+from .schema import UNTYPED, json_string, TypedValue, is_new_parameter, parameter_typing, typed_json
 from .scanner import PARTIAL, markers
 
 __all__ = [
@@ -48,6 +47,7 @@ _M_AFTER_VALUE = markers(ARG_KEY, TOOL_CALL_END)
 _M_OPENER = markers(TOOL_CALL)
 
 _NAME_CHAR = re.compile(r"[\w\-.:/@]")
+_NAME_RUN = re.compile(r"[\w\-.:/@]+")  # a piece of name characters only (what _name_ok reads one by one)
 
 
 def _auto_value(text: str) -> str:
@@ -67,7 +67,7 @@ class _GlmParser(ToolParser):
 
     broken_ends = (TOOL_CALL_END,)
     broken_restarts = (TOOL_CALL,)
-    _m_content = markers(TOOL_CALL)
+    _content_markers = markers(TOOL_CALL)
 
     def __init__(self) -> None:
         super().__init__()
@@ -126,12 +126,12 @@ class _GlmParser(ToolParser):
         self._head_no_call(self._head_text(), final, _M_NAME)
         return self._read_on(marker)
 
-    def _empty_opener(self, marker: str | None) -> bool:
+    def _empty_opener(self, marker: str | None, final: bool = False) -> bool:
         """An opener with no name: dropped (a degenerate repeat, an empty block), ``marker`` read on."""
         self._head_parts = []
         if marker == TOOL_CALL:  # (the common case: an opener repeated)
             self._start_name(marker)
-            return True
+            return final or not self.scanner.at_end()  # (nothing unread: state "name" would wait)
         if marker == TOOL_CALL_END:
             marker = None
         return self._read_on(marker)
@@ -152,7 +152,7 @@ class _GlmParser(ToolParser):
         self._typing = typing = self._param_typing(self._name, self._key)
         if not typing.declared:
             return "auto"
-        if StringOrNull.wanted(typing):
+        if typing.string_or_null:  # (StringOrNull.wanted)
             return "nullable"
         return "string" if typing.is_string else "json"
 
@@ -162,20 +162,20 @@ class _GlmParser(ToolParser):
         self._state = "content"
 
     # ------------------------------------------------------------------ states
-    def _s_content(self, final: bool) -> bool:
-        text, marker = self.scanner.find(self._m_content, final)
-        self._emit_content(text)
-        if marker is None:
-            return False
+    def _open(self, marker: str, final: bool) -> bool:
+        """An opener in content (base ``_s_content``): read the call's name."""
         self._start_name(marker)
-        return True
+        return final or not self.scanner.at_end()  # (nothing unread: state "name" would wait)
 
     def _s_name(self, final: bool) -> bool:
         text, marker = self._head_find(_M_NAME, False)  # a partial marker stays unread, even at the end
-        if text and not self._name_ok(text):
-            return self._not_a_call(marker)
+        if text:
+            if self._name_phase != 2 and _NAME_RUN.fullmatch(text):  # (the common piece)
+                self._name_phase = 1
+            elif not self._name_ok(text):
+                return self._not_a_call(marker)
         if marker is None:
-            if self._head_over():  # too long for a name: text
+            if self._head_len > MAX_HEAD:  # too long for a name: text (_head_over, written out)
                 return self._not_a_call(None)
             if not final:
                 return False
@@ -183,9 +183,9 @@ class _GlmParser(ToolParser):
                 self.scanner.take_all()
                 return self._empty_opener(None)
             return self._not_a_call(None, final)
-        name = "".join(self._head_parts)[len(self._opener):].strip()
+        name = "".join(self._head_parts)[len(self._opener):].strip() if self._head_len else ""
         if not name:
-            return self._empty_opener(marker)
+            return self._empty_opener(marker, final)
         if marker.endswith(TOOL_CALL):
             return self._not_a_call(marker)
         self._head_parts = []
@@ -200,12 +200,12 @@ class _GlmParser(ToolParser):
             self._emit_arguments("{}")
             self._end_call()
             self._state = "content"
-        return True
+        return final or not self.scanner.at_end()  # (nothing unread: the next state would wait)
 
     def _s_key(self, final: bool) -> bool:
         text, marker = self._head_find(_M_KEY, final)
         if marker is None:
-            if self._head_over():  # too long for a key
+            if self._head_len > MAX_HEAD:  # too long for a key (_head_over, written out)
                 return self._malformed(None, self._head_text())
             return self._unclosed() if final else False
         if marker != ARG_KEY_END:
@@ -213,16 +213,16 @@ class _GlmParser(ToolParser):
             return self._malformed(marker)
         self._key = self._head_text().strip()
         self._state = "key_done"
-        return True
+        return final or not self.scanner.at_end()
 
     def _s_key_done(self, final: bool) -> bool:
         scanner = self.scanner
         scanner.skip_whitespace()
-        if scanner.at_end():
-            return self._unclosed() if final else False
-        hit = scanner.match(_M_VALUE_OPEN, final)
+        hit = scanner.match(_M_VALUE_OPEN, final)  # (PARTIAL when nothing is unread and more may come)
         if hit is PARTIAL:
             return False
+        if hit is None and scanner.at_end():  # final
+            return self._unclosed()
         self._start_value()
         if hit is None:  # <arg_value> missing: the value runs to its </arg_value>, held back
             self._bare = True
@@ -238,10 +238,10 @@ class _GlmParser(ToolParser):
             self._state = "value_buf"
         else:
             self._state = "value_start"
-        return True
+        return final or not self.scanner.at_end()
 
     def _start_value(self) -> None:
-        self._emit_arguments(("{" if self._args == 0 else ", ") + json.dumps(self._key, ensure_ascii=False) + ": ")
+        self._emit_arguments(("{" if self._args == 0 else ", ") + json_string(self._key) + ": ")
         self._args += 1
         self._keys.add(self._key)
         self._kind = self._value_kind()
@@ -308,6 +308,8 @@ class _GlmParser(ToolParser):
                 self._gate.feed(text)  # typed as it streams; sent at the end
             else:
                 self._buf.append(text)
+        if marker is None and not final:
+            return False
         return self._value_marker(marker, final)
 
     def _value_text(self, text: str) -> None:
@@ -338,7 +340,7 @@ class _GlmParser(ToolParser):
             self._state = "value_key"
         else:
             self._state = "value_call_end"
-        return True
+        return final or not self.scanner.at_end()
 
     def _s_value_key(self, final: bool) -> bool:
         """``<arg_key>`` in a value: it ends the value (``</arg_value>`` missing) when a new key and ``</arg_key>`` follow."""
@@ -409,7 +411,7 @@ class _GlmParser(ToolParser):
             self._head_begin()
         else:
             self._end_call_here()
-        return True
+        return final or not self.scanner.at_end()
 
 
 @register("glm45")
@@ -418,7 +420,7 @@ class Glm45Parser(_GlmParser):
 
     layout_before_call = "\n"
     broken_restarts = (LAYOUT_OPENER, TOOL_CALL)
-    _m_content = markers(LAYOUT_OPENER, TOOL_CALL)
+    _content_markers = markers(LAYOUT_OPENER, TOOL_CALL)
 
 
 @register("glm47")

@@ -12,14 +12,14 @@ import json
 import re
 
 from . import register
-from .base import ToolParser, json_text, tool_name
+from .base import MAX_HEAD, ToolParser, json_text, tool_name
 from .jsonscan import RawArguments, strict_loads
 from .scanner import PARTIAL, markers
 
 __all__ = [
     "SECTION_BEGIN", "SECTION_END", "SECTION_BEGIN_SINGULAR", "SECTION_END_SINGULAR",
     "CALL_BEGIN", "ARGUMENT_BEGIN", "CALL_END", "ID_PREFIX", "SPECIAL_TOKENS",
-    "call_name", "resolve_name", "KimiK2Parser",
+    "call_name", "resolve_name", "tool_names", "KimiK2Parser",
 ]
 
 SECTION_BEGIN = "<|tool_calls_section_begin|>"
@@ -68,7 +68,12 @@ def call_name(call_id: str) -> str:
 _UNSAFE_ID_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 
 
-def resolve_name(call_id: str, tools) -> str:
+def tool_names(tools) -> list[str]:
+    """The names of the request's ``tools`` (non-empty strings), in order: what :func:`resolve_name` matches."""
+    return [n for n in (tool_name(t) for t in tools or ()) if isinstance(n, str) and n]
+
+
+def resolve_name(call_id: str, tools, names: list[str] | None = None) -> str:
     """The tool a call id names: :func:`call_name`, or a request tool whose sanitised id it is.
 
     Clients that echo call ids back sanitised to ``[A-Za-z0-9_-]`` teach the
@@ -80,9 +85,11 @@ def resolve_name(call_id: str, tools) -> str:
     optional) give ``T``; the first tool that matches wins. Otherwise the
     name is :func:`call_name`'s. The id is at most
     :data:`callscale.parsers.base.MAX_HEAD` characters, so this is bounded work.
+    ``names``: :func:`tool_names` of ``tools``, when the caller has them.
     """
     name = call_name(call_id)
-    names = [n for n in (tool_name(t) for t in tools or ()) if isinstance(n, str) and n]
+    if names is None:
+        names = tool_names(tools)
     if not name or not names or name in names:
         return name
     raw = call_id.strip()
@@ -109,9 +116,11 @@ class KimiK2Parser(ToolParser):
         self._args = RawArguments(objects_only=False)
         self._hold: list[str] = []      # arguments written as a JSON string (double-encoded): held whole
         self._pending: list[str] = []   # whitespace after a <|tool_call_end|> met inside a string
+        self._names_of: object = None   # the tools object whose tool_names are self._names
+        self._names: list[str] = []
 
     # ------------------------------------------------------------------ helpers
-    def _section_marker(self, marker: str) -> bool:
+    def _section_marker(self, marker: str, final: bool) -> bool:
         """Act on a marker met between calls (or ending a call)."""
         self._in_section = marker not in _CLOSERS  # a repeated opener, a stray end or argument token: in it
         if marker == CALL_BEGIN:
@@ -119,7 +128,8 @@ class KimiK2Parser(ToolParser):
             self._head_begin()  # the call id: a bounded head (base)
         else:
             self._state = _CONTENT
-        return True
+        # every state only reads: with nothing unread and more to come the next would wait
+        return final or not self.scanner.at_end()
 
     def _close_call(self, cut: bool = False) -> None:
         """The arguments ended: complete the call if they are one JSON object, else abandon it.
@@ -180,37 +190,44 @@ class KimiK2Parser(ToolParser):
             _, marker = self.scanner.find(_M_SECTION, final)
             if marker is None:
                 return False
-            return self._section_marker(marker)
+            return self._section_marker(marker, final)
         text, marker = self.scanner.find(_M_CONTENT, final)
-        self._emit_content(text)
+        if text:
+            self._emit_content(text)
         if marker is None:
             return False
-        return self._section_marker(marker)
+        return self._section_marker(marker, final)
 
     def _s_id(self, final: bool) -> bool:
         _, marker = self._head_find(_M_ID, final)
         if marker is None:
-            if final or self._head_over():  # the output ended in a call id, or it is too long: no call
+            if final or self._head_len > MAX_HEAD:  # the output ended in a call id, or it is too long: no call
                 self._head_text()
                 self._state = _CONTENT  # (in the section)
                 return True
             return False
         raw = self._head_text()
-        name = resolve_name(raw, self.tools) if marker == ARGUMENT_BEGIN else ""
+        if marker == ARGUMENT_BEGIN:
+            tools = self.tools
+            if tools is not self._names_of:  # the tool names, once per tools object
+                self._names_of, self._names = tools, tool_names(tools)
+            name = resolve_name(raw, tools, self._names)
+        else:
+            name = ""
         if not name:  # no call: the id text is text of the section
             if marker == ARGUMENT_BEGIN:
                 self._state = _CONTENT  # (in the section)
                 return True
-            return self._section_marker(marker)
+            return self._section_marker(marker, final)
         self._begin_call(name)
         self._hold = []
         self._args = RawArguments(objects_only=False)
         self._state = _ARGS
-        return True
+        return final or not self.scanner.at_end()
 
     def _s_args(self, final: bool) -> bool:
         text, marker = self.scanner.find(_M_ARGS)  # a partial token stays unread, even at the end
-        if self._send(text):
+        if text and self._send(text):
             if marker is not None:  # read again by the broken state
                 self.scanner.unread(len(marker))
             return True
@@ -225,11 +242,11 @@ class KimiK2Parser(ToolParser):
             if marker == CALL_END:
                 self._state = _END_CHECK
                 self._pending = []
-            else:
-                self._send(marker)
+                return final or not self.scanner.at_end()
+            self._send(marker)
             return True
         self._close_call()
-        return self._section_marker(marker)
+        return self._section_marker(marker, final)
 
     def _s_end_check(self, final: bool) -> bool:
         """``<|tool_call_end|>`` inside a JSON string: a real end only before another call, the section end or the end."""
@@ -253,4 +270,4 @@ class KimiK2Parser(ToolParser):
             return True
         self._pending = []
         self._close_call()
-        return self._section_marker(hit)
+        return self._section_marker(hit, final)

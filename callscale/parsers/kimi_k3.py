@@ -16,7 +16,6 @@ closers, typed values) are base.py's and schema.py's
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 
@@ -24,7 +23,7 @@ from . import register
 from .base import ToolParser, json_fragment, json_text
 from .jsonscan import strict_loads
 from .scanner import PARTIAL, markers
-from .schema import UNTYPED, Typing, parameter_typing, typed_json
+from .schema import UNTYPED, json_string, Typing, parameter_typing, typed_json
 
 log = logging.getLogger(__name__)
 
@@ -139,6 +138,8 @@ class KimiK3Parser(ToolParser):
             self._abandon_call()
         self._state = "content"
 
+    # Every state only reads: with nothing unread and more text to come it returns False, so a
+    # step that moved on returns ``final or not self.scanner.at_end()`` (no call of the next state).
     # ------------------------------------------------------------------ outside calls
     def _s_content(self, final: bool) -> bool:
         sc = self.scanner
@@ -147,14 +148,15 @@ class KimiK3Parser(ToolParser):
             rest = sc.take_all()
             if not (rest.startswith((OPEN, CLOSE)) and rest in _CONTENT.prefixes):  # else cut markup
                 text += rest
-        self._emit_content(text)
+        if text:
+            self._emit_content(text)
         if marker is None:
             return False
         if marker == TOOLS_OPEN:
             self._state = "tools"
         elif marker == THINK_OPEN:
             self._state = "think"
-        return True  # other channel markup: dropped
+        return final or not self.scanner.at_end()  # other channel markup: dropped
 
     def _s_tools(self, final: bool) -> bool:
         sc = self.scanner
@@ -163,7 +165,8 @@ class KimiK3Parser(ToolParser):
             rest = sc.take_all()
             if rest not in _TOOLS.prefixes:  # a partial marker at the end is cut markup
                 text += rest
-        self._emit_content(text)
+        if text:
+            self._emit_content(text)
         if marker is None:
             return False
         if marker == CALL_HEAD:
@@ -171,7 +174,7 @@ class KimiK3Parser(ToolParser):
             self._state = "call_head"
         elif marker == TOOLS_CLOSE:
             self._state = "content"
-        return True  # a repeated opener, channel markup: dropped
+        return final or not self.scanner.at_end()  # a repeated opener, channel markup: dropped
 
     # ------------------------------------------------------------------ a call
     def _s_call_head(self, final: bool) -> bool:
@@ -193,7 +196,7 @@ class KimiK3Parser(ToolParser):
         self._whole = False
         self._begin_call(name)
         self._state = "call"
-        return True
+        return final or not self.scanner.at_end()
 
     def _s_call(self, final: bool) -> bool:
         sc = self.scanner
@@ -216,7 +219,7 @@ class KimiK3Parser(ToolParser):
             if sc.at_end() or self._cut_by_end(final, _IN_CALL):
                 return False  # final: the call is cut, _at_end abandons it
             return self._fail("unexpected text inside a call")
-        return True
+        return final or not self.scanner.at_end()
 
     def _s_arg_head(self, final: bool) -> bool:
         _, marker = self._head_find(_HEAD_END, final)
@@ -235,11 +238,11 @@ class KimiK3Parser(ToolParser):
         self._typing = typing
         self._value_is_string = typing.is_string or not typing.declared
         self._value_parts = []
-        self._emit_arguments(("{" if not self._keys else ", ") + json.dumps(key, ensure_ascii=False) + ": "
+        self._emit_arguments(("{" if not self._keys else ", ") + json_string(key) + ": "
                              + ('"' if self._value_is_string else ""))
         self._keys.add(key)
         self._state = "value"
-        return True
+        return final or not self.scanner.at_end()
 
     def _s_value(self, final: bool) -> bool:
         text, marker = self.scanner.find(_VALUE_END, final)
@@ -248,7 +251,7 @@ class KimiK3Parser(ToolParser):
             return False
         self._confirm_ws.clear()
         self._state = "close1"
-        return True
+        return final or not self.scanner.at_end()
 
     def _value_text(self, text: str) -> None:
         if text:
@@ -271,7 +274,7 @@ class KimiK3Parser(ToolParser):
             self._state = "close2"
         else:
             self._reject_close([ARG_CLOSE])
-        return True
+        return final or not self.scanner.at_end()
 
     def _s_close2(self, final: bool) -> bool:
         if self._cut_by_end(final, _AFTER_CALL):  # the end of the output (or a cut tag) follows
@@ -294,7 +297,7 @@ class KimiK3Parser(ToolParser):
             self._state = "call_head"
         else:
             self._state = "content"
-        return True
+        return final or not self.scanner.at_end()
 
     def _s_json_head(self, final: bool) -> bool:
         _, marker = self._head_find(_HEAD_END, final)
@@ -303,7 +306,7 @@ class KimiK3Parser(ToolParser):
         self._head_text()
         self._json_parts = []
         self._state = "json"
-        return True
+        return final or not self.scanner.at_end()
 
     def _s_json(self, final: bool) -> bool:
         text, marker = self.scanner.find(_JSON_END, final)
@@ -322,7 +325,7 @@ class KimiK3Parser(ToolParser):
         self._whole = True
         self._emit_arguments(json_text(value))
         self._state = "call"
-        return True
+        return final or not self.scanner.at_end()
 
     # ------------------------------------------------------------------ helpers
     def _reject_close(self, tags: list[str]) -> None:

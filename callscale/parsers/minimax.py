@@ -17,7 +17,6 @@ and schema.py's (``callscale/parsers/README.md``).
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 
@@ -25,7 +24,7 @@ from . import register
 from typing import ClassVar
 
 from .base import MAX_HEAD, ToolParser
-from .schema import UNTYPED, TypedValue, parameter_typing
+from .schema import UNTYPED, TypedValue, json_string, parameter_typing
 
 _NO_VALUE = TypedValue(UNTYPED)
 from .scanner import PARTIAL, Markers, markers
@@ -128,6 +127,13 @@ class MiniMaxBlocks(ToolParser):
         self._block_has_call = False
         self._head_len = 0
 
+    # Every state only reads: with nothing unread and more text to come it returns False, so a
+    # step that moved on returns ``final or not self.scanner.at_end()`` (no call of the next state).
+    def _open(self, marker: str, final: bool) -> bool:
+        """A block opener in content (base ``_s_content`` over ``_content_markers``)."""
+        self._open_block(marker)
+        return final or not self.scanner.at_end()
+
     def _not_a_call(self, *more: str) -> None:
         """What was read of the block (and ``more``) is content; read on as content."""
         self._emit_content("".join(self._raw) + "".join(more))
@@ -137,14 +143,17 @@ class MiniMaxBlocks(ToolParser):
     def _s_block(self, final: bool) -> bool:
         sc = self.scanner
         if self._block_has_call:  # layout between calls
-            self._raw.append(sc.skip_whitespace())
+            ws = sc.skip_whitespace()
+            if ws:
+                self._raw.append(ws)
         else:  # the head of the block's first call: bounded
             ws = sc.skip_whitespace(MAX_HEAD + 1 - self._head_len)
-            self._raw.append(ws)
-            self._head_len += len(ws)
-            if self._head_len > MAX_HEAD:
-                self._not_a_call()
-                return True
+            if ws:
+                self._raw.append(ws)
+                self._head_len += len(ws)
+                if self._head_len > MAX_HEAD:
+                    self._not_a_call()
+                    return True
         marker = sc.match(self.block_markers, final)
         if marker is PARTIAL:
             return False
@@ -153,6 +162,7 @@ class MiniMaxBlocks(ToolParser):
             self._head_parts = []  # the head counts the block's first whitespace and the opener (MAX_HEAD)
             self._head_len = 0 if self._block_has_call else self._head_len + len(marker)
             self._state = "name"
+            return final or not sc.at_end()
         elif marker == self.block_close:
             if not self._block_has_call:  # an empty block carries no call: content
                 self._emit_content("".join(self._raw) + marker)
@@ -162,6 +172,7 @@ class MiniMaxBlocks(ToolParser):
             if not self._block_has_call:
                 self._emit_content("".join(self._raw))
             self._open_block(marker)
+            return final or not sc.at_end()
         else:  # not a call: what was read of the block is content
             if sc.at_end() or self._cut_by_end(final, self.block_markers):
                 return False  # final, nothing more: the output cut the block (no content)
@@ -171,7 +182,7 @@ class MiniMaxBlocks(ToolParser):
     def _s_name(self, final: bool) -> bool:
         _, marker = self._head_find(_TAG_END, final)
         if marker is None:
-            if self._head_over():  # too long for a head: content
+            if self._head_len > MAX_HEAD:  # too long for a head: content (_head_over, written out)
                 self._not_a_call(self._head_text())
                 return True
             return False
@@ -184,7 +195,7 @@ class MiniMaxBlocks(ToolParser):
         self._call_name = name
         self._begin_call(name)
         self._invoke_started()
-        return True
+        return final or not self.scanner.at_end()
 
 
 @register("minimax_m2")
@@ -197,6 +208,7 @@ class MiniMaxM2Parser(MiniMaxBlocks):
     block_close = BLOCK_CLOSE
     invoke_open = INVOKE_OPEN
     invoke_close = INVOKE_CLOSE
+    _content_markers = _CONTENT
 
     def __init__(self) -> None:
         super().__init__()
@@ -221,13 +233,7 @@ class MiniMaxM2Parser(MiniMaxBlocks):
 
     # ------------------------------------------------------------------ states
     # Each returns True when it moved on (run again), False when it needs more text.
-    def _s_content(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_CONTENT, final)
-        self._emit_content(text)
-        if marker is None:
-            return False
-        self._open_block(marker)
-        return True
+    # Content: base ``_s_content`` over ``_content_markers``, opening at MiniMaxBlocks._open.
 
     def _invoke_started(self) -> None:
         self._n_params = 0
@@ -249,7 +255,7 @@ class MiniMaxM2Parser(MiniMaxBlocks):
             if self.scanner.at_end() or self._cut_by_end(final, _IN_INVOKE):
                 return False
             self._fail("unexpected text inside <invoke>")
-        return True
+        return final or not self.scanner.at_end()
 
     def _s_key(self, final: bool) -> bool:
         _, marker = self._head_find(_TAG_END, final)
@@ -266,9 +272,9 @@ class MiniMaxM2Parser(MiniMaxBlocks):
         self._tv = TypedValue(typing)
         head = ", " if self._n_params else ""
         self._n_params += 1
-        self._emit_arguments(head + json.dumps(key, ensure_ascii=False) + ": " + self._tv.head())
+        self._emit_arguments(head + json_string(key) + ": " + self._tv.head())
         self._state = _S_VALUE
-        return True
+        return final or not self.scanner.at_end()
 
     def _s_value(self, final: bool) -> bool:
         text, marker = self.scanner.find(_VALUE_END, final)
@@ -278,12 +284,13 @@ class MiniMaxM2Parser(MiniMaxBlocks):
         self._pending = [marker]
         self._confirm_ws.clear()
         self._state = _S_CLOSE1
-        return True
+        return final or not self.scanner.at_end()
 
     def _value_text(self, text: str) -> None:
-        if not text:
-            return
-        self._emit_arguments(self._tv.feed(text))
+        if text:
+            out = self._tv.feed(text)
+            if out:  # (a held value sends nothing until its end)
+                self._emit_arguments(out)
 
     def _s_close1(self, final: bool) -> bool:
         marker = self._confirm(_AFTER_PARAM, final)
@@ -299,7 +306,7 @@ class MiniMaxM2Parser(MiniMaxBlocks):
             self._state = _S_CLOSE2
         else:  # the closing tag was value text
             self._reject_close()
-        return True
+        return final or not self.scanner.at_end()
 
     def _s_close2(self, final: bool) -> bool:
         if self._cut_by_end(final, _AFTER_INVOKE):  # the end of the output (or a cut tag) follows </invoke>
@@ -325,7 +332,7 @@ class MiniMaxM2Parser(MiniMaxBlocks):
             self._state = _S_CONTENT
         else:
             self._open_block(marker)
-        return True
+        return final or not self.scanner.at_end()
 
     # ------------------------------------------------------------------ helpers
     def _reject_close(self) -> None:

@@ -20,17 +20,17 @@ schema.py's (``callscale/parsers/README.md``).
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from functools import lru_cache
-from typing import Any, Mapping
+from collections.abc import Mapping  # (isinstance without typing's layer)
+from typing import Any
 
 from . import register
 from .base import json_fragment
 from .minimax import MiniMaxBlocks
 from .scanner import PARTIAL, Markers, lazy_markers, markers
-from .schema import UNTYPED, Typing, resolve_schema, schema_typing, tool_parameters, typed_json
+from .schema import UNTYPED, Typing, json_string, resolve_schema, schema_typing, tool_parameters, typed_json
 
 log = logging.getLogger(__name__)
 
@@ -139,11 +139,15 @@ class MiniMaxM3Parser(MiniMaxBlocks):
     block_close = BLOCK_CLOSE
     invoke_open = INVOKE_OPEN
     invoke_close = INVOKE_CLOSE
+    _content_markers = _CONTENT
 
     def __init__(self) -> None:
         super().__init__()
         self._root: Mapping[str, Any] = {}
         self._frames: list[_Frame] = []
+        self._typed_tools: Any = None  # the tools list self._typed_cache was made for
+        # per tool name: (parameters, their schema); per (root, container schema, kind, name): _child's answer
+        self._typed_cache: dict[Any, tuple] = {}
 
     # ------------------------------------------------------------------ driver
     def _at_end(self) -> None:  # (the end-of-output step as base's hook: the per-delta loop is base's)
@@ -155,21 +159,24 @@ class MiniMaxM3Parser(MiniMaxBlocks):
         self._state = "content"
 
     # ------------------------------------------------------------------ outside calls
-    def _s_content(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_CONTENT, final)
-        self._emit_content(text)
-        if marker is None:
-            return False
+    def _open(self, marker: str, final: bool) -> bool:
+        """A marker in content (base ``_s_content`` over ``_content_markers``): a block, reasoning, or a
+        stray ``</mm:think>`` (dropped)."""
         if marker == THINK_OPEN:
             self._state = "think"
         elif marker != THINK_CLOSE:
             self._open_block(marker)
-        return True
+        return final or not self.scanner.at_end()
 
     def _invoke_started(self) -> None:
-        self._root = tool_parameters(self.tools, self._call_name)
+        cache = self._cache()
+        hit = cache.get(self._call_name)  # (the tool's parameters and their schema, once per tools list)
+        if hit is None:
+            root = tool_parameters(self.tools, self._call_name)
+            hit = cache[self._call_name] = (root, resolve_schema(root, root))
+        self._root = hit[0]
         self._emit_arguments("{")
-        self._frames = [_Frame("invoke", resolve_schema(self._root, self._root), UNTYPED, "object")]
+        self._frames = [_Frame("invoke", hit[1], UNTYPED, "object")]
         self._state = "body"
 
     # ------------------------------------------------------------------ inside a call
@@ -185,7 +192,7 @@ class MiniMaxM3Parser(MiniMaxBlocks):
             return self._fail("text beside elements")
         self._head_begin()
         self._state = "tag"
-        return True
+        return final or not sc.at_end()  # (every state only reads: nothing unread, it would wait)
 
     def _s_tag(self, final: bool) -> bool:
         _, marker = self._head_find(_HEAD_END, final)
@@ -206,25 +213,13 @@ class MiniMaxM3Parser(MiniMaxBlocks):
             parent.kind = "array" if array else "object"
             parent.spec = _container_spec(parent.spec, parent.kind)
             self._emit_arguments("[" if array else "{")
-        spec = None
-        if isinstance(parent.spec, Mapping):
-            if parent.kind == "array":
-                spec = parent.spec.get("items")
-            else:
-                if name in parent.keys:
-                    return self._fail(f"repeated key {name!r}")
-                props = parent.spec.get("properties")
-                spec = props.get(name) if isinstance(props, Mapping) else None
-                if spec is None and isinstance(parent.spec.get("additionalProperties"), Mapping):
-                    spec = parent.spec["additionalProperties"]
-        elif parent.kind == "object" and name in parent.keys:
+        if parent.kind == "object" and name in parent.keys:
             return self._fail(f"repeated key {name!r}")
-        spec = resolve_schema(spec, self._root) if spec is not None else None
-        typing = schema_typing(spec, self._root)
+        spec, typing = self._child(parent.spec, parent.kind, name)
         head = ", " if parent.count else ""
         if parent.kind == "object":
             parent.keys.add(name)
-            head += json.dumps(name, ensure_ascii=False) + ": "
+            head += json_string(name) + ": "
         parent.count += 1
         frame = _Frame(name, spec, typing, "open")
         self._frames.append(frame)
@@ -236,7 +231,7 @@ class MiniMaxM3Parser(MiniMaxBlocks):
             if head:
                 self._emit_arguments(head)
             self._state = "opened"
-        return True
+        return final or not self.scanner.at_end()
 
     def _s_opened(self, final: bool) -> bool:
         sc = self.scanner
@@ -271,6 +266,41 @@ class MiniMaxM3Parser(MiniMaxBlocks):
         self._state = "text"
         return True
 
+    def _cache(self) -> dict:
+        """Schema look-ups for ``self.tools`` (:meth:`_invoke_started`, :meth:`_child`): dropped when
+        another tools list is passed, and bounded."""
+        if self.tools is not self._typed_tools or len(self._typed_cache) > 4096:
+            self._typed_tools, self._typed_cache = self.tools, {}
+        return self._typed_cache
+
+    def _child(self, spec: Any, kind: str, name: str) -> tuple[Any, Typing]:
+        """The schema of element ``name`` in a container (``kind`` ``"object"``/``"array"``) whose
+        schema is ``spec`` (``items``, else ``properties[name]``, else ``additionalProperties``),
+        ``$ref`` followed, and its typing (schema.py): looked up once per container schema and name.
+
+        The cache keeps the objects it was asked for (so their ids stay theirs) and is dropped
+        when another tools list is passed (bounded); elements repeat their keys call after call.
+        """
+        root = self._root
+        cache = self._cache()
+        key = (id(root), id(spec), kind, name)
+        hit = cache.get(key)
+        if hit is not None and hit[0] is root and hit[1] is spec:
+            return hit[2], hit[3]
+        child = None
+        if isinstance(spec, Mapping):
+            if kind == "array":
+                child = spec.get("items")
+            else:
+                props = spec.get("properties")
+                child = props.get(name) if isinstance(props, Mapping) else None
+                if child is None and isinstance(spec.get("additionalProperties"), Mapping):
+                    child = spec["additionalProperties"]
+        resolved = resolve_schema(child, root) if child is not None else None
+        typing = schema_typing(resolved, root)
+        cache[key] = (root, spec, resolved, typing)
+        return resolved, typing
+
     def _start_text(self, frame: _Frame) -> None:
         """An undecided element is text: a string unless its schema types it."""
         if frame.typing.declared:
@@ -288,7 +318,7 @@ class MiniMaxM3Parser(MiniMaxBlocks):
             return False
         self._confirm_ws.clear()
         self._state = "confirm"
-        return True
+        return final or not self.scanner.at_end()
 
     def _text_piece(self, frame: _Frame, text: str) -> None:
         if text:

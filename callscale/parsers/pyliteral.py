@@ -79,11 +79,17 @@ def _number(text: str) -> int | float:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_encode_string = json.encoder.encode_basestring  # json.dumps(str, ensure_ascii=False)
 
 
 def _scalar_json(value: Any) -> str:
     """``value`` as JSON text, non-ASCII as itself except surrogates (as :func:`callscale.parsers.schema.json_text`)."""
-    text = json.dumps(value, ensure_ascii=False)
+    kind = type(value)
+    if kind is int:
+        return int.__repr__(value)  # (json.dumps' text for an int, without building an encoder)
+    if kind is float and value - value == 0:  # (a finite float: json.dumps writes float.__repr__)
+        return float.__repr__(value)
+    text = _encode_string(value) if kind is str else json.dumps(value, ensure_ascii=False)
     if _SURROGATE.search(text):
         text = _SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), text)
     return text

@@ -33,11 +33,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Mapping, NamedTuple, Sequence
+from collections.abc import Mapping  # (isinstance without typing's layer: the same check, cheaper)
+from typing import Any, NamedTuple, Sequence
 
 from json.encoder import encode_basestring as _encode_string  # json.dumps(str, ensure_ascii=False)
 
-from .jsonscan import strict_loads
+from .jsonscan import finite_float, strict_loads
 from .pyliteral import MAX_LITERAL_DEPTH, PyLiteralReader, read_python_literal  # the one Python literal reader
 
 __all__ = [
@@ -59,6 +60,7 @@ __all__ = [
     "convert",
     "StringOrNull",
     "read_python_literal",
+    "json_string",
 ]
 
 #: The order in which a value's text is tried against the types a schema
@@ -70,27 +72,43 @@ MAX_REF_DEPTH = 16
 #: JSON decoder stops near 1000).
 
 
-class Typing(NamedTuple):
+class _TypingFields(NamedTuple):
+    types: tuple[str, ...] = ()
+    nullable: bool = False
+    enum: tuple[Any, ...] | None = None
+
+
+class Typing(_TypingFields):
     """How one parameter's value is typed.
 
     ``types``: the JSON types the schema allows, without ``null``, in
     :data:`TYPE_ORDER` (empty when the schema says nothing). ``nullable``:
     the schema allows ``null``. ``enum``: the allowed values, or ``None``.
+    A tuple of those three (compared as one). ``declared`` (the schema says
+    something about the value's type) and ``is_string`` (the value can only
+    be a string: sent verbatim, as it arrives) are set when it is made: plain
+    attributes, read per value by every typed format without a call; so is
+    ``string_or_null`` (:meth:`StringOrNull.wanted`).
     """
 
-    types: tuple[str, ...] = ()
-    nullable: bool = False
-    enum: tuple[Any, ...] | None = None
+    declared: bool
+    is_string: bool
+    string_or_null: bool
 
-    @property
-    def declared(self) -> bool:
-        """The schema says something about the value's type."""
-        return bool(self.types) or self.nullable
+    def __new__(cls, types: tuple[str, ...] = (), nullable: bool = False,
+                enum: tuple[Any, ...] | None = None) -> "Typing":
+        self = super().__new__(cls, types, nullable, enum)
+        self.declared = bool(types) or nullable
+        self.is_string = types == ("string",) and not nullable
+        self.string_or_null = types == ("string",) and nullable and enum is None
+        return self
 
-    @property
-    def is_string(self) -> bool:
-        """The value can only be a string: it is sent verbatim, as it arrives."""
-        return self.types == ("string",) and not self.nullable
+    @classmethod
+    def _make(cls, iterable: Any) -> "Typing":  # (namedtuple's bypasses __new__)
+        return cls(*iterable)
+
+    def _replace(self, **changes: Any) -> "Typing":
+        return Typing(*(changes.pop(f, getattr(self, f)) for f in self._fields))
 
     @property
     def main(self) -> str:
@@ -278,6 +296,11 @@ def json_fragment(text: str) -> str:
     return _encode_string(text)[1:-1]
 
 
+#: ``text`` as a JSON string literal, quotes included: ``json.dumps(text, ensure_ascii=False)``
+#: exactly (its C function; ``json.dumps`` builds an encoder per call). For keys.
+json_string = _encode_string
+
+
 #: A surrogate code point: in decoded JSON only from an escape (``"\\ud800"``).
 SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -290,12 +313,23 @@ def json_text(value: Any) -> str:
     the arguments text impossible to encode as UTF-8, so it stays escaped.
     What a client decodes is the same value.
     """
-    text = json.dumps(value, ensure_ascii=False)
+    kind = type(value)
+    if kind is int:
+        return int.__repr__(value)  # (json.dumps' text for an int, without building an encoder)
+    if kind is float and value - value == 0:  # (a finite float: json.dumps writes float.__repr__)
+        return float.__repr__(value)
+    text = _encode_string(value) if kind is str else json.dumps(value, ensure_ascii=False)
     return SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), text) if SURROGATE.search(text) else text
 
 
 # --------------------------------------------------------------------------- text -> value
 _MISSING = object()
+
+
+#: A JSON integer (RFC 8259), which ``json.loads`` reads with ``int()``.
+_JSON_INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
+#: A JSON number with a fraction or an exponent, which :func:`_json` reads with ``finite_float``.
+_JSON_FLOAT = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 
 
 def _json(text: str) -> Any:
@@ -319,6 +353,19 @@ def _read(text: str, kind: str, literal: tuple[bool, Any] | None = None, maybe_j
         low = text.lower()
         return True if low == "true" else False if low == "false" else _MISSING
     if kind in ("integer", "number"):
+        if _JSON_INT.fullmatch(text):  # (what json.loads makes of a JSON integer, without a decoder per call)
+            try:
+                return int(text)
+            except ValueError:  # more digits than int() reads: json.loads fails the same way
+                return _MISSING
+        if _JSON_FLOAT.fullmatch(text):  # (the same for a JSON float: _json's parse_float, called directly)
+            try:
+                value = finite_float(text)
+            except ValueError:
+                return _MISSING
+            if kind == "integer":
+                return int(value) if value.is_integer() else _MISSING
+            return value
         try:
             value = _json(text)
         except (ValueError, RecursionError):
@@ -418,7 +465,7 @@ class StringOrNull:
     @staticmethod
     def wanted(typing: Typing) -> bool:
         """Whether ``typing`` is a string-or-null without an enum (the values this class streams)."""
-        return typing.types == ("string",) and typing.nullable and typing.enum is None
+        return typing.string_or_null
 
     def _may_be_null(self, ch: str) -> bool:
         phase = self._phase
@@ -490,7 +537,7 @@ class TypedValue:
         self._lead = True  # no non-whitespace text seen yet (held modes)
         if typing.is_string or not typing.declared:
             self.mode = "string"
-        elif StringOrNull.wanted(typing):
+        elif typing.string_or_null:  # (StringOrNull.wanted)
             self.mode = "nullable"
             self._gate = StringOrNull(json_fragment)
         else:
