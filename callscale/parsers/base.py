@@ -162,6 +162,9 @@ class StreamingParseResult:
     reasoning_text: str = ""
 
 
+_new_result = object.__new__
+
+
 class ToolParser:
     """Base class: one streaming state machine serves all three methods.
 
@@ -271,7 +274,14 @@ class ToolParser:
         if self._finished or not delta:
             return StreamingParseResult()
         self.tools = tools or ()
-        self.scanner.feed(delta)
+        sc = self.scanner
+        if not sc._pos:  # MarkerScanner.feed, written out for its common cases (this path runs once a delta)
+            sc._buf += delta
+        elif sc._mark is None:
+            sc._buf = sc._buf[sc._pos:] + delta
+            sc._pos = 0
+        else:
+            sc.feed(delta)
         # _run(final=False), written out: this is the per-delta path of every format
         try:
             if self._driven:
@@ -298,7 +308,12 @@ class ToolParser:
         else:
             text = ""
         if not self._out_reasoning:  # most formats never write reasoning: no per-increment cost
-            return StreamingParseResult(text, calls)
+            # StreamingParseResult(text, calls) without the generated __init__'s frame (the same fields)
+            result = _new_result(StreamingParseResult)
+            result.normal_text = text
+            result.calls = calls
+            result.reasoning_text = ""
+            return result
         reasoning = "".join(self._out_reasoning)
         self._out_reasoning = []
         return StreamingParseResult(text, calls, reasoning)
