@@ -699,6 +699,7 @@ class RawArguments:
 
 _PEEK_MIN, _PEEK_MAX = 256, 1 << 16
 _BLANKS = re.compile(r"[ \t\n\r]*")
+_BLANK_CHARS = frozenset(" \t\n\r")
 
 
 class JsonCallReader:
@@ -737,11 +738,12 @@ class JsonCallReader:
         sc = self.scanner
         lexer = self._lexer
         if lexer is None:  # only blanks read after the opener so far
-            blank, _ = sc.take_run(_BLANKS, max_head + 1 - self._obj_head)
-            if blank:
+            after = sc.peek(1)  # "" at the end of the text
+            if after in _BLANK_CHARS:
+                blank, _ = sc.take_run(_BLANKS, max_head + 1 - self._obj_head)
                 self._raw.append(blank)
                 self._obj_head += len(blank)
-            after = sc.peek(1)  # "" at the end of the text
+                after = sc.peek(1)
             if not after and self._obj_head <= max_head:
                 if not final:
                     return False

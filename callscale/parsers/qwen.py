@@ -128,33 +128,42 @@ class _QwenParser(ToolParser):
 
     def _common(self, state: str, final: bool) -> bool | None:
         """Run one step of a shared state; ``None`` when ``state`` is not shared, else whether to go on."""
-        sc = self.scanner
         if state == _CONTENT:
-            text, marker = sc.find(self._content_markers, final)
-            if text:
-                self._emit_content(text)
-            if marker is None:
-                return False
-            self._open(marker)
-            return True
+            return self._s_content(final)
         if state == _AFTER_CLOSE:
-            if sc.match(_M_NL, final) is PARTIAL:
-                return False
-            self._state = _CONTENT
-            return True
+            return self._s_after_close(final)
         if state == _JUNK:
-            text, marker = sc.find(self._junk_markers, final)
-            self._hold_broken(text)
-            if marker is None:
-                return False
-            if marker == TOOL_CALL_CLOSE:
-                self._broken_call_ended()
-                self._state = _AFTER_CLOSE
-            else:
-                self._broken_is_content()
-                self._open(marker)
-            return True
+            return self._s_junk(final)
         return None
+
+    # the shared states (qwen3_coder's base driver runs them as _s_<state>; qwen3's _advance through _common)
+    def _s_content(self, final: bool) -> bool:
+        text, marker = self.scanner.find(self._content_markers, final)
+        if text:
+            self._emit_content(text)
+        if marker is None:
+            return False
+        self._open(marker)
+        return True
+
+    def _s_after_close(self, final: bool) -> bool:
+        if self.scanner.match(_M_NL, final) is PARTIAL:
+            return False
+        self._state = _CONTENT
+        return True
+
+    def _s_junk(self, final: bool) -> bool:
+        text, marker = self.scanner.find(self._junk_markers, final)
+        self._hold_broken(text)
+        if marker is None:
+            return False
+        if marker == TOOL_CALL_CLOSE:
+            self._broken_call_ended()
+            self._state = _AFTER_CLOSE
+        else:
+            self._broken_is_content()
+            self._open(marker)
+        return True
 
 
 # --------------------------------------------------------------------------- qwen3
@@ -200,12 +209,13 @@ class Qwen3Parser(JsonCallReader, _QwenParser):
         sc = self.scanner
         while True:
             state = self._state
+            if state == _JSON:
+                if not self._read_object(final, MAX_HEAD):
+                    return
+                continue
             go_on = self._common(state, final)
             if go_on is not None:
                 if not go_on:
-                    return
-            elif state == _JSON:
-                if not self._read_object(final, MAX_HEAD):
                     return
             elif state == _ENVELOPE:  # an envelope that holds nothing a call needs: markup before </tool_call>
                 hit = self._confirm(_M_CLOSE, final)
@@ -302,15 +312,6 @@ class Qwen3CoderParser(_QwenParser):
         self._keys = set()
 
     # ------------------------------------------------------------------ states (the base driver runs them)
-    def _s_content(self, final: bool) -> bool:
-        return self._common(_CONTENT, final)
-
-    def _s_junk(self, final: bool) -> bool:
-        return self._common(_JUNK, final)
-
-    def _s_after_close(self, final: bool) -> bool:
-        return self._common(_AFTER_CLOSE, final)
-
     def _s_value(self, final: bool) -> bool:
         return self._read_value(final)
 
@@ -382,6 +383,8 @@ class Qwen3CoderParser(_QwenParser):
 
     def _s_open(self, final: bool) -> bool:
         sc = self.scanner
+        if not final and sc.at_end():  # (the common stop: <tool_call> ended the delta)
+            return False
         ws = sc.skip_whitespace(MAX_HEAD + 1 - self._head_len)
         self._raw.append(ws)
         self._head_len += len(ws)
