@@ -304,7 +304,7 @@ class ToolParser:
         out = self._out_text
         if out:
             self._out_text = []
-            text = out[0] if len(out) == 1 else "".join(out)
+            text = "".join(out)  # (one piece: the piece itself)
         else:
             text = ""
         if not self._out_reasoning:  # most formats never write reasoning: no per-increment cost
@@ -407,7 +407,7 @@ class ToolParser:
     def _emit_arguments(self, text: str) -> None:
         """Send a piece of the current call's arguments JSON text."""
         index = self._current
-        if not text or index is None or index in self._abandoned:
+        if index is None or not text:  # (an abandoned call is never current again: _abandon_call)
             return
         calls = self._out_calls
         if calls and calls[-1].tool_index == index:
@@ -415,7 +415,11 @@ class ToolParser:
         else:  # the first piece of this call in this increment: a new item holds it
             if self._out_args:
                 self._flush_arguments()
-            calls.append(ToolCallItem(index, None, text))
+            item = _new_result(ToolCallItem)  # ToolCallItem(index, None, text), without the __init__ frame
+            item.tool_index = index
+            item.name = None
+            item.parameters = text
+            calls.append(item)
 
     def _flush_arguments(self) -> None:
         if self._out_args:

@@ -157,6 +157,7 @@ class JsonTracker:
 # Modes of :class:`JsonValidator` between strings.
 _V_VALUE, _V_OBJ_OPEN, _V_OBJ_KEY, _V_COLON, _V_ARR_OPEN, _V_AFTER, _V_NUMBER, _V_LITERAL, _V_DONE = range(9)
 _WS = re.compile(r"[ \t\n\r]*")
+_WS_CHARS = frozenset(" \t\n\r")
 _NUM_RUN = re.compile(r"[0-9eE.+\-]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _WORDS = {"t": "true", "f": "false", "n": "null"}
@@ -305,10 +306,12 @@ class JsonValidator(JsonTracker):
                 if k == len(word):
                     self._value_end()
                 continue
-            i = _WS.match(text, i).end()
-            if i >= n:
-                break
             c = text[i]
+            if c in _WS_CHARS:  # (most tokens follow no whitespace: no pattern run then)
+                i = _WS.match(text, i).end()
+                if i >= n:
+                    break
+                c = text[i]
             if mode == _V_VALUE or mode == _V_ARR_OPEN:
                 if mode == _V_ARR_OPEN and c == "]":
                     j, event = self._close(text, i)
@@ -569,8 +572,13 @@ class JsonCallLexer(JsonValidator):
         return True
 
     def _piece_end(self, text: str, i: int) -> None:
-        if self._capture is not None:
-            self._keep(text[self._cap_start:i])
+        capture = self._capture
+        if capture is not None:  # (_keep, written out: this runs once a piece)
+            if i > self._cap_start:
+                if capture == "arguments":
+                    self.arguments.append(text[self._cap_start:i])
+                else:
+                    self._capture_parts.append(text[self._cap_start:i])
             self._cap_start = i
 
 
@@ -699,7 +707,6 @@ class RawArguments:
 
 _PEEK_MIN, _PEEK_MAX = 256, 1 << 16
 _BLANKS = re.compile(r"[ \t\n\r]*")
-_BLANK_CHARS = frozenset(" \t\n\r")
 
 
 class JsonCallReader:
@@ -716,8 +723,8 @@ class JsonCallReader:
     The parser sets ``argument_keys``, ``_name_only_is_a_call`` (an object
     with a name and no arguments key is a call with ``{}``) and
     ``_cut_head_is_content``, keeps the head's text in ``self._raw``, calls
-    :meth:`_open_object` after the opener and :meth:`_read_object` in its
-    reading state, and supplies ``_not_a_call(final=...)``, ``_drop_call()``
+    :meth:`_open_object` after the opener (it enters the reading state,
+    ``"json"``) and :meth:`_read_object` in that state, and supplies ``_not_a_call(final=...)``, ``_drop_call()``
     and ``_object_done()``.
     """
 
@@ -732,14 +739,16 @@ class JsonCallReader:
         self._started = False
         self._peek = _PEEK_MIN
         self._obj_head = 0  # characters read before the call started, outside the arguments value
+        self._state = "json"
 
     def _read_object(self, final: bool, max_head: int) -> bool:
         """Feed the lexer the unread text; false when it needs more text than there is."""
         sc = self.scanner
         lexer = self._lexer
         if lexer is None:  # only blanks read after the opener so far
-            after = sc.peek(1)  # "" at the end of the text
-            if after in _BLANK_CHARS:
+            pos = sc._pos  # (sc.peek(1), written out: this runs at every opener)
+            after = sc._buf[pos:pos + 1]  # "" at the end of the text
+            if after in _WS_CHARS:
                 blank, _ = sc.take_run(_BLANKS, max_head + 1 - self._obj_head)
                 self._raw.append(blank)
                 self._obj_head += len(blank)
@@ -753,23 +762,24 @@ class JsonCallReader:
                 self._not_a_call()
                 return True
             lexer = self._lexer = JsonCallLexer(self.argument_keys)
-        while sc.pending():
+        while sc._pos < len(sc._buf):  # (sc.pending(), written out)
             # Peek a bounded, growing slice: a call that ends early in a long
             # buffer costs O(its length), not O(buffer). Before the call
             # starts, text outside the arguments value is a head: at most
             # max_head characters of it are read (the lexer pauses at the
             # arguments' brackets, so the count does not depend on the split).
             size = self._peek
-            head = not self._started and not lexer.in_arguments
+            head = not self._started and lexer._capture != "arguments"  # (not lexer.in_arguments)
             if head:
                 size = min(size, max_head + 1 - self._obj_head)
-            chunk = sc.peek(size)
+            pos = sc._pos  # (sc.peek(size), then sc.take(used), written out: this runs once a delta in a call)
+            chunk = sc._buf[pos:pos + size]
             used, status = lexer.feed(chunk, pause=not self._started)
-            sc.take(used)
+            sc._pos = pos + used
             if not self._started:
                 self._raw.append(chunk[:used])
                 if head:  # (the arguments' "{", where the lexer paused, is the value's)
-                    self._obj_head += used - lexer.in_arguments
+                    self._obj_head += used - (lexer._capture == "arguments")
                 if lexer.stream_arguments:
                     self._start_object_call()
             if self._started:
@@ -799,7 +809,8 @@ class JsonCallReader:
                     self._not_a_call()
                 self._lexer = None
                 return True
-            self._peek = min(self._peek * 2, _PEEK_MAX)
+            if self._peek < _PEEK_MAX:  # (both powers of two: min(2 * peek, _PEEK_MAX))
+                self._peek *= 2
         if not final:
             return False
         if self._started:  # the output ended inside the object

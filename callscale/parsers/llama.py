@@ -104,8 +104,7 @@ class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
         self._raw.append("{")
         self._lexer = JsonCallLexer(self.argument_keys)
         self._lexer.feed("{", pause=True)
-        self._obj_head = 1
-        self._state = _JSON
+        self._obj_head = 1  # (_open_object entered state _JSON)
 
     def _not_a_call(self, final: bool = False) -> None:
         """The candidate is no call: its text is content (a head the end of the output cut is dropped).

@@ -105,7 +105,11 @@ class _QwenParser(ToolParser):
         ``final``, ``expected``: the end of the output may have decided it (a
         cut call's head is dropped; see :meth:`ToolParser._head_no_call`).
         """
-        self._head_no_call("".join(self._raw) + "".join(more), final, expected)
+        text = "".join(self._raw) + "".join(more) if more else "".join(self._raw)
+        if final:
+            self._head_no_call(text, final, expected)
+        else:  # (_head_no_call when not final: content)
+            self._emit_content(text)
         self._raw = []
         self._state = _CONTENT
 
@@ -186,9 +190,8 @@ class Qwen3Parser(JsonCallReader, _QwenParser):
         super().__init__()
         self._lexer: JsonCallLexer | None = None
 
-    def _open(self, marker: str) -> None:
-        self._open_object(marker)
-        self._state = _JSON
+    #: A ``<tool_call>`` opens a call object (JsonCallReader; state ``_JSON``).
+    _open = JsonCallReader._open_object
 
     def _not_a_call(self, *more: str, final: bool = False, expected: Markers | None = None) -> None:
         """No call: content, except an envelope holding nothing a call needs (blank, or an object with no name and no arguments).
@@ -203,7 +206,12 @@ class Qwen3Parser(JsonCallReader, _QwenParser):
                     and (lexer.closed or not "".join(self._raw[1:]).strip()))):
             self._state = _ENVELOPE
             return
-        super()._not_a_call(*more, final=final, expected=expected)
+        if more or final:
+            _QwenParser._not_a_call(self, *more, final=final, expected=expected)
+        else:  # (_QwenParser._not_a_call, written out for its common case: the head is content)
+            self._emit_content("".join(self._raw))
+            self._raw = []
+            self._state = _CONTENT
 
     def _advance(self, final: bool) -> None:
         sc = self.scanner
@@ -211,6 +219,10 @@ class Qwen3Parser(JsonCallReader, _QwenParser):
             state = self._state
             if state == _JSON:
                 if not self._read_object(final, MAX_HEAD):
+                    return
+                continue
+            if state == _CONTENT:
+                if not self._s_content(final):
                     return
                 continue
             go_on = self._common(state, final)
