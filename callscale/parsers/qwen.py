@@ -148,7 +148,8 @@ class _QwenParser(ToolParser):
         if marker is None:
             return False
         self._open(marker)
-        return True
+        # (an opener's next state needs text: at the end of a delta it would only wait)
+        return final or not self.scanner.at_end()
 
     def _s_after_close(self, final: bool) -> bool:
         if self.scanner.match(_M_NL, final) is PARTIAL:
@@ -395,14 +396,13 @@ class Qwen3CoderParser(_QwenParser):
 
     def _s_open(self, final: bool) -> bool:
         sc = self.scanner
-        if not final and sc.at_end():  # (the common stop: <tool_call> ended the delta)
-            return False
         ws = sc.skip_whitespace(MAX_HEAD + 1 - self._head_len)
-        self._raw.append(ws)
-        self._head_len += len(ws)
-        if self._head_len > MAX_HEAD:  # too long for a head
-            self._not_a_call()
-            return True
+        if ws:
+            self._raw.append(ws)
+            self._head_len += len(ws)
+            if self._head_len > MAX_HEAD:  # too long for a head
+                self._not_a_call()
+                return True
         marker = sc.match(_M_FUNCTION, final)
         if marker is PARTIAL:
             return False
