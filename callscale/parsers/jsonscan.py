@@ -261,7 +261,25 @@ class JsonValidator(JsonTracker):
         hooked = self._hooked
         while i < n:
             if self.inside:
-                j, event = self.string_run(text, i)
+                if self.escape or self._hex_left:
+                    j, event = self.string_run(text, i)
+                else:  # string_run's common step, written out (this strict tracker's stop pattern)
+                    hit = _STRICT_STOP.search(text, i)
+                    if hit is None:
+                        i = n
+                        break
+                    j = hit.start()
+                    c = text[j]
+                    if c == '"':
+                        self.inside = False
+                        j += 1
+                        event = STRING_END
+                    elif c == "\\":
+                        self.escape = True
+                        i = j + 1
+                        continue
+                    else:
+                        event = CONTROL
                 if event == STRING_OPEN:
                     i = n
                     break
@@ -524,7 +542,8 @@ class JsonCallLexer(JsonValidator):
             return True
         self._keep(text[self._cap_start:i])
         self._capture = None
-        value = json.loads("".join(self._capture_parts))  # validated by the grammar
+        raw = "".join(self._capture_parts)  # a string the grammar validated, quotes included
+        value = raw[1:-1] if "\\" not in raw else json.loads(raw)  # (no escape: its text is its value)
         if key:
             self._key = value
             return True
