@@ -541,7 +541,8 @@ class ToolParser:
         ``marker`` is None with :meth:`_head_over` true once the head is too
         long (decided, whatever the split), or None when more text is needed.
         """
-        text, marker = self.scanner.find(m, final, MAX_HEAD + 1 - self._head_len)
+        limit = MAX_HEAD + 1 - self._head_len
+        text, marker = self.scanner.find_within(m, final, limit if limit > 0 else 0)
         if text:
             self._head_len += len(text)
             self._head_parts.append(text)

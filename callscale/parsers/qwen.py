@@ -312,7 +312,8 @@ class Qwen3CoderParser(_QwenParser):
 
     def _bounded_find(self, final: bool) -> tuple[str, str | None, bool]:
         """Read a name or key up to ``>``, bounded by :data:`MAX_HEAD`; the flag is true when it ran past it."""
-        text, marker = self.scanner.find(_M_TAG_END, final, MAX_HEAD + 1 - self._head_len)
+        limit = MAX_HEAD + 1 - self._head_len
+        text, marker = self.scanner.find_within(_M_TAG_END, final, limit if limit > 0 else 0)
         self._head_len += len(text)
         self._parts.append(text)
         return text, marker, marker is None and self._head_len > MAX_HEAD
@@ -325,9 +326,6 @@ class Qwen3CoderParser(_QwenParser):
         self._keys = set()
 
     # ------------------------------------------------------------------ states (the base driver runs them)
-    def _s_value(self, final: bool) -> bool:
-        return self._read_value(final)
-
     def _s_after_param_close(self, final: bool) -> bool:
         sc = self.scanner
         # After a candidate </parameter>: <parameter= or </function> confirm it.
@@ -387,11 +385,6 @@ class Qwen3CoderParser(_QwenParser):
                 self._open(marker)
         else:
             self._reject()
-        return True
-
-    def _s_next_key(self, final: bool) -> bool:
-        if not self._read_next_key(final):
-            return False
         return True
 
     def _s_open(self, final: bool) -> bool:
@@ -602,6 +595,10 @@ class Qwen3CoderParser(_QwenParser):
         self._end_value()
         self._start_value(key)
         return True
+
+    # the states that read a value and the key after a value's "\n<parameter=" (the base driver runs them)
+    _s_value = _read_value
+    _s_next_key = _read_next_key
 
     def _reject_key(self) -> None:
         self._value_text(self._candidate_text() + "".join(self._parts_key))
