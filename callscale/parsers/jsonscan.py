@@ -781,7 +781,12 @@ class JsonCallReader:
                 self._not_a_call()
                 return True
             lexer = self._lexer = JsonCallLexer(self.argument_keys)
-        while sc._pos < len(sc._buf):  # (sc.pending(), written out)
+        # the scanner's buffer read directly (sc.pending(), sc.peek(size), sc.take(used), written out: this
+        # runs once a delta in a call); nothing called in the loop moves the scanner but on a return
+        buf = sc._buf
+        end = len(buf)
+        pos = sc._pos
+        while pos < end:
             # Peek a bounded, growing slice: a call that ends early in a long
             # buffer costs O(its length), not O(buffer). Before the call
             # starts, text outside the arguments value is a head: at most
@@ -791,10 +796,10 @@ class JsonCallReader:
             head = not self._started and lexer._capture != "arguments"  # (not lexer.in_arguments)
             if head:
                 size = min(size, max_head + 1 - self._obj_head)
-            pos = sc._pos  # (sc.peek(size), then sc.take(used), written out: this runs once a delta in a call)
-            chunk = sc._buf[pos:pos + size]
+            chunk = buf[pos:pos + size]
             used, status = lexer.feed(chunk, pause=not self._started)
-            sc._pos = pos + used
+            pos += used
+            sc._pos = pos
             if not self._started:
                 self._raw.append(chunk[:used])
                 if head:  # (the arguments' "{", where the lexer paused, is the value's)
