@@ -400,7 +400,12 @@ class Qwen3CoderParser(_QwenParser):
         if marker is PARTIAL:
             return False
         if marker is None:
-            self._not_a_call(final=final, expected=_M_FUNCTION)
+            if final:
+                self._not_a_call(final=True, expected=_M_FUNCTION)
+            else:  # (_not_a_call's common case, written out: the head is content; a stray opener repeats)
+                self._emit_content("".join(self._raw))
+                self._raw = []
+                self._state = _CONTENT
         else:
             self._raw.append(marker)
             self._head_len += len(marker)
