@@ -245,6 +245,10 @@ class JsonValidator(JsonTracker):
         j, event = self._scan(text, 0)
         if event == _NEED:
             return -1
+        return self._scanned(text, j, event)
+
+    def _scanned(self, text: str, j: int, event: int) -> int:
+        """The rest of :meth:`feed` after its first scan of ``text`` stopped at ``j`` with ``event`` (not ``_NEED``)."""
         at = -1
         if event == _CLOSED:
             at = j - 1
@@ -686,7 +690,10 @@ class RawArguments:
                 return "", 0
             v.feed(text)
             return "", (v.error_at if v.failed else len(text))
-        at = v.feed(text)
+        j, event = v._scan(text, 0)  # v.feed(text), written out for its common case (not failed: see above)
+        if event == _NEED:
+            return text, len(text)
+        at = v._scanned(text, j, event)
         if at >= 0:
             self._held = text[at]
             self._ended = stop_at_close
