@@ -621,7 +621,7 @@ class ToolParser:
         held back; each character is read once.
         """
         sc = self.scanner
-        chunk = sc.peek(sc.pending())
+        chunk = sc.rest()
         k, opener = len(chunk), ""
         for o in openers:
             j = chunk.find(o, 0, k + len(o) - 1)

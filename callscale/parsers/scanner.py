@@ -201,6 +201,10 @@ class MarkerScanner:
         """Up to ``n`` unconsumed characters, without consuming them."""
         return self._buf[self._pos:self._pos + n]
 
+    def rest(self) -> str:
+        """Every unconsumed character, without consuming them (``peek(pending())`` in one call)."""
+        return self._buf[self._pos:]
+
     # ------------------------------------------------------------------ reading
     def find(self, m: Markers, final: bool = False, limit: int | None = None) -> tuple[str, str | None]:
         """Read up to and including the leftmost marker of ``m``.
