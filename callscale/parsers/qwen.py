@@ -81,6 +81,7 @@ _M_HELD_END = markers(PARAMETER_CLOSE, PARAMETER_OPEN, FUNCTION_CLOSE, TOOL_CALL
 _M_OPEN_ONLY = markers(TOOL_CALL_OPEN)
 _M_ORPHAN_END = markers(_NL + TOOL_CALL_CLOSE, TOOL_CALL_CLOSE)
 _KEY_CHARS = re.compile(r"[^<>\n]*")
+_SPACE = re.compile(r"\s")  # (re's \s on str is str.isspace's test, Py_UNICODE_ISSPACE)
 
 
 # --------------------------------------------------------------------------- shared parser state
@@ -297,7 +298,7 @@ class Qwen3CoderParser(_QwenParser):
     def _open(self, marker: str) -> None:
         self._raw = [marker]
         self._head_len = 0
-        if marker.endswith(FUNCTION_OPEN):  # no <tool_call>: the name follows at once
+        if marker[-1] == "=":  # ...<function= (no <tool_call>): the name follows at once
             self._orphan = True
             self._parts = []
             self._state = _NAME
@@ -329,7 +330,8 @@ class Qwen3CoderParser(_QwenParser):
     def _s_after_param_close(self, final: bool) -> bool:
         sc = self.scanner
         # After a candidate </parameter>: <parameter= or </function> confirm it.
-        if not self._candidate_held(sc.skip_whitespace()):
+        ws = sc.skip_whitespace()
+        if ws and not self._candidate_held(ws):
             return True
         marker = sc.match(_M_BODY, final)
         if marker is PARTIAL:
@@ -353,7 +355,8 @@ class Qwen3CoderParser(_QwenParser):
         sc = self.scanner
         # After [</parameter> ws] </function>: </tool_call> confirms it (in a call
         # without <tool_call>, the end of the output too).
-        if not self._candidate_held(sc.skip_whitespace()):
+        ws = sc.skip_whitespace()
+        if ws and not self._candidate_held(ws):
             return True
         if sc.at_end() and not final:
             return False
@@ -371,7 +374,8 @@ class Qwen3CoderParser(_QwenParser):
         sc = self.scanner
         # After </tool_call> in a value (</parameter> and </function> missing):
         # the end of the output or a new <tool_call> confirm it.
-        if not self._candidate_held(sc.skip_whitespace()):
+        ws = sc.skip_whitespace()
+        if ws and not self._candidate_held(ws):
             return True
         if sc.at_end() and not final:
             return False
@@ -424,7 +428,7 @@ class Qwen3CoderParser(_QwenParser):
         if marker != _TAG_END:  # a new <tool_call> before the name ended
             self._not_a_call(name)
             self._open(marker)
-        elif not name or "<" in name or any(ch.isspace() for ch in name):
+        elif not name or "<" in name or _SPACE.search(name):
             self._not_a_call(name, marker)
         elif self._orphan:
             if self.tools and all(tool_name(t) != name for t in self.tools):
