@@ -89,6 +89,17 @@ def test_match_and_partial():
     assert s.at_end()
 
 
+def test_rest_is_the_unconsumed_text_and_consumes_nothing():
+    s = MarkerScanner()
+    s.feed("abc")
+    assert s.take(1) == "a"
+    s.feed("def")  # the consumed "a" is dropped from the buffer here
+    assert s.rest() == "bcdef" == s.peek(s.pending())
+    assert s.rest() == "bcdef"  # nothing consumed
+    s.take_all()
+    assert s.rest() == ""
+
+
 def test_take_run():
     import re
 

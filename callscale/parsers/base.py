@@ -162,6 +162,9 @@ class StreamingParseResult:
     reasoning_text: str = ""
 
 
+_new_result = object.__new__
+
+
 class ToolParser:
     """Base class: one streaming state machine serves all three methods.
 
@@ -271,7 +274,14 @@ class ToolParser:
         if self._finished or not delta:
             return StreamingParseResult()
         self.tools = tools or ()
-        self.scanner.feed(delta)
+        sc = self.scanner
+        if not sc._pos:  # MarkerScanner.feed, written out for its common cases (this path runs once a delta)
+            sc._buf += delta
+        elif sc._mark is None:
+            sc._buf = sc._buf[sc._pos:] + delta
+            sc._pos = 0
+        else:
+            sc.feed(delta)
         # _run(final=False), written out: this is the per-delta path of every format
         try:
             if self._driven:
@@ -294,11 +304,16 @@ class ToolParser:
         out = self._out_text
         if out:
             self._out_text = []
-            text = out[0] if len(out) == 1 else "".join(out)
+            text = "".join(out)  # (one piece: the piece itself)
         else:
             text = ""
         if not self._out_reasoning:  # most formats never write reasoning: no per-increment cost
-            return StreamingParseResult(text, calls)
+            # StreamingParseResult(text, calls) without the generated __init__'s frame (the same fields)
+            result = _new_result(StreamingParseResult)
+            result.normal_text = text
+            result.calls = calls
+            result.reasoning_text = ""
+            return result
         reasoning = "".join(self._out_reasoning)
         self._out_reasoning = []
         return StreamingParseResult(text, calls, reasoning)
@@ -392,7 +407,7 @@ class ToolParser:
     def _emit_arguments(self, text: str) -> None:
         """Send a piece of the current call's arguments JSON text."""
         index = self._current
-        if not text or index is None or index in self._abandoned:
+        if index is None or not text:  # (an abandoned call is never current again: _abandon_call)
             return
         calls = self._out_calls
         if calls and calls[-1].tool_index == index:
@@ -400,7 +415,11 @@ class ToolParser:
         else:  # the first piece of this call in this increment: a new item holds it
             if self._out_args:
                 self._flush_arguments()
-            calls.append(ToolCallItem(index, None, text))
+            item = _new_result(ToolCallItem)  # ToolCallItem(index, None, text), without the __init__ frame
+            item.tool_index = index
+            item.name = None
+            item.parameters = text
+            calls.append(item)
 
     def _flush_arguments(self) -> None:
         if self._out_args:
@@ -549,7 +568,8 @@ class ToolParser:
         ``marker`` is None with :meth:`_head_over` true once the head is too
         long (decided, whatever the split), or None when more text is needed.
         """
-        text, marker = self.scanner.find(m, final, MAX_HEAD + 1 - self._head_len)
+        limit = MAX_HEAD + 1 - self._head_len
+        text, marker = self.scanner.find_within(m, final, limit if limit > 0 else 0)
         if text:
             self._head_len += len(text)
             self._head_parts.append(text)
@@ -628,7 +648,7 @@ class ToolParser:
         held back; each character is read once.
         """
         sc = self.scanner
-        chunk = sc.peek(sc.pending())
+        chunk = sc.rest()
         k, opener = len(chunk), ""
         for o in openers:
             j = chunk.find(o, 0, k + len(o) - 1)

@@ -97,13 +97,18 @@ class _DeepSeekCalls(ToolParser):
         self._gap_ws = []
 
     def _block(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_BLOCK, final)
-        self._gap(text)
-        if marker is None:
-            if final:
-                self._gap_ws = []  # trailing layout
-            return False
-        return self._block_token(marker)
+        sc = self.scanner
+        while True:
+            text, marker = sc.find(_BLOCK, final)
+            if text:
+                self._gap(text)
+            if marker is None:
+                if final:
+                    self._gap_ws = []  # trailing layout
+                return False
+            if marker != CALLS_BEGIN and marker != EOS:
+                return self._block_token(marker)
+            # (EOS, a repeated block opener: dropped, as _block_token does; read on here)
 
     def _gap(self, text: str) -> None:
         """A piece of the text between two tokens in the block: layout or content."""

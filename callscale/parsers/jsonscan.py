@@ -157,6 +157,7 @@ class JsonTracker:
 # Modes of :class:`JsonValidator` between strings.
 _V_VALUE, _V_OBJ_OPEN, _V_OBJ_KEY, _V_COLON, _V_ARR_OPEN, _V_AFTER, _V_NUMBER, _V_LITERAL, _V_DONE = range(9)
 _WS = re.compile(r"[ \t\n\r]*")
+_WS_CHARS = frozenset(" \t\n\r")
 _NUM_RUN = re.compile(r"[0-9eE.+\-]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _WORDS = {"t": "true", "f": "false", "n": "null"}
@@ -244,6 +245,10 @@ class JsonValidator(JsonTracker):
         j, event = self._scan(text, 0)
         if event == _NEED:
             return -1
+        return self._scanned(text, j, event)
+
+    def _scanned(self, text: str, j: int, event: int) -> int:
+        """The rest of :meth:`feed` after its first scan of ``text`` stopped at ``j`` with ``event`` (not ``_NEED``)."""
         at = -1
         if event == _CLOSED:
             at = j - 1
@@ -260,7 +265,25 @@ class JsonValidator(JsonTracker):
         hooked = self._hooked
         while i < n:
             if self.inside:
-                j, event = self.string_run(text, i)
+                if self.escape or self._hex_left:
+                    j, event = self.string_run(text, i)
+                else:  # string_run's common step, written out (this strict tracker's stop pattern)
+                    hit = _STRICT_STOP.search(text, i)
+                    if hit is None:
+                        i = n
+                        break
+                    j = hit.start()
+                    c = text[j]
+                    if c == '"':
+                        self.inside = False
+                        j += 1
+                        event = STRING_END
+                    elif c == "\\":
+                        self.escape = True
+                        i = j + 1
+                        continue
+                    else:
+                        event = CONTROL
                 if event == STRING_OPEN:
                     i = n
                     break
@@ -305,10 +328,12 @@ class JsonValidator(JsonTracker):
                 if k == len(word):
                     self._value_end()
                 continue
-            i = _WS.match(text, i).end()
-            if i >= n:
-                break
             c = text[i]
+            if c in _WS_CHARS:  # (most tokens follow no whitespace: no pattern run then)
+                i = _WS.match(text, i).end()
+                if i >= n:
+                    break
+                c = text[i]
             if mode == _V_VALUE or mode == _V_ARR_OPEN:
                 if mode == _V_ARR_OPEN and c == "]":
                     j, event = self._close(text, i)
@@ -521,7 +546,8 @@ class JsonCallLexer(JsonValidator):
             return True
         self._keep(text[self._cap_start:i])
         self._capture = None
-        value = json.loads("".join(self._capture_parts))  # validated by the grammar
+        raw = "".join(self._capture_parts)  # a string the grammar validated, quotes included
+        value = raw[1:-1] if "\\" not in raw else json.loads(raw)  # (no escape: its text is its value)
         if key:
             self._key = value
             return True
@@ -569,8 +595,13 @@ class JsonCallLexer(JsonValidator):
         return True
 
     def _piece_end(self, text: str, i: int) -> None:
-        if self._capture is not None:
-            self._keep(text[self._cap_start:i])
+        capture = self._capture
+        if capture is not None:  # (_keep, written out: this runs once a piece)
+            if i > self._cap_start:
+                if capture == "arguments":
+                    self.arguments.append(text[self._cap_start:i])
+                else:
+                    self._capture_parts.append(text[self._cap_start:i])
             self._cap_start = i
 
 
@@ -659,7 +690,10 @@ class RawArguments:
                 return "", 0
             v.feed(text)
             return "", (v.error_at if v.failed else len(text))
-        at = v.feed(text)
+        j, event = v._scan(text, 0)  # v.feed(text), written out for its common case (not failed: see above)
+        if event == _NEED:
+            return text, len(text)
+        at = v._scanned(text, j, event)
         if at >= 0:
             self._held = text[at]
             self._ended = stop_at_close
@@ -715,8 +749,8 @@ class JsonCallReader:
     The parser sets ``argument_keys``, ``_name_only_is_a_call`` (an object
     with a name and no arguments key is a call with ``{}``) and
     ``_cut_head_is_content``, keeps the head's text in ``self._raw``, calls
-    :meth:`_open_object` after the opener and :meth:`_read_object` in its
-    reading state, and supplies ``_not_a_call(final=...)``, ``_drop_call()``
+    :meth:`_open_object` after the opener (it enters the reading state,
+    ``"json"``) and :meth:`_read_object` in that state, and supplies ``_not_a_call(final=...)``, ``_drop_call()``
     and ``_object_done()``.
     """
 
@@ -731,17 +765,20 @@ class JsonCallReader:
         self._started = False
         self._peek = _PEEK_MIN
         self._obj_head = 0  # characters read before the call started, outside the arguments value
+        self._state = "json"
 
     def _read_object(self, final: bool, max_head: int) -> bool:
         """Feed the lexer the unread text; false when it needs more text than there is."""
         sc = self.scanner
         lexer = self._lexer
         if lexer is None:  # only blanks read after the opener so far
-            blank, _ = sc.take_run(_BLANKS, max_head + 1 - self._obj_head)
-            if blank:
+            pos = sc._pos  # (sc.peek(1), written out: this runs at every opener)
+            after = sc._buf[pos:pos + 1]  # "" at the end of the text
+            if after in _WS_CHARS:
+                blank, _ = sc.take_run(_BLANKS, max_head + 1 - self._obj_head)
                 self._raw.append(blank)
                 self._obj_head += len(blank)
-            after = sc.peek(1)  # "" at the end of the text
+                after = sc.peek(1)
             if not after and self._obj_head <= max_head:
                 if not final:
                     return False
@@ -751,23 +788,29 @@ class JsonCallReader:
                 self._not_a_call()
                 return True
             lexer = self._lexer = JsonCallLexer(self.argument_keys)
-        while sc.pending():
+        # the scanner's buffer read directly (sc.pending(), sc.peek(size), sc.take(used), written out: this
+        # runs once a delta in a call); nothing called in the loop moves the scanner but on a return
+        buf = sc._buf
+        end = len(buf)
+        pos = sc._pos
+        while pos < end:
             # Peek a bounded, growing slice: a call that ends early in a long
             # buffer costs O(its length), not O(buffer). Before the call
             # starts, text outside the arguments value is a head: at most
             # max_head characters of it are read (the lexer pauses at the
             # arguments' brackets, so the count does not depend on the split).
             size = self._peek
-            head = not self._started and not lexer.in_arguments
+            head = not self._started and lexer._capture != "arguments"  # (not lexer.in_arguments)
             if head:
                 size = min(size, max_head + 1 - self._obj_head)
-            chunk = sc.peek(size)
+            chunk = buf[pos:pos + size]
             used, status = lexer.feed(chunk, pause=not self._started)
-            sc.take(used)
+            pos += used
+            sc._pos = pos
             if not self._started:
                 self._raw.append(chunk[:used])
                 if head:  # (the arguments' "{", where the lexer paused, is the value's)
-                    self._obj_head += used - lexer.in_arguments
+                    self._obj_head += used - (lexer._capture == "arguments")
                 if lexer.stream_arguments:
                     self._start_object_call()
             if self._started:
@@ -797,7 +840,8 @@ class JsonCallReader:
                     self._not_a_call()
                 self._lexer = None
                 return True
-            self._peek = min(self._peek * 2, _PEEK_MAX)
+            if self._peek < _PEEK_MAX:  # (both powers of two: min(2 * peek, _PEEK_MAX))
+                self._peek *= 2
         if not final:
             return False
         if self._started:  # the output ended inside the object

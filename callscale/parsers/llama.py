@@ -104,8 +104,7 @@ class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
         self._raw.append("{")
         self._lexer = JsonCallLexer(self.argument_keys)
         self._lexer.feed("{", pause=True)
-        self._obj_head = 1
-        self._state = _JSON
+        self._obj_head = 1  # (_open_object entered state _JSON)
 
     def _not_a_call(self, final: bool = False) -> None:
         """The candidate is no call: its text is content (a head the end of the output cut is dropped).
@@ -302,12 +301,23 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
 
     def _s_head(self, final: bool) -> bool:
         sc = self.scanner
+        # the head's characters from one bounded peek (one more than a head may hold: the check below
+        # sees the character that makes it too long), then one take of what was read
+        used, go_on = self._read_head(sc.peek(MAX_HEAD + 2 - self._head_len), final)
+        sc.take(used)
+        return go_on
+
+    def _read_head(self, text: str, final: bool) -> tuple[int, bool]:
+        """Read head characters of ``text`` (unread text, from the current position): ``(characters
+        consumed, go on)``; the caller takes them from the scanner (nothing here reads it)."""
+        i = 0
+        n = len(text)
         while True:
-            c = sc.peek(1)
-            if not c:
-                return self._no_call() if final else False
+            if i == n:  # (every unread character read: the end of the buffer)
+                return i, (self._no_call() if final else False)
+            c = text[i]
             if self._head_len >= MAX_HEAD + 1:
-                return self._no_call()
+                return i, self._no_call()
             step = self._step
             space = c.isspace()
             if step == _H_NAME0:
@@ -317,12 +327,11 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                     self._word = [c]
                     self._step = _H_NAME
                 elif c == "]" and not self._first:  # a trailing comma: the list ends
-                    sc.take(1)
                     self._raw = []
                     self._state = _CONTENT
-                    return True
+                    return i + 1, True
                 else:
-                    return self._no_call()
+                    return i, self._no_call()
             elif step == _H_NAME:
                 if c.isalnum() or c in "_.-":
                     self._word.append(c)
@@ -330,30 +339,28 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                     self._name = "".join(self._word)
                     self._step = _H_KEY0 if c == "(" else _H_PAREN
                 else:
-                    return self._no_call()
+                    return i, self._no_call()
             elif step == _H_PAREN:
                 if c == "(":
                     self._step = _H_KEY0
                 elif not space:
-                    return self._no_call()
+                    return i, self._no_call()
             elif step == _H_KEY0:
                 if c == ")":
-                    sc.take(1)
                     self._raw = []
                     self._begin_call(self._name)
                     self._emit_arguments("{}")
                     self._end_call()
                     self._held.clear()
                     self._state = _AFTER_CALL
-                    return True
+                    return i + 1, True
                 if _is_name_start(c):
                     self._word = [c]
                     self._step = _H_KEY
                 elif not space:
-                    return self._no_call()
+                    return i, self._no_call()
             else:  # _H_KEY, _H_EQ
                 if c == "=":
-                    sc.take(1)
                     self._raw = []
                     self._begin_call(self._name)
                     self._emit_arguments('{"' + json_fragment("".join(self._word)) + '": ')
@@ -362,14 +369,14 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                     self._can_close = False
                     self._comma = False
                     self._state = _ARGS
-                    return True
+                    return i + 1, True
                 if step == _H_KEY and (c.isalnum() or c == "_"):
                     self._word.append(c)
                 elif space:
                     self._step = _H_EQ
                 else:
-                    return self._no_call()
-            sc.take(1)
+                    return i, self._no_call()
+            i += 1
             self._raw.append(c)
             self._head_len += 1
 

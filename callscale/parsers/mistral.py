@@ -175,15 +175,16 @@ class MistralParser(ToolParser):
 
     def _s_args(self, final: bool) -> bool:
         scanner = self.scanner
-        send, used = self._args.feed(scanner.peek(scanner.pending()), stop_at_close=True)
+        send, used = self._args.feed(scanner.rest(), stop_at_close=True)
         scanner.take(used)
         self._emit_arguments(send)
-        if self._args.broken():  # the text stopped being JSON: a broken call (DESIGN.md)
+        v = self._args.json  # (its flags read here: RawArguments.broken() and .closed, without the calls)
+        if v.failed and not v.closed:  # the text stopped being JSON: a broken call (DESIGN.md)
             self._break_call()
             self._rest = self._args.rest_tracker()
             self._state = _BROKEN
             return True
-        if self._args.closed:
+        if v.closed:
             held = self._args.close()
             if held is None:
                 self._abandon_call()
@@ -219,7 +220,7 @@ class MistralParser(ToolParser):
 
     def _s_item(self, final: bool) -> bool:
         scanner = self.scanner
-        self._item.append(scanner.take(self._args.feed(scanner.peek(scanner.pending()), stop_at_close=True)[1]))
+        self._item.append(scanner.take(self._args.feed(scanner.rest(), stop_at_close=True)[1]))
         if not self._args.closed:
             return False  # at the end of the output: an element cut off makes no call
         text = "".join(self._item)

@@ -81,6 +81,7 @@ _M_HELD_END = markers(PARAMETER_CLOSE, PARAMETER_OPEN, FUNCTION_CLOSE, TOOL_CALL
 _M_OPEN_ONLY = markers(TOOL_CALL_OPEN)
 _M_ORPHAN_END = markers(_NL + TOOL_CALL_CLOSE, TOOL_CALL_CLOSE)
 _KEY_CHARS = re.compile(r"[^<>\n]*")
+_SPACE = re.compile(r"\s")  # (re's \s on str is str.isspace's test, Py_UNICODE_ISSPACE)
 
 
 # --------------------------------------------------------------------------- shared parser state
@@ -105,7 +106,11 @@ class _QwenParser(ToolParser):
         ``final``, ``expected``: the end of the output may have decided it (a
         cut call's head is dropped; see :meth:`ToolParser._head_no_call`).
         """
-        self._head_no_call("".join(self._raw) + "".join(more), final, expected)
+        text = "".join(self._raw) + "".join(more) if more else "".join(self._raw)
+        if final:
+            self._head_no_call(text, final, expected)
+        else:  # (_head_no_call when not final: content)
+            self._emit_content(text)
         self._raw = []
         self._state = _CONTENT
 
@@ -128,33 +133,43 @@ class _QwenParser(ToolParser):
 
     def _common(self, state: str, final: bool) -> bool | None:
         """Run one step of a shared state; ``None`` when ``state`` is not shared, else whether to go on."""
-        sc = self.scanner
         if state == _CONTENT:
-            text, marker = sc.find(self._content_markers, final)
-            if text:
-                self._emit_content(text)
-            if marker is None:
-                return False
-            self._open(marker)
-            return True
+            return self._s_content(final)
         if state == _AFTER_CLOSE:
-            if sc.match(_M_NL, final) is PARTIAL:
-                return False
-            self._state = _CONTENT
-            return True
+            return self._s_after_close(final)
         if state == _JUNK:
-            text, marker = sc.find(self._junk_markers, final)
-            self._hold_broken(text)
-            if marker is None:
-                return False
-            if marker == TOOL_CALL_CLOSE:
-                self._broken_call_ended()
-                self._state = _AFTER_CLOSE
-            else:
-                self._broken_is_content()
-                self._open(marker)
-            return True
+            return self._s_junk(final)
         return None
+
+    # the shared states (qwen3_coder's base driver runs them as _s_<state>; qwen3's _advance through _common)
+    def _s_content(self, final: bool) -> bool:
+        text, marker = self.scanner.find(self._content_markers, final)
+        if text:
+            self._emit_content(text)
+        if marker is None:
+            return False
+        self._open(marker)
+        # (an opener's next state needs text: at the end of a delta it would only wait)
+        return final or not self.scanner.at_end()
+
+    def _s_after_close(self, final: bool) -> bool:
+        if self.scanner.match(_M_NL, final) is PARTIAL:
+            return False
+        self._state = _CONTENT
+        return True
+
+    def _s_junk(self, final: bool) -> bool:
+        text, marker = self.scanner.find(self._junk_markers, final)
+        self._hold_broken(text)
+        if marker is None:
+            return False
+        if marker == TOOL_CALL_CLOSE:
+            self._broken_call_ended()
+            self._state = _AFTER_CLOSE
+        else:
+            self._broken_is_content()
+            self._open(marker)
+        return True
 
 
 # --------------------------------------------------------------------------- qwen3
@@ -177,9 +192,8 @@ class Qwen3Parser(JsonCallReader, _QwenParser):
         super().__init__()
         self._lexer: JsonCallLexer | None = None
 
-    def _open(self, marker: str) -> None:
-        self._open_object(marker)
-        self._state = _JSON
+    #: A ``<tool_call>`` opens a call object (JsonCallReader; state ``_JSON``).
+    _open = JsonCallReader._open_object
 
     def _not_a_call(self, *more: str, final: bool = False, expected: Markers | None = None) -> None:
         """No call: content, except an envelope holding nothing a call needs (blank, or an object with no name and no arguments).
@@ -194,18 +208,28 @@ class Qwen3Parser(JsonCallReader, _QwenParser):
                     and (lexer.closed or not "".join(self._raw[1:]).strip()))):
             self._state = _ENVELOPE
             return
-        super()._not_a_call(*more, final=final, expected=expected)
+        if more or final:
+            _QwenParser._not_a_call(self, *more, final=final, expected=expected)
+        else:  # (_QwenParser._not_a_call, written out for its common case: the head is content)
+            self._emit_content("".join(self._raw))
+            self._raw = []
+            self._state = _CONTENT
 
     def _advance(self, final: bool) -> None:
         sc = self.scanner
         while True:
             state = self._state
+            if state == _JSON:
+                if not self._read_object(final, MAX_HEAD):
+                    return
+                continue
+            if state == _CONTENT:
+                if not self._s_content(final):
+                    return
+                continue
             go_on = self._common(state, final)
             if go_on is not None:
                 if not go_on:
-                    return
-            elif state == _JSON:
-                if not self._read_object(final, MAX_HEAD):
                     return
             elif state == _ENVELOPE:  # an envelope that holds nothing a call needs: markup before </tool_call>
                 hit = self._confirm(_M_CLOSE, final)
@@ -274,7 +298,7 @@ class Qwen3CoderParser(_QwenParser):
     def _open(self, marker: str) -> None:
         self._raw = [marker]
         self._head_len = 0
-        if marker.endswith(FUNCTION_OPEN):  # no <tool_call>: the name follows at once
+        if marker[-1] == "=":  # ...<function= (no <tool_call>): the name follows at once
             self._orphan = True
             self._parts = []
             self._state = _NAME
@@ -289,7 +313,8 @@ class Qwen3CoderParser(_QwenParser):
 
     def _bounded_find(self, final: bool) -> tuple[str, str | None, bool]:
         """Read a name or key up to ``>``, bounded by :data:`MAX_HEAD`; the flag is true when it ran past it."""
-        text, marker = self.scanner.find(_M_TAG_END, final, MAX_HEAD + 1 - self._head_len)
+        limit = MAX_HEAD + 1 - self._head_len
+        text, marker = self.scanner.find_within(_M_TAG_END, final, limit if limit > 0 else 0)
         self._head_len += len(text)
         self._parts.append(text)
         return text, marker, marker is None and self._head_len > MAX_HEAD
@@ -302,22 +327,11 @@ class Qwen3CoderParser(_QwenParser):
         self._keys = set()
 
     # ------------------------------------------------------------------ states (the base driver runs them)
-    def _s_content(self, final: bool) -> bool:
-        return self._common(_CONTENT, final)
-
-    def _s_junk(self, final: bool) -> bool:
-        return self._common(_JUNK, final)
-
-    def _s_after_close(self, final: bool) -> bool:
-        return self._common(_AFTER_CLOSE, final)
-
-    def _s_value(self, final: bool) -> bool:
-        return self._read_value(final)
-
     def _s_after_param_close(self, final: bool) -> bool:
         sc = self.scanner
         # After a candidate </parameter>: <parameter= or </function> confirm it.
-        if not self._candidate_held(sc.skip_whitespace()):
+        ws = sc.skip_whitespace()
+        if ws and not self._candidate_held(ws):
             return True
         marker = sc.match(_M_BODY, final)
         if marker is PARTIAL:
@@ -341,7 +355,8 @@ class Qwen3CoderParser(_QwenParser):
         sc = self.scanner
         # After [</parameter> ws] </function>: </tool_call> confirms it (in a call
         # without <tool_call>, the end of the output too).
-        if not self._candidate_held(sc.skip_whitespace()):
+        ws = sc.skip_whitespace()
+        if ws and not self._candidate_held(ws):
             return True
         if sc.at_end() and not final:
             return False
@@ -359,7 +374,8 @@ class Qwen3CoderParser(_QwenParser):
         sc = self.scanner
         # After </tool_call> in a value (</parameter> and </function> missing):
         # the end of the output or a new <tool_call> confirm it.
-        if not self._candidate_held(sc.skip_whitespace()):
+        ws = sc.skip_whitespace()
+        if ws and not self._candidate_held(ws):
             return True
         if sc.at_end() and not final:
             return False
@@ -375,24 +391,25 @@ class Qwen3CoderParser(_QwenParser):
             self._reject()
         return True
 
-    def _s_next_key(self, final: bool) -> bool:
-        if not self._read_next_key(final):
-            return False
-        return True
-
     def _s_open(self, final: bool) -> bool:
         sc = self.scanner
         ws = sc.skip_whitespace(MAX_HEAD + 1 - self._head_len)
-        self._raw.append(ws)
-        self._head_len += len(ws)
-        if self._head_len > MAX_HEAD:  # too long for a head
-            self._not_a_call()
-            return True
+        if ws:
+            self._raw.append(ws)
+            self._head_len += len(ws)
+            if self._head_len > MAX_HEAD:  # too long for a head
+                self._not_a_call()
+                return True
         marker = sc.match(_M_FUNCTION, final)
         if marker is PARTIAL:
             return False
         if marker is None:
-            self._not_a_call(final=final, expected=_M_FUNCTION)
+            if final:
+                self._not_a_call(final=True, expected=_M_FUNCTION)
+            else:  # (_not_a_call's common case, written out: the head is content; a stray opener repeats)
+                self._emit_content("".join(self._raw))
+                self._raw = []
+                self._state = _CONTENT
         else:
             self._raw.append(marker)
             self._head_len += len(marker)
@@ -411,7 +428,7 @@ class Qwen3CoderParser(_QwenParser):
         if marker != _TAG_END:  # a new <tool_call> before the name ended
             self._not_a_call(name)
             self._open(marker)
-        elif not name or "<" in name or any(ch.isspace() for ch in name):
+        elif not name or "<" in name or _SPACE.search(name):
             self._not_a_call(name, marker)
         elif self._orphan:
             if self.tools and all(tool_name(t) != name for t in self.tools):
@@ -587,6 +604,10 @@ class Qwen3CoderParser(_QwenParser):
         self._end_value()
         self._start_value(key)
         return True
+
+    # the states that read a value and the key after a value's "\n<parameter=" (the base driver runs them)
+    _s_value = _read_value
+    _s_next_key = _read_next_key
 
     def _reject_key(self) -> None:
         self._value_text(self._candidate_text() + "".join(self._parts_key))

@@ -201,6 +201,10 @@ class MarkerScanner:
         """Up to ``n`` unconsumed characters, without consuming them."""
         return self._buf[self._pos:self._pos + n]
 
+    def rest(self) -> str:
+        """Every unconsumed character, without consuming them (``peek(pending())`` in one call)."""
+        return self._buf[self._pos:]
+
     # ------------------------------------------------------------------ reading
     def find(self, m: Markers, final: bool = False, limit: int | None = None) -> tuple[str, str | None]:
         """Read up to and including the leftmost marker of ``m``.
@@ -221,7 +225,7 @@ class MarkerScanner:
         """
         buf, pos = self._buf, self._pos
         if limit is not None:
-            return self._find_within(m, final, max(limit, 0))
+            return self.find_within(m, final, limit if limit > 0 else 0)
         scan = m._scan
         if scan:  # one search: the marker, or the partial one held back (else: a lazy or nested set)
             hit = scan.search(buf, pos)
@@ -258,7 +262,8 @@ class MarkerScanner:
         self._pos = end
         return buf[pos:end], None
 
-    def _find_within(self, m: Markers, final: bool, limit: int) -> tuple[str, str | None]:
+    def find_within(self, m: Markers, final: bool, limit: int) -> tuple[str, str | None]:
+        """:meth:`find` with a ``limit`` (characters, >= 0), called directly: the per-delta path of bounded heads."""
         buf, pos = self._buf, self._pos
         stop = pos + limit  # a marker must start before this
         scan = m._scan
