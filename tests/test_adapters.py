@@ -181,6 +181,7 @@ def test_entry_points_are_found_by_name_and_listed(tmp_path, monkeypatch, capsys
         resolve("team-nope")
 
 
+@pytest.mark.slow  # makes a virtualenv and counts twice under callgrind (~10-23 s): the slow set
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
 def test_metered_child_imports_from_the_callers_virtualenv_and_counts_repeat(tmp_path):
     venv = tmp_path / "venv"

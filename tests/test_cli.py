@@ -83,6 +83,7 @@ def test_gate_passes_a_linear_parser(capsys):
     assert "deepseek_v31" in out and "null (median floor)" in out
 
 
+@pytest.mark.slow  # the quadratic parser by time at 4k-64k (~10-26 s): the slow set
 def test_gate_fails_the_quadratic_parser_and_names_it(capsys):
     needs("deepseek_v31")
     status, out, err = run_main(capsys, "gate", "--parser", f"deepseek_v31,{QUADRATIC}", "--format", "deepseek_v31",

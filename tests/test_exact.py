@@ -147,6 +147,7 @@ def test_jobs_is_validated_once_for_the_file_and_the_command_line(tmp_path, monk
     assert exit_.value.code == 2 and "--jobs" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # two callgrind runs of the same rows (~10-20 s): the slow set
 @needs_valgrind
 def test_two_children_count_what_one_child_counts():
     """The same items over one child and over two (each row in one of them): identical counts."""
@@ -288,6 +289,7 @@ def test_shard_selection_is_round_robin_and_covers_every_parser():
             shard.parse_shard(bad)
 
 
+@pytest.mark.slow  # three gates under callgrind (~15-35 s): the slow set
 @needs_valgrind
 def test_merged_shards_give_the_unsharded_verdict(tmp_path, capsys):
     common = ["gate", "--meter", "instructions", "--parser", "deepseek_v31,qwen3,glm47", "--workload", "write_file",

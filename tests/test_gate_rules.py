@@ -224,6 +224,7 @@ def test_quadratic_fixtures_fail_under_the_model_tokens_on_both_axes(parser, fmt
     assert fits.loc[fits["parser"] == parser, "verdict"].iloc[0] == "FAIL"
 
 
+@pytest.mark.slow  # two time gates at 4k-64k on quadratic fixtures (~10-21 s): the slow set
 def test_small_quadratic_fixtures_fail_the_default_time_gate(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "callscale", "gate", "--parser",
                            ",".join(p for p, _ in SMALL_QUADRATIC[:1]), "--format", "qwen3", "--workload", "write_file",

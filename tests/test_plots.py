@@ -67,7 +67,8 @@ def _asv(tmp_path, parsers):
     return root
 
 
-@pytest.mark.parametrize("parsers", [["qwen3"], names()], ids=["one parser", "sixteen"])
+@pytest.mark.parametrize("parsers", [["qwen3"], pytest.param(names(), marks=pytest.mark.slow)],  # sixteen: ~10-26 s
+                         ids=["one parser", "sixteen"])
 def test_history_pngs_keep_titles_and_legends_inside(tmp_path, figures, monkeypatch, parsers):
     monkeypatch.setattr(th, "PARSERS", list(th.PARSERS))
     monkeypatch.setattr(th, "WORKLOADS", list(th.WORKLOADS))

@@ -79,6 +79,7 @@ def test_the_watchdog_stops_a_case_that_waits_for_ever_at_its_wall_ceiling():
     assert proc.stderr.strip() == "callscale-child: the case did not finish within 0.5 s of wall time"
 
 
+@pytest.mark.slow  # waits out the profile watchdog (~12-30 s): the slow set
 @pytest.mark.skipif(shutil.which("py-spy") is None, reason="py-spy is not installed (pip install -e '.[bench]')")
 def test_a_hanging_parser_is_reported_as_a_hang(tmp_path, capsys, monkeypatch):
     monkeypatch.syspath_prepend(str(Path(__file__).parent))
