@@ -227,3 +227,21 @@ def test_every_typed_format_streams_generated_values_as_they_read_whole(fmt, spe
     assert json.loads(want) == {"x": _client_view(_oracle(text))}
     assert check.whole(parsers.get(fmt)(), call, TOOLS).calls[0].arguments_text == want
     assert check.stream(parsers.get(fmt)(), list(call), TOOLS).calls[0].arguments_text == want
+
+
+def test_a_json_value_is_not_read_a_second_time_at_its_end(monkeypatch):
+    # the incremental reader's value is JSON's unless the text has an escape the two read apart (\/, an escaped
+    # surrogate): only then does the end read the whole text again, as JSON
+    from callscale.parsers import schema
+
+    reads = []
+    real = schema._json
+    monkeypatch.setattr(schema, "_json", lambda text: reads.append(text) or real(text))
+    items = [f"item {i}: \"q\" \\ \u00e9 \n" for i in range(2000)]
+    text = json.dumps(items, ensure_ascii=False)
+    typing = Typing(("array",))
+    assert json.loads(_stream(typing, [text[i:i + 7] for i in range(0, len(text), 7)])) == items
+    assert reads == []
+    for text, value in (('["a\\/b"]', ["a/b"]), ('["\\ud83d\\ude00"]', ["😀"])):
+        assert json.loads(_stream(typing, list(text))) == value
+    assert reads == ['["a\\/b"]', '["\\ud83d\\ude00"]']

@@ -112,9 +112,13 @@ class PyLiteralReader:
     it), so a caller reading "JSON, else a Python literal" gets the same value
     from a streamed reader as from the whole text (``docs/formats.md``,
     "Schema typing": a value is JSON or a Python literal as a whole).
+    :attr:`as_json` stays True while the value read is also what ``json.loads``
+    gives for the same text (when it is JSON): it goes False at the escapes
+    the two read apart, ``\\/`` and an escaped surrogate (JSON joins a pair).
     """
 
-    __slots__ = ("_stack", "_result", "_tail", "_quote", "_parts", "_out", "_failed", "_exact", "_done", "maybe_json", "json")
+    __slots__ = ("_stack", "_result", "_tail", "_quote", "_parts", "_out", "_failed", "_exact", "_done", "maybe_json",
+                 "as_json", "json")
 
     def __init__(self) -> None:
         # stack entries: [container, closer, pending key, expecting, has items]; expecting is
@@ -129,6 +133,7 @@ class PyLiteralReader:
         self._failed = False
         self._exact = True
         self.maybe_json = True
+        self.as_json = True
         self.json = ""
 
     def feed(self, text: str) -> None:
@@ -191,7 +196,10 @@ class PyLiteralReader:
                 e = m.group(1)
                 if e[0] not in _JSON_ESCAPES or e == "\n":
                     self.maybe_json = False
-                self._parts.append(unescape(m))
+                char = unescape(m)
+                if e[0] == "/" or "\ud800" <= char <= "\udfff":
+                    self.as_json = False  # JSON reads "/" and joins a surrogate pair; Python does neither
+                self._parts.append(char)
                 pos = m.end()
                 continue
             m = _TOKEN.match(buf, pos)
