@@ -11,8 +11,8 @@ A differential fuzz found them apart on ``\\/`` (issue 18): glm47 sent ``["a\\\\
 from __future__ import annotations
 
 import ast
-import json
 import inspect
+import json
 import re
 import warnings
 
@@ -36,7 +36,7 @@ _RAW = "__RAW__"
 
 
 def call_text(fmt: str, value: str) -> str:
-    """Format ``fmt``'s text (its renderer's markup) of a call ``f`` whose parameter ``x`` is the value text ``value``."""
+    """Format ``fmt``'s text (its renderer's markup) of a call ``f`` with the value text ``value`` for ``x``."""
     if fmt == "kimi_k3" or fmt in DSML_FORMATS:  # a list is written with its type (type="array", string="false")
         text = render.get(fmt).render([Call("f", {"x": [_RAW]})])
         placeholder = json.dumps([_RAW])
