@@ -6,7 +6,8 @@ in Python syntax. What a literal may hold is :func:`read_python_literal`'s
 rule (strings in single or double quotes with Python's escapes, finite ints
 and floats, ``True``/``False``/``None`` and JSON's ``true``/``false``/``null``,
 lists and tuples (as lists), dicts with string keys, a trailing comma inside
-brackets, at most :data:`MAX_LITERAL_DEPTH` deep).
+brackets, at most :data:`MAX_LITERAL_DEPTH` deep; after the value, whitespace of
+any kind ``str.strip`` removes).
 
 :class:`PyLiteralReader` reads it from pieces as they arrive (``feed``),
 keeping only the container stack, the value built so far, the JSON text of
@@ -34,6 +35,9 @@ _MISSING = object()
 #: Python's one-character string escapes (``\\n`` ...); ``\\<newline>`` is a line continuation.
 SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b",
                   "f": "\f", "v": "\v", "\n": ""}
+#: The escapes JSON has (RFC 8259 7: ``\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX``), by their first letter:
+#: any other escape rules JSON out (:attr:`PyLiteralReader.maybe_json`).
+_JSON_ESCAPES = '"\\/bfnrtu'
 _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}|\n|.)", re.DOTALL)
 _LONGEST_ESCAPE = 10  # \U0010FFFF
 _TOKEN = re.compile(r"""
@@ -104,9 +108,17 @@ class PyLiteralReader:
     is False once the text used syntax JSON lacks (single quotes, a tuple,
     ``True``/``None``, a trailing comma, ``+``/``_``/``.5`` numbers,
     Python-only escapes): a caller that tries strict JSON first may skip it.
+    It never goes False on text JSON reads (every JSON escape, ``\\/`` too, keeps
+    it), so a caller reading "JSON, else a Python literal" gets the same value
+    from a streamed reader as from the whole text (``docs/formats.md``,
+    "Schema typing": a value is JSON or a Python literal as a whole).
+    :attr:`as_json` stays True while the value read is also what ``json.loads``
+    gives for the same text (when it is JSON): it goes False at the escapes
+    the two read apart, ``\\/`` and an escaped surrogate (JSON joins a pair).
     """
 
-    __slots__ = ("_stack", "_result", "_tail", "_quote", "_parts", "_out", "_failed", "_exact", "_done", "maybe_json", "json")
+    __slots__ = ("_stack", "_result", "_tail", "_quote", "_parts", "_out", "_failed", "_exact", "_done", "maybe_json",
+                 "as_json", "json")
 
     def __init__(self) -> None:
         # stack entries: [container, closer, pending key, expecting, has items]; expecting is
@@ -121,6 +133,7 @@ class PyLiteralReader:
         self._failed = False
         self._exact = True
         self.maybe_json = True
+        self.as_json = True
         self.json = ""
 
     def feed(self, text: str) -> None:
@@ -181,13 +194,19 @@ class PyLiteralReader:
                 if m is None:
                     raise ValueError("a backslash at the end")
                 e = m.group(1)
-                if e[0] not in 'u"\\nrtbf' or e == "\n":
+                if e[0] not in _JSON_ESCAPES or e == "\n":
                     self.maybe_json = False
-                self._parts.append(unescape(m))
+                char = unescape(m)
+                if e[0] == "/" or "\ud800" <= char <= "\udfff":
+                    self.as_json = False  # JSON reads "/" and joins a surrogate pair; Python does neither
+                self._parts.append(char)
                 pos = m.end()
                 continue
             m = _TOKEN.match(buf, pos)
             if m is None:
+                if self._result is not _MISSING and buf[pos].isspace():
+                    pos += 1  # whitespace after the value, of any kind ``str.strip`` removes
+                    continue
                 rest = buf[pos:]
                 if not final and (rest in _WORD_PREFIXES or (len(rest) < 3 and _NUMBERISH.fullmatch(rest))):
                     self._tail = rest

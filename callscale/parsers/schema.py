@@ -21,7 +21,8 @@ strings and bare scalars at the top level). The rule is written out in
   ``null``/``None`` is JSON null when the parameter allows null or has no
   string type. Integers written ``60.0`` are 60. Objects and arrays are JSON,
   else a Python literal (:func:`read_python_literal`, the first Qwen3-Coder
-  template wrote ``{'a': True}``). Only finite numbers. Text that reads as
+  template wrote ``{'a': True}``), each as a whole with its own escapes
+  (``docs/formats.md``, "Schema typing" 5). Only finite numbers. Text that reads as
   no candidate returns ``(False, None)``: the caller keeps the value as the
   verbatim string (the call is never dropped).
 
@@ -524,6 +525,9 @@ class TypedValue:
       the incremental :class:`callscale.parsers.pyliteral.PyLiteralReader` as it
       arrives, which also writes its JSON text: :meth:`end` then only joins
       (no value is parsed whole in one increment).
+
+    At any split of the text, what it sends is exactly :func:`typed_json` of
+    the whole text (tests/test_typed_escapes.py).
     """
 
     __slots__ = ("typing", "mode", "_gate", "_parts", "_done", "_reader", "_lead")
@@ -583,7 +587,8 @@ class TypedValue:
         if reader is None:
             return typed_json(text, self.typing)
         literal = reader.end()
-        ok, value = convert(text, self.typing, literal, reader.maybe_json)
+        # text JSON reads to the same value needs no second reading (as_json): the literal is it
+        ok, value = convert(text, self.typing, literal, reader.maybe_json and not (literal[0] and reader.as_json))
         if not ok:
             return '"' + json_fragment(text) + '"'
         if literal[0] and value is literal[1]:
