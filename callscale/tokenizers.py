@@ -51,7 +51,10 @@ _EOS = "<｜end▁of▁sentence｜>"
 #: singular ``<|tool_call_section_…|>`` spellings that parsers accept are no token of its vocabulary.
 #: Llama 3/4 and Mistral Tekken v11+: every control token is special. GLM-4.5/4.7, MiniMax-M2 and
 #: Gemma 4 list their tool tokens among the added tokens with ``"special": true``; not checked
-#: against a shipped tokenizer (none ships).
+#: against a shipped tokenizer (none ships). MiniMax-M3: its namespace marker ``]<]minimax[>[`` is a
+#: non-special added token (vLLM 0.33 ``vllm/parser/minimax_m3.py``: "The M3 markers are non-special
+#: added tokens"); its think markers are not checked. Kimi K3: not checked (none ships). Every format
+#: has an entry (tested): a missing one would leave the stand-in marking all of its tokens special.
 MODEL_SPECIAL: dict[str, tuple[str, ...]] = {
     "deepseek_v3": (_EOS,),
     "deepseek_v31": (_EOS,),
@@ -70,6 +73,8 @@ MODEL_SPECIAL: dict[str, tuple[str, ...]] = {
     "llama3_json": ("<|python_tag|>",),
     "llama4_pythonic": ("<|python_start|>", "<|python_end|>"),
     "mistral": ("[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "[THINK]", "[/THINK]"),
+    "minimax_m3": ("<mm:think>", "</mm:think>"),
+    "kimi_k3": ("<|open|>", "<|close|>", "<|sep|>", "<|end_of_msg|>"),
 }
 
 #: Qwen3's added tokens, ids 151643 and up (Qwen3 ``tokenizer_config.json``); ``<tool_call>`` and
