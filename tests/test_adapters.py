@@ -261,6 +261,45 @@ def test_vllm_parser_protocol_through_its_adapter_agrees_with_the_built_in_parse
             _calls(check.whole(parsers.get("gpt_oss")(), case["text"], case["tools"]))
 
 
+@pytest.mark.slow  # vLLM's import takes 20-50 s
+def test_vllm_minimax_m3_engine_reads_calls_through_the_stand_in_tokenizer():
+    """vLLM 0.33's ``MinimaxM3ToolParser`` through the adapter, on the stand-in tokenizer (no MiniMax one
+    ships): ``]<]minimax[>[`` is no special token there (``MODEL_SPECIAL``), so the engine, which drops special
+    tokens that are not its terminals, reads the calls (it streamed them as content when the stand-in marked it
+    special). Skips without vLLM 0.33."""
+    import importlib.metadata
+
+    if importlib.util.find_spec("vllm") is None or not importlib.metadata.version("vllm").startswith("0.33."):
+        pytest.skip("vllm 0.33 is not installed (pip download --no-deps vllm==0.33.* and put it on PYTHONPATH)")
+    code = textwrap.dedent("""
+        import json
+        import callscale.adapters.gpu_stubs as s
+        s.install(["torch", "triton", "xgrammar"])
+        from callscale import check
+        from callscale.plugins import resolve
+        from callscale.workloads import catalog
+        try:
+            spec = resolve("vllm.tool_parsers.minimax_m3_tool_parser:MinimaxM3ToolParser", "minimax_m3")
+        except Exception as exc:
+            print("missing", type(exc).__name__); raise SystemExit(0)
+        for workload in ("write_file", "many_short_calls"):
+            case = catalog.make(workload, "minimax_m3", 1024)
+            got = check.stream(spec.factory(), case.deltas("tokens:4"), case.tools)
+            print(json.dumps([workload, [[c.name, json.loads(c.arguments_text)] for c in got.calls],
+                              [[c.name, dict(c.arguments)] for c in case.calls], "<tool_call>" in got.content]))
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    if proc.stdout.startswith("missing"):
+        pytest.skip(f"vLLM's MiniMax-M3 parser does not import here: {proc.stdout.split()[1]}")
+    rows = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [row[0] for row in rows] == ["write_file", "many_short_calls"]
+    for _, streamed, expected, markup_in_content in rows:
+        assert streamed == expected and len(streamed) >= 1
+        assert markup_in_content is False
+
+
 # --------------------------------------------------------------------------- GPU stand-ins as engines use them
 def test_gpu_stand_ins_take_item_assignment_operators_and_stay_unions_in_annotations():
     import importlib

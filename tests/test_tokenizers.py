@@ -88,6 +88,21 @@ def test_the_kimi_stand_in_marks_only_its_vocabulary_tokens_special():
     assert "<|tool_calls_section_begin|>" in tok.all_special_tokens
 
 
+def test_every_format_says_which_of_its_tokens_the_model_marks_special():
+    """Without an entry the vLLM stand-in would mark all of a format's tokens special (how vLLM's
+    MiniMax-M3 engine came to drop every ``]<]minimax[>[`` and stream each call as content)."""
+    assert set(tokenizers.MODEL_SPECIAL) == set(render.names())
+    for fmt, marked in tokenizers.MODEL_SPECIAL.items():
+        assert set(marked) <= set(render.get(fmt).special_tokens), fmt
+
+
+def test_the_minimax_m3_stand_in_keeps_its_namespace_marker_but_not_special():
+    tok = tokenizer_for("minimax_m3")
+    assert isinstance(tok, SpecialTokenizer)
+    assert "]<]minimax[>[" in tok.get_vocab() and tok.encode("a]<]minimax[>[b") == [1, tok.get_vocab()["]<]minimax[>["], 1]
+    assert tok.all_special_tokens == ["<mm:think>", "</mm:think>"]
+
+
 def test_model_stand_in_split_without_a_tokenizer(monkeypatch):
     monkeypatch.setattr(tokenizers, "available", lambda fmt: False)
     tokenizers.get.cache_clear()
