@@ -210,7 +210,8 @@ _CALL, _LIST, _TUPLE, _DICT = "(", "[", "t", "{"
 _CLOSER = {_CALL: ")", _LIST: "]", _TUPLE: ")", _DICT: "}"}
 _JSON_CLOSER = {_CALL: "}", _LIST: "]", _TUPLE: "]", _DICT: "}"}
 
-_WORD_RUN = re.compile(r"\w*")
+_WORD_RUN = re.compile(r"\w*")  # (\w: str.isalnum() or "_", the same test)
+_NAME_RUN = re.compile(r"[\w.-]*")
 _NUMBER_RUN = re.compile(r"[0-9A-Za-z_.+\-]*")
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _INTEGER = re.compile(r"[+-]?(?:[0-9]+|0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+)")
@@ -303,8 +304,9 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         sc = self.scanner
         # the head's characters from one bounded peek (one more than a head may hold: the check below
         # sees the character that makes it too long), then one take of what was read
-        used, go_on = self._read_head(sc.peek(MAX_HEAD + 2 - self._head_len), final)
-        sc.take(used)
+        pos = sc._pos  # (peek and take written out: the buffer read directly)
+        used, go_on = self._read_head(sc._buf[pos:pos + MAX_HEAD + 2 - self._head_len], final)
+        sc._pos = pos + used
         return go_on
 
     def _read_head(self, text: str, final: bool) -> tuple[int, bool]:
@@ -333,8 +335,14 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                 else:
                     return i, self._no_call()
             elif step == _H_NAME:
-                if c.isalnum() or c in "_.-":
-                    self._word.append(c)
+                if c.isalnum() or c in "_.-":  # the run of name characters from here, in one match (within the bound)
+                    j = _NAME_RUN.match(text, i, i + MAX_HEAD + 1 - self._head_len).end()
+                    run = text[i:j]
+                    self._word.append(run)
+                    self._raw.append(run)
+                    self._head_len += j - i
+                    i = j
+                    continue
                 elif c == "(" or space:
                     self._name = "".join(self._word)
                     self._step = _H_KEY0 if c == "(" else _H_PAREN
@@ -370,8 +378,14 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                     self._comma = False
                     self._state = _ARGS
                     return i + 1, True
-                if step == _H_KEY and (c.isalnum() or c == "_"):
-                    self._word.append(c)
+                if step == _H_KEY and (c.isalnum() or c == "_"):  # the key's run, as the name's
+                    j = _WORD_RUN.match(text, i, i + MAX_HEAD + 1 - self._head_len).end()
+                    run = text[i:j]
+                    self._word.append(run)
+                    self._raw.append(run)
+                    self._head_len += j - i
+                    i = j
+                    continue
                 elif space:
                     self._step = _H_EQ
                 else:
@@ -402,7 +416,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         self._can_close = False
 
     def _open(self, kind: str) -> None:
-        self.scanner.take(1)
+        self.scanner._pos += 1  # (its one character, peeked: take(1) written out)
         self._stack.append(kind)
         self._emit_arguments("{" if kind == _DICT else "[")
         self._expect = _E_KEY if kind == _DICT else _E_VALUE
@@ -410,7 +424,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         self._comma = False
 
     def _close(self) -> bool:
-        self.scanner.take(1)
+        self.scanner._pos += 1  # (its one character, peeked: take(1) written out)
         kind = self._stack.pop()
         self._emit_arguments(_JSON_CLOSER[kind])
         self._comma = False
@@ -432,8 +446,12 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
 
     def _s_args(self, final: bool) -> bool:
         sc = self.scanner
-        sc.skip_whitespace()
-        c = sc.peek(1)
+        buf, pos = sc._buf, sc._pos  # (skip_whitespace and peek(1) read the buffer directly: the per-delta path)
+        c = buf[pos:pos + 1]
+        if c.isspace():
+            sc.skip_whitespace()
+            pos = sc._pos
+            c = buf[pos:pos + 1]
         if not c:
             return self._malformed() if final else False
         top = self._stack[-1]
@@ -443,7 +461,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         if expect == _E_AFTER:
             if c != ",":
                 return self._malformed()
-            sc.take(1)
+            sc._pos = pos + 1
             self._comma = True
             self._can_close = True
             self._expect = _E_KEY if top in (_CALL, _DICT) else _E_VALUE
@@ -455,7 +473,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                 ok = c == ":"
             if not ok:
                 return self._malformed()
-            sc.take(1)
+            sc._pos = pos + 1
             self._emit_arguments(self._key_text + ": ")
             self._key_text = ""
             self._expect = _E_VALUE
@@ -475,9 +493,8 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         return self._value_start(c, "value")
 
     def _value_start(self, c: str, role: str) -> bool:
-        sc = self.scanner
         if c == "'" or c == '"':
-            sc.take(1)
+            self.scanner._pos += 1  # (c, peeked)
             self._quote = c
             self._role = role
             self._state = _OPEN_QUOTE
@@ -494,19 +511,16 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
     def _read_run(self, pattern: re.Pattern, final: bool) -> str | None:
         """Read a word or number run (at most ``MAX_HEAD + 1`` characters); its text once it ended, else ``None``."""
         sc = self.scanner
-        while self._word_len <= MAX_HEAD:
-            chunk = sc.peek(min(64, MAX_HEAD + 1 - self._word_len))
-            end = pattern.match(chunk).end()
-            if end:
-                sc.take(end)
-                self._word.append(chunk[:end])
-                self._word_len += end
-            if end < len(chunk):
-                break
-            if sc.at_end():
-                if not final:
-                    return None
-                break
+        room = MAX_HEAD + 1 - self._word_len
+        if room > 0:  # one match within the bound, on the buffer (endpos: no slice)
+            buf, pos = sc._buf, sc._pos
+            end = pattern.match(buf, pos, pos + room).end()
+            if end > pos:
+                sc._pos = end
+                self._word.append(buf[pos:end])
+                self._word_len += end - pos
+            if end == len(buf) and not final:  # the buffer ended inside the run (or at the bound): wait
+                return None
         return "".join(self._word)
 
     def _s_word(self, final: bool) -> bool:
@@ -590,6 +604,9 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
             if text:
                 self._emit_arguments(json_fragment(text))
             return False
+        if marker == quote:  # the string ends with no escape before it: its text and the closing quote, sent
+            self._emit_arguments(json_fragment(text) + '"' if text else '"')
+            return self._string_done()
         sc.unread(len(text) + len(marker or ""))
         parts: list[str] = []
         try:
