@@ -530,7 +530,8 @@ class ToolParser:
 
         Returns True to run it now. A state that only reads returns False
         when nothing is unread and more text may come, so a format may return
-        ``final or not self.scanner.at_end()`` there (no call of that state).
+        ``final or not self.scanner.at_end()`` there (no call of that state; the formats write
+        ``at_end`` out on the scanner's buffer, ``sc._pos < len(sc._buf)``: a call fewer a step).
         """
         raise NotImplementedError(f"{type(self).__name__} reads content markers but has no _open")
 
