@@ -190,9 +190,10 @@ class JsonValidator(JsonTracker):
 
     Members hook: a subclass that sets ``_hooked`` is told of the members of
     the top-level object (depth 1) as they are read, through ``_key_start``,
-    ``_string_end``, ``_member_start``, ``_member_closed``, ``_control`` and
-    ``_piece_end`` (see :class:`JsonCallLexer`, the Hermes call object);
-    plain validation never calls them.
+    ``_string_end``, ``_member_start``, ``_member_closed`` and ``_control``
+    (see :class:`JsonCallLexer`, the Hermes call object), and its own reader
+    calls ``_piece_end`` when a piece was read to its end (``_NEED``); plain
+    validation never calls them.
     """
 
     __slots__ = ("_stack", "_mode", "_in_key", "_word", "_word_pos", "_number", "first", "failed", "error_at",
@@ -299,10 +300,12 @@ class JsonValidator(JsonTracker):
                     return i - 1, _FAIL
                 if self._in_key:
                     self._mode = _V_COLON
+                elif stack:  # _value_end, written out (its two cases)
+                    self._mode = _V_AFTER
                 else:
-                    self._value_end()
-                    if not stack:
-                        return i, _CLOSED
+                    self._mode = _V_DONE
+                    self.closed = True
+                    return i, _CLOSED
                 continue
             mode = self._mode
             if mode == _V_NUMBER:
@@ -314,7 +317,11 @@ class JsonValidator(JsonTracker):
                 if _NUMBER.fullmatch("".join(self._number)) is None:
                     return end, _FAIL
                 self._number = []
-                self._value_end()
+                if stack:  # _value_end, written out
+                    self._mode = _V_AFTER
+                else:
+                    self._mode = _V_DONE
+                    self.closed = True
                 i = end
                 continue
             if mode == _V_LITERAL:
@@ -352,7 +359,7 @@ class JsonValidator(JsonTracker):
                         return i, _FAIL
                 if c == "{" or c == "[":
                     stack.append(c)
-                    self.bracket(c)
+                    self.depth += 1  # (bracket(c) for an opening bracket)
                     self._mode = _V_OBJ_OPEN if c == "{" else _V_ARR_OPEN
                     i += 1
                     if pause:
@@ -402,9 +409,7 @@ class JsonValidator(JsonTracker):
                     return i, _FAIL
             else:  # _V_DONE: only whitespace may follow the value
                 return i, _FAIL
-        if hooked:
-            self._piece_end(text, i)
-        return i, _NEED
+        return i, _NEED  # (a hooked caller then calls _piece_end(text, i): JsonCallLexer.feed, _read_object)
 
     def _close(self, text: str, i: int) -> tuple[int, int]:
         """The container open at the top of the stack closes at ``text[i]``: ``(i + 1, event)``."""
@@ -511,6 +516,7 @@ class JsonCallLexer(JsonValidator):
         the ``}`` that closes it, so that a caller can count the text outside
         that value (feed it the rest next). Never raises on any input; after
         ``DONE`` or ``ERROR`` the lexer must not be fed again.
+        (:meth:`JsonCallReader._read_object` writes this method out: change both.)
         """
         if self.inside and self._capture == "arguments" and not (self.escape or self._hex_left) \
                 and _STRICT_STOP.search(chunk) is None:  # the common piece: text inside a string of the arguments
@@ -525,6 +531,8 @@ class JsonCallLexer(JsonValidator):
             self.failed = True
             self.error_at = j
             return j, ERROR
+        if event == _NEED:
+            self._piece_end(chunk, j)
         return j, NEED_MORE
 
     def _keep(self, text: str) -> None:
@@ -748,13 +756,14 @@ class JsonCallReader:
 
     The parser sets ``argument_keys``, ``_name_only_is_a_call`` (an object
     with a name and no arguments key is a call with ``{}``) and
-    ``_cut_head_is_content``, keeps the head's text in ``self._raw``, calls
-    :meth:`_open_object` after the opener (it enters the reading state,
-    ``"json"``) and :meth:`_read_object` in that state, and supplies ``_not_a_call(final=...)``, ``_drop_call()``
-    and ``_object_done()``.
+    ``_cut_head_is_content``, and ``max_head`` (characters: ``base.MAX_HEAD``), keeps the head's text in
+    ``self._raw``, calls :meth:`_open_object` after the opener (it enters the reading state, ``"json"``) and
+    :meth:`_read_object` in that state (it may be that state's ``_s_json`` itself), and supplies
+    ``_not_a_call(final=...)``, ``_drop_call()`` and ``_object_done()``.
     """
 
     argument_keys: tuple[str, ...] = ("arguments",)
+    max_head: int
     _name_only_is_a_call = False
     _cut_head_is_content = False
 
@@ -767,9 +776,10 @@ class JsonCallReader:
         self._obj_head = 0  # characters read before the call started, outside the arguments value
         self._state = "json"
 
-    def _read_object(self, final: bool, max_head: int) -> bool:
+    def _read_object(self, final: bool) -> bool:
         """Feed the lexer the unread text; false when it needs more text than there is."""
         sc = self.scanner
+        max_head = self.max_head
         lexer = self._lexer
         if lexer is None:  # only blanks read after the opener so far
             pos = sc._pos  # (sc.peek(1), written out: this runs at every opener)
@@ -793,6 +803,52 @@ class JsonCallReader:
         buf = sc._buf
         end = len(buf)
         pos = sc._pos
+        if self._started:  # the call started: its arguments stream (the loop below for this case: the per-delta path)
+            while pos < end:
+                chunk = buf[pos:pos + self._peek]
+                if lexer.inside and lexer._capture == "arguments" and not (lexer.escape or lexer._hex_left) \
+                        and _STRICT_STOP.search(chunk) is None:  # text inside a string of the arguments
+                    pos += len(chunk)
+                    sc._pos = pos
+                    self._emit_arguments(chunk)  # (lexer.arguments is empty: each piece is taken as it is read)
+                else:
+                    lexer._pause = False
+                    lexer._cap_start = 0
+                    used, event = lexer._scan(chunk, 0)
+                    pos += used
+                    sc._pos = pos
+                    pieces = lexer.arguments
+                    if event == _NEED:  # lexer._piece_end(chunk, used), written out
+                        capture = lexer._capture
+                        if capture is not None:
+                            if used > lexer._cap_start:
+                                if capture == "arguments":
+                                    pieces.append(chunk[lexer._cap_start:used])
+                                else:
+                                    lexer._capture_parts.append(chunk[lexer._cap_start:used])
+                            lexer._cap_start = used
+                    text = "".join(pieces)
+                    pieces.clear()
+                    if lexer.arguments_done and text.endswith("}"):
+                        text = text[:-1]  # held: the closing brace comes last in the piece that completes the object
+                    self._emit_arguments(text)
+                    if event == _CLOSED:
+                        self._lexer = None
+                        self._object_done()
+                        return True
+                    if event == _FAIL:
+                        lexer.failed = True
+                        lexer.error_at = used
+                        self._drop_call()  # (reads the lexer's state where the call broke)
+                        self._lexer = None
+                        return True
+                if self._peek < _PEEK_MAX:
+                    self._peek *= 2
+            if not final:
+                return False
+            self._drop_call()  # the output ended inside the object
+            self._lexer = None
+            return True
         while pos < end:
             # Peek a bounded, growing slice: a call that ends early in a long
             # buffer costs O(its length), not O(buffer). Before the call
@@ -804,7 +860,25 @@ class JsonCallReader:
             if head:
                 size = min(size, max_head + 1 - self._obj_head)
             chunk = buf[pos:pos + size]
-            used, status = lexer.feed(chunk, pause=not self._started)
+            # lexer.feed(chunk, pause=not self._started), written out (one call a delta fewer)
+            if lexer.inside and lexer._capture == "arguments" and not (lexer.escape or lexer._hex_left) \
+                    and _STRICT_STOP.search(chunk) is None:  # the common piece: text inside a string of the arguments
+                lexer.arguments.append(chunk)
+                used, status = len(chunk), NEED_MORE
+            else:
+                lexer._pause = not self._started
+                lexer._cap_start = 0
+                used, event = lexer._scan(chunk, 0)
+                if event == _CLOSED:
+                    status = DONE
+                elif event == _FAIL:
+                    lexer.failed = True
+                    lexer.error_at = used
+                    status = ERROR
+                else:
+                    if event == _NEED:
+                        lexer._piece_end(chunk, used)
+                    status = NEED_MORE
             pos += used
             sc._pos = pos
             if not self._started:

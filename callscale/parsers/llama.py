@@ -87,6 +87,7 @@ class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
     argument_keys = ARGUMENT_KEYS
     #: Not Qwen3's recovery: an object without arguments may be prose ({"name": "Ada", "age": 36}).
     _name_only_is_a_call = False
+    max_head = MAX_HEAD
     #: No opener: a candidate object the output cuts before its call started may be prose.
     _cut_head_is_content = True
 
@@ -158,8 +159,7 @@ class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
             self._open_call_object("")
         return True  # <|python_tag|>: dropped
 
-    def _s_json(self, final: bool) -> bool:
-        return self._read_object(final, MAX_HEAD)
+    _s_json = JsonCallReader._read_object  # (the state is the reader itself: no frame between)
 
     def _s_broken_json(self, final: bool) -> bool:
         end = self._hold_broken_json(self._rest, _BROKEN_ENDS, final)

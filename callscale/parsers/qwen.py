@@ -150,7 +150,7 @@ class _QwenParser(ToolParser):
             return False
         self._open(marker)
         # (an opener's next state needs text: at the end of a delta it would only wait)
-        return final or not self.scanner.at_end()
+        return final or self.scanner._pos < len(self.scanner._buf)
 
     def _s_after_close(self, final: bool) -> bool:
         if self.scanner.match(_M_NL, final) is PARTIAL:
@@ -187,6 +187,7 @@ class Qwen3Parser(JsonCallReader, _QwenParser):
 
     #: The Hermes recovery: an object with a name and no arguments key is a call with ``{}``.
     _name_only_is_a_call = True
+    max_head = MAX_HEAD
 
     def __init__(self) -> None:
         super().__init__()
@@ -220,7 +221,7 @@ class Qwen3Parser(JsonCallReader, _QwenParser):
         while True:
             state = self._state
             if state == _JSON:
-                if not self._read_object(final, MAX_HEAD):
+                if not self._read_object(final):
                     return
                 continue
             if state == _CONTENT:
