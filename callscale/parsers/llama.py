@@ -445,52 +445,57 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         return True
 
     def _s_args(self, final: bool) -> bool:
+        # one token a turn, in a loop while the state stays "args" (no driver turn a token); the scanner's
+        # buffer read directly (skip_whitespace and peek(1) written out: the per-delta path)
         sc = self.scanner
-        buf, pos = sc._buf, sc._pos  # (skip_whitespace and peek(1) read the buffer directly: the per-delta path)
-        c = buf[pos:pos + 1]
-        if c.isspace():
-            sc.skip_whitespace()
+        buf = sc._buf
+        while True:
             pos = sc._pos
             c = buf[pos:pos + 1]
-        if not c:
-            return self._malformed() if final else False
-        top = self._stack[-1]
-        expect = self._expect
-        if c == _CLOSER[top] and (expect == _E_AFTER or (self._can_close and expect != _E_SEP)):
-            return self._close()
-        if expect == _E_AFTER:
-            if c != ",":
-                return self._malformed()
-            sc._pos = pos + 1
-            self._comma = True
-            self._can_close = True
-            self._expect = _E_KEY if top in (_CALL, _DICT) else _E_VALUE
-            return True
-        if expect == _E_SEP:
-            if top == _CALL or self._key_kind == "identifier":
-                ok = c == "="
-            else:
-                ok = c == ":"
-            if not ok:
-                return self._malformed()
-            sc._pos = pos + 1
-            self._emit_arguments(self._key_text + ": ")
-            self._key_text = ""
-            self._expect = _E_VALUE
-            return True
-        if expect == _E_KEY:
-            if top == _CALL:
-                if not _is_name_start(c):
+            if c.isspace():
+                sc.skip_whitespace()
+                pos = sc._pos
+                c = buf[pos:pos + 1]
+            if not c:
+                return self._malformed() if final else False
+            top = self._stack[-1]
+            expect = self._expect
+            if c == _CLOSER[top] and (expect == _E_AFTER or (self._can_close and expect != _E_SEP)):
+                self._close()
+            elif expect == _E_AFTER:
+                if c != ",":
                     return self._malformed()
+                sc._pos = pos + 1
+                self._comma = True
+                self._can_close = True
+                self._expect = _E_KEY if top in (_CALL, _DICT) else _E_VALUE
+            elif expect == _E_SEP:
+                if top == _CALL or self._key_kind == "identifier":
+                    ok = c == "="
+                else:
+                    ok = c == ":"
+                if not ok:
+                    return self._malformed()
+                sc._pos = pos + 1
+                self._emit_arguments(self._key_text + ": ")
+                self._key_text = ""
+                self._expect = _E_VALUE
+            elif expect == _E_KEY:
+                if top == _CALL:
+                    if not (c.isalpha() or c == "_"):  # (_is_name_start)
+                        return self._malformed()
+                    self._element()
+                    return self._start_run(_WORD, "key")
                 self._element()
-                return self._start_run(_WORD, "key")
-            self._element()
-            return self._value_start(c, "dict-key")
-        if top in (_LIST, _TUPLE):
-            self._element()
-        else:
-            self._can_close = False
-        return self._value_start(c, "value")
+                self._value_start(c, "dict-key")
+            else:
+                if top in (_LIST, _TUPLE):
+                    self._element()
+                else:
+                    self._can_close = False
+                self._value_start(c, "value")
+            if self._state != _ARGS:
+                return True
 
     def _value_start(self, c: str, role: str) -> bool:
         if c == "'" or c == '"':
