@@ -552,7 +552,8 @@ class JsonCallLexer(JsonValidator):
         capture = self._capture
         if capture != "key" and capture != "name":
             return True
-        self._keep(text[self._cap_start:i])
+        if i > self._cap_start:  # (_keep, written out: the capture is a key or the name)
+            self._capture_parts.append(text[self._cap_start:i])
         self._capture = None
         raw = "".join(self._capture_parts)  # a string the grammar validated, quotes included
         value = raw[1:-1] if "\\" not in raw else json.loads(raw)  # (no escape: its text is its value)
@@ -603,6 +604,7 @@ class JsonCallLexer(JsonValidator):
         return True
 
     def _piece_end(self, text: str, i: int) -> None:
+        # (JsonCallReader._read_object writes this out in its two loops: change all three)
         capture = self._capture
         if capture is not None:  # (_keep, written out: this runs once a piece)
             if i > self._cap_start:
@@ -876,8 +878,15 @@ class JsonCallReader:
                     lexer.error_at = used
                     status = ERROR
                 else:
-                    if event == _NEED:
-                        lexer._piece_end(chunk, used)
+                    if event == _NEED:  # lexer._piece_end(chunk, used), written out
+                        capture = lexer._capture
+                        if capture is not None:
+                            if used > lexer._cap_start:
+                                if capture == "arguments":
+                                    lexer.arguments.append(chunk[lexer._cap_start:used])
+                                else:
+                                    lexer._capture_parts.append(chunk[lexer._cap_start:used])
+                            lexer._cap_start = used
                     status = NEED_MORE
             pos += used
             sc._pos = pos
