@@ -155,7 +155,8 @@ class JsonTracker:
 
 
 # Modes of :class:`JsonValidator` between strings.
-_V_VALUE, _V_OBJ_OPEN, _V_OBJ_KEY, _V_COLON, _V_ARR_OPEN, _V_AFTER, _V_NUMBER, _V_LITERAL, _V_DONE = range(9)
+# (the two modes inside a scalar last: _scan tells them from the rest by one comparison)
+_V_VALUE, _V_OBJ_OPEN, _V_OBJ_KEY, _V_COLON, _V_ARR_OPEN, _V_AFTER, _V_DONE, _V_NUMBER, _V_LITERAL = range(9)
 _WS = re.compile(r"[ \t\n\r]*")
 _WS_CHARS = frozenset(" \t\n\r")
 _NUM_RUN = re.compile(r"[0-9eE.+\-]*")
@@ -308,23 +309,24 @@ class JsonValidator(JsonTracker):
                     return i, _CLOSED
                 continue
             mode = self._mode
-            if mode == _V_NUMBER:
-                end = _NUM_RUN.match(text, i).end()
-                self._number.append(text[i:end])
-                if end >= n:
-                    i = n
-                    break
-                if _NUMBER.fullmatch("".join(self._number)) is None:
-                    return end, _FAIL
-                self._number = []
-                if stack:  # _value_end, written out
-                    self._mode = _V_AFTER
-                else:
-                    self._mode = _V_DONE
-                    self.closed = True
-                i = end
-                continue
-            if mode == _V_LITERAL:
+            if mode > _V_DONE:  # inside a number or a literal word
+                if mode == _V_NUMBER:
+                    end = _NUM_RUN.match(text, i).end()
+                    self._number.append(text[i:end])
+                    if end >= n:
+                        i = n
+                        break
+                    if _NUMBER.fullmatch("".join(self._number)) is None:
+                        return end, _FAIL
+                    self._number = []
+                    if stack:  # _value_end, written out
+                        self._mode = _V_AFTER
+                    else:
+                        self._mode = _V_DONE
+                        self.closed = True
+                    i = end
+                    continue
+                # a literal word (true, false, null)
                 word, k = self._word, self._word_pos
                 while i < n and k < len(word):
                     if text[i] != word[k]:
