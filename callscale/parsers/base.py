@@ -294,8 +294,10 @@ class ToolParser:
             log.exception("%s parser failed; unread text passed on as content", self.name)
             self._abandon_call()
             self._emit_content(self.scanner.take_all())
-        if self._out_args:
-            self._flush_arguments()
+        args = self._out_args
+        if args:  # _flush_arguments, written out
+            self._out_calls[-1].parameters += "".join(args)
+            self._out_args = []
         calls = self._out_calls
         if calls:
             self._out_calls = []

@@ -304,7 +304,8 @@ class _GlmParser(ToolParser):
         text, marker = self.scanner.find(_M_VALUE, final)
         if text:
             gate = self._gate
-            self._emit_arguments(json_fragment(text) if gate is None else gate.feed(text))
+            # (json_fragment written out)
+            self._emit_arguments(json_string(text)[1:-1] if gate is None else gate.feed(text))
         if marker is None and not final:
             return False
         return self._value_marker(marker, final)
@@ -329,7 +330,7 @@ class _GlmParser(ToolParser):
         elif self._gate is not None:
             self._emit_arguments(self._gate.feed(text))
         else:
-            self._emit_arguments(json_fragment(text))
+            self._emit_arguments(json_string(text)[1:-1])  # (json_fragment written out)
 
     def _back_to_value(self) -> bool:
         self._state = "value_bare" if self._bare else "value_str" if self._kind in ("string", "nullable") else "value_buf"

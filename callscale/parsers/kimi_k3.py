@@ -256,7 +256,7 @@ class KimiK3Parser(ToolParser):
     def _value_text(self, text: str) -> None:
         if text:
             if self._value_is_string:
-                self._emit_arguments(json_fragment(text))
+                self._emit_arguments(json_string(text)[1:-1])  # (json_fragment written out)
             else:
                 self._value_parts.append(text)
 

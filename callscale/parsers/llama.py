@@ -17,6 +17,7 @@ import re
 from . import register
 from .base import MAX_HEAD, SURROGATE, Layout, ToolParser, json_fragment
 from .jsonscan import JsonCallLexer, JsonCallReader, JsonTracker
+from .schema import json_string
 from .pyliteral import SIMPLE_ESCAPES  # the one table of Python's one-character escapes
 from .scanner import MarkerScanner, markers
 
@@ -607,10 +608,10 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         text, marker = sc.find(ends, final)
         if marker is None and not final:  # the common piece: string text, streamed
             if text:
-                self._emit_arguments(json_fragment(text))
+                self._emit_arguments(json_string(text)[1:-1])  # (json_fragment written out)
             return False
         if marker == quote:  # the string ends with no escape before it: its text and the closing quote, sent
-            self._emit_arguments(json_fragment(text) + '"' if text else '"')
+            self._emit_arguments(json_string(text)[1:])  # its text and the closing quote (json_fragment written out)
             return self._string_done()
         sc.unread(len(text) + len(marker or ""))
         parts: list[str] = []

@@ -323,7 +323,7 @@ class MiniMaxM3Parser(MiniMaxBlocks):
     def _text_piece(self, frame: _Frame, text: str) -> None:
         if text:
             if frame.kind == "string":
-                self._emit_arguments(json_fragment(text))
+                self._emit_arguments(json_string(text)[1:-1])  # (json_fragment written out)
             else:
                 frame.parts.append(text)
 
