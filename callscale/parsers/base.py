@@ -235,6 +235,10 @@ class ToolParser:
         cls._broken_markers = markers(*ends) if ends else None
 
     def __init__(self) -> None:
+        # the class's state table and driver flag, kept per instance: parse_streaming_increment reads them a
+        # delta, and CPython 3.11 specialises an instance attribute's read, not a class attribute's
+        self._states = type(self)._states
+        self._driven = type(self)._driven
         self.scanner = MarkerScanner()
         self.tools: Sequence[Any] = ()
         self._out_text: list[str] = []

@@ -198,13 +198,16 @@ class JsonValidator(JsonTracker):
     """
 
     __slots__ = ("_stack", "_mode", "_in_key", "_word", "_word_pos", "_number", "first", "failed", "error_at",
-                 "objects_only")
+                 "objects_only", "hooked")
 
     #: Members hook on (a subclass sets it; see the class docstring).
     _hooked = False
 
     def __init__(self, objects_only: bool = True) -> None:
         super().__init__(strict=True)
+        # the class's flag, kept per instance: _scan reads it a piece, and CPython 3.11 specialises a slot's
+        # read, not a class attribute's through an instance
+        self.hooked = self._hooked
         self._stack: list[str] = []
         self._mode = _V_VALUE
         self._in_key = False
@@ -264,7 +267,7 @@ class JsonValidator(JsonTracker):
         """Read ``text`` from ``i``: ``(j, event)``, one of the ``_NEED``/``_CLOSED``/``_FAIL``/``_PAUSE`` events."""
         n = len(text)
         stack = self._stack
-        hooked = self._hooked
+        hooked = self.hooked
         while i < n:
             if self.inside:
                 if self.escape or self._hex_left:
@@ -286,16 +289,14 @@ class JsonValidator(JsonTracker):
                         continue
                     else:
                         event = CONTROL
-                if event == STRING_OPEN:
-                    i = n
-                    break
-                if event == CONTROL:
-                    if hooked and self._control(text, j):
+                if event != STRING_END:  # (the common event first: one test)
+                    if event == STRING_OPEN:
+                        i = n
+                        break
+                    if event == CONTROL and hooked and self._control(text, j):
                         i = j + 1
                         continue
-                    return j, _FAIL
-                if event != STRING_END:  # a bad escape
-                    return j, _FAIL
+                    return j, _FAIL  # a control character, or a bad escape
                 i = j
                 if hooked and len(stack) == 1 and not self._string_end(text, i, self._in_key):
                     return i - 1, _FAIL
@@ -421,7 +422,7 @@ class JsonValidator(JsonTracker):
         self._value_end()
         if not stack:
             return i + 1, _CLOSED
-        if self._hooked and len(stack) == 1 and self._member_closed(text, i + 1):
+        if self.hooked and len(stack) == 1 and self._member_closed(text, i + 1):
             return i + 1, _PAUSE
         return i + 1, _NEED
 
@@ -783,9 +784,9 @@ class JsonCallReader:
     def _read_object(self, final: bool) -> bool:
         """Feed the lexer the unread text; false when it needs more text than there is."""
         sc = self.scanner
-        max_head = self.max_head
         lexer = self._lexer
         if lexer is None:  # only blanks read after the opener so far
+            max_head = self.max_head
             pos = sc._pos  # (sc.peek(1), written out: this runs at every opener)
             after = sc._buf[pos:pos + 1]  # "" at the end of the text
             if after in _WS_CHARS:
@@ -822,6 +823,21 @@ class JsonCallReader:
                     pos += used
                     sc._pos = pos
                     pieces = lexer.arguments
+                    if event == _NEED and lexer._capture == "arguments":  # the arguments go on (the common piece)
+                        start = lexer._cap_start  # lexer._piece_end(chunk, used), written out for this case
+                        lexer._cap_start = used
+                        if pieces:  # (pieces kept in the scan: escaped control characters)
+                            if used > start:
+                                pieces.append(chunk[start:used])
+                            text = "".join(pieces)
+                            pieces.clear()
+                        else:
+                            text = chunk[start:used]
+                        if text:
+                            self._emit_arguments(text)
+                        if self._peek < _PEEK_MAX:
+                            self._peek *= 2
+                        continue
                     if event == _NEED:  # lexer._piece_end(chunk, used), written out
                         capture = lexer._capture
                         if capture is not None:
@@ -853,6 +869,7 @@ class JsonCallReader:
             self._drop_call()  # the output ended inside the object
             self._lexer = None
             return True
+        max_head = self.max_head  # (a head's bound: before the call starts)
         while pos < end:
             # Peek a bounded, growing slice: a call that ends early in a long
             # buffer costs O(its length), not O(buffer). Before the call
