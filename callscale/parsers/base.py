@@ -235,10 +235,10 @@ class ToolParser:
         cls._broken_markers = markers(*ends) if ends else None
 
     def __init__(self) -> None:
-        # the class's state table and driver flag, kept per instance: parse_streaming_increment reads them a
-        # delta, and CPython 3.11 specialises an instance attribute's read, not a class attribute's
-        self._states = type(self)._states
-        self._driven = type(self)._driven
+        # the class's state table when the base driver runs it (else None), kept per instance: it is read a
+        # delta, and CPython 3.11 specialises an instance attribute's read, not a class attribute's. (One
+        # attribute: an instance of more than 30 attributes keeps them in a dict of its own, read slower.)
+        self._driver = type(self)._states if type(self)._driven else None
         self.scanner = MarkerScanner()
         self.tools: Sequence[Any] = ()
         self._out_text: list[str] = []
@@ -264,8 +264,7 @@ class ToolParser:
         # whitespace read after a closing tag, before what confirms it (_confirm)
         self._confirm_ws = Layout()
         # schema typings looked up for self.tools (see _param_typing)
-        self._typing_tools: Any = None
-        self._typings: dict[tuple[str, str], Any] = {}
+        self._typings: tuple[Any, dict[tuple[str, str], Any]] = (None, {})  # (the tools list, its typings)
 
     # ----------------------------------------------------------------- protocol
     def parse_streaming_increment(self, delta: str, tools: Sequence[Any] | None = None) -> StreamingParseResult:
@@ -288,8 +287,8 @@ class ToolParser:
             sc.feed(delta)
         # _run(final=False), written out: this is the per-delta path of every format
         try:
-            if self._driven:
-                states = self._states
+            states = self._driver
+            if states is not None:
                 while states[self._state](self, False):
                     pass
             else:
@@ -553,13 +552,14 @@ class ToolParser:
         same tool list (the same object) is passed: a call of many parameters, or many short
         calls, looks each up once."""
         tools = self.tools
-        if tools is not self._typing_tools:
-            self._typing_tools = tools
-            self._typings = {}
+        seen, typings = self._typings
+        if tools is not seen:
+            typings = {}
+            self._typings = (tools, typings)
         key = (tool, param)
-        typing = self._typings.get(key)
+        typing = typings.get(key)
         if typing is None:
-            typing = self._typings[key] = parameter_typing_(tools, tool, param)
+            typing = typings[key] = parameter_typing_(tools, tool, param)
         return typing
 
     # ----------------------------------------------------------------- bounded heads and confirmed closers

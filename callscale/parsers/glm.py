@@ -71,7 +71,6 @@ class _GlmParser(ToolParser):
 
     def __init__(self) -> None:
         super().__init__()
-        self._opener = ""              # the opener text of the block being named
         self._name_phase = 0           # 0 leading whitespace, 1 in the name, 2 trailing whitespace
         self._name = ""
         self._key = ""
@@ -87,8 +86,7 @@ class _GlmParser(ToolParser):
     # ------------------------------------------------------------------ helpers
     def _start_name(self, opener: str) -> None:
         self._state = "name"
-        self._opener = opener
-        self._head_parts = [opener]  # _head_begin(opener), written out
+        self._head_parts = [opener]  # _head_begin(opener), written out (the opener first: _s_name cuts it)
         self._head_len = 0
         self._name_phase = 0
 
@@ -183,11 +181,11 @@ class _GlmParser(ToolParser):
                 return self._not_a_call(None)
             if not final:
                 return False
-            if not "".join(self._head_parts)[len(self._opener):].strip():
+            if not "".join(self._head_parts[1:]).strip():
                 self.scanner.take_all()
                 return self._empty_opener(None)
             return self._not_a_call(None, final)
-        name = "".join(self._head_parts)[len(self._opener):].strip() if self._head_len else ""
+        name = "".join(self._head_parts[1:]).strip() if self._head_len else ""
         if not name:
             return self._empty_opener(marker, final)
         if marker.endswith(TOOL_CALL):
