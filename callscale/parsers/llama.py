@@ -44,7 +44,7 @@ class _AfterCall:
     """What both formats do right after a call: hold whitespace until the next character decides it."""
 
     scanner: object
-    _held: Layout
+    _confirm_ws: Layout  # (base's: the whitespace held after a closing mark, before what decides it)
 
     def _next_after_call(self, final: bool) -> str:
         """Hold the whitespace here; return the next character (not consumed), or ``""`` when none is there yet.
@@ -55,16 +55,16 @@ class _AfterCall:
         sc = self.scanner
         ws = sc.skip_whitespace()
         if ws:
-            if not self._held.add(ws):  # past the bound (base.MAX_LAYOUT_RUNS runs): content, decided
+            if not self._confirm_ws.add(ws):  # past the bound (base.MAX_LAYOUT_RUNS runs): content, decided
                 self._emit_content(self._take_held())
         c = sc.peek(1)
         if not c and final:
-            self._held.clear()
+            self._confirm_ws.clear()
         return c
 
     def _take_held(self) -> str:
-        held = self._held.text()
-        self._held.clear()
+        held = self._confirm_ws.text()
+        self._confirm_ws.clear()
         return held
 
 
@@ -96,7 +96,6 @@ class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
         super().__init__()
         self._raw: list[str] = []
         self._lexer: JsonCallLexer | None = None
-        self._held = Layout()  # whitespace and one ';' after a call, as run lengths
         self._semicolon = False
         self._rest = JsonTracker()  # a broken call's JSON state, to find the end of its object
 
@@ -138,7 +137,7 @@ class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
     def _object_done(self) -> None:
         self._emit_arguments("}")
         self._end_call()
-        self._held.clear()
+        self._confirm_ws.clear()
         self._semicolon = False
         self._state = _SEP
 
@@ -168,7 +167,7 @@ class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
             return False
         if end == "":
             return True
-        self._held.clear()
+        self._confirm_ws.clear()
         self._semicolon = False
         if end == "}":  # after the broken object: as after a call
             self._state = _SEP
@@ -187,7 +186,7 @@ class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
             return False
         if c == ";" and not self._semicolon:
             sc.take(1)
-            self._held.add(c)
+            self._confirm_ws.add(c)
             self._semicolon = True
         elif c == "{":
             sc.take(1)
@@ -205,7 +204,8 @@ _HEAD, _ARGS, _OPEN_QUOTE, _STRING, _ESCAPE, _NUMBER, _WORD, _AFTER_CALL = (  # 
 # head steps
 _H_NAME0, _H_NAME, _H_PAREN, _H_KEY0, _H_KEY, _H_EQ = range(6)
 # what the reader expects next inside the arguments
-_E_VALUE, _E_AFTER, _E_KEY, _E_SEP = range(4)
+# (_E_SEP: ':' expected, _E_SEP_EQ: '=' expected; the two separators last)
+_E_VALUE, _E_AFTER, _E_KEY, _E_SEP, _E_SEP_EQ = range(5)
 #: container kinds on the stack: the call's argument list, a list, a tuple, a dict
 _CALL, _LIST, _TUPLE, _DICT = "(", "[", "t", "{"
 _CLOSER = {_CALL: ")", _LIST: "]", _TUPLE: ")", _DICT: "}"}
@@ -259,22 +259,20 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
     def __init__(self) -> None:
         super().__init__()
         self._state = _CONTENT
-        self._raw: list[str] = []     # head text, content if it starts no call
+        # (base's _head_parts: the head text, content if it starts no call; _head_len: its length)
         self._head_len = 0
         self._step = _H_NAME0
         self._first = True            # the head of a list's first call
-        self._word: list[str] = []    # name, key, number or constant being read
-        self._word_len = 0
+        self._word = ""               # name, key, number or constant being read (at most MAX_HEAD + 1)
         self._role = "value"          # what the word / number / string is: value, key (call) or dict-key
         self._name = ""
         self._stack: list[str] = []
         self._expect = _E_VALUE
         self._can_close = False       # the container may close here (just opened, or after a comma)
         self._comma = False           # a comma read, the next element not started
-        self._key_kind = ""           # dict key read: "literal" (':' follows) or "identifier" ('=' follows)
         self._key_text = ""           # JSON key text still to send at the separator
         self._quote = ""
-        self._held = Layout()        # whitespace after a call, as run lengths
+        # (base's _confirm_ws: whitespace after a call, as run lengths)
 
     def _s_content(self, final: bool) -> bool:
         text, marker = self.scanner.find(_M_LIST_CONTENT, final)
@@ -287,17 +285,17 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
 
     # ------------------------------------------------------------------ the head
     def _open_head(self, raw: str, first: bool) -> None:
-        self._raw = [raw]
+        self._head_parts = [raw]
         self._head_len = 0
         self._step = _H_NAME0
         self._first = first
-        self._word = []
+        self._word = ""
         self._state = _HEAD
 
     def _no_call(self) -> bool:
         """The head read so far starts no call: its text is content; read on as content."""
-        self._emit_content("".join(self._raw))
-        self._raw = []
+        self._emit_content("".join(self._head_parts))
+        self._head_parts = []
         self._state = _CONTENT
         return True
 
@@ -327,10 +325,10 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                 if space:
                     pass
                 elif _is_name_start(c):
-                    self._word = [c]
+                    self._word = c
                     self._step = _H_NAME
                 elif c == "]" and not self._first:  # a trailing comma: the list ends
-                    self._raw = []
+                    self._head_parts = []
                     self._state = _CONTENT
                     return i + 1, True
                 else:
@@ -339,13 +337,13 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                 if c.isalnum() or c in "_.-":  # the run of name characters from here, in one match (within the bound)
                     j = _NAME_RUN.match(text, i, i + MAX_HEAD + 1 - self._head_len).end()
                     run = text[i:j]
-                    self._word.append(run)
-                    self._raw.append(run)
+                    self._word += run
+                    self._head_parts.append(run)
                     self._head_len += j - i
                     i = j
                     continue
                 elif c == "(" or space:
-                    self._name = "".join(self._word)
+                    self._name = self._word
                     self._step = _H_KEY0 if c == "(" else _H_PAREN
                 else:
                     return i, self._no_call()
@@ -356,23 +354,23 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                     return i, self._no_call()
             elif step == _H_KEY0:
                 if c == ")":
-                    self._raw = []
+                    self._head_parts = []
                     self._begin_call(self._name)
                     self._emit_arguments("{}")
                     self._end_call()
-                    self._held.clear()
+                    self._confirm_ws.clear()
                     self._state = _AFTER_CALL
                     return i + 1, True
                 if _is_name_start(c):
-                    self._word = [c]
+                    self._word = c
                     self._step = _H_KEY
                 elif not space:
                     return i, self._no_call()
             else:  # _H_KEY, _H_EQ
                 if c == "=":
-                    self._raw = []
+                    self._head_parts = []
                     self._begin_call(self._name)
-                    self._emit_arguments('{"' + json_fragment("".join(self._word)) + '": ')
+                    self._emit_arguments('{"' + json_fragment(self._word) + '": ')
                     self._stack = [_CALL]
                     self._expect = _E_VALUE
                     self._can_close = False
@@ -382,8 +380,8 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                 if step == _H_KEY and (c.isalnum() or c == "_"):  # the key's run, as the name's
                     j = _WORD_RUN.match(text, i, i + MAX_HEAD + 1 - self._head_len).end()
                     run = text[i:j]
-                    self._word.append(run)
-                    self._raw.append(run)
+                    self._word += run
+                    self._head_parts.append(run)
                     self._head_len += j - i
                     i = j
                     continue
@@ -392,7 +390,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                 else:
                     return i, self._no_call()
             i += 1
-            self._raw.append(c)
+            self._head_parts.append(c)
             self._head_len += 1
 
     # ------------------------------------------------------------------ arguments
@@ -432,15 +430,14 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         self._can_close = False
         if kind == _CALL:
             self._end_call()
-            self._held.clear()
+            self._confirm_ws.clear()
             self._state = _AFTER_CALL
         else:
             self._expect = _E_AFTER
         return True
 
     def _start_run(self, state: str, role: str) -> bool:
-        self._word = []
-        self._word_len = 0
+        self._word = ""
         self._role = role
         self._state = state
         return True
@@ -461,7 +458,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                 return self._malformed() if final else False
             top = self._stack[-1]
             expect = self._expect
-            if c == _CLOSER[top] and (expect == _E_AFTER or (self._can_close and expect != _E_SEP)):
+            if c == _CLOSER[top] and (expect == _E_AFTER or (self._can_close and expect < _E_SEP)):
                 self._close()
             elif expect == _E_AFTER:
                 if c != ",":
@@ -470,12 +467,8 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                 self._comma = True
                 self._can_close = True
                 self._expect = _E_KEY if top in (_CALL, _DICT) else _E_VALUE
-            elif expect == _E_SEP:
-                if top == _CALL or self._key_kind == "identifier":
-                    ok = c == "="
-                else:
-                    ok = c == ":"
-                if not ok:
+            elif expect >= _E_SEP:  # (a call's key and an identifier dict key take '=', other dict keys ':')
+                if c != ("=" if expect == _E_SEP_EQ else ":"):
                     return self._malformed()
                 sc._pos = pos + 1
                 self._emit_arguments(self._key_text + ": ")
@@ -517,17 +510,16 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
     def _read_run(self, pattern: re.Pattern, final: bool) -> str | None:
         """Read a word or number run (at most ``MAX_HEAD + 1`` characters); its text once it ended, else ``None``."""
         sc = self.scanner
-        room = MAX_HEAD + 1 - self._word_len
+        room = MAX_HEAD + 1 - len(self._word)
         if room > 0:  # one match within the bound, on the buffer (endpos: no slice)
             buf, pos = sc._buf, sc._pos
             end = pattern.match(buf, pos, pos + room).end()
             if end > pos:
                 sc._pos = end
-                self._word.append(buf[pos:end])
-                self._word_len += end - pos
+                self._word += buf[pos:end]  # (bounded: at most MAX_HEAD + 1 characters in all)
             if end == len(buf) and not final:  # the buffer ended inside the run (or at the bound): wait
                 return None
-        return "".join(self._word)
+        return self._word
 
     def _s_word(self, final: bool) -> bool:
         word = self._read_run(_WORD_RUN, final)
@@ -544,12 +536,11 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
             self._expect = _E_AFTER
         elif role == "key":
             self._key_text = '"' + json_fragment(word) + '"'
-            self._expect = _E_SEP
+            self._expect = _E_SEP_EQ
         else:  # a dict key: a constant (':' follows) or an identifier ('=' follows, the reference encoder's form)
             constant = _CONSTANTS.get(word)
-            self._key_kind = "literal" if constant else "identifier"
             self._key_text = '"' + (constant or json_fragment(word)) + '"'
-            self._expect = _E_SEP
+            self._expect = _E_SEP if constant else _E_SEP_EQ
         return True
 
     def _s_number(self, final: bool) -> bool:
@@ -564,7 +555,6 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
             self._emit_arguments(number)
             self._expect = _E_AFTER
         else:
-            self._key_kind = "literal"
             self._key_text = '"' + number + '"'
             self._expect = _E_SEP
         return True
@@ -596,7 +586,6 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         if self._role == "value":
             self._expect = _E_AFTER
         else:
-            self._key_kind = "literal"
             self._key_text = ""
             self._expect = _E_SEP
         return True
