@@ -85,7 +85,7 @@ _SPACE = re.compile(r"\s")  # (re's \s on str is str.isspace's test, Py_UNICODE_
 
 
 # --------------------------------------------------------------------------- shared parser state
-_CONTENT, _AFTER_CLOSE, _JUNK = "content", "after-close", "junk"
+_CONTENT, _AFTER_CLOSE, _JUNK = "content", "after_close", "junk"  # (state names: the _s_<state> methods)
 
 
 class _QwenParser(ToolParser):
@@ -163,7 +163,7 @@ class _QwenParser(ToolParser):
 
 
 # --------------------------------------------------------------------------- qwen3
-_JSON, _AFTER_OBJECT, _ENVELOPE = "json", "after-object", "envelope"
+_JSON, _AFTER_OBJECT, _ENVELOPE = "json", "after_object", "envelope"  # (the _s_<state> methods)
 
 
 @register("qwen3")
@@ -629,8 +629,3 @@ class Qwen3CoderParser(_QwenParser):
         self._end_call()
         self._state = _AFTER_CLOSE
 
-
-# the hyphenated state names ("after-close", shared; qwen3's "after-object"): the driver's tables read them by alias
-Qwen3CoderParser._states = {**Qwen3CoderParser._states, _AFTER_CLOSE: Qwen3CoderParser._s_after_close}
-Qwen3Parser._states = {**Qwen3Parser._states, _AFTER_CLOSE: Qwen3Parser._s_after_close,
-                       _AFTER_OBJECT: Qwen3Parser._s_after_object}
