@@ -235,6 +235,10 @@ class ToolParser:
         cls._broken_markers = markers(*ends) if ends else None
 
     def __init__(self) -> None:
+        # the class's state table when the base driver runs it (else None), kept per instance: it is read a
+        # delta, and CPython 3.11 specialises an instance attribute's read, not a class attribute's. (One
+        # attribute: an instance of more than 30 attributes keeps them in a dict of its own, read slower.)
+        self._driver = type(self)._states if type(self)._driven else None
         self.scanner = MarkerScanner()
         self.tools: Sequence[Any] = ()
         self._out_text: list[str] = []
@@ -260,8 +264,7 @@ class ToolParser:
         # whitespace read after a closing tag, before what confirms it (_confirm)
         self._confirm_ws = Layout()
         # schema typings looked up for self.tools (see _param_typing)
-        self._typing_tools: Any = None
-        self._typings: dict[tuple[str, str], Any] = {}
+        self._typings: tuple[Any, dict[tuple[str, str], Any]] = (None, {})  # (the tools list, its typings)
 
     # ----------------------------------------------------------------- protocol
     def parse_streaming_increment(self, delta: str, tools: Sequence[Any] | None = None) -> StreamingParseResult:
@@ -284,8 +287,8 @@ class ToolParser:
             sc.feed(delta)
         # _run(final=False), written out: this is the per-delta path of every format
         try:
-            if self._driven:
-                states = self._states
+            states = self._driver
+            if states is not None:
                 while states[self._state](self, False):
                     pass
             else:
@@ -294,8 +297,10 @@ class ToolParser:
             log.exception("%s parser failed; unread text passed on as content", self.name)
             self._abandon_call()
             self._emit_content(self.scanner.take_all())
-        if self._out_args:
-            self._flush_arguments()
+        args = self._out_args
+        if args:  # _flush_arguments, written out
+            self._out_calls[-1].parameters += "".join(args)
+            self._out_args = []
         calls = self._out_calls
         if calls:
             self._out_calls = []
@@ -530,7 +535,8 @@ class ToolParser:
 
         Returns True to run it now. A state that only reads returns False
         when nothing is unread and more text may come, so a format may return
-        ``final or not self.scanner.at_end()`` there (no call of that state).
+        ``final or not self.scanner.at_end()`` there (no call of that state; the formats write
+        ``at_end`` out on the scanner's buffer, ``sc._pos < len(sc._buf)``: a call fewer a step).
         """
         raise NotImplementedError(f"{type(self).__name__} reads content markers but has no _open")
 
@@ -546,13 +552,14 @@ class ToolParser:
         same tool list (the same object) is passed: a call of many parameters, or many short
         calls, looks each up once."""
         tools = self.tools
-        if tools is not self._typing_tools:
-            self._typing_tools = tools
-            self._typings = {}
+        seen, typings = self._typings
+        if tools is not seen:
+            typings = {}
+            self._typings = (tools, typings)
         key = (tool, param)
-        typing = self._typings.get(key)
+        typing = typings.get(key)
         if typing is None:
-            typing = self._typings[key] = parameter_typing_(tools, tool, param)
+            typing = typings[key] = parameter_typing_(tools, tool, param)
         return typing
 
     # ----------------------------------------------------------------- bounded heads and confirmed closers

@@ -491,7 +491,7 @@ class DsmlToolParser(ToolParser):
     # ------------------------------------------------------------------ values
     def _value_text(self, text: str) -> None:
         if self._raw:
-            self._emit_arguments(json_fragment(text))
+            self._emit_arguments(json_string(text)[1:-1])  # (json_fragment written out)
         else:
             self._json_pieces.append(text)
 
@@ -507,7 +507,7 @@ class DsmlToolParser(ToolParser):
         text, marker = self.scanner.find(self._m_value, final)
         if text:
             if self._raw:  # _value_text, written out (the per-delta path)
-                self._emit_arguments(json_fragment(text))
+                self._emit_arguments(json_string(text)[1:-1])  # (json_fragment written out)
             else:
                 self._json_pieces.append(text)
         if marker is None:

@@ -118,13 +118,13 @@ class Gemma4Parser(ToolParser):
     # ------------------------------------------------------------------ outside a call
     # Each state returns True when it moved on (run again), False when it needs more text.
     # Every state only reads: with nothing unread and more text to come it returns False, so
-    # a step that moved on returns ``final or not self.scanner.at_end()`` (no call of the next state).
+    # a step that moved on returns ``final or self.scanner._pos < len(self.scanner._buf)`` (no call of the next state).
     # Content: base ``_s_content`` over ``_content_markers``.
     def _open(self, opener: str, final: bool) -> bool:
         self._head_parts = [opener]  # _head_begin(opener), written out
         self._head_len = 0
         self._state = _S_PREFIX
-        return final or not self.scanner.at_end()
+        return final or self.scanner._pos < len(self.scanner._buf)
 
     def _s_prefix(self, final: bool) -> bool:
         marker = self.scanner.match(_PREFIX, final)
@@ -137,7 +137,7 @@ class Gemma4Parser(ToolParser):
         self._head_parts.append(marker)
         self._head_len = len(marker)  # the head (MAX_HEAD) is call:NAME
         self._state = _S_NAME
-        return final or not self.scanner.at_end()
+        return final or self.scanner._pos < len(self.scanner._buf)
 
     def _s_name(self, final: bool) -> bool:
         _, marker = self._head_find(_NAME_END, final)
@@ -156,7 +156,7 @@ class Gemma4Parser(ToolParser):
             self._stack = [_OBJ]
             self._first_key = True
             self._state = _S_KEY_START
-            return final or not self.scanner.at_end()
+            return final or self.scanner._pos < len(self.scanner._buf)
         self._emit_content(head)
         if marker == CALL_OPEN:
             self._open(marker, final)
@@ -182,7 +182,7 @@ class Gemma4Parser(ToolParser):
         else:
             self._state = _S_KEY
             return True  # (text follows)
-        return final or not self.scanner.at_end()
+        return final or self.scanner._pos < len(self.scanner._buf)
 
     def _s_key(self, final: bool) -> bool:
         _, marker = self._head_find(_KEY_END, final)
@@ -196,7 +196,7 @@ class Gemma4Parser(ToolParser):
             self._fail(marker, "expected a key and ':'")
             return True
         self._emit_key(key)
-        return final or not self.scanner.at_end()
+        return final or self.scanner._pos < len(self.scanner._buf)
 
     def _s_qkey(self, final: bool) -> bool:
         _, marker = self._head_find(_STRING_END, final)
@@ -206,7 +206,7 @@ class Gemma4Parser(ToolParser):
                 return True
             return False
         self._state = _S_COLON
-        return final or not self.scanner.at_end()
+        return final or self.scanner._pos < len(self.scanner._buf)
 
     def _s_colon(self, final: bool) -> bool:
         self.scanner.skip_whitespace()
@@ -219,7 +219,7 @@ class Gemma4Parser(ToolParser):
             self._fail(None, "expected ':' after a key")
             return True
         self._emit_key(self._head_text())
-        return final or not self.scanner.at_end()
+        return final or self.scanner._pos < len(self.scanner._buf)
 
     def _emit_key(self, key: str) -> None:
         # the ", " before a later member was sent with its comma (_punctuation)
@@ -255,7 +255,7 @@ class Gemma4Parser(ToolParser):
             self._parts = []
             self._state = _S_LITERAL
             return True  # (text follows)
-        return final or not self.scanner.at_end()
+        return final or self.scanner._pos < len(self.scanner._buf)
 
     def _s_array_first(self, final: bool) -> bool:
         self.scanner.skip_whitespace()
@@ -282,7 +282,7 @@ class Gemma4Parser(ToolParser):
         self._buffered = False
         self._emit_arguments(tv.end())
         self._state = _S_AFTER_VALUE
-        return final or not self.scanner.at_end()
+        return final or self.scanner._pos < len(self.scanner._buf)
 
     def _s_literal(self, final: bool) -> bool:
         text, marker = self.scanner.find(_LITERAL_END, final)
@@ -304,7 +304,7 @@ class Gemma4Parser(ToolParser):
             literal = json_text(value) if ok else literal
         self._emit_arguments(literal)
         self._punctuation(marker)
-        return final or not self.scanner.at_end()
+        return final or self.scanner._pos < len(self.scanner._buf)
 
     def _s_after_value(self, final: bool) -> bool:
         self.scanner.skip_whitespace()
@@ -317,7 +317,7 @@ class Gemma4Parser(ToolParser):
             self._fail(None, "expected ',' or a closing bracket")
             return True
         self._punctuation(marker)
-        return final or not self.scanner.at_end()
+        return final or self.scanner._pos < len(self.scanner._buf)
 
     def _punctuation(self, mark: str) -> None:
         if mark == ",":

@@ -71,7 +71,6 @@ class _GlmParser(ToolParser):
 
     def __init__(self) -> None:
         super().__init__()
-        self._opener = ""              # the opener text of the block being named
         self._name_phase = 0           # 0 leading whitespace, 1 in the name, 2 trailing whitespace
         self._name = ""
         self._key = ""
@@ -87,8 +86,7 @@ class _GlmParser(ToolParser):
     # ------------------------------------------------------------------ helpers
     def _start_name(self, opener: str) -> None:
         self._state = "name"
-        self._opener = opener
-        self._head_parts = [opener]  # _head_begin(opener), written out
+        self._head_parts = [opener]  # _head_begin(opener), written out (the opener first: _s_name cuts it)
         self._head_len = 0
         self._name_phase = 0
 
@@ -131,7 +129,7 @@ class _GlmParser(ToolParser):
         self._head_parts = []
         if marker == TOOL_CALL:  # (the common case: an opener repeated)
             self._start_name(marker)
-            return final or not self.scanner.at_end()  # (nothing unread: state "name" would wait)
+            return final or self.scanner._pos < len(self.scanner._buf)  # (nothing unread: state "name" would wait)
         if marker == TOOL_CALL_END:
             marker = None
         return self._read_on(marker)
@@ -165,11 +163,15 @@ class _GlmParser(ToolParser):
     def _open(self, marker: str, final: bool) -> bool:
         """An opener in content (base ``_s_content``): read the call's name."""
         self._start_name(marker)
-        return final or not self.scanner.at_end()  # (nothing unread: state "name" would wait)
+        return final or self.scanner._pos < len(self.scanner._buf)  # (nothing unread: state "name" would wait)
 
     def _s_name(self, final: bool) -> bool:
-        text, marker = self._head_find(_M_NAME, False)  # a partial marker stays unread, even at the end
+        # _head_find, written out (the per-delta path of a name): a partial marker stays unread, even at the end
+        limit = MAX_HEAD + 1 - self._head_len
+        text, marker = self.scanner.find_within(_M_NAME, False, limit if limit > 0 else 0)
         if text:
+            self._head_len += len(text)
+            self._head_parts.append(text)
             if self._name_phase != 2 and _NAME_RUN.fullmatch(text):  # (the common piece)
                 self._name_phase = 1
             elif not self._name_ok(text):
@@ -179,11 +181,11 @@ class _GlmParser(ToolParser):
                 return self._not_a_call(None)
             if not final:
                 return False
-            if not "".join(self._head_parts)[len(self._opener):].strip():
+            if not "".join(self._head_parts[1:]).strip():
                 self.scanner.take_all()
                 return self._empty_opener(None)
             return self._not_a_call(None, final)
-        name = "".join(self._head_parts)[len(self._opener):].strip() if self._head_len else ""
+        name = "".join(self._head_parts[1:]).strip() if self._head_len else ""
         if not name:
             return self._empty_opener(marker, final)
         if marker.endswith(TOOL_CALL):
@@ -200,10 +202,14 @@ class _GlmParser(ToolParser):
             self._emit_arguments("{}")
             self._end_call()
             self._state = "content"
-        return final or not self.scanner.at_end()  # (nothing unread: the next state would wait)
+        return final or self.scanner._pos < len(self.scanner._buf)  # (nothing unread: the next state would wait)
 
     def _s_key(self, final: bool) -> bool:
-        text, marker = self._head_find(_M_KEY, final)
+        limit = MAX_HEAD + 1 - self._head_len  # _head_find, written out (the per-delta path of a key)
+        text, marker = self.scanner.find_within(_M_KEY, final, limit if limit > 0 else 0)
+        if text:
+            self._head_len += len(text)
+            self._head_parts.append(text)
         if marker is None:
             if self._head_len > MAX_HEAD:  # too long for a key (_head_over, written out)
                 return self._malformed(None, self._head_text())
@@ -213,7 +219,7 @@ class _GlmParser(ToolParser):
             return self._malformed(marker)
         self._key = self._head_text().strip()
         self._state = "key_done"
-        return final or not self.scanner.at_end()
+        return final or self.scanner._pos < len(self.scanner._buf)
 
     def _s_key_done(self, final: bool) -> bool:
         scanner = self.scanner
@@ -238,7 +244,7 @@ class _GlmParser(ToolParser):
             self._state = "value_buf"
         else:
             self._state = "value_start"
-        return final or not self.scanner.at_end()
+        return final or self.scanner._pos < len(self.scanner._buf)
 
     def _start_value(self) -> None:
         self._emit_arguments(("{" if self._args == 0 else ", ") + json_string(self._key) + ": ")
@@ -296,7 +302,8 @@ class _GlmParser(ToolParser):
         text, marker = self.scanner.find(_M_VALUE, final)
         if text:
             gate = self._gate
-            self._emit_arguments(json_fragment(text) if gate is None else gate.feed(text))
+            # (json_fragment written out)
+            self._emit_arguments(json_string(text)[1:-1] if gate is None else gate.feed(text))
         if marker is None and not final:
             return False
         return self._value_marker(marker, final)
@@ -321,7 +328,7 @@ class _GlmParser(ToolParser):
         elif self._gate is not None:
             self._emit_arguments(self._gate.feed(text))
         else:
-            self._emit_arguments(json_fragment(text))
+            self._emit_arguments(json_string(text)[1:-1])  # (json_fragment written out)
 
     def _back_to_value(self) -> bool:
         self._state = "value_bare" if self._bare else "value_str" if self._kind in ("string", "nullable") else "value_buf"
@@ -340,7 +347,7 @@ class _GlmParser(ToolParser):
             self._state = "value_key"
         else:
             self._state = "value_call_end"
-        return final or not self.scanner.at_end()
+        return final or self.scanner._pos < len(self.scanner._buf)
 
     def _s_value_key(self, final: bool) -> bool:
         """``<arg_key>`` in a value: it ends the value (``</arg_value>`` missing) when a new key and ``</arg_key>`` follow."""
@@ -411,7 +418,7 @@ class _GlmParser(ToolParser):
             self._head_begin()
         else:
             self._end_call_here()
-        return final or not self.scanner.at_end()
+        return final or self.scanner._pos < len(self.scanner._buf)
 
 
 @register("glm45")

@@ -14,6 +14,7 @@ import re
 
 from . import register
 from .base import ToolParser, json_fragment
+from .schema import json_string
 from .jsonscan import RawArguments
 from .scanner import PARTIAL, markers
 
@@ -315,7 +316,7 @@ class HarmonyParser(ToolParser):
 
     def _code_at(self, text: str, marker: str | None, final: bool) -> bool:
         if text:
-            self._emit_arguments(json_fragment(text))
+            self._emit_arguments(json_string(text)[1:-1])  # (json_fragment written out)
         if marker is None:
             if final:
                 self._abandon_call()

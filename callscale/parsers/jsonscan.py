@@ -155,7 +155,8 @@ class JsonTracker:
 
 
 # Modes of :class:`JsonValidator` between strings.
-_V_VALUE, _V_OBJ_OPEN, _V_OBJ_KEY, _V_COLON, _V_ARR_OPEN, _V_AFTER, _V_NUMBER, _V_LITERAL, _V_DONE = range(9)
+# (the two modes inside a scalar last: _scan tells them from the rest by one comparison)
+_V_VALUE, _V_OBJ_OPEN, _V_OBJ_KEY, _V_COLON, _V_ARR_OPEN, _V_AFTER, _V_DONE, _V_NUMBER, _V_LITERAL = range(9)
 _WS = re.compile(r"[ \t\n\r]*")
 _WS_CHARS = frozenset(" \t\n\r")
 _NUM_RUN = re.compile(r"[0-9eE.+\-]*")
@@ -190,19 +191,23 @@ class JsonValidator(JsonTracker):
 
     Members hook: a subclass that sets ``_hooked`` is told of the members of
     the top-level object (depth 1) as they are read, through ``_key_start``,
-    ``_string_end``, ``_member_start``, ``_member_closed``, ``_control`` and
-    ``_piece_end`` (see :class:`JsonCallLexer`, the Hermes call object);
-    plain validation never calls them.
+    ``_string_end``, ``_member_start``, ``_member_closed`` and ``_control``
+    (see :class:`JsonCallLexer`, the Hermes call object), and its own reader
+    calls ``_piece_end`` when a piece was read to its end (``_NEED``); plain
+    validation never calls them.
     """
 
     __slots__ = ("_stack", "_mode", "_in_key", "_word", "_word_pos", "_number", "first", "failed", "error_at",
-                 "objects_only")
+                 "objects_only", "hooked")
 
     #: Members hook on (a subclass sets it; see the class docstring).
     _hooked = False
 
     def __init__(self, objects_only: bool = True) -> None:
         super().__init__(strict=True)
+        # the class's flag, kept per instance: _scan reads it a piece, and CPython 3.11 specialises a slot's
+        # read, not a class attribute's through an instance
+        self.hooked = self._hooked
         self._stack: list[str] = []
         self._mode = _V_VALUE
         self._in_key = False
@@ -262,7 +267,7 @@ class JsonValidator(JsonTracker):
         """Read ``text`` from ``i``: ``(j, event)``, one of the ``_NEED``/``_CLOSED``/``_FAIL``/``_PAUSE`` events."""
         n = len(text)
         stack = self._stack
-        hooked = self._hooked
+        hooked = self.hooked
         while i < n:
             if self.inside:
                 if self.escape or self._hex_left:
@@ -284,40 +289,45 @@ class JsonValidator(JsonTracker):
                         continue
                     else:
                         event = CONTROL
-                if event == STRING_OPEN:
-                    i = n
-                    break
-                if event == CONTROL:
-                    if hooked and self._control(text, j):
+                if event != STRING_END:  # (the common event first: one test)
+                    if event == STRING_OPEN:
+                        i = n
+                        break
+                    if event == CONTROL and hooked and self._control(text, j):
                         i = j + 1
                         continue
-                    return j, _FAIL
-                if event != STRING_END:  # a bad escape
-                    return j, _FAIL
+                    return j, _FAIL  # a control character, or a bad escape
                 i = j
                 if hooked and len(stack) == 1 and not self._string_end(text, i, self._in_key):
                     return i - 1, _FAIL
                 if self._in_key:
                     self._mode = _V_COLON
+                elif stack:  # _value_end, written out (its two cases)
+                    self._mode = _V_AFTER
                 else:
-                    self._value_end()
-                    if not stack:
-                        return i, _CLOSED
+                    self._mode = _V_DONE
+                    self.closed = True
+                    return i, _CLOSED
                 continue
             mode = self._mode
-            if mode == _V_NUMBER:
-                end = _NUM_RUN.match(text, i).end()
-                self._number.append(text[i:end])
-                if end >= n:
-                    i = n
-                    break
-                if _NUMBER.fullmatch("".join(self._number)) is None:
-                    return end, _FAIL
-                self._number = []
-                self._value_end()
-                i = end
-                continue
-            if mode == _V_LITERAL:
+            if mode > _V_DONE:  # inside a number or a literal word
+                if mode == _V_NUMBER:
+                    end = _NUM_RUN.match(text, i).end()
+                    self._number.append(text[i:end])
+                    if end >= n:
+                        i = n
+                        break
+                    if _NUMBER.fullmatch("".join(self._number)) is None:
+                        return end, _FAIL
+                    self._number = []
+                    if stack:  # _value_end, written out
+                        self._mode = _V_AFTER
+                    else:
+                        self._mode = _V_DONE
+                        self.closed = True
+                    i = end
+                    continue
+                # a literal word (true, false, null)
                 word, k = self._word, self._word_pos
                 while i < n and k < len(word):
                     if text[i] != word[k]:
@@ -352,7 +362,7 @@ class JsonValidator(JsonTracker):
                         return i, _FAIL
                 if c == "{" or c == "[":
                     stack.append(c)
-                    self.bracket(c)
+                    self.depth += 1  # (bracket(c) for an opening bracket)
                     self._mode = _V_OBJ_OPEN if c == "{" else _V_ARR_OPEN
                     i += 1
                     if pause:
@@ -402,9 +412,7 @@ class JsonValidator(JsonTracker):
                     return i, _FAIL
             else:  # _V_DONE: only whitespace may follow the value
                 return i, _FAIL
-        if hooked:
-            self._piece_end(text, i)
-        return i, _NEED
+        return i, _NEED  # (a hooked caller then calls _piece_end(text, i): JsonCallLexer.feed, _read_object)
 
     def _close(self, text: str, i: int) -> tuple[int, int]:
         """The container open at the top of the stack closes at ``text[i]``: ``(i + 1, event)``."""
@@ -414,7 +422,7 @@ class JsonValidator(JsonTracker):
         self._value_end()
         if not stack:
             return i + 1, _CLOSED
-        if self._hooked and len(stack) == 1 and self._member_closed(text, i + 1):
+        if self.hooked and len(stack) == 1 and self._member_closed(text, i + 1):
             return i + 1, _PAUSE
         return i + 1, _NEED
 
@@ -511,6 +519,7 @@ class JsonCallLexer(JsonValidator):
         the ``}`` that closes it, so that a caller can count the text outside
         that value (feed it the rest next). Never raises on any input; after
         ``DONE`` or ``ERROR`` the lexer must not be fed again.
+        (:meth:`JsonCallReader._read_object` writes this method out: change both.)
         """
         if self.inside and self._capture == "arguments" and not (self.escape or self._hex_left) \
                 and _STRICT_STOP.search(chunk) is None:  # the common piece: text inside a string of the arguments
@@ -525,6 +534,8 @@ class JsonCallLexer(JsonValidator):
             self.failed = True
             self.error_at = j
             return j, ERROR
+        if event == _NEED:
+            self._piece_end(chunk, j)
         return j, NEED_MORE
 
     def _keep(self, text: str) -> None:
@@ -544,7 +555,8 @@ class JsonCallLexer(JsonValidator):
         capture = self._capture
         if capture != "key" and capture != "name":
             return True
-        self._keep(text[self._cap_start:i])
+        if i > self._cap_start:  # (_keep, written out: the capture is a key or the name)
+            self._capture_parts.append(text[self._cap_start:i])
         self._capture = None
         raw = "".join(self._capture_parts)  # a string the grammar validated, quotes included
         value = raw[1:-1] if "\\" not in raw else json.loads(raw)  # (no escape: its text is its value)
@@ -595,6 +607,7 @@ class JsonCallLexer(JsonValidator):
         return True
 
     def _piece_end(self, text: str, i: int) -> None:
+        # (JsonCallReader._read_object writes this out in its two loops: change all three)
         capture = self._capture
         if capture is not None:  # (_keep, written out: this runs once a piece)
             if i > self._cap_start:
@@ -748,13 +761,14 @@ class JsonCallReader:
 
     The parser sets ``argument_keys``, ``_name_only_is_a_call`` (an object
     with a name and no arguments key is a call with ``{}``) and
-    ``_cut_head_is_content``, keeps the head's text in ``self._raw``, calls
-    :meth:`_open_object` after the opener (it enters the reading state,
-    ``"json"``) and :meth:`_read_object` in that state, and supplies ``_not_a_call(final=...)``, ``_drop_call()``
-    and ``_object_done()``.
+    ``_cut_head_is_content``, and ``max_head`` (characters: ``base.MAX_HEAD``), keeps the head's text in
+    ``self._raw``, calls :meth:`_open_object` after the opener (it enters the reading state, ``"json"``) and
+    :meth:`_read_object` in that state (it may be that state's ``_s_json`` itself), and supplies
+    ``_not_a_call(final=...)``, ``_drop_call()`` and ``_object_done()``.
     """
 
     argument_keys: tuple[str, ...] = ("arguments",)
+    max_head: int
     _name_only_is_a_call = False
     _cut_head_is_content = False
 
@@ -767,11 +781,12 @@ class JsonCallReader:
         self._obj_head = 0  # characters read before the call started, outside the arguments value
         self._state = "json"
 
-    def _read_object(self, final: bool, max_head: int) -> bool:
+    def _read_object(self, final: bool) -> bool:
         """Feed the lexer the unread text; false when it needs more text than there is."""
         sc = self.scanner
         lexer = self._lexer
         if lexer is None:  # only blanks read after the opener so far
+            max_head = self.max_head
             pos = sc._pos  # (sc.peek(1), written out: this runs at every opener)
             after = sc._buf[pos:pos + 1]  # "" at the end of the text
             if after in _WS_CHARS:
@@ -793,6 +808,68 @@ class JsonCallReader:
         buf = sc._buf
         end = len(buf)
         pos = sc._pos
+        if self._started:  # the call started: its arguments stream (the loop below for this case: the per-delta path)
+            while pos < end:
+                chunk = buf[pos:pos + self._peek]
+                if lexer.inside and lexer._capture == "arguments" and not (lexer.escape or lexer._hex_left) \
+                        and _STRICT_STOP.search(chunk) is None:  # text inside a string of the arguments
+                    pos += len(chunk)
+                    sc._pos = pos
+                    self._emit_arguments(chunk)  # (lexer.arguments is empty: each piece is taken as it is read)
+                else:
+                    lexer._pause = False
+                    lexer._cap_start = 0
+                    used, event = lexer._scan(chunk, 0)
+                    pos += used
+                    sc._pos = pos
+                    pieces = lexer.arguments
+                    if event == _NEED and lexer._capture == "arguments":  # the arguments go on (the common piece)
+                        start = lexer._cap_start  # lexer._piece_end(chunk, used), written out for this case
+                        lexer._cap_start = used
+                        if pieces:  # (pieces kept in the scan: escaped control characters)
+                            if used > start:
+                                pieces.append(chunk[start:used])
+                            text = "".join(pieces)
+                            pieces.clear()
+                        else:
+                            text = chunk[start:used]
+                        if text:
+                            self._emit_arguments(text)
+                        if self._peek < _PEEK_MAX:
+                            self._peek *= 2
+                        continue
+                    if event == _NEED:  # lexer._piece_end(chunk, used), written out
+                        capture = lexer._capture
+                        if capture is not None:
+                            if used > lexer._cap_start:
+                                if capture == "arguments":
+                                    pieces.append(chunk[lexer._cap_start:used])
+                                else:
+                                    lexer._capture_parts.append(chunk[lexer._cap_start:used])
+                            lexer._cap_start = used
+                    text = "".join(pieces)
+                    pieces.clear()
+                    if lexer.arguments_done and text.endswith("}"):
+                        text = text[:-1]  # held: the closing brace comes last in the piece that completes the object
+                    self._emit_arguments(text)
+                    if event == _CLOSED:
+                        self._lexer = None
+                        self._object_done()
+                        return True
+                    if event == _FAIL:
+                        lexer.failed = True
+                        lexer.error_at = used
+                        self._drop_call()  # (reads the lexer's state where the call broke)
+                        self._lexer = None
+                        return True
+                if self._peek < _PEEK_MAX:
+                    self._peek *= 2
+            if not final:
+                return False
+            self._drop_call()  # the output ended inside the object
+            self._lexer = None
+            return True
+        max_head = self.max_head  # (a head's bound: before the call starts)
         while pos < end:
             # Peek a bounded, growing slice: a call that ends early in a long
             # buffer costs O(its length), not O(buffer). Before the call
@@ -804,7 +881,32 @@ class JsonCallReader:
             if head:
                 size = min(size, max_head + 1 - self._obj_head)
             chunk = buf[pos:pos + size]
-            used, status = lexer.feed(chunk, pause=not self._started)
+            # lexer.feed(chunk, pause=not self._started), written out (one call a delta fewer)
+            if lexer.inside and lexer._capture == "arguments" and not (lexer.escape or lexer._hex_left) \
+                    and _STRICT_STOP.search(chunk) is None:  # the common piece: text inside a string of the arguments
+                lexer.arguments.append(chunk)
+                used, status = len(chunk), NEED_MORE
+            else:
+                lexer._pause = not self._started
+                lexer._cap_start = 0
+                used, event = lexer._scan(chunk, 0)
+                if event == _CLOSED:
+                    status = DONE
+                elif event == _FAIL:
+                    lexer.failed = True
+                    lexer.error_at = used
+                    status = ERROR
+                else:
+                    if event == _NEED:  # lexer._piece_end(chunk, used), written out
+                        capture = lexer._capture
+                        if capture is not None:
+                            if used > lexer._cap_start:
+                                if capture == "arguments":
+                                    lexer.arguments.append(chunk[lexer._cap_start:used])
+                                else:
+                                    lexer._capture_parts.append(chunk[lexer._cap_start:used])
+                            lexer._cap_start = used
+                    status = NEED_MORE
             pos += used
             sc._pos = pos
             if not self._started:

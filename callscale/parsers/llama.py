@@ -17,6 +17,7 @@ import re
 from . import register
 from .base import MAX_HEAD, SURROGATE, Layout, ToolParser, json_fragment
 from .jsonscan import JsonCallLexer, JsonCallReader, JsonTracker
+from .schema import json_string
 from .pyliteral import SIMPLE_ESCAPES  # the one table of Python's one-character escapes
 from .scanner import MarkerScanner, markers
 
@@ -43,7 +44,7 @@ class _AfterCall:
     """What both formats do right after a call: hold whitespace until the next character decides it."""
 
     scanner: object
-    _held: Layout
+    _confirm_ws: Layout  # (base's: the whitespace held after a closing mark, before what decides it)
 
     def _next_after_call(self, final: bool) -> str:
         """Hold the whitespace here; return the next character (not consumed), or ``""`` when none is there yet.
@@ -54,16 +55,16 @@ class _AfterCall:
         sc = self.scanner
         ws = sc.skip_whitespace()
         if ws:
-            if not self._held.add(ws):  # past the bound (base.MAX_LAYOUT_RUNS runs): content, decided
+            if not self._confirm_ws.add(ws):  # past the bound (base.MAX_LAYOUT_RUNS runs): content, decided
                 self._emit_content(self._take_held())
         c = sc.peek(1)
         if not c and final:
-            self._held.clear()
+            self._confirm_ws.clear()
         return c
 
     def _take_held(self) -> str:
-        held = self._held.text()
-        self._held.clear()
+        held = self._confirm_ws.text()
+        self._confirm_ws.clear()
         return held
 
 
@@ -87,6 +88,7 @@ class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
     argument_keys = ARGUMENT_KEYS
     #: Not Qwen3's recovery: an object without arguments may be prose ({"name": "Ada", "age": 36}).
     _name_only_is_a_call = False
+    max_head = MAX_HEAD
     #: No opener: a candidate object the output cuts before its call started may be prose.
     _cut_head_is_content = True
 
@@ -94,7 +96,6 @@ class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
         super().__init__()
         self._raw: list[str] = []
         self._lexer: JsonCallLexer | None = None
-        self._held = Layout()  # whitespace and one ';' after a call, as run lengths
         self._semicolon = False
         self._rest = JsonTracker()  # a broken call's JSON state, to find the end of its object
 
@@ -136,7 +137,7 @@ class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
     def _object_done(self) -> None:
         self._emit_arguments("}")
         self._end_call()
-        self._held.clear()
+        self._confirm_ws.clear()
         self._semicolon = False
         self._state = _SEP
 
@@ -158,8 +159,7 @@ class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
             self._open_call_object("")
         return True  # <|python_tag|>: dropped
 
-    def _s_json(self, final: bool) -> bool:
-        return self._read_object(final, MAX_HEAD)
+    _s_json = JsonCallReader._read_object  # (the state is the reader itself: no frame between)
 
     def _s_broken_json(self, final: bool) -> bool:
         end = self._hold_broken_json(self._rest, _BROKEN_ENDS, final)
@@ -167,7 +167,7 @@ class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
             return False
         if end == "":
             return True
-        self._held.clear()
+        self._confirm_ws.clear()
         self._semicolon = False
         if end == "}":  # after the broken object: as after a call
             self._state = _SEP
@@ -186,7 +186,7 @@ class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
             return False
         if c == ";" and not self._semicolon:
             sc.take(1)
-            self._held.add(c)
+            self._confirm_ws.add(c)
             self._semicolon = True
         elif c == "{":
             sc.take(1)
@@ -204,13 +204,15 @@ _HEAD, _ARGS, _OPEN_QUOTE, _STRING, _ESCAPE, _NUMBER, _WORD, _AFTER_CALL = (  # 
 # head steps
 _H_NAME0, _H_NAME, _H_PAREN, _H_KEY0, _H_KEY, _H_EQ = range(6)
 # what the reader expects next inside the arguments
-_E_VALUE, _E_AFTER, _E_KEY, _E_SEP = range(4)
+# (_E_SEP: ':' expected, _E_SEP_EQ: '=' expected; the two separators last)
+_E_VALUE, _E_AFTER, _E_KEY, _E_SEP, _E_SEP_EQ = range(5)
 #: container kinds on the stack: the call's argument list, a list, a tuple, a dict
 _CALL, _LIST, _TUPLE, _DICT = "(", "[", "t", "{"
 _CLOSER = {_CALL: ")", _LIST: "]", _TUPLE: ")", _DICT: "}"}
 _JSON_CLOSER = {_CALL: "}", _LIST: "]", _TUPLE: "]", _DICT: "}"}
 
-_WORD_RUN = re.compile(r"\w*")
+_WORD_RUN = re.compile(r"\w*")  # (\w: str.isalnum() or "_", the same test)
+_NAME_RUN = re.compile(r"[\w.-]*")
 _NUMBER_RUN = re.compile(r"[0-9A-Za-z_.+\-]*")
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _INTEGER = re.compile(r"[+-]?(?:[0-9]+|0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+)")
@@ -257,22 +259,20 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
     def __init__(self) -> None:
         super().__init__()
         self._state = _CONTENT
-        self._raw: list[str] = []     # head text, content if it starts no call
+        # (base's _head_parts: the head text, content if it starts no call; _head_len: its length)
         self._head_len = 0
         self._step = _H_NAME0
         self._first = True            # the head of a list's first call
-        self._word: list[str] = []    # name, key, number or constant being read
-        self._word_len = 0
+        self._word = ""               # name, key, number or constant being read (at most MAX_HEAD + 1)
         self._role = "value"          # what the word / number / string is: value, key (call) or dict-key
         self._name = ""
         self._stack: list[str] = []
         self._expect = _E_VALUE
         self._can_close = False       # the container may close here (just opened, or after a comma)
         self._comma = False           # a comma read, the next element not started
-        self._key_kind = ""           # dict key read: "literal" (':' follows) or "identifier" ('=' follows)
         self._key_text = ""           # JSON key text still to send at the separator
         self._quote = ""
-        self._held = Layout()        # whitespace after a call, as run lengths
+        # (base's _confirm_ws: whitespace after a call, as run lengths)
 
     def _s_content(self, final: bool) -> bool:
         text, marker = self.scanner.find(_M_LIST_CONTENT, final)
@@ -285,17 +285,17 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
 
     # ------------------------------------------------------------------ the head
     def _open_head(self, raw: str, first: bool) -> None:
-        self._raw = [raw]
+        self._head_parts = [raw]
         self._head_len = 0
         self._step = _H_NAME0
         self._first = first
-        self._word = []
+        self._word = ""
         self._state = _HEAD
 
     def _no_call(self) -> bool:
         """The head read so far starts no call: its text is content; read on as content."""
-        self._emit_content("".join(self._raw))
-        self._raw = []
+        self._emit_content("".join(self._head_parts))
+        self._head_parts = []
         self._state = _CONTENT
         return True
 
@@ -303,8 +303,9 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         sc = self.scanner
         # the head's characters from one bounded peek (one more than a head may hold: the check below
         # sees the character that makes it too long), then one take of what was read
-        used, go_on = self._read_head(sc.peek(MAX_HEAD + 2 - self._head_len), final)
-        sc.take(used)
+        pos = sc._pos  # (peek and take written out: the buffer read directly)
+        used, go_on = self._read_head(sc._buf[pos:pos + MAX_HEAD + 2 - self._head_len], final)
+        sc._pos = pos + used
         return go_on
 
     def _read_head(self, text: str, final: bool) -> tuple[int, bool]:
@@ -324,19 +325,25 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                 if space:
                     pass
                 elif _is_name_start(c):
-                    self._word = [c]
+                    self._word = c
                     self._step = _H_NAME
                 elif c == "]" and not self._first:  # a trailing comma: the list ends
-                    self._raw = []
+                    self._head_parts = []
                     self._state = _CONTENT
                     return i + 1, True
                 else:
                     return i, self._no_call()
             elif step == _H_NAME:
-                if c.isalnum() or c in "_.-":
-                    self._word.append(c)
+                if c.isalnum() or c in "_.-":  # the run of name characters from here, in one match (within the bound)
+                    j = _NAME_RUN.match(text, i, i + MAX_HEAD + 1 - self._head_len).end()
+                    run = text[i:j]
+                    self._word += run
+                    self._head_parts.append(run)
+                    self._head_len += j - i
+                    i = j
+                    continue
                 elif c == "(" or space:
-                    self._name = "".join(self._word)
+                    self._name = self._word
                     self._step = _H_KEY0 if c == "(" else _H_PAREN
                 else:
                     return i, self._no_call()
@@ -347,37 +354,43 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                     return i, self._no_call()
             elif step == _H_KEY0:
                 if c == ")":
-                    self._raw = []
+                    self._head_parts = []
                     self._begin_call(self._name)
                     self._emit_arguments("{}")
                     self._end_call()
-                    self._held.clear()
+                    self._confirm_ws.clear()
                     self._state = _AFTER_CALL
                     return i + 1, True
                 if _is_name_start(c):
-                    self._word = [c]
+                    self._word = c
                     self._step = _H_KEY
                 elif not space:
                     return i, self._no_call()
             else:  # _H_KEY, _H_EQ
                 if c == "=":
-                    self._raw = []
+                    self._head_parts = []
                     self._begin_call(self._name)
-                    self._emit_arguments('{"' + json_fragment("".join(self._word)) + '": ')
+                    self._emit_arguments('{"' + json_fragment(self._word) + '": ')
                     self._stack = [_CALL]
                     self._expect = _E_VALUE
                     self._can_close = False
                     self._comma = False
                     self._state = _ARGS
                     return i + 1, True
-                if step == _H_KEY and (c.isalnum() or c == "_"):
-                    self._word.append(c)
+                if step == _H_KEY and (c.isalnum() or c == "_"):  # the key's run, as the name's
+                    j = _WORD_RUN.match(text, i, i + MAX_HEAD + 1 - self._head_len).end()
+                    run = text[i:j]
+                    self._word += run
+                    self._head_parts.append(run)
+                    self._head_len += j - i
+                    i = j
+                    continue
                 elif space:
                     self._step = _H_EQ
                 else:
                     return i, self._no_call()
             i += 1
-            self._raw.append(c)
+            self._head_parts.append(c)
             self._head_len += 1
 
     # ------------------------------------------------------------------ arguments
@@ -402,7 +415,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         self._can_close = False
 
     def _open(self, kind: str) -> None:
-        self.scanner.take(1)
+        self.scanner._pos += 1  # (its one character, peeked: take(1) written out)
         self._stack.append(kind)
         self._emit_arguments("{" if kind == _DICT else "[")
         self._expect = _E_KEY if kind == _DICT else _E_VALUE
@@ -410,74 +423,77 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         self._comma = False
 
     def _close(self) -> bool:
-        self.scanner.take(1)
+        self.scanner._pos += 1  # (its one character, peeked: take(1) written out)
         kind = self._stack.pop()
         self._emit_arguments(_JSON_CLOSER[kind])
         self._comma = False
         self._can_close = False
         if kind == _CALL:
             self._end_call()
-            self._held.clear()
+            self._confirm_ws.clear()
             self._state = _AFTER_CALL
         else:
             self._expect = _E_AFTER
         return True
 
     def _start_run(self, state: str, role: str) -> bool:
-        self._word = []
-        self._word_len = 0
+        self._word = ""
         self._role = role
         self._state = state
         return True
 
     def _s_args(self, final: bool) -> bool:
+        # one token a turn, in a loop while the state stays "args" (no driver turn a token); the scanner's
+        # buffer read directly (skip_whitespace and peek(1) written out: the per-delta path)
         sc = self.scanner
-        sc.skip_whitespace()
-        c = sc.peek(1)
-        if not c:
-            return self._malformed() if final else False
-        top = self._stack[-1]
-        expect = self._expect
-        if c == _CLOSER[top] and (expect == _E_AFTER or (self._can_close and expect != _E_SEP)):
-            return self._close()
-        if expect == _E_AFTER:
-            if c != ",":
-                return self._malformed()
-            sc.take(1)
-            self._comma = True
-            self._can_close = True
-            self._expect = _E_KEY if top in (_CALL, _DICT) else _E_VALUE
-            return True
-        if expect == _E_SEP:
-            if top == _CALL or self._key_kind == "identifier":
-                ok = c == "="
-            else:
-                ok = c == ":"
-            if not ok:
-                return self._malformed()
-            sc.take(1)
-            self._emit_arguments(self._key_text + ": ")
-            self._key_text = ""
-            self._expect = _E_VALUE
-            return True
-        if expect == _E_KEY:
-            if top == _CALL:
-                if not _is_name_start(c):
+        buf = sc._buf
+        while True:
+            pos = sc._pos
+            c = buf[pos:pos + 1]
+            if c.isspace():
+                sc.skip_whitespace()
+                pos = sc._pos
+                c = buf[pos:pos + 1]
+            if not c:
+                return self._malformed() if final else False
+            top = self._stack[-1]
+            expect = self._expect
+            if c == _CLOSER[top] and (expect == _E_AFTER or (self._can_close and expect < _E_SEP)):
+                self._close()
+            elif expect == _E_AFTER:
+                if c != ",":
                     return self._malformed()
+                sc._pos = pos + 1
+                self._comma = True
+                self._can_close = True
+                self._expect = _E_KEY if top in (_CALL, _DICT) else _E_VALUE
+            elif expect >= _E_SEP:  # (a call's key and an identifier dict key take '=', other dict keys ':')
+                if c != ("=" if expect == _E_SEP_EQ else ":"):
+                    return self._malformed()
+                sc._pos = pos + 1
+                self._emit_arguments(self._key_text + ": ")
+                self._key_text = ""
+                self._expect = _E_VALUE
+            elif expect == _E_KEY:
+                if top == _CALL:
+                    if not (c.isalpha() or c == "_"):  # (_is_name_start)
+                        return self._malformed()
+                    self._element()
+                    return self._start_run(_WORD, "key")
                 self._element()
-                return self._start_run(_WORD, "key")
-            self._element()
-            return self._value_start(c, "dict-key")
-        if top in (_LIST, _TUPLE):
-            self._element()
-        else:
-            self._can_close = False
-        return self._value_start(c, "value")
+                self._value_start(c, "dict-key")
+            else:
+                if top in (_LIST, _TUPLE):
+                    self._element()
+                else:
+                    self._can_close = False
+                self._value_start(c, "value")
+            if self._state != _ARGS:
+                return True
 
     def _value_start(self, c: str, role: str) -> bool:
-        sc = self.scanner
         if c == "'" or c == '"':
-            sc.take(1)
+            self.scanner._pos += 1  # (c, peeked)
             self._quote = c
             self._role = role
             self._state = _OPEN_QUOTE
@@ -494,20 +510,16 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
     def _read_run(self, pattern: re.Pattern, final: bool) -> str | None:
         """Read a word or number run (at most ``MAX_HEAD + 1`` characters); its text once it ended, else ``None``."""
         sc = self.scanner
-        while self._word_len <= MAX_HEAD:
-            chunk = sc.peek(min(64, MAX_HEAD + 1 - self._word_len))
-            end = pattern.match(chunk).end()
-            if end:
-                sc.take(end)
-                self._word.append(chunk[:end])
-                self._word_len += end
-            if end < len(chunk):
-                break
-            if sc.at_end():
-                if not final:
-                    return None
-                break
-        return "".join(self._word)
+        room = MAX_HEAD + 1 - len(self._word)
+        if room > 0:  # one match within the bound, on the buffer (endpos: no slice)
+            buf, pos = sc._buf, sc._pos
+            end = pattern.match(buf, pos, pos + room).end()
+            if end > pos:
+                sc._pos = end
+                self._word += buf[pos:end]  # (bounded: at most MAX_HEAD + 1 characters in all)
+            if end == len(buf) and not final:  # the buffer ended inside the run (or at the bound): wait
+                return None
+        return self._word
 
     def _s_word(self, final: bool) -> bool:
         word = self._read_run(_WORD_RUN, final)
@@ -524,12 +536,11 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
             self._expect = _E_AFTER
         elif role == "key":
             self._key_text = '"' + json_fragment(word) + '"'
-            self._expect = _E_SEP
+            self._expect = _E_SEP_EQ
         else:  # a dict key: a constant (':' follows) or an identifier ('=' follows, the reference encoder's form)
             constant = _CONSTANTS.get(word)
-            self._key_kind = "literal" if constant else "identifier"
             self._key_text = '"' + (constant or json_fragment(word)) + '"'
-            self._expect = _E_SEP
+            self._expect = _E_SEP if constant else _E_SEP_EQ
         return True
 
     def _s_number(self, final: bool) -> bool:
@@ -544,7 +555,6 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
             self._emit_arguments(number)
             self._expect = _E_AFTER
         else:
-            self._key_kind = "literal"
             self._key_text = '"' + number + '"'
             self._expect = _E_SEP
         return True
@@ -576,7 +586,6 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         if self._role == "value":
             self._expect = _E_AFTER
         else:
-            self._key_kind = "literal"
             self._key_text = ""
             self._expect = _E_SEP
         return True
@@ -588,8 +597,11 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         text, marker = sc.find(ends, final)
         if marker is None and not final:  # the common piece: string text, streamed
             if text:
-                self._emit_arguments(json_fragment(text))
+                self._emit_arguments(json_string(text)[1:-1])  # (json_fragment written out)
             return False
+        if marker == quote:  # the string ends with no escape before it: its text and the closing quote, sent
+            self._emit_arguments(json_string(text)[1:])  # its text and the closing quote (json_fragment written out)
+            return self._string_done()
         sc.unread(len(text) + len(marker or ""))
         parts: list[str] = []
         try:

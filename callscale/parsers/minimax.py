@@ -128,11 +128,11 @@ class MiniMaxBlocks(ToolParser):
         self._head_len = 0
 
     # Every state only reads: with nothing unread and more text to come it returns False, so a
-    # step that moved on returns ``final or not self.scanner.at_end()`` (no call of the next state).
+    # step that moved on returns ``final or self.scanner._pos < len(self.scanner._buf)`` (no call of the next state).
     def _open(self, marker: str, final: bool) -> bool:
         """A block opener in content (base ``_s_content`` over ``_content_markers``)."""
         self._open_block(marker)
-        return final or not self.scanner.at_end()
+        return final or self.scanner._pos < len(self.scanner._buf)
 
     def _not_a_call(self, *more: str) -> None:
         """What was read of the block (and ``more``) is content; read on as content."""
@@ -162,7 +162,7 @@ class MiniMaxBlocks(ToolParser):
             self._head_parts = []  # the head counts the block's first whitespace and the opener (MAX_HEAD)
             self._head_len = 0 if self._block_has_call else self._head_len + len(marker)
             self._state = "name"
-            return final or not sc.at_end()
+            return final or sc._pos < len(sc._buf)
         elif marker == self.block_close:
             if not self._block_has_call:  # an empty block carries no call: content
                 self._emit_content("".join(self._raw) + marker)
@@ -172,7 +172,7 @@ class MiniMaxBlocks(ToolParser):
             if not self._block_has_call:
                 self._emit_content("".join(self._raw))
             self._open_block(marker)
-            return final or not sc.at_end()
+            return final or sc._pos < len(sc._buf)
         else:  # not a call: what was read of the block is content
             if sc.at_end() or self._cut_by_end(final, self.block_markers):
                 return False  # final, nothing more: the output cut the block (no content)
@@ -195,7 +195,7 @@ class MiniMaxBlocks(ToolParser):
         self._call_name = name
         self._begin_call(name)
         self._invoke_started()
-        return final or not self.scanner.at_end()
+        return final or self.scanner._pos < len(self.scanner._buf)
 
 
 @register("minimax_m2")
@@ -255,7 +255,7 @@ class MiniMaxM2Parser(MiniMaxBlocks):
             if self.scanner.at_end() or self._cut_by_end(final, _IN_INVOKE):
                 return False
             self._fail("unexpected text inside <invoke>")
-        return final or not self.scanner.at_end()
+        return final or self.scanner._pos < len(self.scanner._buf)
 
     def _s_key(self, final: bool) -> bool:
         _, marker = self._head_find(_TAG_END, final)
@@ -274,7 +274,7 @@ class MiniMaxM2Parser(MiniMaxBlocks):
         self._n_params += 1
         self._emit_arguments(head + json_string(key) + ": " + self._tv.head())
         self._state = _S_VALUE
-        return final or not self.scanner.at_end()
+        return final or self.scanner._pos < len(self.scanner._buf)
 
     def _s_value(self, final: bool) -> bool:
         text, marker = self.scanner.find(_VALUE_END, final)
@@ -284,7 +284,7 @@ class MiniMaxM2Parser(MiniMaxBlocks):
         self._pending = [marker]
         self._confirm_ws.clear()
         self._state = _S_CLOSE1
-        return final or not self.scanner.at_end()
+        return final or self.scanner._pos < len(self.scanner._buf)
 
     def _value_text(self, text: str) -> None:
         if text:
@@ -306,7 +306,7 @@ class MiniMaxM2Parser(MiniMaxBlocks):
             self._state = _S_CLOSE2
         else:  # the closing tag was value text
             self._reject_close()
-        return final or not self.scanner.at_end()
+        return final or self.scanner._pos < len(self.scanner._buf)
 
     def _s_close2(self, final: bool) -> bool:
         if self._cut_by_end(final, _AFTER_INVOKE):  # the end of the output (or a cut tag) follows </invoke>
@@ -332,7 +332,7 @@ class MiniMaxM2Parser(MiniMaxBlocks):
             self._state = _S_CONTENT
         else:
             self._open_block(marker)
-        return final or not self.scanner.at_end()
+        return final or self.scanner._pos < len(self.scanner._buf)
 
     # ------------------------------------------------------------------ helpers
     def _reject_close(self) -> None:

@@ -166,7 +166,7 @@ class MiniMaxM3Parser(MiniMaxBlocks):
             self._state = "think"
         elif marker != THINK_CLOSE:
             self._open_block(marker)
-        return final or not self.scanner.at_end()
+        return final or self.scanner._pos < len(self.scanner._buf)
 
     def _invoke_started(self) -> None:
         cache = self._cache()
@@ -192,7 +192,7 @@ class MiniMaxM3Parser(MiniMaxBlocks):
             return self._fail("text beside elements")
         self._head_begin()
         self._state = "tag"
-        return final or not sc.at_end()  # (every state only reads: nothing unread, it would wait)
+        return final or sc._pos < len(sc._buf)  # (every state only reads: nothing unread, it would wait)
 
     def _s_tag(self, final: bool) -> bool:
         _, marker = self._head_find(_HEAD_END, final)
@@ -231,7 +231,7 @@ class MiniMaxM3Parser(MiniMaxBlocks):
             if head:
                 self._emit_arguments(head)
             self._state = "opened"
-        return final or not self.scanner.at_end()
+        return final or self.scanner._pos < len(self.scanner._buf)
 
     def _s_opened(self, final: bool) -> bool:
         sc = self.scanner
@@ -318,12 +318,12 @@ class MiniMaxM3Parser(MiniMaxBlocks):
             return False
         self._confirm_ws.clear()
         self._state = "confirm"
-        return final or not self.scanner.at_end()
+        return final or self.scanner._pos < len(self.scanner._buf)
 
     def _text_piece(self, frame: _Frame, text: str) -> None:
         if text:
             if frame.kind == "string":
-                self._emit_arguments(json_fragment(text))
+                self._emit_arguments(json_string(text)[1:-1])  # (json_fragment written out)
             else:
                 frame.parts.append(text)
 

@@ -85,7 +85,7 @@ _SPACE = re.compile(r"\s")  # (re's \s on str is str.isspace's test, Py_UNICODE_
 
 
 # --------------------------------------------------------------------------- shared parser state
-_CONTENT, _AFTER_CLOSE, _JUNK = "content", "after-close", "junk"
+_CONTENT, _AFTER_CLOSE, _JUNK = "content", "after_close", "junk"  # (state names: the _s_<state> methods)
 
 
 class _QwenParser(ToolParser):
@@ -131,17 +131,7 @@ class _QwenParser(ToolParser):
     def _open(self, marker: str) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _common(self, state: str, final: bool) -> bool | None:
-        """Run one step of a shared state; ``None`` when ``state`` is not shared, else whether to go on."""
-        if state == _CONTENT:
-            return self._s_content(final)
-        if state == _AFTER_CLOSE:
-            return self._s_after_close(final)
-        if state == _JUNK:
-            return self._s_junk(final)
-        return None
-
-    # the shared states (qwen3_coder's base driver runs them as _s_<state>; qwen3's _advance through _common)
+    # the shared states (both formats' base driver runs them as _s_<state>; see the tables at the end)
     def _s_content(self, final: bool) -> bool:
         text, marker = self.scanner.find(self._content_markers, final)
         if text:
@@ -150,7 +140,7 @@ class _QwenParser(ToolParser):
             return False
         self._open(marker)
         # (an opener's next state needs text: at the end of a delta it would only wait)
-        return final or not self.scanner.at_end()
+        return final or self.scanner._pos < len(self.scanner._buf)
 
     def _s_after_close(self, final: bool) -> bool:
         if self.scanner.match(_M_NL, final) is PARTIAL:
@@ -173,7 +163,7 @@ class _QwenParser(ToolParser):
 
 
 # --------------------------------------------------------------------------- qwen3
-_JSON, _AFTER_OBJECT, _ENVELOPE = "json", "after-object", "envelope"
+_JSON, _AFTER_OBJECT, _ENVELOPE = "json", "after_object", "envelope"  # (the _s_<state> methods)
 
 
 @register("qwen3")
@@ -187,6 +177,7 @@ class Qwen3Parser(JsonCallReader, _QwenParser):
 
     #: The Hermes recovery: an object with a name and no arguments key is a call with ``{}``.
     _name_only_is_a_call = True
+    max_head = MAX_HEAD
 
     def __init__(self) -> None:
         super().__init__()
@@ -215,43 +206,36 @@ class Qwen3Parser(JsonCallReader, _QwenParser):
             self._raw = []
             self._state = _CONTENT
 
-    def _advance(self, final: bool) -> None:
+    # the states, run by the base driver (the reading state is the call reader itself: no frame between)
+    _s_json = JsonCallReader._read_object
+
+    def _s_envelope(self, final: bool) -> bool:
+        """An envelope that holds nothing a call needs: markup before ``</tool_call>``."""
+        hit = self._confirm(_M_CLOSE, final)
+        if hit is PARTIAL:
+            return False
+        if hit is None and not (final and self.scanner.at_end()):
+            super()._not_a_call(self._confirm_text())
+        else:  # </tool_call>, or the end of the output (a cut call): markup
+            self._confirm_ws.clear()
+            self._raw = []
+            self._state = _AFTER_CLOSE if hit else _CONTENT
+        return True
+
+    def _s_after_object(self, final: bool) -> bool:
+        """Only whitespace, then ``</tool_call>``."""
         sc = self.scanner
-        while True:
-            state = self._state
-            if state == _JSON:
-                if not self._read_object(final, MAX_HEAD):
-                    return
-                continue
-            if state == _CONTENT:
-                if not self._s_content(final):
-                    return
-                continue
-            go_on = self._common(state, final)
-            if go_on is not None:
-                if not go_on:
-                    return
-            elif state == _ENVELOPE:  # an envelope that holds nothing a call needs: markup before </tool_call>
-                hit = self._confirm(_M_CLOSE, final)
-                if hit is PARTIAL:
-                    return
-                if hit is None and not (final and sc.at_end()):
-                    super()._not_a_call(self._confirm_text())
-                else:  # </tool_call>, or the end of the output (a cut call): markup
-                    self._confirm_ws.clear()
-                    self._raw = []
-                    self._state = _AFTER_CLOSE if hit else _CONTENT
-            else:  # _AFTER_OBJECT: only whitespace, then </tool_call>
-                sc.skip_whitespace()
-                marker = sc.match(_M_CLOSE, final)
-                if marker is PARTIAL:
-                    return
-                if marker is None:
-                    self._drop_call(final, _M_CLOSE)
-                else:
-                    self._emit_arguments("}")  # held back until the call is confirmed
-                    self._end_call()
-                    self._state = _AFTER_CLOSE
+        sc.skip_whitespace()
+        marker = sc.match(_M_CLOSE, final)
+        if marker is PARTIAL:
+            return False
+        if marker is None:
+            self._drop_call(final, _M_CLOSE)
+        else:
+            self._emit_arguments("}")  # held back until the call is confirmed
+            self._end_call()
+            self._state = _AFTER_CLOSE
+        return True
 
     def _object_done(self) -> None:
         """The call object ended (its call started): wait for ``</tool_call>``."""
@@ -645,6 +629,3 @@ class Qwen3CoderParser(_QwenParser):
         self._end_call()
         self._state = _AFTER_CLOSE
 
-
-# the shared state "after-close" (a hyphenated name, shared with qwen3): the driver's table reads it by alias
-Qwen3CoderParser._states = {**Qwen3CoderParser._states, _AFTER_CLOSE: Qwen3CoderParser._s_after_close}
