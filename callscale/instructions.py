@@ -134,13 +134,18 @@ CHILD_FOLDER_PARENT = "/tmp"
 
 
 def child_folder_parent() -> str | None:
-    """The folder the metered child's own folder is made in: ``/tmp`` where it is a writable folder, else
-    ``None`` (``tempfile``'s default, from ``TMPDIR``).
+    """The folder the metered child's own folder is made in: ``CALLSCALE_CHILD_TMPDIR`` when set, else
+    ``/tmp`` where it is a writable folder, else ``None`` (``tempfile``'s default, from ``TMPDIR``).
 
     The child's import path names links in its folder (:func:`path_links`), so the length of that
     folder's path moves counts as a checkout path would: a runner whose ``TMPDIR`` is
-    ``/home/runner/work/_temp`` would count otherwise than one with ``/tmp``.
+    ``/home/runner/work/_temp`` would count otherwise than one with ``/tmp`` (a 140-character
+    ``TMPDIR`` moved a 1k count by 0.09%). ``CALLSCALE_CHILD_TMPDIR`` gives a run its own folder
+    (the tests that check nothing is left behind use it); counts then depend on its length.
     """
+    chosen = os.environ.get("CALLSCALE_CHILD_TMPDIR")
+    if chosen:
+        return chosen
     parent = CHILD_FOLDER_PARENT
     return parent if os.path.isdir(parent) and os.access(parent, os.W_OK | os.X_OK) else None
 

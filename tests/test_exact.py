@@ -46,6 +46,7 @@ def test_a_count_does_not_depend_on_what_else_the_child_counted():
 def test_a_count_does_not_depend_on_tmpdir(monkeypatch, tmp_path):
     import tempfile
 
+    monkeypatch.delenv("CALLSCALE_CHILD_TMPDIR", raising=False)
     alone = instructions.count_items([ITEM], "tokens:4")[ITEM].instructions
     longer = tmp_path / ("a-runner-temp-folder-with-a-much-longer-name-" * 3)
     longer.mkdir()

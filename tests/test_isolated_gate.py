@@ -135,10 +135,11 @@ def _alive(pid: int) -> bool:
 
 
 def private_tmp(tmp_path: Path) -> dict[str, str]:
-    """``CHILD_ENV`` with a ``TMPDIR`` of the test's own (``tmp_path/tmp``), so the folders a run leaves
-    there are its own, whatever else runs on the machine."""
+    """``CHILD_ENV`` with a ``TMPDIR`` of the test's own (``tmp_path/tmp``), and the instruction meter's
+    child folder there too (``CALLSCALE_CHILD_TMPDIR``; by default it is made in /tmp), so the folders a
+    run leaves there are its own, whatever else runs on the machine."""
     (tmp_path / "tmp").mkdir(exist_ok=True)
-    return dict(CHILD_ENV, TMPDIR=str(tmp_path / "tmp"))
+    return dict(CHILD_ENV, TMPDIR=str(tmp_path / "tmp"), CALLSCALE_CHILD_TMPDIR=str(tmp_path / "tmp"))
 
 
 def leftovers(tmp_path: Path) -> list[str]:
