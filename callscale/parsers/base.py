@@ -34,7 +34,6 @@ for it; ``detect_and_parse`` leaves it out and numbers the remaining calls
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from dataclasses import dataclass, field

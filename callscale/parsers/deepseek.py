@@ -10,7 +10,6 @@ Nothing here raises on model output; lengths are in characters.
 
 from __future__ import annotations
 
-import json
 
 from . import register
 from .base import MAX_HEAD, ToolParser

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from . import register
-from .base import MAX_HEAD, Layout, ToolParser, json_fragment, parameter_type
+from .base import MAX_HEAD, Layout, ToolParser
 from .schema import json_string
 from .deepseek import EOS
 from .jsonscan import strict_loads

@@ -20,7 +20,7 @@ import re
 
 from . import register
 from .base import MAX_HEAD, ToolParser, json_text
-from .schema import UNTYPED, json_string, TypedValue, convert, parameter_typing
+from .schema import UNTYPED, json_string, TypedValue, convert
 
 _NO_VALUE = TypedValue(UNTYPED)
 from .scanner import PARTIAL, markers

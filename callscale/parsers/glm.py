@@ -14,7 +14,7 @@ import re
 from . import register
 from .base import MAX_HEAD, ToolParser, json_fragment, json_text
 from .jsonscan import strict_loads
-from .schema import UNTYPED, json_string, TypedValue, is_new_parameter, parameter_typing, typed_json
+from .schema import UNTYPED, json_string, TypedValue, is_new_parameter, typed_json
 from .scanner import PARTIAL, markers
 
 __all__ = [

@@ -20,7 +20,7 @@ import logging
 import re
 
 from . import register
-from .base import ToolParser, json_fragment, json_text
+from .base import ToolParser, json_text
 from .jsonscan import strict_loads
 from .scanner import PARTIAL, markers
 from .schema import UNTYPED, json_string, Typing, parameter_typing, typed_json

@@ -308,6 +308,16 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         sc._pos = pos + used
         return go_on
 
+    def _head_word(self, run: "re.Pattern[str]", text: str, i: int) -> int:
+        """Read the run of word characters (``run``) from ``text[i]`` into the head, within its bound;
+        where it ends."""
+        j = run.match(text, i, i + MAX_HEAD + 1 - self._head_len).end()
+        piece = text[i:j]
+        self._word += piece
+        self._head_parts.append(piece)
+        self._head_len += j - i
+        return j
+
     def _read_head(self, text: str, final: bool) -> tuple[int, bool]:
         """Read head characters of ``text`` (unread text, from the current position): ``(characters
         consumed, go on)``; the caller takes them from the scanner (nothing here reads it)."""
@@ -335,12 +345,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                     return i, self._no_call()
             elif step == _H_NAME:
                 if c.isalnum() or c in "_.-":  # the run of name characters from here, in one match (within the bound)
-                    j = _NAME_RUN.match(text, i, i + MAX_HEAD + 1 - self._head_len).end()
-                    run = text[i:j]
-                    self._word += run
-                    self._head_parts.append(run)
-                    self._head_len += j - i
-                    i = j
+                    i = self._head_word(_NAME_RUN, text, i)
                     continue
                 elif c == "(" or space:
                     self._name = self._word
@@ -378,12 +383,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                     self._state = _ARGS
                     return i + 1, True
                 if step == _H_KEY and (c.isalnum() or c == "_"):  # the key's run, as the name's
-                    j = _WORD_RUN.match(text, i, i + MAX_HEAD + 1 - self._head_len).end()
-                    run = text[i:j]
-                    self._word += run
-                    self._head_parts.append(run)
-                    self._head_len += j - i
-                    i = j
+                    i = self._head_word(_WORD_RUN, text, i)
                     continue
                 elif space:
                     self._step = _H_EQ

@@ -24,7 +24,7 @@ from . import register
 from typing import ClassVar
 
 from .base import MAX_HEAD, ToolParser
-from .schema import UNTYPED, TypedValue, json_string, parameter_typing
+from .schema import UNTYPED, TypedValue, json_string
 
 _NO_VALUE = TypedValue(UNTYPED)
 from .scanner import PARTIAL, Markers, markers

@@ -82,21 +82,28 @@ def _number(text: str) -> int | float:
     return int(body)  # at most 4300 digits (Python's own limit), else ValueError
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _encode_string = json.encoder.encode_basestring  # json.dumps(str, ensure_ascii=False)
 
 
-def _scalar_json(value: Any) -> str:
-    """``value`` as JSON text, non-ASCII as itself except surrogates (as :func:`callscale.parsers.schema.json_text`)."""
+#: A surrogate code point: in decoded JSON only from an escape (``"\\ud800"``).
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_text(value: Any) -> str:
+    """``value`` as JSON text, non-ASCII characters as themselves, except surrogates.
+
+    A value decoded from JSON may hold a lone surrogate (from an escape such
+    as ``"\\ud800"``, which ``json.loads`` accepts); written raw it would make
+    the arguments text impossible to encode as UTF-8, so it stays escaped.
+    What a client decodes is the same value.
+    """
     kind = type(value)
     if kind is int:
         return int.__repr__(value)  # (json.dumps' text for an int, without building an encoder)
     if kind is float and value - value == 0:  # (a finite float: json.dumps writes float.__repr__)
         return float.__repr__(value)
     text = _encode_string(value) if kind is str else json.dumps(value, ensure_ascii=False)
-    if _SURROGATE.search(text):
-        text = _SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), text)
-    return text
+    return SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), text) if SURROGATE.search(text) else text
 
 
 class PyLiteralReader:
@@ -163,7 +170,7 @@ class PyLiteralReader:
             self._out = []
             return False, None
         self._done.append("".join(self._out))
-        self.json = "".join(self._done) if self._exact else _scalar_json(self._result)
+        self.json = "".join(self._done) if self._exact else json_text(self._result)
         self._out = self._done = []
         return True, self._result
 
@@ -300,7 +307,7 @@ class PyLiteralReader:
         if not written:
             if not isinstance(value, str):
                 self._start_value()
-            self._out.append(_scalar_json(value))
+            self._out.append(json_text(value))
         stack = self._stack
         if not stack:
             self._result = value

@@ -19,8 +19,8 @@ import logging
 import re
 
 from . import register
-from .base import MAX_HEAD, Layout, ToolParser, json_fragment, json_text
-from .schema import UNTYPED, TypedValue, is_new_parameter, parameter_typing, tool_name
+from .base import MAX_HEAD, Layout, ToolParser, json_fragment
+from .schema import UNTYPED, TypedValue, is_new_parameter, tool_name
 from .jsonscan import JsonCallLexer, JsonCallReader
 
 _NO_VALUE = TypedValue(UNTYPED)
@@ -113,6 +113,16 @@ class _QwenParser(ToolParser):
             self._emit_content(text)
         self._raw = []
         self._state = _CONTENT
+
+    def _read_close(self, final: bool) -> object:
+        """Whitespace, then ``</tool_call>``: the marker read, ``PARTIAL`` (wait for more), or None (it
+        was something else: the call is dropped, :meth:`_drop_call`)."""
+        sc = self.scanner
+        sc.skip_whitespace()
+        marker = sc.match(_M_CLOSE, final)
+        if marker is None:
+            self._drop_call(final, _M_CLOSE)
+        return marker
 
     def _drop_call(self, final: bool = False, expected: Markers | None = None) -> None:
         """Abandon the started call (broken): its text up to the next ``</tool_call>`` is dropped.
@@ -224,14 +234,10 @@ class Qwen3Parser(JsonCallReader, _QwenParser):
 
     def _s_after_object(self, final: bool) -> bool:
         """Only whitespace, then ``</tool_call>``."""
-        sc = self.scanner
-        sc.skip_whitespace()
-        marker = sc.match(_M_CLOSE, final)
+        marker = self._read_close(final)
         if marker is PARTIAL:
             return False
-        if marker is None:
-            self._drop_call(final, _M_CLOSE)
-        else:
+        if marker is not None:
             self._emit_arguments("}")  # held back until the call is confirmed
             self._end_call()
             self._state = _AFTER_CLOSE
@@ -471,13 +477,10 @@ class Qwen3CoderParser(_QwenParser):
                 return False
             self._finish_call()  # (then one layout newline, as after </tool_call>)
             return True
-        sc.skip_whitespace()
-        marker = sc.match(_M_CLOSE, final)
+        marker = self._read_close(final)
         if marker is PARTIAL:
             return False
-        if marker is None:
-            self._drop_call(final, _M_CLOSE)
-        else:
+        if marker is not None:
             self._finish_call()
         return True
 

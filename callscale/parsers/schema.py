@@ -40,7 +40,7 @@ from typing import Any, NamedTuple, Sequence
 from json.encoder import encode_basestring as _encode_string  # json.dumps(str, ensure_ascii=False)
 
 from .jsonscan import finite_float, strict_loads
-from .pyliteral import MAX_LITERAL_DEPTH, PyLiteralReader, read_python_literal  # the one Python literal reader
+from .pyliteral import MAX_LITERAL_DEPTH, SURROGATE, PyLiteralReader, json_text, read_python_literal  # the one Python literal reader
 
 __all__ = [
     "Typing",
@@ -62,6 +62,8 @@ __all__ = [
     "StringOrNull",
     "read_python_literal",
     "json_string",
+    "json_text",
+    "SURROGATE",
 ]
 
 #: The order in which a value's text is tried against the types a schema
@@ -302,25 +304,7 @@ def json_fragment(text: str) -> str:
 json_string = _encode_string
 
 
-#: A surrogate code point: in decoded JSON only from an escape (``"\\ud800"``).
-SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def json_text(value: Any) -> str:
-    """``value`` as JSON text, non-ASCII characters as themselves, except surrogates.
-
-    A value decoded from JSON may hold a lone surrogate (from an escape such
-    as ``"\\ud800"``, which ``json.loads`` accepts); written raw it would make
-    the arguments text impossible to encode as UTF-8, so it stays escaped.
-    What a client decodes is the same value.
-    """
-    kind = type(value)
-    if kind is int:
-        return int.__repr__(value)  # (json.dumps' text for an int, without building an encoder)
-    if kind is float and value - value == 0:  # (a finite float: json.dumps writes float.__repr__)
-        return float.__repr__(value)
-    text = _encode_string(value) if kind is str else json.dumps(value, ensure_ascii=False)
-    return SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), text) if SURROGATE.search(text) else text
+# SURROGATE and json_text (a value as JSON text) live in pyliteral, the lower layer; imported above.
 
 
 # --------------------------------------------------------------------------- text -> value
