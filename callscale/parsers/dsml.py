@@ -98,17 +98,7 @@ _RETRY = object()
 #: the start of another DSML tag (then the tag was cut short: text, issue 18).
 _TAG_START = "<" + DSML_TOKEN
 _TAG_END_START = "</" + DSML_TOKEN
-_HEAD_STOP = re.compile(">|" + "|".join(re.escape(t) for t in (EOS, _TAG_START, _TAG_END_START)))
-_HEAD_STOPS = (EOS, _TAG_START, _TAG_END_START)
-
-
-def _partial_stop_start(text: str) -> int:
-    """Start of the longest suffix of ``text`` that is a proper prefix of a head stop (``len(text)`` if none)."""
-    n = len(text)
-    for i in range(max(0, n - len(EOS) + 1), n):
-        if text[i] == "<" and any(stop.startswith(text[i:]) for stop in _HEAD_STOPS):
-            return i
-    return n
+_HEAD_STOPS = markers(">", EOS, _TAG_START, _TAG_END_START)
 
 
 def _json_value(raw: str) -> str:
@@ -413,27 +403,23 @@ class DsmlToolParser(ToolParser):
             elif first.isalnum() or first in "_-":
                 self._open_tag("", closed=False)  # glued to a word: no tag
                 return True
-        room = MAX_HEAD + 1 - self._head_len
-        window = sc.peek(room)
-        hit = _HEAD_STOP.search(window)
-        if hit is not None:
-            self._head_parts.append(sc.take(hit.start()))
-            stop = hit.group()
+        text, stop = self._head_find(_HEAD_STOPS, final)
+        if stop is not None:
             if stop == ">":
-                sc.take(1)
                 self._open_tag(self._head_text(), closed=True)
             elif stop == EOS:  # it ends in ">" too: dropped; its characters count as read
-                sc.take(len(stop))
-                self._head_len += hit.end()
+                over = self._head_len + len(EOS) - (MAX_HEAD + 1)
+                if over <= 0:
+                    self._head_len += len(EOS)
+                    return True
+                sc.unread(over)  # it straddles the bound: not read, the head is too long (text)
+                self._head_parts.append(EOS[:-over])
+                self._head_len = MAX_HEAD + 1
+                self._open_tag(self._head_text(), closed=False)
             else:  # another tag starts: this one was cut short (text); that tag is read next
+                sc.unread(len(stop))
                 self._open_tag(self._head_text(), closed=False)
             return True
-        keep = len(window)
-        if keep < room and not final:  # the window ends at the buffer's end: a partial stop waits
-            keep = _partial_stop_start(window)
-        if keep:
-            self._head_parts.append(sc.take(keep))
-            self._head_len += keep
         if self._head_over():
             self._open_tag(self._head_text(), closed=False)
             return True
