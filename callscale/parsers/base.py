@@ -37,7 +37,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Iterable, Mapping, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 from .scanner import PARTIAL, Markers, MarkerScanner, markers
 # the tool look-ups moved to parsers/schema.py (schema typing); re-exported here
@@ -712,12 +712,3 @@ class ToolParser:
         reasoning = "".join(self._out_reasoning)
         self._out_reasoning = []
         return StreamingParseResult(text, calls, reasoning)
-
-
-def iter_markers(*groups: Iterable[str]) -> tuple[str, ...]:
-    """Flatten marker groups into one tuple, dropping duplicates, keeping order."""
-    seen: dict[str, None] = {}
-    for group in groups:
-        for marker in group:
-            seen.setdefault(marker, None)
-    return tuple(seen)
