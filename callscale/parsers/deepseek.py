@@ -61,6 +61,8 @@ class _DeepSeekCalls(ToolParser):
 
     #: State a call-begin token leads to (set by the subclass).
     _head_state = ""
+    #: Markers that end the arguments: the end marker and EOS (V3: its closing fence).
+    _args_markers = _V31_ARGS
     # a broken call's text (the base's broken state): dropped up to its end token; content when another
     # call or block token (read again in the block) or the end of the output comes first
     broken_ends = (CALL_END,)
@@ -75,6 +77,7 @@ class _DeepSeekCalls(ToolParser):
         self._name: list[str] = []    # the name pieces of that head
         self._call_head_len = 0            # characters of that head after the call-begin token
         self._args = RawArguments()  # the arguments, validated and streamed as they arrive (no text kept)
+        self._m_args = self._args_markers  # (an instance attribute: read once a delta)
 
     # ------------------------------------------------------------------ content
     def _s_content(self, final: bool) -> bool:
@@ -199,20 +202,31 @@ class _DeepSeekCalls(ToolParser):
         return True
 
     # ------------------------------------------------------------------ arguments
-    def _arg(self, text: str, marker: str | None) -> bool:
-        """Stream a piece of argument text read up to ``marker``; true when the call broke in it.
+    def _s_args(self, final: bool) -> bool:
+        """Stream argument text up to the arguments' end marker (``self._m_args``); an EOS in them is dropped.
 
         At the first character that cannot continue the arguments (see
         :meth:`callscale.parsers.jsonscan.RawArguments.feed`) the call is broken:
-        that character, the rest of the piece and ``marker`` are read again
+        that character, the rest of the piece and the marker are read again
         by the base's broken state (so a token in the same delta is never swallowed).
+        The end marker is handed to :meth:`_args_end`.
         """
-        send, used = self._args.feed(text)
-        self._emit_arguments(send)
-        if used == len(text):
+        text, marker = self.scanner.find(self._m_args)  # a partial closing marker stays unread, even at the end
+        if text:
+            send, used = self._args.feed(text)
+            if send:
+                self._emit_arguments(send)
+            if used < len(text):
+                self.scanner.unread(len(text) - used + len(marker or ""))
+                self._break()
+                return True
+        if marker is None:
+            if final:  # the output ended inside the arguments (or their closing marker): a cut call
+                self.scanner.take_all()
+                self._abandon("skip")
             return False
-        self.scanner.unread(len(text) - used + len(marker or ""))
-        self._break()
+        if marker != EOS:
+            self._args_end()
         return True
 
     def _break(self) -> None:
@@ -253,6 +267,7 @@ class DeepSeekV3Parser(_DeepSeekCalls):
     """
 
     _head_state = "kind"
+    _args_markers = _V3_ARGS
 
     def _s_kind(self, final: bool) -> bool:
         text, marker, over = self._find_in_head(_V3_KIND_END, final)
@@ -304,18 +319,8 @@ class DeepSeekV3Parser(_DeepSeekCalls):
                 self._break()
         return True  # EOS: dropped
 
-    def _s_args(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_V3_ARGS)  # a partial closing marker stays unread, even at the end
-        if self._arg(text, marker):
-            return True
-        if marker is None:
-            if final:  # the output ended inside the arguments (or their closing marker): a cut call
-                self.scanner.take_all()
-                self._abandon("skip")
-            return False
-        if marker == V3_FENCE_CLOSE:
-            self._state = "after_fence"
-        return True
+    def _args_end(self) -> None:
+        self._state = "after_fence"  # the closing fence: the call's end token follows
 
     def _s_after_fence(self, final: bool) -> bool:
         self.scanner.skip_whitespace()
@@ -341,6 +346,7 @@ class DeepSeekV31Parser(_DeepSeekCalls):
     """
 
     _head_state = "name"
+    _args_markers = _V31_ARGS
 
     def _s_name(self, final: bool) -> bool:
         text, marker, over = self._find_in_head(_V31_NAME_END, final)
@@ -358,15 +364,5 @@ class DeepSeekV31Parser(_DeepSeekCalls):
         self._head.append(marker)
         return self._start_call("args")
 
-    def _s_args(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_V31_ARGS)  # a partial closing marker stays unread, even at the end
-        if self._arg(text, marker):
-            return True
-        if marker is None:
-            if final:  # the output ended inside the arguments (or their closing marker): a cut call
-                self.scanner.take_all()
-                self._abandon("skip")
-            return False
-        if marker == CALL_END:
-            self._close_call()
-        return True
+    def _args_end(self) -> None:
+        self._close_call()
