@@ -288,7 +288,8 @@ class ToolParser:
         try:
             states = self._driver
             if states is not None:
-                while states[self._state](self, False):
+                # the waiting rule (parsers/README.md): with nothing unread a state would only wait
+                while states[self._state](self, False) and sc._pos < len(sc._buf):
                     pass
             else:
                 self._advance(False)
@@ -532,10 +533,8 @@ class ToolParser:
     def _open(self, marker: str, final: bool) -> bool:
         """Hook: ``marker`` of ``_content_markers`` was read in content: set the next state.
 
-        Returns True to run it now. A state that only reads returns False
-        when nothing is unread and more text may come, so a format may return
-        ``final or not self.scanner.at_end()`` there (no call of that state; the formats write
-        ``at_end`` out on the scanner's buffer, ``sc._pos < len(sc._buf)``: a call fewer a step).
+        Returns True to run it (the driver runs it only when text is unread
+        or the output ended: the waiting rule, callscale/parsers/README.md).
         """
         raise NotImplementedError(f"{type(self).__name__} reads content markers but has no _open")
 

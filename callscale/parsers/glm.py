@@ -129,7 +129,7 @@ class _GlmParser(ToolParser):
         self._head_parts = []
         if marker == TOOL_CALL:  # (the common case: an opener repeated)
             self._start_name(marker)
-            return final or self.scanner._pos < len(self.scanner._buf)  # (nothing unread: state "name" would wait)
+            return True
         if marker == TOOL_CALL_END:
             marker = None
         return self._read_on(marker)
@@ -163,7 +163,7 @@ class _GlmParser(ToolParser):
     def _open(self, marker: str, final: bool) -> bool:
         """An opener in content (base ``_s_content``): read the call's name."""
         self._start_name(marker)
-        return final or self.scanner._pos < len(self.scanner._buf)  # (nothing unread: state "name" would wait)
+        return True
 
     def _s_name(self, final: bool) -> bool:
         # _head_find, written out (the per-delta path of a name): a partial marker stays unread, even at the end
@@ -202,7 +202,7 @@ class _GlmParser(ToolParser):
             self._emit_arguments("{}")
             self._end_call()
             self._state = "content"
-        return final or self.scanner._pos < len(self.scanner._buf)  # (nothing unread: the next state would wait)
+        return True
 
     def _s_key(self, final: bool) -> bool:
         limit = MAX_HEAD + 1 - self._head_len  # _head_find, written out (the per-delta path of a key)
@@ -219,7 +219,7 @@ class _GlmParser(ToolParser):
             return self._malformed(marker)
         self._key = self._head_text().strip()
         self._state = "key_done"
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return True
 
     def _s_key_done(self, final: bool) -> bool:
         scanner = self.scanner
@@ -244,7 +244,7 @@ class _GlmParser(ToolParser):
             self._state = "value_buf"
         else:
             self._state = "value_start"
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return True
 
     def _start_value(self) -> None:
         self._emit_arguments(("{" if self._args == 0 else ", ") + json_string(self._key) + ": ")
@@ -347,7 +347,7 @@ class _GlmParser(ToolParser):
             self._state = "value_key"
         else:
             self._state = "value_call_end"
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return True
 
     def _s_value_key(self, final: bool) -> bool:
         """``<arg_key>`` in a value: it ends the value (``</arg_value>`` missing) when a new key and ``</arg_key>`` follow."""
@@ -418,7 +418,7 @@ class _GlmParser(ToolParser):
             self._head_begin()
         else:
             self._end_call_here()
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return True
 
 
 @register("glm45")

@@ -129,7 +129,7 @@ class KimiK2Parser(ToolParser):
         else:
             self._state = _CONTENT
         # every state only reads: with nothing unread and more to come the next would wait
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return True
 
     def _close_call(self, cut: bool = False) -> None:
         """The arguments ended: complete the call if they are one JSON object, else abandon it.
@@ -223,7 +223,7 @@ class KimiK2Parser(ToolParser):
         self._hold = []
         self._args = RawArguments(objects_only=False)
         self._state = _ARGS
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return True
 
     def _s_args(self, final: bool) -> bool:
         text, marker = self.scanner.find(_M_ARGS)  # a partial token stays unread, even at the end
@@ -242,7 +242,7 @@ class KimiK2Parser(ToolParser):
             if marker == CALL_END:
                 self._state = _END_CHECK
                 self._pending = []
-                return final or self.scanner._pos < len(self.scanner._buf)
+                return True
             self._send(marker)
             return True
         self._close_call()

@@ -138,8 +138,7 @@ class KimiK3Parser(ToolParser):
             self._abandon_call()
         self._state = "content"
 
-    # Every state only reads: with nothing unread and more text to come it returns False, so a
-    # step that moved on returns ``final or self.scanner._pos < len(self.scanner._buf)`` (no call of the next state).
+    # Every state only reads (the waiting rule: callscale/parsers/README.md).
     # ------------------------------------------------------------------ outside calls
     def _s_content(self, final: bool) -> bool:
         sc = self.scanner
@@ -156,7 +155,7 @@ class KimiK3Parser(ToolParser):
             self._state = "tools"
         elif marker == THINK_OPEN:
             self._state = "think"
-        return final or self.scanner._pos < len(self.scanner._buf)  # other channel markup: dropped
+        return True  # other channel markup: dropped
 
     def _s_tools(self, final: bool) -> bool:
         sc = self.scanner
@@ -174,7 +173,7 @@ class KimiK3Parser(ToolParser):
             self._state = "call_head"
         elif marker == TOOLS_CLOSE:
             self._state = "content"
-        return final or self.scanner._pos < len(self.scanner._buf)  # a repeated opener, channel markup: dropped
+        return True  # a repeated opener, channel markup: dropped
 
     # ------------------------------------------------------------------ a call
     def _s_call_head(self, final: bool) -> bool:
@@ -196,7 +195,7 @@ class KimiK3Parser(ToolParser):
         self._whole = False
         self._begin_call(name)
         self._state = "call"
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return True
 
     def _s_call(self, final: bool) -> bool:
         sc = self.scanner
@@ -219,7 +218,7 @@ class KimiK3Parser(ToolParser):
             if sc.at_end() or self._cut_by_end(final, _IN_CALL):
                 return False  # final: the call is cut, _at_end abandons it
             return self._fail("unexpected text inside a call")
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return True
 
     def _s_arg_head(self, final: bool) -> bool:
         _, marker = self._head_find(_HEAD_END, final)
@@ -242,7 +241,7 @@ class KimiK3Parser(ToolParser):
                              + ('"' if self._value_is_string else ""))
         self._keys.add(key)
         self._state = "value"
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return True
 
     def _s_value(self, final: bool) -> bool:
         text, marker = self.scanner.find(_VALUE_END, final)
@@ -251,7 +250,7 @@ class KimiK3Parser(ToolParser):
             return False
         self._confirm_ws.clear()
         self._state = "close1"
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return True
 
     def _value_text(self, text: str) -> None:
         if text:
@@ -274,7 +273,7 @@ class KimiK3Parser(ToolParser):
             self._state = "close2"
         else:
             self._reject_close([ARG_CLOSE])
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return True
 
     def _s_close2(self, final: bool) -> bool:
         if self._cut_by_end(final, _AFTER_CALL):  # the end of the output (or a cut tag) follows
@@ -297,7 +296,7 @@ class KimiK3Parser(ToolParser):
             self._state = "call_head"
         else:
             self._state = "content"
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return True
 
     def _s_json_head(self, final: bool) -> bool:
         _, marker = self._head_find(_HEAD_END, final)
@@ -306,7 +305,7 @@ class KimiK3Parser(ToolParser):
         self._head_text()
         self._json_parts = []
         self._state = "json"
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return True
 
     def _s_json(self, final: bool) -> bool:
         text, marker = self.scanner.find(_JSON_END, final)
@@ -325,7 +324,7 @@ class KimiK3Parser(ToolParser):
         self._whole = True
         self._emit_arguments(json_text(value))
         self._state = "call"
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return True
 
     # ------------------------------------------------------------------ helpers
     def _reject_close(self, tags: list[str]) -> None:
