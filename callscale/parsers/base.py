@@ -574,7 +574,30 @@ class ToolParser:
         long (decided, whatever the split), or None when more text is needed.
         """
         limit = MAX_HEAD + 1 - self._head_len
-        text, marker = self.scanner.find_within(m, final, limit if limit > 0 else 0)
+        if limit < 0:
+            limit = 0
+        scan = m._scan
+        if not scan:  # a lazy or nested marker set
+            text, marker = self.scanner.find_within(m, final, limit)
+        else:  # MarkerScanner.find_within's one search, written out (the per-delta path of every head)
+            sc = self.scanner
+            buf, pos = sc._buf, sc._pos
+            stop = pos + limit  # a marker must start before this
+            hit = scan.search(buf, pos, stop - 1 + m.longest)
+            end = len(buf)
+            marker = None
+            if hit is not None:
+                found = hit.group()
+                if found in m.item_set:
+                    if hit.start() < stop:
+                        end = hit.start()
+                        marker = found
+                elif not final and hit.end() == end:  # a partial marker at the end waits (unless cut by the bound)
+                    end = hit.start()
+            if end > stop:
+                end = stop
+            text = buf[pos:end]
+            sc._pos = hit.end() if marker is not None else end
         if text:
             self._head_len += len(text)
             self._head_parts.append(text)

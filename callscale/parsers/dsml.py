@@ -420,7 +420,7 @@ class DsmlToolParser(ToolParser):
                 sc.unread(len(stop))
                 self._open_tag(self._head_text(), closed=False)
             return True
-        if self._head_over():
+        if self._head_len > MAX_HEAD:  # (_head_over, written out: the per-delta path of a tag)
             self._open_tag(self._head_text(), closed=False)
             return True
         if final:  # the output ended inside the tag: a cut call's markup, not content

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from . import register
-from .base import ToolParser, json_fragment
+from .base import MAX_HEAD, ToolParser, json_fragment
 from .schema import json_string
 from .jsonscan import RawArguments
 from .scanner import PARTIAL, markers
@@ -156,7 +156,7 @@ class HarmonyParser(ToolParser):
 
     def _s_header(self, final: bool) -> bool:
         _, marker = self._head_find(_M_HEADER, final)  # a bounded head (base)
-        over = marker is None and self._head_over()
+        over = marker is None and self._head_len > MAX_HEAD  # (_head_over, written out: the per-delta path)
         if marker is None and not final and not over:
             return False
         raw = self._head_text()
