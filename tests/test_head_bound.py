@@ -10,12 +10,14 @@ reaches the client as content while it streams. A head of exactly
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from callscale import parsers
 from callscale import check
 from callscale.parsers import deepseek, dsml, gemma, glm, harmony, kimi, kimi_k3, llama, minimax, minimax_m3, mistral, qwen
 from callscale.parsers.base import MAX_HEAD
-from callscale.parsers.scanner import MarkerScanner, markers
+from callscale.parsers.scanner import MarkerScanner, lazy_markers, markers
 from support import assert_parses, stream_outcome, whole_outcome
 from callscale.workloads.chunking import chunk
 
@@ -321,3 +323,46 @@ def test_skip_whitespace_with_a_limit():
     assert sc.skip_whitespace(3) == "   "
     assert sc.skip_whitespace() == "  "
     assert sc.peek() == "x"
+
+
+class _Reader(parsers.base.ToolParser):
+    """A bare parser: only its bounded-head reader is used."""
+
+    name = "head_reader"
+
+    def _s_content(self, final: bool) -> bool:
+        return False
+
+
+_HEAD_MARKER_SETS = (("</p>",), ("aa",), ("aba",), ("<|end|>",), ("ab", "b", "c", "abcd"),
+                     ("<tool_call>", "</tool_call>"), ("<a", "<ab>", "b"), ("</p>", "<", ">"), ("aa", "aab", "a"))
+
+
+@st.composite
+def _head_case(draw):
+    items = draw(st.sampled_from(_HEAD_MARKER_SETS))
+    pieces = list("<>/|abxyl_ c") + [m[:k] for m in items for k in range(1, len(m) + 1)]
+    return items, "".join(draw(st.lists(st.sampled_from(pieces), max_size=16)))
+
+
+@given(_head_case(), st.booleans(), st.integers(0, 3),
+       st.sampled_from([0, MAX_HEAD - 20, MAX_HEAD - 5, MAX_HEAD - 2, MAX_HEAD, MAX_HEAD + 3]), st.booleans())
+@settings(max_examples=600, deadline=None)
+def test_the_bounded_head_reads_as_the_scanners_find_within(case, lazy, skip, head_len, final):
+    # base._head_find writes find_within's one search out (the per-delta path of every head): the same
+    # text, marker and position for any marker set, text (markers and their prefixes in it), bound and end
+    items, text = case
+    m = lazy_markers(*items) if lazy else markers(*items)
+    parser, ref = _Reader(), MarkerScanner()
+    parser.scanner.feed(text)
+    ref.feed(text)
+    skip = min(skip, len(text))
+    parser.scanner.take(skip)
+    ref.take(skip)
+    parser._head_begin()
+    parser._head_len = head_len
+    limit = MAX_HEAD + 1 - head_len
+    got = parser._head_find(m, final)
+    assert got == ref.find_within(m, final, max(limit, 0))
+    assert parser.scanner._pos == ref._pos
+    assert parser._head_len == head_len + len(got[0])
