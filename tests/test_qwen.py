@@ -361,6 +361,29 @@ def test_coder_repeated_opener_gives_no_call_and_the_text_as_content():
     assert_parses("qwen3_coder", text, content, [], chunkings=["whole", "fixed:4", "random:7:8"])
 
 
+_GOOD = coder("f", ("a", "1"))
+
+
+@pytest.mark.parametrize("text,content,calls", [
+    (TOOL_CALL_OPEN * 5, TOOL_CALL_OPEN * 4, 0),  # the last one is cut by the end: no content
+    ("A" + TOOL_CALL_OPEN * 5 + "B", "A" + TOOL_CALL_OPEN * 5 + "B", 0),
+    (TOOL_CALL_OPEN + "\n" + TOOL_CALL_OPEN * 2 + " x", TOOL_CALL_OPEN + "\n" + TOOL_CALL_OPEN * 2 + " x", 0),
+    (_GOOD + "\n" + TOOL_CALL_OPEN * 3 + "\n\n" + _GOOD, TOOL_CALL_OPEN * 3 + "\n\n", 2),  # after a call
+    (_GOOD + TOOL_CALL_OPEN * 3, TOOL_CALL_OPEN * 2, 1),
+    (TOOL_CALL_OPEN * 3 + "\n" + _GOOD, TOOL_CALL_OPEN * 3 + "\n", 1),
+    (TOOL_CALL_OPEN * 2 + "<function=f>\n</function>\n</tool_call>", TOOL_CALL_OPEN, 1),
+    (TOOL_CALL_OPEN * 2 + "<tool_c", TOOL_CALL_OPEN * 2 + "<tool_c", 0),
+    (TOOL_CALL_OPEN * 2 + "<function", TOOL_CALL_OPEN, 0),
+    (TOOL_CALL_OPEN + "\n \n" + TOOL_CALL_OPEN + "\t" + TOOL_CALL_OPEN + TOOL_CALL_CLOSE + TOOL_CALL_OPEN,
+     TOOL_CALL_OPEN + "\n \n" + TOOL_CALL_OPEN + "\t" + TOOL_CALL_OPEN + TOOL_CALL_CLOSE, 0),
+])
+def test_coder_openers_back_to_back(text, content, calls):
+    """An opener right after an opener: the first one's head is content and the second opens the next head."""
+    expected = [("f", {"a": "1"} if "parameter" in text else {})] * calls
+    assert_parses("qwen3_coder", text, content, expected,
+                  chunkings=FEW + ["fixed:11", "tokens:4", "random:3:20"], special_tokens=(TOOL_CALL_OPEN, TOOL_CALL_CLOSE))
+
+
 def test_coder_long_content_without_calls():
     text = "Nothing to call here; <tool_ and </parameter> are words.\n" * 500
     assert_parses("qwen3_coder", text, text, [], chunkings=["whole", "fixed:4"])

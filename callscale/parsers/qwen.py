@@ -82,6 +82,7 @@ _M_OPEN_ONLY = markers(TOOL_CALL_OPEN)
 _M_ORPHAN_END = markers(_NL + TOOL_CALL_CLOSE, TOOL_CALL_CLOSE)
 _KEY_CHARS = re.compile(r"[^<>\n]*")
 _SPACE = re.compile(r"\s")  # (re's \s on str is str.isspace's test, Py_UNICODE_ISSPACE)
+_OPEN_LEN = len(TOOL_CALL_OPEN)
 
 
 # --------------------------------------------------------------------------- shared parser state
@@ -383,6 +384,21 @@ class Qwen3CoderParser(_QwenParser):
 
     def _s_open(self, final: bool) -> bool:
         sc = self.scanner
+        pos = sc._pos
+        if sc._buf.startswith(TOOL_CALL_OPEN, pos):
+            # <tool_call> again, right after the opener (a degenerate model repeats it): the head is content
+            # (the rule of _not_a_call; nothing is cut here, also when final), and the content state would
+            # end at once at this opener (the leftmost content marker): it opens the next head here, without
+            # that state's run. (Still state _OPEN; _orphan is false in it.)
+            if self._after_call:
+                self._emit_content("".join(self._raw))
+            else:
+                self._out_text.append("".join(self._raw))
+            pos += _OPEN_LEN
+            sc._pos = pos
+            self._raw = [TOOL_CALL_OPEN]
+            self._head_len = 0
+            return final or pos < len(sc._buf)
         ws = sc.skip_whitespace(MAX_HEAD + 1 - self._head_len)
         if ws:
             self._raw.append(ws)
