@@ -154,10 +154,11 @@ class _QwenParser(ToolParser):
         return final or self.scanner._pos < len(self.scanner._buf)
 
     def _s_after_close(self, final: bool) -> bool:
-        if self.scanner.match(_M_NL, final) is PARTIAL:
+        sc = self.scanner
+        if sc.match(_M_NL, final) is PARTIAL:
             return False
         self._state = _CONTENT
-        return True
+        return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
 
     def _s_junk(self, final: bool) -> bool:
         text, marker = self.scanner.find(self._junk_markers, final)
@@ -321,9 +322,9 @@ class Qwen3CoderParser(_QwenParser):
     def _s_after_param_close(self, final: bool) -> bool:
         sc = self.scanner
         # After a candidate </parameter>: <parameter= or </function> confirm it.
-        ws = sc.skip_whitespace()
-        if ws and not self._candidate_held(ws):
-            return True
+        buf, pos = sc._buf, sc._pos
+        if pos < len(buf) and buf[pos].isspace() and not self._candidate_held(sc.skip_whitespace()):
+            return True  # (skip_whitespace's own test written out: most steps have no whitespace)
         marker = sc.match(_M_BODY, final)
         if marker is PARTIAL:
             return False
@@ -340,16 +341,16 @@ class Qwen3CoderParser(_QwenParser):
             self._candidate.append(marker)
             self._candidate_ws = Layout()
             self._state = _CLOSE2
-        return True
+        return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
 
     def _s_after_function_close(self, final: bool) -> bool:
         sc = self.scanner
         # After [</parameter> ws] </function>: </tool_call> confirms it (in a call
         # without <tool_call>, the end of the output too).
-        ws = sc.skip_whitespace()
-        if ws and not self._candidate_held(ws):
+        buf, pos = sc._buf, sc._pos
+        if pos < len(buf) and buf[pos].isspace() and not self._candidate_held(sc.skip_whitespace()):
             return True
-        if sc.at_end() and not final:
+        if sc._pos >= len(buf) and not final:
             return False
         marker = sc.match(_M_CLOSE, final)
         if marker is PARTIAL:
@@ -359,16 +360,16 @@ class Qwen3CoderParser(_QwenParser):
             self._finish_call()
         else:
             self._reject()
-        return True
+        return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
 
     def _s_after_call_close(self, final: bool) -> bool:
         sc = self.scanner
         # After </tool_call> in a value (</parameter> and </function> missing):
         # the end of the output or a new <tool_call> confirm it.
-        ws = sc.skip_whitespace()
-        if ws and not self._candidate_held(ws):
+        buf, pos = sc._buf, sc._pos
+        if pos < len(buf) and buf[pos].isspace() and not self._candidate_held(sc.skip_whitespace()):
             return True
-        if sc.at_end() and not final:
+        if sc._pos >= len(buf) and not final:
             return False
         marker = sc.match(_M_OPEN_ONLY, final)
         if marker is PARTIAL:
@@ -380,7 +381,7 @@ class Qwen3CoderParser(_QwenParser):
                 self._open(marker)
         else:
             self._reject()
-        return True
+        return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
 
     def _s_open(self, final: bool) -> bool:
         sc = self.scanner
@@ -399,7 +400,7 @@ class Qwen3CoderParser(_QwenParser):
             self._raw = [TOOL_CALL_OPEN]
             self._head_len = 0
             return final or pos < len(sc._buf)
-        ws = sc.skip_whitespace(MAX_HEAD + 1 - self._head_len)
+        ws = sc.skip_whitespace(MAX_HEAD + 1 - self._head_len) if sc._buf[pos:pos + 1].isspace() else ""
         if ws:
             self._raw.append(ws)
             self._head_len += len(ws)
@@ -421,7 +422,7 @@ class Qwen3CoderParser(_QwenParser):
             self._head_len += len(marker)
             self._parts = []
             self._state = _NAME
-        return True
+        return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
 
     def _s_name(self, final: bool) -> bool:
         _, marker, over = self._bounded_find(final)
@@ -447,7 +448,8 @@ class Qwen3CoderParser(_QwenParser):
         else:
             self._start_call(name)
             self._state = _BODY
-        return True
+        sc = self.scanner
+        return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
 
     def _s_orphan_body(self, final: bool) -> bool:
         sc = self.scanner
@@ -473,7 +475,9 @@ class Qwen3CoderParser(_QwenParser):
 
     def _s_body(self, final: bool) -> bool:
         sc = self.scanner
-        sc.skip_whitespace()
+        buf, pos = sc._buf, sc._pos
+        if pos < len(buf) and buf[pos].isspace():
+            sc.skip_whitespace()
         marker = sc.match(_M_BODY, final)
         if marker is PARTIAL:
             return False
@@ -483,7 +487,7 @@ class Qwen3CoderParser(_QwenParser):
             self._start_key()
         else:
             self._state = _FUNC_END
-        return True
+        return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
 
     def _s_function_end(self, final: bool) -> bool:
         sc = self.scanner
@@ -498,7 +502,7 @@ class Qwen3CoderParser(_QwenParser):
             return False
         if marker is not None:
             self._finish_call()
-        return True
+        return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
 
     def _s_key(self, final: bool) -> bool:
         _, marker, over = self._bounded_find(final)
@@ -515,7 +519,8 @@ class Qwen3CoderParser(_QwenParser):
             self._drop_call()
         else:
             self._start_value(key)
-        return True
+        sc = self.scanner
+        return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
 
     def _s_key_newline(self, final: bool) -> bool:
         """one layout newline after <parameter=KEY>"""
@@ -534,17 +539,26 @@ class Qwen3CoderParser(_QwenParser):
         self._keys.add(key)
         self._held_ws = ""
         self._emit_arguments(head + self._tv.head())
-        self._state = _KEY_NL
+        sc = self.scanner  # one layout newline after <parameter=KEY> (state _KEY_NL when it has not come yet)
+        pos = sc._pos
+        if pos < len(sc._buf):
+            if sc._buf[pos] == _NL:
+                sc._pos = pos + 1
+            self._state = _VAL
+        else:
+            self._state = _KEY_NL
 
     def _value_text(self, text: str) -> None:
-        if not text:
-            return
-        self._emit_arguments(self._tv.feed(text))
+        if text:
+            out = self._tv.feed(text)
+            if out:  # (a held value sends nothing while it streams)
+                self._emit_arguments(out)
 
     def _candidate_found(self, marker: str) -> None:
         """A tag that may end the value: wait for what follows it to decide."""
         self._candidate = [marker]
-        self._candidate_ws.clear()
+        if self._candidate_ws.runs:  # (empty here but after a bug: read its runs, no clear() call a value end)
+            self._candidate_ws.clear()
         tag = marker.lstrip(_NL)
         if tag == PARAMETER_CLOSE:
             self._state = _CLOSE1
@@ -581,14 +595,17 @@ class Qwen3CoderParser(_QwenParser):
                 self._candidate_found(marker)
                 return True
         text, marker = sc.find(_M_VALUE_END, final)
-        self._value_text(text)
+        if text:  # (_value_text, written out: the per-delta path of a value)
+            out = self._tv.feed(text)
+            if out:
+                self._emit_arguments(out)
         if marker is None:
             if final:
                 self._drop_call()
                 return True
             return False
         self._candidate_found(marker)
-        return True
+        return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
 
     def _read_next_key(self, final: bool) -> bool:
         """After ``\\n<parameter=`` in a value: a key, ``>`` confirm the value's end (its ``</parameter>`` missing)."""
@@ -606,7 +623,7 @@ class Qwen3CoderParser(_QwenParser):
         sc.take(1)
         self._end_value()
         self._start_value(key)
-        return True
+        return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
 
     # the states that read a value and the key after a value's "\n<parameter=" (the base driver runs them)
     _s_value = _read_value
