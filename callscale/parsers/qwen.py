@@ -81,6 +81,9 @@ _M_HELD_END = markers(PARAMETER_CLOSE, PARAMETER_OPEN, FUNCTION_CLOSE, TOOL_CALL
 _M_OPEN_ONLY = markers(TOOL_CALL_OPEN)
 _M_ORPHAN_END = markers(_NL + TOOL_CALL_CLOSE, TOOL_CALL_CLOSE)
 _KEY_CHARS = re.compile(r"[^<>\n]*")
+# Runs of characters that start no marker of a set (no marker, nor a partial one at the end, can be in them): a
+# step reads such a run with one match, and calls the scanner only where one of those characters comes.
+_TAG_RUN = _KEY_CHARS  # _M_TAG_END's markers start with ">", "\n" or "<"
 _SPACE = re.compile(r"\s")  # (re's \s on str is str.isspace's test, Py_UNICODE_ISSPACE)
 _OPEN_LEN = len(TOOL_CALL_OPEN)
 
@@ -303,14 +306,6 @@ class Qwen3CoderParser(_QwenParser):
         self._head_len = 0
         self._state = _KEY
 
-    def _bounded_find(self, final: bool) -> tuple[str, str | None, bool]:
-        """Read a name or key up to ``>``, bounded by :data:`MAX_HEAD`; the flag is true when it ran past it."""
-        limit = MAX_HEAD + 1 - self._head_len
-        text, marker = self.scanner.find_within(_M_TAG_END, final, limit if limit > 0 else 0)
-        self._head_len += len(text)
-        self._parts.append(text)
-        return text, marker, marker is None and self._head_len > MAX_HEAD
-
     def _start_call(self, name: str) -> None:
         self._raw = []
         self._begin_call(name)
@@ -424,9 +419,44 @@ class Qwen3CoderParser(_QwenParser):
             self._state = _NAME
         return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
 
-    def _s_name(self, final: bool) -> bool:
-        _, marker, over = self._bounded_find(final)
+    def _read_tag(self, final: bool) -> bool:
+        """States ``_NAME`` and ``_KEY``: a function name or parameter key up to ``>``, bounded by :data:`MAX_HEAD`.
+
+        (One step for both: the per-delta read is the same; what the name or key is decides after.)
+        """
+        sc = self.scanner
+        limit = MAX_HEAD + 1 - self._head_len
+        if limit < 0:
+            limit = 0
+        buf, pos = sc._buf, sc._pos
+        end = _TAG_RUN.match(buf, pos, pos + limit).end()
+        if end == len(buf) or end - pos == limit:  # no marker starts within the bound (find_within's answer)
+            sc._pos = end
+            text, marker = buf[pos:end], None
+        elif buf[end] == _TAG_END:
+            sc._pos = end + 1
+            text, marker = buf[pos:end], _TAG_END
+        else:  # "\n" or "<": perhaps an opener
+            text, marker = sc.find_within(_M_TAG_END, final, limit)
+        self._head_len += len(text)
+        self._parts.append(text)
+        if self._state == _KEY:
+            if marker is None:
+                if not (final or self._head_len > MAX_HEAD):
+                    return False
+                self._drop_call()
+                return True
+            key = "".join(self._parts)
+            if marker != _TAG_END:  # a new <tool_call> inside the tag
+                self._drop_call()
+                self._open(marker)
+            elif not key or "<" in key or "\n" in key:
+                self._drop_call()
+            else:
+                self._start_value(key)
+            return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
         if marker is None:
+            over = self._head_len > MAX_HEAD
             if not (final or over):
                 return False
             self._not_a_call("".join(self._parts), final=final and not over and not self._orphan)
@@ -448,8 +478,9 @@ class Qwen3CoderParser(_QwenParser):
         else:
             self._start_call(name)
             self._state = _BODY
-        sc = self.scanner
-        return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
+        return final or sc._pos < len(sc._buf)
+
+    _s_name = _s_key = _read_tag
 
     def _s_orphan_body(self, final: bool) -> bool:
         sc = self.scanner
@@ -502,24 +533,6 @@ class Qwen3CoderParser(_QwenParser):
             return False
         if marker is not None:
             self._finish_call()
-        return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
-
-    def _s_key(self, final: bool) -> bool:
-        _, marker, over = self._bounded_find(final)
-        if marker is None:
-            if not (final or over):
-                return False
-            self._drop_call()
-            return True
-        key = "".join(self._parts)
-        if marker != _TAG_END:  # a new <tool_call> inside the tag
-            self._drop_call()
-            self._open(marker)
-        elif not key or "<" in key or "\n" in key:
-            self._drop_call()
-        else:
-            self._start_value(key)
-        sc = self.scanner
         return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
 
     def _s_key_newline(self, final: bool) -> bool:

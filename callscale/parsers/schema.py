@@ -497,8 +497,11 @@ class TypedValue:
     """The one schema-typed value writer: a parameter value's arguments JSON, typed as it streams.
 
     ``TypedValue(typing)``; :meth:`head` (the JSON text to send when the
-    value opens), :meth:`feed` (each piece of the value's text; returns the
-    JSON text to send now) and :meth:`end` (the rest). What a value becomes is
+    value opens), ``feed(text)`` (each piece of the value's text; returns the
+    JSON text to send now) and :meth:`end` (the rest). ``feed`` is an
+    instance attribute, the mode's own function (:func:`json_fragment`,
+    :meth:`StringOrNull.feed`, or the held reading): a call of it is one
+    Python frame (it runs once a delta in a value). What a value becomes is
     :func:`convert`'s rule (``docs/formats.md``, "Schema typing"):
 
     - a string-only (or undeclared) typing streams as a JSON string;
@@ -514,7 +517,7 @@ class TypedValue:
     the whole text (tests/test_typed_escapes.py).
     """
 
-    __slots__ = ("typing", "mode", "_gate", "_parts", "_done", "_reader", "_lead")
+    __slots__ = ("typing", "mode", "feed", "_gate", "_parts", "_done", "_reader", "_lead")
 
     def __init__(self, typing: Typing) -> None:
         self.typing = typing
@@ -525,22 +528,21 @@ class TypedValue:
         self._lead = True  # no non-whitespace text seen yet (held modes)
         if typing.is_string or not typing.declared:
             self.mode = "string"
+            self.feed = json_fragment
         elif typing.string_or_null:  # (StringOrNull.wanted)
             self.mode = "nullable"
             self._gate = StringOrNull(json_fragment)
+            self.feed = self._gate.feed
         else:
             self.mode = "held"
+            self.feed = self._feed_held
 
     def head(self) -> str:
         """JSON text to send when the value opens (``'"'`` for a streamed string)."""
         return '"' if self.mode == "string" else ""
 
-    def feed(self, text: str) -> str:
-        """The next piece of the value's text; returns the JSON text to send now."""
-        if self.mode == "string":
-            return json_fragment(text)
-        if self._gate is not None:
-            return self._gate.feed(text)
+    def _feed_held(self, text: str) -> str:
+        """``feed`` of a held value: keep the text (a list or object also read as it arrives); sends nothing."""
         parts = self._parts
         parts.append(text)
         if len(parts) > 64:  # so end() joins few pieces
