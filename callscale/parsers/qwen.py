@@ -20,7 +20,7 @@ import re
 
 from . import register
 from .base import MAX_HEAD, Layout, ToolParser, json_fragment
-from .schema import UNTYPED, TypedValue, is_new_parameter, tool_name
+from .schema import UNTYPED, TypedValue, is_new_parameter, json_string, tool_name
 from .jsonscan import JsonCallLexer, JsonCallReader
 
 _NO_VALUE = TypedValue(UNTYPED)
@@ -83,6 +83,14 @@ _M_ORPHAN_END = markers(_NL + TOOL_CALL_CLOSE, TOOL_CALL_CLOSE)
 _KEY_CHARS = re.compile(r"[^<>\n]*")
 # Runs of characters that start no marker of a set (no marker, nor a partial one at the end, can be in them): a
 # step reads such a run with one match, and calls the scanner only where one of those characters comes.
+# The proper prefixes of a set's markers that are no marker (scanner.Markers.held): the unread rest being one of
+# them is match's PARTIAL, tested in a step before that call (a tag split over deltas waits without it).
+_BODY_HELD, _BODY_LONGEST = _M_BODY.held, _M_BODY.longest
+_FUNCTION_HELD, _FUNCTION_LONGEST = _M_FUNCTION.held, _M_FUNCTION.longest
+# (for find: its set nests no marker inside another's prefix, so a rest that is a held prefix holds no marker)
+_VALUE_END_HELD, _VALUE_END_LONGEST = _M_VALUE_END.held, _M_VALUE_END.longest
+#: A value's held text is the start of a closing tag, held back by find (Qwen3CoderParser._read_value).
+_SPLIT = object()
 _TAG_RUN = _KEY_CHARS  # _M_TAG_END's markers start with ">", "\n" or "<"
 _SPACE = re.compile(r"\s")  # (re's \s on str is str.isspace's test, Py_UNICODE_ISSPACE)
 _OPEN_LEN = len(TOOL_CALL_OPEN)
@@ -158,7 +166,10 @@ class _QwenParser(ToolParser):
 
     def _s_after_close(self, final: bool) -> bool:
         sc = self.scanner
-        if sc.match(_M_NL, final) is PARTIAL:
+        pos = sc._pos
+        if sc._buf.startswith(_NL, pos):  # (match(_M_NL), written out)
+            sc._pos = pos + 1
+        elif pos >= len(sc._buf) and not final:
             return False
         self._state = _CONTENT
         return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
@@ -259,6 +270,9 @@ class Qwen3Parser(JsonCallReader, _QwenParser):
     "open", "name", "orphan_body", "body", "function_end", "key", "key_newline", "value", "after_param_close",
     "after_function_close", "after_call_close", "next_key",
 )
+#: The state after a tag that may end a value (a marker of _M_VALUE_END, with or without its newline).
+_CANDIDATE_STATE = {PARAMETER_CLOSE: _CLOSE1, FUNCTION_CLOSE: _CLOSE2, TOOL_CALL_CLOSE: _CLOSE3, PARAMETER_OPEN: _NEXT_KEY}
+_CANDIDATE_STATE.update({_NL + tag: state for tag, state in _CANDIDATE_STATE.items()})
 
 
 @register("qwen3_coder")
@@ -283,11 +297,11 @@ class Qwen3CoderParser(_QwenParser):
         self._call_name = ""
         self._orphan = False  # the current call had no <tool_call> opener
         self._keys: set[str] = set()  # parameter keys of the current call
-        self._typing = UNTYPED  # schema typing of the current value
         self._tv = _NO_VALUE  # the current value's typed writer (parsers.schema.TypedValue)
         self._candidate: list[str | Layout] = []  # a closing candidate: tags and inner whitespace
         self._candidate_ws = Layout()  # whitespace after the candidate's last tag (run lengths: bounded)
-        self._held_ws = ""  # whitespace after a rejected candidate, decided by the next delta
+        # whitespace after a rejected candidate, decided by the next delta; or _SPLIT (see _read_value)
+        self._held_ws: str | object = ""
         self._head_len = 0  # characters of the head (after <tool_call>) or key being read
 
     def _open(self, marker: str) -> None:
@@ -318,8 +332,13 @@ class Qwen3CoderParser(_QwenParser):
         sc = self.scanner
         # After a candidate </parameter>: <parameter= or </function> confirm it.
         buf, pos = sc._buf, sc._pos
-        if pos < len(buf) and buf[pos].isspace() and not self._candidate_held(sc.skip_whitespace()):
-            return True  # (skip_whitespace's own test written out: most steps have no whitespace)
+        if pos < len(buf) and buf[pos].isspace():  # (skip_whitespace's own test written out: most steps have none)
+            if not self._candidate_ws.add(sc.skip_whitespace()):  # (_candidate_held, written out)
+                self._reject()
+                return True
+            pos = sc._pos
+        if len(buf) - pos < _BODY_LONGEST and not final and buf[pos:] in _BODY_HELD:
+            return False
         marker = sc.match(_M_BODY, final)
         if marker is PARTIAL:
             return False
@@ -327,7 +346,9 @@ class Qwen3CoderParser(_QwenParser):
             self._reject()
         elif marker == PARAMETER_OPEN:
             self._end_value()
-            self._start_key()
+            self._parts = []  # (_start_key, written out)
+            self._head_len = 0
+            self._state = _KEY
         elif self._orphan:  # a call without <tool_call> ends at </parameter> </function>
             self._end_value()
             self._state = _FUNC_END
@@ -343,11 +364,17 @@ class Qwen3CoderParser(_QwenParser):
         # After [</parameter> ws] </function>: </tool_call> confirms it (in a call
         # without <tool_call>, the end of the output too).
         buf, pos = sc._buf, sc._pos
-        if pos < len(buf) and buf[pos].isspace() and not self._candidate_held(sc.skip_whitespace()):
+        if pos < len(buf) and buf[pos].isspace() and not self._candidate_ws.add(sc.skip_whitespace()):
+            self._reject()  # (_candidate_held, written out)
             return True
-        if sc._pos >= len(buf) and not final:
+        pos = sc._pos
+        if pos >= len(buf) and not final:
             return False
-        marker = sc.match(_M_CLOSE, final)
+        if buf.startswith(TOOL_CALL_CLOSE, pos):  # (match's common answer, written out)
+            marker = TOOL_CALL_CLOSE
+            sc._pos = pos + len(TOOL_CALL_CLOSE)
+        else:
+            marker = sc.match(_M_CLOSE, final)
         if marker is PARTIAL:
             return False
         if marker is not None or (self._orphan and sc.at_end()):
@@ -362,7 +389,8 @@ class Qwen3CoderParser(_QwenParser):
         # After </tool_call> in a value (</parameter> and </function> missing):
         # the end of the output or a new <tool_call> confirm it.
         buf, pos = sc._buf, sc._pos
-        if pos < len(buf) and buf[pos].isspace() and not self._candidate_held(sc.skip_whitespace()):
+        if pos < len(buf) and buf[pos].isspace() and not self._candidate_ws.add(sc.skip_whitespace()):
+            self._reject()  # (_candidate_held, written out)
             return True
         if sc._pos >= len(buf) and not final:
             return False
@@ -402,6 +430,10 @@ class Qwen3CoderParser(_QwenParser):
             if self._head_len > MAX_HEAD:  # too long for a head
                 self._not_a_call()
                 return True
+            pos = sc._pos
+        buf = sc._buf
+        if len(buf) - pos < _FUNCTION_LONGEST and not final and buf[pos:] in _FUNCTION_HELD:
+            return False
         marker = sc.match(_M_FUNCTION, final)
         if marker is PARTIAL:
             return False
@@ -509,13 +541,18 @@ class Qwen3CoderParser(_QwenParser):
         buf, pos = sc._buf, sc._pos
         if pos < len(buf) and buf[pos].isspace():
             sc.skip_whitespace()
+            pos = sc._pos
+        if len(buf) - pos < _BODY_LONGEST and not final and buf[pos:] in _BODY_HELD:
+            return False
         marker = sc.match(_M_BODY, final)
         if marker is PARTIAL:
             return False
         if marker is None:
             self._drop_call(final, _M_BODY)
         elif marker == PARAMETER_OPEN:
-            self._start_key()
+            self._parts = []  # (_start_key, written out)
+            self._head_len = 0
+            self._state = _KEY
         else:
             self._state = _FUNC_END
         return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
@@ -545,13 +582,11 @@ class Qwen3CoderParser(_QwenParser):
 
     # ------------------------------------------------------------------ values
     def _start_value(self, key: str) -> None:
-        typing = self._param_typing(self._call_name, key)
-        self._typing = typing
-        self._tv = TypedValue(typing)
-        head = (", " if self._keys else "") + '"' + json_fragment(key) + '": '
+        tv = self._tv = TypedValue(self._param_typing(self._call_name, key))
+        head = (", " if self._keys else "") + json_string(key) + ": " + tv.opening
         self._keys.add(key)
         self._held_ws = ""
-        self._emit_arguments(head + self._tv.head())
+        self._emit_arguments(head)
         sc = self.scanner  # one layout newline after <parameter=KEY> (state _KEY_NL when it has not come yet)
         pos = sc._pos
         if pos < len(sc._buf):
@@ -568,32 +603,35 @@ class Qwen3CoderParser(_QwenParser):
                 self._emit_arguments(out)
 
     def _candidate_found(self, marker: str) -> None:
-        """A tag that may end the value: wait for what follows it to decide."""
+        """A tag that may end the value: wait for what follows it to decide (its state: :data:`_CANDIDATE_STATE`)."""
         self._candidate = [marker]
         if self._candidate_ws.runs:  # (empty here but after a bug: read its runs, no clear() call a value end)
             self._candidate_ws.clear()
-        tag = marker.lstrip(_NL)
-        if tag == PARAMETER_CLOSE:
-            self._state = _CLOSE1
-        elif tag == FUNCTION_CLOSE:
-            self._state = _CLOSE2
-        elif tag == TOOL_CALL_CLOSE:
-            self._state = _CLOSE3
-        else:  # \n<parameter=: the next parameter, if a key and ">" follow
+        state = self._state = _CANDIDATE_STATE[marker.lstrip(_NL)]
+        if state is _NEXT_KEY:  # \n<parameter=: the next parameter, if a key and ">" follow
             self._parts_key: list[str] = []
             self._head_len = 0
-            self._state = _NEXT_KEY
 
     def _read_value(self, final: bool) -> bool:
         """Read value text up to a candidate end; false when more text is needed."""
         sc = self.scanner
-        if self._held_ws:
+        held = self._held_ws
+        if not held:
+            pass
+        elif held is _SPLIT:
+            # find read nothing, holding back the first characters of a closing tag: while the rest may still
+            # be one, wait (find's answer, without its call: a tag split over several deltas)
+            buf, pos = sc._buf, sc._pos
+            if len(buf) - pos < _VALUE_END_LONGEST and not final and buf[pos:] in _VALUE_END_HELD:
+                return False
+            self._held_ws = ""
+        else:
             # Whitespace after a rejected candidate: its last newline may be
             # the layout newline of a closing tag right after it.
             marker = sc.match(_M_HELD_END, final)
             if marker is PARTIAL:
                 return False
-            held, self._held_ws = self._held_ws, ""
+            self._held_ws = ""
             if marker is None:
                 self._value_text(held)
             elif held.endswith(_NL):
@@ -612,12 +650,20 @@ class Qwen3CoderParser(_QwenParser):
             out = self._tv.feed(text)
             if out:
                 self._emit_arguments(out)
+        elif marker is None and not final:  # nothing read: the rest is a closing tag's start (or nothing)
+            self._held_ws = _SPLIT
+            return False
         if marker is None:
             if final:
                 self._drop_call()
                 return True
             return False
-        self._candidate_found(marker)
+        state = _CANDIDATE_STATE[marker]
+        if state is _NEXT_KEY or self._candidate_ws.runs:
+            self._candidate_found(marker)
+        else:  # (_candidate_found's common case, written out)
+            self._candidate = [marker]
+            self._state = state
         return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
 
     def _read_next_key(self, final: bool) -> bool:
@@ -669,7 +715,8 @@ class Qwen3CoderParser(_QwenParser):
 
     def _end_value(self) -> None:
         self._candidate = []
-        self._candidate_ws.clear()
+        if self._candidate_ws.runs:
+            self._candidate_ws.clear()
         tv, self._tv = self._tv, _NO_VALUE
         self._emit_arguments(tv.end())
 

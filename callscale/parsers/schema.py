@@ -517,7 +517,7 @@ class TypedValue:
     the whole text (tests/test_typed_escapes.py).
     """
 
-    __slots__ = ("typing", "mode", "feed", "_gate", "_parts", "_done", "_reader", "_lead")
+    __slots__ = ("typing", "mode", "feed", "opening", "_gate", "_parts", "_done", "_reader", "_lead")
 
     def __init__(self, typing: Typing) -> None:
         self.typing = typing
@@ -526,9 +526,12 @@ class TypedValue:
         self._done: list[str] = []
         self._reader: PyLiteralReader | None = None
         self._lead = True  # no non-whitespace text seen yet (held modes)
+        #: :meth:`head`'s answer (an attribute too: read without a call)
+        self.opening = ""
         if typing.is_string or not typing.declared:
             self.mode = "string"
             self.feed = json_fragment
+            self.opening = '"'
         elif typing.string_or_null:  # (StringOrNull.wanted)
             self.mode = "nullable"
             self._gate = StringOrNull(json_fragment)
@@ -538,8 +541,8 @@ class TypedValue:
             self.feed = self._feed_held
 
     def head(self) -> str:
-        """JSON text to send when the value opens (``'"'`` for a streamed string)."""
-        return '"' if self.mode == "string" else ""
+        """JSON text to send when the value opens (``'"'`` for a streamed string; also :attr:`opening`)."""
+        return self.opening
 
     def _feed_held(self, text: str) -> str:
         """``feed`` of a held value: keep the text (a list or object also read as it arrives); sends nothing."""
