@@ -19,7 +19,7 @@ import logging
 import re
 
 from . import register
-from .base import MAX_HEAD, Layout, ToolParser, json_fragment
+from .base import MAX_HEAD, Layout, ToolParser
 from .schema import UNTYPED, TypedValue, is_new_parameter, json_string, tool_name
 from .jsonscan import JsonCallLexer, JsonCallReader
 
@@ -333,7 +333,8 @@ class Qwen3CoderParser(_QwenParser):
         # After a candidate </parameter>: <parameter= or </function> confirm it.
         buf, pos = sc._buf, sc._pos
         if pos < len(buf) and buf[pos].isspace():  # (skip_whitespace's own test written out: most steps have none)
-            if not self._candidate_ws.add(sc.skip_whitespace()):  # (_candidate_held, written out)
+            # held as run lengths; past base.MAX_LAYOUT_RUNS runs the candidate is not confirmed (value text)
+            if not self._candidate_ws.add(sc.skip_whitespace()):
                 self._reject()
                 return True
             pos = sc._pos
@@ -365,7 +366,7 @@ class Qwen3CoderParser(_QwenParser):
         # without <tool_call>, the end of the output too).
         buf, pos = sc._buf, sc._pos
         if pos < len(buf) and buf[pos].isspace() and not self._candidate_ws.add(sc.skip_whitespace()):
-            self._reject()  # (_candidate_held, written out)
+            self._reject()  # (held whitespace past base.MAX_LAYOUT_RUNS runs: the candidate is value text)
             return True
         pos = sc._pos
         if pos >= len(buf) and not final:
@@ -390,7 +391,7 @@ class Qwen3CoderParser(_QwenParser):
         # the end of the output or a new <tool_call> confirm it.
         buf, pos = sc._buf, sc._pos
         if pos < len(buf) and buf[pos].isspace() and not self._candidate_ws.add(sc.skip_whitespace()):
-            self._reject()  # (_candidate_held, written out)
+            self._reject()  # (held whitespace past base.MAX_LAYOUT_RUNS runs: the candidate is value text)
             return True
         if sc._pos >= len(buf) and not final:
             return False
@@ -701,14 +702,6 @@ class Qwen3CoderParser(_QwenParser):
         self._candidate_ws.clear()
         self._candidate = []
         self._state = _VAL
-
-    def _candidate_held(self, ws: str) -> bool:
-        """Whitespace after a candidate's tag, held as run lengths; past ``base.MAX_LAYOUT_RUNS`` runs the
-        candidate is not confirmed (rejected: value text) and False is returned."""
-        if ws and not self._candidate_ws.add(ws):
-            self._reject()
-            return False
-        return True
 
     def _candidate_text(self) -> str:
         return "".join(p if isinstance(p, str) else p.text() for p in self._candidate)
