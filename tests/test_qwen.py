@@ -384,6 +384,38 @@ def test_coder_openers_back_to_back(text, content, calls):
                   chunkings=FEW + ["fixed:11", "tokens:4", "random:3:20"], special_tokens=(TOOL_CALL_OPEN, TOOL_CALL_CLOSE))
 
 
+@pytest.mark.parametrize("value", [
+    "x </parameter y", "1\n</parameterx\n2", "a <b> c\n<", "</param", "tail </function", "\n</tool_callx",
+])
+def test_coder_value_text_that_starts_a_closing_tag(value):
+    """Value text that begins a closing tag and then is none (held back, then read on), split at every point."""
+    tools = [tool("f", a="string", b="array")]
+    text = "A\n\n" + coder("f", ("a", value), ("b", "[1, 'x']")) + "\nB"
+    assert_parses("qwen3_coder", text, "AB", [("f", {"a": value, "b": [1, "x"]})], tools=tools,
+                  chunkings=FEW + ["fixed:2", "fixed:4", "fixed:5", "tokens:4"])
+
+
+@pytest.mark.parametrize("text,content,calls", [
+    # a newline or "<" in a name: no call (read by the scanner, not the name's run)
+    (TOOL_CALL_OPEN + "\n<function=a\nb>\n</function>\n</tool_call>", None, []),
+    (TOOL_CALL_OPEN + "\n<function=a<b>\n</function>\n</tool_call>", None, []),
+    # an opener inside a name: that head is content, the opener's call is read
+    ("<tool_call>\n<function=ab" + _GOOD, "<tool_call>\n<function=ab", [("f", {"a": "1"})]),
+])
+def test_coder_names_that_end_otherwise(text, content, calls):
+    if content is None:
+        content = text  # no call: the text is content
+    assert_parses("qwen3_coder", text, content, calls, chunkings=FEW + ["fixed:2", "fixed:4", "tokens:4"],
+                  special_tokens=(TOOL_CALL_OPEN, TOOL_CALL_CLOSE))
+
+
+@pytest.mark.parametrize("key", ["a\nb", "a<b", "x" * (MAX_HEAD + 1)])
+def test_coder_a_key_that_is_none_drops_the_call(key):
+    """A key with a newline or "<", or longer than MAX_HEAD: the call is dropped up to its </tool_call>."""
+    text = f"{TOOL_CALL_OPEN}\n<function=f>\n<parameter={key}>\n1\n</parameter>\n</function>\n{TOOL_CALL_CLOSE}\nok"
+    assert_agrees("qwen3_coder", text, "ok", [], chunkings=FEW + ["fixed:2", "fixed:4"])
+
+
 def test_coder_long_content_without_calls():
     text = "Nothing to call here; <tool_ and </parameter> are words.\n" * 500
     assert_parses("qwen3_coder", text, text, [], chunkings=["whole", "fixed:4"])
