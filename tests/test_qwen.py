@@ -361,6 +361,61 @@ def test_coder_repeated_opener_gives_no_call_and_the_text_as_content():
     assert_parses("qwen3_coder", text, content, [], chunkings=["whole", "fixed:4", "random:7:8"])
 
 
+_GOOD = coder("f", ("a", "1"))
+
+
+@pytest.mark.parametrize("text,content,calls", [
+    (TOOL_CALL_OPEN * 5, TOOL_CALL_OPEN * 4, 0),  # the last one is cut by the end: no content
+    ("A" + TOOL_CALL_OPEN * 5 + "B", "A" + TOOL_CALL_OPEN * 5 + "B", 0),
+    (TOOL_CALL_OPEN + "\n" + TOOL_CALL_OPEN * 2 + " x", TOOL_CALL_OPEN + "\n" + TOOL_CALL_OPEN * 2 + " x", 0),
+    (_GOOD + "\n" + TOOL_CALL_OPEN * 3 + "\n\n" + _GOOD, TOOL_CALL_OPEN * 3 + "\n\n", 2),  # after a call
+    (_GOOD + TOOL_CALL_OPEN * 3, TOOL_CALL_OPEN * 2, 1),
+    (TOOL_CALL_OPEN * 3 + "\n" + _GOOD, TOOL_CALL_OPEN * 3 + "\n", 1),
+    (TOOL_CALL_OPEN * 2 + "<function=f>\n</function>\n</tool_call>", TOOL_CALL_OPEN, 1),
+    (TOOL_CALL_OPEN * 2 + "<tool_c", TOOL_CALL_OPEN * 2 + "<tool_c", 0),
+    (TOOL_CALL_OPEN * 2 + "<function", TOOL_CALL_OPEN, 0),
+    (TOOL_CALL_OPEN + "\n \n" + TOOL_CALL_OPEN + "\t" + TOOL_CALL_OPEN + TOOL_CALL_CLOSE + TOOL_CALL_OPEN,
+     TOOL_CALL_OPEN + "\n \n" + TOOL_CALL_OPEN + "\t" + TOOL_CALL_OPEN + TOOL_CALL_CLOSE, 0),
+])
+def test_coder_openers_back_to_back(text, content, calls):
+    """An opener right after an opener: the first one's head is content and the second opens the next head."""
+    expected = [("f", {"a": "1"} if "parameter" in text else {})] * calls
+    assert_parses("qwen3_coder", text, content, expected,
+                  chunkings=FEW + ["fixed:11", "tokens:4", "random:3:20"], special_tokens=(TOOL_CALL_OPEN, TOOL_CALL_CLOSE))
+
+
+@pytest.mark.parametrize("value", [
+    "x </parameter y", "1\n</parameterx\n2", "a <b> c\n<", "</param", "tail </function", "\n</tool_callx",
+])
+def test_coder_value_text_that_starts_a_closing_tag(value):
+    """Value text that begins a closing tag and then is none (held back, then read on), split at every point."""
+    tools = [tool("f", a="string", b="array")]
+    text = "A\n\n" + coder("f", ("a", value), ("b", "[1, 'x']")) + "\nB"
+    assert_parses("qwen3_coder", text, "AB", [("f", {"a": value, "b": [1, "x"]})], tools=tools,
+                  chunkings=FEW + ["fixed:2", "fixed:4", "fixed:5", "tokens:4"])
+
+
+@pytest.mark.parametrize("text,content,calls", [
+    # a newline or "<" in a name: no call (read by the scanner, not the name's run)
+    (TOOL_CALL_OPEN + "\n<function=a\nb>\n</function>\n</tool_call>", None, []),
+    (TOOL_CALL_OPEN + "\n<function=a<b>\n</function>\n</tool_call>", None, []),
+    # an opener inside a name: that head is content, the opener's call is read
+    ("<tool_call>\n<function=ab" + _GOOD, "<tool_call>\n<function=ab", [("f", {"a": "1"})]),
+])
+def test_coder_names_that_end_otherwise(text, content, calls):
+    if content is None:
+        content = text  # no call: the text is content
+    assert_parses("qwen3_coder", text, content, calls, chunkings=FEW + ["fixed:2", "fixed:4", "tokens:4"],
+                  special_tokens=(TOOL_CALL_OPEN, TOOL_CALL_CLOSE))
+
+
+@pytest.mark.parametrize("key", ["a\nb", "a<b", "x" * (MAX_HEAD + 1)])
+def test_coder_a_key_that_is_none_drops_the_call(key):
+    """A key with a newline or "<", or longer than MAX_HEAD: the call is dropped up to its </tool_call>."""
+    text = f"{TOOL_CALL_OPEN}\n<function=f>\n<parameter={key}>\n1\n</parameter>\n</function>\n{TOOL_CALL_CLOSE}\nok"
+    assert_agrees("qwen3_coder", text, "ok", [], chunkings=FEW + ["fixed:2", "fixed:4"])
+
+
 def test_coder_long_content_without_calls():
     text = "Nothing to call here; <tool_ and </parameter> are words.\n" * 500
     assert_parses("qwen3_coder", text, text, [], chunkings=["whole", "fixed:4"])

@@ -12,11 +12,13 @@ from hypothesis import strategies as st
 
 from callscale.parsers.schema import (
     MAX_LITERAL_DEPTH,
+    TypedValue,
     Typing,
     convert,
     parameter_type,
     parameter_typing,
     read_python_literal,
+    typed_json,
 )
 from support import assert_parses, stream_outcome, whole_outcome
 
@@ -287,3 +289,21 @@ def test_a_long_string_or_null_value_streams_as_it_arrives(fmt):
     half = text[: text.index(value) + len(value) // 2]
     got = stream_outcome(fmt, [half[i:i + 4] for i in range(0, len(half), 4)], NULLABLE_TOOLS)
     assert len(got.calls[0].arguments_text) >= len(json.dumps(value[: len(value) // 2])) - 40
+
+
+@pytest.mark.parametrize("typing,pieces,expected", [
+    (Typing(("string",)), ["a", "\"b", ""], '"a\\"b"'),
+    (Typing(("string",), True), [" ", "nu", "ll "], "null"),
+    (Typing(("string",), True), [" ", "nu", "lx"], '" nulx"'),
+    (Typing(("integer",)), [" ", "\n", "4", "2 "], "42"),
+    (Typing(("array",)), [" ", "\n", " [1,", " 'x'", "]"], '[1, "x"]'),
+    (Typing(("array",)), [" \n"] * 70 + ["[", "2]"], "[2]"),  # more than 64 pieces before the value
+    (Typing(("array",)), ["[1"] + [", 1"] * 70 + ["]"], "[" + ", ".join(["1"] * 71) + "]"),
+    (Typing(("array",)), ["  ", "x"], '"  x"'),  # no list: the verbatim string
+])
+def test_the_typed_value_writer_streams_what_the_whole_value_reads_to(typing, pieces, expected):
+    """``feed`` (the mode's own function) and ``end`` give :func:`typed_json` of the whole text; ``opening`` is ``head()``."""
+    tv = TypedValue(typing)
+    assert tv.opening == tv.head() == ('"' if tv.mode == "string" else "")
+    streamed = tv.head() + "".join(tv.feed(p) for p in pieces) + tv.end()
+    assert streamed == typed_json("".join(pieces), typing) == expected

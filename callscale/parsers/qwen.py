@@ -19,8 +19,8 @@ import logging
 import re
 
 from . import register
-from .base import MAX_HEAD, Layout, ToolParser, json_fragment
-from .schema import UNTYPED, TypedValue, is_new_parameter, tool_name
+from .base import MAX_HEAD, Layout, ToolParser
+from .schema import UNTYPED, TypedValue, is_new_parameter, json_string, tool_name
 from .jsonscan import JsonCallLexer, JsonCallReader
 
 _NO_VALUE = TypedValue(UNTYPED)
@@ -81,7 +81,19 @@ _M_HELD_END = markers(PARAMETER_CLOSE, PARAMETER_OPEN, FUNCTION_CLOSE, TOOL_CALL
 _M_OPEN_ONLY = markers(TOOL_CALL_OPEN)
 _M_ORPHAN_END = markers(_NL + TOOL_CALL_CLOSE, TOOL_CALL_CLOSE)
 _KEY_CHARS = re.compile(r"[^<>\n]*")
+# Runs of characters that start no marker of a set (no marker, nor a partial one at the end, can be in them): a
+# step reads such a run with one match, and calls the scanner only where one of those characters comes.
+# The proper prefixes of a set's markers that are no marker (scanner.Markers.held): the unread rest being one of
+# them is match's PARTIAL, tested in a step before that call (a tag split over deltas waits without it).
+_BODY_HELD, _BODY_LONGEST = _M_BODY.held, _M_BODY.longest
+_FUNCTION_HELD, _FUNCTION_LONGEST = _M_FUNCTION.held, _M_FUNCTION.longest
+# (for find: its set nests no marker inside another's prefix, so a rest that is a held prefix holds no marker)
+_VALUE_END_HELD, _VALUE_END_LONGEST = _M_VALUE_END.held, _M_VALUE_END.longest
+#: A value's held text is the start of a closing tag, held back by find (Qwen3CoderParser._read_value).
+_SPLIT = object()
+_TAG_RUN = _KEY_CHARS  # _M_TAG_END's markers start with ">", "\n" or "<"
 _SPACE = re.compile(r"\s")  # (re's \s on str is str.isspace's test, Py_UNICODE_ISSPACE)
+_OPEN_LEN = len(TOOL_CALL_OPEN)
 
 
 # --------------------------------------------------------------------------- shared parser state
@@ -153,10 +165,14 @@ class _QwenParser(ToolParser):
         return final or self.scanner._pos < len(self.scanner._buf)
 
     def _s_after_close(self, final: bool) -> bool:
-        if self.scanner.match(_M_NL, final) is PARTIAL:
+        sc = self.scanner
+        pos = sc._pos
+        if sc._buf.startswith(_NL, pos):  # (match(_M_NL), written out)
+            sc._pos = pos + 1
+        elif pos >= len(sc._buf) and not final:
             return False
         self._state = _CONTENT
-        return True
+        return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
 
     def _s_junk(self, final: bool) -> bool:
         text, marker = self.scanner.find(self._junk_markers, final)
@@ -254,6 +270,9 @@ class Qwen3Parser(JsonCallReader, _QwenParser):
     "open", "name", "orphan_body", "body", "function_end", "key", "key_newline", "value", "after_param_close",
     "after_function_close", "after_call_close", "next_key",
 )
+#: The state after a tag that may end a value (a marker of _M_VALUE_END, with or without its newline).
+_CANDIDATE_STATE = {PARAMETER_CLOSE: _CLOSE1, FUNCTION_CLOSE: _CLOSE2, TOOL_CALL_CLOSE: _CLOSE3, PARAMETER_OPEN: _NEXT_KEY}
+_CANDIDATE_STATE.update({_NL + tag: state for tag, state in _CANDIDATE_STATE.items()})
 
 
 @register("qwen3_coder")
@@ -278,11 +297,11 @@ class Qwen3CoderParser(_QwenParser):
         self._call_name = ""
         self._orphan = False  # the current call had no <tool_call> opener
         self._keys: set[str] = set()  # parameter keys of the current call
-        self._typing = UNTYPED  # schema typing of the current value
         self._tv = _NO_VALUE  # the current value's typed writer (parsers.schema.TypedValue)
         self._candidate: list[str | Layout] = []  # a closing candidate: tags and inner whitespace
         self._candidate_ws = Layout()  # whitespace after the candidate's last tag (run lengths: bounded)
-        self._held_ws = ""  # whitespace after a rejected candidate, decided by the next delta
+        # whitespace after a rejected candidate, decided by the next delta; or _SPLIT (see _read_value)
+        self._held_ws: str | object = ""
         self._head_len = 0  # characters of the head (after <tool_call>) or key being read
 
     def _open(self, marker: str) -> None:
@@ -301,14 +320,6 @@ class Qwen3CoderParser(_QwenParser):
         self._head_len = 0
         self._state = _KEY
 
-    def _bounded_find(self, final: bool) -> tuple[str, str | None, bool]:
-        """Read a name or key up to ``>``, bounded by :data:`MAX_HEAD`; the flag is true when it ran past it."""
-        limit = MAX_HEAD + 1 - self._head_len
-        text, marker = self.scanner.find_within(_M_TAG_END, final, limit if limit > 0 else 0)
-        self._head_len += len(text)
-        self._parts.append(text)
-        return text, marker, marker is None and self._head_len > MAX_HEAD
-
     def _start_call(self, name: str) -> None:
         self._raw = []
         self._begin_call(name)
@@ -320,9 +331,15 @@ class Qwen3CoderParser(_QwenParser):
     def _s_after_param_close(self, final: bool) -> bool:
         sc = self.scanner
         # After a candidate </parameter>: <parameter= or </function> confirm it.
-        ws = sc.skip_whitespace()
-        if ws and not self._candidate_held(ws):
-            return True
+        buf, pos = sc._buf, sc._pos
+        if pos < len(buf) and buf[pos].isspace():  # (skip_whitespace's own test written out: most steps have none)
+            # held as run lengths; past base.MAX_LAYOUT_RUNS runs the candidate is not confirmed (value text)
+            if not self._candidate_ws.add(sc.skip_whitespace()):
+                self._reject()
+                return True
+            pos = sc._pos
+        if len(buf) - pos < _BODY_LONGEST and not final and buf[pos:] in _BODY_HELD:
+            return False
         marker = sc.match(_M_BODY, final)
         if marker is PARTIAL:
             return False
@@ -330,7 +347,9 @@ class Qwen3CoderParser(_QwenParser):
             self._reject()
         elif marker == PARAMETER_OPEN:
             self._end_value()
-            self._start_key()
+            self._parts = []  # (_start_key, written out)
+            self._head_len = 0
+            self._state = _KEY
         elif self._orphan:  # a call without <tool_call> ends at </parameter> </function>
             self._end_value()
             self._state = _FUNC_END
@@ -339,18 +358,24 @@ class Qwen3CoderParser(_QwenParser):
             self._candidate.append(marker)
             self._candidate_ws = Layout()
             self._state = _CLOSE2
-        return True
+        return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
 
     def _s_after_function_close(self, final: bool) -> bool:
         sc = self.scanner
         # After [</parameter> ws] </function>: </tool_call> confirms it (in a call
         # without <tool_call>, the end of the output too).
-        ws = sc.skip_whitespace()
-        if ws and not self._candidate_held(ws):
+        buf, pos = sc._buf, sc._pos
+        if pos < len(buf) and buf[pos].isspace() and not self._candidate_ws.add(sc.skip_whitespace()):
+            self._reject()  # (held whitespace past base.MAX_LAYOUT_RUNS runs: the candidate is value text)
             return True
-        if sc.at_end() and not final:
+        pos = sc._pos
+        if pos >= len(buf) and not final:
             return False
-        marker = sc.match(_M_CLOSE, final)
+        if buf.startswith(TOOL_CALL_CLOSE, pos):  # (match's common answer, written out)
+            marker = TOOL_CALL_CLOSE
+            sc._pos = pos + len(TOOL_CALL_CLOSE)
+        else:
+            marker = sc.match(_M_CLOSE, final)
         if marker is PARTIAL:
             return False
         if marker is not None or (self._orphan and sc.at_end()):
@@ -358,16 +383,17 @@ class Qwen3CoderParser(_QwenParser):
             self._finish_call()
         else:
             self._reject()
-        return True
+        return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
 
     def _s_after_call_close(self, final: bool) -> bool:
         sc = self.scanner
         # After </tool_call> in a value (</parameter> and </function> missing):
         # the end of the output or a new <tool_call> confirm it.
-        ws = sc.skip_whitespace()
-        if ws and not self._candidate_held(ws):
+        buf, pos = sc._buf, sc._pos
+        if pos < len(buf) and buf[pos].isspace() and not self._candidate_ws.add(sc.skip_whitespace()):
+            self._reject()  # (held whitespace past base.MAX_LAYOUT_RUNS runs: the candidate is value text)
             return True
-        if sc.at_end() and not final:
+        if sc._pos >= len(buf) and not final:
             return False
         marker = sc.match(_M_OPEN_ONLY, final)
         if marker is PARTIAL:
@@ -379,17 +405,36 @@ class Qwen3CoderParser(_QwenParser):
                 self._open(marker)
         else:
             self._reject()
-        return True
+        return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
 
     def _s_open(self, final: bool) -> bool:
         sc = self.scanner
-        ws = sc.skip_whitespace(MAX_HEAD + 1 - self._head_len)
+        pos = sc._pos
+        if sc._buf.startswith(TOOL_CALL_OPEN, pos):
+            # <tool_call> again, right after the opener (a degenerate model repeats it): the head is content
+            # (the rule of _not_a_call; nothing is cut here, also when final), and the content state would
+            # end at once at this opener (the leftmost content marker): it opens the next head here, without
+            # that state's run. (Still state _OPEN; _orphan is false in it.)
+            if self._after_call:
+                self._emit_content("".join(self._raw))
+            else:
+                self._out_text.append("".join(self._raw))
+            pos += _OPEN_LEN
+            sc._pos = pos
+            self._raw = [TOOL_CALL_OPEN]
+            self._head_len = 0
+            return final or pos < len(sc._buf)
+        ws = sc.skip_whitespace(MAX_HEAD + 1 - self._head_len) if sc._buf[pos:pos + 1].isspace() else ""
         if ws:
             self._raw.append(ws)
             self._head_len += len(ws)
             if self._head_len > MAX_HEAD:  # too long for a head
                 self._not_a_call()
                 return True
+            pos = sc._pos
+        buf = sc._buf
+        if len(buf) - pos < _FUNCTION_LONGEST and not final and buf[pos:] in _FUNCTION_HELD:
+            return False
         marker = sc.match(_M_FUNCTION, final)
         if marker is PARTIAL:
             return False
@@ -405,11 +450,46 @@ class Qwen3CoderParser(_QwenParser):
             self._head_len += len(marker)
             self._parts = []
             self._state = _NAME
-        return True
+        return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
 
-    def _s_name(self, final: bool) -> bool:
-        _, marker, over = self._bounded_find(final)
+    def _read_tag(self, final: bool) -> bool:
+        """States ``_NAME`` and ``_KEY``: a function name or parameter key up to ``>``, bounded by :data:`MAX_HEAD`.
+
+        (One step for both: the per-delta read is the same; what the name or key is decides after.)
+        """
+        sc = self.scanner
+        limit = MAX_HEAD + 1 - self._head_len
+        if limit < 0:
+            limit = 0
+        buf, pos = sc._buf, sc._pos
+        end = _TAG_RUN.match(buf, pos, pos + limit).end()
+        if end == len(buf) or end - pos == limit:  # no marker starts within the bound (find_within's answer)
+            sc._pos = end
+            text, marker = buf[pos:end], None
+        elif buf[end] == _TAG_END:
+            sc._pos = end + 1
+            text, marker = buf[pos:end], _TAG_END
+        else:  # "\n" or "<": perhaps an opener
+            text, marker = sc.find_within(_M_TAG_END, final, limit)
+        self._head_len += len(text)
+        self._parts.append(text)
+        if self._state == _KEY:
+            if marker is None:
+                if not (final or self._head_len > MAX_HEAD):
+                    return False
+                self._drop_call()
+                return True
+            key = "".join(self._parts)
+            if marker != _TAG_END:  # a new <tool_call> inside the tag
+                self._drop_call()
+                self._open(marker)
+            elif not key or "<" in key or "\n" in key:
+                self._drop_call()
+            else:
+                self._start_value(key)
+            return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
         if marker is None:
+            over = self._head_len > MAX_HEAD
             if not (final or over):
                 return False
             self._not_a_call("".join(self._parts), final=final and not over and not self._orphan)
@@ -431,7 +511,9 @@ class Qwen3CoderParser(_QwenParser):
         else:
             self._start_call(name)
             self._state = _BODY
-        return True
+        return final or sc._pos < len(sc._buf)
+
+    _s_name = _s_key = _read_tag
 
     def _s_orphan_body(self, final: bool) -> bool:
         sc = self.scanner
@@ -457,17 +539,24 @@ class Qwen3CoderParser(_QwenParser):
 
     def _s_body(self, final: bool) -> bool:
         sc = self.scanner
-        sc.skip_whitespace()
+        buf, pos = sc._buf, sc._pos
+        if pos < len(buf) and buf[pos].isspace():
+            sc.skip_whitespace()
+            pos = sc._pos
+        if len(buf) - pos < _BODY_LONGEST and not final and buf[pos:] in _BODY_HELD:
+            return False
         marker = sc.match(_M_BODY, final)
         if marker is PARTIAL:
             return False
         if marker is None:
             self._drop_call(final, _M_BODY)
         elif marker == PARAMETER_OPEN:
-            self._start_key()
+            self._parts = []  # (_start_key, written out)
+            self._head_len = 0
+            self._state = _KEY
         else:
             self._state = _FUNC_END
-        return True
+        return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
 
     def _s_function_end(self, final: bool) -> bool:
         sc = self.scanner
@@ -482,24 +571,7 @@ class Qwen3CoderParser(_QwenParser):
             return False
         if marker is not None:
             self._finish_call()
-        return True
-
-    def _s_key(self, final: bool) -> bool:
-        _, marker, over = self._bounded_find(final)
-        if marker is None:
-            if not (final or over):
-                return False
-            self._drop_call()
-            return True
-        key = "".join(self._parts)
-        if marker != _TAG_END:  # a new <tool_call> inside the tag
-            self._drop_call()
-            self._open(marker)
-        elif not key or "<" in key or "\n" in key:
-            self._drop_call()
-        else:
-            self._start_value(key)
-        return True
+        return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
 
     def _s_key_newline(self, final: bool) -> bool:
         """one layout newline after <parameter=KEY>"""
@@ -511,46 +583,56 @@ class Qwen3CoderParser(_QwenParser):
 
     # ------------------------------------------------------------------ values
     def _start_value(self, key: str) -> None:
-        typing = self._param_typing(self._call_name, key)
-        self._typing = typing
-        self._tv = TypedValue(typing)
-        head = (", " if self._keys else "") + '"' + json_fragment(key) + '": '
+        tv = self._tv = TypedValue(self._param_typing(self._call_name, key))
+        head = (", " if self._keys else "") + json_string(key) + ": " + tv.opening
         self._keys.add(key)
         self._held_ws = ""
-        self._emit_arguments(head + self._tv.head())
-        self._state = _KEY_NL
+        self._emit_arguments(head)
+        sc = self.scanner  # one layout newline after <parameter=KEY> (state _KEY_NL when it has not come yet)
+        pos = sc._pos
+        if pos < len(sc._buf):
+            if sc._buf[pos] == _NL:
+                sc._pos = pos + 1
+            self._state = _VAL
+        else:
+            self._state = _KEY_NL
 
     def _value_text(self, text: str) -> None:
-        if not text:
-            return
-        self._emit_arguments(self._tv.feed(text))
+        if text:
+            out = self._tv.feed(text)
+            if out:  # (a held value sends nothing while it streams)
+                self._emit_arguments(out)
 
     def _candidate_found(self, marker: str) -> None:
-        """A tag that may end the value: wait for what follows it to decide."""
+        """A tag that may end the value: wait for what follows it to decide (its state: :data:`_CANDIDATE_STATE`)."""
         self._candidate = [marker]
-        self._candidate_ws.clear()
-        tag = marker.lstrip(_NL)
-        if tag == PARAMETER_CLOSE:
-            self._state = _CLOSE1
-        elif tag == FUNCTION_CLOSE:
-            self._state = _CLOSE2
-        elif tag == TOOL_CALL_CLOSE:
-            self._state = _CLOSE3
-        else:  # \n<parameter=: the next parameter, if a key and ">" follow
+        if self._candidate_ws.runs:  # (empty here but after a bug: read its runs, no clear() call a value end)
+            self._candidate_ws.clear()
+        state = self._state = _CANDIDATE_STATE[marker.lstrip(_NL)]
+        if state is _NEXT_KEY:  # \n<parameter=: the next parameter, if a key and ">" follow
             self._parts_key: list[str] = []
             self._head_len = 0
-            self._state = _NEXT_KEY
 
     def _read_value(self, final: bool) -> bool:
         """Read value text up to a candidate end; false when more text is needed."""
         sc = self.scanner
-        if self._held_ws:
+        held = self._held_ws
+        if not held:
+            pass
+        elif held is _SPLIT:
+            # find read nothing, holding back the first characters of a closing tag: while the rest may still
+            # be one, wait (find's answer, without its call: a tag split over several deltas)
+            buf, pos = sc._buf, sc._pos
+            if len(buf) - pos < _VALUE_END_LONGEST and not final and buf[pos:] in _VALUE_END_HELD:
+                return False
+            self._held_ws = ""
+        else:
             # Whitespace after a rejected candidate: its last newline may be
             # the layout newline of a closing tag right after it.
             marker = sc.match(_M_HELD_END, final)
             if marker is PARTIAL:
                 return False
-            held, self._held_ws = self._held_ws, ""
+            self._held_ws = ""
             if marker is None:
                 self._value_text(held)
             elif held.endswith(_NL):
@@ -565,14 +647,25 @@ class Qwen3CoderParser(_QwenParser):
                 self._candidate_found(marker)
                 return True
         text, marker = sc.find(_M_VALUE_END, final)
-        self._value_text(text)
+        if text:  # (_value_text, written out: the per-delta path of a value)
+            out = self._tv.feed(text)
+            if out:
+                self._emit_arguments(out)
+        elif marker is None and not final:  # nothing read: the rest is a closing tag's start (or nothing)
+            self._held_ws = _SPLIT
+            return False
         if marker is None:
             if final:
                 self._drop_call()
                 return True
             return False
-        self._candidate_found(marker)
-        return True
+        state = _CANDIDATE_STATE[marker]
+        if state is _NEXT_KEY or self._candidate_ws.runs:
+            self._candidate_found(marker)
+        else:  # (_candidate_found's common case, written out)
+            self._candidate = [marker]
+            self._state = state
+        return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
 
     def _read_next_key(self, final: bool) -> bool:
         """After ``\\n<parameter=`` in a value: a key, ``>`` confirm the value's end (its ``</parameter>`` missing)."""
@@ -590,7 +683,7 @@ class Qwen3CoderParser(_QwenParser):
         sc.take(1)
         self._end_value()
         self._start_value(key)
-        return True
+        return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
 
     # the states that read a value and the key after a value's "\n<parameter=" (the base driver runs them)
     _s_value = _read_value
@@ -610,20 +703,13 @@ class Qwen3CoderParser(_QwenParser):
         self._candidate = []
         self._state = _VAL
 
-    def _candidate_held(self, ws: str) -> bool:
-        """Whitespace after a candidate's tag, held as run lengths; past ``base.MAX_LAYOUT_RUNS`` runs the
-        candidate is not confirmed (rejected: value text) and False is returned."""
-        if ws and not self._candidate_ws.add(ws):
-            self._reject()
-            return False
-        return True
-
     def _candidate_text(self) -> str:
         return "".join(p if isinstance(p, str) else p.text() for p in self._candidate)
 
     def _end_value(self) -> None:
         self._candidate = []
-        self._candidate_ws.clear()
+        if self._candidate_ws.runs:
+            self._candidate_ws.clear()
         tv, self._tv = self._tv, _NO_VALUE
         self._emit_arguments(tv.end())
 

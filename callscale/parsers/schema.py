@@ -497,8 +497,11 @@ class TypedValue:
     """The one schema-typed value writer: a parameter value's arguments JSON, typed as it streams.
 
     ``TypedValue(typing)``; :meth:`head` (the JSON text to send when the
-    value opens), :meth:`feed` (each piece of the value's text; returns the
-    JSON text to send now) and :meth:`end` (the rest). What a value becomes is
+    value opens), ``feed(text)`` (each piece of the value's text; returns the
+    JSON text to send now) and :meth:`end` (the rest). ``feed`` is an
+    instance attribute, the mode's own function (:func:`json_fragment`,
+    :meth:`StringOrNull.feed`, or the held reading): a call of it is one
+    Python frame (it runs once a delta in a value). What a value becomes is
     :func:`convert`'s rule (``docs/formats.md``, "Schema typing"):
 
     - a string-only (or undeclared) typing streams as a JSON string;
@@ -514,7 +517,7 @@ class TypedValue:
     the whole text (tests/test_typed_escapes.py).
     """
 
-    __slots__ = ("typing", "mode", "_gate", "_parts", "_done", "_reader", "_lead")
+    __slots__ = ("typing", "mode", "feed", "opening", "_gate", "_parts", "_done", "_reader")
 
     def __init__(self, typing: Typing) -> None:
         self.typing = typing
@@ -522,40 +525,53 @@ class TypedValue:
         self._parts: list[str] = []  # the held text: pieces, and before them joined runs of pieces
         self._done: list[str] = []
         self._reader: PyLiteralReader | None = None
-        self._lead = True  # no non-whitespace text seen yet (held modes)
+        #: :meth:`head`'s answer (an attribute too: read without a call)
+        self.opening = ""
         if typing.is_string or not typing.declared:
             self.mode = "string"
+            self.feed = json_fragment
+            self.opening = '"'
         elif typing.string_or_null:  # (StringOrNull.wanted)
             self.mode = "nullable"
             self._gate = StringOrNull(json_fragment)
+            self.feed = self._gate.feed
         else:
             self.mode = "held"
+            self.feed = self._feed_lead  # (then _feed_keep or _feed_read, from the first non-whitespace text)
 
     def head(self) -> str:
-        """JSON text to send when the value opens (``'"'`` for a streamed string)."""
-        return '"' if self.mode == "string" else ""
+        """JSON text to send when the value opens (``'"'`` for a streamed string; also :attr:`opening`)."""
+        return self.opening
 
-    def feed(self, text: str) -> str:
-        """The next piece of the value's text; returns the JSON text to send now."""
-        if self.mode == "string":
-            return json_fragment(text)
-        if self._gate is not None:
-            return self._gate.feed(text)
+    # ``feed`` of a held value: keep the text (a list or object also read as it arrives); sends nothing. Its
+    # first non-whitespace character decides which of the last two reads the rest (no per-piece test of that).
+    def _feed_lead(self, text: str) -> str:
+        self._keep(text)
+        body = text.lstrip()
+        if body:
+            if body[0] in "[({" and any(k in ("array", "object") for k in self.typing.types):
+                self._reader = PyLiteralReader()
+                self._reader.feed(body)
+                self.feed = self._feed_read
+            else:
+                self.feed = self._keep
+        return ""
+
+    def _keep(self, text: str) -> str:
         parts = self._parts
         parts.append(text)
         if len(parts) > 64:  # so end() joins few pieces
             self._done.append("".join(parts))
             self._parts = []
-        if self._lead:
-            body = text.lstrip()
-            if not body:
-                return ""
-            self._lead = False
-            if body[0] in "[({" and any(k in ("array", "object") for k in self.typing.types):
-                self._reader = PyLiteralReader()
-            text = body
-        if self._reader is not None:
-            self._reader.feed(text)
+        return ""
+
+    def _feed_read(self, text: str) -> str:
+        parts = self._parts
+        parts.append(text)
+        if len(parts) > 64:
+            self._done.append("".join(parts))
+            self._parts = []
+        self._reader.feed(text)
         return ""
 
     def end(self) -> str:
