@@ -162,7 +162,7 @@ class _QwenParser(ToolParser):
             return False
         self._open(marker)
         # (an opener's next state needs text: at the end of a delta it would only wait)
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return True
 
     def _s_after_close(self, final: bool) -> bool:
         sc = self.scanner
@@ -172,7 +172,7 @@ class _QwenParser(ToolParser):
         elif pos >= len(sc._buf) and not final:
             return False
         self._state = _CONTENT
-        return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
+        return True
 
     def _s_junk(self, final: bool) -> bool:
         text, marker = self.scanner.find(self._junk_markers, final)
@@ -358,7 +358,7 @@ class Qwen3CoderParser(_QwenParser):
             self._candidate.append(marker)
             self._candidate_ws = Layout()
             self._state = _CLOSE2
-        return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
+        return True
 
     def _s_after_function_close(self, final: bool) -> bool:
         sc = self.scanner
@@ -383,7 +383,7 @@ class Qwen3CoderParser(_QwenParser):
             self._finish_call()
         else:
             self._reject()
-        return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
+        return True
 
     def _s_after_call_close(self, final: bool) -> bool:
         sc = self.scanner
@@ -405,7 +405,7 @@ class Qwen3CoderParser(_QwenParser):
                 self._open(marker)
         else:
             self._reject()
-        return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
+        return True
 
     def _s_open(self, final: bool) -> bool:
         sc = self.scanner
@@ -423,7 +423,7 @@ class Qwen3CoderParser(_QwenParser):
             sc._pos = pos
             self._raw = [TOOL_CALL_OPEN]
             self._head_len = 0
-            return final or pos < len(sc._buf)
+            return True
         ws = sc.skip_whitespace(MAX_HEAD + 1 - self._head_len) if sc._buf[pos:pos + 1].isspace() else ""
         if ws:
             self._raw.append(ws)
@@ -450,7 +450,7 @@ class Qwen3CoderParser(_QwenParser):
             self._head_len += len(marker)
             self._parts = []
             self._state = _NAME
-        return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
+        return True
 
     def _read_tag(self, final: bool) -> bool:
         """States ``_NAME`` and ``_KEY``: a function name or parameter key up to ``>``, bounded by :data:`MAX_HEAD`.
@@ -487,7 +487,7 @@ class Qwen3CoderParser(_QwenParser):
                 self._drop_call()
             else:
                 self._start_value(key)
-            return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
+            return True
         if marker is None:
             over = self._head_len > MAX_HEAD
             if not (final or over):
@@ -511,7 +511,7 @@ class Qwen3CoderParser(_QwenParser):
         else:
             self._start_call(name)
             self._state = _BODY
-        return final or sc._pos < len(sc._buf)
+        return True
 
     _s_name = _s_key = _read_tag
 
@@ -556,7 +556,7 @@ class Qwen3CoderParser(_QwenParser):
             self._state = _KEY
         else:
             self._state = _FUNC_END
-        return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
+        return True
 
     def _s_function_end(self, final: bool) -> bool:
         sc = self.scanner
@@ -571,7 +571,7 @@ class Qwen3CoderParser(_QwenParser):
             return False
         if marker is not None:
             self._finish_call()
-        return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
+        return True
 
     def _s_key_newline(self, final: bool) -> bool:
         """one layout newline after <parameter=KEY>"""
@@ -665,7 +665,7 @@ class Qwen3CoderParser(_QwenParser):
         else:  # (_candidate_found's common case, written out)
             self._candidate = [marker]
             self._state = state
-        return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
+        return True
 
     def _read_next_key(self, final: bool) -> bool:
         """After ``\\n<parameter=`` in a value: a key, ``>`` confirm the value's end (its ``</parameter>`` missing)."""
@@ -683,7 +683,7 @@ class Qwen3CoderParser(_QwenParser):
         sc.take(1)
         self._end_value()
         self._start_value(key)
-        return final or sc._pos < len(sc._buf)  # (the waiting rule: parsers/README.md)
+        return True
 
     # the states that read a value and the key after a value's "\n<parameter=" (the base driver runs them)
     _s_value = _read_value
