@@ -254,3 +254,17 @@ def test_rendered_calls_parse_back_under_any_split(calls, content, cuts):
     text = R.render(calls, content=content)
     expected = [(c.name, json.loads(json.dumps(dict(c.arguments)))) for c in calls]
     assert_parses(P, text, content, expected, chunkings=[], deltas=split_at(text, cuts))
+
+
+def test_a_long_array_value_is_read_as_it_arrives():
+    # issue 18 (7): a typed value goes through the one typed value writer (schema.TypedValue); an array is
+    # read by the incremental literal reader piece by piece, not whole in the increment that ends it
+    items = [f"item {i} \u00e9" for i in range(2000)]
+    text = render.get("kimi_k3").render([render.Call("tag", {"items": items})], content="Hi.")
+    parser = parsers.get("kimi_k3")()
+    cut = text.index("item 1000")
+    first = parser.parse_streaming_increment(text[:cut])
+    assert parser._value.mode == "held" and parser._value._reader is not None
+    rest = parser.parse_streaming_increment(text[cut:])
+    last = parser.finish()
+    assert json.loads("".join(c.parameters for c in first.calls + rest.calls + last.calls)) == {"items": items}

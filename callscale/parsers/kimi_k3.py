@@ -23,7 +23,7 @@ from . import register
 from .base import ToolParser, json_text
 from .jsonscan import strict_loads
 from .scanner import PARTIAL, markers
-from .schema import UNTYPED, json_string, Typing, parameter_typing, typed_json
+from .schema import UNTYPED, TypedValue, json_string, Typing, parameter_typing
 
 log = logging.getLogger(__name__)
 
@@ -126,9 +126,7 @@ class KimiK3Parser(ToolParser):
         self._call_name = ""
         self._keys: set[str] = set()
         self._whole = False  # the arguments came as one json body (written whole)
-        self._value_is_string = True
-        self._typing = UNTYPED
-        self._value_parts: list[str] = []  # a typed value's text, typed at its end (schema.typed_json)
+        self._value = TypedValue(UNTYPED)  # the current argument's value, typed as it streams (schema)
         self._json_parts: list[str] = []  # a json body's text
         self._pending: list[str] = []
 
@@ -234,11 +232,8 @@ class KimiK3Parser(ToolParser):
             typing = Typing(("string",))
         else:
             typing = _TYPES.get(kind) or parameter_typing(self.tools, self._call_name, key)
-        self._typing = typing
-        self._value_is_string = typing.is_string or not typing.declared
-        self._value_parts = []
-        self._emit_arguments(("{" if not self._keys else ", ") + json_string(key) + ": "
-                             + ('"' if self._value_is_string else ""))
+        self._value = value = TypedValue(typing)
+        self._emit_arguments(("{" if not self._keys else ", ") + json_string(key) + ": " + value.opening)
         self._keys.add(key)
         self._state = "value"
         return True
@@ -254,10 +249,11 @@ class KimiK3Parser(ToolParser):
 
     def _value_text(self, text: str) -> None:
         if text:
-            if self._value_is_string:
-                self._emit_arguments(json_string(text)[1:-1])  # (json_fragment written out)
+            value = self._value
+            if value.mode == "string":
+                self._emit_arguments(json_string(text)[1:-1])  # (TypedValue.feed's json_fragment written out)
             else:
-                self._value_parts.append(text)
+                self._emit_arguments(value.feed(text))  # (a held value sends nothing until its end)
 
     def _s_close1(self, final: bool) -> bool:
         marker = self._confirm(_AFTER_ARG, final)
@@ -335,12 +331,7 @@ class KimiK3Parser(ToolParser):
 
     def _end_value(self) -> None:
         self._pending = []
-        if self._value_is_string:
-            self._emit_arguments('"')
-            return
-        text = "".join(self._value_parts)
-        self._value_parts = []
-        self._emit_arguments(typed_json(text, self._typing))
+        self._emit_arguments(self._value.end())
 
     def _close_call(self) -> None:
         self._emit_arguments("" if self._whole else "}" if self._keys else "{}")
@@ -349,7 +340,6 @@ class KimiK3Parser(ToolParser):
     def _fail(self, why: str, rest: str = "") -> bool:
         log.debug("kimi_k3: call %r broken: %s", self._call_name, why)
         self._pending = []
-        self._value_parts = []
         self._json_parts = []
         self._confirm_ws.clear()
         return self._broken(rest)
