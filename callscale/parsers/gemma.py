@@ -127,17 +127,29 @@ class Gemma4Parser(ToolParser):
         return final or self.scanner._pos < len(self.scanner._buf)
 
     def _s_prefix(self, final: bool) -> bool:
-        marker = self.scanner.match(_PREFIX, final)
-        if marker is PARTIAL:
+        sc = self.scanner
+        buf, pos = sc._buf, sc._pos
+        if buf.startswith(CALL_PREFIX, pos):  # (match(_PREFIX), written out for the common answers)
+            sc._pos = pos + len(CALL_PREFIX)
+            self._head_parts.append(CALL_PREFIX)
+            self._head_len = len(CALL_PREFIX)  # the head (MAX_HEAD) is call:NAME
+            self._state = _S_NAME
+            return final or sc._pos < len(buf)
+        if buf.startswith(CALL_OPEN, pos):  # openers in a row: each but the last is no call, content
+            end = pos + len(CALL_OPEN)
+            while buf.startswith(CALL_OPEN, end):
+                end += len(CALL_OPEN)
+            sc._pos = end  # the last opener's head is the one read on
+            self._emit_content("".join(self._head_parts) + buf[pos:end - len(CALL_OPEN)])
+            self._head_parts = [CALL_OPEN]
+            self._head_len = 0
+            return final or end < len(buf)
+        if sc.match(_PREFIX, final) is PARTIAL:
             return False
-        if marker is None:  # not a call: the opener is content (unless the output ends here)
-            self._head_no_call(self._head_text(), final, _PREFIX)
-            self._state = _S_CONTENT
-            return True
-        self._head_parts.append(marker)
-        self._head_len = len(marker)  # the head (MAX_HEAD) is call:NAME
-        self._state = _S_NAME
-        return final or self.scanner._pos < len(self.scanner._buf)
+        # not a call: the opener is content (unless the output ends here)
+        self._head_no_call(self._head_text(), final, _PREFIX)
+        self._state = _S_CONTENT
+        return True
 
     def _s_name(self, final: bool) -> bool:
         _, marker = self._head_find(_NAME_END, final)

@@ -142,6 +142,21 @@ class MiniMaxBlocks(ToolParser):
 
     def _s_block(self, final: bool) -> bool:
         sc = self.scanner
+        buf, pos = sc._buf, sc._pos
+        opener = self.block_open
+        if buf.startswith(opener, pos):  # openers in a row (match, written out): each but the last opens no call
+            end = pos + len(opener)
+            while buf.startswith(opener, end):
+                end += len(opener)
+            sc._pos = end
+            if not self._block_has_call:  # the block read so far carries no call: content
+                self._emit_content("".join(self._raw) + buf[pos:end - len(opener)])
+            elif end - pos > len(opener):
+                self._emit_content(buf[pos:end - len(opener)])
+            self._raw = [opener]  # _open_block(opener), written out (the state stays)
+            self._block_has_call = False
+            self._head_len = 0
+            return final or end < len(buf)
         if self._block_has_call:  # layout between calls
             ws = sc.skip_whitespace()
             if ws:

@@ -95,13 +95,24 @@ class MistralParser(ToolParser):
     def _s_head(self, final: bool) -> bool:
         """Right after ``[TOOL_CALLS]``: the array form, or a name."""
         scanner = self.scanner
-        if scanner.peek(1).isspace():
+        buf, pos = scanner._buf, scanner._pos  # (peek and at_end written out: the per-delta path)
+        if buf.startswith(TOOL_CALLS, pos):  # openers in a row: each with nothing after it, dropped
+            pos += len(TOOL_CALLS)
+            while buf.startswith(TOOL_CALLS, pos):
+                pos += len(TOOL_CALLS)
+            scanner._pos = pos
+            self._head_parts = []  # (_head_text dropped, _head_begin: the last opener's head is read on)
+            self._head_len = 0
+            if pos >= len(buf) and not final:
+                return False
+        if buf[pos:pos + 1].isspace():
             self._head_run(_BLANK, final)
-        if scanner.at_end():
+            pos = scanner._pos
+        if pos >= len(buf):
             if final:
                 return self._no_call(None, final)
             return False
-        if scanner.peek(1) == "[":
+        if buf[pos] == "[":
             hit = scanner.match(_M_TOKEN, final)
             if hit is PARTIAL:
                 return False
