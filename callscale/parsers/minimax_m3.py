@@ -69,11 +69,6 @@ def close_tag(name: str) -> str:
 
 
 @lru_cache(maxsize=4096)
-def _closer(name: str) -> Markers:
-    return lazy_markers(close_tag(name))
-
-
-@lru_cache(maxsize=4096)
 def _closer_or_child(name: str) -> Markers:
     return lazy_markers(close_tag(name), ELEMENT_OPEN)
 
@@ -83,6 +78,7 @@ _THINK = markers(THINK_CLOSE)
 _ELEMENT = markers(ELEMENT_OPEN)
 _HEAD_END = markers(">")
 _NS = markers(NS)
+_NS_FIRST = NS[0]  # every closing tag starts with it
 
 _KEY = re.compile(r"[^\s<>/][^<>\n]*")
 
@@ -90,10 +86,11 @@ _KEY = re.compile(r"[^\s<>/][^<>\n]*")
 class _Frame:
     """One open element: its name, schema, typing and what it turned out to be."""
 
-    __slots__ = ("name", "spec", "typing", "kind", "count", "keys", "parts")
+    __slots__ = ("name", "spec", "typing", "kind", "count", "keys", "parts", "closer")
 
     def __init__(self, name: str, spec: Any, typing: Typing, kind: str) -> None:
         self.name = name
+        self.closer = ELEMENT_OPEN + "/" + name + ">"  # its closing tag (close_tag)
         self.spec = spec
         self.typing = typing
         self.kind = kind  # "open" (undecided), "string", "typed", "list?" (container, first child next), "object", "array"
@@ -311,10 +308,34 @@ class MiniMaxM3Parser(MiniMaxBlocks):
             frame.parts = []
 
     def _s_text(self, final: bool) -> bool:
+        # scanner.find of the one closing tag, written out with str.find (the per-delta step of a long
+        # value: no pattern to compile per element name, two Python calls fewer a delta)
         frame = self._frames[-1]
-        text, marker = self.scanner.find(_closer(frame.name), final)
-        self._text_piece(frame, text)
-        if marker is None:
+        sc = self.scanner
+        buf, pos = sc._buf, sc._pos
+        closer = frame.closer
+        at = buf.find(closer, pos)
+        if at >= 0:
+            sc._pos = at + len(closer)
+            text = buf[pos:at]
+        else:
+            at = len(buf)
+            if not final:  # hold back a proper prefix of the tag ending the text (from a "]" of the namespace)
+                i = buf.find(_NS_FIRST, pos if at - len(closer) < pos else at - len(closer) + 1)
+                while i >= 0:
+                    if closer.startswith(buf[i:]):
+                        at = i
+                        break
+                    i = buf.find(_NS_FIRST, i + 1)
+            sc._pos = at
+            text = buf[pos:at]
+            at = -1
+        if text:  # (_text_piece, written out)
+            if frame.kind == "string":
+                self._emit_arguments(json_string(text)[1:-1])  # (json_fragment written out)
+            else:
+                frame.parts.append(text)
+        if at < 0:
             return False
         self._confirm_ws.clear()
         self._state = "confirm"
