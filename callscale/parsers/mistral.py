@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from . import register
-from .base import ToolParser, json_text
+from .base import MAX_HEAD, ToolParser, json_text
 from .jsonscan import RawArguments, json_object
 from .scanner import PARTIAL, markers
 
@@ -33,6 +33,7 @@ _M_TOKEN = markers(*SPECIAL_TOKENS)
 _M_NAME = markers(ARGS, CALL_ID, TOOL_CALLS, THINK, THINK_END, "{")
 _M_ID = markers(ARGS, CALL_ID, TOOL_CALLS, THINK, THINK_END)
 _BLANK = re.compile(r"\s*")
+_SPACED = re.compile(r"\s")
 
 # states: the _s_<state> methods
 _CONTENT, _THINKING, _HEAD, _NAME, _ID, _ARGS_START, _ARGS, _ARRAY, _ITEM, _BROKEN = (
@@ -129,19 +130,24 @@ class MistralParser(ToolParser):
         return True
 
     def _s_name(self, final: bool) -> bool:
-        marker, decided = self._read_head(_M_NAME, final)
-        if not decided:
+        limit = MAX_HEAD + 1 - self._head_len  # (_read_head and base _head_find, written out: a step a delta)
+        text, marker = self.scanner.find_within(_M_NAME, final, limit if limit > 0 else 0)
+        if text:
+            self._head_len += len(text)
+            self._head_parts.append(text)
+        if marker is None and not final and self._head_len <= MAX_HEAD:
             return False
         raw = self._head_text()
         name = raw.strip()
-        if marker not in (ARGS, CALL_ID, "{") or not name or any(c.isspace() for c in name):
+        spaced = _SPACED.search(name) is not None
+        if marker not in (ARGS, CALL_ID, "{") or not name or spaced:
             if marker == "{":
                 raw += marker
                 marker = None
             elif marker in (ARGS, CALL_ID, THINK_END):
                 marker = None
             # cut by the end of the output only while it may still be a name (prose has spaces)
-            return self._no_call(marker, final and not any(c.isspace() for c in name), raw)
+            return self._no_call(marker, final and not spaced, raw)
         self._name = name
         if marker == CALL_ID:
             self._head_begin(raw)  # the call id: its own bounded head, after the name's text
@@ -170,26 +176,32 @@ class MistralParser(ToolParser):
 
     def _s_args_start(self, final: bool) -> bool:
         scanner = self.scanner
-        scanner.skip_whitespace()
-        if scanner.at_end():
+        buf, pos = scanner._buf, scanner._pos  # (skip_whitespace, at_end and peek written out)
+        if pos < len(buf) and buf[pos].isspace():
+            scanner.skip_whitespace()
+            pos = scanner._pos
+        if pos >= len(buf):
             if final:
                 self._abandon_call()
                 self._state = _CONTENT
                 return True
             return False
-        if scanner.peek(1) != "{":
+        if buf[pos] != "{":
             self._abandon_call()
             self._state = _CONTENT
             return True
         self._state = _ARGS
-        return True
+        return self._s_args(final)
 
     def _s_args(self, final: bool) -> bool:
         scanner = self.scanner
-        send, used = self._args.feed(scanner.rest(), stop_at_close=True)
-        scanner.take(used)
-        self._emit_arguments(send)
-        v = self._args.json  # (its flags read here: RawArguments.broken() and .closed, without the calls)
+        buf, pos = scanner._buf, scanner._pos  # (rest and take written out: the per-delta step of a call)
+        args = self._args
+        send, used = args.feed(buf[pos:] if pos else buf, stop_at_close=True)
+        scanner._pos = pos + used
+        if send:
+            self._emit_arguments(send)
+        v = args.json  # (its flags read here: RawArguments.broken() and .closed, without the calls)
         if v.failed and not v.closed:  # the text stopped being JSON: a broken call (DESIGN.md)
             self._break_call()
             self._rest = self._args.rest_tracker()
