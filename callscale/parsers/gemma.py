@@ -42,13 +42,8 @@ _CONTENT = markers(CALL_OPEN)
 _HEAD_PREFIX = len(CALL_OPEN + CALL_PREFIX)  # of a call head's text: the name follows
 _PREFIX = markers(CALL_PREFIX)
 _NAME_END = markers("{", CALL_OPEN, CALL_CLOSE)
-_KEY_START_FIRST = markers("}", STRING_DELIM)
-_KEY_START = markers(STRING_DELIM)
 _KEY_END = markers(":", STRING_DELIM, "{", "}", "[", "]", ",", CALL_OPEN, CALL_CLOSE)
 _STRING_END = markers(STRING_DELIM)
-_COLON = markers(":")
-_VALUE_START = markers(STRING_DELIM, "{", "[")
-_ARRAY_EMPTY = markers("]")
 _LITERAL_END = markers(",", "}", "]", "{", "[", ":", STRING_DELIM, CALL_OPEN, CALL_CLOSE)
 _AFTER_VALUE = markers(",", "}", "]")
 _CALL_END = markers(CALL_CLOSE)
@@ -152,7 +147,11 @@ class Gemma4Parser(ToolParser):
         return True
 
     def _s_name(self, final: bool) -> bool:
-        _, marker = self._head_find(_NAME_END, final)
+        limit = MAX_HEAD + 1 - self._head_len  # (base _head_find, written out: the head steps run a delta)
+        text, marker = self.scanner.find_within(_NAME_END, final, limit if limit > 0 else 0)
+        if text:
+            self._head_len += len(text)
+            self._head_parts.append(text)
         if marker is None:
             if self._head_len > MAX_HEAD:  # (_head_over, written out)  # too long for a head: content, read on as content after it
                 self._emit_content(self._head_text())
@@ -178,32 +177,51 @@ class Gemma4Parser(ToolParser):
         return True
 
     # ------------------------------------------------------------------ the arguments
+    # The steps between values read the scanner's buffer directly (skip_whitespace, match and at_end written
+    # out for their one-character marks and <|"|>: one Python call a step, not three or four).
     def _s_key_start(self, final: bool) -> bool:
-        self.scanner.skip_whitespace()
-        marker = self.scanner.match(_KEY_START_FIRST if self._first_key else _KEY_START, final)
-        if marker is PARTIAL:
-            return False
-        self._head_parts = []  # _head_begin(), written out
-        self._head_len = 0
-        if marker == "}":  # {} : an empty object
+        sc = self.scanner
+        buf, pos = sc._buf, sc._pos
+        if pos < len(buf) and buf[pos].isspace():
+            sc.skip_whitespace()
+            pos = sc._pos
+        if pos >= len(buf):
+            return False  # (final: _at_end abandons the call)
+        if buf[pos] == "}" and self._first_key:  # {} : an empty object
+            sc._pos = pos + 1
+            self._head_parts = []  # _head_begin(), written out
+            self._head_len = 0
             self._close_container("}")
-        elif marker == STRING_DELIM:
+        elif buf.startswith(STRING_DELIM, pos):
+            sc._pos = pos + len(STRING_DELIM)
+            self._head_parts = []
+            self._head_len = 0
             self._state = _S_QKEY
-        elif self.scanner.at_end():
-            return False  # final: _end_of_output abandons the call
+        elif not final and STRING_DELIM.startswith(buf[pos:]):
+            return False  # (a partial <|"|>)
         else:
+            self._head_parts = []
+            self._head_len = 0
             self._state = _S_KEY
             return True  # (text follows)
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return final or sc._pos < len(buf)
 
     def _s_key(self, final: bool) -> bool:
-        _, marker = self._head_find(_KEY_END, final)
+        limit = MAX_HEAD + 1 - self._head_len  # (base _head_find, written out)
+        text, marker = self.scanner.find_within(_KEY_END, final, limit if limit > 0 else 0)
         if marker is None:
+            if text:
+                self._head_len += len(text)
+                self._head_parts.append(text)
             if self._head_len > MAX_HEAD:  # (_head_over, written out)
                 self._fail(None, "a key longer than MAX_HEAD")
                 return True
             return False
-        key = self._head_text().strip()
+        if self._head_parts:  # (_head_text, written out: a key read in one step keeps no parts)
+            self._head_parts.append(text)
+            text = "".join(self._head_parts)
+            self._head_parts = []
+        key = text.strip()
         if marker != ":" or not key:
             self._fail(marker, "expected a key and ':'")
             return True
@@ -211,7 +229,11 @@ class Gemma4Parser(ToolParser):
         return final or self.scanner._pos < len(self.scanner._buf)
 
     def _s_qkey(self, final: bool) -> bool:
-        _, marker = self._head_find(_STRING_END, final)
+        limit = MAX_HEAD + 1 - self._head_len  # (base _head_find, written out)
+        text, marker = self.scanner.find_within(_STRING_END, final, limit if limit > 0 else 0)
+        if text:
+            self._head_len += len(text)
+            self._head_parts.append(text)
         if marker is None:
             if self._head_len > MAX_HEAD:  # (_head_over, written out)
                 self._fail(None, "a key longer than MAX_HEAD")
@@ -221,17 +243,19 @@ class Gemma4Parser(ToolParser):
         return final or self.scanner._pos < len(self.scanner._buf)
 
     def _s_colon(self, final: bool) -> bool:
-        self.scanner.skip_whitespace()
-        marker = self.scanner.match(_COLON, final)
-        if marker is PARTIAL:
+        sc = self.scanner
+        buf, pos = sc._buf, sc._pos
+        if pos < len(buf) and buf[pos].isspace():
+            sc.skip_whitespace()
+            pos = sc._pos
+        if pos >= len(buf):
             return False
-        if marker is None:
-            if self.scanner.at_end():
-                return False
+        if buf[pos] != ":":
             self._fail(None, "expected ':' after a key")
             return True
+        sc._pos = pos + 1
         self._emit_key(self._head_text())
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return final or pos + 1 < len(buf)
 
     def _emit_key(self, key: str) -> None:
         # the ", " before a later member was sent with its comma (_punctuation)
@@ -241,10 +265,21 @@ class Gemma4Parser(ToolParser):
         self._state = _S_VALUE
 
     def _s_value(self, final: bool) -> bool:
-        self.scanner.skip_whitespace()
-        marker = self.scanner.match(_VALUE_START, final)
-        if marker is PARTIAL:
+        sc = self.scanner
+        buf, pos = sc._buf, sc._pos
+        if pos < len(buf) and buf[pos].isspace():
+            sc.skip_whitespace()
+            pos = sc._pos
+        if pos >= len(buf):
             return False
+        marker = buf[pos]
+        if marker == "<":
+            if buf.startswith(STRING_DELIM, pos):
+                marker = STRING_DELIM
+            elif not final and STRING_DELIM.startswith(buf[pos:]):
+                return False  # (a partial <|"|>)
+        if marker == STRING_DELIM or marker == "{" or marker == "[":
+            sc._pos = pos + len(marker)
         if marker == STRING_DELIM:
             typing = self._typing if len(self._stack) == 1 else UNTYPED
             # a string for a parameter the schema says cannot be one: typed at its end
@@ -261,34 +296,51 @@ class Gemma4Parser(ToolParser):
             self._emit_arguments("[")
             self._stack.append(_ARR)
             self._state = _S_ARRAY_FIRST
-        elif self.scanner.at_end():
-            return False
         else:
             self._parts = []
             self._state = _S_LITERAL
             return True  # (text follows)
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return final or sc._pos < len(buf)
 
     def _s_array_first(self, final: bool) -> bool:
-        self.scanner.skip_whitespace()
-        marker = self.scanner.match(_ARRAY_EMPTY, final)
-        if marker is PARTIAL:
+        sc = self.scanner
+        buf, pos = sc._buf, sc._pos
+        if pos < len(buf) and buf[pos].isspace():
+            sc.skip_whitespace()
+            pos = sc._pos
+        if pos >= len(buf):
             return False
-        if marker == "]":
+        if buf[pos] == "]":
+            sc._pos = pos + 1
             self._close_container("]")
-        elif self.scanner.at_end():
-            return False
         else:
             self._state = _S_VALUE
         return True
 
     def _s_string(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_STRING_END, final)
+        sc = self.scanner  # (find(_STRING_END), written out with str.find: the per-delta step of a string)
+        buf, pos = sc._buf, sc._pos
+        at = buf.find(STRING_DELIM, pos)
+        if at >= 0:
+            sc._pos = at + len(STRING_DELIM)
+            text = buf[pos:at]
+        else:
+            at = len(buf)
+            if not final:  # hold back a proper prefix of <|"|> ending the text
+                i = buf.find("<", pos if at - len(STRING_DELIM) < pos else at - len(STRING_DELIM) + 1)
+                while i >= 0:
+                    if STRING_DELIM.startswith(buf[i:]):
+                        at = i
+                        break
+                    i = buf.find("<", i + 1)
+            sc._pos = at
+            text = buf[pos:at]
+            at = -1
         if text:
             out = self._tv.feed(text)
             if out:  # (a held value sends nothing until its end)
                 self._emit_arguments(out)
-        if marker is None:
+        if at < 0:
             return False
         tv, self._tv = self._tv, _NO_VALUE
         self._buffered = False
@@ -319,17 +371,20 @@ class Gemma4Parser(ToolParser):
         return final or self.scanner._pos < len(self.scanner._buf)
 
     def _s_after_value(self, final: bool) -> bool:
-        self.scanner.skip_whitespace()
-        marker = self.scanner.match(_AFTER_VALUE, final)
-        if marker is PARTIAL:
+        sc = self.scanner
+        buf, pos = sc._buf, sc._pos
+        if pos < len(buf) and buf[pos].isspace():
+            sc.skip_whitespace()
+            pos = sc._pos
+        if pos >= len(buf):
             return False
-        if marker is None:
-            if self.scanner.at_end():
-                return False
+        marker = buf[pos]
+        if marker != "," and marker != "}" and marker != "]":
             self._fail(None, "expected ',' or a closing bracket")
             return True
+        sc._pos = pos + 1
         self._punctuation(marker)
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return final or pos + 1 < len(buf)
 
     def _punctuation(self, mark: str) -> None:
         if mark == ",":
