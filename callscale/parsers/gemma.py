@@ -44,6 +44,7 @@ _PREFIX = markers(CALL_PREFIX)
 _NAME_END = markers("{", CALL_OPEN, CALL_CLOSE)
 _KEY_END = markers(":", STRING_DELIM, "{", "}", "[", "]", ",", CALL_OPEN, CALL_CLOSE)
 _STRING_END = markers(STRING_DELIM)
+_STRING_SCAN = _STRING_END.scan().search
 _LITERAL_END = markers(",", "}", "]", "{", "[", ":", STRING_DELIM, CALL_OPEN, CALL_CLOSE)
 _AFTER_VALUE = markers(",", "}", "]")
 _CALL_END = markers(CALL_CLOSE)
@@ -318,24 +319,23 @@ class Gemma4Parser(ToolParser):
         return True
 
     def _s_string(self, final: bool) -> bool:
-        sc = self.scanner  # (find(_STRING_END), written out with str.find: the per-delta step of a string)
+        sc = self.scanner  # (find(_STRING_END) written out: its one search, the per-delta step of a string)
         buf, pos = sc._buf, sc._pos
-        at = buf.find(STRING_DELIM, pos)
-        if at >= 0:
-            sc._pos = at + len(STRING_DELIM)
-            text = buf[pos:at]
-        else:
-            at = len(buf)
-            if not final:  # hold back a proper prefix of <|"|> ending the text
-                i = buf.find("<", pos if at - len(STRING_DELIM) < pos else at - len(STRING_DELIM) + 1)
-                while i >= 0:
-                    if STRING_DELIM.startswith(buf[i:]):
-                        at = i
-                        break
-                    i = buf.find("<", i + 1)
-            sc._pos = at
-            text = buf[pos:at]
+        hit = _STRING_SCAN(buf, pos)  # <|"|>, or a proper prefix of it ending the text
+        if hit is None:
             at = -1
+            sc._pos = len(buf)
+            text = buf[pos:]
+        else:
+            at = hit.start()
+            text = buf[pos:at]
+            if hit.end() - at == len(STRING_DELIM):
+                sc._pos = at + len(STRING_DELIM)
+            else:  # the partial one: held back (read, with final)
+                sc._pos = len(buf) if final else at
+                if final:
+                    text = buf[pos:]
+                at = -1
         if text:
             out = self._tv.feed(text)
             if out:  # (a held value sends nothing until its end)

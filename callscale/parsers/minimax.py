@@ -62,6 +62,7 @@ SPECIAL_TOKENS = (BLOCK_OPEN, BLOCK_CLOSE)
 _CONTENT = markers(LAYOUT_NEWLINE + BLOCK_OPEN, BLOCK_OPEN)
 _TAG_END = markers(TAG_END)
 _IN_INVOKE = markers(PARAM_OPEN, INVOKE_CLOSE)
+_VALUE_SCAN = markers(PARAM_CLOSE).scan().search
 _AFTER_PARAM = markers(PARAM_OPEN, INVOKE_CLOSE)
 _AFTER_INVOKE = markers(INVOKE_OPEN, BLOCK_CLOSE, BLOCK_OPEN)
 
@@ -307,24 +308,23 @@ class MiniMaxM2Parser(MiniMaxBlocks):
         return final or self.scanner._pos < len(self.scanner._buf)
 
     def _s_value(self, final: bool) -> bool:
-        sc = self.scanner  # (find(_VALUE_END) written out with str.find: the per-delta step of a value)
+        sc = self.scanner  # (find(_VALUE_END) written out: its one search, the per-delta step of a value)
         buf, pos = sc._buf, sc._pos
-        at = buf.find(PARAM_CLOSE, pos)
-        if at >= 0:
-            sc._pos = at + len(PARAM_CLOSE)
-            text = buf[pos:at]
-        else:
-            at = len(buf)
-            if not final:  # hold back a proper prefix of </parameter> ending the text
-                i = buf.find("<", pos if at - len(PARAM_CLOSE) < pos else at - len(PARAM_CLOSE) + 1)
-                while i >= 0:
-                    if PARAM_CLOSE.startswith(buf[i:]):
-                        at = i
-                        break
-                    i = buf.find("<", i + 1)
-            sc._pos = at
-            text = buf[pos:at]
+        hit = _VALUE_SCAN(buf, pos)  # </parameter>, or a proper prefix of it ending the text
+        if hit is None:
             at = -1
+            sc._pos = len(buf)
+            text = buf[pos:]
+        else:
+            at = hit.start()
+            text = buf[pos:at]
+            if hit.end() - at == len(PARAM_CLOSE):
+                sc._pos = at + len(PARAM_CLOSE)
+            else:  # the partial one: held back (read, with final)
+                sc._pos = len(buf) if final else at
+                if final:
+                    text = buf[pos:]
+                at = -1
         if text:  # (_value_text, written out)
             out = self._tv.feed(text)
             if out:  # (a held value sends nothing until its end)
