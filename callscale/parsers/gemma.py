@@ -337,9 +337,12 @@ class Gemma4Parser(ToolParser):
                     text = buf[pos:]
                 at = -1
         if text:
-            out = self._tv.feed(text)
-            if out:  # (a held value sends nothing until its end)
-                self._emit_arguments(out)
+            if self._buffered:
+                out = self._tv.feed(text)
+                if out:  # (a held value sends nothing until its end)
+                    self._emit_arguments(out)
+            else:  # a streamed string: TypedValue.feed's json_fragment, written out
+                self._emit_arguments(json_string(text)[1:-1])
         if at < 0:
             return False
         tv, self._tv = self._tv, _NO_VALUE

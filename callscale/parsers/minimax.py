@@ -326,9 +326,12 @@ class MiniMaxM2Parser(MiniMaxBlocks):
                     text = buf[pos:]
                 at = -1
         if text:  # (_value_text, written out)
-            out = self._tv.feed(text)
-            if out:  # (a held value sends nothing until its end)
-                self._emit_arguments(out)
+            if self._tv.mode == "string":  # a streamed string: TypedValue.feed's json_fragment, written out
+                self._emit_arguments(json_string(text)[1:-1])
+            else:
+                out = self._tv.feed(text)
+                if out:  # (a held value sends nothing until its end)
+                    self._emit_arguments(out)
         if at < 0:
             return False
         self._pending = [PARAM_CLOSE]
