@@ -374,6 +374,13 @@ class MiniMaxM3Parser(MiniMaxBlocks):
 
     def _s_confirm(self, final: bool) -> bool:
         sc = self.scanner
+        buf, pos = sc._buf, sc._pos
+        if buf.startswith(NS, pos):  # (_confirm's answer at once: the namespace, here left unread)
+            self._confirm_ws.clear()
+            self._end_text()
+            return True
+        if pos >= len(buf) and not final:
+            return False  # (nothing unread: _confirm's PARTIAL)
         marker = self._confirm(_NS, final)
         if marker is PARTIAL:
             return False
