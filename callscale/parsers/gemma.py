@@ -285,8 +285,11 @@ class Gemma4Parser(ToolParser):
             typing = self._typing if len(self._stack) == 1 else UNTYPED
             # a string for a parameter the schema says cannot be one: typed at its end
             self._buffered = typing.declared and "string" not in typing.types
-            self._tv = TypedValue(typing if self._buffered else UNTYPED)
-            self._emit_arguments(self._tv.head())
+            if self._buffered:
+                self._tv = TypedValue(typing)
+                self._emit_arguments(self._tv.head())
+            else:  # a streamed string: no writer of its own (TypedValue(UNTYPED)'s head, pieces and end written out)
+                self._emit_arguments('"')
             self._state = _S_STRING
         elif marker == "{":
             self._emit_arguments("{")
@@ -345,9 +348,12 @@ class Gemma4Parser(ToolParser):
                 self._emit_arguments(json_string(text)[1:-1])
         if at < 0:
             return False
-        tv, self._tv = self._tv, _NO_VALUE
-        self._buffered = False
-        self._emit_arguments(tv.end())
+        if self._buffered:
+            tv, self._tv = self._tv, _NO_VALUE
+            self._buffered = False
+            self._emit_arguments(tv.end())
+        else:
+            self._emit_arguments('"')
         self._state = _S_AFTER_VALUE
         return final or self.scanner._pos < len(self.scanner._buf)
 
