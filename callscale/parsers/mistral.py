@@ -77,17 +77,15 @@ class MistralParser(ToolParser):
 
     # ------------------------------------------------------------------ states
     def _s_content(self, final: bool) -> bool:
-        sc = self.scanner
-        text, marker = sc.find(_M_CONTENT, final)
-        if text:
-            self._emit_content(text)
+        text, marker = self.scanner.find(_M_CONTENT, final)
+        self._emit_content(text)
         if marker is None:
             return False
         if marker == TOOL_CALLS:  # (_at_token, written out; a state that only reads waits for text: not run)
             self._head_parts = []  # _head_begin(), written out
             self._head_len = 0
             self._state = _HEAD
-            return final or sc._pos < len(sc._buf)
+            return final or self.scanner._pos < len(self.scanner._buf)
         if marker in (ARGS, CALL_ID, THINK_END):
             return True  # stray: dropped
         return self._at_token(marker)
