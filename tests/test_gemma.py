@@ -97,6 +97,15 @@ def test_repeated_opener_gives_no_call_and_stays_content():
     assert whole_outcome(P, text).content == content
 
 
+def test_openers_in_a_row_are_content_and_the_last_one_opens_the_call():
+    # one opener a delta (a model's tokens) and several in one delta read alike (a step reads a run of them)
+    first = call("f", f"{{x:{Q}v{Q}}}")
+    text = "A" + CALL_OPEN * 3 + first + CALL_OPEN * 2 + call("g", "{}")
+    tokens = chunk(text, "tokens:4", R.special_tokens)
+    assert CALL_OPEN in tokens
+    assert_parses(P, text, "A" + CALL_OPEN * 5, [("f", {"x": "v"}), ("g", {})], deltas=tokens)
+
+
 @pytest.mark.parametrize("head", ["<|tool_call>hello", "<|tool_call>call:two words{a:1}",
                                   "<|tool_call>call:{a:1}", "<|tool_call>call:f<tool_call|>"])
 def test_an_opener_not_followed_by_a_call_is_content(head):

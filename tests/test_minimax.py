@@ -194,6 +194,14 @@ def test_repeated_opener_gives_no_call_and_stays_content():
     assert whole_outcome(P, text).content == content
 
 
+def test_openers_in_a_row_are_content_and_the_last_one_opens_the_block():
+    # without whitespace between them (a step reads the run); after a call a new opener opens a new block
+    text = ("A" + BLOCK_OPEN * 3 + "\n" + invoke("f", param("x", "v")) + BLOCK_OPEN * 2 + invoke("g")
+            + BLOCK_CLOSE)
+    deltas = [piece for part in text.split(BLOCK_OPEN) for piece in (BLOCK_OPEN, part)][1:]
+    assert_parses(P, text, "A" + BLOCK_OPEN * 3, [("f", {"x": "v"}), ("g", {})], deltas=deltas)
+
+
 def test_empty_block_and_garbage_block_are_content():
     for text in ["A\n" + BLOCK_OPEN + "\n" + BLOCK_CLOSE + " B",
                  "A\n" + BLOCK_OPEN + "\nnot an invoke\n" + BLOCK_CLOSE,

@@ -130,6 +130,16 @@ def test_the_namespace_split_across_deltas():
         assert_parses(P, text, "Hi.", [("w", {"a": "b]<]c"})], chunkings=[], deltas=[text[:k], text[k:]])
 
 
+def test_other_closing_tags_and_a_prefix_of_its_own_in_a_value_are_text():
+    # the value's end is its own closing tag: another element's, or its own cut short, is text (any split)
+    value = "x" + close_tag("a") + "y" + close_tag("conten") + close_tag("contentx")[:-1] + "z]<]"
+    text = "Hi." + block(invoke("w", el("content", value)))
+    tools = [tool("w", content={"type": "string"})]
+    for k in range(1, len(text), 3):
+        assert_parses(P, text, "Hi.", [("w", {"content": value})], tools=tools, chunkings=[],
+                      deltas=[text[:k], text[k:]])
+
+
 def test_repeated_opener_gives_no_call_and_stays_content():
     assert_parses(P, BLOCK_OPEN * 30, BLOCK_OPEN * 29, [])
 

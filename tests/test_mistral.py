@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -86,6 +87,11 @@ def test_the_call_ends_at_its_own_closing_bracket():
 def test_repeated_opener_gives_nothing():
     parses(TOOL_CALLS * 50, "", [])
     parses("Hi" + TOOL_CALLS * 3 + v13("f", {}), "Hi", [("f", {})])
+
+
+def test_openers_in_a_row_are_dropped_with_whitespace_between_them():
+    text = "Hi" + TOOL_CALLS + " " + TOOL_CALLS * 2 + v13("f", {"a": 1}) + TOOL_CALLS * 2
+    parses(text, "Hi", [("f", {"a": 1})], deltas=[p for p in re.split(r"(\[TOOL_CALLS\])", text) if p])
 
 
 def test_heads_that_are_no_call_are_content():

@@ -42,13 +42,9 @@ _CONTENT = markers(CALL_OPEN)
 _HEAD_PREFIX = len(CALL_OPEN + CALL_PREFIX)  # of a call head's text: the name follows
 _PREFIX = markers(CALL_PREFIX)
 _NAME_END = markers("{", CALL_OPEN, CALL_CLOSE)
-_KEY_START_FIRST = markers("}", STRING_DELIM)
-_KEY_START = markers(STRING_DELIM)
 _KEY_END = markers(":", STRING_DELIM, "{", "}", "[", "]", ",", CALL_OPEN, CALL_CLOSE)
 _STRING_END = markers(STRING_DELIM)
-_COLON = markers(":")
-_VALUE_START = markers(STRING_DELIM, "{", "[")
-_ARRAY_EMPTY = markers("]")
+_STRING_SCAN = _STRING_END.scan().search
 _LITERAL_END = markers(",", "}", "]", "{", "[", ":", STRING_DELIM, CALL_OPEN, CALL_CLOSE)
 _AFTER_VALUE = markers(",", "}", "]")
 _CALL_END = markers(CALL_CLOSE)
@@ -127,20 +123,36 @@ class Gemma4Parser(ToolParser):
         return final or self.scanner._pos < len(self.scanner._buf)
 
     def _s_prefix(self, final: bool) -> bool:
-        marker = self.scanner.match(_PREFIX, final)
-        if marker is PARTIAL:
+        sc = self.scanner
+        buf, pos = sc._buf, sc._pos
+        if buf.startswith(CALL_PREFIX, pos):  # (match(_PREFIX), written out for the common answers)
+            sc._pos = pos + len(CALL_PREFIX)
+            self._head_parts.append(CALL_PREFIX)
+            self._head_len = len(CALL_PREFIX)  # the head (MAX_HEAD) is call:NAME
+            self._state = _S_NAME
+            return final or sc._pos < len(buf)
+        if buf.startswith(CALL_OPEN, pos):  # openers in a row: each but the last is no call, content
+            end = pos + len(CALL_OPEN)
+            while buf.startswith(CALL_OPEN, end):
+                end += len(CALL_OPEN)
+            sc._pos = end  # the last opener's head is the one read on
+            self._emit_content("".join(self._head_parts) + buf[pos:end - len(CALL_OPEN)])
+            self._head_parts = [CALL_OPEN]
+            self._head_len = 0
+            return final or end < len(buf)
+        if sc.match(_PREFIX, final) is PARTIAL:
             return False
-        if marker is None:  # not a call: the opener is content (unless the output ends here)
-            self._head_no_call(self._head_text(), final, _PREFIX)
-            self._state = _S_CONTENT
-            return True
-        self._head_parts.append(marker)
-        self._head_len = len(marker)  # the head (MAX_HEAD) is call:NAME
-        self._state = _S_NAME
-        return final or self.scanner._pos < len(self.scanner._buf)
+        # not a call: the opener is content (unless the output ends here)
+        self._head_no_call(self._head_text(), final, _PREFIX)
+        self._state = _S_CONTENT
+        return True
 
     def _s_name(self, final: bool) -> bool:
-        _, marker = self._head_find(_NAME_END, final)
+        limit = MAX_HEAD + 1 - self._head_len  # (base _head_find, written out: the head steps run a delta)
+        text, marker = self.scanner.find_within(_NAME_END, final, limit if limit > 0 else 0)
+        if text:
+            self._head_len += len(text)
+            self._head_parts.append(text)
         if marker is None:
             if self._head_len > MAX_HEAD:  # (_head_over, written out)  # too long for a head: content, read on as content after it
                 self._emit_content(self._head_text())
@@ -166,32 +178,51 @@ class Gemma4Parser(ToolParser):
         return True
 
     # ------------------------------------------------------------------ the arguments
+    # The steps between values read the scanner's buffer directly (skip_whitespace, match and at_end written
+    # out for their one-character marks and <|"|>: one Python call a step, not three or four).
     def _s_key_start(self, final: bool) -> bool:
-        self.scanner.skip_whitespace()
-        marker = self.scanner.match(_KEY_START_FIRST if self._first_key else _KEY_START, final)
-        if marker is PARTIAL:
-            return False
-        self._head_parts = []  # _head_begin(), written out
-        self._head_len = 0
-        if marker == "}":  # {} : an empty object
+        sc = self.scanner
+        buf, pos = sc._buf, sc._pos
+        if pos < len(buf) and buf[pos].isspace():
+            sc.skip_whitespace()
+            pos = sc._pos
+        if pos >= len(buf):
+            return False  # (final: _at_end abandons the call)
+        if buf[pos] == "}" and self._first_key:  # {} : an empty object
+            sc._pos = pos + 1
+            self._head_parts = []  # _head_begin(), written out
+            self._head_len = 0
             self._close_container("}")
-        elif marker == STRING_DELIM:
+        elif buf.startswith(STRING_DELIM, pos):
+            sc._pos = pos + len(STRING_DELIM)
+            self._head_parts = []
+            self._head_len = 0
             self._state = _S_QKEY
-        elif self.scanner.at_end():
-            return False  # final: _end_of_output abandons the call
+        elif not final and STRING_DELIM.startswith(buf[pos:]):
+            return False  # (a partial <|"|>)
         else:
+            self._head_parts = []
+            self._head_len = 0
             self._state = _S_KEY
             return True  # (text follows)
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return final or sc._pos < len(buf)
 
     def _s_key(self, final: bool) -> bool:
-        _, marker = self._head_find(_KEY_END, final)
+        limit = MAX_HEAD + 1 - self._head_len  # (base _head_find, written out)
+        text, marker = self.scanner.find_within(_KEY_END, final, limit if limit > 0 else 0)
         if marker is None:
+            if text:
+                self._head_len += len(text)
+                self._head_parts.append(text)
             if self._head_len > MAX_HEAD:  # (_head_over, written out)
                 self._fail(None, "a key longer than MAX_HEAD")
                 return True
             return False
-        key = self._head_text().strip()
+        if self._head_parts:  # (_head_text, written out: a key read in one step keeps no parts)
+            self._head_parts.append(text)
+            text = "".join(self._head_parts)
+            self._head_parts = []
+        key = text.strip()
         if marker != ":" or not key:
             self._fail(marker, "expected a key and ':'")
             return True
@@ -199,7 +230,11 @@ class Gemma4Parser(ToolParser):
         return final or self.scanner._pos < len(self.scanner._buf)
 
     def _s_qkey(self, final: bool) -> bool:
-        _, marker = self._head_find(_STRING_END, final)
+        limit = MAX_HEAD + 1 - self._head_len  # (base _head_find, written out)
+        text, marker = self.scanner.find_within(_STRING_END, final, limit if limit > 0 else 0)
+        if text:
+            self._head_len += len(text)
+            self._head_parts.append(text)
         if marker is None:
             if self._head_len > MAX_HEAD:  # (_head_over, written out)
                 self._fail(None, "a key longer than MAX_HEAD")
@@ -209,17 +244,19 @@ class Gemma4Parser(ToolParser):
         return final or self.scanner._pos < len(self.scanner._buf)
 
     def _s_colon(self, final: bool) -> bool:
-        self.scanner.skip_whitespace()
-        marker = self.scanner.match(_COLON, final)
-        if marker is PARTIAL:
+        sc = self.scanner
+        buf, pos = sc._buf, sc._pos
+        if pos < len(buf) and buf[pos].isspace():
+            sc.skip_whitespace()
+            pos = sc._pos
+        if pos >= len(buf):
             return False
-        if marker is None:
-            if self.scanner.at_end():
-                return False
+        if buf[pos] != ":":
             self._fail(None, "expected ':' after a key")
             return True
+        sc._pos = pos + 1
         self._emit_key(self._head_text())
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return final or pos + 1 < len(buf)
 
     def _emit_key(self, key: str) -> None:
         # the ", " before a later member was sent with its comma (_punctuation)
@@ -229,16 +266,30 @@ class Gemma4Parser(ToolParser):
         self._state = _S_VALUE
 
     def _s_value(self, final: bool) -> bool:
-        self.scanner.skip_whitespace()
-        marker = self.scanner.match(_VALUE_START, final)
-        if marker is PARTIAL:
+        sc = self.scanner
+        buf, pos = sc._buf, sc._pos
+        if pos < len(buf) and buf[pos].isspace():
+            sc.skip_whitespace()
+            pos = sc._pos
+        if pos >= len(buf):
             return False
+        marker = buf[pos]
+        if marker == "<":
+            if buf.startswith(STRING_DELIM, pos):
+                marker = STRING_DELIM
+            elif not final and STRING_DELIM.startswith(buf[pos:]):
+                return False  # (a partial <|"|>)
+        if marker == STRING_DELIM or marker == "{" or marker == "[":
+            sc._pos = pos + len(marker)
         if marker == STRING_DELIM:
             typing = self._typing if len(self._stack) == 1 else UNTYPED
             # a string for a parameter the schema says cannot be one: typed at its end
             self._buffered = typing.declared and "string" not in typing.types
-            self._tv = TypedValue(typing if self._buffered else UNTYPED)
-            self._emit_arguments(self._tv.head())
+            if self._buffered:
+                self._tv = TypedValue(typing)
+                self._emit_arguments(self._tv.head())
+            else:  # a streamed string: no writer of its own (TypedValue(UNTYPED)'s head, pieces and end written out)
+                self._emit_arguments('"')
             self._state = _S_STRING
         elif marker == "{":
             self._emit_arguments("{")
@@ -249,38 +300,60 @@ class Gemma4Parser(ToolParser):
             self._emit_arguments("[")
             self._stack.append(_ARR)
             self._state = _S_ARRAY_FIRST
-        elif self.scanner.at_end():
-            return False
         else:
             self._parts = []
             self._state = _S_LITERAL
             return True  # (text follows)
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return final or sc._pos < len(buf)
 
     def _s_array_first(self, final: bool) -> bool:
-        self.scanner.skip_whitespace()
-        marker = self.scanner.match(_ARRAY_EMPTY, final)
-        if marker is PARTIAL:
+        sc = self.scanner
+        buf, pos = sc._buf, sc._pos
+        if pos < len(buf) and buf[pos].isspace():
+            sc.skip_whitespace()
+            pos = sc._pos
+        if pos >= len(buf):
             return False
-        if marker == "]":
+        if buf[pos] == "]":
+            sc._pos = pos + 1
             self._close_container("]")
-        elif self.scanner.at_end():
-            return False
         else:
             self._state = _S_VALUE
         return True
 
     def _s_string(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_STRING_END, final)
+        sc = self.scanner  # (find(_STRING_END) written out: its one search, the per-delta step of a string)
+        buf, pos = sc._buf, sc._pos
+        hit = _STRING_SCAN(buf, pos)  # <|"|>, or a proper prefix of it ending the text
+        if hit is None:
+            at = -1
+            sc._pos = len(buf)
+            text = buf[pos:]
+        else:
+            at = hit.start()
+            text = buf[pos:at]
+            if hit.end() - at == len(STRING_DELIM):
+                sc._pos = at + len(STRING_DELIM)
+            else:  # the partial one: held back (read, with final)
+                sc._pos = len(buf) if final else at
+                if final:
+                    text = buf[pos:]
+                at = -1
         if text:
-            out = self._tv.feed(text)
-            if out:  # (a held value sends nothing until its end)
-                self._emit_arguments(out)
-        if marker is None:
+            if self._buffered:
+                out = self._tv.feed(text)
+                if out:  # (a held value sends nothing until its end)
+                    self._emit_arguments(out)
+            else:  # a streamed string: TypedValue.feed's json_fragment, written out
+                self._emit_arguments(json_string(text)[1:-1])
+        if at < 0:
             return False
-        tv, self._tv = self._tv, _NO_VALUE
-        self._buffered = False
-        self._emit_arguments(tv.end())
+        if self._buffered:
+            tv, self._tv = self._tv, _NO_VALUE
+            self._buffered = False
+            self._emit_arguments(tv.end())
+        else:
+            self._emit_arguments('"')
         self._state = _S_AFTER_VALUE
         return final or self.scanner._pos < len(self.scanner._buf)
 
@@ -307,17 +380,20 @@ class Gemma4Parser(ToolParser):
         return final or self.scanner._pos < len(self.scanner._buf)
 
     def _s_after_value(self, final: bool) -> bool:
-        self.scanner.skip_whitespace()
-        marker = self.scanner.match(_AFTER_VALUE, final)
-        if marker is PARTIAL:
+        sc = self.scanner
+        buf, pos = sc._buf, sc._pos
+        if pos < len(buf) and buf[pos].isspace():
+            sc.skip_whitespace()
+            pos = sc._pos
+        if pos >= len(buf):
             return False
-        if marker is None:
-            if self.scanner.at_end():
-                return False
+        marker = buf[pos]
+        if marker != "," and marker != "}" and marker != "]":
             self._fail(None, "expected ',' or a closing bracket")
             return True
+        sc._pos = pos + 1
         self._punctuation(marker)
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return final or pos + 1 < len(buf)
 
     def _punctuation(self, mark: str) -> None:
         if mark == ",":

@@ -62,7 +62,7 @@ SPECIAL_TOKENS = (BLOCK_OPEN, BLOCK_CLOSE)
 _CONTENT = markers(LAYOUT_NEWLINE + BLOCK_OPEN, BLOCK_OPEN)
 _TAG_END = markers(TAG_END)
 _IN_INVOKE = markers(PARAM_OPEN, INVOKE_CLOSE)
-_VALUE_END = markers(PARAM_CLOSE)
+_VALUE_SCAN = markers(PARAM_CLOSE).scan().search
 _AFTER_PARAM = markers(PARAM_OPEN, INVOKE_CLOSE)
 _AFTER_INVOKE = markers(INVOKE_OPEN, BLOCK_CLOSE, BLOCK_OPEN)
 
@@ -142,6 +142,21 @@ class MiniMaxBlocks(ToolParser):
 
     def _s_block(self, final: bool) -> bool:
         sc = self.scanner
+        buf, pos = sc._buf, sc._pos
+        opener = self.block_open
+        if buf.startswith(opener, pos):  # openers in a row (match, written out): each but the last opens no call
+            end = pos + len(opener)
+            while buf.startswith(opener, end):
+                end += len(opener)
+            sc._pos = end
+            if not self._block_has_call:  # the block read so far carries no call: content
+                self._emit_content("".join(self._raw) + buf[pos:end - len(opener)])
+            elif end - pos > len(opener):
+                self._emit_content(buf[pos:end - len(opener)])
+            self._raw = [opener]  # _open_block(opener), written out (the state stays)
+            self._block_has_call = False
+            self._head_len = 0
+            return final or end < len(buf)
         if self._block_has_call:  # layout between calls
             ws = sc.skip_whitespace()
             if ws:
@@ -241,30 +256,46 @@ class MiniMaxM2Parser(MiniMaxBlocks):
         self._state = _S_INVOKE
 
     def _s_invoke(self, final: bool) -> bool:
-        self.scanner.skip_whitespace()
-        marker = self.scanner.match(_IN_INVOKE, final)
-        if marker is PARTIAL:
-            return False
-        if marker == PARAM_OPEN:
-            self._head_begin()
+        sc = self.scanner
+        buf, pos = sc._buf, sc._pos  # (skip_whitespace and match written out for their common answers)
+        if pos < len(buf) and buf[pos].isspace():
+            sc.skip_whitespace()
+            pos = sc._pos
+        rest = len(buf) - pos
+        if buf.startswith(PARAM_OPEN, pos):
+            sc._pos = pos + len(PARAM_OPEN)
+            self._head_parts = []  # _head_begin(), written out
+            self._head_len = 0
             self._state = _S_KEY
-        elif marker == INVOKE_CLOSE:
+        elif buf.startswith(INVOKE_CLOSE, pos):
+            sc._pos = pos + len(INVOKE_CLOSE)
             self._close_call()
             self._state = _S_BLOCK
+        elif not final and rest < len(PARAM_OPEN) and (PARAM_OPEN.startswith(buf[pos:])
+                                                       or INVOKE_CLOSE.startswith(buf[pos:])):
+            return False  # a partial tag, or nothing unread (match's PARTIAL)
         else:
-            if self.scanner.at_end() or self._cut_by_end(final, _IN_INVOKE):
+            if rest <= 0 or self._cut_by_end(final, _IN_INVOKE):
                 return False
             self._fail("unexpected text inside <invoke>")
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return final or sc._pos < len(buf)
 
     def _s_key(self, final: bool) -> bool:
-        _, marker = self._head_find(_TAG_END, final)
+        limit = MAX_HEAD + 1 - self._head_len  # (base _head_find, written out: a step a delta)
+        text, marker = self.scanner.find_within(_TAG_END, final, limit if limit > 0 else 0)
         if marker is None:
-            if self._head_over():
+            if text:
+                self._head_len += len(text)
+                self._head_parts.append(text)
+            if self._head_len > MAX_HEAD:  # (_head_over, written out)
                 self._fail("a parameter name longer than MAX_HEAD")
                 return True
             return False
-        key = self._head_text()
+        key = text
+        if self._head_parts:  # (_head_text, written out: a name read in one step keeps no parts)
+            self._head_parts.append(text)
+            key = "".join(self._head_parts)
+            self._head_parts = []
         if _KEY.fullmatch(key) is None:
             self._fail(f"bad parameter name {key!r}")
             return True
@@ -277,11 +308,33 @@ class MiniMaxM2Parser(MiniMaxBlocks):
         return final or self.scanner._pos < len(self.scanner._buf)
 
     def _s_value(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_VALUE_END, final)
-        self._value_text(text)
-        if marker is None:
+        sc = self.scanner  # (find(_VALUE_END) written out: its one search, the per-delta step of a value)
+        buf, pos = sc._buf, sc._pos
+        hit = _VALUE_SCAN(buf, pos)  # </parameter>, or a proper prefix of it ending the text
+        if hit is None:
+            at = -1
+            sc._pos = len(buf)
+            text = buf[pos:]
+        else:
+            at = hit.start()
+            text = buf[pos:at]
+            if hit.end() - at == len(PARAM_CLOSE):
+                sc._pos = at + len(PARAM_CLOSE)
+            else:  # the partial one: held back (read, with final)
+                sc._pos = len(buf) if final else at
+                if final:
+                    text = buf[pos:]
+                at = -1
+        if text:  # (_value_text, written out)
+            if self._tv.mode == "string":  # a streamed string: TypedValue.feed's json_fragment, written out
+                self._emit_arguments(json_string(text)[1:-1])
+            else:
+                out = self._tv.feed(text)
+                if out:  # (a held value sends nothing until its end)
+                    self._emit_arguments(out)
+        if at < 0:
             return False
-        self._pending = [marker]
+        self._pending = [PARAM_CLOSE]
         self._confirm_ws.clear()
         self._state = _S_CLOSE1
         return final or self.scanner._pos < len(self.scanner._buf)
@@ -293,7 +346,14 @@ class MiniMaxM2Parser(MiniMaxBlocks):
                 self._emit_arguments(out)
 
     def _s_close1(self, final: bool) -> bool:
-        marker = self._confirm(_AFTER_PARAM, final)
+        sc = self.scanner
+        buf, pos = sc._buf, sc._pos
+        if pos < len(buf) and not buf[pos].isspace():  # no whitespace to hold: _confirm is the match
+            marker = sc.match(_AFTER_PARAM, final)
+        elif pos >= len(buf) and not final:
+            return False  # (nothing unread: _confirm's PARTIAL)
+        else:
+            marker = self._confirm(_AFTER_PARAM, final)
         if marker is PARTIAL:
             return False
         if marker == PARAM_OPEN:
@@ -309,13 +369,18 @@ class MiniMaxM2Parser(MiniMaxBlocks):
         return final or self.scanner._pos < len(self.scanner._buf)
 
     def _s_close2(self, final: bool) -> bool:
-        if self._cut_by_end(final, _AFTER_INVOKE):  # the end of the output (or a cut tag) follows </invoke>
+        if final and self._cut_by_end(final, _AFTER_INVOKE):  # the end of the output (or a cut tag) follows </invoke>
             self._confirm_ws.clear()
             self._end_value()
             self._close_call()
             self._state = _S_BLOCK
             return False
-        marker = self._confirm(_AFTER_INVOKE, final)
+        sc = self.scanner
+        buf, pos = sc._buf, sc._pos
+        if pos < len(buf) and not buf[pos].isspace():  # no whitespace to hold: _confirm is the match
+            marker = sc.match(_AFTER_INVOKE, final)
+        else:
+            marker = self._confirm(_AFTER_INVOKE, final)
         if marker is PARTIAL:
             return False
         if marker is None:

@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import logging
 import re
-from functools import lru_cache
 from collections.abc import Mapping  # (isinstance without typing's layer)
 from typing import Any
 
 from . import register
-from .base import json_fragment
+from .base import MAX_HEAD, json_fragment
 from .minimax import MiniMaxBlocks
-from .scanner import PARTIAL, Markers, lazy_markers, markers
+from .scanner import PARTIAL, markers
 from .schema import UNTYPED, Typing, json_string, resolve_schema, schema_typing, tool_parameters, typed_json
 
 log = logging.getLogger(__name__)
@@ -68,21 +67,12 @@ def close_tag(name: str) -> str:
     return f"{ELEMENT_OPEN}/{name}>"
 
 
-@lru_cache(maxsize=4096)
-def _closer(name: str) -> Markers:
-    return lazy_markers(close_tag(name))
-
-
-@lru_cache(maxsize=4096)
-def _closer_or_child(name: str) -> Markers:
-    return lazy_markers(close_tag(name), ELEMENT_OPEN)
-
-
 _CONTENT = markers(LAYOUT_NEWLINE + BLOCK_OPEN, BLOCK_OPEN, THINK_OPEN, THINK_CLOSE)
 _THINK = markers(THINK_CLOSE)
 _ELEMENT = markers(ELEMENT_OPEN)
 _HEAD_END = markers(">")
 _NS = markers(NS)
+_CLOSE_SCAN = markers(ELEMENT_OPEN + "/").scan().search  # a closing tag's start, or a proper prefix of it ending the text
 
 _KEY = re.compile(r"[^\s<>/][^<>\n]*")
 
@@ -90,10 +80,11 @@ _KEY = re.compile(r"[^\s<>/][^<>\n]*")
 class _Frame:
     """One open element: its name, schema, typing and what it turned out to be."""
 
-    __slots__ = ("name", "spec", "typing", "kind", "count", "keys", "parts")
+    __slots__ = ("name", "spec", "typing", "kind", "count", "keys", "parts", "closer")
 
     def __init__(self, name: str, spec: Any, typing: Typing, kind: str) -> None:
         self.name = name
+        self.closer = ELEMENT_OPEN + "/" + name + ">"  # its closing tag (close_tag)
         self.spec = spec
         self.typing = typing
         self.kind = kind  # "open" (undecided), "string", "typed", "list?" (container, first child next), "object", "array"
@@ -180,25 +171,38 @@ class MiniMaxM3Parser(MiniMaxBlocks):
         self._state = "body"
 
     # ------------------------------------------------------------------ inside a call
+    # The steps between elements read the scanner's buffer directly (skip_whitespace, match, _head_find
+    # written out for the namespace's tags: one Python call a step, and no marker set per element name).
     def _s_body(self, final: bool) -> bool:
         sc = self.scanner
-        sc.skip_whitespace()
-        marker = sc.match(_ELEMENT, final)
-        if marker is PARTIAL:
+        buf, pos = sc._buf, sc._pos
+        if pos < len(buf) and buf[pos].isspace():
+            sc.skip_whitespace()
+            pos = sc._pos
+        if buf.startswith(ELEMENT_OPEN, pos):
+            sc._pos = pos + len(ELEMENT_OPEN)
+            self._head_parts = []  # _head_begin(), written out
+            self._head_len = 0
+            self._state = "tag"
+            return final or sc._pos < len(buf)  # (every state only reads: nothing unread, it would wait)
+        if not final and len(buf) - pos < len(ELEMENT_OPEN) and ELEMENT_OPEN.startswith(buf[pos:]):
+            return False  # a partial tag, or nothing unread (match's PARTIAL)
+        if pos >= len(buf) or self._cut_by_end(final, _ELEMENT):
             return False
-        if marker is None:
-            if sc.at_end() or self._cut_by_end(final, _ELEMENT):
-                return False
-            return self._fail("text beside elements")
-        self._head_begin()
-        self._state = "tag"
-        return final or sc._pos < len(sc._buf)  # (every state only reads: nothing unread, it would wait)
+        return self._fail("text beside elements")
 
     def _s_tag(self, final: bool) -> bool:
-        _, marker = self._head_find(_HEAD_END, final)
+        limit = MAX_HEAD + 1 - self._head_len  # (base _head_find, written out)
+        name, marker = self.scanner.find_within(_HEAD_END, final, limit if limit > 0 else 0)
         if marker is None:
-            return self._fail("a tag longer than MAX_HEAD") if self._head_over() else False
-        name = self._head_text()
+            if name:
+                self._head_len += len(name)
+                self._head_parts.append(name)
+            return self._fail("a tag longer than MAX_HEAD") if self._head_len > MAX_HEAD else False
+        if self._head_parts:  # (_head_text, written out: a tag read in one step keeps no parts)
+            self._head_parts.append(name)
+            name = "".join(self._head_parts)
+            self._head_parts = []
         parent = self._frames[-1]
         if name.startswith("/"):
             if name[1:] != parent.name or parent.kind == "list?":
@@ -236,15 +240,29 @@ class MiniMaxM3Parser(MiniMaxBlocks):
     def _s_opened(self, final: bool) -> bool:
         sc = self.scanner
         frame = self._frames[-1]
-        frame.parts.append(sc.skip_whitespace())
-        marker = sc.match(_closer_or_child(frame.name), final)
-        if marker is PARTIAL:
-            return False
-        if marker == ELEMENT_OPEN:  # a child's tag, or (not yet whole) this element's own closing tag
-            rest, own = sc.peek(len(frame.name) + 2), "/" + frame.name + ">"
-            if not final and len(rest) < len(own) and own.startswith(rest):
-                sc.unread(len(marker))
+        buf, pos = sc._buf, sc._pos
+        if pos < len(buf) and buf[pos].isspace():
+            frame.parts.append(sc.skip_whitespace())
+            pos = sc._pos
+        # the element's closing tag or a child's tag (match written out on the two tags; a partial
+        # namespace or nothing unread waits)
+        if pos >= len(buf) or (len(buf) - pos < len(ELEMENT_OPEN) and ELEMENT_OPEN.startswith(buf[pos:])):
+            if not final:
                 return False
+            marker = None
+        elif buf.startswith(frame.closer, pos):
+            marker = frame.closer
+            sc._pos = pos + len(marker)
+        elif buf.startswith(ELEMENT_OPEN, pos):
+            marker = ELEMENT_OPEN
+        else:
+            marker = None
+        if marker == ELEMENT_OPEN:  # a child's tag, or (not yet whole) this element's own closing tag
+            rest = buf[pos + len(ELEMENT_OPEN):pos + len(frame.closer)]
+            if not final and len(rest) < len(frame.closer) - len(ELEMENT_OPEN) and \
+                    frame.closer.startswith(rest, len(ELEMENT_OPEN)):
+                return False
+            sc._pos = pos + len(ELEMENT_OPEN)
             # a container: its first child's tag follows
             frame.kind = "list?"
             frame.parts = []
@@ -311,10 +329,37 @@ class MiniMaxM3Parser(MiniMaxBlocks):
             frame.parts = []
 
     def _s_text(self, final: bool) -> bool:
+        # scanner.find of the one closing tag, written out: one search (compiled once) for any closing tag's
+        # start, then the element's own compared (no pattern to compile per element name, no Python call)
         frame = self._frames[-1]
-        text, marker = self.scanner.find(_closer(frame.name), final)
-        self._text_piece(frame, text)
-        if marker is None:
+        sc = self.scanner
+        buf, pos = sc._buf, sc._pos
+        closer = frame.closer
+        at = pos
+        while True:
+            hit = _CLOSE_SCAN(buf, at)
+            if hit is None:
+                at = len(buf)
+                found = False
+                break
+            at = hit.start()
+            if buf.startswith(closer, at):
+                found = True
+                break
+            if closer.startswith(buf[at:]):  # a proper prefix of it ends the text: held back (read, with final)
+                if final:
+                    at = len(buf)
+                found = False
+                break
+            at += 1  # another element's closing tag: text of this one
+        text = buf[pos:at]
+        sc._pos = at + len(closer) if found else at
+        if text:  # (_text_piece, written out)
+            if frame.kind == "string":
+                self._emit_arguments(json_string(text)[1:-1])  # (json_fragment written out)
+            else:
+                frame.parts.append(text)
+        if not found:
             return False
         self._confirm_ws.clear()
         self._state = "confirm"
@@ -329,6 +374,13 @@ class MiniMaxM3Parser(MiniMaxBlocks):
 
     def _s_confirm(self, final: bool) -> bool:
         sc = self.scanner
+        buf, pos = sc._buf, sc._pos
+        if buf.startswith(NS, pos):  # (_confirm's answer at once: the namespace, here left unread)
+            self._confirm_ws.clear()
+            self._end_text()
+            return True
+        if pos >= len(buf) and not final:
+            return False  # (nothing unread: _confirm's PARTIAL)
         marker = self._confirm(_NS, final)
         if marker is PARTIAL:
             return False

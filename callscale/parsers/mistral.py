@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from . import register
-from .base import ToolParser, json_text
+from .base import MAX_HEAD, ToolParser, json_text
 from .jsonscan import RawArguments, json_object
 from .scanner import PARTIAL, markers
 
@@ -33,6 +33,7 @@ _M_TOKEN = markers(*SPECIAL_TOKENS)
 _M_NAME = markers(ARGS, CALL_ID, TOOL_CALLS, THINK, THINK_END, "{")
 _M_ID = markers(ARGS, CALL_ID, TOOL_CALLS, THINK, THINK_END)
 _BLANK = re.compile(r"\s*")
+_SPACED = re.compile(r"\s")
 
 # states: the _s_<state> methods
 _CONTENT, _THINKING, _HEAD, _NAME, _ID, _ARGS_START, _ARGS, _ARRAY, _ITEM, _BROKEN = (
@@ -80,6 +81,11 @@ class MistralParser(ToolParser):
         self._emit_content(text)
         if marker is None:
             return False
+        if marker == TOOL_CALLS:  # (_at_token, written out; a state that only reads waits for text: not run)
+            self._head_parts = []  # _head_begin(), written out
+            self._head_len = 0
+            self._state = _HEAD
+            return final or self.scanner._pos < len(self.scanner._buf)
         if marker in (ARGS, CALL_ID, THINK_END):
             return True  # stray: dropped
         return self._at_token(marker)
@@ -95,13 +101,24 @@ class MistralParser(ToolParser):
     def _s_head(self, final: bool) -> bool:
         """Right after ``[TOOL_CALLS]``: the array form, or a name."""
         scanner = self.scanner
-        if scanner.peek(1).isspace():
+        buf, pos = scanner._buf, scanner._pos  # (peek and at_end written out: the per-delta path)
+        if buf.startswith(TOOL_CALLS, pos):  # openers in a row: each with nothing after it, dropped
+            pos += len(TOOL_CALLS)
+            while buf.startswith(TOOL_CALLS, pos):
+                pos += len(TOOL_CALLS)
+            scanner._pos = pos
+            self._head_parts = []  # (_head_text dropped, _head_begin: the last opener's head is read on)
+            self._head_len = 0
+            if pos >= len(buf) and not final:
+                return False
+        if buf[pos:pos + 1].isspace():
             self._head_run(_BLANK, final)
-        if scanner.at_end():
+            pos = scanner._pos
+        if pos >= len(buf):
             if final:
                 return self._no_call(None, final)
             return False
-        if scanner.peek(1) == "[":
+        if buf[pos] == "[":
             hit = scanner.match(_M_TOKEN, final)
             if hit is PARTIAL:
                 return False
@@ -118,19 +135,24 @@ class MistralParser(ToolParser):
         return True
 
     def _s_name(self, final: bool) -> bool:
-        marker, decided = self._read_head(_M_NAME, final)
-        if not decided:
+        limit = MAX_HEAD + 1 - self._head_len  # (_read_head and base _head_find, written out: a step a delta)
+        text, marker = self.scanner.find_within(_M_NAME, final, limit if limit > 0 else 0)
+        if text:
+            self._head_len += len(text)
+            self._head_parts.append(text)
+        if marker is None and not final and self._head_len <= MAX_HEAD:
             return False
         raw = self._head_text()
         name = raw.strip()
-        if marker not in (ARGS, CALL_ID, "{") or not name or any(c.isspace() for c in name):
+        spaced = _SPACED.search(name) is not None
+        if marker not in (ARGS, CALL_ID, "{") or not name or spaced:
             if marker == "{":
                 raw += marker
                 marker = None
             elif marker in (ARGS, CALL_ID, THINK_END):
                 marker = None
             # cut by the end of the output only while it may still be a name (prose has spaces)
-            return self._no_call(marker, final and not any(c.isspace() for c in name), raw)
+            return self._no_call(marker, final and not spaced, raw)
         self._name = name
         if marker == CALL_ID:
             self._head_begin(raw)  # the call id: its own bounded head, after the name's text
@@ -143,7 +165,7 @@ class MistralParser(ToolParser):
             self._state = _ARGS
         else:
             self._state = _ARGS_START
-        return True
+        return final or self.scanner._pos < len(self.scanner._buf)  # (both states only read)
 
     def _s_id(self, final: bool) -> bool:
         marker, decided = self._read_head(_M_ID, final)
@@ -159,26 +181,32 @@ class MistralParser(ToolParser):
 
     def _s_args_start(self, final: bool) -> bool:
         scanner = self.scanner
-        scanner.skip_whitespace()
-        if scanner.at_end():
+        buf, pos = scanner._buf, scanner._pos  # (skip_whitespace, at_end and peek written out)
+        if pos < len(buf) and buf[pos].isspace():
+            scanner.skip_whitespace()
+            pos = scanner._pos
+        if pos >= len(buf):
             if final:
                 self._abandon_call()
                 self._state = _CONTENT
                 return True
             return False
-        if scanner.peek(1) != "{":
+        if buf[pos] != "{":
             self._abandon_call()
             self._state = _CONTENT
             return True
         self._state = _ARGS
-        return True
+        return self._s_args(final)
 
     def _s_args(self, final: bool) -> bool:
         scanner = self.scanner
-        send, used = self._args.feed(scanner.rest(), stop_at_close=True)
-        scanner.take(used)
-        self._emit_arguments(send)
-        v = self._args.json  # (its flags read here: RawArguments.broken() and .closed, without the calls)
+        buf, pos = scanner._buf, scanner._pos  # (rest and take written out: the per-delta step of a call)
+        args = self._args
+        send, used = args.feed(buf[pos:] if pos else buf, stop_at_close=True)
+        scanner._pos = pos + used
+        if send:
+            self._emit_arguments(send)
+        v = args.json  # (its flags read here: RawArguments.broken() and .closed, without the calls)
         if v.failed and not v.closed:  # the text stopped being JSON: a broken call (DESIGN.md)
             self._break_call()
             self._rest = self._args.rest_tracker()
