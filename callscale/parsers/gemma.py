@@ -113,14 +113,13 @@ class Gemma4Parser(ToolParser):
 
     # ------------------------------------------------------------------ outside a call
     # Each state returns True when it moved on (run again), False when it needs more text.
-    # Every state only reads: with nothing unread and more text to come it returns False, so
-    # a step that moved on returns ``final or self.scanner._pos < len(self.scanner._buf)`` (no call of the next state).
+    # Every state only reads (the waiting rule: callscale/parsers/README.md).
     # Content: base ``_s_content`` over ``_content_markers``.
     def _open(self, opener: str, final: bool) -> bool:
         self._head_parts = [opener]  # _head_begin(opener), written out
         self._head_len = 0
         self._state = _S_PREFIX
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return True
 
     def _s_prefix(self, final: bool) -> bool:
         sc = self.scanner
@@ -130,7 +129,7 @@ class Gemma4Parser(ToolParser):
             self._head_parts.append(CALL_PREFIX)
             self._head_len = len(CALL_PREFIX)  # the head (MAX_HEAD) is call:NAME
             self._state = _S_NAME
-            return final or sc._pos < len(buf)
+            return True
         if buf.startswith(CALL_OPEN, pos):  # openers in a row: each but the last is no call, content
             end = pos + len(CALL_OPEN)
             while buf.startswith(CALL_OPEN, end):
@@ -168,7 +167,7 @@ class Gemma4Parser(ToolParser):
             self._stack = [_OBJ]
             self._first_key = True
             self._state = _S_KEY_START
-            return final or self.scanner._pos < len(self.scanner._buf)
+            return True
         self._emit_content(head)
         if marker == CALL_OPEN:
             self._open(marker, final)
@@ -205,7 +204,7 @@ class Gemma4Parser(ToolParser):
             self._head_len = 0
             self._state = _S_KEY
             return True  # (text follows)
-        return final or sc._pos < len(buf)
+        return True
 
     def _s_key(self, final: bool) -> bool:
         limit = MAX_HEAD + 1 - self._head_len  # (base _head_find, written out)
@@ -227,7 +226,7 @@ class Gemma4Parser(ToolParser):
             self._fail(marker, "expected a key and ':'")
             return True
         self._emit_key(key)
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return True
 
     def _s_qkey(self, final: bool) -> bool:
         limit = MAX_HEAD + 1 - self._head_len  # (base _head_find, written out)
@@ -241,7 +240,7 @@ class Gemma4Parser(ToolParser):
                 return True
             return False
         self._state = _S_COLON
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return True
 
     def _s_colon(self, final: bool) -> bool:
         sc = self.scanner
@@ -304,7 +303,7 @@ class Gemma4Parser(ToolParser):
             self._parts = []
             self._state = _S_LITERAL
             return True  # (text follows)
-        return final or sc._pos < len(buf)
+        return True
 
     def _s_array_first(self, final: bool) -> bool:
         sc = self.scanner
@@ -355,7 +354,7 @@ class Gemma4Parser(ToolParser):
         else:
             self._emit_arguments('"')
         self._state = _S_AFTER_VALUE
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return True
 
     def _s_literal(self, final: bool) -> bool:
         text, marker = self.scanner.find(_LITERAL_END, final)
@@ -377,7 +376,7 @@ class Gemma4Parser(ToolParser):
             literal = json_text(value) if ok else literal
         self._emit_arguments(literal)
         self._punctuation(marker)
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return True
 
     def _s_after_value(self, final: bool) -> bool:
         sc = self.scanner

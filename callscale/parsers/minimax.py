@@ -127,12 +127,11 @@ class MiniMaxBlocks(ToolParser):
         self._block_has_call = False
         self._head_len = 0
 
-    # Every state only reads: with nothing unread and more text to come it returns False, so a
-    # step that moved on returns ``final or self.scanner._pos < len(self.scanner._buf)`` (no call of the next state).
+    # Every state only reads (the waiting rule: callscale/parsers/README.md).
     def _open(self, marker: str, final: bool) -> bool:
         """A block opener in content (base ``_s_content`` over ``_content_markers``)."""
         self._open_block(marker)
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return True
 
     def _not_a_call(self, *more: str) -> None:
         """What was read of the block (and ``more``) is content; read on as content."""
@@ -177,7 +176,7 @@ class MiniMaxBlocks(ToolParser):
             self._head_parts = []  # the head counts the block's first whitespace and the opener (MAX_HEAD)
             self._head_len = 0 if self._block_has_call else self._head_len + len(marker)
             self._state = "name"
-            return final or sc._pos < len(sc._buf)
+            return True
         elif marker == self.block_close:
             if not self._block_has_call:  # an empty block carries no call: content
                 self._emit_content("".join(self._raw) + marker)
@@ -187,7 +186,7 @@ class MiniMaxBlocks(ToolParser):
             if not self._block_has_call:
                 self._emit_content("".join(self._raw))
             self._open_block(marker)
-            return final or sc._pos < len(sc._buf)
+            return True
         else:  # not a call: what was read of the block is content
             if sc.at_end() or self._cut_by_end(final, self.block_markers):
                 return False  # final, nothing more: the output cut the block (no content)
@@ -210,7 +209,7 @@ class MiniMaxBlocks(ToolParser):
         self._call_name = name
         self._begin_call(name)
         self._invoke_started()
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return True
 
 
 @register("minimax_m2")
@@ -278,7 +277,7 @@ class MiniMaxM2Parser(MiniMaxBlocks):
             if rest <= 0 or self._cut_by_end(final, _IN_INVOKE):
                 return False
             self._fail("unexpected text inside <invoke>")
-        return final or sc._pos < len(buf)
+        return True
 
     def _s_key(self, final: bool) -> bool:
         limit = MAX_HEAD + 1 - self._head_len  # (base _head_find, written out: a step a delta)
@@ -305,7 +304,7 @@ class MiniMaxM2Parser(MiniMaxBlocks):
         self._n_params += 1
         self._emit_arguments(head + json_string(key) + ": " + self._tv.head())
         self._state = _S_VALUE
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return True
 
     def _s_value(self, final: bool) -> bool:
         sc = self.scanner  # (find(_VALUE_END) written out: its one search, the per-delta step of a value)
@@ -337,7 +336,7 @@ class MiniMaxM2Parser(MiniMaxBlocks):
         self._pending = [PARAM_CLOSE]
         self._confirm_ws.clear()
         self._state = _S_CLOSE1
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return True
 
     def _value_text(self, text: str) -> None:
         if text:
@@ -366,7 +365,7 @@ class MiniMaxM2Parser(MiniMaxBlocks):
             self._state = _S_CLOSE2
         else:  # the closing tag was value text
             self._reject_close()
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return True
 
     def _s_close2(self, final: bool) -> bool:
         if final and self._cut_by_end(final, _AFTER_INVOKE):  # the end of the output (or a cut tag) follows </invoke>
@@ -397,7 +396,7 @@ class MiniMaxM2Parser(MiniMaxBlocks):
             self._state = _S_CONTENT
         else:
             self._open_block(marker)
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return True
 
     # ------------------------------------------------------------------ helpers
     def _reject_close(self) -> None:

@@ -157,7 +157,7 @@ class MiniMaxM3Parser(MiniMaxBlocks):
             self._state = "think"
         elif marker != THINK_CLOSE:
             self._open_block(marker)
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return True
 
     def _invoke_started(self) -> None:
         cache = self._cache()
@@ -184,7 +184,7 @@ class MiniMaxM3Parser(MiniMaxBlocks):
             self._head_parts = []  # _head_begin(), written out
             self._head_len = 0
             self._state = "tag"
-            return final or sc._pos < len(buf)  # (every state only reads: nothing unread, it would wait)
+            return True
         if not final and len(buf) - pos < len(ELEMENT_OPEN) and ELEMENT_OPEN.startswith(buf[pos:]):
             return False  # a partial tag, or nothing unread (match's PARTIAL)
         if pos >= len(buf) or self._cut_by_end(final, _ELEMENT):
@@ -235,7 +235,7 @@ class MiniMaxM3Parser(MiniMaxBlocks):
             if head:
                 self._emit_arguments(head)
             self._state = "opened"
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return True
 
     def _s_opened(self, final: bool) -> bool:
         sc = self.scanner
@@ -363,7 +363,7 @@ class MiniMaxM3Parser(MiniMaxBlocks):
             return False
         self._confirm_ws.clear()
         self._state = "confirm"
-        return final or self.scanner._pos < len(self.scanner._buf)
+        return True
 
     def _text_piece(self, frame: _Frame, text: str) -> None:
         if text:

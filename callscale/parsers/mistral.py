@@ -85,7 +85,7 @@ class MistralParser(ToolParser):
             self._head_parts = []  # _head_begin(), written out
             self._head_len = 0
             self._state = _HEAD
-            return final or self.scanner._pos < len(self.scanner._buf)
+            return True
         if marker in (ARGS, CALL_ID, THINK_END):
             return True  # stray: dropped
         return self._at_token(marker)
@@ -165,7 +165,7 @@ class MistralParser(ToolParser):
             self._state = _ARGS
         else:
             self._state = _ARGS_START
-        return final or self.scanner._pos < len(self.scanner._buf)  # (both states only read)
+        return True
 
     def _s_id(self, final: bool) -> bool:
         marker, decided = self._read_head(_M_ID, final)
