@@ -100,12 +100,13 @@ class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
         self._rest = JsonTracker()  # a broken call's JSON state, to find the end of its object
 
     def _open_call_object(self, before: str) -> None:
-        """A ``{`` was read (``before``: held separator text): start a candidate call object."""
-        self._open_object(before)
-        self._raw.append("{")
-        self._lexer = JsonCallLexer(self.argument_keys)
-        self._lexer.feed("{", pause=True)
-        self._obj_head = 1  # (_open_object entered state _JSON)
+        """A ``{`` was just read (``before``: held separator text): start a candidate call object there.
+
+        The ``{`` is stepped back over (it was read in this delta), so the call reader reads the object
+        from its first character, as after Qwen3's opener.
+        """
+        self.scanner._pos -= 1  # (unread(1): the "{" was consumed by the caller, in this delta)
+        self._open_object(before)  # (enters state _JSON)
 
     def _not_a_call(self, final: bool = False) -> None:
         """The candidate is no call: its text is content (a head the end of the output cut is dropped).
