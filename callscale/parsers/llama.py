@@ -213,6 +213,8 @@ _CLOSER = {_CALL: ")", _LIST: "]", _TUPLE: ")", _DICT: "}"}
 _JSON_CLOSER = {_CALL: "}", _LIST: "]", _TUPLE: "]", _DICT: "}"}
 
 _WORD_RUN = re.compile(r"\w*")  # (\w: str.isalnum() or "_", the same test)
+_DQ_TEXT = re.compile(r'[^"\\]*')  # a one-quote string's text up to its quote or a backslash
+_SQ_TEXT = re.compile(r"[^'\\]*")
 _NAME_RUN = re.compile(r"[\w.-]*")
 _NUMBER_RUN = re.compile(r"[0-9A-Za-z_.+\-]*")
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -301,98 +303,106 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         return True
 
     def _s_head(self, final: bool) -> bool:
+        """Read head characters of the unread text: up to one more than a head may hold (the check below
+        sees the character that makes it too long), from one bounded slice of the scanner's buffer (peek
+        and take written out); a run of name or key characters is read in one match, within the bound."""
         sc = self.scanner
-        # the head's characters from one bounded peek (one more than a head may hold: the check below
-        # sees the character that makes it too long), then one take of what was read
-        pos = sc._pos  # (peek and take written out: the buffer read directly)
-        used, go_on = self._read_head(sc._buf[pos:pos + MAX_HEAD + 2 - self._head_len], final)
-        sc._pos = pos + used
-        return go_on
-
-    def _head_word(self, run: "re.Pattern[str]", text: str, i: int) -> int:
-        """Read the run of word characters (``run``) from ``text[i]`` into the head, within its bound;
-        where it ends."""
-        j = run.match(text, i, i + MAX_HEAD + 1 - self._head_len).end()
-        piece = text[i:j]
-        self._word += piece
-        self._head_parts.append(piece)
-        self._head_len += j - i
-        return j
-
-    def _read_head(self, text: str, final: bool) -> tuple[int, bool]:
-        """Read head characters of ``text`` (unread text, from the current position): ``(characters
-        consumed, go on)``; the caller takes them from the scanner (nothing here reads it)."""
+        pos = sc._pos
+        text = sc._buf[pos:pos + MAX_HEAD + 2 - self._head_len]
+        parts = self._head_parts
         i = 0
         n = len(text)
         while True:
             if i == n:  # (every unread character read: the end of the buffer)
-                return i, (self._no_call() if final else False)
+                sc._pos = pos + i
+                return self._no_call() if final else False
             c = text[i]
             if self._head_len >= MAX_HEAD + 1:
-                return i, self._no_call()
+                sc._pos = pos + i
+                return self._no_call()
             step = self._step
-            space = c.isspace()
-            if step == _H_NAME0:
-                if space:
+            if step == _H_NAME or step == _H_KEY:
+                if c.isalnum() or c == "_" or (step == _H_NAME and c in ".-"):  # the run from here, in one match
+                    j = (_NAME_RUN if step == _H_NAME else _WORD_RUN).match(
+                        text, i, i + MAX_HEAD + 1 - self._head_len).end()
+                    piece = text[i:j]
+                    self._word += piece
+                    parts.append(piece)
+                    self._head_len += j - i
+                    i = j
+                    continue
+                if step == _H_NAME:
+                    if c == "(" or c.isspace():
+                        self._name = self._word
+                        self._step = _H_KEY0 if c == "(" else _H_PAREN
+                    else:
+                        sc._pos = pos + i
+                        return self._no_call()
+                elif c == "=":
+                    return self._head_key_done(sc, pos + i + 1)
+                elif c.isspace():
+                    self._step = _H_EQ
+                else:
+                    sc._pos = pos + i
+                    return self._no_call()
+            elif step == _H_NAME0:
+                if c.isspace():
                     pass
-                elif _is_name_start(c):
+                elif c.isalpha() or c == "_":  # (_is_name_start)
                     self._word = c
                     self._step = _H_NAME
                 elif c == "]" and not self._first:  # a trailing comma: the list ends
                     self._head_parts = []
                     self._state = _CONTENT
-                    return i + 1, True
+                    sc._pos = pos + i + 1
+                    return True
                 else:
-                    return i, self._no_call()
-            elif step == _H_NAME:
-                if c.isalnum() or c in "_.-":  # the run of name characters from here, in one match (within the bound)
-                    i = self._head_word(_NAME_RUN, text, i)
-                    continue
-                elif c == "(" or space:
-                    self._name = self._word
-                    self._step = _H_KEY0 if c == "(" else _H_PAREN
-                else:
-                    return i, self._no_call()
+                    sc._pos = pos + i
+                    return self._no_call()
             elif step == _H_PAREN:
                 if c == "(":
                     self._step = _H_KEY0
-                elif not space:
-                    return i, self._no_call()
+                elif not c.isspace():
+                    sc._pos = pos + i
+                    return self._no_call()
             elif step == _H_KEY0:
                 if c == ")":
+                    sc._pos = pos + i + 1
                     self._head_parts = []
                     self._begin_call(self._name)
                     self._emit_arguments("{}")
                     self._end_call()
                     self._confirm_ws.clear()
                     self._state = _AFTER_CALL
-                    return i + 1, True
-                if _is_name_start(c):
+                    return True
+                if c.isalpha() or c == "_":  # (_is_name_start)
                     self._word = c
                     self._step = _H_KEY
-                elif not space:
-                    return i, self._no_call()
-            else:  # _H_KEY, _H_EQ
+                elif not c.isspace():
+                    sc._pos = pos + i
+                    return self._no_call()
+            else:  # _H_EQ
                 if c == "=":
-                    self._head_parts = []
-                    self._begin_call(self._name)
-                    self._emit_arguments('{"' + json_fragment(self._word) + '": ')
-                    self._stack = [_CALL]
-                    self._expect = _E_VALUE
-                    self._can_close = False
-                    self._comma = False
-                    self._state = _ARGS
-                    return i + 1, True
-                if step == _H_KEY and (c.isalnum() or c == "_"):  # the key's run, as the name's
-                    i = self._head_word(_WORD_RUN, text, i)
-                    continue
-                elif space:
-                    self._step = _H_EQ
-                else:
-                    return i, self._no_call()
+                    return self._head_key_done(sc, pos + i + 1)
+                if not c.isspace():
+                    sc._pos = pos + i
+                    return self._no_call()
             i += 1
-            self._head_parts.append(c)
+            parts.append(c)
             self._head_len += 1
+
+    def _head_key_done(self, sc: MarkerScanner, pos: int) -> bool:
+        """The head's ``=`` was read (the scanner goes on at ``pos``): the call starts, its arguments with the key."""
+        sc._pos = pos
+        self._head_parts = []
+        self._begin_call(self._name)
+        self._emit_arguments('{"' + json_fragment(self._word) + '": ')
+        self._stack = [_CALL]
+        self._expect = _E_VALUE
+        self._can_close = False
+        self._comma = False
+        self._state = _ARGS
+        return True
 
     # ------------------------------------------------------------------ arguments
     def _malformed(self, word: str = "", final: bool = False) -> bool:
@@ -475,20 +485,79 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                 self._emit_arguments(self._key_text + ": ")
                 self._key_text = ""
                 self._expect = _E_VALUE
-            elif expect == _E_KEY:
-                if top == _CALL:
-                    if not (c.isalpha() or c == "_"):  # (_is_name_start)
-                        return self._malformed()
-                    self._element()
-                    return self._start_run(_WORD, "key")
+            elif expect == _E_KEY and top == _CALL:
+                if not (c.isalpha() or c == "_"):  # (_is_name_start)
+                    return self._malformed()
                 self._element()
-                self._value_start(c, "dict-key")
+                # a token whole in the buffer (ended before its end) is read here, in one match, as its
+                # state would read it; one the buffer cuts (or that is not the common case) goes to its state
+                end = _WORD_RUN.match(buf, pos, pos + MAX_HEAD + 1).end()
+                if end < len(buf) and end - pos <= MAX_HEAD:
+                    sc._pos = end
+                    self._key_text = json_string(buf[pos:end])
+                    self._expect = _E_SEP_EQ
+                    continue
+                return self._start_run(_WORD, "key")
             else:
-                if top in (_LIST, _TUPLE):
+                if expect == _E_KEY:
                     self._element()
+                    role = "dict-key"
                 else:
-                    self._can_close = False
-                self._value_start(c, "value")
+                    if top == _LIST or top == _TUPLE:
+                        self._element()
+                    else:
+                        self._can_close = False
+                    role = "value"
+                if c == '"' or c == "'":  # a one-quote string with text (not '' nor a triple quote)
+                    end = (_DQ_TEXT if c == '"' else _SQ_TEXT).match(buf, pos + 1).end()
+                    if end > pos + 1:
+                        if end < len(buf) and buf[end] == c:  # whole: its JSON string
+                            sc._pos = end + 1
+                            self._emit_arguments(json_string(buf[pos + 1:end]))
+                            if role == "value":
+                                self._expect = _E_AFTER
+                            else:
+                                self._key_text = ""
+                                self._expect = _E_SEP
+                            continue
+                        if end == len(buf) and not final:  # its text so far; the rest in state _STRING
+                            sc._pos = end
+                            self._emit_arguments('"' + json_string(buf[pos + 1:end])[1:-1])
+                            self._quote = c
+                            self._role = role
+                            self._state = _STRING
+                            return False
+                elif c.isalpha() or c == "_":  # a constant, or a dict key's identifier
+                    end = _WORD_RUN.match(buf, pos, pos + MAX_HEAD + 1).end()
+                    if end < len(buf) and end - pos <= MAX_HEAD:
+                        word = buf[pos:end]
+                        constant = _CONSTANTS.get(word)
+                        if role == "value":
+                            if constant is not None:
+                                sc._pos = end
+                                self._emit_arguments(constant)
+                                self._expect = _E_AFTER
+                                continue
+                        else:
+                            sc._pos = end
+                            self._key_text = '"' + (constant or json_fragment(word)) + '"'
+                            self._expect = _E_SEP if constant else _E_SEP_EQ
+                            continue
+                elif c.isdigit() or c in "+-.":
+                    end = _NUMBER_RUN.match(buf, pos, pos + MAX_HEAD + 1).end()
+                    if end < len(buf) and end - pos <= MAX_HEAD:
+                        word = buf[pos:end]  # (_python_number's answer for plain digits: the digits)
+                        number = word if word.isdigit() and (word[0] != "0" or end - pos == 1) else _python_number(word)
+                        if number is not None:
+                            sc._pos = end
+                            if role == "value":
+                                self._emit_arguments(number)
+                                self._expect = _E_AFTER
+                            else:
+                                self._key_text = '"' + number + '"'
+                                self._expect = _E_SEP
+                            continue
+                self._value_start(c, role)
             if self._state != _ARGS:
                 return True
 
