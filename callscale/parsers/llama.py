@@ -213,8 +213,10 @@ _CLOSER = {_CALL: ")", _LIST: "]", _TUPLE: ")", _DICT: "}"}
 _JSON_CLOSER = {_CALL: "}", _LIST: "]", _TUPLE: "]", _DICT: "}"}
 
 _WORD_RUN = re.compile(r"\w*")  # (\w: str.isalnum() or "_", the same test)
+_SPACES = re.compile(r"\s*")  # (\s: str.isspace(), the same test)
 _DQ_TEXT = re.compile(r'[^"\\]*')  # a one-quote string's text up to its quote or a backslash
 _SQ_TEXT = re.compile(r"[^'\\]*")
+_TEXT_RUN = {'"': _DQ_TEXT, "'": _SQ_TEXT}
 _NAME_RUN = re.compile(r"[\w.-]*")
 _NUMBER_RUN = re.compile(r"[0-9A-Za-z_.+\-]*")
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -461,9 +463,8 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         while True:
             pos = sc._pos
             c = buf[pos:pos + 1]
-            if c.isspace():
-                sc.skip_whitespace()
-                pos = sc._pos
+            if c.isspace():  # (sc.skip_whitespace(), written out)
+                pos = sc._pos = _SPACES.match(buf, pos).end()
                 c = buf[pos:pos + 1]
             if not c:
                 return self._malformed() if final else False
@@ -488,7 +489,10 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
             elif expect == _E_KEY and top == _CALL:
                 if not (c.isalpha() or c == "_"):  # (_is_name_start)
                     return self._malformed()
-                self._element()
+                if self._comma:  # (self._element(), written out)
+                    self._emit_arguments(", ")
+                    self._comma = False
+                self._can_close = False
                 # a token whole in the buffer (ended before its end) is read here, in one match, as its
                 # state would read it; one the buffer cuts (or that is not the common case) goes to its state
                 end = _WORD_RUN.match(buf, pos, pos + MAX_HEAD + 1).end()
@@ -499,15 +503,14 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                     continue
                 return self._start_run(_WORD, "key")
             else:
-                if expect == _E_KEY:
-                    self._element()
-                    role = "dict-key"
-                else:
-                    if top == _LIST or top == _TUPLE:
-                        self._element()
-                    else:
-                        self._can_close = False
-                    role = "value"
+                # (self._element() for a dict key and a list's value, written out; a call's or dict's value
+                # only may no longer close its container)
+                if expect == _E_KEY or top == _LIST or top == _TUPLE:
+                    if self._comma:
+                        self._emit_arguments(", ")
+                        self._comma = False
+                self._can_close = False
+                role = "dict-key" if expect == _E_KEY else "value"
                 if c == '"' or c == "'":  # a one-quote string with text (not '' nor a triple quote)
                     end = (_DQ_TEXT if c == '"' else _SQ_TEXT).match(buf, pos + 1).end()
                     if end > pos + 1:
@@ -592,9 +595,17 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         return self._word
 
     def _s_word(self, final: bool) -> bool:
-        word = self._read_run(_WORD_RUN, final)
-        if word is None:
-            return False
+        sc = self.scanner  # (self._read_run(_WORD_RUN, final), written out: a word the delta cut goes on here)
+        word = self._word
+        room = MAX_HEAD + 1 - len(word)
+        if room > 0:
+            buf, pos = sc._buf, sc._pos
+            end = _WORD_RUN.match(buf, pos, pos + room).end()
+            if end > pos:
+                sc._pos = end
+                word = self._word = word + buf[pos:end]
+            if end == len(buf) and not final:
+                return False
         self._state = _ARGS
         if len(word) > MAX_HEAD:
             return self._malformed(word)
@@ -663,6 +674,43 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
     def _s_string(self, final: bool) -> bool:
         sc = self.scanner
         quote = self._quote
+        run = _TEXT_RUN.get(quote)
+        if run is not None and not final:  # a one-quote string: runs of text and one-character escapes, by match
+            buf, pos = sc._buf, sc._pos
+            end = run.match(buf, pos).end()
+            if end == len(buf):  # the common piece: text to the end of the buffer
+                sc._pos = end
+                if end > pos:
+                    self._emit_arguments(json_string(buf[pos:end])[1:-1])  # (json_fragment written out)
+                return False
+            parts = []
+            while True:
+                if end > pos:
+                    parts.append(buf[pos:end])
+                if end == len(buf):
+                    sc._pos = end
+                    if parts:
+                        self._emit_arguments(json_string("".join(parts))[1:-1])  # (json_fragment written out)
+                    return False
+                if buf[end] == quote:  # the text and the closing quote (self._string_done(), written out)
+                    sc._pos = end + 1
+                    self._emit_arguments(json_string("".join(parts))[1:])
+                    self._state = _ARGS
+                    if self._role == "value":
+                        self._expect = _E_AFTER
+                    else:
+                        self._key_text = ""
+                        self._expect = _E_SEP
+                    return True
+                simple = SIMPLE_ESCAPES.get(buf[end + 1:end + 2])
+                if simple is None:  # a longer escape, or the text ends at the backslash: read below
+                    sc._pos = end
+                    if parts:
+                        self._emit_arguments(json_string("".join(parts))[1:-1])
+                    break
+                parts.append(simple)
+                pos = end + 2
+                end = run.match(buf, pos).end()
         ends = _STRING_ENDS[quote]
         text, marker = sc.find(ends, final)
         if marker is None and not final:  # the common piece: string text, streamed
