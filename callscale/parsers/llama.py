@@ -350,9 +350,10 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
             elif step == _H_NAME0:
                 if c.isspace():
                     pass
-                elif c.isalpha() or c == "_":  # (_is_name_start)
-                    self._word = c
+                elif c.isalpha() or c == "_":  # (_is_name_start): the name's run from here
+                    self._word = ""
                     self._step = _H_NAME
+                    continue
                 elif c == "]" and not self._first:  # a trailing comma: the list ends
                     self._head_parts = []
                     self._state = _CONTENT
@@ -377,10 +378,11 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                     self._confirm_ws.clear()
                     self._state = _AFTER_CALL
                     return True
-                if c.isalpha() or c == "_":  # (_is_name_start)
-                    self._word = c
+                if c.isalpha() or c == "_":  # (_is_name_start): the key's run from here
+                    self._word = ""
                     self._step = _H_KEY
-                elif not c.isspace():
+                    continue
+                if not c.isspace():
                     sc._pos = pos + i
                     return self._no_call()
             else:  # _H_EQ
@@ -496,18 +498,27 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                 # a token whole in the buffer (ended before its end) is read here, in one match, as its
                 # state would read it; one the buffer cuts (or that is not the common case) goes to its state
                 end = _WORD_RUN.match(buf, pos, pos + MAX_HEAD + 1).end()
-                if end < len(buf) and end - pos <= MAX_HEAD:
+                if end - pos <= MAX_HEAD:
                     sc._pos = end
-                    self._key_text = json_string(buf[pos:end])
-                    self._expect = _E_SEP_EQ
-                    continue
+                    if end < len(buf):
+                        self._key_text = json_string(buf[pos:end])
+                        self._expect = _E_SEP_EQ
+                        continue
+                    if not final:  # the buffer cut it: its state reads on from its text so far
+                        self._word = buf[pos:end]
+                        self._role = "key"
+                        self._state = _WORD
+                        return False
+                    sc._pos = pos
                 return self._start_run(_WORD, "key")
             else:
                 # (self._element() for a dict key and a list's value, written out; a call's or dict's value
                 # only may no longer close its container)
+                # (the comma goes out with the element's first piece: one piece fewer)
+                sep = ""
                 if expect == _E_KEY or top == _LIST or top == _TUPLE:
                     if self._comma:
-                        self._emit_arguments(", ")
+                        sep = ", "
                         self._comma = False
                 self._can_close = False
                 role = "dict-key" if expect == _E_KEY else "value"
@@ -516,7 +527,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                     if end > pos + 1:
                         if end < len(buf) and buf[end] == c:  # whole: its JSON string
                             sc._pos = end + 1
-                            self._emit_arguments(json_string(buf[pos + 1:end]))
+                            self._emit_arguments(sep + json_string(buf[pos + 1:end]))
                             if role == "value":
                                 self._expect = _E_AFTER
                             else:
@@ -525,7 +536,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                             continue
                         if end == len(buf) and not final:  # its text so far; the rest in state _STRING
                             sc._pos = end
-                            self._emit_arguments('"' + json_string(buf[pos + 1:end])[1:-1])
+                            self._emit_arguments(sep + '"' + json_string(buf[pos + 1:end])[1:-1])
                             self._quote = c
                             self._role = role
                             self._state = _STRING
@@ -538,14 +549,18 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                         if role == "value":
                             if constant is not None:
                                 sc._pos = end
-                                self._emit_arguments(constant)
+                                self._emit_arguments(sep + constant)
                                 self._expect = _E_AFTER
                                 continue
                         else:
                             sc._pos = end
+                            if sep:
+                                self._emit_arguments(sep)
                             self._key_text = '"' + (constant or json_fragment(word)) + '"'
                             self._expect = _E_SEP if constant else _E_SEP_EQ
                             continue
+                    elif end == len(buf) and end - pos <= MAX_HEAD and not final:  # cut by the buffer: its state reads on
+                        return self._cut_run(sep, buf[pos:end], role, _WORD)
                 elif c.isdigit() or c in "+-.":
                     end = _NUMBER_RUN.match(buf, pos, pos + MAX_HEAD + 1).end()
                     if end < len(buf) and end - pos <= MAX_HEAD:
@@ -554,15 +569,31 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                         if number is not None:
                             sc._pos = end
                             if role == "value":
-                                self._emit_arguments(number)
+                                self._emit_arguments(sep + number)
                                 self._expect = _E_AFTER
                             else:
+                                if sep:
+                                    self._emit_arguments(sep)
                                 self._key_text = '"' + number + '"'
                                 self._expect = _E_SEP
                             continue
+                    elif end == len(buf) and end - pos <= MAX_HEAD and not final:
+                        return self._cut_run(sep, buf[pos:end], role, _NUMBER)
+                if sep:
+                    self._emit_arguments(sep)
                 self._value_start(c, role)
             if self._state != _ARGS:
                 return True
+
+    def _cut_run(self, sep: str, text: str, role: str, state: str) -> bool:
+        """A word or number the end of the buffer cut (``text``, read): its state reads on from there."""
+        if sep:
+            self._emit_arguments(sep)
+        self.scanner._pos += len(text)
+        self._word = text
+        self._role = role
+        self._state = state
+        return False
 
     def _value_start(self, c: str, role: str) -> bool:
         if c == "'" or c == '"':
