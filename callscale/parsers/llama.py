@@ -218,6 +218,10 @@ _DQ_TEXT = re.compile(r'[^"\\]*')  # a one-quote string's text up to its quote o
 _SQ_TEXT = re.compile(r"[^'\\]*")
 _TEXT_RUN = {'"': _DQ_TEXT, "'": _SQ_TEXT}
 _NAME_RUN = re.compile(r"[\w.-]*")
+#: A call's head whole, ``name(key=`` or ``name()`` (groups: name, ")", key, "="), or a prefix of one: what the
+#: head's steps read, for an ASCII name start (others go through the steps); waited for up to _HEAD_WAIT characters.
+_HEAD_RE = re.compile(r"\s*(?:([A-Za-z_][\w.-]*)\s*(?:\(\s*(?:(\))|([A-Za-z_]\w*)\s*(=)?)?)?)?")
+_HEAD_WAIT = 128
 _NUMBER_RUN = re.compile(r"[0-9A-Za-z_.+\-]*")
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _INTEGER = re.compile(r"[+-]?(?:[0-9]+|0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+)")
@@ -310,7 +314,19 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         and take written out); a run of name or key characters is read in one match, within the bound."""
         sc = self.scanner
         pos = sc._pos
-        text = sc._buf[pos:pos + MAX_HEAD + 2 - self._head_len]
+        buf = sc._buf
+        if self._step == _H_NAME0 and not self._head_len:  # nothing read yet: the common head, matched whole
+            hit = _HEAD_RE.match(buf, pos, pos + MAX_HEAD + 1)
+            if hit.group(4) is not None:  # name(key=
+                self._word = hit.group(3)
+                self._name = hit.group(1)
+                return self._head_key_done(sc, hit.end())
+            if hit.group(2) is not None:  # name()
+                self._name = hit.group(1)
+                return self._head_empty_call(sc, hit.end())
+            if hit.end() == len(buf) and not final and len(buf) - pos <= _HEAD_WAIT:
+                return False  # a prefix of it: wait for the rest (the steps below would hold it too)
+        text = buf[pos:pos + MAX_HEAD + 2 - self._head_len]
         parts = self._head_parts
         i = 0
         n = len(text)
@@ -370,14 +386,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                     return self._no_call()
             elif step == _H_KEY0:
                 if c == ")":
-                    sc._pos = pos + i + 1
-                    self._head_parts = []
-                    self._begin_call(self._name)
-                    self._emit_arguments("{}")
-                    self._end_call()
-                    self._confirm_ws.clear()
-                    self._state = _AFTER_CALL
-                    return True
+                    return self._head_empty_call(sc, pos + i + 1)
                 if c.isalpha() or c == "_":  # (_is_name_start): the key's run from here
                     self._word = ""
                     self._step = _H_KEY
@@ -394,6 +403,17 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
             i += 1
             parts.append(c)
             self._head_len += 1
+
+    def _head_empty_call(self, sc: MarkerScanner, pos: int) -> bool:
+        """The head's ``)`` was read (the scanner goes on at ``pos``): a call without arguments."""
+        sc._pos = pos
+        self._head_parts = []
+        self._begin_call(self._name)
+        self._emit_arguments("{}")
+        self._end_call()
+        self._confirm_ws.clear()
+        self._state = _AFTER_CALL
+        return True
 
     def _head_key_done(self, sc: MarkerScanner, pos: int) -> bool:
         """The head's ``=`` was read (the scanner goes on at ``pos``): the call starts, its arguments with the key."""
