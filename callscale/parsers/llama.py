@@ -420,7 +420,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         sc._pos = pos
         self._head_parts = []
         self._begin_call(self._name)
-        self._emit_arguments('{"' + json_fragment(self._word) + '": ')
+        self._emit_arguments("{" + json_string(self._word) + ": ")
         self._stack = [_CALL]
         self._expect = _E_VALUE
         self._can_close = False
@@ -465,7 +465,8 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         self._can_close = False
         if kind == _CALL:
             self._end_call()
-            self._confirm_ws.clear()
+            if self._confirm_ws.runs:
+                self._confirm_ws.clear()
             self._state = _AFTER_CALL
         else:
             self._expect = _E_AFTER
@@ -576,7 +577,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                             sc._pos = end
                             if sep:
                                 self._emit_arguments(sep)
-                            self._key_text = '"' + (constant or json_fragment(word)) + '"'
+                            self._key_text = '"' + constant + '"' if constant else json_string(word)
                             self._expect = _E_SEP if constant else _E_SEP_EQ
                             continue
                     elif end == len(buf) and end - pos <= MAX_HEAD and not final:  # cut by the buffer: its state reads on
@@ -839,6 +840,11 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
     # ------------------------------------------------------------------ after a call
     def _s_after_call(self, final: bool) -> bool:
         sc = self.scanner
+        pos = sc._pos
+        if sc._buf[pos:pos + 1] == "," and not self._confirm_ws.runs:  # the common case: the next call's comma
+            sc._pos = pos + 1
+            self._open_head(",", first=False)
+            return True
         c = self._next_after_call(final)
         if not c:
             return False
