@@ -805,6 +805,10 @@ class JsonCallReader:
     ends. The arguments' final ``}`` is held (sent by :meth:`_object_done`'s
     caller when the call is confirmed). Text outside the arguments value
     before the call starts is a head of at most ``max_head`` characters.
+    A head ``{"name": "NAME", KEY: {`` (no escape in NAME) is matched whole by
+    one pattern, and its encoders' spelling is waited for while the unread
+    text is a prefix of it (up to ``_HEAD_WAIT`` characters, nothing read);
+    any other head is read token by token: the same answers, whatever the split.
 
     The parser sets ``argument_keys``, ``_name_only_is_a_call`` (an object
     with a name and no arguments key is a call with ``{}``) and
@@ -818,6 +822,10 @@ class JsonCallReader:
     max_head: int
     _name_only_is_a_call = False
     _cut_head_is_content = False
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        _HEADS[cls.argument_keys]  # (the head's pattern compiled with the class, at import: not in a stream)
 
     def _open_object(self, raw: str) -> None:
         """Start reading a call object; ``raw`` (the opener text) is content if it is none."""
@@ -1042,4 +1050,3 @@ class JsonCallReader:
             text = text[:-1]  # the closing brace comes last in the piece that completes the object
         self._emit_arguments(text)
 
-_HEADS[JsonCallReader.argument_keys]  # (compiled at import: the default key set)
