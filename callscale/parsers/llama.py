@@ -152,13 +152,16 @@ class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
         self._state = _BROKEN
 
     def _s_content(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_M_JSON_CONTENT, final)
-        self._emit_content(text)
+        sc = self.scanner
+        text, marker = sc.find(_M_JSON_CONTENT, final)
+        if text:
+            self._emit_content(text)
         if marker is None:
             return False
         if marker == "{":
             self._open_call_object("")
-        return True  # <|python_tag|>: dropped
+            return True
+        return final or sc._pos < len(sc._buf)  # <|python_tag|>: dropped (nothing unread: no state run to find that)
 
     _s_json = JsonCallReader._read_object  # (the state is the reader itself: no frame between)
 
@@ -284,13 +287,16 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         # (base's _confirm_ws: whitespace after a call, as run lengths)
 
     def _s_content(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_M_LIST_CONTENT, final)
-        self._emit_content(text)
+        sc = self.scanner
+        text, marker = sc.find(_M_LIST_CONTENT, final)
+        if text:
+            self._emit_content(text)
         if marker is None:
             return False
         if marker == "[":
             self._open_head("[", first=True)
-        return True
+            return True
+        return final or sc._pos < len(sc._buf)  # a python_start/end token: dropped (nothing unread: no state run)
 
     # ------------------------------------------------------------------ the head
     def _open_head(self, raw: str, first: bool) -> None:
@@ -562,6 +568,14 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                             self._role = role
                             self._state = _STRING
                             return False
+                    elif end == len(buf) and not final:  # the quote ends the buffer: state _OPEN_QUOTE decides
+                        if sep:
+                            self._emit_arguments(sep)
+                        sc._pos = end
+                        self._quote = c
+                        self._role = role
+                        self._state = _OPEN_QUOTE
+                        return False
                 elif c.isalpha() or c == "_":  # a constant, or a dict key's identifier
                     end = _WORD_RUN.match(buf, pos, pos + MAX_HEAD + 1).end()
                     if end < len(buf) and end - pos <= MAX_HEAD:
