@@ -418,10 +418,12 @@ class JsonValidator(JsonTracker):
         """The container open at the top of the stack closes at ``text[i]``: ``(i + 1, event)``."""
         stack = self._stack
         stack.pop()
-        self.bracket(text[i])
-        self._value_end()
+        self.depth -= 1  # (self.bracket(text[i]) and self._value_end(), written out: depth is the stack's)
         if not stack:
+            self._mode = _V_DONE
+            self.closed = True
             return i + 1, _CLOSED
+        self._mode = _V_AFTER
         if self.hooked and len(stack) == 1 and self._member_closed(text, i + 1):
             return i + 1, _PAUSE
         return i + 1, _NEED
