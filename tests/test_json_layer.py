@@ -234,3 +234,15 @@ def test_a_head_past_the_bound_is_no_call_in_the_matched_spelling(name, wrap):
         assert got[1] == [("f" * (MAX_HEAD - 26), {"a": 1})]
     for got in outcomes(name, over):
         assert got[1] == [], got
+
+
+@pytest.mark.parametrize("blanks", [960, 990, 1000, 1030])
+def test_blanks_and_a_matched_head_share_the_bound(blanks):
+    # qwen3's blanks after <tool_call> count in the head: the matched head and the token-by-token one agree
+    matched = "<tool_call>" + " " * blanks + '{"name": "f", "arguments": {"a": 1}}</tool_call>'
+    other = "<tool_call>" + " " * blanks + '{"name":"f", "arguments": {"a": 1}}</tool_call>'
+    got, ref = outcomes("qwen3", matched), outcomes("qwen3", other)
+    assert all(g == got[0] for g in got), got
+    assert all(r == ref[0] for r in ref), ref
+    assert [calls for _, calls in got] == [calls for _, calls in ref]
+    assert (got[0][1] == []) == (blanks + 25 > 1024)

@@ -865,31 +865,30 @@ class JsonCallReader:
             pos = sc._pos
             buf = sc._buf
             head_re, tails = _HEADS[keys]
-            hit = head_re.match(buf, pos, pos + max_head + 1 - self._obj_head)
+            # a proper prefix of that head in the encoders' spelling: wait for the rest (nothing read; the
+            # lexer, which reads any spelling, would hold it too: no JSON error in it)
+            text = buf[pos:]
+            room = max_head + 1 - self._obj_head  # (characters the head may still hold, its last "{" not counted)
+            if not final and len(text) <= _HEAD_WAIT and len(text) < room:
+                if len(text) <= 10:
+                    if _NAME_OPEN.startswith(text):
+                        return False
+                elif text.startswith(_NAME_OPEN):
+                    q = text.find('"', 10)
+                    if _NAME_CHARS.fullmatch(text, 10, len(text) if q < 0 else q) is not None:
+                        if q < 0:
+                            return False
+                        text = text[q:]  # (no generator here: it would make this frame's locals cells)
+                        for q in tails:
+                            if len(text) < len(q) and q.startswith(text):
+                                return False
+            hit = head_re.match(buf, pos, pos + room)
+            lexer = self._lexer = JsonCallLexer(keys)
             if hit is not None:
                 sc._pos = hit.end()
-                lexer = self._lexer = JsonCallLexer(keys)
                 lexer._at_arguments(hit.group(1), hit.group(2))
                 self._start_object_call()
                 self._emit_arguments("{")
-            else:
-                # a prefix of that head in the encoders' spelling: wait for the rest (nothing read; the
-                # lexer, which reads any spelling, would hold it too: no JSON error in it)
-                text = buf[pos:]
-                if not final and len(text) <= _HEAD_WAIT:
-                    if len(text) <= 10:
-                        if _NAME_OPEN.startswith(text):
-                            return False
-                    elif text.startswith(_NAME_OPEN):
-                        q = text.find('"', 10)
-                        if _NAME_CHARS.fullmatch(text, 10, len(text) if q < 0 else q) is not None:
-                            if q < 0:
-                                return False
-                            text = text[q:]  # (no generator here: it would make this frame's locals cells)
-                            for q in tails:
-                                if q.startswith(text):
-                                    return False
-                lexer = self._lexer = JsonCallLexer(keys)
         # the scanner's buffer read directly (sc.pending(), sc.peek(size), sc.take(used), written out: this
         # runs once a delta in a call); nothing called in the loop moves the scanner but on a return
         buf = sc._buf
