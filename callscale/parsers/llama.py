@@ -758,16 +758,10 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                     if parts:
                         self._emit_arguments(json_string("".join(parts))[1:-1])  # (json_fragment written out)
                     return False
-                if buf[end] == quote:  # the text and the closing quote (self._string_done(), written out)
+                if buf[end] == quote:  # the text and the closing quote
                     sc._pos = end + 1
                     self._emit_arguments(json_string("".join(parts))[1:])
-                    self._state = _ARGS
-                    if self._role == "value":
-                        self._expect = _E_AFTER
-                    else:
-                        self._key_text = ""
-                        self._expect = _E_SEP
-                    return True
+                    return self._string_done()
                 simple = SIMPLE_ESCAPES.get(buf[end + 1:end + 2])
                 if simple is None:  # a longer escape, or the text ends at the backslash: read below
                     sc._pos = end
