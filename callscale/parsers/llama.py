@@ -448,13 +448,6 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         self._state = _CONTENT
         return True
 
-    def _element(self) -> None:
-        """An element (a value of a list, a key of a call or dict) starts: send a pending comma."""
-        if self._comma:
-            self._emit_arguments(", ")
-            self._comma = False
-        self._can_close = False
-
     def _open(self, kind: str) -> None:
         self.scanner._pos += 1  # (its one character, peeked: take(1) written out)
         self._stack.append(kind)
@@ -518,7 +511,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
             elif expect == _E_KEY and top == _CALL:
                 if not (c.isalpha() or c == "_"):  # (_is_name_start)
                     return self._malformed()
-                if self._comma:  # (self._element(), written out)
+                if self._comma:  # an element starts: the pending comma goes out
                     self._emit_arguments(", ")
                     self._comma = False
                 self._can_close = False
@@ -539,8 +532,8 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                     sc._pos = pos
                 return self._start_run(_WORD, "key")
             else:
-                # (self._element() for a dict key and a list's value, written out; a call's or dict's value
-                # only may no longer close its container)
+                # an element (a dict key, a list's value) starts: its pending comma; a call's or dict's value
+                # only may no longer close its container
                 # (the comma goes out with the element's first piece: one piece fewer)
                 sep = ""
                 if expect == _E_KEY or top == _LIST or top == _TUPLE:
