@@ -210,3 +210,39 @@ def test_issue_fault_texts_are_valid_json_where_calls_are_made():
     for name, (text, _) in BROKEN_THEN_CALL.items():
         for call in whole_outcome(name, text).calls:
             assert isinstance(json.loads(call.arguments_text), dict)
+
+
+# ----------------------------------------------------------------- the call head matched whole (issue 18)
+HEAD_SPELLINGS = (  # the encoders' spelling (matched whole), and others (read token by token)
+    '{"name": "%s", "%s": {"a": 1}}', '{ "name":"%s" , "%s" :{"a": 1}}', '{"name": "%s", "x": 0, "%s": {"a": 1}}')
+
+
+@pytest.mark.parametrize("spelling", HEAD_SPELLINGS)
+@pytest.mark.parametrize("name, key, wrap", [
+    ("llama3_json", "parameters", "%s"), ("llama3_json", "arguments", "%s"), ("qwen3", "arguments", "<tool_call>\n%s\n</tool_call>")])
+def test_a_call_head_reads_the_same_in_every_spelling(spelling, name, key, wrap):
+    assert_all(name, wrap % (spelling % ("get_weather", key)), "", [("get_weather", {"a": 1})])
+
+
+@pytest.mark.parametrize("name, wrap", [("llama3_json", "%s"), ("qwen3", "<tool_call>%s</tool_call>")])
+def test_a_head_past_the_bound_is_no_call_in_the_matched_spelling(name, wrap):
+    # {"name": "", "arguments": : 26 characters besides the name (the arguments' "{" is not the head's)
+    from callscale.parsers.base import MAX_HEAD
+    fits = wrap % ('{"name": "%s", "arguments": {"a": 1}}' % ("f" * (MAX_HEAD - 26)))
+    over = wrap % ('{"name": "%s", "arguments": {"a": 1}}' % ("f" * (MAX_HEAD - 25)))
+    for got in outcomes(name, fits):
+        assert got[1] == [("f" * (MAX_HEAD - 26), {"a": 1})]
+    for got in outcomes(name, over):
+        assert got[1] == [], got
+
+
+@pytest.mark.parametrize("blanks", [960, 990, 1000, 1030])
+def test_blanks_and_a_matched_head_share_the_bound(blanks):
+    # qwen3's blanks after <tool_call> count in the head: the matched head and the token-by-token one agree
+    matched = "<tool_call>" + " " * blanks + '{"name": "f", "arguments": {"a": 1}}</tool_call>'
+    other = "<tool_call>" + " " * blanks + '{"name":"f", "arguments": {"a": 1}}</tool_call>'
+    got, ref = outcomes("qwen3", matched), outcomes("qwen3", other)
+    assert all(g == got[0] for g in got), got
+    assert all(r == ref[0] for r in ref), ref
+    assert [calls for _, calls in got] == [calls for _, calls in ref]
+    assert (got[0][1] == []) == (blanks + 25 > 1024)

@@ -418,10 +418,12 @@ class JsonValidator(JsonTracker):
         """The container open at the top of the stack closes at ``text[i]``: ``(i + 1, event)``."""
         stack = self._stack
         stack.pop()
-        self.bracket(text[i])
-        self._value_end()
+        self.depth -= 1  # (self.bracket(text[i]) and self._value_end(), written out: depth is the stack's)
         if not stack:
+            self._mode = _V_DONE
+            self.closed = True
             return i + 1, _CLOSED
+        self._mode = _V_AFTER
         if self.hooked and len(stack) == 1 and self._member_closed(text, i + 1):
             return i + 1, _PAUSE
         return i + 1, _NEED
@@ -606,6 +608,20 @@ class JsonCallLexer(JsonValidator):
             self._cap_start = j + 1
         return True
 
+    def _at_arguments(self, name: str, key: str) -> None:
+        """Be as after reading ``{"name": NAME, KEY: {`` with ``pause`` (the arguments' ``{`` taken): the
+        head :meth:`JsonCallReader._read_object` matched whole (a ``name`` with no escape)."""
+        self._stack[:] = ["{", "{"]
+        self.depth = 2
+        self._mode = _V_OBJ_OPEN
+        self._in_key = True
+        self.first = "{"
+        self._key = key
+        self._capture = "arguments"
+        self._seen_name = self._seen_arguments = True
+        self.name = name
+        self.stream_arguments = True
+
     def _piece_end(self, text: str, i: int) -> None:
         # (JsonCallReader._read_object writes this out in its two loops: change all three)
         capture = self._capture
@@ -746,6 +762,39 @@ class RawArguments:
 
 _PEEK_MIN, _PEEK_MAX = 256, 1 << 16
 _BLANKS = re.compile(r"[ \t\n\r]*")
+#: Unread characters of a call object's head that :meth:`JsonCallReader._read_object` waits for as a whole
+#: (see :func:`_head_pattern`) before it reads them token by token instead.
+_HEAD_WAIT = 256
+
+
+#: The head's opening in the encoders' spelling (json.dumps): the one spelling waited for whole.
+_NAME_OPEN = '{"name": "'
+#: The characters of a name matched whole (no escape, control character or surrogate).
+_NAME_CHARS = re.compile(r'[^"\\\x00-\x1f\ud800-\udfff]+')
+
+
+def _head_pattern(keys: tuple[str, ...]) -> "re.Pattern[str]":
+    """The common head of a call object, ``{"name": "NAME", KEY: {`` (JSON whitespace between, a KEY of
+    ``keys``, a NAME of :data:`_NAME_CHARS`): group 1 the name, group 2 the key."""
+    ws = r"[ \t\n\r]*"
+    return re.compile(r'\{%s"name"%s:%s"(%s)"%s,%s"(%s)"%s:%s\{' % (
+        ws, ws, ws, _NAME_CHARS.pattern, ws, ws, "|".join(map(re.escape, keys)), ws, ws))
+
+
+def _head_tails(keys: tuple[str, ...]) -> tuple[str, ...]:
+    """What follows the name in the encoders' spelling of the head, per key: ``", "arguments": {``."""
+    return tuple('", "%s": {' % key for key in keys)
+
+
+class _Heads(dict):
+    """``{argument keys: (head pattern, head tails)}``, made on first use (compiled once a key set)."""
+
+    def __missing__(self, keys: tuple[str, ...]) -> tuple:
+        value = self[keys] = (_head_pattern(keys), _head_tails(keys))
+        return value
+
+
+_HEADS = _Heads()
 
 
 class JsonCallReader:
@@ -758,6 +807,10 @@ class JsonCallReader:
     ends. The arguments' final ``}`` is held (sent by :meth:`_object_done`'s
     caller when the call is confirmed). Text outside the arguments value
     before the call starts is a head of at most ``max_head`` characters.
+    A head ``{"name": "NAME", KEY: {`` (no escape in NAME) is matched whole by
+    one pattern, and its encoders' spelling is waited for while the unread
+    text is a prefix of it (up to ``_HEAD_WAIT`` characters, nothing read);
+    any other head is read token by token: the same answers, whatever the split.
 
     The parser sets ``argument_keys``, ``_name_only_is_a_call`` (an object
     with a name and no arguments key is a call with ``{}``) and
@@ -771,6 +824,10 @@ class JsonCallReader:
     max_head: int
     _name_only_is_a_call = False
     _cut_head_is_content = False
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        _HEADS[cls.argument_keys]  # (the head's pattern compiled with the class, at import: not in a stream)
 
     def _open_object(self, raw: str) -> None:
         """Start reading a call object; ``raw`` (the opener text) is content if it is none."""
@@ -800,9 +857,38 @@ class JsonCallReader:
                 self._not_a_call(final=not self._cut_head_is_content)
                 return True
             if self._obj_head > max_head or after != "{":
-                self._not_a_call()
-                return True
-            lexer = self._lexer = JsonCallLexer(self.argument_keys)
+                go = self._not_a_call()
+                return go is None or go  # (a format's _not_a_call may answer for the state: False, wait)
+            # the common head {"name": "NAME", KEY: { matched whole, within the head's bound (the arguments'
+            # "{" is the value's, not the head's): the call starts there, with no token-by-token reading
+            keys = self.argument_keys
+            pos = sc._pos
+            buf = sc._buf
+            head_re, tails = _HEADS[keys]
+            # a proper prefix of that head in the encoders' spelling: wait for the rest (nothing read; the
+            # lexer, which reads any spelling, would hold it too: no JSON error in it)
+            text = buf[pos:]
+            room = max_head + 1 - self._obj_head  # (characters the head may still hold, its last "{" not counted)
+            if not final and len(text) <= _HEAD_WAIT and len(text) < room:
+                if len(text) <= 10:
+                    if _NAME_OPEN.startswith(text):
+                        return False
+                elif text.startswith(_NAME_OPEN):
+                    q = text.find('"', 10)
+                    if _NAME_CHARS.fullmatch(text, 10, len(text) if q < 0 else q) is not None:
+                        if q < 0:
+                            return False
+                        text = text[q:]  # (no generator here: it would make this frame's locals cells)
+                        for q in tails:
+                            if len(text) < len(q) and q.startswith(text):
+                                return False
+            hit = head_re.match(buf, pos, pos + room)
+            lexer = self._lexer = JsonCallLexer(keys)
+            if hit is not None:
+                sc._pos = hit.end()
+                lexer._at_arguments(hit.group(1), hit.group(2))
+                self._start_object_call()
+                self._emit_arguments("{")
         # the scanner's buffer read directly (sc.pending(), sc.peek(size), sc.take(used), written out: this
         # runs once a delta in a call); nothing called in the loop moves the scanner but on a return
         buf = sc._buf
@@ -964,3 +1050,4 @@ class JsonCallReader:
         if self._lexer.arguments_done and text.endswith("}"):
             text = text[:-1]  # the closing brace comes last in the piece that completes the object
         self._emit_arguments(text)
+

@@ -100,12 +100,13 @@ class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
         self._rest = JsonTracker()  # a broken call's JSON state, to find the end of its object
 
     def _open_call_object(self, before: str) -> None:
-        """A ``{`` was read (``before``: held separator text): start a candidate call object."""
-        self._open_object(before)
-        self._raw.append("{")
-        self._lexer = JsonCallLexer(self.argument_keys)
-        self._lexer.feed("{", pause=True)
-        self._obj_head = 1  # (_open_object entered state _JSON)
+        """A ``{`` was just read (``before``: held separator text): start a candidate call object there.
+
+        The ``{`` is stepped back over (it was read in this delta), so the call reader reads the object
+        from its first character, as after Qwen3's opener.
+        """
+        self.scanner._pos -= 1  # (unread(1): the "{" was consumed by the caller, in this delta)
+        self._open_object(before)  # (enters state _JSON)
 
     def _not_a_call(self, final: bool = False) -> None:
         """The candidate is no call: its text is content (a head the end of the output cut is dropped).
@@ -151,13 +152,16 @@ class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
         self._state = _BROKEN
 
     def _s_content(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_M_JSON_CONTENT, final)
-        self._emit_content(text)
+        sc = self.scanner
+        text, marker = sc.find(_M_JSON_CONTENT, final)
+        if text:
+            self._emit_content(text)
         if marker is None:
             return False
         if marker == "{":
             self._open_call_object("")
-        return True  # <|python_tag|>: dropped
+            return True
+        return final or sc._pos < len(sc._buf)  # <|python_tag|>: dropped (nothing unread: no state run to find that)
 
     _s_json = JsonCallReader._read_object  # (the state is the reader itself: no frame between)
 
@@ -212,7 +216,15 @@ _CLOSER = {_CALL: ")", _LIST: "]", _TUPLE: ")", _DICT: "}"}
 _JSON_CLOSER = {_CALL: "}", _LIST: "]", _TUPLE: "]", _DICT: "}"}
 
 _WORD_RUN = re.compile(r"\w*")  # (\w: str.isalnum() or "_", the same test)
+_SPACES = re.compile(r"\s*")  # (\s: str.isspace(), the same test)
+_DQ_TEXT = re.compile(r'[^"\\]*')  # a one-quote string's text up to its quote or a backslash
+_SQ_TEXT = re.compile(r"[^'\\]*")
+_TEXT_RUN = {'"': _DQ_TEXT, "'": _SQ_TEXT}
 _NAME_RUN = re.compile(r"[\w.-]*")
+#: A call's head whole, ``name(key=`` or ``name()`` (groups: name, ")", key, "="), or a prefix of one: what the
+#: head's steps read, for an ASCII name start (others go through the steps); waited for up to _HEAD_WAIT characters.
+_HEAD_RE = re.compile(r"\s*(?:([A-Za-z_][\w.-]*)\s*(?:\(\s*(?:(\))|([A-Za-z_]\w*)\s*(=)?)?)?)?")
+_HEAD_WAIT = 128
 _NUMBER_RUN = re.compile(r"[0-9A-Za-z_.+\-]*")
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _INTEGER = re.compile(r"[+-]?(?:[0-9]+|0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+)")
@@ -275,13 +287,16 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         # (base's _confirm_ws: whitespace after a call, as run lengths)
 
     def _s_content(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_M_LIST_CONTENT, final)
-        self._emit_content(text)
+        sc = self.scanner
+        text, marker = sc.find(_M_LIST_CONTENT, final)
+        if text:
+            self._emit_content(text)
         if marker is None:
             return False
         if marker == "[":
             self._open_head("[", first=True)
-        return True
+            return True
+        return final or sc._pos < len(sc._buf)  # a python_start/end token: dropped (nothing unread: no state run)
 
     # ------------------------------------------------------------------ the head
     def _open_head(self, raw: str, first: bool) -> None:
@@ -300,98 +315,124 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         return True
 
     def _s_head(self, final: bool) -> bool:
+        """Read head characters of the unread text: up to one more than a head may hold (the check below
+        sees the character that makes it too long), from one bounded slice of the scanner's buffer (peek
+        and take written out); a run of name or key characters is read in one match, within the bound."""
         sc = self.scanner
-        # the head's characters from one bounded peek (one more than a head may hold: the check below
-        # sees the character that makes it too long), then one take of what was read
-        pos = sc._pos  # (peek and take written out: the buffer read directly)
-        used, go_on = self._read_head(sc._buf[pos:pos + MAX_HEAD + 2 - self._head_len], final)
-        sc._pos = pos + used
-        return go_on
-
-    def _head_word(self, run: "re.Pattern[str]", text: str, i: int) -> int:
-        """Read the run of word characters (``run``) from ``text[i]`` into the head, within its bound;
-        where it ends."""
-        j = run.match(text, i, i + MAX_HEAD + 1 - self._head_len).end()
-        piece = text[i:j]
-        self._word += piece
-        self._head_parts.append(piece)
-        self._head_len += j - i
-        return j
-
-    def _read_head(self, text: str, final: bool) -> tuple[int, bool]:
-        """Read head characters of ``text`` (unread text, from the current position): ``(characters
-        consumed, go on)``; the caller takes them from the scanner (nothing here reads it)."""
+        pos = sc._pos
+        buf = sc._buf
+        if self._step == _H_NAME0 and not self._head_len:  # nothing read yet: the common head, matched whole
+            hit = _HEAD_RE.match(buf, pos, pos + MAX_HEAD + 1)
+            if hit.group(4) is not None:  # name(key=
+                self._word = hit.group(3)
+                self._name = hit.group(1)
+                return self._head_key_done(sc, hit.end())
+            if hit.group(2) is not None:  # name()
+                self._name = hit.group(1)
+                return self._head_empty_call(sc, hit.end())
+            if hit.end() == len(buf) and not final and len(buf) - pos <= _HEAD_WAIT:
+                return False  # a prefix of it: wait for the rest (the steps below would hold it too)
+        text = buf[pos:pos + MAX_HEAD + 2 - self._head_len]
+        parts = self._head_parts
         i = 0
         n = len(text)
         while True:
             if i == n:  # (every unread character read: the end of the buffer)
-                return i, (self._no_call() if final else False)
+                sc._pos = pos + i
+                return self._no_call() if final else False
             c = text[i]
             if self._head_len >= MAX_HEAD + 1:
-                return i, self._no_call()
+                sc._pos = pos + i
+                return self._no_call()
             step = self._step
-            space = c.isspace()
-            if step == _H_NAME0:
-                if space:
+            if step == _H_NAME or step == _H_KEY:
+                if c.isalnum() or c == "_" or (step == _H_NAME and c in ".-"):  # the run from here, in one match
+                    j = (_NAME_RUN if step == _H_NAME else _WORD_RUN).match(
+                        text, i, i + MAX_HEAD + 1 - self._head_len).end()
+                    piece = text[i:j]
+                    self._word += piece
+                    parts.append(piece)
+                    self._head_len += j - i
+                    i = j
+                    continue
+                if step == _H_NAME:
+                    if c == "(" or c.isspace():
+                        self._name = self._word
+                        self._step = _H_KEY0 if c == "(" else _H_PAREN
+                    else:
+                        sc._pos = pos + i
+                        return self._no_call()
+                elif c == "=":
+                    return self._head_key_done(sc, pos + i + 1)
+                elif c.isspace():
+                    self._step = _H_EQ
+                else:
+                    sc._pos = pos + i
+                    return self._no_call()
+            elif step == _H_NAME0:
+                if c.isspace():
                     pass
-                elif _is_name_start(c):
-                    self._word = c
+                elif c.isalpha() or c == "_":  # (_is_name_start): the name's run from here
+                    self._word = ""
                     self._step = _H_NAME
+                    continue
                 elif c == "]" and not self._first:  # a trailing comma: the list ends
                     self._head_parts = []
                     self._state = _CONTENT
-                    return i + 1, True
+                    sc._pos = pos + i + 1
+                    return True
                 else:
-                    return i, self._no_call()
-            elif step == _H_NAME:
-                if c.isalnum() or c in "_.-":  # the run of name characters from here, in one match (within the bound)
-                    i = self._head_word(_NAME_RUN, text, i)
-                    continue
-                elif c == "(" or space:
-                    self._name = self._word
-                    self._step = _H_KEY0 if c == "(" else _H_PAREN
-                else:
-                    return i, self._no_call()
+                    sc._pos = pos + i
+                    return self._no_call()
             elif step == _H_PAREN:
                 if c == "(":
                     self._step = _H_KEY0
-                elif not space:
-                    return i, self._no_call()
+                elif not c.isspace():
+                    sc._pos = pos + i
+                    return self._no_call()
             elif step == _H_KEY0:
                 if c == ")":
-                    self._head_parts = []
-                    self._begin_call(self._name)
-                    self._emit_arguments("{}")
-                    self._end_call()
-                    self._confirm_ws.clear()
-                    self._state = _AFTER_CALL
-                    return i + 1, True
-                if _is_name_start(c):
-                    self._word = c
+                    return self._head_empty_call(sc, pos + i + 1)
+                if c.isalpha() or c == "_":  # (_is_name_start): the key's run from here
+                    self._word = ""
                     self._step = _H_KEY
-                elif not space:
-                    return i, self._no_call()
-            else:  # _H_KEY, _H_EQ
-                if c == "=":
-                    self._head_parts = []
-                    self._begin_call(self._name)
-                    self._emit_arguments('{"' + json_fragment(self._word) + '": ')
-                    self._stack = [_CALL]
-                    self._expect = _E_VALUE
-                    self._can_close = False
-                    self._comma = False
-                    self._state = _ARGS
-                    return i + 1, True
-                if step == _H_KEY and (c.isalnum() or c == "_"):  # the key's run, as the name's
-                    i = self._head_word(_WORD_RUN, text, i)
                     continue
-                elif space:
-                    self._step = _H_EQ
-                else:
-                    return i, self._no_call()
+                if not c.isspace():
+                    sc._pos = pos + i
+                    return self._no_call()
+            else:  # _H_EQ
+                if c == "=":
+                    return self._head_key_done(sc, pos + i + 1)
+                if not c.isspace():
+                    sc._pos = pos + i
+                    return self._no_call()
             i += 1
-            self._head_parts.append(c)
+            parts.append(c)
             self._head_len += 1
+
+    def _head_empty_call(self, sc: MarkerScanner, pos: int) -> bool:
+        """The head's ``)`` was read (the scanner goes on at ``pos``): a call without arguments."""
+        sc._pos = pos
+        self._head_parts = []
+        self._begin_call(self._name)
+        self._emit_arguments("{}")
+        self._end_call()
+        self._confirm_ws.clear()
+        self._state = _AFTER_CALL
+        return True
+
+    def _head_key_done(self, sc: MarkerScanner, pos: int) -> bool:
+        """The head's ``=`` was read (the scanner goes on at ``pos``): the call starts, its arguments with the key."""
+        sc._pos = pos
+        self._head_parts = []
+        self._begin_call(self._name)
+        self._emit_arguments("{" + json_string(self._word) + ": ")
+        self._stack = [_CALL]
+        self._expect = _E_VALUE
+        self._can_close = False
+        self._comma = False
+        self._state = _ARGS
+        return True
 
     # ------------------------------------------------------------------ arguments
     def _malformed(self, word: str = "", final: bool = False) -> bool:
@@ -406,13 +447,6 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         self._stack = []
         self._state = _CONTENT
         return True
-
-    def _element(self) -> None:
-        """An element (a value of a list, a key of a call or dict) starts: send a pending comma."""
-        if self._comma:
-            self._emit_arguments(", ")
-            self._comma = False
-        self._can_close = False
 
     def _open(self, kind: str) -> None:
         self.scanner._pos += 1  # (its one character, peeked: take(1) written out)
@@ -430,7 +464,8 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         self._can_close = False
         if kind == _CALL:
             self._end_call()
-            self._confirm_ws.clear()
+            if self._confirm_ws.runs:
+                self._confirm_ws.clear()
             self._state = _AFTER_CALL
         else:
             self._expect = _E_AFTER
@@ -450,9 +485,8 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         while True:
             pos = sc._pos
             c = buf[pos:pos + 1]
-            if c.isspace():
-                sc.skip_whitespace()
-                pos = sc._pos
+            if c.isspace():  # (sc.skip_whitespace(), written out)
+                pos = sc._pos = _SPACES.match(buf, pos).end()
                 c = buf[pos:pos + 1]
             if not c:
                 return self._malformed() if final else False
@@ -474,22 +508,120 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                 self._emit_arguments(self._key_text + ": ")
                 self._key_text = ""
                 self._expect = _E_VALUE
-            elif expect == _E_KEY:
-                if top == _CALL:
-                    if not (c.isalpha() or c == "_"):  # (_is_name_start)
-                        return self._malformed()
-                    self._element()
-                    return self._start_run(_WORD, "key")
-                self._element()
-                self._value_start(c, "dict-key")
+            elif expect == _E_KEY and top == _CALL:
+                if not (c.isalpha() or c == "_"):  # (_is_name_start)
+                    return self._malformed()
+                if self._comma:  # an element starts: the pending comma goes out
+                    self._emit_arguments(", ")
+                    self._comma = False
+                self._can_close = False
+                # a token whole in the buffer (ended before its end) is read here, in one match, as its
+                # state would read it; one the buffer cuts (or that is not the common case) goes to its state
+                end = _WORD_RUN.match(buf, pos, pos + MAX_HEAD + 1).end()
+                if end - pos <= MAX_HEAD:
+                    sc._pos = end
+                    if end < len(buf):
+                        self._key_text = json_string(buf[pos:end])
+                        self._expect = _E_SEP_EQ
+                        continue
+                    if not final:  # the buffer cut it: its state reads on from its text so far
+                        self._word = buf[pos:end]
+                        self._role = "key"
+                        self._state = _WORD
+                        return False
+                    sc._pos = pos
+                return self._start_run(_WORD, "key")
             else:
-                if top in (_LIST, _TUPLE):
-                    self._element()
-                else:
-                    self._can_close = False
-                self._value_start(c, "value")
+                # an element (a dict key, a list's value) starts: its pending comma; a call's or dict's value
+                # only may no longer close its container
+                # (the comma goes out with the element's first piece: one piece fewer)
+                sep = ""
+                if expect == _E_KEY or top == _LIST or top == _TUPLE:
+                    if self._comma:
+                        sep = ", "
+                        self._comma = False
+                self._can_close = False
+                role = "dict-key" if expect == _E_KEY else "value"
+                if c == '"' or c == "'":  # a one-quote string with text (not '' nor a triple quote)
+                    end = (_DQ_TEXT if c == '"' else _SQ_TEXT).match(buf, pos + 1).end()
+                    if end > pos + 1:
+                        if end < len(buf) and buf[end] == c:  # whole: its JSON string
+                            sc._pos = end + 1
+                            self._emit_arguments(sep + json_string(buf[pos + 1:end]))
+                            if role == "value":
+                                self._expect = _E_AFTER
+                            else:
+                                self._key_text = ""
+                                self._expect = _E_SEP
+                            continue
+                        if end == len(buf) and not final:  # its text so far; the rest in state _STRING
+                            sc._pos = end
+                            self._emit_arguments(sep + '"' + json_string(buf[pos + 1:end])[1:-1])
+                            self._quote = c
+                            self._role = role
+                            self._state = _STRING
+                            return False
+                    elif end == len(buf) and not final:  # the quote ends the buffer: state _OPEN_QUOTE decides
+                        if sep:
+                            self._emit_arguments(sep)
+                        sc._pos = end
+                        self._quote = c
+                        self._role = role
+                        self._state = _OPEN_QUOTE
+                        return False
+                elif c.isalpha() or c == "_":  # a constant, or a dict key's identifier
+                    end = _WORD_RUN.match(buf, pos, pos + MAX_HEAD + 1).end()
+                    if end < len(buf) and end - pos <= MAX_HEAD:
+                        word = buf[pos:end]
+                        constant = _CONSTANTS.get(word)
+                        if role == "value":
+                            if constant is not None:
+                                sc._pos = end
+                                self._emit_arguments(sep + constant)
+                                self._expect = _E_AFTER
+                                continue
+                        else:
+                            sc._pos = end
+                            if sep:
+                                self._emit_arguments(sep)
+                            self._key_text = '"' + constant + '"' if constant else json_string(word)
+                            self._expect = _E_SEP if constant else _E_SEP_EQ
+                            continue
+                    elif end == len(buf) and end - pos <= MAX_HEAD and not final:  # cut by the buffer: its state reads on
+                        return self._cut_run(sep, buf[pos:end], role, _WORD)
+                elif c.isdigit() or c in "+-.":
+                    end = _NUMBER_RUN.match(buf, pos, pos + MAX_HEAD + 1).end()
+                    if end < len(buf) and end - pos <= MAX_HEAD:
+                        word = buf[pos:end]  # (_python_number's answer for plain digits: the digits)
+                        number = word if word.isdigit() and (word[0] != "0" or end - pos == 1) else _python_number(word)
+                        if number is not None:
+                            sc._pos = end
+                            if role == "value":
+                                self._emit_arguments(sep + number)
+                                self._expect = _E_AFTER
+                            else:
+                                if sep:
+                                    self._emit_arguments(sep)
+                                self._key_text = '"' + number + '"'
+                                self._expect = _E_SEP
+                            continue
+                    elif end == len(buf) and end - pos <= MAX_HEAD and not final:
+                        return self._cut_run(sep, buf[pos:end], role, _NUMBER)
+                if sep:
+                    self._emit_arguments(sep)
+                self._value_start(c, role)
             if self._state != _ARGS:
                 return True
+
+    def _cut_run(self, sep: str, text: str, role: str, state: str) -> bool:
+        """A word or number the end of the buffer cut (``text``, read): its state reads on from there."""
+        if sep:
+            self._emit_arguments(sep)
+        self.scanner._pos += len(text)
+        self._word = text
+        self._role = role
+        self._state = state
+        return False
 
     def _value_start(self, c: str, role: str) -> bool:
         if c == "'" or c == '"':
@@ -522,9 +654,17 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         return self._word
 
     def _s_word(self, final: bool) -> bool:
-        word = self._read_run(_WORD_RUN, final)
-        if word is None:
-            return False
+        sc = self.scanner  # (self._read_run(_WORD_RUN, final), written out: a word the delta cut goes on here)
+        word = self._word
+        room = MAX_HEAD + 1 - len(word)
+        if room > 0:
+            buf, pos = sc._buf, sc._pos
+            end = _WORD_RUN.match(buf, pos, pos + room).end()
+            if end > pos:
+                sc._pos = end
+                word = self._word = word + buf[pos:end]
+            if end == len(buf) and not final:
+                return False
         self._state = _ARGS
         if len(word) > MAX_HEAD:
             return self._malformed(word)
@@ -593,6 +733,37 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
     def _s_string(self, final: bool) -> bool:
         sc = self.scanner
         quote = self._quote
+        run = _TEXT_RUN.get(quote)
+        if run is not None and not final:  # a one-quote string: runs of text and one-character escapes, by match
+            buf, pos = sc._buf, sc._pos
+            end = run.match(buf, pos).end()
+            if end == len(buf):  # the common piece: text to the end of the buffer
+                sc._pos = end
+                if end > pos:
+                    self._emit_arguments(json_string(buf[pos:end])[1:-1])  # (json_fragment written out)
+                return False
+            parts = []
+            while True:
+                if end > pos:
+                    parts.append(buf[pos:end])
+                if end == len(buf):
+                    sc._pos = end
+                    if parts:
+                        self._emit_arguments(json_string("".join(parts))[1:-1])  # (json_fragment written out)
+                    return False
+                if buf[end] == quote:  # the text and the closing quote
+                    sc._pos = end + 1
+                    self._emit_arguments(json_string("".join(parts))[1:])
+                    return self._string_done()
+                simple = SIMPLE_ESCAPES.get(buf[end + 1:end + 2])
+                if simple is None:  # a longer escape, or the text ends at the backslash: read below
+                    sc._pos = end
+                    if parts:
+                        self._emit_arguments(json_string("".join(parts))[1:-1])
+                    break
+                parts.append(simple)
+                pos = end + 2
+                end = run.match(buf, pos).end()
         ends = _STRING_ENDS[quote]
         text, marker = sc.find(ends, final)
         if marker is None and not final:  # the common piece: string text, streamed
@@ -670,6 +841,11 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
     # ------------------------------------------------------------------ after a call
     def _s_after_call(self, final: bool) -> bool:
         sc = self.scanner
+        pos = sc._pos
+        if sc._buf[pos:pos + 1] == "," and not self._confirm_ws.runs:  # the common case: the next call's comma
+            sc._pos = pos + 1
+            self._open_head(",", first=False)
+            return True
         c = self._next_after_call(final)
         if not c:
             return False

@@ -212,19 +212,32 @@ class Qwen3Parser(JsonCallReader, _QwenParser):
     #: A ``<tool_call>`` opens a call object (JsonCallReader; state ``_JSON``).
     _open = JsonCallReader._open_object
 
-    def _not_a_call(self, *more: str, final: bool = False, expected: Markers | None = None) -> None:
+    def _not_a_call(self, *more: str, final: bool = False, expected: Markers | None = None) -> bool | None:
         """No call: content, except an envelope holding nothing a call needs (blank, or an object with no name and no arguments).
 
         That envelope is markup when ``</tool_call>`` follows (after
         whitespace): decided in state ``_ENVELOPE`` (docs/formats.md).
+        Returns ``None``, or (another ``<tool_call>`` right here, opened
+        at once) whether the next state has text to read.
         """
         lexer = self._lexer
-        if not (more or final) and (  # (no lexer: only blanks were read, up to what follows)
-                (lexer is None and TOOL_CALL_CLOSE.startswith(self.scanner.peek(2)))
-                or (lexer is not None and not lexer.holds_call_member
-                    and (lexer.closed or not "".join(self._raw[1:]).strip()))):
-            self._state = _ENVELOPE
-            return
+        if not (more or final):
+            if lexer is None:  # only blanks were read, up to what follows
+                sc = self.scanner
+                pos = sc._pos
+                ahead = sc._buf[pos:pos + len(TOOL_CALL_OPEN)]
+                if TOOL_CALL_CLOSE.startswith(ahead[:2]):
+                    self._state = _ENVELOPE
+                    return None
+                if ahead == TOOL_CALL_OPEN:  # another opener: this one's text is content, and the state
+                    # content would open the next call object at once (_s_content, written out: answers for it)
+                    self._emit_content("".join(self._raw))
+                    sc._pos = pos + len(TOOL_CALL_OPEN)
+                    self._open(TOOL_CALL_OPEN)
+                    return sc._pos < len(sc._buf)
+            elif not lexer.holds_call_member and (lexer.closed or not "".join(self._raw[1:]).strip()):
+                self._state = _ENVELOPE
+                return None
         if more or final:
             _QwenParser._not_a_call(self, *more, final=final, expected=expected)
         else:  # (_QwenParser._not_a_call, written out for its common case: the head is content)
