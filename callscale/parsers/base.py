@@ -41,7 +41,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 from .scanner import PARTIAL, Markers, MarkerScanner, markers
 # the tool look-ups moved to parsers/schema.py (schema typing); re-exported here
-from .schema import SURROGATE, json_fragment, json_text, parameter_type, tool_name, tool_parameter_schema
+from .schema import json_fragment, json_text, parameter_type, tool_name, tool_parameter_schema
 from .schema import parameter_typing as parameter_typing_
 
 log = logging.getLogger(__name__)

@@ -566,7 +566,7 @@ class JsonCallLexer(JsonValidator):
             self._key = value
             return True
         # json.loads accepts a lone surrogate escape ("\\ud800"): a name no server can encode as UTF-8
-        if not value or _SURROGATE.search(value):
+        if not value or SURROGATE.search(value):
             return False
         self.name = value
         return True
@@ -636,7 +636,8 @@ class JsonCallLexer(JsonValidator):
 
 #: :meth:`JsonCallLexer.feed` results.
 NEED_MORE, DONE, ERROR = "need-more", "done", "error"
-_SURROGATE = re.compile("[\ud800-\udfff]")
+#: A surrogate code point: in decoded JSON only from an escape (``"\\ud800"``); pyliteral, schema and llama use it too.
+SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL_ESCAPES = {chr(k): json.dumps(chr(k))[1:-1] for k in range(32)}
 
 

@@ -15,8 +15,8 @@ import math
 import re
 
 from . import register
-from .base import MAX_HEAD, SURROGATE, Layout, ToolParser, json_fragment
-from .jsonscan import JsonCallLexer, JsonCallReader, JsonTracker
+from .base import MAX_HEAD, Layout, ToolParser, json_fragment
+from .jsonscan import SURROGATE, JsonCallLexer, JsonCallReader, JsonTracker
 from .schema import json_string
 from .pyliteral import SIMPLE_ESCAPES  # the one table of Python's one-character escapes
 from .scanner import MarkerScanner, markers
@@ -161,7 +161,7 @@ class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
         if marker == "{":
             self._open_call_object("")
             return True
-        return final or sc._pos < len(sc._buf)  # <|python_tag|>: dropped (nothing unread: no state run to find that)
+        return True  # <|python_tag|>: dropped
 
     _s_json = JsonCallReader._read_object  # (the state is the reader itself: no frame between)
 
@@ -296,7 +296,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         if marker == "[":
             self._open_head("[", first=True)
             return True
-        return final or sc._pos < len(sc._buf)  # a python_start/end token: dropped (nothing unread: no state run)
+        return True  # a python_start/end token: dropped
 
     # ------------------------------------------------------------------ the head
     def _open_head(self, raw: str, first: bool) -> None:

@@ -23,7 +23,7 @@ import json
 import re
 from typing import Any
 
-from .jsonscan import finite_float
+from .jsonscan import SURROGATE, finite_float  # (SURROGATE: the one pattern, re-exported)
 
 __all__ = ["MAX_LITERAL_DEPTH", "PyLiteralReader", "read_python_literal", "SIMPLE_ESCAPES", "unescape"]
 
@@ -83,10 +83,6 @@ def _number(text: str) -> int | float:
 
 
 _encode_string = json.encoder.encode_basestring  # json.dumps(str, ensure_ascii=False)
-
-
-#: A surrogate code point: in decoded JSON only from an escape (``"\\ud800"``).
-SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def json_text(value: Any) -> str:

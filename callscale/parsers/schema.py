@@ -304,7 +304,7 @@ def json_fragment(text: str) -> str:
 json_string = _encode_string
 
 
-# SURROGATE and json_text (a value as JSON text) live in pyliteral, the lower layer; imported above.
+# json_text (a value as JSON text) lives in pyliteral, SURROGATE in jsonscan, the lower layers; imported above.
 
 
 # --------------------------------------------------------------------------- text -> value
