@@ -300,3 +300,21 @@ def test_text_after_a_call_inside_a_block_keeps_its_whitespace(name):
     else:
         text = "Hi.\n" + BLOCK_OPEN + "\n" + INVOKE_OPEN + 'f">\n' + INVOKE_CLOSE + "\n  garbage"
     assert_parses(name, text, "Hi.\n  garbage", [("f", {})])
+
+
+def test_a_long_typed_text_value_is_read_as_it_arrives():
+    # issue 18 (7): a text value the schema types (here a Python-literal list in an array element) goes
+    # through the one typed value writer (schema.TypedValue): read piece by piece, not whole at its end
+    tools = [{"type": "function", "function": {"name": "tag", "parameters": {"type": "object", "properties": {
+        "items": {"type": "array", "items": {"type": "string"}}}}}}]
+    items = [f"item {i} it's" for i in range(2000)]
+    text = render.get("minimax_m3").render([Call("tag", {"items": "PLACEHOLDER"})], content="Hi.")
+    text = text.replace("PLACEHOLDER", repr(items))
+    parser = parsers.get("minimax_m3")()
+    cut = text.index("item 1000")
+    first = parser.parse_streaming_increment(text[:cut], tools)
+    value = parser._frames[-1].value
+    assert value is not None and value.mode == "held" and value._reader is not None
+    rest = parser.parse_streaming_increment(text[cut:], tools)
+    last = parser.finish(tools)
+    assert json.loads("".join(c.parameters for c in first.calls + rest.calls + last.calls)) == {"items": items}

@@ -29,7 +29,7 @@ from . import register
 from .base import MAX_HEAD, json_fragment
 from .minimax import MiniMaxBlocks
 from .scanner import PARTIAL, markers
-from .schema import UNTYPED, Typing, json_string, resolve_schema, schema_typing, tool_parameters, typed_json
+from .schema import UNTYPED, TypedValue, Typing, json_string, resolve_schema, schema_typing, tool_parameters
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +80,7 @@ _KEY = re.compile(r"[^\s<>/][^<>\n]*")
 class _Frame:
     """One open element: its name, schema, typing and what it turned out to be."""
 
-    __slots__ = ("name", "spec", "typing", "kind", "count", "keys", "parts", "closer")
+    __slots__ = ("name", "spec", "typing", "kind", "count", "keys", "parts", "closer", "value")
 
     def __init__(self, name: str, spec: Any, typing: Typing, kind: str) -> None:
         self.name = name
@@ -90,7 +90,8 @@ class _Frame:
         self.kind = kind  # "open" (undecided), "string", "typed", "list?" (container, first child next), "object", "array"
         self.count = 0
         self.keys: set[str] = set()
-        self.parts: list[str] = []
+        self.parts: list[str] = []  # an undecided element's leading whitespace
+        self.value: TypedValue | None = None  # a typed text value's writer (schema.TypedValue)
 
 
 def _container_spec(spec: Any, kind: str) -> Any:
@@ -321,8 +322,14 @@ class MiniMaxM3Parser(MiniMaxBlocks):
 
     def _start_text(self, frame: _Frame) -> None:
         """An undecided element is text: a string unless its schema types it."""
-        if frame.typing.declared:
+        if frame.typing.declared:  # typed as it streams (the one typed value writer)
             frame.kind = "typed"
+            value = frame.value = TypedValue(frame.typing)
+            if frame.parts:
+                self._emit_arguments(value.opening + value.feed("".join(frame.parts)))
+                frame.parts = []
+            elif value.opening:
+                self._emit_arguments(value.opening)
         else:
             frame.kind = "string"
             self._emit_arguments('"' + json_fragment("".join(frame.parts)))
@@ -358,7 +365,9 @@ class MiniMaxM3Parser(MiniMaxBlocks):
             if frame.kind == "string":
                 self._emit_arguments(json_string(text)[1:-1])  # (json_fragment written out)
             else:
-                frame.parts.append(text)
+                text = frame.value.feed(text)  # (a held value sends nothing until its end)
+                if text:
+                    self._emit_arguments(text)
         if not found:
             return False
         self._confirm_ws.clear()
@@ -370,7 +379,9 @@ class MiniMaxM3Parser(MiniMaxBlocks):
             if frame.kind == "string":
                 self._emit_arguments(json_string(text)[1:-1])  # (json_fragment written out)
             else:
-                frame.parts.append(text)
+                text = frame.value.feed(text)  # (a held value sends nothing until its end)
+                if text:
+                    self._emit_arguments(text)
 
     def _s_confirm(self, final: bool) -> bool:
         sc = self.scanner
@@ -403,7 +414,7 @@ class MiniMaxM3Parser(MiniMaxBlocks):
         if frame.kind == "string":
             self._emit_arguments('"')
         else:
-            self._emit_arguments(typed_json("".join(frame.parts), frame.typing))
+            self._emit_arguments(frame.value.end())
         self._pop()
 
     def _close_container(self) -> None:

@@ -537,7 +537,10 @@ class TypedValue:
             self.feed = self._gate.feed
         else:
             self.mode = "held"
-            self.feed = self._feed_lead  # (then _feed_keep or _feed_read, from the first non-whitespace text)
+            types = typing.types
+            # a list or object may stream through the literal reader (_feed_lead decides, then _keep or
+            # _feed_read); any other typing is kept whole (a scalar: no reader, no test a piece)
+            self.feed = self._feed_lead if "array" in types or "object" in types else self._keep
 
     def head(self) -> str:
         """JSON text to send when the value opens (``'"'`` for a streamed string; also :attr:`opening`)."""
@@ -549,7 +552,7 @@ class TypedValue:
         self._keep(text)
         body = text.lstrip()
         if body:
-            if body[0] in "[({" and any(k in ("array", "object") for k in self.typing.types):
+            if body[0] in "[({":  # (the typing allows a list or an object: see __init__)
                 self._reader = PyLiteralReader()
                 self._reader.feed(body)
                 self.feed = self._feed_read
