@@ -302,7 +302,10 @@ class _GlmParser(ToolParser):
             sc._pos = pos + len(ARG_VALUE)
             bare = False
         else:
-            sc.skip_whitespace()
+            if pos < len(buf) and buf[pos].isspace():  # layout (skip_whitespace, written out: the 4.5 newline)
+                pos = sc._pos = _SPACE.match(buf, pos).end()
+                if pos == len(buf) and not final:
+                    return False
             hit = sc.match(_M_VALUE_OPEN, final)  # (PARTIAL when nothing is unread and more may come)
             if hit is PARTIAL:
                 return False
