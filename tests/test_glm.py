@@ -192,6 +192,25 @@ def test_a_name_longer_than_the_limit_is_content(parser):
 
 
 @pytest.mark.parametrize("parser", GLM)
+def test_the_name_bound_counts_the_layout_newline_before_arg_key(parser):
+    # the name step takes "\n<arg_key>" after a name at once; the bound (MAX_HEAD) still counts that newline
+    name = "n" * (MAX_HEAD - 1)
+    body = f"{ARG_KEY}a{ARG_KEY_END}{ARG_VALUE}b{ARG_VALUE_END}{TOOL_CALL_END}"
+    assert_parses(parser, f"{TOOL_CALL}{name}\n{body}", "", [(name, {"a": "b"})])
+    text = f"{TOOL_CALL}{name}n\n{ARG_KEY}a{ARG_KEY_END}"  # MAX_HEAD + 1 characters before <arg_key>: no name
+    assert_parses(parser, text, text, [])
+    assert_parses(parser, f"{TOOL_CALL}{name}n{body}", "", [(name + "n", {"a": "b"})])  # MAX_HEAD, no newline
+
+
+@pytest.mark.parametrize("parser", GLM)
+def test_a_name_cut_by_the_end_of_the_output_at_a_delta_boundary(parser):
+    for tail in ("get_wea", "get_weather\n", "get_weather \n", "get_weather\n<arg_"):
+        for deltas in (["Hi.", TOOL_CALL, tail], ["Hi.", TOOL_CALL + tail], ["Hi." + TOOL_CALL, tail[:3], tail[3:]]):
+            got = stream_outcome(parser, deltas)
+            assert (got.content, got.calls) == ("Hi.", []), deltas
+
+
+@pytest.mark.parametrize("parser", GLM)
 def test_repeated_and_empty_openers_give_nothing(parser):
     assert_parses(parser, "Thinking." + TOOL_CALL * 50, "Thinking.", [])
     # the newline before an opener is layout only where the encoder writes one (4.5)
@@ -304,6 +323,16 @@ def test_a_long_string_value_streams_as_it_arrives(parser):
     assert sent >= len(json.dumps(value, ensure_ascii=False)) * 0.5
     pieces += [c.parameters for c in p.finish(tools).calls]
     assert json.loads("".join(pieces)) == {"path": "a.py", "content": value}
+
+
+@pytest.mark.parametrize("parser", GLM)
+def test_layout_after_a_closed_value_is_not_text_of_a_later_value(parser):
+    # whitespace held after one </arg_value> (confirmed by <arg_key>) is layout: it never joins the text of a
+    # later literal </arg_value>, whatever the split (special tokens whole, or split inside)
+    text = (f"{TOOL_CALL}f\n{ARG_KEY}a{ARG_KEY_END}\n{ARG_VALUE}1{ARG_VALUE_END}\n \n{ARG_KEY}b{ARG_KEY_END}"
+            f"{ARG_VALUE}x{ARG_VALUE_END}y{ARG_VALUE_END}\n{TOOL_CALL_END}")
+    tokens = re.split(r"(<[^<>]*>|\n)", text)
+    assert_parses(parser, text, "", [("f", {"a": "1", "b": f"x{ARG_VALUE_END}y"})], deltas=[t for t in tokens if t])
 
 
 @pytest.mark.parametrize("parser", GLM)

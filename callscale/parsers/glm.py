@@ -47,7 +47,14 @@ _M_AFTER_VALUE = markers(ARG_KEY, TOOL_CALL_END)
 _M_OPENER = markers(TOOL_CALL)
 
 _NAME_CHAR = re.compile(r"[\w\-.:/@]")
-_NAME_RUN = re.compile(r"[\w\-.:/@]+")  # a piece of name characters only (what _name_ok reads one by one)
+_NAME_RUN = re.compile(r"[\w\-.:/@]*")  # a run of name characters (none starts a marker of _M_NAME)
+_KEY_RUN = re.compile(r"[^<]*")  # a run of key characters that start no marker of _M_KEY (all start with "<")
+_SPACE = re.compile(r"\s*")  # (re's \s on str is str.isspace's test)
+_NL_ARG_KEY = "\n" + ARG_KEY
+# The value's one search (MarkerScanner.find's, written out in the value steps: their per-delta path)
+_VALUE_SCAN = _M_VALUE.scan()
+_VALUE_ENDS = _M_VALUE.item_set
+assert _VALUE_SCAN, "the value markers must be searchable in one pattern"
 
 
 def _auto_value(text: str) -> str:
@@ -74,7 +81,6 @@ class _GlmParser(ToolParser):
         self._name_phase = 0           # 0 leading whitespace, 1 in the name, 2 trailing whitespace
         self._name = ""
         self._key = ""
-        self._args = 0                 # arguments sent for the current call
         self._kind = "string"          # current value: "string", "nullable" (string or null), "json" or "auto"
         self._gate: TypedValue | None = None  # types a "nullable" or "json" value as it streams
         self._typing = UNTYPED         # its schema typing (parsers.schema)
@@ -146,14 +152,6 @@ class _GlmParser(ToolParser):
         self._state = "content"
         return True
 
-    def _value_kind(self) -> str:
-        self._typing = typing = self._param_typing(self._name, self._key)
-        if not typing.declared:
-            return "auto"
-        if typing.string_or_null:  # (StringOrNull.wanted)
-            return "nullable"
-        return "string" if typing.is_string else "json"
-
     def _end_call_here(self) -> None:
         self._emit_arguments("}")
         self._end_call()
@@ -162,11 +160,61 @@ class _GlmParser(ToolParser):
     # ------------------------------------------------------------------ states
     def _open(self, marker: str, final: bool) -> bool:
         """An opener in content (base ``_s_content``): read the call's name."""
-        self._start_name(marker)
+        self._state = "name"  # (_start_name, written out: once a call)
+        self._head_parts = [marker]
+        self._head_len = 0
+        self._name_phase = 0
         return True
 
     def _s_name(self, final: bool) -> bool:
-        # _head_find, written out (the per-delta path of a name): a partial marker stays unread, even at the end
+        """The name after ``<tool_call>``: its pieces of name characters, and the ``<arg_key>`` after it, read here.
+
+        Each delta's run of name characters is taken by one match (none starts a
+        marker); ``<arg_key>`` (or ``\\n<arg_key>``) right after a name begins the
+        call, and an opener right after an opener (nothing read between) is the
+        opener repeated. Anything else is :meth:`_name_text`'s (the whole rule).
+        """
+        sc = self.scanner
+        buf, pos = sc._buf, sc._pos
+        room = MAX_HEAD + 1 - self._head_len  # characters the head may still take (>= 1 in this state)
+        end = _NAME_RUN.match(buf, pos, pos + room).end()
+        if end > pos:
+            if self._name_phase == 2 or end - pos == room:  # a name character after its whitespace, or too long
+                return self._name_text(final)
+            self._head_parts.append(buf[pos:end])
+            self._head_len += end - pos
+            self._name_phase = 1
+            sc._pos = end
+            if end == len(buf):
+                return self._name_text(final) if final else False
+            room -= end - pos
+        if self._name_phase:  # a name was read: <arg_key> begins the call
+            if buf.startswith(ARG_KEY, end):
+                sc._pos = end + len(ARG_KEY)
+            elif room > 1 and buf.startswith(_NL_ARG_KEY, end):  # (the 4.5 layout; the tag within the bound)
+                sc._pos = end + len(_NL_ARG_KEY)
+            elif not final and end + 1 == len(buf) and buf[end] == "\n":  # perhaps the start of a tag: wait
+                return False
+            else:
+                return self._name_text(final)
+            parts = self._head_parts
+            parts[0] = ""  # (the opener)
+            self._head_parts = []
+            self._head_len = 0
+            self._name = name = "".join(parts).strip()
+            self._begin_call(name)
+            self._keys = set()
+            self._state = "key"
+            return True
+        if not self._head_len and buf.startswith(TOOL_CALL, end):  # an opener repeated: the first one is dropped
+            sc._pos = end + len(TOOL_CALL)
+            self._head_parts = [TOOL_CALL]  # (_empty_opener's common case, written out)
+            return True
+        return self._name_text(final)
+
+    def _name_text(self, final: bool) -> bool:
+        """The name's whole rule (docs/formats.md): a piece up to a marker, decided by it or the bound."""
+        # _head_find, written out: a partial marker stays unread, even at the end
         limit = MAX_HEAD + 1 - self._head_len
         text, marker = self.scanner.find_within(_M_NAME, False, limit if limit > 0 else 0)
         if text:
@@ -193,11 +241,10 @@ class _GlmParser(ToolParser):
         self._head_parts = []
         self._name = name
         self._begin_call(name)
-        self._args = 0
         self._keys = set()
         if marker == ARG_KEY:
             self._state = "key"
-            self._head_begin()
+            self._head_len = 0
         else:  # TOOL_CALL_END: the inline zero-argument form
             self._emit_arguments("{}")
             self._end_call()
@@ -205,7 +252,33 @@ class _GlmParser(ToolParser):
         return True
 
     def _s_key(self, final: bool) -> bool:
-        limit = MAX_HEAD + 1 - self._head_len  # _head_find, written out (the per-delta path of a key)
+        """A key: each delta's run of characters that start no marker taken by one match, up to ``</arg_key>``.
+
+        A ``<`` that begins anything else is :meth:`_key_text`'s (the whole rule).
+        """
+        sc = self.scanner
+        buf, pos = sc._buf, sc._pos
+        room = MAX_HEAD + 1 - self._head_len  # (>= 1 in this state)
+        end = _KEY_RUN.match(buf, pos, pos + room).end()
+        if end - pos == room:  # too long for a key, perhaps
+            return self._key_text(final)
+        if end > pos:
+            self._head_parts.append(buf[pos:end])
+            self._head_len += end - pos
+            sc._pos = end
+            if end == len(buf):
+                return self._unclosed() if final else False
+        if not buf.startswith(ARG_KEY_END, end):
+            return self._key_text(final)
+        sc._pos = end + len(ARG_KEY_END)
+        self._key = "".join(self._head_parts).strip()  # (_head_text, written out)
+        self._head_parts = []
+        self._state = "key_done"
+        return True
+
+    def _key_text(self, final: bool) -> bool:
+        """The key's whole rule: a piece up to a marker, decided by it, the bound or the end of the output."""
+        limit = MAX_HEAD + 1 - self._head_len  # _head_find, written out
         text, marker = self.scanner.find_within(_M_KEY, final, limit if limit > 0 else 0)
         if text:
             self._head_len += len(text)
@@ -222,38 +295,51 @@ class _GlmParser(ToolParser):
         return True
 
     def _s_key_done(self, final: bool) -> bool:
-        scanner = self.scanner
-        scanner.skip_whitespace()
-        hit = scanner.match(_M_VALUE_OPEN, final)  # (PARTIAL when nothing is unread and more may come)
-        if hit is PARTIAL:
-            return False
-        if hit is None and scanner.at_end():  # final
-            return self._unclosed()
-        self._start_value()
-        if hit is None:  # <arg_value> missing: the value runs to its </arg_value>, held back
-            self._bare = True
-            self._state = "value_bare"
-        elif self._kind == "string":
-            self._emit_arguments('"')
-            self._state = "value_str"
-        elif self._kind == "nullable":
-            self._gate = TypedValue(self._typing)
-            self._state = "value_str"
-        elif self._kind == "json":
-            self._gate = TypedValue(self._typing)
-            self._state = "value_buf"
+        """After ``</arg_key>``: ``<arg_value>`` (after layout whitespace) opens the value; without it the value is bare."""
+        sc = self.scanner
+        buf, pos = sc._buf, sc._pos
+        if buf.startswith(ARG_VALUE, pos):  # (the common case, match written out)
+            sc._pos = pos + len(ARG_VALUE)
+            bare = False
         else:
-            self._state = "value_start"
-        return True
-
-    def _start_value(self) -> None:
-        self._emit_arguments(("{" if self._args == 0 else ", ") + json_string(self._key) + ": ")
-        self._args += 1
-        self._keys.add(self._key)
-        self._kind = self._value_kind()
+            if pos < len(buf) and buf[pos].isspace():  # layout (skip_whitespace, written out: the 4.5 newline)
+                pos = sc._pos = _SPACE.match(buf, pos).end()
+                if pos == len(buf) and not final:
+                    return False
+            hit = sc.match(_M_VALUE_OPEN, final)  # (PARTIAL when nothing is unread and more may come)
+            if hit is PARTIAL:
+                return False
+            if hit is None and sc.at_end():  # final
+                return self._unclosed()
+            bare = hit is None
+        # the value starts (its key sent; its kind from the schema): written out, once a parameter
+        key = self._key
+        keys = self._keys
+        head = ("{" if not keys else ", ") + json_string(key) + ": "
+        keys.add(key)
+        self._typing = typing = self._param_typing(self._name, key)
         self._buf = []
-        self._bare = False
         self._gate = None
+        self._bare = bare
+        if not typing.declared:
+            kind, state = "auto", "value_start"
+        elif typing.string_or_null:  # (StringOrNull.wanted)
+            kind, state = "nullable", "value_str"
+        elif typing.is_string:
+            kind, state = "string", "value_str"
+            if not bare:
+                head += '"'
+        else:
+            kind, state = "json", "value_buf"
+        self._kind = kind
+        self._emit_arguments(head)
+        if bare:  # <arg_value> missing: the value runs to its </arg_value>, held back
+            self._state = "value_bare"
+            return True
+        if kind == "nullable" or kind == "json":
+            self._gate = TypedValue(typing)
+        self._state = state
+        return True
 
     def _s_value_bare(self, final: bool) -> bool:
         """A value after ``</arg_key>`` with no ``<arg_value>``: buffered up to ``</arg_value>``.
@@ -299,24 +385,64 @@ class _GlmParser(ToolParser):
         return True
 
     def _s_value_str(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_M_VALUE, final)
-        if text:
+        """A streamed value (a string, or a string-or-null through its gate): each piece sent as it comes."""
+        sc = self.scanner
+        buf, pos = sc._buf, sc._pos
+        hit = _VALUE_SCAN.search(buf, pos)  # (MarkerScanner.find's one search, written out: once a delta)
+        if hit is None:
+            end = sc._pos = len(buf)
+            marker = None
+        else:
+            end = hit.start()
+            marker = hit.group()
+            if marker in _VALUE_ENDS:
+                sc._pos = hit.end()
+            else:  # a tag's start ends the text: held back (with final: text)
+                if final:
+                    end = len(buf)
+                sc._pos = end
+                marker = None
+        if end > pos:
             gate = self._gate
+            text = buf[pos:end]
             # (json_fragment written out)
             self._emit_arguments(json_string(text)[1:-1] if gate is None else gate.feed(text))
-        if marker is None and not final:
-            return False
+        if marker is None:  # (_value_marker's common cases, written out)
+            return self._unclosed() if final else False
+        if marker == ARG_VALUE_END:
+            self._state = "value_close"
+            return True
         return self._value_marker(marker, final)
 
     def _s_value_buf(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_M_VALUE, final)
-        if text:
-            if self._gate is not None:
-                self._gate.feed(text)  # typed as it streams; sent at the end
+        """A held value (typed by its gate as it streams, or an undeclared one's buffered list or object)."""
+        sc = self.scanner
+        buf, pos = sc._buf, sc._pos
+        hit = _VALUE_SCAN.search(buf, pos)  # (MarkerScanner.find's one search, written out: once a delta)
+        if hit is None:
+            end = sc._pos = len(buf)
+            marker = None
+        else:
+            end = hit.start()
+            marker = hit.group()
+            if marker in _VALUE_ENDS:
+                sc._pos = hit.end()
+            else:  # a tag's start ends the text: held back (with final: text)
+                if final:
+                    end = len(buf)
+                sc._pos = end
+                marker = None
+        if end > pos:
+            gate = self._gate
+            if gate is not None:
+                gate.feed(buf[pos:end])  # typed as it streams; sent at the end
             else:
-                self._buf.append(text)
-        if marker is None and not final:
-            return False
+                self._buf.append(buf[pos:end])
+        if marker is None:  # (_value_marker's common cases, written out)
+            return self._unclosed() if final else False
+        if marker == ARG_VALUE_END:
+            self._state = "value_close"
+            return True
         return self._value_marker(marker, final)
 
     def _value_text(self, text: str) -> None:
@@ -382,43 +508,80 @@ class _GlmParser(ToolParser):
                 return True
             self._value_text(self._cand + self._confirm_text())
             return self._back_to_value()
+        self._confirm_ws.clear()  # (layout; value_close reads on with none held)
         self._end_value()
         self._end_call_here()
         self._start_name(hit)
         return True
 
-    def _end_value(self) -> None:
-        """Send the value's end: the closing quote of a streamed string, or the converted buffered value."""
+    def _value_end(self) -> str:
+        """The value's end (its JSON text to send): the closing quote of a streamed string, or the typed held value."""
+        gate = self._gate
+        if gate is not None:
+            self._gate = None
+            return gate.end()
         text = "".join(self._buf)
         self._buf = []
-        if self._gate is not None:
-            self._emit_arguments(self._gate.end())
-            self._gate = None
-        elif self._kind == "string":
-            self._emit_arguments('"' + json_fragment(text) + '"' if self._bare else '"')
-        elif self._kind in ("json", "nullable"):  # a bare value (its <arg_value> missing), held whole
-            self._emit_arguments(typed_json(text, self._typing))
-        else:
-            self._emit_arguments(_auto_value(text))
-        self._bare = False
+        bare, self._bare = self._bare, False
+        if self._kind == "string":
+            return '"' + json_fragment(text) + '"' if bare else '"'
+        if self._kind in ("json", "nullable"):  # a bare value (its <arg_value> missing), held whole
+            return typed_json(text, self._typing)
+        return _auto_value(text)
+
+    def _end_value(self) -> None:
+        """Send the value's end (:meth:`_value_end`)."""
+        self._emit_arguments(self._value_end())
 
     def _s_value_close(self, final: bool) -> bool:
-        """After ``</arg_value>``: it closes the value only before ``<arg_key>`` or ``</tool_call>``."""
-        hit = self._confirm(_M_AFTER_VALUE, final)
-        if hit is PARTIAL:
-            return False
-        if hit is None:
-            if final and self.scanner.at_end():
-                return self._unclosed()
-            self._value_text(ARG_VALUE_END + self._confirm_text())
-            return self._back_to_value()
-        self._end_value()
-        if hit == ARG_KEY:
-            self._state = "key"
-            self._head_begin()
+        """After ``</arg_value>``: it closes the value only before ``<arg_key>`` or ``</tool_call>``.
+
+        Whitespace before that tag is held (base ``_confirm``); the state is then
+        ``value_close_ws`` (the same step), so the held whitespace is cleared when
+        the tag decides it and a close right before its tag needs no clearing.
+        """
+        sc = self.scanner
+        buf, pos = sc._buf, sc._pos
+        if buf.startswith(ARG_KEY, pos):  # (the common cases, match written out)
+            sc._pos = pos + len(ARG_KEY)
+            hit = ARG_KEY
+        elif buf.startswith(TOOL_CALL_END, pos):
+            sc._pos = pos + len(TOOL_CALL_END)
+            hit = TOOL_CALL_END
         else:
-            self._end_call_here()
+            hit = self._confirm(_M_AFTER_VALUE, final)
+            if hit is PARTIAL:
+                self._state = "value_close_ws"
+                return False
+            if hit is None:
+                if final and sc.at_end():
+                    return self._unclosed()
+                self._value_text(ARG_VALUE_END + self._confirm_text())
+                return self._back_to_value()
+            self._state = "value_close_ws"
+        if self._state == "value_close_ws":
+            self._confirm_ws.clear()
+        # the value's end (_value_end's common cases, written out: once a parameter)
+        gate = self._gate
+        if gate is not None:
+            self._gate = None
+            text = gate.end()
+        elif self._kind == "string" and not self._bare:
+            text = '"'
+        else:
+            text = self._value_end()
+        if hit == ARG_KEY:
+            self._emit_arguments(text)
+            self._state = "key"
+            self._head_parts = []  # (_head_begin, written out)
+            self._head_len = 0
+        else:  # the call's end
+            self._emit_arguments(text + "}")
+            self._end_call()
+            self._state = "content"
         return True
+
+    _s_value_close_ws = _s_value_close
 
 
 @register("glm45")
