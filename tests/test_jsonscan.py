@@ -116,7 +116,7 @@ def test_the_parsers_share_the_tracker():
     assert issubclass(JsonValidator, JsonTracker) and JsonValidator().strict
     for name in ("deepseek_v3", "deepseek_v31", "kimi_k2", "mistral", "gpt_oss"):  # one raw-arguments streamer
         args = parsers.get(name)()._args
-        assert type(args) is RawArguments and type(args.json) is JsonValidator
+        assert type(args) is RawArguments and isinstance(args, JsonValidator)
     assert "jsonscan" not in parsers.names()
 
 

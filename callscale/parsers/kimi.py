@@ -143,7 +143,7 @@ class KimiK2Parser(ToolParser):
         string = "".join(self._hold)
         self._hold = []
         value = None
-        first = self._args.json.first
+        first = self._args.first
         if held is not None and first != "[":  # (a top-level number never closes: held is None)
             if first != '"':
                 self._emit_arguments(held)
@@ -170,8 +170,15 @@ class KimiK2Parser(ToolParser):
         if not text:
             return False
         args = self._args
-        send, used = args.feed(text)
-        first = args.json.first
+        j, event = args.scan(text, 0)  # args.feed(text), written out for its common piece
+        if not event:
+            if args.first == "{":  # (an object's text: sent as it comes)
+                self._emit_arguments(text)
+                return False
+            send, used = text, len(text)
+        else:
+            send, used = args.scanned(text, j, event)
+        first = args.first
         if first == '"':
             self._hold.append(send)
         elif first in ("", "{"):  # nothing else can be a call's arguments
@@ -238,7 +245,7 @@ class KimiK2Parser(ToolParser):
                 self._state = _CONTENT  # (in the section)
                 return True
             return False
-        if self._args.json.inside:
+        if self._args.inside:
             if marker == CALL_END:
                 self._state = _END_CHECK
                 self._pending = []
