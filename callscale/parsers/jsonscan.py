@@ -159,13 +159,8 @@ class JsonTracker:
 _V_VALUE, _V_OBJ_OPEN, _V_OBJ_KEY, _V_COLON, _V_ARR_OPEN, _V_AFTER, _V_NUMBER, _V_LITERAL, _V_DONE = range(9)
 _WS = re.compile(r"[ \t\n\r]*")
 _WS_CHARS = frozenset(" \t\n\r")
-_NUM_RUN = re.compile(r"[0-9eE.+\-]*")
+_NUM_CHARS = frozenset("0123456789eE.+-")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
-#: After a key: whitespace, then (group 1) the colon, whitespace and (group 2) a string's opening quote.
-_COLON_RUN = re.compile(r'[ \t\n\r]*(?:(:)[ \t\n\r]*(")?)?')
-#: After a member or element: whitespace, then (group 1) a comma, whitespace and (group 2) a string's
-#: opening quote, or (group 3) a closing bracket.
-_AFTER_RUN = re.compile(r'[ \t\n\r]*(?:(,)[ \t\n\r]*(")?|([}\]]))?')
 _WORDS = {"t": "true", "f": "false", "n": "null"}
 
 
@@ -279,9 +274,11 @@ class JsonValidator(JsonTracker):
     def _scan(self, text: str, i: int) -> tuple[int, int]:
         """Read ``text`` from ``i``: ``(j, event)``, one of the ``_NEED``/``_CLOSED``/``_FAIL``/``_PAUSE``/``_AFTER_END`` events.
 
-        Between strings a run of JSON structure (``: "``, ``, "``, a whole number) is matched by one
-        compiled pattern rather than a step a character; the members hook's places (depth 1 of a
-        hooked reader) take the step-by-step path.
+        Between strings the encoders' spellings (json.dumps: ``": "``, ``, "``, ``{"``) are read in one
+        step with the string's quote, and a number that ends in the piece is checked whole; plain
+        character tests, not pattern runs (a pattern call costs more than the steps it saves on
+        4-character pieces). The members hook's places (depth 1 of a hooked reader) take the
+        step-by-step path.
         """
         n = len(text)
         stack = self._stack
@@ -326,43 +323,11 @@ class JsonValidator(JsonTracker):
                     return i, _CLOSED
                 continue
             mode = self._mode
-            if mode == _V_COLON or mode == _V_AFTER:  # a run: whitespace, the separator, whitespace, a quote
-                if mode == _V_COLON:
-                    hit = _COLON_RUN.match(text, i)
-                    k = hit.lastindex
-                    i = hit.end()
-                    if k is None:  # no colon
-                        if i < n:
-                            return i, _FAIL
-                        return n, _NEED
-                    key = False
-                else:
-                    hit = _AFTER_RUN.match(text, i)
-                    k = hit.lastindex
-                    i = hit.end()
-                    if k is None:  # neither a comma nor a closer
-                        if i < n:
-                            return i, _FAIL
-                        return n, _NEED
-                    key = stack[-1] == "{"
-                    if k == 3:  # a closing bracket
-                        if (text[i - 1] == "}") != key:
-                            return i - 1, _FAIL
-                        j, event = self._close(text, i - 1)
-                        if event != _NEED:
-                            return j, event
-                        continue
-                if k == 2 and not (hooked and len(stack) == 1):  # the separator and a string's quote
-                    self.inside = True
-                    self._in_key = key
-                    continue
-                if k == 2:
-                    i -= 1  # the quote: read by the step below (the members hook is told of it)
-                self._mode = _V_OBJ_KEY if key else _V_VALUE
-                continue
             if mode > _V_AFTER:  # inside a number or a literal word, or after the value
                 if mode == _V_NUMBER:
-                    end = _NUM_RUN.match(text, i).end()
+                    end = i
+                    while end < n and text[end] in _NUM_CHARS:  # (numbers are short: no pattern run)
+                        end += 1
                     self._number.append(text[i:end])
                     if end >= n:
                         return n, _NEED
@@ -393,11 +358,44 @@ class JsonValidator(JsonTracker):
                     self._value_end()
                 continue
             c = text[i]
-            if c in _WS_CHARS:  # (most tokens follow no whitespace: no pattern run then)
-                i = _WS.match(text, i).end()
-                if i >= n:
-                    break
+            if c in _WS_CHARS:
+                if c == " " and i + 1 < n and text[i + 1] not in _WS_CHARS:  # one space: no pattern run
+                    i += 1
+                else:
+                    i = _WS.match(text, i).end()
+                    if i >= n:
+                        break
                 c = text[i]
+            if mode == _V_AFTER:
+                if c == ",":
+                    i += 1
+                    if stack[-1] == "[":
+                        self._mode = _V_VALUE
+                    elif i + 1 < n and text[i] == " " and text[i + 1] == '"' and not (hooked and len(stack) == 1):
+                        self.inside = True  # , " : the next key's quote, read with the comma (json.dumps' spelling)
+                        self._in_key = True
+                        i += 2
+                    else:
+                        self._mode = _V_OBJ_KEY
+                elif (c == "}") == (stack[-1] == "{") and (c == "}" or c == "]"):
+                    j, event = self._close(text, i)
+                    if event != _NEED:
+                        return j, event
+                    i = j
+                else:
+                    return i, _FAIL
+                continue
+            if mode == _V_COLON:
+                if c != ":":
+                    return i, _FAIL
+                i += 1
+                if i + 1 < n and text[i] == " " and text[i + 1] == '"' and not (hooked and len(stack) == 1):
+                    self.inside = True  # : " : a string value's quote, read with the colon (json.dumps' spelling)
+                    self._in_key = False
+                    i += 2
+                else:
+                    self._mode = _V_VALUE
+                continue
             if mode == _V_VALUE or mode == _V_ARR_OPEN:
                 if mode == _V_ARR_OPEN and c == "]":
                     j, event = self._close(text, i)
@@ -433,12 +431,15 @@ class JsonValidator(JsonTracker):
                     if pause:
                         return i, _PAUSE
                 elif c == "-" or "0" <= c <= "9":
-                    end = _NUM_RUN.match(text, i).end()
+                    end = i + 1
+                    while end < n and text[end] in _NUM_CHARS:  # (numbers are short: no pattern run)
+                        end += 1
                     if end >= n:  # the number may go on in the next piece
                         self._number = [text[i:]]
                         self._mode = _V_NUMBER
                         return n, _NEED
-                    if _NUMBER.fullmatch(text, i, end) is None:
+                    number = text[i:end]
+                    if not (number.isdigit() and (c != "0" or end == i + 1)) and _NUMBER.fullmatch(number) is None:
                         return end, _FAIL
                     if stack:  # _value_end, written out
                         self._mode = _V_AFTER
