@@ -169,12 +169,13 @@ class KimiK2Parser(ToolParser):
         """
         if not text:
             return False
+        j, event = self._args.scan(text, 0)  # self._args.feed(text), written out
+        return self._sent(text, j, event)
+
+    def _sent(self, text: str, j: int, event: int) -> bool:
+        """:meth:`_send` after the arguments' ``scan(text, 0)`` stopped at ``j`` with ``event``."""
         args = self._args
-        j, event = args.scan(text, 0)  # args.feed(text), written out for its common piece
         if not event:
-            if args.first == "{":  # (an object's text: sent as it comes)
-                self._emit_arguments(text)
-                return False
             send, used = text, len(text)
         else:
             send, used = args.scanned(text, j, event)
@@ -234,10 +235,15 @@ class KimiK2Parser(ToolParser):
 
     def _s_args(self, final: bool) -> bool:
         text, marker = self.scanner.find(_M_ARGS)  # a partial token stays unread, even at the end
-        if text and self._send(text):
-            if marker is not None:  # read again by the broken state
-                self.scanner.unread(len(marker))
-            return True
+        if text:
+            args = self._args
+            j, event = args.scan(text, 0)  # self._send(text), written out for its common piece
+            if not event and args.first == "{":  # (an object's text: sent as it comes)
+                self._emit_arguments(text)
+            elif self._sent(text, j, event):
+                if marker is not None:  # read again by the broken state
+                    self.scanner.unread(len(marker))
+                return True
         if marker is None:
             if final:  # the output ended in the arguments (or in a token after them): cut there
                 self.scanner.take_all()
