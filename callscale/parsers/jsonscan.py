@@ -288,6 +288,8 @@ class JsonValidator(JsonTracker):
                 if self.escape or self._hex_left:
                     j, event = self.string_run(text, i)
                 else:  # string_run's common step, written out (this strict tracker's stop pattern)
+                    if not hooked and '"' not in text and "\\" not in text and text.isprintable():
+                        return n, _NEED  # (no stop in the piece: three tests, no pattern run; a hooked reader tested it)
                     hit = _STRICT_STOP.search(text, i)
                     if hit is None:
                         return n, _NEED
@@ -581,7 +583,7 @@ class JsonCallLexer(JsonValidator):
         (:meth:`JsonCallReader._read_object` writes this method out: change both.)
         """
         if self.inside and self._capture == "arguments" and not (self.escape or self._hex_left) \
-                and _STRICT_STOP.search(chunk) is None:  # the common piece: text inside a string of the arguments
+                and ('"' not in chunk and "\\" not in chunk and chunk.isprintable() or _STRICT_STOP.search(chunk) is None):  # the common piece: text inside a string of the arguments
             self.arguments.append(chunk)
             return len(chunk), NEED_MORE
         self._pause = pause
@@ -963,7 +965,7 @@ class JsonCallReader:
             while pos < end:
                 chunk = buf[pos:pos + self._peek]
                 if lexer.inside and lexer._capture == "arguments" and not (lexer.escape or lexer._hex_left) \
-                        and _STRICT_STOP.search(chunk) is None:  # text inside a string of the arguments
+                        and ('"' not in chunk and "\\" not in chunk and chunk.isprintable() or _STRICT_STOP.search(chunk) is None):  # text inside a string of the arguments
                     pos += len(chunk)
                     sc._pos = pos
                     self._emit_arguments(chunk)  # (lexer.arguments is empty: each piece is taken as it is read)
@@ -1034,7 +1036,7 @@ class JsonCallReader:
             chunk = buf[pos:pos + size]
             # lexer.feed(chunk, pause=not self._started), written out (one call a delta fewer)
             if lexer.inside and lexer._capture == "arguments" and not (lexer.escape or lexer._hex_left) \
-                    and _STRICT_STOP.search(chunk) is None:  # the common piece: text inside a string of the arguments
+                    and ('"' not in chunk and "\\" not in chunk and chunk.isprintable() or _STRICT_STOP.search(chunk) is None):  # the common piece: text inside a string of the arguments
                 lexer.arguments.append(chunk)
                 used, status = len(chunk), NEED_MORE
             else:
