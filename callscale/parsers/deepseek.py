@@ -211,7 +211,8 @@ class _DeepSeekCalls(ToolParser):
         by the base's broken state (so a token in the same delta is never swallowed).
         The end marker is handed to :meth:`_args_end`.
         """
-        # self.scanner.find(self._m_args), written out (the per-delta path; both marker sets have one search)
+        # self.scanner.find(self._m_args), written out (the per-delta path; both marker sets have one search:
+        # tests/test_deepseek.py checks it)
         sc = self.scanner
         buf, pos = sc._buf, sc._pos
         m = self._m_args
