@@ -371,12 +371,14 @@ class JsonValidator(JsonTracker):
             if mode == _V_AFTER:
                 if c == ",":
                     i += 1
+                    if i < n and text[i] == " ":  # (json.dumps' one space, read with the comma)
+                        i += 1
                     if stack[-1] == "[":
                         self._mode = _V_VALUE
-                    elif i + 1 < n and text[i] == " " and text[i + 1] == '"' and not (hooked and len(stack) == 1):
+                    elif i < n and text[i] == '"' and not (hooked and len(stack) == 1):
                         self.inside = True  # , " : the next key's quote, read with the comma (json.dumps' spelling)
                         self._in_key = True
-                        i += 2
+                        i += 1
                     else:
                         self._mode = _V_OBJ_KEY
                 elif (c == "}") == (stack[-1] == "{") and (c == "}" or c == "]"):
@@ -391,10 +393,12 @@ class JsonValidator(JsonTracker):
                 if c != ":":
                     return i, _FAIL
                 i += 1
-                if i + 1 < n and text[i] == " " and text[i + 1] == '"' and not (hooked and len(stack) == 1):
+                if i < n and text[i] == " ":  # (json.dumps' one space, read with the colon)
+                    i += 1
+                if i < n and text[i] == '"' and not (hooked and len(stack) == 1):
                     self.inside = True  # : " : a string value's quote, read with the colon (json.dumps' spelling)
                     self._in_key = False
-                    i += 2
+                    i += 1
                 else:
                     self._mode = _V_VALUE
                 continue
@@ -789,7 +793,7 @@ class RawArguments(JsonValidator):
 
     def scanned(self, text: str, j: int, event: int, stop_at_close: bool = False) -> tuple[str, int]:
         """:meth:`feed`'s result after ``scan(text, 0)`` stopped at ``j`` with ``event`` (not ``_NEED``)."""
-        if self.closed and event != _CLOSED:  # the value closed before this piece (or is a top-level scalar)
+        if self._held and event != _CLOSED:  # the value's closing bracket (or quote) was read in an earlier piece
             if event == _FAIL:
                 self.failed = True
                 self.error_at = j
