@@ -166,8 +166,8 @@ _WORDS = {"t": "true", "f": "false", "n": "null"}
 
 #: :meth:`JsonValidator._scan` events: the text was read to its end / the top-level value ended just
 #: before the returned index / the character at the returned index cannot continue the value /
-#: a member hook asked to stop at the returned index / the text, read after the value had closed
-#: (a later scan), was whitespace to its end.
+#: a member hook asked to stop at the returned index / the top-level value had closed (in an earlier
+#: scan, or a top-level number or literal in this one) and only whitespace followed, to the text's end.
 _NEED, _CLOSED, _FAIL, _PAUSE, _AFTER_END = range(5)
 
 
