@@ -428,3 +428,10 @@ def test_peak_memory_of_a_call_does_not_grow_with_its_length(name):
         peaks.append(_peak_bytes(parsers.get(name), chunk(case.text, "tokens:4", render.get(name).special_tokens),
                                  list(case.tools)))
     assert peaks[1] < 2 * peaks[0] + 4096, peaks
+
+
+@pytest.mark.parametrize("name", ["deepseek_v3", "deepseek_v31"])
+def test_the_argument_end_markers_are_found_by_one_search(name):
+    """_s_args writes the scanner's one-search find out: its marker set must have that search."""
+    m = parsers.get(name)()._m_args
+    assert m._scan is not None and m.item_set == set(m.items)

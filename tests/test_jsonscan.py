@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from callscale import parsers
@@ -116,7 +116,7 @@ def test_the_parsers_share_the_tracker():
     assert issubclass(JsonValidator, JsonTracker) and JsonValidator().strict
     for name in ("deepseek_v3", "deepseek_v31", "kimi_k2", "mistral", "gpt_oss"):  # one raw-arguments streamer
         args = parsers.get(name)()._args
-        assert type(args) is RawArguments and type(args.json) is JsonValidator
+        assert type(args) is RawArguments and isinstance(args, JsonValidator)
     assert "jsonscan" not in parsers.names()
 
 
@@ -195,3 +195,67 @@ def test_the_lexer_on_the_tracker_reads_a_call(size):
     assert (status, lexer.name) == ("done", "write")
     assert text[used:] == "\n</tool_call>"
     assert json.loads("".join(pieces)) == args
+
+
+_ARGUMENT_TEXTS = st.one_of(
+    _VALID.map(json.dumps),  # the encoders' spelling (": ", ", "): the one the validator reads in one step
+    _VALID.map(lambda v: json.dumps(v, separators=(",", ":"))),
+    st.tuples(_VALID.map(json.dumps), st.integers(0, 40), st.sampled_from(['"', "01", "-", "1.", ",,", "} x", ": :", "\x01"]))
+    .map(lambda t: t[0][:t[1]] + t[2] + t[0][t[1]:]),  # a fault somewhere
+    st.lists(_JSON_PIECES, max_size=14).map("".join))
+
+
+def _pieces(text: str, cuts: list[int]) -> list[str]:
+    points = [0, *sorted({c for c in cuts if 0 < c < len(text)}), len(text)]
+    return [text[a:b] for a, b in zip(points, points[1:])]
+
+
+@settings(max_examples=400, deadline=None)
+@example('null"', [1], False, False).via("a top-level literal, then a character after it")
+@example("5  x", [1, 2], False, False).via("a top-level number ended by the next piece")
+@example('{"a": 1}  x', [8, 9], True, False).via("text after the closed object, in later pieces")
+@given(_ARGUMENT_TEXTS, st.lists(st.integers(min_value=1, max_value=60), max_size=6), st.booleans(), st.booleans())
+def test_raw_arguments_scan_then_scanned_is_feed_and_stops_where_the_text_breaks(text, cuts, objects_only, stop_at_close):
+    """The formats' per-piece path (scan, then scanned for an event) gives feed's results; the place where the
+    text stops being the arguments, and what was sent, do not depend on the split."""
+    stop_at_close = stop_at_close and objects_only  # (the formats' combinations: Kimi K2 reads any value, to its end)
+    whole, by_feed, by_scan = RawArguments(objects_only), RawArguments(objects_only), RawArguments(objects_only)
+    sent_whole, used_whole = whole.feed(text, stop_at_close)
+    sent, offset, stopped = [], 0, None
+    for piece in _pieces(text, cuts):
+        result = by_feed.feed(piece, stop_at_close)
+        j, event = by_scan.scan(piece, 0)
+        assert (by_scan.scanned(piece, j, event, stop_at_close) if event else (piece, len(piece))) == result
+        sent.append(result[0])
+        if result[1] < len(piece):
+            stopped = offset + result[1]
+            break
+        offset += len(piece)
+    assert stopped == (used_whole if used_whole < len(text) else None), (text, cuts)
+    assert "".join(sent) == sent_whole and by_feed.close() == by_scan.close() == whole.close()
+
+
+_SPELLINGS = ['{"a": 1, "b": [1, 2], "c": {"d": "e"}}', '{"a":"b","c":[1,2,{"d":null}]}', '{ "a" : [ ] , "b" : { } }',
+              '{"a": 1, }', '{"a": 1, x}', '{"a" "b"}', '{"a": "b", }', '{"a": "b" , "c": 2}', '{"a": [1, 2}',
+              '{"a": {"b": 1]}', '{"a": 01}', '{"a": -}', '{"a": 1.}', '{"a": 1e5, "b": -0.5E-3}', '{"a": -0, "b": 10}',
+              '{"": ""}', '{"a": tru}', '{"a": [true, false, null]}', '{"a":\n "b"}', '{"a":  "b"}', '{"a": "b",\t"c": 1}',
+              '{"a\\"b": "\\u00e9"}', '{"a": 1}  x', '{"a": {"b": "c"}, "d": ["e", "f"]}', '{"a": [{"b": 1}, {"c": 2}]}']
+
+
+@pytest.mark.parametrize("text", _SPELLINGS)
+def test_the_validator_reads_the_encoders_spellings_alike_under_every_two_cuts(text):
+    """The steps that read a separator with the next quote, or a whole number, agree with json.loads and stop
+    at the same character whatever the split (every split into up to three pieces)."""
+    def run(cuts):
+        validator, offset = JsonValidator(), 0
+        for piece in _pieces(text, cuts):
+            validator.feed(piece)
+            if validator.failed:
+                return validator.complete(), offset + validator.error_at
+            offset += len(piece)
+        return validator.complete(), None
+    whole = run([])
+    assert whole[0] == _strict_reference(text, True)
+    for a in range(1, len(text)):
+        for b in range(a, len(text)):
+            assert run([a, b]) == whole, (text, a, b)

@@ -211,15 +211,38 @@ class _DeepSeekCalls(ToolParser):
         by the base's broken state (so a token in the same delta is never swallowed).
         The end marker is handed to :meth:`_args_end`.
         """
-        text, marker = self.scanner.find(self._m_args)  # a partial closing marker stays unread, even at the end
+        # self.scanner.find(self._m_args), written out (the per-delta path; both marker sets have one search:
+        # tests/test_deepseek.py checks it)
+        sc = self.scanner
+        buf, pos = sc._buf, sc._pos
+        m = self._m_args
+        hit = m._scan.search(buf, pos)
+        if hit is None:
+            marker = None
+            sc._pos = len(buf)
+            text = buf[pos:] if pos else buf
+        else:
+            start = hit.start()
+            marker = hit.group()
+            if marker in m.item_set:
+                sc._pos = hit.end()
+            else:  # a partial closing marker stays unread, even at the end
+                marker = None
+                sc._pos = start
+            text = buf[pos:start]
         if text:
-            send, used = self._args.feed(text)
-            if send:
-                self._emit_arguments(send)
-            if used < len(text):
-                self.scanner.unread(len(text) - used + len(marker or ""))
-                self._break()
-                return True
+            args = self._args
+            j, event = args.scan(text, 0)  # args.feed(text), written out for its common piece
+            if not event:
+                self._emit_arguments(text)
+            else:
+                send, used = args.scanned(text, j, event)
+                if send:
+                    self._emit_arguments(send)
+                if used < len(text):
+                    sc.unread(len(text) - used + len(marker or ""))
+                    self._break()
+                    return True
         if marker is None:
             if final:  # the output ended inside the arguments (or their closing marker): a cut call
                 self.scanner.take_all()

@@ -257,7 +257,12 @@ class HarmonyParser(ToolParser):
     def _s_args(self, final: bool) -> bool:
         text, marker = self.scanner.find(_M_BODY, final)
         if marker is None and not final:  # the common piece: argument text, streamed
-            send, used = self._args.feed(text)
+            args = self._args
+            j, event = args.scan(text, 0)  # args.feed(text), written out for its common piece
+            if not event:
+                self._emit_arguments(text)
+                return False
+            send, used = args.scanned(text, j, event)
             self._emit_arguments(send)
             if used == len(text):
                 return False
@@ -276,7 +281,7 @@ class HarmonyParser(ToolParser):
                 self._state = _OUTSIDE
                 return True
             return False
-        if self._args.json.inside:
+        if self._args.inside:
             if marker == START:
                 self._args_piece(marker)
             else:

@@ -155,19 +155,20 @@ class JsonTracker:
 
 
 # Modes of :class:`JsonValidator` between strings.
-# (the two modes inside a scalar last: _scan tells them from the rest by one comparison)
-_V_VALUE, _V_OBJ_OPEN, _V_OBJ_KEY, _V_COLON, _V_ARR_OPEN, _V_AFTER, _V_DONE, _V_NUMBER, _V_LITERAL = range(9)
+# (the two modes inside a scalar and the one after the value last: _scan tells them from the rest by one comparison)
+_V_VALUE, _V_OBJ_OPEN, _V_OBJ_KEY, _V_COLON, _V_ARR_OPEN, _V_AFTER, _V_NUMBER, _V_LITERAL, _V_DONE = range(9)
 _WS = re.compile(r"[ \t\n\r]*")
 _WS_CHARS = frozenset(" \t\n\r")
-_NUM_RUN = re.compile(r"[0-9eE.+\-]*")
+_NUM_CHARS = frozenset("0123456789eE.+-")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _WORDS = {"t": "true", "f": "false", "n": "null"}
 
 
 #: :meth:`JsonValidator._scan` events: the text was read to its end / the top-level value ended just
 #: before the returned index / the character at the returned index cannot continue the value /
-#: a member hook asked to stop at the returned index.
-_NEED, _CLOSED, _FAIL, _PAUSE = range(4)
+#: a member hook asked to stop at the returned index / the top-level value had closed (in an earlier
+#: scan, or a top-level number or literal in this one) and only whitespace followed, to the text's end.
+_NEED, _CLOSED, _FAIL, _PAUSE, _AFTER_END = range(5)
 
 
 class JsonValidator(JsonTracker):
@@ -204,7 +205,14 @@ class JsonValidator(JsonTracker):
     _hooked = False
 
     def __init__(self, objects_only: bool = True) -> None:
-        super().__init__(strict=True)
+        # JsonTracker.__init__(self, strict=True), written out (one frame fewer a call)
+        self.inside = False
+        self.escape = False
+        self.depth = 0
+        self.closed = False
+        self.strict = True
+        self._hex_left = 0
+        self._stop = _STRICT_STOP
         # the class's flag, kept per instance: _scan reads it a piece, and CPython 3.11 specialises a slot's
         # read, not a class attribute's through an instance
         self.hooked = self._hooked
@@ -264,7 +272,14 @@ class JsonValidator(JsonTracker):
         return at
 
     def _scan(self, text: str, i: int) -> tuple[int, int]:
-        """Read ``text`` from ``i``: ``(j, event)``, one of the ``_NEED``/``_CLOSED``/``_FAIL``/``_PAUSE`` events."""
+        """Read ``text`` from ``i``: ``(j, event)``, one of the ``_NEED``/``_CLOSED``/``_FAIL``/``_PAUSE``/``_AFTER_END`` events.
+
+        Between strings the encoders' spellings (json.dumps: ``": "``, ``, "``, ``{"``) are read in one
+        step with the string's quote, and a number that ends in the piece is checked whole; plain
+        character tests, not pattern runs (a pattern call costs more than the steps it saves on
+        4-character pieces). The members hook's places (depth 1 of a hooked reader) take the
+        step-by-step path.
+        """
         n = len(text)
         stack = self._stack
         hooked = self.hooked
@@ -273,10 +288,11 @@ class JsonValidator(JsonTracker):
                 if self.escape or self._hex_left:
                     j, event = self.string_run(text, i)
                 else:  # string_run's common step, written out (this strict tracker's stop pattern)
+                    if not hooked and '"' not in text and "\\" not in text and text.isprintable():
+                        return n, _NEED  # (no stop in the piece: three tests, no pattern run; a hooked reader tested it)
                     hit = _STRICT_STOP.search(text, i)
                     if hit is None:
-                        i = n
-                        break
+                        return n, _NEED
                     j = hit.start()
                     c = text[j]
                     if c == '"':
@@ -291,8 +307,7 @@ class JsonValidator(JsonTracker):
                         event = CONTROL
                 if event != STRING_END:  # (the common event first: one test)
                     if event == STRING_OPEN:
-                        i = n
-                        break
+                        return n, _NEED
                     if event == CONTROL and hooked and self._control(text, j):
                         i = j + 1
                         continue
@@ -310,13 +325,14 @@ class JsonValidator(JsonTracker):
                     return i, _CLOSED
                 continue
             mode = self._mode
-            if mode > _V_DONE:  # inside a number or a literal word
+            if mode > _V_AFTER:  # inside a number or a literal word, or after the value
                 if mode == _V_NUMBER:
-                    end = _NUM_RUN.match(text, i).end()
+                    end = i
+                    while end < n and text[end] in _NUM_CHARS:  # (numbers are short: no pattern run)
+                        end += 1
                     self._number.append(text[i:end])
                     if end >= n:
-                        i = n
-                        break
+                        return n, _NEED
                     if _NUMBER.fullmatch("".join(self._number)) is None:
                         return end, _FAIL
                     self._number = []
@@ -327,6 +343,11 @@ class JsonValidator(JsonTracker):
                         self.closed = True
                     i = end
                     continue
+                if mode == _V_DONE:  # only whitespace may follow the value
+                    i = _WS.match(text, i).end()
+                    if i < n:
+                        return i, _FAIL
+                    return n, _AFTER_END
                 # a literal word (true, false, null)
                 word, k = self._word, self._word_pos
                 while i < n and k < len(word):
@@ -339,11 +360,48 @@ class JsonValidator(JsonTracker):
                     self._value_end()
                 continue
             c = text[i]
-            if c in _WS_CHARS:  # (most tokens follow no whitespace: no pattern run then)
-                i = _WS.match(text, i).end()
-                if i >= n:
-                    break
+            if c in _WS_CHARS:
+                if c == " " and i + 1 < n and text[i + 1] not in _WS_CHARS:  # one space: no pattern run
+                    i += 1
+                else:
+                    i = _WS.match(text, i).end()
+                    if i >= n:
+                        break
                 c = text[i]
+            if mode == _V_AFTER:
+                if c == ",":
+                    i += 1
+                    if i < n and text[i] == " ":  # (json.dumps' one space, read with the comma)
+                        i += 1
+                    if stack[-1] == "[":
+                        self._mode = _V_VALUE
+                    elif i < n and text[i] == '"' and not (hooked and len(stack) == 1):
+                        self.inside = True  # , " : the next key's quote, read with the comma (json.dumps' spelling)
+                        self._in_key = True
+                        i += 1
+                    else:
+                        self._mode = _V_OBJ_KEY
+                elif (c == "}") == (stack[-1] == "{") and (c == "}" or c == "]"):
+                    j, event = self._close(text, i)
+                    if event != _NEED:
+                        return j, event
+                    i = j
+                else:
+                    return i, _FAIL
+                continue
+            if mode == _V_COLON:
+                if c != ":":
+                    return i, _FAIL
+                i += 1
+                if i < n and text[i] == " ":  # (json.dumps' one space, read with the colon)
+                    i += 1
+                if i < n and text[i] == '"' and not (hooked and len(stack) == 1):
+                    self.inside = True  # : " : a string value's quote, read with the colon (json.dumps' spelling)
+                    self._in_key = False
+                    i += 1
+                else:
+                    self._mode = _V_VALUE
+                continue
             if mode == _V_VALUE or mode == _V_ARR_OPEN:
                 if mode == _V_ARR_OPEN and c == "]":
                     j, event = self._close(text, i)
@@ -360,19 +418,41 @@ class JsonValidator(JsonTracker):
                     pause = self._member_start(text, i, c)
                     if pause is None:
                         return i, _FAIL
-                if c == "{" or c == "[":
-                    stack.append(c)
-                    self.depth += 1  # (bracket(c) for an opening bracket)
-                    self._mode = _V_OBJ_OPEN if c == "{" else _V_ARR_OPEN
-                    i += 1
-                    if pause:
-                        return i, _PAUSE
-                elif c == '"':
+                if c == '"':
                     self.inside = True
                     self._in_key = False
                     i += 1
+                elif c == "{" or c == "[":
+                    stack.append(c)
+                    self.depth += 1  # (bracket(c) for an opening bracket)
+                    i += 1
+                    if c == "[":
+                        self._mode = _V_ARR_OPEN
+                    elif i < n and text[i] == '"' and not (pause or hooked and len(stack) == 1):
+                        self.inside = True  # {" : the first key's quote, read with the bracket
+                        self._in_key = True
+                        i += 1
+                    else:
+                        self._mode = _V_OBJ_OPEN
+                    if pause:
+                        return i, _PAUSE
                 elif c == "-" or "0" <= c <= "9":
-                    self._mode = _V_NUMBER
+                    end = i + 1
+                    while end < n and text[end] in _NUM_CHARS:  # (numbers are short: no pattern run)
+                        end += 1
+                    if end >= n:  # the number may go on in the next piece
+                        self._number = [text[i:]]
+                        self._mode = _V_NUMBER
+                        return n, _NEED
+                    number = text[i:end]
+                    if not (number.isdigit() and (c != "0" or end == i + 1)) and _NUMBER.fullmatch(number) is None:
+                        return end, _FAIL
+                    if stack:  # _value_end, written out
+                        self._mode = _V_AFTER
+                    else:
+                        self._mode = _V_DONE
+                        self.closed = True
+                    i = end
                 elif c in _WORDS:
                     self._mode = _V_LITERAL
                     self._word = _WORDS[c]
@@ -393,24 +473,7 @@ class JsonValidator(JsonTracker):
                     i = j
                 else:
                     return i, _FAIL
-            elif mode == _V_COLON:
-                if c != ":":
-                    return i, _FAIL
-                self._mode = _V_VALUE
-                i += 1
-            elif mode == _V_AFTER:
-                top = stack[-1]
-                if c == ",":
-                    self._mode = _V_OBJ_KEY if top == "{" else _V_VALUE
-                    i += 1
-                elif (c == "}" and top == "{") or (c == "]" and top == "["):
-                    j, event = self._close(text, i)
-                    if event != _NEED:
-                        return j, event
-                    i = j
-                else:
-                    return i, _FAIL
-            else:  # _V_DONE: only whitespace may follow the value
+            else:  # (the two separator modes and the scalar modes are read above)
                 return i, _FAIL
         return i, _NEED  # (a hooked caller then calls _piece_end(text, i): JsonCallLexer.feed, _read_object)
 
@@ -524,7 +587,7 @@ class JsonCallLexer(JsonValidator):
         (:meth:`JsonCallReader._read_object` writes this method out: change both.)
         """
         if self.inside and self._capture == "arguments" and not (self.escape or self._hex_left) \
-                and _STRICT_STOP.search(chunk) is None:  # the common piece: text inside a string of the arguments
+                and ('"' not in chunk and "\\" not in chunk and chunk.isprintable() or _STRICT_STOP.search(chunk) is None):  # the common piece: text inside a string of the arguments
             self.arguments.append(chunk)
             return len(chunk), NEED_MORE
         self._pause = pause
@@ -675,29 +738,40 @@ def json_object(text: str) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
-class RawArguments:
+class RawArguments(JsonValidator):
     """The raw JSON arguments of one call, validated and streamed as they arrive; no argument text is kept.
 
     The one streamer of raw JSON arguments (DeepSeek V3/V3.1, Kimi K2,
-    Mistral, gpt-oss). Memory is the validator's (the open-bracket stack, the
-    digits of one number), flat as a call grows. :meth:`feed` returns the part
-    of a piece that may be sent now: text up to (not including) the bracket
-    that closes the top-level value. That bracket is held until :meth:`close`
-    confirms the call, so the streamed text of a call that is then abandoned
-    never forms a complete JSON value. JSON whitespace after the value is
-    read and dropped (it is not part of the arguments).
+    Mistral, gpt-oss): a :class:`JsonValidator` (``first``, ``inside``,
+    ``closed``, ``failed`` are its attributes) that also holds the bracket
+    closing the top-level value. Memory is the validator's (the open-bracket
+    stack, the digits of one number), flat as a call grows. :meth:`feed`
+    returns the part of a piece that may be sent now: text up to (not
+    including) the bracket that closes the top-level value. That bracket is
+    held until :meth:`close` confirms the call, so the streamed text of a
+    call that is then abandoned never forms a complete JSON value. JSON
+    whitespace after the value is read and dropped (it is not part of the
+    arguments).
+
+    The per-piece path of a format is :meth:`scan` then, for an event other
+    than 0, :meth:`scanned` (together :meth:`feed`, one Python call fewer
+    for the common piece).
 
     ``objects_only``: the value must be an object (the default); Kimi K2
-    also reads a JSON string holding an object. Attributes: ``json`` (the
-    :class:`JsonValidator`; ``json.first``, ``json.inside``, ``json.closed``).
+    also reads a JSON string holding an object.
     """
 
-    __slots__ = ("json", "_held", "_ended")
+    __slots__ = ("_held", "_ended")
 
     def __init__(self, objects_only: bool = True) -> None:
-        self.json = JsonValidator(objects_only)
+        JsonValidator.__init__(self, objects_only)
         self._held = ""  # the character that closed the top-level value
         self._ended = False  # reading stopped at that character (stop_at_close): what follows is not ours
+
+    #: ``scan(text, 0)``: read a piece, ``(j, event)``; event 0: the whole piece was read and is to be sent
+    #: as it is; any other event: ``scanned(text, j, event)`` gives what :meth:`feed` returns. Only for a
+    #: reader that feeds nothing more once ``used < len(text)`` (:meth:`feed` checks it).
+    scan = JsonValidator._scan
 
     def feed(self, text: str, stop_at_close: bool = False) -> tuple[str, int]:
         """Read a piece (characters): ``(text to send now, characters used)``.
@@ -710,43 +784,40 @@ class RawArguments:
         whose call ends at that bracket) reading stops right after the
         bracket. Once the text stopped, nothing more is read.
         """
-        v = self.json
-        if v.inside and not (v.escape or v._hex_left or v.failed) and _STRICT_STOP.search(text) is None:
-            return text, len(text)  # the common piece: text inside a string
-        if v.failed or not text:
+        if self.failed or not text or (stop_at_close and self.closed):
             return "", 0
-        if v.closed:
-            if stop_at_close:
-                return "", 0
-            v.feed(text)
-            return "", (v.error_at if v.failed else len(text))
-        j, event = v._scan(text, 0)  # v.feed(text), written out for its common case (not failed: see above)
+        j, event = self._scan(text, 0)
         if event == _NEED:
             return text, len(text)
-        at = v._scanned(text, j, event)
+        return self.scanned(text, j, event, stop_at_close)
+
+    def scanned(self, text: str, j: int, event: int, stop_at_close: bool = False) -> tuple[str, int]:
+        """:meth:`feed`'s result after ``scan(text, 0)`` stopped at ``j`` with ``event`` (not ``_NEED``)."""
+        if self._held and event != _CLOSED:  # the value's closing bracket (or quote) was read in an earlier piece
+            if event == _FAIL:
+                self.failed = True
+                self.error_at = j
+                return "", j
+            return "", len(text)
+        at = self._scanned(text, j, event)
         if at >= 0:
             self._held = text[at]
             self._ended = stop_at_close
-            if stop_at_close or not v.failed:
+            if stop_at_close or not self.failed:
                 return text[:at], (at + 1 if stop_at_close else len(text))
-            return text[:at], v.error_at
-        if v.failed:
-            return text[:v.error_at], v.error_at
+            return text[:at], self.error_at
+        if self.failed:
+            return text[:self.error_at], self.error_at
         return text, len(text)
-
-    @property
-    def closed(self) -> bool:
-        """The top-level value has closed (its bracket is held)."""
-        return self.json.closed
 
     def broken(self) -> bool:
         """The text stopped being JSON before the top-level value closed."""
-        return self.json.failed and not self.json.closed
+        return self.failed and not self.closed
 
     def rest_tracker(self) -> JsonTracker:
         """A plain tracker at the string and depth state where the text broke, to find the broken object's end."""
-        v, rest = self.json, JsonTracker()
-        rest.inside, rest.escape, rest.depth = v.inside, v.escape, v.depth
+        rest = JsonTracker()
+        rest.inside, rest.escape, rest.depth = self.inside, self.escape, self.depth
         return rest
 
     def close(self, cut: bool = False) -> str | None:
@@ -755,10 +826,9 @@ class RawArguments:
         No arguments at all (or only whitespace) give ``"{}"`` unless the
         output was ``cut`` off there (then ``None``).
         """
-        v = self.json
-        if not v.first and not v.failed:
+        if not self.first and not self.failed:
             return None if cut else "{}"
-        return self._held if v.closed and (self._ended or v.complete()) else None
+        return self._held if self.closed and (self._ended or self.complete()) else None
 
 
 _PEEK_MIN, _PEEK_MAX = 256, 1 << 16
@@ -899,7 +969,7 @@ class JsonCallReader:
             while pos < end:
                 chunk = buf[pos:pos + self._peek]
                 if lexer.inside and lexer._capture == "arguments" and not (lexer.escape or lexer._hex_left) \
-                        and _STRICT_STOP.search(chunk) is None:  # text inside a string of the arguments
+                        and ('"' not in chunk and "\\" not in chunk and chunk.isprintable() or _STRICT_STOP.search(chunk) is None):  # text inside a string of the arguments
                     pos += len(chunk)
                     sc._pos = pos
                     self._emit_arguments(chunk)  # (lexer.arguments is empty: each piece is taken as it is read)
@@ -970,7 +1040,7 @@ class JsonCallReader:
             chunk = buf[pos:pos + size]
             # lexer.feed(chunk, pause=not self._started), written out (one call a delta fewer)
             if lexer.inside and lexer._capture == "arguments" and not (lexer.escape or lexer._hex_left) \
-                    and _STRICT_STOP.search(chunk) is None:  # the common piece: text inside a string of the arguments
+                    and ('"' not in chunk and "\\" not in chunk and chunk.isprintable() or _STRICT_STOP.search(chunk) is None):  # the common piece: text inside a string of the arguments
                 lexer.arguments.append(chunk)
                 used, status = len(chunk), NEED_MORE
             else:

@@ -143,7 +143,7 @@ class KimiK2Parser(ToolParser):
         string = "".join(self._hold)
         self._hold = []
         value = None
-        first = self._args.json.first
+        first = self._args.first
         if held is not None and first != "[":  # (a top-level number never closes: held is None)
             if first != '"':
                 self._emit_arguments(held)
@@ -169,9 +169,17 @@ class KimiK2Parser(ToolParser):
         """
         if not text:
             return False
+        j, event = self._args.scan(text, 0)  # self._args.feed(text), written out
+        return self._sent(text, j, event)
+
+    def _sent(self, text: str, j: int, event: int) -> bool:
+        """:meth:`_send` after the arguments' ``scan(text, 0)`` stopped at ``j`` with ``event``."""
         args = self._args
-        send, used = args.feed(text)
-        first = args.json.first
+        if not event:
+            send, used = text, len(text)
+        else:
+            send, used = args.scanned(text, j, event)
+        first = args.first
         if first == '"':
             self._hold.append(send)
         elif first in ("", "{"):  # nothing else can be a call's arguments
@@ -227,10 +235,15 @@ class KimiK2Parser(ToolParser):
 
     def _s_args(self, final: bool) -> bool:
         text, marker = self.scanner.find(_M_ARGS)  # a partial token stays unread, even at the end
-        if text and self._send(text):
-            if marker is not None:  # read again by the broken state
-                self.scanner.unread(len(marker))
-            return True
+        if text:
+            args = self._args
+            j, event = args.scan(text, 0)  # self._send(text), written out for its common piece
+            if not event and args.first == "{":  # (an object's text: sent as it comes)
+                self._emit_arguments(text)
+            elif self._sent(text, j, event):
+                if marker is not None:  # read again by the broken state
+                    self.scanner.unread(len(marker))
+                return True
         if marker is None:
             if final:  # the output ended in the arguments (or in a token after them): cut there
                 self.scanner.take_all()
@@ -238,7 +251,7 @@ class KimiK2Parser(ToolParser):
                 self._state = _CONTENT  # (in the section)
                 return True
             return False
-        if self._args.json.inside:
+        if self._args.inside:
             if marker == CALL_END:
                 self._state = _END_CHECK
                 self._pending = []

@@ -201,12 +201,20 @@ class MistralParser(ToolParser):
     def _s_args(self, final: bool) -> bool:
         scanner = self.scanner
         buf, pos = scanner._buf, scanner._pos  # (rest and take written out: the per-delta step of a call)
-        args = self._args
-        send, used = args.feed(buf[pos:] if pos else buf, stop_at_close=True)
-        scanner._pos = pos + used
-        if send:
-            self._emit_arguments(send)
-        v = args.json  # (its flags read here: RawArguments.broken() and .closed, without the calls)
+        args = v = self._args
+        text = buf[pos:] if pos else buf
+        j, event = args.scan(text, 0)  # args.feed(text, stop_at_close=True), written out for its common piece
+        if not event:
+            scanner._pos = pos + len(text)
+            if text:
+                self._emit_arguments(text)
+            if not final:  # (the arguments go on)
+                return False
+        else:
+            send, used = args.scanned(text, j, event, True)
+            scanner._pos = pos + used
+            if send:
+                self._emit_arguments(send)
         if v.failed and not v.closed:  # the text stopped being JSON: a broken call (DESIGN.md)
             self._break_call()
             self._rest = self._args.rest_tracker()
