@@ -403,10 +403,16 @@ class ToolParser:
         self._next_index += 1
         self._current = index
         self._after_call = True
-        self._layout.clear()
+        layout = self._layout
+        if layout.runs:  # (Layout.clear, when it holds something)
+            layout.runs = []
         if self._out_args:
             self._flush_arguments()
-        self._out_calls.append(ToolCallItem(index, name, ""))
+        item = _new_result(ToolCallItem)  # ToolCallItem(index, name, ""), without the __init__ frame
+        item.tool_index = index
+        item.name = name
+        item.parameters = ""
+        self._out_calls.append(item)
         return index
 
     def _emit_arguments(self, text: str) -> None:

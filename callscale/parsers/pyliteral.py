@@ -70,11 +70,16 @@ def unescape(m: "re.Match[str]") -> str:
     return "\\" + e  # Python keeps an unknown escape as written
 
 
+_PLAIN_INT = re.compile(r"[+-]?(?:0|[1-9][0-9]*)")  # the common number: no underscore, point or exponent
+
+
 def _number(text: str) -> int | float:
+    if _PLAIN_INT.fullmatch(text) is not None:
+        return int(text)  # at most 4300 digits (Python's own limit), else ValueError
     if "__" in text or text.endswith("_") or "_." in text or "._" in text:
         raise ValueError(text)
     body = text.replace("_", "")
-    if any(c in body for c in ".eE"):
+    if "." in body or "e" in body or "E" in body:
         return finite_float(body)
     digits = body.lstrip("+-")
     if len(digits) > 1 and digits[0] == "0":
