@@ -385,7 +385,12 @@ class _GlmParser(ToolParser):
         return True
 
     def _s_value_str(self, final: bool) -> bool:
-        """A streamed value (a string, or a string-or-null through its gate): each piece sent as it comes."""
+        """A value's text up to its end (states ``value_str`` and ``value_buf``).
+
+        ``value_str``: a streamed value (a string, or a string-or-null through its gate), each piece
+        sent as it comes; ``value_buf``: a held value (typed by its gate as it streams, or an
+        undeclared one's buffered list or object).
+        """
         sc = self.scanner
         buf, pos = sc._buf, sc._pos
         hit = _VALUE_SCAN.search(buf, pos)  # (MarkerScanner.find's one search, written out: once a delta)
@@ -405,8 +410,12 @@ class _GlmParser(ToolParser):
         if end > pos:
             gate = self._gate
             text = buf[pos:end]
-            # (json_fragment written out)
-            self._emit_arguments(json_string(text)[1:-1] if gate is None else gate.feed(text))
+            if self._state == "value_str":  # (json_fragment written out)
+                self._emit_arguments(json_string(text)[1:-1] if gate is None else gate.feed(text))
+            elif gate is not None:
+                gate.feed(text)  # typed as it streams; sent at the end
+            else:
+                self._buf.append(text)
         if marker is None:  # (_value_marker's common cases, written out)
             return self._unclosed() if final else False
         if marker == ARG_VALUE_END:
@@ -414,36 +423,7 @@ class _GlmParser(ToolParser):
             return True
         return self._value_marker(marker, final)
 
-    def _s_value_buf(self, final: bool) -> bool:
-        """A held value (typed by its gate as it streams, or an undeclared one's buffered list or object)."""
-        sc = self.scanner
-        buf, pos = sc._buf, sc._pos
-        hit = _VALUE_SCAN.search(buf, pos)  # (MarkerScanner.find's one search, written out: once a delta)
-        if hit is None:
-            end = sc._pos = len(buf)
-            marker = None
-        else:
-            end = hit.start()
-            marker = hit.group()
-            if marker in _VALUE_ENDS:
-                sc._pos = hit.end()
-            else:  # a tag's start ends the text: held back (with final: text)
-                if final:
-                    end = len(buf)
-                sc._pos = end
-                marker = None
-        if end > pos:
-            gate = self._gate
-            if gate is not None:
-                gate.feed(buf[pos:end])  # typed as it streams; sent at the end
-            else:
-                self._buf.append(buf[pos:end])
-        if marker is None:  # (_value_marker's common cases, written out)
-            return self._unclosed() if final else False
-        if marker == ARG_VALUE_END:
-            self._state = "value_close"
-            return True
-        return self._value_marker(marker, final)
+    _s_value_buf = _s_value_str
 
     def _value_text(self, text: str) -> None:
         """Text that turned out to be part of the value (a rejected closing tag or candidate)."""
