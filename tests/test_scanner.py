@@ -172,3 +172,22 @@ def test_find_and_match_follow_their_definition(items, lazy):
             answer = s.match(m, final)
             assert answer is marker if marker is PARTIAL else answer == marker, (buf, pos, final)
         assert s.pending() == len(buf) - end
+
+
+@pytest.mark.parametrize("marker", ["</parameter>", '<|"|>', "x", "aab"])
+@pytest.mark.parametrize("text", ["plain text", "a</parameter>b", "ends in </para", "a<|\"|>", "<|\"", "aab", "aaab aa",
+                                  "</parameter</parameter>", ""])
+def test_until_reads_as_find_of_its_one_marker(marker, text):
+    # MarkerScanner.until (the per-delta step of a value's text in gemma4 and minimax_m2) gives find's answer
+    # for a one-marker set, at every split of the text and at the end of the output
+    m = markers(marker)
+    search = m.scan().search
+    for cut in range(len(text) + 1):
+        for final in (False, True):
+            a, b = MarkerScanner(), MarkerScanner()
+            a.feed(text[:cut])
+            b.feed(text[:cut])
+            got_text, found = a.until(search, len(marker), final)
+            want_text, want_marker = b.find(m, final)
+            assert (got_text, found) == (want_text, want_marker is not None), (cut, final)
+            assert a._pos == b._pos

@@ -45,6 +45,7 @@ _NAME_END = markers("{", CALL_OPEN, CALL_CLOSE)
 _KEY_END = markers(":", STRING_DELIM, "{", "}", "[", "]", ",", CALL_OPEN, CALL_CLOSE)
 _STRING_END = markers(STRING_DELIM)
 _STRING_SCAN = _STRING_END.scan().search
+_STRING_LEN = len(STRING_DELIM)
 _LITERAL_END = markers(",", "}", "]", "{", "[", ":", STRING_DELIM, CALL_OPEN, CALL_CLOSE)
 _AFTER_VALUE = markers(",", "}", "]")
 _CALL_END = markers(CALL_CLOSE)
@@ -181,11 +182,9 @@ class Gemma4Parser(ToolParser):
     # out for their one-character marks and <|"|>: one Python call a step, not three or four).
     def _s_key_start(self, final: bool) -> bool:
         sc = self.scanner
-        buf, pos = sc._buf, sc._pos
-        if pos < len(buf) and buf[pos].isspace():
-            sc.skip_whitespace()
-            pos = sc._pos
-        if pos >= len(buf):
+        pos = sc.next_mark()
+        buf = sc._buf
+        if pos < 0:
             return False  # (final: _at_end abandons the call)
         if buf[pos] == "}" and self._first_key:  # {} : an empty object
             sc._pos = pos + 1
@@ -244,11 +243,9 @@ class Gemma4Parser(ToolParser):
 
     def _s_colon(self, final: bool) -> bool:
         sc = self.scanner
-        buf, pos = sc._buf, sc._pos
-        if pos < len(buf) and buf[pos].isspace():
-            sc.skip_whitespace()
-            pos = sc._pos
-        if pos >= len(buf):
+        pos = sc.next_mark()
+        buf = sc._buf
+        if pos < 0:
             return False
         if buf[pos] != ":":
             self._fail(None, "expected ':' after a key")
@@ -266,11 +263,9 @@ class Gemma4Parser(ToolParser):
 
     def _s_value(self, final: bool) -> bool:
         sc = self.scanner
-        buf, pos = sc._buf, sc._pos
-        if pos < len(buf) and buf[pos].isspace():
-            sc.skip_whitespace()
-            pos = sc._pos
-        if pos >= len(buf):
+        pos = sc.next_mark()
+        buf = sc._buf
+        if pos < 0:
             return False
         marker = buf[pos]
         if marker == "<":
@@ -307,11 +302,9 @@ class Gemma4Parser(ToolParser):
 
     def _s_array_first(self, final: bool) -> bool:
         sc = self.scanner
-        buf, pos = sc._buf, sc._pos
-        if pos < len(buf) and buf[pos].isspace():
-            sc.skip_whitespace()
-            pos = sc._pos
-        if pos >= len(buf):
+        pos = sc.next_mark()
+        buf = sc._buf
+        if pos < 0:
             return False
         if buf[pos] == "]":
             sc._pos = pos + 1
@@ -321,23 +314,7 @@ class Gemma4Parser(ToolParser):
         return True
 
     def _s_string(self, final: bool) -> bool:
-        sc = self.scanner  # (find(_STRING_END) written out: its one search, the per-delta step of a string)
-        buf, pos = sc._buf, sc._pos
-        hit = _STRING_SCAN(buf, pos)  # <|"|>, or a proper prefix of it ending the text
-        if hit is None:
-            at = -1
-            sc._pos = len(buf)
-            text = buf[pos:]
-        else:
-            at = hit.start()
-            text = buf[pos:at]
-            if hit.end() - at == len(STRING_DELIM):
-                sc._pos = at + len(STRING_DELIM)
-            else:  # the partial one: held back (read, with final)
-                sc._pos = len(buf) if final else at
-                if final:
-                    text = buf[pos:]
-                at = -1
+        text, found = self.scanner.until(_STRING_SCAN, _STRING_LEN, final)  # up to <|"|>
         if text:
             if self._buffered:
                 out = self._tv.feed(text)
@@ -345,7 +322,7 @@ class Gemma4Parser(ToolParser):
                     self._emit_arguments(out)
             else:  # a streamed string: TypedValue.feed's json_fragment, written out
                 self._emit_arguments(json_string(text)[1:-1])
-        if at < 0:
+        if not found:
             return False
         if self._buffered:
             tv, self._tv = self._tv, _NO_VALUE
@@ -380,11 +357,9 @@ class Gemma4Parser(ToolParser):
 
     def _s_after_value(self, final: bool) -> bool:
         sc = self.scanner
-        buf, pos = sc._buf, sc._pos
-        if pos < len(buf) and buf[pos].isspace():
-            sc.skip_whitespace()
-            pos = sc._pos
-        if pos >= len(buf):
+        pos = sc.next_mark()
+        buf = sc._buf
+        if pos < 0:
             return False
         marker = buf[pos]
         if marker != "," and marker != "}" and marker != "]":

@@ -63,6 +63,7 @@ _CONTENT = markers(LAYOUT_NEWLINE + BLOCK_OPEN, BLOCK_OPEN)
 _TAG_END = markers(TAG_END)
 _IN_INVOKE = markers(PARAM_OPEN, INVOKE_CLOSE)
 _VALUE_SCAN = markers(PARAM_CLOSE).scan().search
+_VALUE_LEN = len(PARAM_CLOSE)
 _AFTER_PARAM = markers(PARAM_OPEN, INVOKE_CLOSE)
 _AFTER_INVOKE = markers(INVOKE_OPEN, BLOCK_CLOSE, BLOCK_OPEN)
 
@@ -307,23 +308,7 @@ class MiniMaxM2Parser(MiniMaxBlocks):
         return True
 
     def _s_value(self, final: bool) -> bool:
-        sc = self.scanner  # (find(_VALUE_END) written out: its one search, the per-delta step of a value)
-        buf, pos = sc._buf, sc._pos
-        hit = _VALUE_SCAN(buf, pos)  # </parameter>, or a proper prefix of it ending the text
-        if hit is None:
-            at = -1
-            sc._pos = len(buf)
-            text = buf[pos:]
-        else:
-            at = hit.start()
-            text = buf[pos:at]
-            if hit.end() - at == len(PARAM_CLOSE):
-                sc._pos = at + len(PARAM_CLOSE)
-            else:  # the partial one: held back (read, with final)
-                sc._pos = len(buf) if final else at
-                if final:
-                    text = buf[pos:]
-                at = -1
+        text, found = self.scanner.until(_VALUE_SCAN, _VALUE_LEN, final)  # up to </parameter>
         if text:  # (_value_text, written out)
             if self._tv.mode == "string":  # a streamed string: TypedValue.feed's json_fragment, written out
                 self._emit_arguments(json_string(text)[1:-1])
@@ -331,7 +316,7 @@ class MiniMaxM2Parser(MiniMaxBlocks):
                 out = self._tv.feed(text)
                 if out:  # (a held value sends nothing until its end)
                     self._emit_arguments(out)
-        if at < 0:
+        if not found:
             return False
         self._pending = [PARAM_CLOSE]
         self._confirm_ws.clear()

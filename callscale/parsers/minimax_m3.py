@@ -375,13 +375,9 @@ class MiniMaxM3Parser(MiniMaxBlocks):
         return True
 
     def _text_piece(self, frame: _Frame, text: str) -> None:
+        """Text of a text value: a string's piece sent, a typed value's fed to its writer."""
         if text:
-            if frame.kind == "string":
-                self._emit_arguments(json_string(text)[1:-1])  # (json_fragment written out)
-            else:
-                text = frame.value.feed(text)  # (a held value sends nothing until its end)
-                if text:
-                    self._emit_arguments(text)
+            self._emit_arguments(json_string(text)[1:-1] if frame.kind == "string" else frame.value.feed(text))
 
     def _s_confirm(self, final: bool) -> bool:
         sc = self.scanner

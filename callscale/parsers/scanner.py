@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 __all__ = ["Markers", "MarkerScanner", "markers", "lazy_markers", "PARTIAL"]
 
@@ -206,6 +206,42 @@ class MarkerScanner:
         return self._buf[self._pos:]
 
     # ------------------------------------------------------------------ reading
+    def next_mark(self) -> int:
+        """Skip whitespace (:meth:`skip_whitespace`); the buffer index of the next unread character, -1 if none.
+
+        The opening of a step that reads one-character marks on the buffer (gemma4's
+        punctuation between values): with -1 it waits for more text.
+        """
+        buf, pos = self._buf, self._pos
+        if pos < len(buf) and buf[pos].isspace():
+            self.skip_whitespace()
+            pos = self._pos
+        return pos if pos < len(buf) else -1
+
+    def until(self, search: Callable[[str, int], "re.Match[str] | None"], size: int,
+              final: bool = False) -> tuple[str, bool]:
+        """:meth:`find` of one marker, the per-delta step of a value's text: ``(text, found)``.
+
+        ``search`` is the one-marker set's compiled search (``markers(marker).scan().search``:
+        the marker, or a proper prefix of it ending the text) and ``size`` the marker's length
+        (characters). ``found``: the marker was read after ``text``. Else a proper prefix of it
+        that ends the buffer is held back (with ``final``, read as text), as :meth:`find` does.
+        """
+        buf, pos = self._buf, self._pos
+        hit = search(buf, pos)
+        if hit is None:
+            self._pos = len(buf)
+            return buf[pos:], False
+        at = hit.start()
+        if hit.end() - at == size:
+            self._pos = at + size
+            return buf[pos:at], True
+        if final:
+            self._pos = len(buf)
+            return buf[pos:], False
+        self._pos = at
+        return buf[pos:at], False
+
     def find(self, m: Markers, final: bool = False, limit: int | None = None) -> tuple[str, str | None]:
         """Read up to and including the leftmost marker of ``m``.
 
