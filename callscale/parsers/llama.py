@@ -203,8 +203,8 @@ class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
 
 # --------------------------------------------------------------------------- llama4_pythonic
 _M_LIST_CONTENT = markers("[", PYTHON_START, PYTHON_END)
-_HEAD, _ARGS, _OPEN_QUOTE, _STRING, _ESCAPE, _NUMBER, _WORD, _AFTER_CALL = (  # the _s_<state> methods
-    "head", "args", "open_quote", "string", "escape", "number", "word", "after_call")
+_HEAD, _ARGS, _ARG_TEXT, _OPEN_QUOTE, _STRING, _ESCAPE, _NUMBER, _WORD, _AFTER_CALL = (  # the _s_<state> methods
+    "head", "args", "arg_text", "open_quote", "string", "escape", "number", "word", "after_call")
 # head steps
 _H_NAME0, _H_NAME, _H_PAREN, _H_KEY0, _H_KEY, _H_EQ = range(6)
 # what the reader expects next inside the arguments
@@ -456,21 +456,6 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         self._can_close = True
         self._comma = False
 
-    def _close(self) -> bool:
-        self.scanner._pos += 1  # (its one character, peeked: take(1) written out)
-        kind = self._stack.pop()
-        self._emit_arguments(_JSON_CLOSER[kind])
-        self._comma = False
-        self._can_close = False
-        if kind == _CALL:
-            self._end_call()
-            if self._confirm_ws.runs:
-                self._confirm_ws.clear()
-            self._state = _AFTER_CALL
-        else:
-            self._expect = _E_AFTER
-        return True
-
     def _start_run(self, state: str, role: str) -> bool:
         self._word = ""
         self._role = role
@@ -478,10 +463,60 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         return True
 
     def _s_args(self, final: bool) -> bool:
-        # one token a turn, in a loop while the state stays "args" (no driver turn a token); the scanner's
-        # buffer read directly (skip_whitespace and peek(1) written out: the per-delta path)
+        """The arguments: one token a turn, in a loop while the state stays ``_ARGS`` (no driver turn a token).
+
+        The same method is state ``_ARG_TEXT``: the text of a one-quote string a delta cut (the common
+        steps of :meth:`_s_string`), so a delta in which the string ends reads on here, with no second
+        state run. A token whole in the buffer is read in one match; a word, number or lone opening quote
+        the end of the buffer cuts is left unread (at most ``MAX_HEAD`` characters, read again whole with
+        the next delta). The scanner's buffer is read directly (skip_whitespace, peek and take written
+        out: the per-delta path).
+        """
         sc = self.scanner
         buf = sc._buf
+        if self._state == _ARG_TEXT:
+            if final:  # the output ends inside the string: state _STRING decides
+                self._state = _STRING
+                return True
+            pos = sc._pos
+            quote = self._quote
+            run = _DQ_TEXT if quote == '"' else _SQ_TEXT
+            end = run.match(buf, pos).end()
+            if end == len(buf):  # the common piece: text to the end of the buffer
+                sc._pos = end
+                if end > pos:
+                    self._emit_arguments(json_string(buf[pos:end])[1:-1])  # (json_fragment written out)
+                return False
+            parts = []
+            while True:
+                if end > pos:
+                    parts.append(buf[pos:end])
+                if end == len(buf):
+                    sc._pos = end
+                    if parts:
+                        self._emit_arguments(json_string("".join(parts))[1:-1])
+                    return False
+                if buf[end] == quote:  # the text and the closing quote (_string_done, written out)
+                    sc._pos = end + 1
+                    self._emit_arguments(json_string("".join(parts))[1:])
+                    self._state = _ARGS
+                    if self._role == "value":
+                        self._expect = _E_AFTER
+                    else:
+                        self._key_text = ""
+                        self._expect = _E_SEP
+                    break
+                simple = SIMPLE_ESCAPES.get(buf[end + 1:end + 2])
+                if simple is None:  # a longer escape, or the text ends at the backslash: state _STRING reads it
+                    sc._pos = end
+                    if parts:
+                        self._emit_arguments(json_string("".join(parts))[1:-1])
+                    self._state = _STRING
+                    return True
+                parts.append(simple)
+                pos = end + 2
+                end = run.match(buf, pos).end()
+        stack = self._stack
         while True:
             pos = sc._pos
             c = buf[pos:pos + 1]
@@ -490,17 +525,17 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                 c = buf[pos:pos + 1]
             if not c:
                 return self._malformed() if final else False
-            top = self._stack[-1]
+            top = stack[-1]
             expect = self._expect
-            if c == _CLOSER[top] and (expect == _E_AFTER or (self._can_close and expect < _E_SEP)):
-                self._close()
-            elif expect == _E_AFTER:
-                if c != ",":
+            if expect == _E_AFTER:  # after a value: a comma, or its container's closer
+                if c == ",":
+                    sc._pos = pos + 1
+                    self._comma = True
+                    self._can_close = True
+                    self._expect = _E_KEY if top == _CALL or top == _DICT else _E_VALUE
+                    continue
+                if c != _CLOSER[top]:
                     return self._malformed()
-                sc._pos = pos + 1
-                self._comma = True
-                self._can_close = True
-                self._expect = _E_KEY if top in (_CALL, _DICT) else _E_VALUE
             elif expect >= _E_SEP:  # (a call's key and an identifier dict key take '=', other dict keys ':')
                 if c != ("=" if expect == _E_SEP_EQ else ":"):
                     return self._malformed()
@@ -508,120 +543,142 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                 self._emit_arguments(self._key_text + ": ")
                 self._key_text = ""
                 self._expect = _E_VALUE
-            elif expect == _E_KEY and top == _CALL:
-                if not (c.isalpha() or c == "_"):  # (_is_name_start)
-                    return self._malformed()
-                if self._comma:  # an element starts: the pending comma goes out
-                    self._emit_arguments(", ")
-                    self._comma = False
-                self._can_close = False
-                # a token whole in the buffer (ended before its end) is read here, in one match, as its
-                # state would read it; one the buffer cuts (or that is not the common case) goes to its state
-                end = _WORD_RUN.match(buf, pos, pos + MAX_HEAD + 1).end()
-                if end - pos <= MAX_HEAD:
-                    sc._pos = end
-                    if end < len(buf):
-                        self._key_text = json_string(buf[pos:end])
-                        self._expect = _E_SEP_EQ
-                        continue
-                    if not final:  # the buffer cut it: its state reads on from its text so far
-                        self._word = buf[pos:end]
-                        self._role = "key"
-                        self._state = _WORD
-                        return False
-                    sc._pos = pos
-                return self._start_run(_WORD, "key")
-            else:
-                # an element (a dict key, a list's value) starts: its pending comma; a call's or dict's value
-                # only may no longer close its container
-                # (the comma goes out with the element's first piece: one piece fewer)
-                sep = ""
-                if expect == _E_KEY or top == _LIST or top == _TUPLE:
-                    if self._comma:
-                        sep = ", "
+                continue
+            elif not (self._can_close and c == _CLOSER[top]):  # a token starts: not its container's closer
+                if expect == _E_KEY and top == _CALL:
+                    if not (c.isalpha() or c == "_"):  # (_is_name_start)
+                        return self._malformed()
+                    end = _WORD_RUN.match(buf, pos, pos + MAX_HEAD + 1).end()
+                    if end - pos <= MAX_HEAD:
+                        if end < len(buf):  # the key whole: its JSON text (the pending comma first) goes at the "="
+                            sc._pos = end
+                            self._can_close = False
+                            if self._comma:
+                                self._comma = False
+                                self._key_text = ", " + json_string(buf[pos:end])
+                            else:
+                                self._key_text = json_string(buf[pos:end])
+                            self._expect = _E_SEP_EQ
+                            continue
+                        if not final:  # the buffer cut it: left unread
+                            return False
+                    if self._comma:  # (too long, or cut by the end of the output: state _WORD decides)
+                        self._emit_arguments(", ")
                         self._comma = False
-                self._can_close = False
+                    self._can_close = False
+                    return self._start_run(_WORD, "key")
+                # an element (a dict key, a list's value, a call's or dict's value) starts; a pending comma
+                # (after a list's value or a key) goes out with its first piece
                 role = "dict-key" if expect == _E_KEY else "value"
                 if c == '"' or c == "'":  # a one-quote string with text (not '' nor a triple quote)
                     end = (_DQ_TEXT if c == '"' else _SQ_TEXT).match(buf, pos + 1).end()
                     if end > pos + 1:
                         if end < len(buf) and buf[end] == c:  # whole: its JSON string
                             sc._pos = end + 1
-                            self._emit_arguments(sep + json_string(buf[pos + 1:end]))
+                            self._can_close = False
+                            if self._comma:
+                                self._comma = False
+                                self._emit_arguments(", " + json_string(buf[pos + 1:end]))
+                            else:
+                                self._emit_arguments(json_string(buf[pos + 1:end]))
                             if role == "value":
                                 self._expect = _E_AFTER
                             else:
                                 self._key_text = ""
                                 self._expect = _E_SEP
                             continue
-                        if end == len(buf) and not final:  # its text so far; the rest in state _STRING
+                        if end == len(buf) and not final:  # its text so far; the rest in state _ARG_TEXT
                             sc._pos = end
-                            self._emit_arguments(sep + '"' + json_string(buf[pos + 1:end])[1:-1])
+                            self._can_close = False
+                            if self._comma:
+                                self._comma = False
+                                self._emit_arguments(', "' + json_string(buf[pos + 1:end])[1:-1])
+                            else:
+                                self._emit_arguments('"' + json_string(buf[pos + 1:end])[1:-1])
                             self._quote = c
                             self._role = role
-                            self._state = _STRING
+                            self._state = _ARG_TEXT
                             return False
-                    elif end == len(buf) and not final:  # the quote ends the buffer: state _OPEN_QUOTE decides
-                        if sep:
-                            self._emit_arguments(sep)
-                        sc._pos = end
-                        self._quote = c
-                        self._role = role
-                        self._state = _OPEN_QUOTE
+                    elif end == len(buf) and not final:  # the quote ends the buffer: left unread
                         return False
                 elif c.isalpha() or c == "_":  # a constant, or a dict key's identifier
                     end = _WORD_RUN.match(buf, pos, pos + MAX_HEAD + 1).end()
-                    if end < len(buf) and end - pos <= MAX_HEAD:
-                        word = buf[pos:end]
-                        constant = _CONSTANTS.get(word)
-                        if role == "value":
-                            if constant is not None:
+                    if end - pos <= MAX_HEAD:
+                        if end < len(buf):
+                            word = buf[pos:end]
+                            constant = _CONSTANTS.get(word)
+                            if role == "value":
+                                if constant is not None:
+                                    sc._pos = end
+                                    self._can_close = False
+                                    if self._comma:
+                                        self._comma = False
+                                        self._emit_arguments(", " + constant)
+                                    else:
+                                        self._emit_arguments(constant)
+                                    self._expect = _E_AFTER
+                                    continue
+                            else:
                                 sc._pos = end
-                                self._emit_arguments(sep + constant)
-                                self._expect = _E_AFTER
+                                self._can_close = False
+                                if self._comma:
+                                    self._comma = False
+                                    self._emit_arguments(", ")
+                                self._key_text = '"' + constant + '"' if constant else json_string(word)
+                                self._expect = _E_SEP if constant else _E_SEP_EQ
                                 continue
-                        else:
-                            sc._pos = end
-                            if sep:
-                                self._emit_arguments(sep)
-                            self._key_text = '"' + constant + '"' if constant else json_string(word)
-                            self._expect = _E_SEP if constant else _E_SEP_EQ
-                            continue
-                    elif end == len(buf) and end - pos <= MAX_HEAD and not final:  # cut by the buffer: its state reads on
-                        return self._cut_run(sep, buf[pos:end], role, _WORD)
+                        elif not final:  # cut by the buffer: left unread
+                            return False
                 elif c.isdigit() or c in "+-.":
                     end = _NUMBER_RUN.match(buf, pos, pos + MAX_HEAD + 1).end()
-                    if end < len(buf) and end - pos <= MAX_HEAD:
-                        word = buf[pos:end]  # (_python_number's answer for plain digits: the digits)
-                        number = word if word.isdigit() and (word[0] != "0" or end - pos == 1) else _python_number(word)
-                        if number is not None:
-                            sc._pos = end
-                            if role == "value":
-                                self._emit_arguments(sep + number)
-                                self._expect = _E_AFTER
-                            else:
-                                if sep:
-                                    self._emit_arguments(sep)
-                                self._key_text = '"' + number + '"'
-                                self._expect = _E_SEP
-                            continue
-                    elif end == len(buf) and end - pos <= MAX_HEAD and not final:
-                        return self._cut_run(sep, buf[pos:end], role, _NUMBER)
-                if sep:
-                    self._emit_arguments(sep)
+                    if end - pos <= MAX_HEAD:
+                        if end < len(buf):
+                            word = buf[pos:end]  # (_python_number's answer for plain digits: the digits)
+                            number = word if word.isdigit() and (word[0] != "0" or end - pos == 1) \
+                                else _python_number(word)
+                            if number is not None:
+                                sc._pos = end
+                                self._can_close = False
+                                if role == "value":
+                                    if self._comma:
+                                        self._comma = False
+                                        self._emit_arguments(", " + number)
+                                    else:
+                                        self._emit_arguments(number)
+                                    self._expect = _E_AFTER
+                                else:
+                                    if self._comma:
+                                        self._comma = False
+                                        self._emit_arguments(", ")
+                                    self._key_text = '"' + number + '"'
+                                    self._expect = _E_SEP
+                                continue
+                        elif not final:  # cut by the buffer: left unread
+                            return False
+                if self._comma:
+                    self._emit_arguments(", ")
+                    self._comma = False
+                self._can_close = False
                 self._value_start(c, role)
-            if self._state != _ARGS:
+                if self._state != _ARGS:
+                    return True
+                continue
+            # the container's closer (_close, written out)
+            sc._pos = pos + 1
+            kind = stack.pop()
+            self._comma = False
+            self._can_close = False
+            if kind == _CALL:
+                self._emit_arguments("}")
+                self._end_call()
+                if self._confirm_ws.runs:
+                    self._confirm_ws.clear()
+                self._state = _AFTER_CALL
                 return True
+            self._emit_arguments(_JSON_CLOSER[kind])
+            self._expect = _E_AFTER
 
-    def _cut_run(self, sep: str, text: str, role: str, state: str) -> bool:
-        """A word or number the end of the buffer cut (``text``, read): its state reads on from there."""
-        if sep:
-            self._emit_arguments(sep)
-        self.scanner._pos += len(text)
-        self._word = text
-        self._role = role
-        self._state = state
-        return False
+    _s_arg_text = _s_args  # (state _ARG_TEXT: the same method)
 
     def _value_start(self, c: str, role: str) -> bool:
         if c == "'" or c == '"':
