@@ -213,10 +213,12 @@ _E_VALUE, _E_AFTER, _E_KEY, _E_SEP, _E_SEP_EQ = range(5)
 #: container kinds on the stack: the call's argument list, a list, a tuple, a dict
 _CALL, _LIST, _TUPLE, _DICT = "(", "[", "t", "{"
 _CLOSER = {_CALL: ")", _LIST: "]", _TUPLE: ")", _DICT: "}"}
+_OPENS = {"[": _LIST, "(": _TUPLE, "{": _DICT}
 _JSON_CLOSER = {_CALL: "}", _LIST: "]", _TUPLE: "]", _DICT: "}"}
 
 _WORD_RUN = re.compile(r"\w*")  # (\w: str.isalnum() or "_", the same test)
 _SPACES = re.compile(r"\s*")  # (\s: str.isspace(), the same test)
+_SPACE_CHARS = frozenset(filter(str.isspace, map(chr, range(0x3001))))  # (str.isspace's characters: all below U+3001)
 _DQ_TEXT = re.compile(r'[^"\\]*')  # a one-quote string's text up to its quote or a backslash
 _SQ_TEXT = re.compile(r"[^'\\]*")
 _TEXT_RUN = {'"': _DQ_TEXT, "'": _SQ_TEXT}
@@ -281,8 +283,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         self._stack: list[str] = []
         self._expect = _E_VALUE
         self._can_close = False       # the container may close here (just opened, or after a comma)
-        self._comma = False           # a comma read, the next element not started
-        self._key_text = ""           # JSON key text still to send at the separator
+        self._pending = ""            # JSON text still to send, with the next piece: a comma, a key, its ": "
         self._quote = ""
         # (base's _confirm_ws: whitespace after a call, as run lengths)
 
@@ -323,14 +324,16 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         buf = sc._buf
         if self._step == _H_NAME0 and not self._head_len:  # nothing read yet: the common head, matched whole
             hit = _HEAD_RE.match(buf, pos, pos + MAX_HEAD + 1)
-            if hit.group(4) is not None:  # name(key=
+            last = hit.lastindex  # (the groups close in order: the last one read tells the head's form)
+            if last == 4:  # name(key=
                 self._word = hit.group(3)
                 self._name = hit.group(1)
                 return self._head_key_done(sc, hit.end())
-            if hit.group(2) is not None:  # name()
+            if last == 2:  # name()
                 self._name = hit.group(1)
                 return self._head_empty_call(sc, hit.end())
-            if hit.end() == len(buf) and not final and len(buf) - pos <= _HEAD_WAIT:
+            end = hit.end()
+            if end == len(buf) and not final and end - pos <= _HEAD_WAIT:
                 return False  # a prefix of it: wait for the rest (the steps below would hold it too)
         text = buf[pos:pos + MAX_HEAD + 2 - self._head_len]
         parts = self._head_parts
@@ -430,7 +433,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         self._stack = [_CALL]
         self._expect = _E_VALUE
         self._can_close = False
-        self._comma = False
+        self._pending = ""
         self._state = _ARGS
         return True
 
@@ -454,7 +457,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         self._emit_arguments("{" if kind == _DICT else "[")
         self._expect = _E_KEY if kind == _DICT else _E_VALUE
         self._can_close = True
-        self._comma = False
+        self._pending = ""
 
     def _start_run(self, state: str, role: str) -> bool:
         self._word = ""
@@ -498,12 +501,12 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                     return False
                 if buf[end] == quote:  # the text and the closing quote (_string_done, written out)
                     sc._pos = end + 1
-                    self._emit_arguments(json_string("".join(parts))[1:])
                     self._state = _ARGS
                     if self._role == "value":
+                        self._emit_arguments(json_string("".join(parts))[1:])
                         self._expect = _E_AFTER
-                    else:
-                        self._key_text = ""
+                    else:  # a dict key's last piece: sent with its value
+                        self._pending = json_string("".join(parts))[1:]
                         self._expect = _E_SEP
                     break
                 simple = SIMPLE_ESCAPES.get(buf[end + 1:end + 2])
@@ -520,7 +523,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         while True:
             pos = sc._pos
             c = buf[pos:pos + 1]
-            if c.isspace():  # (sc.skip_whitespace(), written out)
+            if c in _SPACE_CHARS:  # (sc.skip_whitespace(), written out; c.isspace() without a call)
                 pos = sc._pos = _SPACES.match(buf, pos).end()
                 c = buf[pos:pos + 1]
             if not c:
@@ -530,7 +533,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
             if expect == _E_AFTER:  # after a value: a comma, or its container's closer
                 if c == ",":
                     sc._pos = pos + 1
-                    self._comma = True
+                    self._pending = ", "
                     self._can_close = True
                     self._expect = _E_KEY if top == _CALL or top == _DICT else _E_VALUE
                     continue
@@ -540,8 +543,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                 if c != ("=" if expect == _E_SEP_EQ else ":"):
                     return self._malformed()
                 sc._pos = pos + 1
-                self._emit_arguments(self._key_text + ": ")
-                self._key_text = ""
+                self._pending += ": "
                 self._expect = _E_VALUE
                 continue
             elif not (self._can_close and c == _CLOSER[top]):  # a token starts: not its container's closer
@@ -550,25 +552,21 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                         return self._malformed()
                     end = _WORD_RUN.match(buf, pos, pos + MAX_HEAD + 1).end()
                     if end - pos <= MAX_HEAD:
-                        if end < len(buf):  # the key whole: its JSON text (the pending comma first) goes at the "="
+                        if end < len(buf):  # the key whole: its JSON text goes out with its value
                             sc._pos = end
                             self._can_close = False
-                            if self._comma:
-                                self._comma = False
-                                self._key_text = ", " + json_string(buf[pos:end])
-                            else:
-                                self._key_text = json_string(buf[pos:end])
+                            self._pending += json_string(buf[pos:end])
                             self._expect = _E_SEP_EQ
                             continue
                         if not final:  # the buffer cut it: left unread
                             return False
-                    if self._comma:  # (too long, or cut by the end of the output: state _WORD decides)
-                        self._emit_arguments(", ")
-                        self._comma = False
+                    if self._pending:  # (too long, or cut by the end of the output: state _WORD decides)
+                        self._emit_arguments(self._pending)
+                        self._pending = ""
                     self._can_close = False
                     return self._start_run(_WORD, "key")
-                # an element (a dict key, a list's value, a call's or dict's value) starts; a pending comma
-                # (after a list's value or a key) goes out with its first piece
+                # an element (a dict key, a list's value, a call's or dict's value) starts; the pending text
+                # (a comma, a key and its separator) goes out with its first piece
                 role = "dict-key" if expect == _E_KEY else "value"
                 if c == '"' or c == "'":  # a one-quote string with text (not '' nor a triple quote)
                     end = (_DQ_TEXT if c == '"' else _SQ_TEXT).match(buf, pos + 1).end()
@@ -576,25 +574,19 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                         if end < len(buf) and buf[end] == c:  # whole: its JSON string
                             sc._pos = end + 1
                             self._can_close = False
-                            if self._comma:
-                                self._comma = False
-                                self._emit_arguments(", " + json_string(buf[pos + 1:end]))
-                            else:
-                                self._emit_arguments(json_string(buf[pos + 1:end]))
                             if role == "value":
+                                self._emit_arguments(self._pending + json_string(buf[pos + 1:end]))
+                                self._pending = ""
                                 self._expect = _E_AFTER
                             else:
-                                self._key_text = ""
+                                self._pending += json_string(buf[pos + 1:end])
                                 self._expect = _E_SEP
                             continue
                         if end == len(buf) and not final:  # its text so far; the rest in state _ARG_TEXT
                             sc._pos = end
                             self._can_close = False
-                            if self._comma:
-                                self._comma = False
-                                self._emit_arguments(', "' + json_string(buf[pos + 1:end])[1:-1])
-                            else:
-                                self._emit_arguments('"' + json_string(buf[pos + 1:end])[1:-1])
+                            self._emit_arguments(self._pending + '"' + json_string(buf[pos + 1:end])[1:-1])
+                            self._pending = ""
                             self._quote = c
                             self._role = role
                             self._state = _ARG_TEXT
@@ -611,20 +603,14 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                                 if constant is not None:
                                     sc._pos = end
                                     self._can_close = False
-                                    if self._comma:
-                                        self._comma = False
-                                        self._emit_arguments(", " + constant)
-                                    else:
-                                        self._emit_arguments(constant)
+                                    self._emit_arguments(self._pending + constant)
+                                    self._pending = ""
                                     self._expect = _E_AFTER
                                     continue
                             else:
                                 sc._pos = end
                                 self._can_close = False
-                                if self._comma:
-                                    self._comma = False
-                                    self._emit_arguments(", ")
-                                self._key_text = '"' + constant + '"' if constant else json_string(word)
+                                self._pending += '"' + constant + '"' if constant else json_string(word)
                                 self._expect = _E_SEP if constant else _E_SEP_EQ
                                 continue
                         elif not final:  # cut by the buffer: left unread
@@ -640,39 +626,46 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                                 sc._pos = end
                                 self._can_close = False
                                 if role == "value":
-                                    if self._comma:
-                                        self._comma = False
-                                        self._emit_arguments(", " + number)
-                                    else:
-                                        self._emit_arguments(number)
+                                    self._emit_arguments(self._pending + number)
+                                    self._pending = ""
                                     self._expect = _E_AFTER
                                 else:
-                                    if self._comma:
-                                        self._comma = False
-                                        self._emit_arguments(", ")
-                                    self._key_text = '"' + number + '"'
+                                    self._pending += '"' + number + '"'
                                     self._expect = _E_SEP
                                 continue
                         elif not final:  # cut by the buffer: left unread
                             return False
-                if self._comma:
-                    self._emit_arguments(", ")
-                    self._comma = False
+                elif role == "value" and (c == "[" or c == "{" or c == "("):  # a container opens (_open, written out)
+                    sc._pos = pos + 1
+                    kind = _OPENS[c]
+                    stack.append(kind)
+                    self._emit_arguments(self._pending + ("{" if kind == _DICT else "["))
+                    self._pending = ""
+                    self._expect = _E_KEY if kind == _DICT else _E_VALUE
+                    self._can_close = True
+                    continue
+                if self._pending:  # the other tokens: their states read them, the pending text sent first
+                    self._emit_arguments(self._pending)
+                    self._pending = ""
                 self._can_close = False
                 self._value_start(c, role)
                 if self._state != _ARGS:
                     return True
                 continue
-            # the container's closer (_close, written out)
+            # the container's closer (_close, written out); a trailing comma is dropped
             sc._pos = pos + 1
             kind = stack.pop()
-            self._comma = False
+            self._pending = ""
             self._can_close = False
             if kind == _CALL:
                 self._emit_arguments("}")
                 self._end_call()
                 if self._confirm_ws.runs:
                     self._confirm_ws.clear()
+                if buf[pos + 1:pos + 2] == ",":  # the next call's comma (_s_after_call's common case, written out)
+                    sc._pos = pos + 2
+                    self._open_head(",", first=False)
+                    return True
                 self._state = _AFTER_CALL
                 return True
             self._emit_arguments(_JSON_CLOSER[kind])
@@ -692,7 +685,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         if _is_name_start(c):
             return self._start_run(_WORD, role)
         if role == "value" and c in "[({":
-            self._open({"[": _LIST, "(": _TUPLE, "{": _DICT}[c])
+            self._open(_OPENS[c])
             return True
         return self._malformed()
 
@@ -732,11 +725,11 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
             self._emit_arguments(_CONSTANTS[word])
             self._expect = _E_AFTER
         elif role == "key":
-            self._key_text = '"' + json_fragment(word) + '"'
+            self._pending = '"' + json_fragment(word) + '"'
             self._expect = _E_SEP_EQ
         else:  # a dict key: a constant (':' follows) or an identifier ('=' follows, the reference encoder's form)
             constant = _CONSTANTS.get(word)
-            self._key_text = '"' + (constant or json_fragment(word)) + '"'
+            self._pending = '"' + (constant or json_fragment(word)) + '"'
             self._expect = _E_SEP if constant else _E_SEP_EQ
         return True
 
@@ -752,7 +745,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
             self._emit_arguments(number)
             self._expect = _E_AFTER
         else:
-            self._key_text = '"' + number + '"'
+            self._pending = '"' + number + '"'
             self._expect = _E_SEP
         return True
 
@@ -783,7 +776,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         if self._role == "value":
             self._expect = _E_AFTER
         else:
-            self._key_text = ""
+            self._pending = ""
             self._expect = _E_SEP
         return True
 
