@@ -73,6 +73,7 @@ _M_JSON_CONTENT = markers("{", PYTHON_TAG)
 _CONTENT, _JSON, _SEP, _BROKEN = "content", "json", "separator", "broken_json"  # the _s_<state> methods
 #: What ends a broken call's text before its object closes: the call token, the next call's object.
 _BROKEN_ENDS = (PYTHON_TAG, CALL_SEPARATOR.strip() + " {", CALL_SEPARATOR.strip() + "{")
+_SEP_OPEN = CALL_SEPARATOR + "{"  # the common text between two calls' objects
 
 
 @register("llama3_json")
@@ -138,7 +139,14 @@ class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
     def _object_done(self) -> None:
         self._emit_arguments("}")
         self._end_call()
-        self._confirm_ws.clear()
+        if self._confirm_ws.runs:
+            self._confirm_ws.clear()
+        sc = self.scanner
+        pos = sc._pos
+        if sc._buf.startswith(_SEP_OPEN, pos):  # the next call's object (state _SEPARATOR's steps, written out)
+            sc._pos = pos + 2
+            self._open_object(CALL_SEPARATOR)  # (enters state _JSON at its "{")
+            return
         self._semicolon = False
         self._state = _SEP
 
@@ -183,8 +191,22 @@ class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
         return True
 
     def _s_separator(self, final: bool) -> bool:
-        """After a call: whitespace and one ``;`` are held until what follows decides them."""
+        """After a call: whitespace and one ``;`` are held until what follows decides them.
+
+        The common text, ``"; {"``, is read whole: a prefix of it that ends the buffer is left unread
+        (at most two characters) until the next delta.
+        """
         sc = self.scanner
+        if not self._semicolon and not self._confirm_ws.runs:  # nothing held yet
+            pos = sc._pos
+            buf = sc._buf
+            ahead = buf[pos:pos + 3]
+            if ahead == _SEP_OPEN:
+                sc._pos = pos + 2
+                self._open_object(CALL_SEPARATOR)  # (enters state _JSON at its "{")
+                return True
+            if not final and pos + len(ahead) == len(buf) and _SEP_OPEN.startswith(ahead):
+                return False
         c = self._next_after_call(final)
         if not c:
             return False
