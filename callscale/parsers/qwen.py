@@ -94,6 +94,7 @@ _SPLIT = object()
 _TAG_RUN = _KEY_CHARS  # _M_TAG_END's markers start with ">", "\n" or "<"
 _SPACE = re.compile(r"\s")  # (re's \s on str is str.isspace's test, Py_UNICODE_ISSPACE)
 _OPEN_LEN = len(TOOL_CALL_OPEN)
+_CLOSE_LEN = len(TOOL_CALL_CLOSE)
 
 
 # --------------------------------------------------------------------------- shared parser state
@@ -261,8 +262,47 @@ class Qwen3Parser(JsonCallReader, _QwenParser):
             self._state = _AFTER_CLOSE if hit else _CONTENT
         return True
 
+    def _s_content(self, final: bool) -> bool:
+        """``_QwenParser._s_content``, with its common case after a call first: the opener right here."""
+        sc = self.scanner
+        pos = sc._pos
+        if sc._buf.startswith(TOOL_CALL_OPEN, pos):  # (find's answer there: no text, this marker)
+            sc._pos = pos + _OPEN_LEN
+            self._open_object(TOOL_CALL_OPEN)
+            return True
+        text, marker = sc.find(_M_QWEN3_CONTENT, final)
+        if text:
+            self._emit_content(text)
+        if marker is None:
+            return False
+        self._open_object(marker)
+        return True
+
     def _s_after_object(self, final: bool) -> bool:
-        """Only whitespace, then ``</tool_call>``."""
+        """Only whitespace, then ``</tool_call>``.
+
+        Its common text, a newline then ``</tool_call>`` and the layout newline after it, is read here
+        (``_read_close`` and state ``_AFTER_CLOSE`` written out).
+        """
+        sc = self.scanner
+        pos = sc._pos
+        buf = sc._buf
+        if buf.startswith(_NL, pos):
+            pos += 1
+        if buf.startswith(TOOL_CALL_CLOSE, pos):
+            pos += _CLOSE_LEN
+            self._emit_arguments("}")  # held back until the call is confirmed
+            self._end_call()
+            if buf.startswith(_NL, pos):
+                sc._pos = pos + 1
+                self._state = _CONTENT
+            else:
+                sc._pos = pos
+                self._state = _AFTER_CLOSE
+            return True
+        if pos == len(buf) and not final:  # (whitespace read: as skip_whitespace would)
+            sc._pos = pos
+            return False
         marker = self._read_close(final)
         if marker is PARTIAL:
             return False
