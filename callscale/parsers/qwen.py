@@ -263,13 +263,8 @@ class Qwen3Parser(JsonCallReader, _QwenParser):
         return True
 
     def _s_content(self, final: bool) -> bool:
-        """``_QwenParser._s_content``, with its common case after a call first: the opener right here."""
+        """``_QwenParser._s_content`` for this class: its markers and opener named directly (no lookups)."""
         sc = self.scanner
-        pos = sc._pos
-        if sc._buf.startswith(TOOL_CALL_OPEN, pos):  # (find's answer there: no text, this marker)
-            sc._pos = pos + _OPEN_LEN
-            self._open_object(TOOL_CALL_OPEN)
-            return True
         text, marker = sc.find(_M_QWEN3_CONTENT, final)
         if text:
             self._emit_content(text)
