@@ -542,46 +542,55 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                 pos = end + 2
                 end = run.match(buf, pos).end()
         stack = self._stack
+        pos = sc._pos  # (the position, kept here while tokens are read: the scanner's is set on leaving)
         while True:
-            pos = sc._pos
             c = buf[pos:pos + 1]
-            if c in _SPACE_CHARS:  # (sc.skip_whitespace(), written out; c.isspace() without a call)
-                pos = sc._pos = _SPACES.match(buf, pos).end()
+            if c in _SPACE_CHARS:  # (sc.skip_whitespace(), written out; one space without a pattern run)
+                pos += 1
                 c = buf[pos:pos + 1]
+                if c in _SPACE_CHARS:
+                    pos = _SPACES.match(buf, pos).end()
+                    c = buf[pos:pos + 1]
             if not c:
+                sc._pos = pos
                 return self._malformed() if final else False
             top = stack[-1]
             expect = self._expect
             if expect == _E_AFTER:  # after a value: a comma, or its container's closer
                 if c == ",":
-                    sc._pos = pos + 1
+                    pos += 1
                     self._pending = ", "
                     self._can_close = True
                     self._expect = _E_KEY if top == _CALL or top == _DICT else _E_VALUE
                     continue
                 if c != _CLOSER[top]:
+                    sc._pos = pos
                     return self._malformed()
             elif expect >= _E_SEP:  # (a call's key and an identifier dict key take '=', other dict keys ':')
                 if c != ("=" if expect == _E_SEP_EQ else ":"):
+                    sc._pos = pos
                     return self._malformed()
-                sc._pos = pos + 1
+                pos += 1
                 self._pending += ": "
                 self._expect = _E_VALUE
                 continue
             elif not (self._can_close and c == _CLOSER[top]):  # a token starts: not its container's closer
                 if expect == _E_KEY and top == _CALL:
                     if not (c.isalpha() or c == "_"):  # (_is_name_start)
+                        sc._pos = pos
                         return self._malformed()
                     end = _WORD_RUN.match(buf, pos, pos + MAX_HEAD + 1).end()
                     if end - pos <= MAX_HEAD:
                         if end < len(buf):  # the key whole: its JSON text goes out with its value
-                            sc._pos = end
                             self._can_close = False
                             self._pending += json_string(buf[pos:end])
                             self._expect = _E_SEP_EQ
+                            pos = end
                             continue
                         if not final:  # the buffer cut it: left unread
+                            sc._pos = pos
                             return False
+                    sc._pos = pos
                     if self._pending:  # (too long, or cut by the end of the output: state _WORD decides)
                         self._emit_arguments(self._pending)
                         self._pending = ""
@@ -594,7 +603,6 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                     end = (_DQ_TEXT if c == '"' else _SQ_TEXT).match(buf, pos + 1).end()
                     if end > pos + 1:
                         if end < len(buf) and buf[end] == c:  # whole: its JSON string
-                            sc._pos = end + 1
                             self._can_close = False
                             if role == "value":
                                 self._emit_arguments(self._pending + json_string(buf[pos + 1:end]))
@@ -603,6 +611,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                             else:
                                 self._pending += json_string(buf[pos + 1:end])
                                 self._expect = _E_SEP
+                            pos = end + 1
                             continue
                         if end == len(buf) and not final:  # its text so far; the rest in state _ARG_TEXT
                             sc._pos = end
@@ -614,6 +623,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                             self._state = _ARG_TEXT
                             return False
                     elif end == len(buf) and not final:  # the quote ends the buffer: left unread
+                        sc._pos = pos
                         return False
                 elif c.isalpha() or c == "_":  # a constant, or a dict key's identifier
                     end = _WORD_RUN.match(buf, pos, pos + MAX_HEAD + 1).end()
@@ -623,19 +633,20 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                             constant = _CONSTANTS.get(word)
                             if role == "value":
                                 if constant is not None:
-                                    sc._pos = end
                                     self._can_close = False
                                     self._emit_arguments(self._pending + constant)
                                     self._pending = ""
                                     self._expect = _E_AFTER
+                                    pos = end
                                     continue
                             else:
-                                sc._pos = end
                                 self._can_close = False
                                 self._pending += '"' + constant + '"' if constant else json_string(word)
                                 self._expect = _E_SEP if constant else _E_SEP_EQ
+                                pos = end
                                 continue
                         elif not final:  # cut by the buffer: left unread
+                            sc._pos = pos
                             return False
                 elif c.isdigit() or c in "+-.":
                     end = _NUMBER_RUN.match(buf, pos, pos + MAX_HEAD + 1).end()
@@ -645,7 +656,6 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                             number = word if word.isdigit() and (word[0] != "0" or end - pos == 1) \
                                 else _python_number(word)
                             if number is not None:
-                                sc._pos = end
                                 self._can_close = False
                                 if role == "value":
                                     self._emit_arguments(self._pending + number)
@@ -654,18 +664,21 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                                 else:
                                     self._pending += '"' + number + '"'
                                     self._expect = _E_SEP
+                                pos = end
                                 continue
                         elif not final:  # cut by the buffer: left unread
+                            sc._pos = pos
                             return False
                 elif role == "value" and (c == "[" or c == "{" or c == "("):  # a container opens (_open, written out)
-                    sc._pos = pos + 1
                     kind = _OPENS[c]
                     stack.append(kind)
                     self._emit_arguments(self._pending + ("{" if kind == _DICT else "["))
                     self._pending = ""
                     self._expect = _E_KEY if kind == _DICT else _E_VALUE
                     self._can_close = True
+                    pos += 1
                     continue
+                sc._pos = pos
                 if self._pending:  # the other tokens: their states read them, the pending text sent first
                     self._emit_arguments(self._pending)
                     self._pending = ""
@@ -673,9 +686,10 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                 self._value_start(c, role)
                 if self._state != _ARGS:
                     return True
+                pos = sc._pos
                 continue
             # the container's closer (_close, written out); a trailing comma is dropped
-            sc._pos = pos + 1
+            pos += 1
             kind = stack.pop()
             self._pending = ""
             self._can_close = False
@@ -684,10 +698,11 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                 self._end_call()
                 if self._confirm_ws.runs:
                     self._confirm_ws.clear()
-                if buf[pos + 1:pos + 2] == ",":  # the next call's comma (_s_after_call's common case, written out)
-                    sc._pos = pos + 2
+                if buf[pos:pos + 1] == ",":  # the next call's comma (_s_after_call's common case, written out)
+                    sc._pos = pos + 1
                     self._open_head(",", first=False)
                     return True
+                sc._pos = pos
                 self._state = _AFTER_CALL
                 return True
             self._emit_arguments(_JSON_CLOSER[kind])
