@@ -143,7 +143,7 @@ class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
             self._confirm_ws.clear()
         sc = self.scanner
         pos = sc._pos
-        if sc._buf.startswith(_SEP_OPEN, pos):  # the next call's object (state _SEPARATOR's steps, written out)
+        if sc._buf[pos:pos + 3] == _SEP_OPEN:  # the next call's object (state _SEPARATOR's steps, written out)
             sc._pos = pos + 2
             self._open_object(CALL_SEPARATOR)  # (enters state _JSON at its "{")
             return
