@@ -282,13 +282,13 @@ class Qwen3Parser(JsonCallReader, _QwenParser):
         sc = self.scanner
         pos = sc._pos
         buf = sc._buf
-        if buf.startswith(_NL, pos):
+        if buf[pos:pos + 1] == _NL:
             pos += 1
-        if buf.startswith(TOOL_CALL_CLOSE, pos):
+        if buf[pos:pos + _CLOSE_LEN] == TOOL_CALL_CLOSE:
             pos += _CLOSE_LEN
             self._emit_arguments("}")  # held back until the call is confirmed
             self._end_call()
-            if buf.startswith(_NL, pos):
+            if buf[pos:pos + 1] == _NL:
                 sc._pos = pos + 1
                 self._state = _CONTENT
             else:
