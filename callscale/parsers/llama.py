@@ -505,13 +505,14 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                 return True
             pos = sc._pos
             quote = self._quote
+            text = buf[pos:]
+            if quote not in text and "\\" not in text:  # the common piece: text to the end of the buffer
+                sc._pos = len(buf)
+                if text:
+                    self._emit_arguments(json_string(text)[1:-1])  # (json_fragment written out)
+                return False
             run = _DQ_TEXT if quote == '"' else _SQ_TEXT
             end = run.match(buf, pos).end()
-            if end == len(buf):  # the common piece: text to the end of the buffer
-                sc._pos = end
-                if end > pos:
-                    self._emit_arguments(json_string(buf[pos:end])[1:-1])  # (json_fragment written out)
-                return False
             parts = []
             while True:
                 if end > pos:
