@@ -451,11 +451,10 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         sc._pos = pos
         self._head_parts = []
         self._begin_call(self._name)
-        self._emit_arguments("{" + json_string(self._word) + ": ")
         self._stack = [_CALL]
         self._expect = _E_VALUE
         self._can_close = False
-        self._pending = ""
+        self._pending = "{" + json_string(self._word) + ": "  # (sent with the value's first piece)
         self._state = _ARGS
         return True
 
