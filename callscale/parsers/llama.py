@@ -10,7 +10,6 @@ here raises on model output; lengths are in characters.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 
@@ -268,7 +267,7 @@ def _python_number(text: str) -> str | None:
             return str(int(plain, 0) if not plain.lstrip("+-").isdigit() else int(plain))
         if _DECIMAL.fullmatch(plain):
             value = float(plain)
-            return json.dumps(value) if math.isfinite(value) else None
+            return repr(value) if math.isfinite(value) else None  # (json.dumps's text of a finite float)
     except ValueError:  # digits past Python's int-conversion limit
         return None
     return None
@@ -698,9 +697,14 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                 self._end_call()
                 if self._confirm_ws.runs:
                     self._confirm_ws.clear()
-                if buf[pos:pos + 1] == ",":  # the next call's comma (_s_after_call's common case, written out)
-                    sc._pos = pos + 1
-                    self._open_head(",", first=False)
+                if buf[pos:pos + 1] == ",":  # the next call's comma (_s_after_call's common case and _open_head,
+                    sc._pos = pos + 1          # written out)
+                    self._head_parts = [","]
+                    self._head_len = 0
+                    self._step = _H_NAME0
+                    self._first = False
+                    self._word = ""
+                    self._state = _HEAD
                     return True
                 sc._pos = pos
                 self._state = _AFTER_CALL
