@@ -599,6 +599,17 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                 # (a comma, a key and its separator) goes out with its first piece
                 role = "dict-key" if expect == _E_KEY else "value"
                 if c == '"' or c == "'":  # a one-quote string with text (not '' nor a triple quote)
+                    if len(buf) - pos <= 16 and not final:  # a short rest: a string it cuts, seen without a pattern run
+                        text = buf[pos + 1:]
+                        if text and c not in text and "\\" not in text:
+                            sc._pos = len(buf)
+                            self._can_close = False
+                            self._emit_arguments(self._pending + '"' + json_string(text)[1:-1])
+                            self._pending = ""
+                            self._quote = c
+                            self._role = role
+                            self._state = _ARG_TEXT
+                            return False
                     end = (_DQ_TEXT if c == '"' else _SQ_TEXT).match(buf, pos + 1).end()
                     if end > pos + 1:
                         if end < len(buf) and buf[end] == c:  # whole: its JSON string
