@@ -323,3 +323,14 @@ def test_llama3_the_separator_read_whole_or_waiting(split):
     # a ";" followed by no object: the held separator is content with what follows
     got = stream_outcome(L3, ['{"name": "f", "parameters": {}}', ";", " ok"])
     assert (got.content, got.complete_calls()) == ("; ok", [("f", {})])
+
+
+def test_llama4_the_light_head_prefix_pattern_agrees_with_the_head_pattern():
+    # without ")" or "=", the whole text is a prefix of a head exactly when _HEAD_RE reads it all
+    import itertools
+
+    from callscale.parsers.llama import _HEAD_PREFIX, _HEAD_RE
+    for n in range(5):
+        for chars in itertools.product("a_1.- (é\t", repeat=n):
+            text = "".join(chars)
+            assert (_HEAD_PREFIX.fullmatch(text) is not None) == (_HEAD_RE.match(text).end() == len(text)), text

@@ -248,6 +248,8 @@ _NAME_RUN = re.compile(r"[\w.-]*")
 #: head's steps read, for an ASCII name start (others go through the steps); waited for up to _HEAD_WAIT characters.
 _HEAD_RE = re.compile(r"\s*(?:([A-Za-z_][\w.-]*)\s*(?:\(\s*(?:(\))|([A-Za-z_]\w*)\s*(=)?)?)?)?")
 _HEAD_WAIT = 128
+#: _HEAD_RE's text before its ")" or "=" (no groups): the whole unread text a prefix of a head.
+_HEAD_PREFIX = re.compile(r"\s*(?:[A-Za-z_][\w.-]*\s*(?:\(\s*(?:[A-Za-z_]\w*\s*)?)?)?")
 _NUMBER_RUN = re.compile(r"[0-9A-Za-z_.+\-]*")
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _INTEGER = re.compile(r"[+-]?(?:[0-9]+|0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+)")
@@ -344,6 +346,10 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         pos = sc._pos
         buf = sc._buf
         if self._step == _H_NAME0 and not self._head_len:  # nothing read yet: the common head, matched whole
+            if not final and len(buf) - pos <= _HEAD_WAIT:  # no "=" nor ")" yet: a prefix waits (a lighter pattern)
+                text = buf[pos:]
+                if "=" not in text and ")" not in text and _HEAD_PREFIX.fullmatch(text) is not None:
+                    return False
             hit = _HEAD_RE.match(buf, pos, pos + MAX_HEAD + 1)
             last = hit.lastindex  # (the groups close in order: the last one read tells the head's form)
             if last == 4:  # name(key=
