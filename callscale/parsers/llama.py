@@ -510,42 +510,53 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
             pos = sc._pos
             quote = self._quote
             text = buf[pos:]
-            if quote not in text and "\\" not in text:  # the common piece: text to the end of the buffer
-                sc._pos = len(buf)
-                if text:
-                    self._emit_arguments(json_string(text)[1:-1])  # (json_fragment written out)
-                return False
-            run = _DQ_TEXT if quote == '"' else _SQ_TEXT
-            end = run.match(buf, pos).end()
-            parts = []
-            while True:
-                if end > pos:
-                    parts.append(buf[pos:end])
-                if end == len(buf):
-                    sc._pos = end
-                    if parts:
-                        self._emit_arguments(json_string("".join(parts))[1:-1])
+            if "\\" not in text:  # (no escape: the text and its end seen without a pattern run)
+                if quote not in text:  # the common piece: text to the end of the buffer
+                    sc._pos = len(buf)
+                    if text:
+                        self._emit_arguments(json_string(text)[1:-1])  # (json_fragment written out)
                     return False
-                if buf[end] == quote:  # the text and the closing quote (_string_done, written out)
-                    sc._pos = end + 1
-                    self._state = _ARGS
-                    if self._role == "value":
-                        self._emit_arguments(json_string("".join(parts))[1:])
-                        self._expect = _E_AFTER
-                    else:  # a dict key's last piece: sent with its value
-                        self._pending = json_string("".join(parts))[1:]
-                        self._expect = _E_SEP
-                    break
-                simple = SIMPLE_ESCAPES.get(buf[end + 1:end + 2])
-                if simple is None:  # a longer escape, or the text ends at the backslash: state _STRING reads it
-                    sc._pos = end
-                    if parts:
-                        self._emit_arguments(json_string("".join(parts))[1:-1])
-                    self._state = _STRING
-                    return True
-                parts.append(simple)
-                pos = end + 2
+                end = text.find(quote)
+                sc._pos = pos + end + 1
+                self._state = _ARGS
+                if self._role == "value":
+                    self._emit_arguments(json_string(text[:end])[1:])
+                    self._expect = _E_AFTER
+                else:  # a dict key's last piece: sent with its value
+                    self._pending = json_string(text[:end])[1:]
+                    self._expect = _E_SEP
+            else:
+                run = _DQ_TEXT if quote == '"' else _SQ_TEXT
                 end = run.match(buf, pos).end()
+                parts = []
+                while True:
+                    if end > pos:
+                        parts.append(buf[pos:end])
+                    if end == len(buf):
+                        sc._pos = end
+                        if parts:
+                            self._emit_arguments(json_string("".join(parts))[1:-1])
+                        return False
+                    if buf[end] == quote:  # the text and the closing quote (_string_done, written out)
+                        sc._pos = end + 1
+                        self._state = _ARGS
+                        if self._role == "value":
+                            self._emit_arguments(json_string("".join(parts))[1:])
+                            self._expect = _E_AFTER
+                        else:  # a dict key's last piece: sent with its value
+                            self._pending = json_string("".join(parts))[1:]
+                            self._expect = _E_SEP
+                        break
+                    simple = SIMPLE_ESCAPES.get(buf[end + 1:end + 2])
+                    if simple is None:  # a longer escape, or the text ends at the backslash: state _STRING reads it
+                        sc._pos = end
+                        if parts:
+                            self._emit_arguments(json_string("".join(parts))[1:-1])
+                        self._state = _STRING
+                        return True
+                    parts.append(simple)
+                    pos = end + 2
+                    end = run.match(buf, pos).end()
         stack = self._stack
         pos = sc._pos  # (the position, kept here while tokens are read: the scanner's is set on leaving)
         while True:
