@@ -190,7 +190,7 @@ class _QwenParser(ToolParser):
 
 
 # --------------------------------------------------------------------------- qwen3
-_JSON, _AFTER_OBJECT, _ENVELOPE = "json", "after_object", "envelope"  # (the _s_<state> methods)
+_JSON, _AFTER_OBJECT, _ENVELOPE, _BETWEEN = "json", "after_object", "envelope", "between"  # (the _s_<state> methods)
 
 
 @register("qwen3")
@@ -290,7 +290,7 @@ class Qwen3Parser(JsonCallReader, _QwenParser):
             self._end_call()
             if buf[pos:pos + 1] == _NL:
                 sc._pos = pos + 1
-                self._state = _CONTENT
+                self._state = _BETWEEN
             else:
                 sc._pos = pos
                 self._state = _AFTER_CLOSE
@@ -310,6 +310,28 @@ class Qwen3Parser(JsonCallReader, _QwenParser):
     def _object_done(self) -> None:
         """The call object ended (its call started): wait for ``</tool_call>``."""
         self._state = _AFTER_OBJECT
+
+    def _s_after_close(self, final: bool) -> bool:
+        """``_QwenParser._s_after_close`` (the layout newline after ``</tool_call>``), then state ``_BETWEEN``."""
+        sc = self.scanner
+        pos = sc._pos
+        if sc._buf[pos:pos + 1] == _NL:
+            sc._pos = pos + 1
+        elif pos >= len(sc._buf) and not final:
+            return False
+        self._state = _BETWEEN
+        return True
+
+    def _s_between(self, final: bool) -> bool:
+        """Content right after a call: the next ``<tool_call>`` there is read by a slice (no marker search)."""
+        sc = self.scanner
+        pos = sc._pos
+        if sc._buf[pos:pos + _OPEN_LEN] == TOOL_CALL_OPEN:
+            sc._pos = pos + _OPEN_LEN
+            self._open_object(TOOL_CALL_OPEN)
+            return True
+        self._state = _CONTENT
+        return True
 
 
 # --------------------------------------------------------------------------- qwen3_coder
