@@ -275,3 +275,64 @@ _tail = st.from_regex(r"([a-z.!][a-z .!]{0,10})?", fullmatch=True)
 def test_rendered_calls_parse_back_under_any_split(fmt, calls, content, tail, data):
     size = len(render.get(fmt).render(calls, content) + (tail if calls else ""))
     assert_round_trip(fmt, calls, content, tail, data.draw(st.lists(st.integers(1, max(1, size - 1)), max_size=12)))
+
+
+# ----------------------------------------------------------------- the per-delta steps (pieces and splits)
+
+def _argument_pieces(fmt, deltas):
+    p = parsers.get(fmt)()
+    pieces = []
+    for d in deltas:
+        pieces += [c.parameters for c in p.parse_streaming_increment(d, []).calls if c.parameters]
+    pieces += [c.parameters for c in p.finish([]).calls if c.parameters]
+    return pieces
+
+
+def test_llama4_a_key_goes_out_with_its_value():
+    # the comma, key and ": " before a value are held and sent with its first piece (one emit fewer each)
+    # (one character a delta: a word or number is sent once the character after it arrives; a string streams)
+    text = '[f(n=12, s="ab", d={"k": 1.5, "x": True})]'
+    assert _argument_pieces(L4, list(text)) == [
+        '{"n": 12', ', "s": "a', "b", '"', ', "d": {', '"k', '": 1.5', ', "x', '": true}', "}"]
+    assert _argument_pieces(L4, ['[f(s="ab', 'cd")]']) == ['{"s": "ab', 'cd"}']
+
+
+@pytest.mark.parametrize("cut", range(1, 84))
+def test_llama4_a_token_cut_at_any_point_reads_the_same(cut):
+    # a word, number or lone quote the delta cuts is left unread and read whole with the next delta; a string
+    # the delta cuts goes on in the next (its end found with or without an escape in that delta)
+    text = '[f(count=12345, flag=False, name="x y", e=\'a\\tb\', f=2.5e3, d={"key": None, 1: "v"})] after'
+    whole = stream_outcome(L4, [text])
+    got = stream_outcome(L4, [text[:cut], text[cut:]])
+    assert (got.content, got.complete_calls()) == (whole.content, whole.complete_calls())
+    assert whole.complete_calls() == [("f", {"count": 12345, "flag": False, "name": "x y", "e": "a\tb", "f": 2500.0,
+                                             "d": {"key": None, "1": "v"}})]
+
+
+def test_llama4_a_float_is_sent_as_json_dumps_writes_it():
+    for literal in ("0.1", "1e300", "2.5e-08", "-0.0", "1_000.5"):
+        pieces = _argument_pieces(L4, [f"[f(x={literal})]"])
+        assert "".join(pieces) == '{"x": ' + json.dumps(float(literal.replace("_", ""))) + "}"
+
+
+@pytest.mark.parametrize("split", [1, 2, 3, 4])
+def test_llama3_the_separator_read_whole_or_waiting(split):
+    # "; {" between two objects, whole in one delta or split anywhere: two calls and no content
+    text = '{"name": "f", "parameters": {}}; {"name": "g", "parameters": {"a": 1}}'
+    deltas = [text[i:i + split] for i in range(0, len(text), split)]
+    got = stream_outcome(L3, deltas)
+    assert (got.content, got.complete_calls()) == ("", [("f", {}), ("g", {"a": 1})])
+    # a ";" followed by no object: the held separator is content with what follows
+    got = stream_outcome(L3, ['{"name": "f", "parameters": {}}', ";", " ok"])
+    assert (got.content, got.complete_calls()) == ("; ok", [("f", {})])
+
+
+def test_llama4_the_light_head_prefix_pattern_agrees_with_the_head_pattern():
+    # without ")" or "=", the whole text is a prefix of a head exactly when _HEAD_RE reads it all
+    import itertools
+
+    from callscale.parsers.llama import _HEAD_PREFIX, _HEAD_RE
+    for n in range(5):
+        for chars in itertools.product("a_1.- (é\t", repeat=n):
+            text = "".join(chars)
+            assert (_HEAD_PREFIX.fullmatch(text) is not None) == (_HEAD_RE.match(text).end() == len(text)), text

@@ -633,3 +633,15 @@ def test_coder_degenerate_recovery_tags_are_read_once():
     value = "x\n<parameter=path>\n</function> y </tool_call> z\n" * 1000
     text = coder("edit", ("path", value))
     assert_parses("qwen3_coder", text, "", [("edit", {"path": value})], chunkings=["whole", "fixed:4"])
+
+
+@pytest.mark.parametrize("split", range(1, 16))
+def test_qwen3_the_text_after_a_call_object_under_any_split(split):
+    # "}" "\n</tool_call>\n" "<tool_call>": read in one step when whole in a delta, by the states when split
+    text = hermes("f", {"a": 1}) + "\n" + hermes("g", {}) + "\nbye"
+    deltas = [text[i:i + split] for i in range(0, len(text), split)]
+    got = stream_outcome("qwen3", deltas)
+    assert (got.content, got.complete_calls()) == ("bye", [("f", {"a": 1}), ("g", {})])
+    # a newline then no closing tag: the started call is dropped, as a closing tag that never comes
+    bad = stream_outcome("qwen3", ['<tool_call>\n{"name": "f", "arguments": {}}', "\n", "x</tool_call>after"])
+    assert (bad.content, bad.complete_calls()) == ("after", [])

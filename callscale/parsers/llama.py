@@ -10,7 +10,6 @@ here raises on model output; lengths are in characters.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 
@@ -73,6 +72,7 @@ _M_JSON_CONTENT = markers("{", PYTHON_TAG)
 _CONTENT, _JSON, _SEP, _BROKEN = "content", "json", "separator", "broken_json"  # the _s_<state> methods
 #: What ends a broken call's text before its object closes: the call token, the next call's object.
 _BROKEN_ENDS = (PYTHON_TAG, CALL_SEPARATOR.strip() + " {", CALL_SEPARATOR.strip() + "{")
+_SEP_OPEN = CALL_SEPARATOR + "{"  # the common text between two calls' objects
 
 
 @register("llama3_json")
@@ -138,7 +138,14 @@ class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
     def _object_done(self) -> None:
         self._emit_arguments("}")
         self._end_call()
-        self._confirm_ws.clear()
+        if self._confirm_ws.runs:
+            self._confirm_ws.clear()
+        sc = self.scanner
+        pos = sc._pos
+        if sc._buf[pos:pos + 3] == _SEP_OPEN:  # the next call's object (state _SEPARATOR's steps, written out)
+            sc._pos = pos + 2
+            self._open_object(CALL_SEPARATOR)  # (enters state _JSON at its "{")
+            return
         self._semicolon = False
         self._state = _SEP
 
@@ -183,8 +190,22 @@ class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
         return True
 
     def _s_separator(self, final: bool) -> bool:
-        """After a call: whitespace and one ``;`` are held until what follows decides them."""
+        """After a call: whitespace and one ``;`` are held until what follows decides them.
+
+        The common text, ``"; {"``, is read whole: a prefix of it that ends the buffer is left unread
+        (at most two characters) until the next delta.
+        """
         sc = self.scanner
+        if not self._semicolon and not self._confirm_ws.runs:  # nothing held yet
+            pos = sc._pos
+            buf = sc._buf
+            ahead = buf[pos:pos + 3]
+            if ahead == _SEP_OPEN:
+                sc._pos = pos + 2
+                self._open_object(CALL_SEPARATOR)  # (enters state _JSON at its "{")
+                return True
+            if not final and pos + len(ahead) == len(buf) and _SEP_OPEN.startswith(ahead):
+                return False
         c = self._next_after_call(final)
         if not c:
             return False
@@ -203,8 +224,8 @@ class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
 
 # --------------------------------------------------------------------------- llama4_pythonic
 _M_LIST_CONTENT = markers("[", PYTHON_START, PYTHON_END)
-_HEAD, _ARGS, _OPEN_QUOTE, _STRING, _ESCAPE, _NUMBER, _WORD, _AFTER_CALL = (  # the _s_<state> methods
-    "head", "args", "open_quote", "string", "escape", "number", "word", "after_call")
+_HEAD, _ARGS, _ARG_TEXT, _OPEN_QUOTE, _STRING, _ESCAPE, _NUMBER, _WORD, _AFTER_CALL = (  # the _s_<state> methods
+    "head", "args", "arg_text", "open_quote", "string", "escape", "number", "word", "after_call")
 # head steps
 _H_NAME0, _H_NAME, _H_PAREN, _H_KEY0, _H_KEY, _H_EQ = range(6)
 # what the reader expects next inside the arguments
@@ -213,10 +234,12 @@ _E_VALUE, _E_AFTER, _E_KEY, _E_SEP, _E_SEP_EQ = range(5)
 #: container kinds on the stack: the call's argument list, a list, a tuple, a dict
 _CALL, _LIST, _TUPLE, _DICT = "(", "[", "t", "{"
 _CLOSER = {_CALL: ")", _LIST: "]", _TUPLE: ")", _DICT: "}"}
+_OPENS = {"[": _LIST, "(": _TUPLE, "{": _DICT}
 _JSON_CLOSER = {_CALL: "}", _LIST: "]", _TUPLE: "]", _DICT: "}"}
 
 _WORD_RUN = re.compile(r"\w*")  # (\w: str.isalnum() or "_", the same test)
 _SPACES = re.compile(r"\s*")  # (\s: str.isspace(), the same test)
+_SPACE_CHARS = frozenset(filter(str.isspace, map(chr, range(0x3001))))  # (str.isspace's characters: all below U+3001)
 _DQ_TEXT = re.compile(r'[^"\\]*')  # a one-quote string's text up to its quote or a backslash
 _SQ_TEXT = re.compile(r"[^'\\]*")
 _TEXT_RUN = {'"': _DQ_TEXT, "'": _SQ_TEXT}
@@ -225,6 +248,8 @@ _NAME_RUN = re.compile(r"[\w.-]*")
 #: head's steps read, for an ASCII name start (others go through the steps); waited for up to _HEAD_WAIT characters.
 _HEAD_RE = re.compile(r"\s*(?:([A-Za-z_][\w.-]*)\s*(?:\(\s*(?:(\))|([A-Za-z_]\w*)\s*(=)?)?)?)?")
 _HEAD_WAIT = 128
+#: _HEAD_RE's text before its ")" or "=" (no groups): the whole unread text a prefix of a head.
+_HEAD_PREFIX = re.compile(r"\s*(?:[A-Za-z_][\w.-]*\s*(?:\(\s*(?:[A-Za-z_]\w*\s*)?)?)?")
 _NUMBER_RUN = re.compile(r"[0-9A-Za-z_.+\-]*")
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _INTEGER = re.compile(r"[+-]?(?:[0-9]+|0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+)")
@@ -244,7 +269,7 @@ def _python_number(text: str) -> str | None:
             return str(int(plain, 0) if not plain.lstrip("+-").isdigit() else int(plain))
         if _DECIMAL.fullmatch(plain):
             value = float(plain)
-            return json.dumps(value) if math.isfinite(value) else None
+            return repr(value) if math.isfinite(value) else None  # (json.dumps's text of a finite float)
     except ValueError:  # digits past Python's int-conversion limit
         return None
     return None
@@ -281,8 +306,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         self._stack: list[str] = []
         self._expect = _E_VALUE
         self._can_close = False       # the container may close here (just opened, or after a comma)
-        self._comma = False           # a comma read, the next element not started
-        self._key_text = ""           # JSON key text still to send at the separator
+        self._pending = ""            # JSON text still to send, with the next piece: a comma, a key, its ": "
         self._quote = ""
         # (base's _confirm_ws: whitespace after a call, as run lengths)
 
@@ -322,15 +346,21 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         pos = sc._pos
         buf = sc._buf
         if self._step == _H_NAME0 and not self._head_len:  # nothing read yet: the common head, matched whole
+            if not final and len(buf) - pos <= _HEAD_WAIT:  # no "=" nor ")" yet: a prefix waits (a lighter pattern)
+                text = buf[pos:]
+                if "=" not in text and ")" not in text and _HEAD_PREFIX.fullmatch(text) is not None:
+                    return False
             hit = _HEAD_RE.match(buf, pos, pos + MAX_HEAD + 1)
-            if hit.group(4) is not None:  # name(key=
+            last = hit.lastindex  # (the groups close in order: the last one read tells the head's form)
+            if last == 4:  # name(key=
                 self._word = hit.group(3)
                 self._name = hit.group(1)
                 return self._head_key_done(sc, hit.end())
-            if hit.group(2) is not None:  # name()
+            if last == 2:  # name()
                 self._name = hit.group(1)
                 return self._head_empty_call(sc, hit.end())
-            if hit.end() == len(buf) and not final and len(buf) - pos <= _HEAD_WAIT:
+            end = hit.end()
+            if end == len(buf) and not final and end - pos <= _HEAD_WAIT:
                 return False  # a prefix of it: wait for the rest (the steps below would hold it too)
         text = buf[pos:pos + MAX_HEAD + 2 - self._head_len]
         parts = self._head_parts
@@ -426,11 +456,10 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         sc._pos = pos
         self._head_parts = []
         self._begin_call(self._name)
-        self._emit_arguments("{" + json_string(self._word) + ": ")
         self._stack = [_CALL]
         self._expect = _E_VALUE
         self._can_close = False
-        self._comma = False
+        self._pending = "{" + json_string(self._word) + ": "  # (sent with the value's first piece)
         self._state = _ARGS
         return True
 
@@ -454,22 +483,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         self._emit_arguments("{" if kind == _DICT else "[")
         self._expect = _E_KEY if kind == _DICT else _E_VALUE
         self._can_close = True
-        self._comma = False
-
-    def _close(self) -> bool:
-        self.scanner._pos += 1  # (its one character, peeked: take(1) written out)
-        kind = self._stack.pop()
-        self._emit_arguments(_JSON_CLOSER[kind])
-        self._comma = False
-        self._can_close = False
-        if kind == _CALL:
-            self._end_call()
-            if self._confirm_ws.runs:
-                self._confirm_ws.clear()
-            self._state = _AFTER_CALL
-        else:
-            self._expect = _E_AFTER
-        return True
+        self._pending = ""
 
     def _start_run(self, state: str, role: str) -> bool:
         self._word = ""
@@ -478,150 +492,255 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         return True
 
     def _s_args(self, final: bool) -> bool:
-        # one token a turn, in a loop while the state stays "args" (no driver turn a token); the scanner's
-        # buffer read directly (skip_whitespace and peek(1) written out: the per-delta path)
+        """The arguments: one token a turn, in a loop while the state stays ``_ARGS`` (no driver turn a token).
+
+        The same method is state ``_ARG_TEXT``: the text of a one-quote string a delta cut (the common
+        steps of :meth:`_s_string`), so a delta in which the string ends reads on here, with no second
+        state run. A token whole in the buffer is read in one match; a word, number or lone opening quote
+        the end of the buffer cuts is left unread (at most ``MAX_HEAD`` characters, read again whole with
+        the next delta). The scanner's buffer is read directly (skip_whitespace, peek and take written
+        out: the per-delta path).
+        """
         sc = self.scanner
         buf = sc._buf
-        while True:
+        if self._state == _ARG_TEXT:
+            if final:  # the output ends inside the string: state _STRING decides
+                self._state = _STRING
+                return True
             pos = sc._pos
+            quote = self._quote
+            text = buf[pos:]
+            if "\\" not in text:  # (no escape: the text and its end seen without a pattern run)
+                if quote not in text:  # the common piece: text to the end of the buffer
+                    sc._pos = len(buf)
+                    if text:
+                        self._emit_arguments(json_string(text)[1:-1])  # (json_fragment written out)
+                    return False
+                end = text.find(quote)
+                sc._pos = pos + end + 1
+                self._state = _ARGS
+                if self._role == "value":
+                    self._emit_arguments(json_string(text[:end])[1:])
+                    self._expect = _E_AFTER
+                else:  # a dict key's last piece: sent with its value
+                    self._pending = json_string(text[:end])[1:]
+                    self._expect = _E_SEP
+            else:
+                run = _DQ_TEXT if quote == '"' else _SQ_TEXT
+                end = run.match(buf, pos).end()
+                parts = []
+                while True:
+                    if end > pos:
+                        parts.append(buf[pos:end])
+                    if end == len(buf):
+                        sc._pos = end
+                        if parts:
+                            self._emit_arguments(json_string("".join(parts))[1:-1])
+                        return False
+                    if buf[end] == quote:  # the text and the closing quote (_string_done, written out)
+                        sc._pos = end + 1
+                        self._state = _ARGS
+                        if self._role == "value":
+                            self._emit_arguments(json_string("".join(parts))[1:])
+                            self._expect = _E_AFTER
+                        else:  # a dict key's last piece: sent with its value
+                            self._pending = json_string("".join(parts))[1:]
+                            self._expect = _E_SEP
+                        break
+                    simple = SIMPLE_ESCAPES.get(buf[end + 1:end + 2])
+                    if simple is None:  # a longer escape, or the text ends at the backslash: state _STRING reads it
+                        sc._pos = end
+                        if parts:
+                            self._emit_arguments(json_string("".join(parts))[1:-1])
+                        self._state = _STRING
+                        return True
+                    parts.append(simple)
+                    pos = end + 2
+                    end = run.match(buf, pos).end()
+        stack = self._stack
+        pos = sc._pos  # (the position, kept here while tokens are read: the scanner's is set on leaving)
+        while True:
             c = buf[pos:pos + 1]
-            if c.isspace():  # (sc.skip_whitespace(), written out)
-                pos = sc._pos = _SPACES.match(buf, pos).end()
+            if c in _SPACE_CHARS:  # (sc.skip_whitespace(), written out; one space without a pattern run)
+                pos += 1
                 c = buf[pos:pos + 1]
+                if c in _SPACE_CHARS:
+                    pos = _SPACES.match(buf, pos).end()
+                    c = buf[pos:pos + 1]
             if not c:
+                sc._pos = pos
                 return self._malformed() if final else False
-            top = self._stack[-1]
+            top = stack[-1]
             expect = self._expect
-            if c == _CLOSER[top] and (expect == _E_AFTER or (self._can_close and expect < _E_SEP)):
-                self._close()
-            elif expect == _E_AFTER:
-                if c != ",":
+            if expect == _E_AFTER:  # after a value: a comma, or its container's closer
+                if c == ",":
+                    pos += 1
+                    self._pending = ", "
+                    self._can_close = True
+                    self._expect = _E_KEY if top == _CALL or top == _DICT else _E_VALUE
+                    continue
+                if c != _CLOSER[top]:
+                    sc._pos = pos
                     return self._malformed()
-                sc._pos = pos + 1
-                self._comma = True
-                self._can_close = True
-                self._expect = _E_KEY if top in (_CALL, _DICT) else _E_VALUE
             elif expect >= _E_SEP:  # (a call's key and an identifier dict key take '=', other dict keys ':')
                 if c != ("=" if expect == _E_SEP_EQ else ":"):
-                    return self._malformed()
-                sc._pos = pos + 1
-                self._emit_arguments(self._key_text + ": ")
-                self._key_text = ""
-                self._expect = _E_VALUE
-            elif expect == _E_KEY and top == _CALL:
-                if not (c.isalpha() or c == "_"):  # (_is_name_start)
-                    return self._malformed()
-                if self._comma:  # an element starts: the pending comma goes out
-                    self._emit_arguments(", ")
-                    self._comma = False
-                self._can_close = False
-                # a token whole in the buffer (ended before its end) is read here, in one match, as its
-                # state would read it; one the buffer cuts (or that is not the common case) goes to its state
-                end = _WORD_RUN.match(buf, pos, pos + MAX_HEAD + 1).end()
-                if end - pos <= MAX_HEAD:
-                    sc._pos = end
-                    if end < len(buf):
-                        self._key_text = json_string(buf[pos:end])
-                        self._expect = _E_SEP_EQ
-                        continue
-                    if not final:  # the buffer cut it: its state reads on from its text so far
-                        self._word = buf[pos:end]
-                        self._role = "key"
-                        self._state = _WORD
-                        return False
                     sc._pos = pos
-                return self._start_run(_WORD, "key")
-            else:
-                # an element (a dict key, a list's value) starts: its pending comma; a call's or dict's value
-                # only may no longer close its container
-                # (the comma goes out with the element's first piece: one piece fewer)
-                sep = ""
-                if expect == _E_KEY or top == _LIST or top == _TUPLE:
-                    if self._comma:
-                        sep = ", "
-                        self._comma = False
-                self._can_close = False
+                    return self._malformed()
+                pos += 1
+                self._pending += ": "
+                self._expect = _E_VALUE
+                continue
+            elif not (self._can_close and c == _CLOSER[top]):  # a token starts: not its container's closer
+                if expect == _E_KEY and top == _CALL:
+                    if not (c.isalpha() or c == "_"):  # (_is_name_start)
+                        sc._pos = pos
+                        return self._malformed()
+                    end = _WORD_RUN.match(buf, pos, pos + MAX_HEAD + 1).end()
+                    if end - pos <= MAX_HEAD:
+                        if end < len(buf):  # the key whole: its JSON text goes out with its value
+                            self._can_close = False
+                            self._pending += json_string(buf[pos:end])
+                            self._expect = _E_SEP_EQ
+                            pos = end
+                            continue
+                        if not final:  # the buffer cut it: left unread
+                            sc._pos = pos
+                            return False
+                    sc._pos = pos
+                    if self._pending:  # (too long, or cut by the end of the output: state _WORD decides)
+                        self._emit_arguments(self._pending)
+                        self._pending = ""
+                    self._can_close = False
+                    return self._start_run(_WORD, "key")
+                # an element (a dict key, a list's value, a call's or dict's value) starts; the pending text
+                # (a comma, a key and its separator) goes out with its first piece
                 role = "dict-key" if expect == _E_KEY else "value"
                 if c == '"' or c == "'":  # a one-quote string with text (not '' nor a triple quote)
+                    if len(buf) - pos <= 16 and not final:  # a short rest: a string it cuts, seen without a pattern run
+                        text = buf[pos + 1:]
+                        if text and c not in text and "\\" not in text:
+                            sc._pos = len(buf)
+                            self._can_close = False
+                            self._emit_arguments(self._pending + '"' + json_string(text)[1:-1])
+                            self._pending = ""
+                            self._quote = c
+                            self._role = role
+                            self._state = _ARG_TEXT
+                            return False
                     end = (_DQ_TEXT if c == '"' else _SQ_TEXT).match(buf, pos + 1).end()
                     if end > pos + 1:
                         if end < len(buf) and buf[end] == c:  # whole: its JSON string
-                            sc._pos = end + 1
-                            self._emit_arguments(sep + json_string(buf[pos + 1:end]))
+                            self._can_close = False
                             if role == "value":
+                                self._emit_arguments(self._pending + json_string(buf[pos + 1:end]))
+                                self._pending = ""
                                 self._expect = _E_AFTER
                             else:
-                                self._key_text = ""
+                                self._pending += json_string(buf[pos + 1:end])
                                 self._expect = _E_SEP
+                            pos = end + 1
                             continue
-                        if end == len(buf) and not final:  # its text so far; the rest in state _STRING
+                        if end == len(buf) and not final:  # its text so far; the rest in state _ARG_TEXT
                             sc._pos = end
-                            self._emit_arguments(sep + '"' + json_string(buf[pos + 1:end])[1:-1])
+                            self._can_close = False
+                            self._emit_arguments(self._pending + '"' + json_string(buf[pos + 1:end])[1:-1])
+                            self._pending = ""
                             self._quote = c
                             self._role = role
-                            self._state = _STRING
+                            self._state = _ARG_TEXT
                             return False
-                    elif end == len(buf) and not final:  # the quote ends the buffer: state _OPEN_QUOTE decides
-                        if sep:
-                            self._emit_arguments(sep)
-                        sc._pos = end
-                        self._quote = c
-                        self._role = role
-                        self._state = _OPEN_QUOTE
+                    elif end == len(buf) and not final:  # the quote ends the buffer: left unread
+                        sc._pos = pos
                         return False
                 elif c.isalpha() or c == "_":  # a constant, or a dict key's identifier
                     end = _WORD_RUN.match(buf, pos, pos + MAX_HEAD + 1).end()
-                    if end < len(buf) and end - pos <= MAX_HEAD:
-                        word = buf[pos:end]
-                        constant = _CONSTANTS.get(word)
-                        if role == "value":
-                            if constant is not None:
-                                sc._pos = end
-                                self._emit_arguments(sep + constant)
-                                self._expect = _E_AFTER
+                    if end - pos <= MAX_HEAD:
+                        if end < len(buf):
+                            word = buf[pos:end]
+                            constant = _CONSTANTS.get(word)
+                            if role == "value":
+                                if constant is not None:
+                                    self._can_close = False
+                                    self._emit_arguments(self._pending + constant)
+                                    self._pending = ""
+                                    self._expect = _E_AFTER
+                                    pos = end
+                                    continue
+                            else:
+                                self._can_close = False
+                                self._pending += '"' + constant + '"' if constant else json_string(word)
+                                self._expect = _E_SEP if constant else _E_SEP_EQ
+                                pos = end
                                 continue
-                        else:
-                            sc._pos = end
-                            if sep:
-                                self._emit_arguments(sep)
-                            self._key_text = '"' + constant + '"' if constant else json_string(word)
-                            self._expect = _E_SEP if constant else _E_SEP_EQ
-                            continue
-                    elif end == len(buf) and end - pos <= MAX_HEAD and not final:  # cut by the buffer: its state reads on
-                        return self._cut_run(sep, buf[pos:end], role, _WORD)
+                        elif not final:  # cut by the buffer: left unread
+                            sc._pos = pos
+                            return False
                 elif c.isdigit() or c in "+-.":
                     end = _NUMBER_RUN.match(buf, pos, pos + MAX_HEAD + 1).end()
-                    if end < len(buf) and end - pos <= MAX_HEAD:
-                        word = buf[pos:end]  # (_python_number's answer for plain digits: the digits)
-                        number = word if word.isdigit() and (word[0] != "0" or end - pos == 1) else _python_number(word)
-                        if number is not None:
-                            sc._pos = end
-                            if role == "value":
-                                self._emit_arguments(sep + number)
-                                self._expect = _E_AFTER
-                            else:
-                                if sep:
-                                    self._emit_arguments(sep)
-                                self._key_text = '"' + number + '"'
-                                self._expect = _E_SEP
-                            continue
-                    elif end == len(buf) and end - pos <= MAX_HEAD and not final:
-                        return self._cut_run(sep, buf[pos:end], role, _NUMBER)
-                if sep:
-                    self._emit_arguments(sep)
+                    if end - pos <= MAX_HEAD:
+                        if end < len(buf):
+                            word = buf[pos:end]  # (_python_number's answer for plain digits: the digits)
+                            number = word if word.isdigit() and (word[0] != "0" or end - pos == 1) \
+                                else _python_number(word)
+                            if number is not None:
+                                self._can_close = False
+                                if role == "value":
+                                    self._emit_arguments(self._pending + number)
+                                    self._pending = ""
+                                    self._expect = _E_AFTER
+                                else:
+                                    self._pending += '"' + number + '"'
+                                    self._expect = _E_SEP
+                                pos = end
+                                continue
+                        elif not final:  # cut by the buffer: left unread
+                            sc._pos = pos
+                            return False
+                elif role == "value" and (c == "[" or c == "{" or c == "("):  # a container opens (_open, written out)
+                    kind = _OPENS[c]
+                    stack.append(kind)
+                    self._emit_arguments(self._pending + ("{" if kind == _DICT else "["))
+                    self._pending = ""
+                    self._expect = _E_KEY if kind == _DICT else _E_VALUE
+                    self._can_close = True
+                    pos += 1
+                    continue
+                sc._pos = pos
+                if self._pending:  # the other tokens: their states read them, the pending text sent first
+                    self._emit_arguments(self._pending)
+                    self._pending = ""
+                self._can_close = False
                 self._value_start(c, role)
-            if self._state != _ARGS:
+                if self._state != _ARGS:
+                    return True
+                pos = sc._pos
+                continue
+            # the container's closer (_close, written out); a trailing comma is dropped
+            pos += 1
+            kind = stack.pop()
+            self._pending = ""
+            self._can_close = False
+            if kind == _CALL:
+                self._emit_arguments("}")
+                self._end_call()
+                if self._confirm_ws.runs:
+                    self._confirm_ws.clear()
+                if buf[pos:pos + 1] == ",":  # the next call's comma (_s_after_call's common case and _open_head,
+                    sc._pos = pos + 1          # written out)
+                    self._head_parts = [","]
+                    self._head_len = 0
+                    self._step = _H_NAME0
+                    self._first = False
+                    self._word = ""
+                    self._state = _HEAD
+                    return True
+                sc._pos = pos
+                self._state = _AFTER_CALL
                 return True
+            self._emit_arguments(_JSON_CLOSER[kind])
+            self._expect = _E_AFTER
 
-    def _cut_run(self, sep: str, text: str, role: str, state: str) -> bool:
-        """A word or number the end of the buffer cut (``text``, read): its state reads on from there."""
-        if sep:
-            self._emit_arguments(sep)
-        self.scanner._pos += len(text)
-        self._word = text
-        self._role = role
-        self._state = state
-        return False
+    _s_arg_text = _s_args  # (state _ARG_TEXT: the same method)
 
     def _value_start(self, c: str, role: str) -> bool:
         if c == "'" or c == '"':
@@ -635,7 +754,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         if _is_name_start(c):
             return self._start_run(_WORD, role)
         if role == "value" and c in "[({":
-            self._open({"[": _LIST, "(": _TUPLE, "{": _DICT}[c])
+            self._open(_OPENS[c])
             return True
         return self._malformed()
 
@@ -675,11 +794,11 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
             self._emit_arguments(_CONSTANTS[word])
             self._expect = _E_AFTER
         elif role == "key":
-            self._key_text = '"' + json_fragment(word) + '"'
+            self._pending = '"' + json_fragment(word) + '"'
             self._expect = _E_SEP_EQ
         else:  # a dict key: a constant (':' follows) or an identifier ('=' follows, the reference encoder's form)
             constant = _CONSTANTS.get(word)
-            self._key_text = '"' + (constant or json_fragment(word)) + '"'
+            self._pending = '"' + (constant or json_fragment(word)) + '"'
             self._expect = _E_SEP if constant else _E_SEP_EQ
         return True
 
@@ -695,7 +814,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
             self._emit_arguments(number)
             self._expect = _E_AFTER
         else:
-            self._key_text = '"' + number + '"'
+            self._pending = '"' + number + '"'
             self._expect = _E_SEP
         return True
 
@@ -726,7 +845,7 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         if self._role == "value":
             self._expect = _E_AFTER
         else:
-            self._key_text = ""
+            self._pending = ""
             self._expect = _E_SEP
         return True
 

@@ -94,6 +94,7 @@ _SPLIT = object()
 _TAG_RUN = _KEY_CHARS  # _M_TAG_END's markers start with ">", "\n" or "<"
 _SPACE = re.compile(r"\s")  # (re's \s on str is str.isspace's test, Py_UNICODE_ISSPACE)
 _OPEN_LEN = len(TOOL_CALL_OPEN)
+_CLOSE_LEN = len(TOOL_CALL_CLOSE)
 
 
 # --------------------------------------------------------------------------- shared parser state
@@ -189,7 +190,7 @@ class _QwenParser(ToolParser):
 
 
 # --------------------------------------------------------------------------- qwen3
-_JSON, _AFTER_OBJECT, _ENVELOPE = "json", "after_object", "envelope"  # (the _s_<state> methods)
+_JSON, _AFTER_OBJECT, _ENVELOPE, _BETWEEN = "json", "after_object", "envelope", "between"  # (the _s_<state> methods)
 
 
 @register("qwen3")
@@ -261,8 +262,42 @@ class Qwen3Parser(JsonCallReader, _QwenParser):
             self._state = _AFTER_CLOSE if hit else _CONTENT
         return True
 
+    def _s_content(self, final: bool) -> bool:
+        """``_QwenParser._s_content`` for this class: its markers and opener named directly (no lookups)."""
+        sc = self.scanner
+        text, marker = sc.find(_M_QWEN3_CONTENT, final)
+        if text:
+            self._emit_content(text)
+        if marker is None:
+            return False
+        self._open_object(marker)
+        return True
+
     def _s_after_object(self, final: bool) -> bool:
-        """Only whitespace, then ``</tool_call>``."""
+        """Only whitespace, then ``</tool_call>``.
+
+        Its common text, a newline then ``</tool_call>`` and the layout newline after it, is read here
+        (``_read_close`` and state ``_AFTER_CLOSE`` written out).
+        """
+        sc = self.scanner
+        pos = sc._pos
+        buf = sc._buf
+        if buf[pos:pos + 1] == _NL:
+            pos += 1
+        if buf[pos:pos + _CLOSE_LEN] == TOOL_CALL_CLOSE:
+            pos += _CLOSE_LEN
+            self._emit_arguments("}")  # held back until the call is confirmed
+            self._end_call()
+            if buf[pos:pos + 1] == _NL:
+                sc._pos = pos + 1
+                self._state = _BETWEEN
+            else:
+                sc._pos = pos
+                self._state = _AFTER_CLOSE
+            return True
+        if pos == len(buf) and not final:  # (whitespace read: as skip_whitespace would)
+            sc._pos = pos
+            return False
         marker = self._read_close(final)
         if marker is PARTIAL:
             return False
@@ -275,6 +310,28 @@ class Qwen3Parser(JsonCallReader, _QwenParser):
     def _object_done(self) -> None:
         """The call object ended (its call started): wait for ``</tool_call>``."""
         self._state = _AFTER_OBJECT
+
+    def _s_after_close(self, final: bool) -> bool:
+        """``_QwenParser._s_after_close`` (the layout newline after ``</tool_call>``), then state ``_BETWEEN``."""
+        sc = self.scanner
+        pos = sc._pos
+        if sc._buf[pos:pos + 1] == _NL:
+            sc._pos = pos + 1
+        elif pos >= len(sc._buf) and not final:
+            return False
+        self._state = _BETWEEN
+        return True
+
+    def _s_between(self, final: bool) -> bool:
+        """Content right after a call: the next ``<tool_call>`` there is read by a slice (no marker search)."""
+        sc = self.scanner
+        pos = sc._pos
+        if sc._buf[pos:pos + _OPEN_LEN] == TOOL_CALL_OPEN:
+            sc._pos = pos + _OPEN_LEN
+            self._open_object(TOOL_CALL_OPEN)
+            return True
+        self._state = _CONTENT
+        return True
 
 
 # --------------------------------------------------------------------------- qwen3_coder
