@@ -439,3 +439,20 @@ def test_a_block_after_an_invoke_in_prose_is_still_read(name):
     mention = f'<{I} name="x"> is the tag. '
     text = spell(name, mention + block(WEATHER))
     assert_parses(name, text, spell(name, mention), [WEATHER_CALL])
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("text", [
+    f'<{I} name="a">y\n\n<{B}>',
+    f'Hi.<{I} name="a">y\n\n<{B}>\n<{I} name="a">\n</{I}>\n</{B}>',
+    f'Hi.<{I} name="a">y\n\n\n<{B}>\n<{I} name="a">\n</{I}>\n</{B}>',
+    f'Hi.<{I} name="a">y  \n\n<{I} name="b">\n</{I}>\nBye  ',
+])
+def test_an_invoke_outside_a_block_then_the_layout_before_an_opener_reads_alike_at_every_split(name, text):
+    # k23g's fuzz (issue 18, 6): the whitespace that ended such an invoke's text was sent as it was read in
+    # one delta, but decided by the content state's layout rule when the next delta brought the opener
+    text = spell(name, text)
+    whole = whole_outcome(name, text)
+    for cut in range(len(text) + 1):
+        assert not check.compare(stream_outcome(name, [text[:cut], text[cut:]]), whole), cut
+    assert not check.compare(stream_outcome(name, list(text)), whole)

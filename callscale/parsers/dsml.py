@@ -208,8 +208,13 @@ class DsmlToolParser(ToolParser):
         sc = self.scanner
         if marker:
             sc.unread(len(marker))
-        raw = self._orphan_opener + sc.kept()
+        kept = sc.kept()
+        body = kept.rstrip()
+        raw = self._orphan_opener + body
         sc.unmark()
+        # its trailing whitespace is read again in content, where the layout before an opener is decided
+        # (docs/formats.md): the same answer whether it came in this delta or the next
+        sc.push_back(kept[len(body):])
         self._orphan_end()
         self._state = _CONTENT
         self._stray_open = False

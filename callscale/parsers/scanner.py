@@ -175,6 +175,18 @@ class MarkerScanner:
         self._mark = None
         self._kept = []
 
+    def push_back(self, text: str) -> None:
+        """Put ``text`` (characters just consumed) back in front of the unread text, to be read again.
+
+        For text one state read that another state must read by its own rules
+        (DSML: the whitespace that ends a failed invoke outside a block goes
+        back to the content state, whose layout rule decides it whatever the
+        split). Not while marked; each character is pushed back at most once.
+        """
+        if text:
+            self._buf = text + self._buf[self._pos:]
+            self._pos = 0
+
     def unread(self, n: int) -> None:
         """Step back over the last ``n`` characters consumed since the last :meth:`feed`, to read them again.
 
