@@ -150,7 +150,7 @@ class _DeepSeekCalls(ToolParser):
         word holds nothing a call needs: it is markup, dropped (docs/formats.md).
         """
         raw = "".join(self._head)
-        words = "".join(p for p in self._head[1:] if p != SEP).strip()
+        words = "".join(self._head[1:]).replace(SEP, "").strip()  # (a separator split over deltas is one too)
         self._head = []
         self._name = []
         if not words or (words == V3_KIND and self._head_state == "kind"):
