@@ -193,3 +193,12 @@ def test_rendered_calls_parse_back_under_any_split(calls, content, array, data):
     assert not check.compare(streamed, expected), check.compare(streamed, expected)
     assert not check.compare(whole, expected), check.compare(whole, expected)
     assert len(streamed.calls) == len(calls)
+
+
+def test_an_array_element_whose_name_is_a_lone_surrogate_is_no_call():
+    # k23g's fuzz: the array form took "\ud800" as a name (a name no server can encode as UTF-8); the JSON
+    # call readers refuse it (jsonscan.is_call_name), and the element is content like another bad shape
+    text = '[TOOL_CALLS][{"name": "\\ud800", "arguments": {}}, {"name": "ok", "arguments": {"a": 1}}]'
+    got = parsers.get("mistral")().detect_and_parse(text)
+    assert [(c.name, json.loads(c.parameters)) for c in got.calls] == [("ok", {"a": 1})]
+    assert got.normal_text == '{"name": "\\ud800", "arguments": {}}'

@@ -628,8 +628,7 @@ class JsonCallLexer(JsonValidator):
         if key:
             self._key = value
             return True
-        # json.loads accepts a lone surrogate escape ("\\ud800"): a name no server can encode as UTF-8
-        if not value or SURROGATE.search(value):
+        if not is_call_name(value):
             return False
         self.name = value
         return True
@@ -701,6 +700,15 @@ class JsonCallLexer(JsonValidator):
 NEED_MORE, DONE, ERROR = "need-more", "done", "error"
 #: A surrogate code point: in decoded JSON only from an escape (``"\\ud800"``); pyliteral, schema and llama use it too.
 SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def is_call_name(value: object) -> bool:
+    """Whether a JSON call object's ``name`` value names a call: a non-empty string without a lone surrogate.
+
+    ``json.loads`` accepts a lone surrogate escape (``"\\ud800"``): a name no server can encode as
+    UTF-8 (docs/formats.md, Qwen3). The JSON call readers (qwen3, llama3_json) and Mistral's array form use it.
+    """
+    return type(value) is str and bool(value) and SURROGATE.search(value) is None
 _CONTROL_ESCAPES = {chr(k): json.dumps(chr(k))[1:-1] for k in range(32)}
 
 

@@ -14,7 +14,7 @@ import re
 
 from . import register
 from .base import MAX_HEAD, ToolParser, json_text
-from .jsonscan import RawArguments, json_object
+from .jsonscan import RawArguments, is_call_name, json_object
 from .scanner import PARTIAL, markers
 
 __all__ = ["TOOL_CALLS", "ARGS", "CALL_ID", "THINK", "THINK_END", "SPECIAL_TOKENS", "MistralParser"]
@@ -264,7 +264,7 @@ class MistralParser(ToolParser):
         item = json_object(text)
         name = item.get("name") if item is not None else None
         arguments = item.get("arguments") if item is not None else None
-        if isinstance(name, str) and name and isinstance(arguments, dict):
+        if is_call_name(name) and isinstance(arguments, dict):
             self._begin_call(name)
             self._emit_arguments(json_text(arguments))
             self._end_call()
