@@ -518,45 +518,22 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                     return False
                 end = text.find(quote)
                 sc._pos = pos + end + 1
-                self._state = _ARGS
-                if self._role == "value":
-                    self._emit_arguments(json_string(text[:end])[1:])
-                    self._expect = _E_AFTER
-                else:  # a dict key's last piece: sent with its value
-                    self._pending = json_string(text[:end])[1:]
-                    self._expect = _E_SEP
+                closed = json_string(text[:end])[1:]
             else:
-                run = _DQ_TEXT if quote == '"' else _SQ_TEXT
-                end = run.match(buf, pos).end()
-                parts = []
-                while True:
-                    if end > pos:
-                        parts.append(buf[pos:end])
-                    if end == len(buf):
-                        sc._pos = end
-                        if parts:
-                            self._emit_arguments(json_string("".join(parts))[1:-1])
+                run = _TEXT_RUN[quote]
+                closed = self._string_run(buf, pos, run.match(buf, pos).end(), run)
+                if closed is None:
+                    if sc._pos == len(buf):
                         return False
-                    if buf[end] == quote:  # the text and the closing quote (_string_done, written out)
-                        sc._pos = end + 1
-                        self._state = _ARGS
-                        if self._role == "value":
-                            self._emit_arguments(json_string("".join(parts))[1:])
-                            self._expect = _E_AFTER
-                        else:  # a dict key's last piece: sent with its value
-                            self._pending = json_string("".join(parts))[1:]
-                            self._expect = _E_SEP
-                        break
-                    simple = SIMPLE_ESCAPES.get(buf[end + 1:end + 2])
-                    if simple is None:  # a longer escape, or the text ends at the backslash: state _STRING reads it
-                        sc._pos = end
-                        if parts:
-                            self._emit_arguments(json_string("".join(parts))[1:-1])
-                        self._state = _STRING
-                        return True
-                    parts.append(simple)
-                    pos = end + 2
-                    end = run.match(buf, pos).end()
+                    self._state = _STRING  # a longer escape (or a backslash ending the text): state _STRING reads it
+                    return True
+            self._state = _ARGS  # the string closed (_string_done, written out)
+            if self._role == "value":
+                self._emit_arguments(closed)
+                self._expect = _E_AFTER
+            else:  # a dict key's last piece: sent with its value
+                self._pending = closed
+                self._expect = _E_SEP
         stack = self._stack
         pos = sc._pos  # (the position, kept here while tokens are read: the scanner's is set on leaving)
         while True:
@@ -840,6 +817,35 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
         self._state = _STRING
         return True
 
+    def _string_run(self, buf: str, pos: int, end: int, run: "re.Pattern[str]") -> str | None:
+        """A one-quote string's text from ``pos`` (``end``: where ``run``'s first match of text ends).
+
+        Reads runs of text and one-character escapes. Returns the JSON text of what was read with
+        the closing quote (the scanner past it) when the string closed; else sends what was read
+        and returns None, the scanner at the buffer's end or at an escape longer than one
+        character (a backslash that ends the text included).
+        """
+        sc = self.scanner
+        quote = self._quote
+        parts = []
+        while True:
+            if end > pos:
+                parts.append(buf[pos:end])
+            if end < len(buf):
+                if buf[end] == quote:
+                    sc._pos = end + 1
+                    return json_string("".join(parts))[1:]
+                simple = SIMPLE_ESCAPES.get(buf[end + 1:end + 2])
+                if simple is not None:
+                    parts.append(simple)
+                    pos = end + 2
+                    end = run.match(buf, pos).end()
+                    continue
+            sc._pos = end
+            if parts:
+                self._emit_arguments(json_string("".join(parts))[1:-1])  # (json_fragment written out)
+            return None
+
     def _string_done(self) -> bool:
         self._state = _ARGS
         if self._role == "value":
@@ -861,28 +867,13 @@ class Llama4PythonicParser(_AfterCall, ToolParser):
                 if end > pos:
                     self._emit_arguments(json_string(buf[pos:end])[1:-1])  # (json_fragment written out)
                 return False
-            parts = []
-            while True:
-                if end > pos:
-                    parts.append(buf[pos:end])
-                if end == len(buf):
-                    sc._pos = end
-                    if parts:
-                        self._emit_arguments(json_string("".join(parts))[1:-1])  # (json_fragment written out)
-                    return False
-                if buf[end] == quote:  # the text and the closing quote
-                    sc._pos = end + 1
-                    self._emit_arguments(json_string("".join(parts))[1:])
-                    return self._string_done()
-                simple = SIMPLE_ESCAPES.get(buf[end + 1:end + 2])
-                if simple is None:  # a longer escape, or the text ends at the backslash: read below
-                    sc._pos = end
-                    if parts:
-                        self._emit_arguments(json_string("".join(parts))[1:-1])
-                    break
-                parts.append(simple)
-                pos = end + 2
-                end = run.match(buf, pos).end()
+            closed = self._string_run(buf, pos, end, run)
+            if closed is not None:
+                self._emit_arguments(closed)
+                return self._string_done()
+            if sc._pos == len(buf):
+                return False
+            # a longer escape, or the text ends at the backslash: read below
         ends = _STRING_ENDS[quote]
         text, marker = sc.find(ends, final)
         if marker is None and not final:  # the common piece: string text, streamed
