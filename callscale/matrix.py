@@ -12,6 +12,7 @@ each measurement has a floor figure on the very same deltas.
 
 from __future__ import annotations
 
+import functools
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from .bounded import DEFAULT_MEMORY_LIMIT, Terminated
 from .measure import METERS, NULL, Measurement, NullParser, measure
 from .plugins import ParserSpec
 
-__all__ = ["Row", "Run", "run", "make_case", "Interrupted"]
+__all__ = ["Row", "Run", "run", "make_case", "Interrupted", "Settings", "Plan", "plan"]
 
 
 def make_case(workload: str, fmt: str, length: int, seed: int = 0) -> Any:
@@ -138,24 +139,93 @@ CONFIRM_ROUND_BUDGET = 2.0
 (a quadratic parser at 64k), so more rounds would only lengthen the run."""
 
 
-def run(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence[int], *,
-        chunking: str = "tokens:4", repeats: int = 3, threshold: float = 1.3, meter: str = "time",
-        seed: int = 0, latency: bool = True, memory: bool = True, progress: bool | None = None,
-        case_maker: Callable[[str, str, int, int], Any] = make_case,
-        reference_length: float = fitting.REFERENCE_LENGTH,
-        projection_factor: float = fitting.PROJECTION_FACTOR, timeout: float | None = None,
-        memory_limit: int | None = DEFAULT_MEMORY_LIMIT, cost_only: bool = False,
-        verify: bool = True, on_measurement: Callable[[Measurement], None] | None = None,
-        jobs: int | None = None) -> Run:
+@dataclass(frozen=True)
+class Settings:
+    """How :func:`run` measures and judges; each field is a keyword argument of :func:`run`.
+
+    ``chunking``: how a case's text is cut into deltas (``tokens:4``). ``repeats``: passes per
+    measurement. ``threshold``: the exponent above which a pair fails. ``meter``: a name in
+    :data:`callscale.measure.METERS` (``time``, ``instructions``, ...). ``seed``: the workloads'
+    seed. ``latency`` / ``memory``: also take each delta's latency / the peak memory.
+    ``progress``: show a tqdm bar on stderr (``None``: only when stderr is a terminal), its
+    postfix naming the running case. ``case_maker``: ``(workload, format, length, seed) -> Case``
+    (default :func:`make_case`). ``reference_length`` and ``projection_factor``: the projection
+    rule of :func:`callscale.fit.fit`. ``timeout``: seconds each measurement (one parser on one
+    case, all its passes) may take (``None``: no limit). ``memory_limit``: bytes of address space
+    per worker (``None``: no limit). ``cost_only``: a wrong output does not fail the pair.
+    ``verify``: compare each parser's result on each case with the case's before measuring it.
+    ``on_measurement``: called with each measurement as it is taken. ``jobs``: callgrind
+    children counting at once under the ``instructions`` meter (``None``:
+    :func:`callscale.instructions.auto_jobs`).
+    """
+
+    chunking: Any = "tokens:4"
+    repeats: int = 3
+    threshold: float = 1.3
+    meter: str = "time"
+    seed: int = 0
+    latency: bool = True
+    memory: bool = True
+    progress: bool | None = None
+    case_maker: Callable[[str, str, int, int], Any] = make_case
+    reference_length: float = fitting.REFERENCE_LENGTH
+    projection_factor: float = fitting.PROJECTION_FACTOR
+    timeout: float | None = None
+    memory_limit: int | None = DEFAULT_MEMORY_LIMIT
+    cost_only: bool = False
+    verify: bool = True
+    on_measurement: Callable[[Measurement], None] | None = None
+    jobs: int | None = None
+
+    @property
+    def rules(self) -> dict[str, float]:
+        """The projection rule's keywords for :func:`callscale.fit.fit`."""
+        return {"reference_length": self.reference_length, "projection_factor": self.projection_factor}
+
+    @property
+    def bar_disabled(self) -> bool | None:
+        """tqdm's ``disable`` for ``progress`` (``None``: tqdm decides by the terminal)."""
+        return None if self.progress is None else not self.progress
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a run measures: the parsers under test (``tested``, the floor apart), the formats they
+    read (in first-seen order; one format's text when only the floor was asked for), the workloads
+    and the lengths (ascending, each once)."""
+
+    tested: tuple[ParserSpec, ...]
+    formats: tuple[str, ...]
+    workloads: tuple[str, ...]
+    lengths: tuple[int, ...]
+
+    def group(self, fmt: str) -> list[tuple[int, ParserSpec]]:
+        """The tested specs of ``fmt`` with their index in ``tested``."""
+        return [(i, s) for i, s in enumerate(self.tested) if s.format == fmt]
+
+
+def plan(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence[int]) -> Plan:
+    """The :class:`Plan` of a run of ``specs`` (the ``null`` spec is the floor, measured anyway)."""
+    tested = tuple(s for s in specs if s.name != NULL)
+    formats = tuple(dict.fromkeys(spec.format for spec in tested))
+    if not formats:  # only the floor was asked for: measure it on one format's text
+        from callscale.workloads import render
+
+        formats = tuple(render.names()[:1])
+    return Plan(tested, formats, tuple(workloads), tuple(sorted(set(lengths))))
+
+
+def run(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence[int], **settings: Any) -> Run:
     """Measure every spec on every workload at every length and fit each parser x workload.
 
+    ``settings``: the fields of :class:`Settings` (keywords; an unknown one raises ``TypeError``).
+    The steps: :func:`plan`, :meth:`_Matrix.count_up_front` (a meter that counts in children of
+    its own), :meth:`_Matrix.measure` (every case, in workers), :meth:`_Matrix.fit` (with the
+    second look, :meth:`_Matrix.second_look`).
+
     The exponent is fitted on the actual text lengths (``len(case.text)``,
-    characters), which are close to the requested ones. ``progress``: show a
-    tqdm bar on stderr (``None``: only when stderr is a terminal), its
-    postfix naming the running case. A case that cannot be made, or a parser
-    that raises, gives failed measurements (and an ``ERROR`` verdict); the
-    run goes on. ``reference_length`` and ``projection_factor``: the
-    projection rule of :func:`callscale.fit.fit`.
+    characters), which are close to the requested ones. A case that cannot be made, or a parser
+    that raises, gives failed measurements (and an ``ERROR`` verdict); the run goes on.
 
     Isolation: every parser, and the ``null`` floor, is loaded and measured
     in a worker process of its own (:class:`callscale.bounded.Worker`),
@@ -163,20 +233,14 @@ def run(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence
     the workers of that format. What a parser does to its process is its own
     row's: a worker that dies gives that measurement the reason in words
     (``exit 3``, ``killed by SIGSEGV``, ``out of memory``) and the next
-    measurement of that parser starts a fresh worker. ``timeout``: seconds
-    each measurement (one parser on one case, all its passes) may take (``None``:
-    no limit); one that overruns is stopped: its error reads ``timeout after
-    N s``, the parser's longer lengths of that workload are not run, and its
-    verdict is ``timeout``. ``memory_limit``: bytes of address space per
-    worker (``None``: no limit). A spec marked ``broken`` (its loading
+    measurement of that parser starts a fresh worker. A measurement that overruns ``timeout`` is
+    stopped: its error reads ``timeout after N s``, the parser's longer lengths of that workload
+    are not run, and its verdict is ``timeout``. A spec marked ``broken`` (its loading
     failed, :func:`callscale.plugins.probe`) is not run: its measurements
     carry that reason.
 
-    ``verify``: each parser's result on each case is compared with the
-    case's (:mod:`callscale.verify`) before it is measured; a row with a
-    wrong case has the verdict ``wrong output``, which fails unless
-    ``cost_only``. ``on_measurement``: called with each measurement as it is
-    taken (the results journal, :func:`callscale.report.Journal`).
+    ``verify``: a row with a wrong case has the verdict ``wrong output``, which fails unless
+    ``cost_only``. ``on_measurement``: e.g. the results journal, :func:`callscale.report.Journal`.
 
     Under the ``time`` meter a pair that fails is measured once more at
     every length (``2 * repeats`` runs) and the smaller figure kept per
@@ -191,198 +255,262 @@ def run(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence
     measurements (figures only: no latency, memory or verification), and
     ``running`` names the case its child was on; a case that child timed
     out on is not run again in a worker.
-    ``jobs``: callgrind children counting at once under the ``instructions``
-    meter (``None``: :func:`callscale.instructions.auto_jobs`).
     """
-    from tqdm import tqdm
+    matrix = _Matrix(plan(specs, workloads, lengths), Settings(**settings))
+    matrix.count_up_front()
+    return matrix.measure_and_fit()
 
-    from . import tokenizers
-    from .bounded import CaseTimeout, Worker
 
-    rules = {"reference_length": reference_length, "projection_factor": projection_factor}
-    lengths = tuple(sorted(set(lengths)))
-    specs = list(specs)
-    tested = [s for s in specs if s.name != NULL]
-    formats: list[str] = []
-    for spec in tested:
-        if spec.format not in formats:
-            formats.append(spec.format)
-    if not formats:  # only the floor was asked for: measure it on one format's text
-        from callscale.workloads import render
+def _measure_job(factory: Callable[[], Any], name: str, chunking: Any, meter: str,
+                 job: tuple[Any, int, bool, bool, bool]) -> Measurement:
+    """A worker's handler: ``job`` is ``(case, repeats, latency, memory, verify)``."""
+    case, reps, lat, mem, check = job
+    return measure(factory, case, chunking, reps, parser_name=name, meter=meter, latency=lat,
+                   memory=mem, verify=check)
 
-        formats = render.names()[:1]
-    result = Run(lengths, tuple(workloads), str(chunking), repeats, threshold, meter)
-    by_key: dict[tuple[str, str], list[Measurement]] = {}
 
-    def record(m: Measurement) -> None:
+class _Matrix:
+    """One run's state across its steps: the result so far, the counts a prefetching meter took,
+    the workers (one per parser, ``-1`` the floor) and the pairs that timed out."""
+
+    def __init__(self, plan: Plan, settings: Settings) -> None:
+        self.plan = plan
+        self.s = settings
+        self.result = Run(plan.lengths, plan.workloads, str(settings.chunking), settings.repeats,
+                          settings.threshold, settings.meter)
+        self.by_key: dict[tuple[str, str], list[Measurement]] = {}
+        # what a prefetching meter counted, as it arrives: kept by an interrupted run (keep_counted)
+        self.counted: dict[tuple[str, str, str, int], Measurement] = {}
+        self.sizes: dict[tuple[str, str, int], tuple[int, int]] = {}
+        self.workers: dict[int, Any] = {}
+        self.timed_out: dict[tuple[str, str], int] = {}
+        self.running = ""
+        self.bar: Any = None
+
+    # ------------------------------------------------------------------ recording
+    def failed(self, name: str, fmt: str, workload: str, length: int, error: str,
+               repeats: int | None = None) -> Measurement:
+        s = self.s
+        return _failed(name, fmt, workload, length, str(s.chunking), s.repeats if repeats is None else repeats,
+                       s.meter, error)
+
+    def record(self, m: Measurement) -> None:
+        from . import tokenizers
+
         if m.tokenizer is None:
-            m.tokenizer = tokenizers.for_chunking(m.format, str(chunking))
-        result.measurements.append(m)
-        if on_measurement is not None:
-            on_measurement(m)
+            m.tokenizer = tokenizers.for_chunking(m.format, str(self.s.chunking))
+        self.result.measurements.append(m)
+        if self.s.on_measurement is not None:
+            self.s.on_measurement(m)
 
-    # what a prefetching meter counted, as it arrives: kept by an interrupted run (keep_counted)
-    counted: dict[tuple[str, str, str, int], Measurement] = {}
-    sizes: dict[tuple[str, str, int], tuple[int, int]] = {}
+    def keep(self, name: str, workload: str, m: Measurement) -> None:
+        """Record parser ``name``'s measurement and file it under its row on ``workload``."""
+        self.record(m)
+        self.by_key.setdefault((name, workload), []).append(m)
 
-    def on_count(job: tuple, length: int, got: Any) -> None:
-        name, fmt, workload = job[:3]
-        if got.instructions is None:
-            counted[(name, fmt, workload, length)] = _failed(name, fmt, workload, length, str(chunking), repeats,
-                                                             meter, got.error or "not counted")
+    # ------------------------------------------------------------------ counting up front
+    def count_up_front(self) -> None:
+        """A meter that works in child processes (instructions): run them all up front, in
+        parallel; :meth:`measure` then reads the counts. Raises :class:`Interrupted` on Ctrl-C."""
+        from tqdm import tqdm
+
+        s, p = self.s, self.plan
+        prefetch = getattr(METERS.get(s.meter), "prefetch", None)
+        if prefetch is None:
             return
-        if (workload, fmt, length) not in sizes:  # the case's size, as measure() gives it (made here, ms)
+        jobs = [(spec.name, fmt, workload, p.lengths, str(s.chunking), s.seed)
+                for workload in p.workloads for fmt in p.formats
+                for spec in [ParserSpec(NULL, fmt, NullParser)] + [t for t in p.tested if t.format == fmt
+                                                                    and t.broken is None]]
+        with tqdm(total=len(jobs), unit="child", desc=s.meter, leave=False, dynamic_ncols=True,
+                  disable=s.bar_disabled) as children:
             try:
-                case = case_maker(workload, fmt, length, seed)
-                sizes[(workload, fmt, length)] = (len(case.text), len(case.deltas(chunking)))
-            except Exception:
-                sizes[(workload, fmt, length)] = (0, 0)
-        chars, deltas = sizes[(workload, fmt, length)]
-        counted[(name, fmt, workload, length)] = Measurement(name, fmt, workload, length, chars, str(chunking),
-                                                             deltas, repeats, meter, seconds=float(got.instructions))
-
-    def keep_counted() -> None:
-        """Record each count not yet measured in full: an interrupted run keeps what the meter counted."""
-        done = {(m.parser, m.format, m.workload, m.length) for m in result.measurements}
-        for key, m in counted.items():
-            if key not in done:
-                if m.parser == NULL and m.ok:
-                    result.floors.setdefault((m.format, m.workload, m.length), m)
-                record(m)
-
-    prefetch = getattr(METERS.get(meter), "prefetch", None)
-    children_at_once = jobs  # ``jobs`` below are the meter's (parser, format, workload, ...) groups
-    if prefetch is not None:
-        # A meter that works in child processes (instructions): run them all
-        # up front, in parallel; the measurements below then read the counts.
-        jobs = [(spec.name, fmt, workload, lengths, str(chunking), seed)
-                for workload in workloads for fmt in formats
-                for spec in [ParserSpec(NULL, fmt, NullParser)] + [s for s in tested if s.format == fmt
-                                                                    and s.broken is None]]
-        with tqdm(total=len(jobs), unit="child", desc=meter, leave=False, dynamic_ncols=True,
-                  disable=None if progress is None else not progress) as children:
-            try:
-                prefetch(jobs, workers=children_at_once, progress=children, timeout=timeout, on_count=on_count)
+                prefetch(jobs, workers=s.jobs, progress=children, timeout=s.timeout, on_count=self.on_count)
             except KeyboardInterrupt as exc:
                 item = getattr(exc, "item", None)  # the case the meter's child was on
-                keep_counted()
-                raise Interrupted(f"{item[0]} on {item[2]} at {item[3]}" if item else f"nothing yet (the {meter} meter's child was starting)",
-                                  result, isinstance(exc, Terminated)) from None
+                self.keep_counted()
+                raise Interrupted(f"{item[0]} on {item[2]} at {item[3]}" if item
+                                  else f"nothing yet (the {s.meter} meter's child was starting)",
+                                  self.result, isinstance(exc, Terminated)) from None
             except Exception:  # unavailable meter: each measurement reports it
                 pass
 
-    def handler_for(factory: Callable[[], Any], name: str) -> Callable[[tuple], Measurement]:
-        def one(job: tuple[Any, int, bool, bool, bool]) -> Measurement:
-            case, reps, lat, mem, check = job
-            return measure(factory, case, chunking, reps, parser_name=name, meter=meter, latency=lat,
-                           memory=mem, verify=check)
-        return one
+    def on_count(self, job: tuple, length: int, got: Any) -> None:
+        """The prefetching meter's callback: one count (or its error) of ``job`` at ``length``."""
+        s = self.s
+        name, fmt, workload = job[:3]
+        if got.instructions is None:
+            self.counted[(name, fmt, workload, length)] = self.failed(name, fmt, workload, length,
+                                                                      got.error or "not counted")
+            return
+        chars, deltas = self.size(workload, fmt, length)
+        self.counted[(name, fmt, workload, length)] = Measurement(
+            name, fmt, workload, length, chars, str(s.chunking), deltas, s.repeats, s.meter,
+            seconds=float(got.instructions))
 
-    workers: dict[int, Worker] = {}
-    timed_out: dict[tuple[str, str], int] = {}
-    running = ""
+    def size(self, workload: str, fmt: str, length: int) -> tuple[int, int]:
+        """The case's characters and deltas, as measure() gives them (the case made here, once)."""
+        key = (workload, fmt, length)
+        if key not in self.sizes:
+            try:
+                case = self.s.case_maker(workload, fmt, length, self.s.seed)
+                self.sizes[key] = (len(case.text), len(case.deltas(self.s.chunking)))
+            except Exception:
+                self.sizes[key] = (0, 0)
+        return self.sizes[key]
 
-    def bounded(index: int, name: str, fmt: str, workload: str, length: int, case: Any, reps: int, lat: bool,
-                mem: bool, check: bool) -> Measurement:
-        if index >= 0 and tested[index].broken is not None:
-            return _failed(name, fmt, workload, length, str(chunking), reps, meter, tested[index].broken)
-        early = counted.get((name, fmt, workload, length))
+    def keep_counted(self) -> None:
+        """Record each count not yet measured in full: an interrupted run keeps what the meter counted."""
+        done = {(m.parser, m.format, m.workload, m.length) for m in self.result.measurements}
+        for key, m in self.counted.items():
+            if key not in done:
+                if m.parser == NULL and m.ok:
+                    self.result.floors.setdefault((m.format, m.workload, m.length), m)
+                self.record(m)
+
+    # ------------------------------------------------------------------ measuring
+    def measure_and_fit(self) -> Run:
+        """:meth:`measure`, then :meth:`fit`; Ctrl-C stops every worker and raises :class:`Interrupted`."""
+        from tqdm import tqdm
+
+        p = self.plan
+        self.bar = tqdm(total=len(p.tested) * len(p.workloads) * len(p.lengths), unit="run",
+                        disable=self.s.bar_disabled, leave=False, dynamic_ncols=True)
+        try:
+            self.measure()
+            self.fit()
+        except KeyboardInterrupt as exc:
+            for worker in self.workers.values():
+                worker.stop()
+            self.keep_counted()
+            raise Interrupted(self.running, self.result, isinstance(exc, Terminated)) from None
+        finally:
+            self.bar.close()
+            for worker in self.workers.values():
+                worker.close()
+        return self.result
+
+    def measure(self) -> None:
+        """Every case, once per format, by the floor then each parser of that format.
+
+        A format's lengths follow each other (all lengths of one format, then the next format), so
+        a burst of load on the machine lands on the few pairs measured during it, not on one length
+        of all."""
+        for workload in self.plan.workloads:
+            for fmt in self.plan.formats:
+                for length in self.plan.lengths:
+                    self.measure_case(workload, fmt, length)
+
+    def measure_case(self, workload: str, fmt: str, length: int) -> None:
+        s = self.s
+        group = self.plan.group(fmt)
+        try:
+            case = s.case_maker(workload, fmt, length, s.seed)
+        except Exception as exc:
+            error = f"workload {workload} for {fmt}: {type(exc).__name__}: {exc}"
+            for _, spec in group:
+                self.keep(spec.name, workload, self.failed(spec.name, fmt, workload, length, error))
+                self.bar.update(1)
+            return
+        self.running = f"{NULL} on {workload} at {length}"
+        floor = self.bounded(-1, NULL, fmt, workload, length, case, s.repeats, s.latency, False, False)
+        self.result.floors[(fmt, workload, length)] = floor
+        self.record(floor)
+        for i, spec in group:
+            self.running = f"{spec.name} on {workload} at {length}"
+            self.bar.set_postfix_str(self.running)
+            if (spec.name, workload) in self.timed_out:
+                m = self.failed(spec.name, fmt, workload, length,
+                                f"timeout: not run (timed out at {format_size(self.timed_out[(spec.name, workload)])})")
+            else:
+                m = self.bounded(i, spec.name, fmt, workload, length, case, s.repeats, s.latency, s.memory,
+                                 s.verify)
+            self.keep(spec.name, workload, m)
+            self.bar.update(1)
+
+    def bounded(self, index: int, name: str, fmt: str, workload: str, length: int, case: Any, reps: int,
+                lat: bool, mem: bool, check: bool) -> Measurement:
+        """One measurement in the worker of spec ``index`` (``-1``: the floor), or why there is none."""
+        from .bounded import CaseTimeout, Worker
+
+        s = self.s
+        if index >= 0 and self.plan.tested[index].broken is not None:
+            return self.failed(name, fmt, workload, length, self.plan.tested[index].broken, reps)
+        early = self.counted.get((name, fmt, workload, length))
         if early is not None and early.error is not None and early.error.startswith("timeout"):
             # the meter's child timed out on it: the worker would hang on it again (verifying)
             if early.error.startswith("timeout after"):
-                timed_out[(name, workload)] = length
+                self.timed_out[(name, workload)] = length
             return early
-        worker = workers.get(index)
+        worker = self.workers.get(index)
         if worker is None:
-            factory = NullParser if index < 0 else tested[index].factory
-            worker = workers[index] = Worker(handler_for(factory, name), timeout, memory_limit)
+            factory = NullParser if index < 0 else self.plan.tested[index].factory
+            handler = functools.partial(_measure_job, factory, name, s.chunking, s.meter)
+            worker = self.workers[index] = Worker(handler, s.timeout, s.memory_limit)
         try:
             return worker.call((case, reps, lat, mem, check))
         except CaseTimeout as exc:
-            timed_out[(name, workload)] = length
-            return _failed(name, fmt, workload, length, str(chunking), reps, meter, str(exc))
+            self.timed_out[(name, workload)] = length
+            return self.failed(name, fmt, workload, length, str(exc), reps)
         except Exception as exc:  # the worker died, or the parser could not be loaded there
-            return _failed(name, fmt, workload, length, str(chunking), reps, meter, str(exc))
+            return self.failed(name, fmt, workload, length, str(exc), reps)
 
-    bar = tqdm(total=len(tested) * len(workloads) * len(lengths), unit="run",
-               disable=None if progress is None else not progress, leave=False, dynamic_ncols=True)
-    try:
-        # a format's lengths follow each other (all lengths of one format, then the next format), so a
-        # burst of load on the machine lands on the few pairs measured during it, not on one length of all
-        for workload in workloads:
-            for fmt in formats:
-                group = [(i, s) for i, s in enumerate(tested) if s.format == fmt]
-                for length in lengths:
-                    try:
-                        case = case_maker(workload, fmt, length, seed)
-                    except Exception as exc:
-                        error = f"workload {workload} for {fmt}: {type(exc).__name__}: {exc}"
-                        for _, spec in group:
-                            m = _failed(spec.name, fmt, workload, length, str(chunking), repeats, meter, error)
-                            record(m)
-                            by_key.setdefault((spec.name, workload), []).append(m)
-                            bar.update(1)
-                        continue
-                    running = f"{NULL} on {workload} at {length}"
-                    floor = bounded(-1, NULL, fmt, workload, length, case, repeats, latency, False, False)
-                    result.floors[(fmt, workload, length)] = floor
-                    record(floor)
-                    for i, spec in group:
-                        running = f"{spec.name} on {workload} at {length}"
-                        bar.set_postfix_str(running)
-                        if (spec.name, workload) in timed_out:
-                            m = _failed(spec.name, fmt, workload, length, str(chunking), repeats, meter,
-                                        f"timeout: not run (timed out at {format_size(timed_out[(spec.name, workload)])})")
-                        else:
-                            m = bounded(i, spec.name, fmt, workload, length, case, repeats, latency, memory, verify)
-                        record(m)
-                        by_key.setdefault((spec.name, workload), []).append(m)
-                        bar.update(1)
-        for workload in workloads:
-            floor_ms = []
-            for length in lengths:
-                found = [result.floors[(f, workload, length)] for f in formats
-                         if (f, workload, length) in result.floors and result.floors[(f, workload, length)].ok]
-                if found:
-                    median = statistics.median_low([m.seconds for m in found])
-                    floor_ms.append(next(m for m in found if m.seconds == median))
-            if floor_ms:
-                result.floor_rows.append(_fit_row(NULL, None, workload, floor_ms, threshold, floor=True, **rules))
-            for i, spec in enumerate(tested):
-                ms = by_key.get((spec.name, workload), [])
-                row = _fit_row(spec.name, spec.format, workload, ms, threshold, cost_only=cost_only, **rules)
-                if meter in CONFIRM_METERS and (row.fit.cost_verdict or row.fit.verdict) == fitting.FAIL:
-                    # the second look: rounds of 2 x repeats more runs, the lengths taken in turn (one run
-                    # of each, then again) so a burst falls on every length alike; the minimum kept per
-                    # length; another round, after a pause, while the pair still fails and a round is cheap
-                    cases = {m.length: case_maker(workload, spec.format, m.length, seed) for m in row.measurements}
-                    for look in range(CONFIRM_ROUNDS):
-                        if look:
-                            time.sleep(CONFIRM_PAUSE * look)
-                        spent = 0.0
-                        for _ in range(2 * repeats):
-                            for m in row.measurements:
-                                running = f"{spec.name} on {workload} at {m.length} (second look)"
-                                bar.set_postfix_str(running)
-                                again = bounded(i, spec.name, spec.format, workload, m.length, cases[m.length], 1,
-                                                False, False, False)
-                                if again.ok and again.seconds is not None and m.seconds is not None:
-                                    m.seconds = min(m.seconds, again.seconds)
-                                    m.repeats += again.repeats
-                                    spent += again.seconds
-                        row = _fit_row(spec.name, spec.format, workload, row.measurements, threshold,
-                                       cost_only=cost_only, **rules)
-                        if (row.fit.cost_verdict or row.fit.verdict) != fitting.FAIL or spent > CONFIRM_ROUND_BUDGET:
-                            break
-                    result.second_looks.append((spec.name, workload, row.fit.cost_verdict or row.fit.verdict))
-                result.rows.append(row)
-    except KeyboardInterrupt as exc:
-        for worker in workers.values():
-            worker.stop()
-        keep_counted()
-        raise Interrupted(running, result, isinstance(exc, Terminated)) from None
-    finally:
-        bar.close()
-        for worker in workers.values():
-            worker.close()
-    return result
+    # ------------------------------------------------------------------ fitting
+    def fit(self) -> None:
+        """Per workload: the floor row (the null parser's low median over the formats), then each
+        parser's row, a failing one by time after its :meth:`second_look`."""
+        s = self.s
+        for workload in self.plan.workloads:
+            floor = self.floor_row(workload)
+            if floor is not None:
+                self.result.floor_rows.append(floor)
+            for i, spec in enumerate(self.plan.tested):
+                row = _fit_row(spec.name, spec.format, workload, self.by_key.get((spec.name, workload), []),
+                               s.threshold, cost_only=s.cost_only, **s.rules)
+                if s.meter in CONFIRM_METERS and _verdict(row) == fitting.FAIL:
+                    row = self.second_look(i, spec, workload, row)
+                    self.result.second_looks.append((spec.name, workload, _verdict(row)))
+                self.result.rows.append(row)
+
+    def floor_row(self, workload: str) -> Row | None:
+        floors, chosen = self.result.floors, []
+        for length in self.plan.lengths:
+            found = [floors[(f, workload, length)] for f in self.plan.formats
+                     if (f, workload, length) in floors and floors[(f, workload, length)].ok]
+            if found:
+                median = statistics.median_low([m.seconds for m in found])
+                chosen.append(next(m for m in found if m.seconds == median))
+        if not chosen:
+            return None
+        return _fit_row(NULL, None, workload, chosen, self.s.threshold, floor=True, **self.s.rules)
+
+    def second_look(self, index: int, spec: ParserSpec, workload: str, row: Row) -> Row:
+        """Rounds of 2 x repeats more runs, the lengths taken in turn (one run of each, then again)
+        so a burst falls on every length alike; the minimum kept per length; another round, after a
+        pause, while the pair still fails and a round is cheap. Returns the row fitted again."""
+        s = self.s
+        cases = {m.length: s.case_maker(workload, spec.format, m.length, s.seed) for m in row.measurements}
+        for look in range(CONFIRM_ROUNDS):
+            if look:
+                time.sleep(CONFIRM_PAUSE * look)
+            spent = 0.0
+            for _ in range(2 * s.repeats):
+                for m in row.measurements:
+                    self.running = f"{spec.name} on {workload} at {m.length} (second look)"
+                    self.bar.set_postfix_str(self.running)
+                    again = self.bounded(index, spec.name, spec.format, workload, m.length, cases[m.length], 1,
+                                         False, False, False)
+                    if again.ok and again.seconds is not None and m.seconds is not None:
+                        m.seconds = min(m.seconds, again.seconds)
+                        m.repeats += again.repeats
+                        spent += again.seconds
+            row = _fit_row(spec.name, spec.format, workload, row.measurements, s.threshold,
+                           cost_only=s.cost_only, **s.rules)
+            if _verdict(row) != fitting.FAIL or spent > CONFIRM_ROUND_BUDGET:
+                break
+        return row
+
+
+def _verdict(row: Row) -> str:
+    """The row's verdict as the gate reads it: the cost rule's where it has one."""
+    return row.fit.cost_verdict or row.fit.verdict
