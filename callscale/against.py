@@ -480,9 +480,11 @@ def add_arguments(p) -> None:
 
 
 def run(p, args, lengths: Sequence[int], chunkings: Sequence[str] | None, workloads: Sequence[str],
-        timeout: float) -> int:
+        timeout: float, formats: dict[str, str | None] | None = None) -> int:
     """``callscale check --parser NEW --against SPEC``: print the report; 0 when nothing differs, 1
-    otherwise; ``p.error`` (exit 2) for unusable options or a side whose parser cannot be loaded."""
+    otherwise; ``p.error`` (exit 2) for unusable options or a side whose parser cannot be loaded.
+    ``formats``: the ``--workload-format`` the command line pairs with each ``--parser`` name
+    (``callscale.cli._pairs``; a name missing: none given)."""
     from . import plugins
     from .adapters import known_format
 
@@ -491,9 +493,7 @@ def run(p, args, lengths: Sequence[int], chunkings: Sequence[str] | None, worklo
         p.error("--against compares one parser: name it with --parser (the new one)")
     new_target = names[0]
     if plugins.takes_format(new_target):
-        from .cli import _pairs  # --workload-format as the command line pairs it with --parser
-
-        fmt = _pairs(p, args, [new_target])[0][1] or known_format(new_target)
+        fmt = (formats or {}).get(new_target) or known_format(new_target)
     else:
         fmt = new_target
     try:

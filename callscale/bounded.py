@@ -41,9 +41,10 @@ import gc
 import multiprocessing
 import os
 import signal
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-__all__ = ["Worker", "CaseTimeout", "WorkerFailed", "exit_words", "timeout_words", "limit_memory",
+__all__ = ["Worker", "Workers", "Answer", "CaseTimeout", "WorkerFailed", "exit_words", "timeout_words", "limit_memory",
            "die_with_parent", "OUT_OF_MEMORY", "DEFAULT_MEMORY_LIMIT", "terminate_as_interrupt", "Terminated"]
 
 OUT_OF_MEMORY = "out of memory"
@@ -247,6 +248,81 @@ class Worker:
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+@dataclass
+class Answer:
+    """What one job of a :class:`Workers` pool gave: the handler's ``value``, or ``error`` in words
+    (``timeout after N s``, ``exit 3``, ``killed by SIGSEGV``, ``out of memory``, ``Type: message``);
+    ``timed_out`` when the job overran its budget (its worker was stopped)."""
+
+    value: Any = None
+    error: str | None = None
+    timed_out: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class Workers:
+    """One :class:`Worker` per key (a parser), each started at its key's first job: the one
+    worker-with-timeout loop of the gate (:func:`callscale.matrix.run`) and of ``check``
+    (:func:`callscale.check.run_bounded`).
+
+    ``handler_for(key)``: the handler of that key's worker (called once per worker, in this
+    process; the worker is forked, so closures do). :meth:`call` never raises for what a job does
+    (it answers with the reason); on Ctrl-C it stops the job's worker and lets the interrupt
+    through. Used as a context manager, it ends every worker on the way out: gracefully
+    (:meth:`Worker.close`), or killed (:meth:`Worker.stop`) when an interrupt passes.
+
+        >>> with Workers(lambda name: handlers[name], timeout=120) as pool:
+        ...     answer = pool.call("deepseek_v31", job)    # answer.value, or answer.error
+    """
+
+    def __init__(self, handler_for: Callable[[Any], Callable[[Any], Any]], timeout: float | None,
+                 memory_limit: int | None = DEFAULT_MEMORY_LIMIT) -> None:
+        self.handler_for = handler_for
+        self.timeout = timeout
+        self.memory_limit = memory_limit
+        self._workers: dict[Any, Worker] = {}
+
+    def call(self, key: Any, job: Any) -> Answer:
+        """Run ``job`` in ``key``'s worker (started if none runs): its value, or why there is none."""
+        worker = self._workers.get(key)
+        if worker is None:
+            worker = self._workers[key] = Worker(self.handler_for(key), self.timeout, self.memory_limit)
+        try:
+            return Answer(worker.call(job))
+        except CaseTimeout as exc:
+            return Answer(error=str(exc), timed_out=True)
+        except Exception as exc:  # the worker died, or the handler raised there
+            return Answer(error=str(exc))
+
+    def retire(self, key: Any) -> None:
+        """End ``key``'s worker (if any): its next job starts a fresh one."""
+        worker = self._workers.pop(key, None)
+        if worker is not None:
+            worker.close()
+
+    def stop(self) -> None:
+        """Kill every worker (and whatever each started)."""
+        for worker in self._workers.values():
+            worker.stop()
+
+    def close(self) -> None:
+        """Ask every worker to end, then make sure each has."""
+        for worker in self._workers.values():
+            worker.close()
+        self._workers.clear()
+
+    def __enter__(self) -> "Workers":
+        return self
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
+        if kind is not None and issubclass(kind, KeyboardInterrupt):
+            self.stop()
         self.close()
 
 

@@ -32,7 +32,7 @@ from callscale.parsers.jsonscan import strict_loads
 
 __all__ = ["Outcome", "StreamedCall", "stream", "whole", "assemble", "compare", "differences", "Difference", "KINDS",
            "outcome_of", "ProtocolError", "ResultShapeError", "result_shape", "CheckItem", "CheckResult", "Failure", "run_check", "fault_items",
-           "workload_items", "MALFORMED_WORKLOADS"]
+           "workload_items", "MALFORMED_WORKLOADS", "run_bounded", "report"]
 
 
 class ProtocolError(AssertionError):
@@ -608,3 +608,106 @@ def workload_items(fmt: str, workloads: Sequence[str], lengths: Sequence[int], s
                 format=fmt,
             ))
     return items
+
+
+# ---------------------------------------------------------------------------- callscale check
+def run_bounded(specs: Sequence[Any], texts: Sequence[Sequence[CheckItem]], chunkings: Sequence[str],
+                timeout: float | None, progress: bool | None, memory_limit: int | None = None) -> list[CheckResult]:
+    """:func:`run_check` per parser and text in a worker of that parser's own
+    (:class:`callscale.bounded.Workers`), ``timeout`` seconds per text; ``texts[i]``: the items of
+    ``specs[i]`` (a :class:`callscale.plugins.ParserSpec`). One :class:`CheckResult` per spec.
+
+    A text that overruns is a ``timeout`` failure and the parser's remaining
+    texts are skipped (listed as one more failure); a worker that dies under a text is an
+    ``exception`` failure of that text; the next parser goes on. Ctrl-C raises
+    ``KeyboardInterrupt("PARSER on LABEL")``, every worker stopped.
+    """
+    from tqdm import tqdm
+
+    from .bounded import Workers
+
+    def handler_for(i: int) -> Callable[[int], CheckResult]:
+        def one(j: int) -> CheckResult:
+            return run_check(specs[i].name, specs[i].factory, [texts[i][j]], chunkings)
+        return one
+
+    results = []
+    with tqdm(total=sum(map(len, texts)), unit="text", leave=False, dynamic_ncols=True,
+              disable=None if progress is None else not progress) as bar, \
+            Workers(handler_for, timeout, memory_limit) as workers:
+        for i, spec in enumerate(specs):
+            results.append(_check_one(i, spec, texts[i], workers, bar))
+            workers.retire(i)  # one worker per parser: its faults are its own
+    return results
+
+
+def _check_one(i: int, spec: Any, items: Sequence[CheckItem], workers: Any, bar: Any) -> CheckResult:
+    """One parser's texts in its worker (``workers.call(i, j)`` runs text ``j``)."""
+    total = CheckResult(spec.name)
+    if spec.broken is not None:  # its child died or hung while loading it
+        total.items += len(items)
+        total.failures.append(Failure(items[0].label if items else "-", "-", "", 0,
+                                      [Difference("exception", spec.broken)]))
+        bar.update(len(items))
+        return total
+    for j, item in enumerate(items):
+        bar.set_postfix_str(f"{spec.name} on {item.label}")
+        try:
+            answer = workers.call(i, j)
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(f"{spec.name} on {item.label}") from None
+        if answer.timed_out:
+            total.items += 1
+            rest = len(items) - j - 1
+            more = f"; {rest} more texts not run" if rest else ""
+            total.failures.append(Failure(item.label, "-", item.text, 0, [Difference("timeout", f"{answer.error}{more}")]))
+            bar.update(rest + 1)
+            break
+        if not answer.ok:  # the worker died under this text
+            total.items += 1
+            total.failures.append(Failure(item.label, "-", item.text, 0, [Difference("exception", answer.error)]))
+        else:
+            part = answer.value
+            total.items += part.items
+            total.streams += part.streams
+            total.failures += part.failures
+        bar.update(1)
+    return total
+
+
+def report(results: Sequence[CheckResult], chunkings: Sequence[str], show: int = 20,
+           tokenizers: str | None = None) -> list[str]:
+    """The ``check`` report's lines: the table, one ``FAIL`` line per failing stream (at most ``show``),
+    then per parser and kind the number of failing streams and the smallest failing case;
+    ``tokenizers``: what cut the ``model`` chunkings' deltas, per format (a line before the summary)."""
+    from .tables import render
+
+    rows = [[r.parser, str(r.items), str(r.streams), str(len(r.failures)),
+             "timeout" if "timeout" in r.by_kind() else "ok" if r.passed else "FAIL",
+             ", ".join(f"{kind} {count}" for kind, (count, _) in r.by_kind().items())] for r in results]
+    lines = render(["parser", "texts", "streams", "failing", "verdict", "kinds (failing streams)"], rows,
+                   right={1, 2, 3}, rule=False).splitlines()
+    every = [(r.parser, f) for r in results for f in r.failures]
+    if every:
+        lines.append("")
+    for parser, f in every[:show]:
+        lines.append(f"FAIL {parser} {f.label} under {f.chunking}: "
+                     + "; ".join(f"{d.kind}: {d.detail}" for d in f.differences))
+    if len(every) > show:
+        lines.append(f"... {len(every) - show} more failing streams (--show N prints more)")
+    summary = [(r.parser, kind, count, f) for r in results for kind, (count, f) in r.by_kind().items()]
+    if summary:
+        lines += ["", "by kind, with the smallest failing case (text and chunking):"]
+    for parser, kind, count, f in summary:
+        text = f.text if len(f.text) <= 300 else f.text[:150] + " ... " + f.text[-150:]
+        lines.append(f"{parser}: {kind}: {count} failing stream{'s' if count != 1 else ''}; smallest: {f.label} "
+                     f"under {f.chunking} ({len(f.text)} characters, {f.deltas} delta{'s' if f.deltas != 1 else ''}): "
+                     f"{text!r}")
+    failing = sum(len(r.failures) for r in results)
+    streams = sum(r.streams for r in results)
+    if tokenizers:
+        lines += ["", f"model chunkings' tokenizers: {tokenizers}"]
+    lines += ["", f"checked {streams} streams of {sum(r.items for r in results)} texts under {len(chunkings)} "
+                  f"chunkings (+ each fault case's own deltas and detect_and_parse): "
+                  f"{'all agree' if not failing else f'{failing} failing streams'}"]
+    return lines

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from . import __version__, config
+from . import __version__, config, tables
 from .measure import METERS
 from .plugins import ParserSpec, PluginError, resolve, takes_format
 
@@ -742,7 +742,8 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         from . import against
 
         return against.run(p, args, lengths, chunkings if args.chunkings or args.strict else None,
-                           _workloads(p, _split(args.workload) or catalog.names()), _timeout(args, _settings(p)))
+                           _workloads(p, _split(args.workload) or catalog.names()), _timeout(args, _settings(p)),
+                           dict(_pairs(p, args, _split(args.parser))))
     if not _split(args.parser):
         from callscale import parsers
 
@@ -769,106 +770,15 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         items = [] if args.no_faults else check.fault_items(spec.format)
         items += check.workload_items(spec.format, workloads, lengths, args.seed)
         texts.append(items)
-    results = _check_bounded(specs, texts, chunkings, timeout, args.progress, _memory_limit(args, settings))
+    results = check.run_bounded(specs, texts, chunkings, timeout, args.progress, _memory_limit(args, settings))
     named = None
     if any(str(c).startswith("model") for c in chunkings):  # which tokenizer cut the model deltas (issue 20)
         from callscale import tokenizers
 
         named = tokenizers.note([spec.format for spec in specs])
-    _print_check(results, chunkings, args.show, named)
+    for line in check.report(results, chunkings, args.show, named):
+        print(line)
     return 0 if all(r.passed for r in results) else 1
-
-
-def _print_check(results: Sequence, chunkings: Sequence[str], show: int, tokenizers: str | None = None) -> None:
-    """The ``check`` report: the table, one ``FAIL`` line per failing stream (at most ``show``),
-    then per parser and kind the number of failing streams and the smallest failing case;
-    ``tokenizers``: what cut the ``model`` chunkings' deltas, per format (a line before the summary)."""
-    width = max(len(r.parser) for r in results)
-    print(f"{'parser'.ljust(width)}  {'texts':>5}  {'streams':>7}  {'failing':>7}  verdict  kinds (failing streams)")
-    for r in results:
-        kinds = ", ".join(f"{kind} {count}" for kind, (count, _) in r.by_kind().items())
-        print(f"{r.parser.ljust(width)}  {r.items:>5}  {r.streams:>7}  {len(r.failures):>7}  "
-              f"{'timeout' if 'timeout' in r.by_kind() else 'ok' if r.passed else 'FAIL':<7}  {kinds}".rstrip())
-    every = [(r.parser, f) for r in results for f in r.failures]
-    if every:
-        print()
-    for parser, f in every[:show]:
-        print(f"FAIL {parser} {f.label} under {f.chunking}: "
-              + "; ".join(f"{d.kind}: {d.detail}" for d in f.differences))
-    if len(every) > show:
-        print(f"... {len(every) - show} more failing streams (--show N prints more)")
-    summary = [(r.parser, kind, count, f) for r in results for kind, (count, f) in r.by_kind().items()]
-    if summary:
-        print("\nby kind, with the smallest failing case (text and chunking):")
-    for parser, kind, count, f in summary:
-        text = f.text if len(f.text) <= 300 else f.text[:150] + " ... " + f.text[-150:]
-        print(f"{parser}: {kind}: {count} failing stream{'s' if count != 1 else ''}; smallest: {f.label} "
-              f"under {f.chunking} ({len(f.text)} characters, {f.deltas} delta{'s' if f.deltas != 1 else ''}): "
-              f"{text!r}")
-    failing = sum(len(r.failures) for r in results)
-    streams = sum(r.streams for r in results)
-    if tokenizers:
-        print(f"\nmodel chunkings' tokenizers: {tokenizers}")
-    print(f"\nchecked {streams} streams of {sum(r.items for r in results)} texts under {len(chunkings)} chunkings "
-          f"(+ each fault case's own deltas and detect_and_parse): "
-          f"{'all agree' if not failing else f'{failing} failing streams'}")
-
-
-def _check_bounded(specs: list[ParserSpec], texts: list[list], chunkings: list[str], timeout: float,
-                   progress: bool | None, memory_limit: int | None = None) -> list:
-    """Run :func:`callscale.check.run_check` per parser and text in a worker of that parser's own,
-    ``timeout`` seconds per text.
-
-    A text that overruns is a ``timeout`` failure and the parser's remaining
-    texts are skipped (listed as one more failure); the next parser goes on.
-    """
-    from tqdm import tqdm
-
-    from . import check
-    from .bounded import CaseTimeout, Worker
-
-    def one(job: tuple[int, int]):
-        i, j = job
-        return check.run_check(specs[i].name, specs[i].factory, [texts[i][j]], chunkings)
-
-    results = []
-    with tqdm(total=sum(map(len, texts)), unit="text", leave=False, dynamic_ncols=True,
-              disable=None if progress is None else not progress) as bar:
-        for i, spec in enumerate(specs):
-            with Worker(one, timeout, memory_limit) as worker:  # one worker per parser: its faults are its own
-                total = check.CheckResult(spec.name)
-                if spec.broken is not None:  # its child died or hung while loading it
-                    total.items += len(texts[i])
-                    total.failures.append(check.Failure(texts[i][0].label if texts[i] else "-", "-", "", 0,
-                                                        [check.Difference("exception", spec.broken)]))
-                    bar.update(len(texts[i]))
-                    results.append(total)
-                    continue
-                for j, item in enumerate(texts[i]):
-                    bar.set_postfix_str(f"{spec.name} on {item.label}")
-                    try:
-                        part = worker.call((i, j))
-                    except KeyboardInterrupt:
-                        raise KeyboardInterrupt(f"{spec.name} on {item.label}") from None
-                    except CaseTimeout as exc:
-                        total.items += 1
-                        rest = len(texts[i]) - j - 1
-                        more = f"; {rest} more texts not run" if rest else ""
-                        total.failures.append(check.Failure(item.label, "-", item.text, 0,
-                                                            [check.Difference("timeout", f"{exc}{more}")]))
-                        bar.update(rest + 1)
-                        break
-                    except Exception as exc:  # the worker died under this text
-                        total.items += 1
-                        total.failures.append(check.Failure(item.label, "-", item.text, 0,
-                                                            [check.Difference("exception", str(exc))]))
-                    else:
-                        total.items += part.items
-                        total.streams += part.streams
-                        total.failures += part.failures
-                    bar.update(1)
-                results.append(total)
-    return results
 
 
 # ----------------------------------------------------------------------- parsers
@@ -891,11 +801,7 @@ def _parsers(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         for target, fmt in KNOWN_CLASSES.items():
             engine = target.split(".")[0].replace("tensorrt_llm", "trtllm")
             rows.append((target, fmt, f"{engine} class (adapter)"))
-    width = max(len(r[0]) for r in rows)
-    fwidth = max(len(r[1]) for r in rows + [("", "format", "")])
-    print(f"{'parser'.ljust(width)}  {'format'.ljust(fwidth)}  source")
-    for name, fmt, source in rows:
-        print(f"{name.ljust(width)}  {fmt.ljust(fwidth)}  {source}")
+    print(tables.render(["parser", "format", "source"], rows, rule=False))
     return 0
 
 

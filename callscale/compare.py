@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import fit as fitting
+from . import fit as fitting, tables
 from .config import format_size
 from .report import fmt_figure
 
@@ -171,10 +171,7 @@ def table(result: Comparison) -> str:
     header = ["parser", "workload", "exponent", *(format_size(n) for n in lengths), "verdict"]
     body = [[p.parser, p.workload, _exponent_cell(p), *(_length_cell(p, n) for n in lengths),
              "WORSE" if p.worse else "ok"] for p in result.pairs]
-    every = [header] + body
-    widths = [max(len(r[i]) for r in every) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in every]
-    lines.insert(1, "  ".join("-" * w for w in widths))
+    lines = [tables.render(header, body)]
     for parser, workload in result.only_base:
         lines.append(f"(only in the base: {parser} on {workload})")
     for parser, workload in result.only_new:

@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence
 
 from . import fit as fitting
 from .config import format_size
-from .bounded import DEFAULT_MEMORY_LIMIT, Terminated
+from .bounded import DEFAULT_MEMORY_LIMIT, Terminated, Workers
 from .measure import METERS, NULL, Measurement, NullParser, measure
 from .plugins import ParserSpec
 
@@ -282,7 +282,7 @@ class _Matrix:
         # what a prefetching meter counted, as it arrives: kept by an interrupted run (keep_counted)
         self.counted: dict[tuple[str, str, str, int], Measurement] = {}
         self.sizes: dict[tuple[str, str, int], tuple[int, int]] = {}
-        self.workers: dict[int, Any] = {}
+        self.workers = Workers(self.handler_for, settings.timeout, settings.memory_limit)
         self.timed_out: dict[tuple[str, str], int] = {}
         self.running = ""
         self.bar: Any = None
@@ -377,17 +377,14 @@ class _Matrix:
         self.bar = tqdm(total=len(p.tested) * len(p.workloads) * len(p.lengths), unit="run",
                         disable=self.s.bar_disabled, leave=False, dynamic_ncols=True)
         try:
-            self.measure()
-            self.fit()
+            with self.workers:  # Ctrl-C kills every worker, the end closes them
+                self.measure()
+                self.fit()
         except KeyboardInterrupt as exc:
-            for worker in self.workers.values():
-                worker.stop()
             self.keep_counted()
             raise Interrupted(self.running, self.result, isinstance(exc, Terminated)) from None
         finally:
             self.bar.close()
-            for worker in self.workers.values():
-                worker.close()
         return self.result
 
     def measure(self) -> None:
@@ -431,9 +428,6 @@ class _Matrix:
     def bounded(self, index: int, name: str, fmt: str, workload: str, length: int, case: Any, reps: int,
                 lat: bool, mem: bool, check: bool) -> Measurement:
         """One measurement in the worker of spec ``index`` (``-1``: the floor), or why there is none."""
-        from .bounded import CaseTimeout, Worker
-
-        s = self.s
         if index >= 0 and self.plan.tested[index].broken is not None:
             return self.failed(name, fmt, workload, length, self.plan.tested[index].broken, reps)
         early = self.counted.get((name, fmt, workload, length))
@@ -442,18 +436,15 @@ class _Matrix:
             if early.error.startswith("timeout after"):
                 self.timed_out[(name, workload)] = length
             return early
-        worker = self.workers.get(index)
-        if worker is None:
-            factory = NullParser if index < 0 else self.plan.tested[index].factory
-            handler = functools.partial(_measure_job, factory, name, s.chunking, s.meter)
-            worker = self.workers[index] = Worker(handler, s.timeout, s.memory_limit)
-        try:
-            return worker.call((case, reps, lat, mem, check))
-        except CaseTimeout as exc:
+        answer = self.workers.call(index, (case, reps, lat, mem, check))
+        if answer.timed_out:
             self.timed_out[(name, workload)] = length
-            return self.failed(name, fmt, workload, length, str(exc), reps)
-        except Exception as exc:  # the worker died, or the parser could not be loaded there
-            return self.failed(name, fmt, workload, length, str(exc), reps)
+        return answer.value if answer.ok else self.failed(name, fmt, workload, length, answer.error, reps)
+
+    def handler_for(self, index: int) -> Callable[[tuple], Measurement]:
+        """The measuring handler of spec ``index``'s worker (``-1``: the floor)."""
+        spec = ParserSpec(NULL, None, NullParser) if index < 0 else self.plan.tested[index]
+        return functools.partial(_measure_job, spec.factory, spec.name, self.s.chunking, self.s.meter)
 
     # ------------------------------------------------------------------ fitting
     def fit(self) -> None:

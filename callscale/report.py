@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 from typing import Any
+from . import tables
 from .config import format_size
 from .fit import ERROR, FAIL, PROJECTION_MIN_STEP, TIMEOUT, WRONG_OUTPUT
 from .matrix import Row, Run
@@ -123,23 +124,11 @@ def table(run: Run) -> str:
               "exponent", "steepest", f"@{reference} (x linear)", f"linear @{reference}", "x floor", "max inc ms",
               "failed rule", "verdict"]
     groups = [[_cells(row, run) for row in group] for group in _ordered_rows(run)]
-    every = [header] + [cells for group in groups for cells in group]
-    widths = [max(len(cells[i]) for cells in every) for i in range(len(header))]
-    numeric = set(range(2, len(header) - 2)) - {header.index("axis")} if "axis" in header else \
-        set(range(2, len(header) - 2))
-
-    def line(cells: list[str]) -> str:
-        out = []
-        for i, (cell, width) in enumerate(zip(cells, widths)):
-            out.append(cell.rjust(width) if i in numeric else cell.ljust(width))
-        return "  ".join(out).rstrip()
-
-    rule = "  ".join("-" * w for w in widths)
-    lines = [line(header), rule]
+    numeric = set(range(2, len(header) - 2)) - ({header.index("axis")} if "axis" in header else set())
+    body: list[list[str] | None] = []
     for i, group in enumerate(groups):
-        if i:
-            lines.append("")
-        lines.extend(line(cells) for cells in group)
+        body += ([None] if i else []) + group
+    lines = [tables.render(header, body, right=numeric)]
     note = _METER_NOTE.get(run.meter, run.meter).format(repeats=run.repeats)
     lines.append("")
     lines.append(f"figures: {note}; chunking {run.chunking}; lengths in characters (k = 1024); "
