@@ -19,7 +19,7 @@ import csv
 import statistics
 import sys
 
-from callscale import parsers
+from callscale import parsers, tables
 from callscale.config import parse_size
 from callscale.instructions import count_matrix
 from callscale.workloads import catalog
@@ -48,13 +48,10 @@ def main(argv: list[str] | None = None) -> int:
             rows.append((name, w, counts[(name, w, n)], deltas, round(per)))
         print(f"  {name}: " + ", ".join(f"{w} {table[name][w] / 1000:.1f}k" for w in WORKLOADS),
               file=sys.stderr, flush=True)
-    print(f"| parser | {' | '.join(WORKLOADS)} |")
-    print("|---|" + "---|" * len(WORKLOADS))
-    for name in names:
-        print(f"| {name} | " + " | ".join(f"{table[name][w] / 1000:.1f}k" for w in WORKLOADS) + " |")
-    for label, f in (("median", statistics.median), ("max", max)):
-        print(f"| **{label}** | " + " | ".join(f"{f([table[p][w] for p in names]) / 1000:.1f}k"
-                                           for w in WORKLOADS) + " |")
+    body = [[name, *(f"{table[name][w] / 1000:.1f}k" for w in WORKLOADS)] for name in names]
+    body += [[f"**{label}**", *(f"{f([table[p][w] for p in names]) / 1000:.1f}k" for w in WORKLOADS)]
+             for label, f in (("median", statistics.median), ("max", max))]
+    print(tables.render(["parser", *WORKLOADS], body, markdown=True))
     if args.csv:
         with open(args.csv, "w", newline="") as fh:
             wr = csv.writer(fh)
