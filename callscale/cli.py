@@ -406,6 +406,11 @@ def select(p: argparse.ArgumentParser, args: argparse.Namespace) -> Selection:
         if str(baseline["meter"].iloc[0]) != meter:
             p.error(f"--baseline {args.baseline} was measured with --meter {baseline['meter'].iloc[0]}, "
                     f"this run with {meter}")
+        try:  # before measuring: a baseline that cannot judge this run is no pass
+            compare.check_base(baseline, [(s.name, w, n) for s in specs if s.name != "null"
+                                          for w in workloads for n in lengths])
+        except compare.CompareError as exc:
+            p.error(f"--baseline: {exc}")
     return Selection(specs, workloads, lengths, chunking, repeats, threshold, meter, args.seed, settings,
                      reference, factor, _timeout(args, settings), baseline, _memory_limit(args, settings),
                      bool(getattr(args, "cost_only", False)),
@@ -557,24 +562,23 @@ def _gate_from(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         run = shard.merge(args.from_csv, threshold, reference, factor)
     except shard.ShardError as exc:
         p.error(f"--from: {exc}")
+    base = None
+    if args.baseline is not None:  # checked before anything is printed
+        from . import compare
+
+        try:
+            base = compare.load(args.baseline)
+            compare.check_base(base, [(r.parser, r.workload, m.length) for r in run.rows for m in r.measurements])
+        except compare.CompareError as exc:
+            p.error(f"--baseline: {exc}")
     print(report.table(run))
     for line in report.error_lines(run):
         print(f"error: {line}")
     print()
     for line in report.gate_lines(run):
         print(line)
-    worse = 0
-    if args.baseline is not None:
-        from . import compare
-
-        try:
-            base = compare.load(args.baseline)
-        except compare.CompareError as exc:
-            p.error(f"--baseline: {exc}")
-        sel = Selection([], [], run.lengths, run.chunking, run.repeats, threshold, run.meter, 0, settings,
-                        baseline=base)
-        worse = _against_baseline(sel, run)
-    return 0 if run.passed and not worse else 1
+    sel = Selection([], [], run.lengths, run.chunking, run.repeats, threshold, run.meter, 0, settings, baseline=base)
+    return 0 if run.passed and not _against_baseline(sel, run) else 1
 
 
 def _gate(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:

@@ -19,13 +19,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from . import fit as fitting, tables
 from .config import format_size
 from .report import fmt_figure
 
-__all__ = ["CompareError", "DEFAULTS", "Pair", "Comparison", "load", "compare", "table", "summary"]
+__all__ = ["CompareError", "DEFAULTS", "Pair", "Comparison", "load", "check_base", "run_triples", "compare", "table", "summary"]
 
 #: ``(max_ratio, max_step)`` per meter: the largest cost ratio and exponent increase that pass.
 DEFAULTS = {"instructions": (1.05, 0.05), "time": (1.5, 0.25)}
@@ -94,6 +94,70 @@ def load(path: Path | str) -> Any:
     return df
 
 
+def check_base(df: Any, run: Iterable[tuple[str, str, int]] | None = None) -> None:
+    """Refuse a base file that would silently weaken the comparison: raise :class:`CompareError`
+    (one line naming the file and its first offending row, by line number) when a row's figure
+    (``seconds``) is empty, not a number, zero, negative or not finite, a row holds an error, a row
+    repeats an earlier one's parser, format, workload and length, the file holds no rows, or
+    (``run``: the ``(parser, workload, length)`` triples the new run measures) no parser row of
+    the file is one of ``run``'s. ``df``: from :func:`load`."""
+    import pandas as pd
+
+    path = df.attrs.get("path", "the base file")
+    if not len(df):
+        raise CompareError(f"{path} holds no rows: nothing to compare with")
+    figures = pd.to_numeric(df["seconds"], errors="coerce")
+    formats = df["format"] if "format" in df.columns else [""] * len(df)
+    seen: dict[tuple, int] = {}
+    for at, (row, figure, fmt) in enumerate(zip(df.itertuples(index=False), figures, formats)):
+        line = at + 2  # the header is line 1
+        where = f"{path} line {line} ({row.parser} on {row.workload} at {_size(row.length)})"
+        if isinstance(row.error, str) and row.error.strip():
+            raise CompareError(f"{where}: the base run failed there ({' '.join(row.error.split())}); "
+                               "a baseline needs a figure for every row")
+        if not _whole(row.length):
+            raise CompareError(f"{where}: length {row.length!s} is not a whole number of characters")
+        if pd.isna(row.seconds):
+            raise CompareError(f"{where}: no figure (seconds is empty)")
+        if not math.isfinite(figure) or figure <= 0:
+            shown = str(row.seconds) if pd.isna(figure) else f"{figure:g}"
+            raise CompareError(f"{where}: figure {shown} is not a positive finite number")
+        key = (str(row.parser), str(fmt), str(row.workload), str(row.length))
+        if key in seen:
+            raise CompareError(f"{where}: repeats line {seen[key]} (one row per parser, format, workload "
+                               "and length)")
+        seen[key] = line
+    if run is not None:
+        wanted = {(str(p), str(w), int(n)) for p, w, n in run}
+        ours = _series(df)
+        if not any((p, w, int(n)) in wanted for (p, w), group in ours.items() for n in group["length"]):
+            parsers = sorted({p for p, _, _ in wanted})
+            raise CompareError(f"{path} shares no parser, workload and length with this run "
+                               f"({', '.join(parsers[:4])}{', ...' if len(parsers) > 4 else ''} on "
+                               f"{', '.join(sorted({w for _, w, _ in wanted}))} at "
+                               f"{', '.join(_size(n) for n in sorted({n for _, _, n in wanted}))}): nothing to "
+                               "compare with")
+
+
+def _whole(value: Any) -> bool:
+    try:
+        return float(value) == int(float(value)) > 0
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+def _size(length: Any) -> str:
+    try:
+        return format_size(int(length)) if _whole(length) else str(length)
+    except (TypeError, ValueError):
+        return str(length)
+
+
+def run_triples(df: Any) -> list[tuple[str, str, int]]:
+    """The ``(parser, workload, length)`` of each parser row (not the floor's) of a scaling.csv."""
+    return [(p, w, int(n)) for (p, w), group in _series(df).items() for n in group["length"] if _whole(n)]
+
+
 def _series(df: Any) -> dict[tuple[str, str], Any]:
     rows = df[~df["floor"].astype(str).str.lower().isin(["true", "1"])]
     return {(str(p), str(w)): g.sort_values("length") for (p, w), g in rows.groupby(["parser", "workload"], sort=False)}
@@ -116,8 +180,8 @@ def compare(base: Any, new: Any, *, max_ratio: float | None = None, max_step: fl
     """Pair up ``base`` and ``new`` (DataFrames from :func:`load`) and judge each pair.
 
     ``max_ratio`` / ``max_step``: default from :data:`DEFAULTS` for the
-    files' meter. Raises :class:`CompareError` when the meters differ or
-    the files share no parser x workload pair.
+    files' meter. Raises :class:`CompareError` when the meters differ, the files share no parser x
+    workload pair, or ``base`` is no usable baseline (:func:`check_base`).
     """
     meter_base, meter_new = str(base["meter"].iloc[0]), str(new["meter"].iloc[0])
     if meter_base != meter_new:
@@ -129,6 +193,7 @@ def compare(base: Any, new: Any, *, max_ratio: float | None = None, max_step: fl
     a, b = _series(base), _series(new)
     if not any(k in a for k in b):
         raise CompareError("the two files have no parser x workload pair in common: nothing to compare")
+    check_base(base, run_triples(new))
     pairs = []
     for key in [k for k in b if k in a]:
         pair = Pair(key[0], key[1], _exponent(a[key]), _exponent(b[key]), _figures(a[key]), _figures(b[key]))
