@@ -1,32 +1,27 @@
 """Child process for the meters that watch a whole process: callgrind and py-spy.
 
-Run as ``python -m callscale._child SPEC`` where SPEC is one JSON object (or
-``@PATH``, a file holding it): ``mode``, ``chunking``, ``seed``, ``path``
-(the caller's ``sys.path``) and
+Run as ``python -m callscale._child REQUEST`` where REQUEST is one JSON object (or
+``@PATH``, a file holding it), ``{"kind": KIND, ...}``: every kind and its fields are in
+:data:`REQUESTS`, every message the child answers with in :data:`MESSAGES` (the one place
+both sides read; :func:`message` writes a line, :func:`callscale.instructions.count_items`
+reads them, one short handler per kind).
 
-- ``instructions``: ``items``, a list of ``[parser, format, workload,
-  length]``. Run under ``valgrind --tool=callgrind --instr-atstart=no
-  --collect-atstart=no``: the child imports every parser and builds every
-  case uninstrumented, switches instrumentation on once (a client request),
-  then per item streams the case once uncounted (first-use costs, and the
-  outcome a client got), settles the collector (:func:`_settle_collector`),
-  and streams it again with counting toggled on around nothing but the
-  stream (a fresh parser, every ``parse_streaming_increment``, ``finish``),
-  then dumps the counters labelled ``case INDEX``. The first dump,
-  ``calibration``, holds the toggle pair's own cost. It reports on its
-  standard output, one JSON object a line: ``{"step": "import", "parser",
-  "format"}`` before importing a parser, ``{"step": "built"}`` when the cases
-  are made, ``{"step": "case", "index"}`` before an item's streams,
-  ``{"done": index}`` after them, its answer ``{"outcome", "error"}`` in the
-  file ``done.INDEX`` (``outcome``: content, reasoning and ``[name,
-  arguments text]`` per call; ``error``: the parser's exception as ``Type:
-  message``), ``{"ended": number, "status"}`` when a row's fork ended
-  (``status`` as :func:`os.waitstatus_to_exitcode` gives it, ``"+000"``;
-  negative numbers are placeholder forks), and ``{"step": "end"}``. Two
-  forks run at a time: fork N+1 starts right after fork N, and fork N is
-  waited for before fork N+2 starts, so a hung case does not hold the rows
-  after it back; every line is shorter than ``PIPE_BUF``, so two forks'
-  lines never interleave. What a parser prints goes to standard error.
+- ``instructions``: ``items``, a folder of row files, each a list of ``[index, parser, format,
+  workload, length]``. Run under ``valgrind --tool=callgrind --instr-atstart=no
+  --collect-atstart=no``: the child imports what every fork needs uninstrumented, then
+  forks once per row; a fork imports its parser and builds its cases, switches
+  instrumentation on once (a client request), then per item streams the case once uncounted
+  (first-use costs, and the outcome a client got), settles the collector
+  (:func:`_settle_collector`), and streams it again with counting toggled on around nothing
+  but the stream (a fresh parser, every ``parse_streaming_increment``, ``finish``), then
+  dumps the counters labelled ``case INDEX``. The first dump, ``calibration``, holds the
+  toggle pair's own cost. It reports on its standard output, one :data:`MESSAGES` line each
+  step; an item's answer ``{"outcome", "error"}`` goes to the file ``done.INDEX``
+  (``outcome``: content, reasoning and ``[name, arguments text]`` per call; ``error``: the
+  parser's exception as ``Type: message``). Two forks run at a time: fork N+1 starts right
+  after fork N, and fork N is waited for before fork N+2 starts, so a hung case does not
+  hold the rows after it back; every line is shorter than ``PIPE_BUF``, so two forks' lines
+  never interleave. What a parser prints goes to standard error.
   :mod:`callscale.instructions` reads this to bound each step in time and to
   name the item a crashed or hung child was on.
 - ``profile``: ``parser``, ``format``, ``workload``, ``length``, ``seconds`` (how long to
@@ -54,6 +49,42 @@ import time
 
 RAISED = "callscale-child: the parser raised: "
 HUNG = "callscale-child: the case did not finish within "
+
+
+# ----------------------------------------------------------------- the protocol
+REQUESTS: dict[str, tuple[str, ...]] = {
+    # every request also carries ``path`` (the caller's ``sys.path``) and may carry ``pth_imports``
+    # (the ``import`` lines of its ``.pth`` files) and ``seed`` (the workloads', default 0)
+    "instructions": ("count", "items", "chunking", "plugin_path", "format_modules", "require_valgrind"),
+    "profile": ("parser", "format", "workload", "length", "chunking", "seconds"),
+}
+"""What the child is asked: ``{"kind": KIND, FIELD: value, ...}``, the fields of each kind (see the
+module docstring for their meaning)."""
+
+MESSAGES: dict[str, tuple[tuple[str, ...], str]] = {
+    "ready": (("cpu",), "the child imported what every fork needs (cpu: its CPU seconds, %012.3f)"),
+    "row": (("number", "pid"), "a fork started row NUMBER (the file items/NUMBER) as process PID"),
+    "case": (("index",), "the fork starts item INDEX's streams (a parser's own time starts)"),
+    "done": (("index",), "item INDEX is settled: its answer {outcome, error} is in the file done.INDEX"),
+    "ended": (("number", "status"), "the fork of row NUMBER (negative: a placeholder fork) was waited for; "
+                                    "status: its exit status as os.waitstatus_to_exitcode gives it, +000"),
+    "end": (("cpu",), "every row ended (cpu: the child's CPU seconds, %012.3f)"),
+}
+"""What an ``instructions`` child answers, one JSON object a line on its standard output:
+``{"kind": KIND, FIELD: text, ...}``, each kind with its fields and meaning. Every value is text of
+a fixed width (``%09d`` numbers): what a fork allocates to say it must not depend on its position,
+its process id or how the fork before it ended, so every fork starts from the same heap."""
+
+
+def message(kind: str, **fields: str) -> str:
+    """One :data:`MESSAGES` line (no newline). Raises ``KeyError`` for an unknown kind, ``ValueError``
+    when the fields are not the kind's."""
+    if tuple(fields) != MESSAGES[kind][0]:
+        raise ValueError(f"message {kind!r} takes {MESSAGES[kind][0]}, got {tuple(fields)}")
+    return _dumps({"kind": kind, **fields})
+
+
+_dumps = json.dumps  # taken at import: a plug-in imported in a fork may replace json's names
 
 
 def _factory(name: str, fmt: str | None):
@@ -260,15 +291,17 @@ def _import_own(modules: dict, parser: str, fmt: str) -> None:
         parsers._loaded = render._loaded = True
 
 
-def _count_row(spec, row, requests, say) -> None:
-    """In a fork: one parser x format x workload, its lengths ascending (see the module docstring)."""
+def _count_row(spec, row, requests, say, answer) -> None:
+    """In a fork: one parser x format x workload, its lengths ascending (see the module docstring).
+    ``say(kind, **fields)``: a :data:`MESSAGES` line; ``answer(index, outcome=None, error=None)``: an
+    item's answer and its ``done`` line."""
     parser, fmt, workload = row[0][1:4]
     if spec.get("format_modules"):
         try:
             _import_own(spec["format_modules"], parser, fmt)
         except Exception as exc:
             for index, *_ in row:
-                say(done=f"{index:09d}", error=_error(exc))
+                answer(index, error=_error(exc))
             return
     if ":" in parser:  # a plug-in: from the caller's folder or PYTHONPATH (only this fork lists them)
         sys.path.extend(spec.get("plugin_path", []))
@@ -281,7 +314,7 @@ def _count_row(spec, row, requests, say) -> None:
             factory()
     except BaseException as exc:
         for index, *_ in row:
-            say(done=f"{index:09d}", error=_error(exc))
+            answer(index, error=_error(exc))
         return
     cases = {}
     for index, _, _, _, length in row:
@@ -301,17 +334,17 @@ def _count_row(spec, row, requests, say) -> None:
             continue
         case = cases[index]
         if isinstance(case, str):
-            say(done=f"{index:09d}", error=case)
+            answer(index, error=case)
             continue
         deltas, tools = case
-        say(step="case", index=f"{index:09d}")
+        say("case", index=f"{index:09d}")
         if not warm:
             # the row's first length once, uncounted: first-use costs (lazy
             # imports, regex compilation, specialised byte-code)
             try:
                 _outcome(factory, deltas, tools)
             except Exception as exc:
-                say(done=f"{index:09d}", error=_error(exc))
+                answer(index, error=_error(exc))
                 continue
             warm = True
         _settle_collector()
@@ -331,8 +364,8 @@ def _count_row(spec, row, requests, say) -> None:
         collect()
         gc.enable()
         dump(f"case {index:09d}")
-        say(done=f"{index:09d}", outcome=_assembled(results) if error is None else None,
-            error=None if error is None else _error(error))
+        answer(index, outcome=_assembled(results) if error is None else None,
+               error=None if error is None else _error(error))
 
 
 def instructions(spec) -> None:
@@ -346,22 +379,24 @@ def instructions(spec) -> None:
     os.dup2(2, 1)  # a parser that prints writes to stderr, not into the protocol
 
     # taken now: a plug-in imported in a fork may replace open (or json's names) in its process
-    dumps, open_file, write, close = json.dumps, os.open, os.write, os.close
+    dumps, line, open_file, write, close = json.dumps, message, os.open, os.write, os.close
     flags, folder = os.O_WRONLY | os.O_CREAT | os.O_TRUNC, os.getcwd()  # (or change directory)
 
-    def say(**line) -> None:
-        if "done" in line:  # the answer (an outcome is as long as the case) in a file: each line stays
-            # shorter than PIPE_BUF, so the lines of two forks writing at once never interleave
-            fd = open_file(f"{folder}/done.{line['done']}", flags, 0o600)
-            try:
-                data = dumps({"outcome": line.pop("outcome", None), "error": line.pop("error", None)})
-                view = memoryview(data.encode("utf-8"))
-                while view:
-                    view = view[write(fd, view):]
-            finally:
-                close(fd)
-        out.write(dumps(line) + "\n")
+    def say(kind: str, **fields: str) -> None:
+        out.write(line(kind, **fields) + "\n")
         out.flush()
+
+    def answer(index: int, outcome: dict | None = None, error: str | None = None) -> None:
+        # the answer (an outcome is as long as the case) in a file: each line stays shorter than
+        # PIPE_BUF, so the lines of two forks writing at once never interleave
+        fd = open_file(f"{folder}/done.{index:09d}", flags, 0o600)
+        try:
+            view = memoryview(dumps({"outcome": outcome, "error": error}).encode("utf-8"))
+            while view:
+                view = view[write(fd, view):]
+        finally:
+            close(fd)
+        say("done", index=f"{index:09d}")
 
     requests = ClientRequests()
     if spec.get("require_valgrind", True) and not requests.on_valgrind():
@@ -371,7 +406,7 @@ def instructions(spec) -> None:
     gc.freeze()
     # CPU seconds as fixed-width text: a float's repr has a varying length, and this process's heap
     # (which every fork starts from) must not depend on how long it took to get here
-    say(step="ready", cpu=f"{time.process_time():012.3f}")
+    say("ready", cpu=f"{time.process_time():012.3f}")
     fork, wait = os.fork, os.waitpid
     # Two forks at a time: fork N+1 starts as soon as fork N has, and fork N is waited for (in
     # order) before N+2 starts, so a hung case overlaps the next row. Every fork starts from the same
@@ -395,9 +430,9 @@ def instructions(spec) -> None:
                 with open(os.path.join(spec["items"], f"{number:06d}"), encoding="utf-8") as fh:
                     row = [[int(entry[0]), *entry[1:]] for entry in json.load(fh)]
                 # fixed-width numbers: what the fork allocates must not depend on its position or process id
-                say(step="row", number=f"{number:09d}", pid=f"{os.getpid():09d}")
+                say("row", number=f"{number:09d}", pid=f"{os.getpid():09d}")
                 if not _skipped(row[0][0]):
-                    _count_row(spec, row, requests, say)
+                    _count_row(spec, row, requests, say, answer)
             except BaseException:
                 code = 70
             finally:
@@ -405,14 +440,14 @@ def instructions(spec) -> None:
         _ended(wait, previous, number - 1, say)
         previous = pid
     _ended(wait, previous, spec["count"] - 1, say)
-    say(step="end", cpu=f"{time.process_time():012.3f}")
+    say("end", cpu=f"{time.process_time():012.3f}")
 
 
 def _ended(wait, pid: int, number: int, say) -> None:
-    """Wait for fork ``pid`` (row ``number``; negative: a placeholder fork) and say ``{"ended": number,
-    "status": "+003"}`` (its exit status as :func:`os.waitstatus_to_exitcode` gives it, signed, fixed
-    width: the line is as long whatever the status, so the next fork starts from the same state)."""
-    say(ended=f"{number:09d}", status=f"{os.waitstatus_to_exitcode(wait(pid, 0)[1]):+04d}")
+    """Wait for fork ``pid`` (row ``number``; negative: a placeholder fork) and say ``ended`` (its exit
+    status signed, fixed width: the line is as long whatever the status, so the next fork starts from
+    the same state)."""
+    say("ended", number=f"{number:09d}", status=f"{os.waitstatus_to_exitcode(wait(pid, 0)[1]):+04d}")
 
 
 #: The profile watchdog's wall-time ceiling, in multiples of its CPU-time limit (see :func:`_watchdog`).
@@ -516,7 +551,7 @@ def main(argv: list[str]) -> int:
             text = fh.read()
     spec = json.loads(text)
     _use_caller_path(spec.get("path", []), spec.get("pth_imports"))
-    {"instructions": instructions, "profile": profile}[spec.get("mode", "instructions")](spec)
+    {"instructions": instructions, "profile": profile}[spec["kind"]](spec)
     return 0
 
 

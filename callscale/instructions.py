@@ -356,7 +356,7 @@ class _Child:
             fixed = [[f"{entry[0]:09d}", *entry[1:]] for entry in row]  # the same length at any position
             (folder / "items" / f"{number:06d}").write_text(json.dumps(fixed), encoding="utf-8")
         first, caller, plugins = path_links(folder)
-        spec = {"mode": "instructions", "count": len(self.rows), "items": "items", "chunking": chunking,
+        spec = {"kind": "instructions", "count": len(self.rows), "items": "items", "chunking": chunking,
                 "seed": seed, "path": caller, "plugin_path": plugins, "pth_imports": pth_imports(caller_path()),
                 "format_modules": format_modules()}
         spec_file = "spec.json"
@@ -587,129 +587,173 @@ def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
     run next; ``None`` while it starts), and every item settled before
     it has had its ``on_done`` (so a caller keeps the counts so far).
     """
-    from .config import format_size
-
     check_available()
     items = sorted(dict.fromkeys(tuple(i) for i in items), key=lambda i: i[3])  # stable: groups keep their order
-    debug = bool(os.environ.get("CALLSCALE_DEBUG_CHILD"))
-    results: dict[Item, Counted] = {}
     group_of: dict[tuple[str, str, str], list[Item]] = {}
     for item in items:
         group_of.setdefault(item[:3], []).append(item)
     items = [item for group in group_of.values() for item in group]  # a row's lengths ascending, in a row
-
-    def settle(item: Item, counted: Counted) -> None:
-        if item not in results:
-            results[item] = counted
-            if on_done is not None:
-                on_done(item, counted)
-
-    def give_up(item: Item, kind: str, words: str, error: str, every_workload: bool = False) -> None:
-        """The item fails with ``error``; its parser's longer lengths on its workload (on every workload,
-        with ``every_workload``) are not run: the child skips them."""
-        settle(item, Counted(error=error))
-        for index, other in enumerate(items):
-            same = other[:2] == item[:2] if every_workload else other[:3] == item[:3]
-            if same and other not in results and (every_workload or other[3] > item[3]):
-                where = f"{item[2]} at {format_size(item[3])}" if every_workload else format_size(item[3])
-                (Path(tmp) / f"skip.{index:09d}").touch()
-                settle(other, Counted(error=f"{kind}: not run ({words} on {where})" if every_workload
-                                      else f"{kind}: not run ({words} at {where})"))
-
-    no_limit = 1e9
-    slow_setup = max(timeout, 60.0) if timeout is not None else no_limit
     # SIGTERM raises bounded.Terminated, as Ctrl-C does: the children are killed on the way out
     with tempfile.TemporaryDirectory(prefix="callscale-callgrind-", dir=child_folder_parent()) as tmp, \
             terminate_as_interrupt():
         child = _Child(items, chunking, seed, Path(tmp))
-        number_of = {entry[0]: number for number, row in enumerate(child.rows) for entry in row}
-        # the forks running (two at a time, see callscale._child), by row number: their process id, the
-        # item each is on, whether it is streaming (else importing or making the cases), its deadline
-        forks: dict[int, _Fork] = {}
-        killed: set[int] = set()
-        ended = timed_out = False
+        counting = _Counting(items, child, timeout, on_done)
         try:
-            lines = child.lines(time.monotonic() + SETUP_SECONDS)
-            message = next(lines, _EOF)
-            while message is not _EOF:
-                now = time.monotonic()
-                if message is None:  # a deadline passed
-                    if not forks:
-                        timed_out = True
-                        break
-                    for fork in forks.values():
-                        if fork.deadline <= now and fork.pid not in killed:
-                            _kill_fork(fork.pid, child.proc.pid)  # the child reports it as died
-                            killed.add(fork.pid)
-                elif message.get("step") == "row":
-                    number = int(message["number"])
-                    forks[number] = _Fork(int(message["pid"]), child.rows[number][0][0], False, now + slow_setup)
-                elif message.get("step") == "case":
-                    index = int(message["index"])
-                    fork = forks[number_of[index]]
-                    fork.index, fork.streaming = index, True
-                    fork.deadline = now + (timeout if timeout is not None else no_limit)
-                elif "done" in message:
-                    done = int(message["done"])
-                    fork = forks[number_of[done]]
-                    item, answer = items[done], child.answer(done)
-                    if answer.get("error") is not None:
-                        settle(item, Counted(error=answer["error"], outcome=answer.get("outcome")))
-                    else:
-                        dumps = child.dumps(fork.pid)
-                        total, calibration = dumps.get(f"case {done:09d}"), dumps.get("calibration")
-                        if total is None or calibration is None:
-                            settle(item, Counted(error=f"callgrind wrote no count for it ({len(dumps)} dumps)"))
-                        else:
-                            settle(item, Counted(instructions=total - calibration, outcome=answer.get("outcome")))
-                    fork.streaming = False
-                    fork.deadline = now + slow_setup
-                elif "ended" in message and (int(message["ended"]) < 0 or int(message["status"]) == 0):
-                    forks.pop(int(message["ended"]), None)  # a row done (negative: a placeholder fork)
-                elif "ended" in message:  # a row's fork died
-                    number = int(message["ended"])
-                    fork = forks.pop(number, None)
-                    item = items[fork.index if fork is not None else child.rows[number][0][0]]
-                    streaming = fork is not None and fork.streaming
-                    if fork is not None and fork.pid in killed and streaming:
-                        give_up(item, "timeout", "timed out", timeout_in_words(timeout), True)
-                    elif fork is not None and fork.pid in killed:
-                        give_up(item, "timeout", "timed out", f"{timeout_in_words(slow_setup)} (importing "
-                                                              f"{item[0]} or making the case)", True)
-                    else:
-                        words = ended_in_words(int(message["status"]))
-                        give_up(item, "crashed", words, words
-                                + ("" if streaming else f" (importing {item[0]} or making the case)"))
-                    for other in forks.values():  # a fork streaming a case given up meanwhile: stop it
-                        if other.streaming and other.pid not in killed and items[other.index] in results:
-                            _kill_fork(other.pid, child.proc.pid)
-                            killed.add(other.pid)
-                elif message.get("step") == "end":
-                    ended = True
-                if debug and message and message.get("step") in ("ready", "end"):
-                    print(f"callscale-child: {message['step']} at {float(message.get('cpu', 0)):.1f} s CPU", file=sys.stderr)
-                live = [fork.deadline for fork in forks.values() if fork.pid not in killed]
-                try:
-                    message = lines.send(min(live) if live else time.monotonic() + SETUP_SECONDS)
-                except StopIteration:  # the child closed its output: ended or died
-                    break
-            if not timed_out:
+            counting.read()
+            if not counting.timed_out:
                 child.proc.wait(timeout=SETUP_SECONDS)
         except KeyboardInterrupt as exc:  # say which item the child was on (the finally kills it)
-            on = next((items[fork.index] for _, fork in sorted(forks.items()) if items[fork.index] not in results),
-                      None)
-            if on is None and results:  # between rows: the next item the child would count
-                on = next((item for item in items if item not in results), None)
-            exc.item = on  # type: ignore[attr-defined]
+            exc.item = counting.running()  # type: ignore[attr-defined]
             raise
         finally:
             child.stop()
-        if not ended or child.proc.returncode != 0:
-            why = f"no answer in {SETUP_SECONDS:g} s" if timed_out else ended_in_words(child.proc.returncode)
+        if not counting.ended or child.proc.returncode != 0:
+            why = f"no answer in {SETUP_SECONDS:g} s" if counting.timed_out else ended_in_words(child.proc.returncode)
             raise MeterError(f"metered child failed ({why}) outside any parser's code: {child.stderr_tail()}")
         for item in items:  # anything the child skipped without a word
-            settle(item, Counted(error="the metered child did not count it"))
-    return {item: results[item] for item in items}
+            counting.settle(item, Counted(error="the metered child did not count it"))
+    return {item: counting.results[item] for item in items}
+
+
+_NO_LIMIT = 1e9
+
+
+class _Counting:
+    """The parent's side of one callgrind child (:func:`count_items`): what it settled, the forks
+    running (two at a time, see :mod:`callscale._child`) by row number, and one short handler per
+    message kind of :data:`callscale._child.MESSAGES` (``on_KIND``), plus :meth:`on_deadline`."""
+
+    def __init__(self, items: list[Item], child: _Child, timeout: float | None,
+                 on_done: Callable[[Item, Counted], None] | None) -> None:
+        self.items, self.child, self.timeout, self.settled = items, child, timeout, on_done
+        self.slow_setup = max(timeout, 60.0) if timeout is not None else _NO_LIMIT
+        self.results: dict[Item, Counted] = {}
+        self.number_of = {entry[0]: number for number, row in enumerate(child.rows) for entry in row}
+        self.forks: dict[int, _Fork] = {}
+        self.killed: set[int] = set()
+        self.ended = self.timed_out = False
+        self.debug = bool(os.environ.get("CALLSCALE_DEBUG_CHILD"))
+        from ._child import MESSAGES  # here, not at the top: the metered child imports this module
+
+        self.handlers: dict[str, Callable[[dict, float], None]] = {
+            kind: getattr(self, f"on_{kind}") for kind in MESSAGES}
+
+    def read(self) -> None:
+        """Read the child's messages until it closes its output, dispatching each by its kind."""
+        lines = self.child.lines(time.monotonic() + SETUP_SECONDS)
+        message = next(lines, _EOF)
+        while message is not _EOF:
+            now = time.monotonic()
+            if message is None:  # a deadline passed
+                if not self.on_deadline(now):
+                    return
+            elif message.get("kind") in self.handlers:
+                self.handlers[message["kind"]](message, now)
+            live = [fork.deadline for fork in self.forks.values() if fork.pid not in self.killed]
+            try:
+                message = lines.send(min(live) if live else time.monotonic() + SETUP_SECONDS)
+            except StopIteration:  # the child closed its output: ended or died
+                return
+
+    def settle(self, item: Item, counted: Counted) -> None:
+        if item not in self.results:
+            self.results[item] = counted
+            if self.settled is not None:
+                self.settled(item, counted)
+
+    def give_up(self, item: Item, kind: str, words: str, error: str, every_workload: bool = False) -> None:
+        """The item fails with ``error``; its parser's longer lengths on its workload (on every workload,
+        with ``every_workload``) are not run: the child skips them."""
+        from .config import format_size
+
+        self.settle(item, Counted(error=error))
+        for index, other in enumerate(self.items):
+            same = other[:2] == item[:2] if every_workload else other[:3] == item[:3]
+            if same and other not in self.results and (every_workload or other[3] > item[3]):
+                where = f"{item[2]} at {format_size(item[3])}" if every_workload else format_size(item[3])
+                (self.child.folder / f"skip.{index:09d}").touch()
+                self.settle(other, Counted(error=f"{kind}: not run ({words} on {where})" if every_workload
+                                           else f"{kind}: not run ({words} at {where})"))
+
+    def kill(self, fork: _Fork) -> None:
+        """Stop a fork (the child then reports it ``ended``)."""
+        _kill_fork(fork.pid, self.child.proc.pid)
+        self.killed.add(fork.pid)
+
+    def running(self) -> Item | None:
+        """The item the child is on (or would count next; ``None`` while it starts)."""
+        on = next((self.items[fork.index] for _, fork in sorted(self.forks.items())
+                   if self.items[fork.index] not in self.results), None)
+        if on is None and self.results:  # between rows: the next item the child would count
+            on = next((item for item in self.items if item not in self.results), None)
+        return on
+
+    # ------------------------------------------------------------------ one handler per kind
+    def on_deadline(self, now: float) -> bool:
+        """A deadline passed: stop each fork past its own; ``False`` (give up reading) when no fork
+        runs (the child itself is past :data:`SETUP_SECONDS`)."""
+        if not self.forks:
+            self.timed_out = True
+            return False
+        for fork in self.forks.values():
+            if fork.deadline <= now and fork.pid not in self.killed:
+                self.kill(fork)
+        return True
+
+    def on_ready(self, message: dict, now: float) -> None:
+        if self.debug:
+            print(f"callscale-child: ready at {float(message['cpu']):.1f} s CPU", file=sys.stderr)
+
+    def on_row(self, message: dict, now: float) -> None:
+        number = int(message["number"])
+        self.forks[number] = _Fork(int(message["pid"]), self.child.rows[number][0][0], False, now + self.slow_setup)
+
+    def on_case(self, message: dict, now: float) -> None:
+        index = int(message["index"])
+        fork = self.forks[self.number_of[index]]
+        fork.index, fork.streaming = index, True
+        fork.deadline = now + (self.timeout if self.timeout is not None else _NO_LIMIT)
+
+    def on_done(self, message: dict, now: float) -> None:
+        index = int(message["index"])
+        fork = self.forks[self.number_of[index]]
+        item, answer = self.items[index], self.child.answer(index)
+        if answer.get("error") is not None:
+            self.settle(item, Counted(error=answer["error"], outcome=answer.get("outcome")))
+        else:
+            dumps = self.child.dumps(fork.pid)
+            total, calibration = dumps.get(f"case {index:09d}"), dumps.get("calibration")
+            if total is None or calibration is None:
+                self.settle(item, Counted(error=f"callgrind wrote no count for it ({len(dumps)} dumps)"))
+            else:
+                self.settle(item, Counted(instructions=total - calibration, outcome=answer.get("outcome")))
+        fork.streaming = False
+        fork.deadline = now + self.slow_setup
+
+    def on_ended(self, message: dict, now: float) -> None:
+        number, status = int(message["number"]), int(message["status"])
+        fork = self.forks.pop(number, None)
+        if number < 0 or status == 0:  # a row done (negative: a placeholder fork)
+            return
+        # a row's fork died: stopped past its deadline, or by itself
+        item = self.items[fork.index if fork is not None else self.child.rows[number][0][0]]
+        streaming = fork is not None and fork.streaming
+        if fork is not None and fork.pid in self.killed and streaming:
+            self.give_up(item, "timeout", "timed out", timeout_in_words(self.timeout), True)
+        elif fork is not None and fork.pid in self.killed:
+            self.give_up(item, "timeout", "timed out", f"{timeout_in_words(self.slow_setup)} (importing "
+                                                       f"{item[0]} or making the case)", True)
+        else:
+            words = ended_in_words(status)
+            self.give_up(item, "crashed", words, words + ("" if streaming else f" (importing {item[0]} or making the case)"))
+        for other in self.forks.values():  # a fork streaming a case given up meanwhile: stop it
+            if other.streaming and other.pid not in self.killed and self.items[other.index] in self.results:
+                self.kill(other)
+
+    def on_end(self, message: dict, now: float) -> None:
+        self.ended = True
+        if self.debug:
+            print(f"callscale-child: end at {float(message['cpu']):.1f} s CPU", file=sys.stderr)
 
 
 #: Most children :func:`auto_jobs` picks (each holds a few hundred MB under valgrind).

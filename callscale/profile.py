@@ -88,7 +88,7 @@ def profile(
     out = Path(output) if output is not None else default_output(parser, workload, length, output_format)
     out.parent.mkdir(parents=True, exist_ok=True)
     spec = {
-        "mode": "profile", "parser": parser, "format": fmt, "workload": workload,
+        "kind": "profile", "parser": parser, "format": fmt, "workload": workload,
         "length": int(length), "chunking": chunking, "seconds": seconds,
     }
     root = str(Path(__file__).resolve().parent.parent)
