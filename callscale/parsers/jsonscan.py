@@ -272,14 +272,16 @@ class JsonValidator(JsonTracker):
         a value's start and a key are :meth:`_scalar`, :meth:`_value` and :meth:`_key`. The members hook's
         places (depth 1 of a hooked reader) take the step-by-step path.
         """
-        n, stack, hooked = len(text), self._stack, self.hooked
+        hooked = self.hooked
+        if self.inside and not (hooked or self.escape or self._hex_left) and '"' not in text and "\\" not in text \
+                and text.isprintable():
+            return len(text), _NEED  # (the common piece, inside a string: no stop in it, three tests)
+        n, stack = len(text), self._stack
         while i < n:
             if self.inside:
                 if self.escape or self._hex_left:
                     j, event = self.string_run(text, i)
                 else:  # string_run's step with no escape pending (tests/test_jsonscan.py: json.loads at every split)
-                    if not hooked and '"' not in text and "\\" not in text and text.isprintable():
-                        return n, _NEED  # (no stop in the piece: three tests, no pattern run)
                     hit = _STRICT_STOP.search(text, i)
                     if hit is None:
                         return n, _NEED
@@ -375,7 +377,10 @@ class JsonValidator(JsonTracker):
         self._number = []
         if not (number.isdigit() and (number[0] != "0" or len(number) == 1)) and _NUMBER.fullmatch(number) is None:
             return end, _FAIL
-        self._value_end()
+        if self._stack:  # (the common case of _value_end)
+            self._mode = _V_AFTER
+        else:
+            self._value_end()
         return end, _NEED
 
     def _value(self, text: str, i: int, c: str, mode: int) -> tuple[int, int]:
@@ -814,6 +819,19 @@ class _Heads(dict):
 
 
 _HEADS = _Heads()
+
+
+#: The transitions of :class:`JsonCallReader`'s states, as h11 writes its rules: {state: {what it reads: next
+#: state}} ("format" is the state the format's ``_not_a_call`` / ``_drop_call`` / ``_object_done`` sets; a format's
+#: table merges this one, as MiniMax's does ``BLOCK_TRANSITIONS``).
+JSON_CALL_TRANSITIONS = {
+    "json_open": {"blanks {": "json_head", "anything else, past the head's bound (no call)": "format"},
+    "json_head": {'{"name": "NAME", KEY: { (the call starts)': "json_args", "a prefix of it": "json_head",
+                  "any other object": "json"},
+    "json": {"the head, up to the arguments' { after the name": "json_args",
+             "the object, closed (a call or none)": "format", "a JSON error, past the head's bound": "format"},
+    "json_args": {"the arguments (streamed)": "json_args", "the object's }, a JSON error, the end": "format"},
+}
 
 
 class JsonCallReader:
