@@ -114,17 +114,15 @@ class HarmonyParser(ToolParser):
         self._end: list[str] = []    # an end token met inside a JSON string, and the blanks after it
 
     # ------------------------------------------------------------------ helpers
-    def _open_header(self, seed: str = "", guessed: bool = False) -> bool:
+    def _after(self, marker: str | None, seed: str = "", guessed: bool = False) -> bool:
+        """Go on after a message or header ended at ``marker``: a header at ``START`` (``seed``: the text it
+        opens with; ``guessed``: from a leading ``to=``, no token), else outside messages."""
+        if marker != START:
+            self._state = _OUTSIDE
+            return True
         self._head_begin(seed)
         self._guessed = guessed
         self._state = _HEADER
-        return True
-
-    def _after(self, marker: str | None) -> bool:
-        """Go on after a message or header ended at ``marker``."""
-        if marker == START:
-            return self._open_header()
-        self._state = _OUTSIDE
         return True
 
     def _finish_json(self, cut: bool) -> None:
@@ -168,7 +166,7 @@ class HarmonyParser(ToolParser):
         if hit is None:
             self._state = _OUTSIDE
             return True
-        return self._open_header(hit, guessed=hit != CHANNEL)
+        return self._after(START, hit, hit != CHANNEL)
 
     def _s_content(self, final: bool) -> bool:
         text, marker = self.scanner.find(_M_OUTSIDE, final)
@@ -176,9 +174,9 @@ class HarmonyParser(ToolParser):
         if marker is None:
             return False
         if marker == START:
-            return self._open_header()
+            return self._after(START)
         if marker == CHANNEL:
-            return self._open_header(CHANNEL)
+            return self._after(START, CHANNEL)
         return True  # a stray token: dropped
 
     def _s_header(self, final: bool) -> bool:
@@ -334,7 +332,7 @@ class HarmonyParser(ToolParser):
             return True
         self._end = []
         self._finish_json(cut=False)
-        return self._open_header()
+        return self._after(START)
 
     def _s_code(self, final: bool) -> bool:
         text, marker = self.scanner.find(_M_BODY, final)
