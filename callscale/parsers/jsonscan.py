@@ -264,14 +264,11 @@ class JsonValidator(JsonTracker):
         return at
 
     def scan(self, text: str, i: int) -> tuple[int, int]:
-        """Read ``text`` from ``i``: ``(j, event)``, one of the events above (``_NEED``, ``_CLOSED``, ``_FAIL``,
-        ``_PAUSE``, ``_AFTER_END``) at index ``j``; a reader feeds nothing more once ``j < len(text)``.
-
-        Strings, and between them json.dumps' ``": "``, ``, "`` and ``{"`` read in one step with the quote
-        (character tests: a pattern call costs more than the steps it saves on 4-character pieces); a scalar,
-        a value's start and a key are :meth:`_scalar`, :meth:`_value` and :meth:`_key`. The members hook's
-        places (depth 1 of a hooked reader) take the step-by-step path.
-        """
+        """Read ``text`` from ``i``: ``(j, event)``, an event above at index ``j``; a reader feeds nothing more
+        once ``j < len(text)``. Strings, and between them json.dumps' ``": "``, ``, "``, ``{"`` read in one step
+        with the quote (character tests: a pattern call costs more on 4-character pieces); scalars, values'
+        starts and keys: :meth:`_scalar`, :meth:`_value`, :meth:`_key`. The members hook's places (depth 1 of
+        a hooked reader) take the step-by-step path."""
         hooked = self.hooked
         if self.inside and not (hooked or self.escape or self._hex_left) and '"' not in text and "\\" not in text \
                 and text.isprintable():
