@@ -349,8 +349,8 @@ def _head_case(draw):
        st.sampled_from([0, MAX_HEAD - 20, MAX_HEAD - 5, MAX_HEAD - 2, MAX_HEAD, MAX_HEAD + 3]), st.booleans())
 @settings(max_examples=600, deadline=None)
 def test_the_bounded_head_reads_as_the_scanners_find_within(case, lazy, skip, head_len, final):
-    # base._head_find writes find_within's one search out (the per-delta path of every head): the same
-    # text, marker and position for any marker set, text (markers and their prefixes in it), bound and end
+    # base._head_find reads with find_within within the head's bound (the per-delta path of every head): the
+    # same text, marker and position for any marker set, text (markers and their prefixes in it), bound and end
     items, text = case
     m = lazy_markers(*items) if lazy else markers(*items)
     parser, ref = _Reader(), MarkerScanner()
@@ -364,5 +364,5 @@ def test_the_bounded_head_reads_as_the_scanners_find_within(case, lazy, skip, he
     limit = MAX_HEAD + 1 - head_len
     got = parser._head_find(m, final)
     assert got == ref.find_within(m, final, max(limit, 0))
-    assert parser.scanner._pos == ref._pos
+    assert parser.scanner.rest() == ref.rest()
     assert parser._head_len == head_len + len(got[0])

@@ -191,3 +191,52 @@ def test_until_reads_as_find_of_its_one_marker(marker, text):
             want_text, want_marker = b.find(m, final)
             assert (got_text, found) == (want_text, want_marker is not None), (cut, final)
             assert a._pos == b._pos
+
+
+class _Words:
+    """A two-state machine over the scanner: words up to "|" in state "a", then one "|" in state "b"."""
+
+    def __init__(self):
+        self.scanner = MarkerScanner()
+        self._state = "a"
+        self.log = []
+
+    def _s_a(self, final):
+        text, marker = self.scanner.find(markers("|"), final)
+        self.log.append(("a", text, marker))
+        if marker is None:
+            return False
+        self._state = "b"
+        return True
+
+    def _s_b(self, final):
+        self.log.append(("b", self.scanner.take(1)))
+        self._state = "a"
+        return True
+
+
+_WORD_STATES = {"a": _Words._s_a, "b": _Words._s_b}
+
+
+def test_feed_with_states_runs_the_machine_while_a_state_goes_on_and_text_is_unread():
+    w = _Words()
+    w.scanner.feed("ab|cd|", _WORD_STATES, w)
+    # "b" read the character after the second "|" (none): the loop stopped there, no state ran on nothing
+    assert w.log == [("a", "ab", "|"), ("b", "c"), ("a", "d", "|")]
+    assert w.scanner.at_end() and w._state == "b"
+    w.scanner.feed("ef", _WORD_STATES, w)  # the consumed text is dropped, the new text read from "b"
+    assert w.log[3:] == [("b", "e"), ("a", "f", None)]
+    assert w.scanner.rest() == ""
+
+
+def test_feed_with_states_keeps_marked_text_and_matches_feed_then_the_loop():
+    a, b = _Words(), _Words()
+    for piece in ("x|", "y", "|z|w"):
+        a.scanner.feed(piece, _WORD_STATES, a)
+        b.scanner.feed(piece)
+        while _WORD_STATES[b._state](b, False) and not b.scanner.at_end():
+            pass
+        if piece == "x|":
+            a.scanner.mark()
+    assert a.log == b.log
+    assert a.scanner.kept() == "y|z|w"  # what was read after the mark, across the feeds

@@ -218,7 +218,7 @@ class ToolParser:
                 if attr.startswith("_s_") and callable(fn):
                     table[attr[3:]] = fn
         cls._states = table
-        # formats run by the base driver (not overriding _advance) get its loop written out per delta
+        # formats run by the base driver (not overriding _advance): a delta runs the loop in the scanner's feed
         cls._driven = cls._advance is ToolParser._advance
         resume = cls.broken_resume
         if isinstance(resume, Mapping):
@@ -276,31 +276,20 @@ class ToolParser:
         if self._finished or not delta:
             return StreamingParseResult()
         self.tools = tools or ()
-        sc = self.scanner
-        if not sc._pos:  # MarkerScanner.feed, written out for its common cases (this path runs once a delta)
-            sc._buf += delta
-        elif sc._mark is None:
-            sc._buf = sc._buf[sc._pos:] + delta
-            sc._pos = 0
-        else:
-            sc.feed(delta)
-        # _run(final=False), written out: this is the per-delta path of every format
+        # the per-delta path of every format (_run(final=False) less its end-of-output steps)
         try:
             states = self._driver
-            if states is not None:
-                # the waiting rule (parsers/README.md): with nothing unread a state would only wait
-                while states[self._state](self, False) and sc._pos < len(sc._buf):
-                    pass
+            if states is not None:  # the feed and the base driver's loop (the waiting rule): one call
+                self.scanner.feed(delta, states, self)
             else:
+                self.scanner.feed(delta)
                 self._advance(False)
         except Exception:  # a parser bug must not take down the server's stream (see _run)
             log.exception("%s parser failed; unread text passed on as content", self.name)
             self._abandon_call()
             self._emit_content(self.scanner.take_all())
-        args = self._out_args
-        if args:  # _flush_arguments, written out
-            self._out_calls[-1].parameters += "".join(args)
-            self._out_args = []
+        if self._out_args:
+            self._flush_arguments()
         calls = self._out_calls
         if calls:
             self._out_calls = []
@@ -580,30 +569,7 @@ class ToolParser:
         long (decided, whatever the split), or None when more text is needed.
         """
         limit = MAX_HEAD + 1 - self._head_len
-        if limit < 0:
-            limit = 0
-        scan = m._scan
-        if not scan:  # a lazy or nested marker set
-            text, marker = self.scanner.find_within(m, final, limit)
-        else:  # MarkerScanner.find_within's one search, written out (the per-delta path of every head)
-            sc = self.scanner
-            buf, pos = sc._buf, sc._pos
-            stop = pos + limit  # a marker must start before this
-            hit = scan.search(buf, pos, stop - 1 + m.longest)
-            end = len(buf)
-            marker = None
-            if hit is not None:
-                found = hit.group()
-                if found in m.item_set:
-                    if hit.start() < stop:
-                        end = hit.start()
-                        marker = found
-                elif not final and hit.end() == end:  # a partial marker at the end waits (unless cut by the bound)
-                    end = hit.start()
-            if end > stop:
-                end = stop
-            text = buf[pos:end]
-            sc._pos = hit.end() if marker is not None else end
+        text, marker = self.scanner.find_within(m, final, limit if limit > 0 else 0)
         if text:
             self._head_len += len(text)
             self._head_parts.append(text)

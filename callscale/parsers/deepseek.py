@@ -10,6 +10,33 @@ Nothing here raises on model output; lengths are in characters.
 
 from __future__ import annotations
 
+# The transition tables, as h11 writes its rules: {state: {what it reads: next state}} (the states are the
+# ``_s_<state>`` methods; "broken" is base.ToolParser's; "content" also reads the calls block, between calls;
+# ``ws``: whitespace; "a / b": the one the reading decides).
+DEEPSEEK_V3_TRANSITIONS = {
+    "content": {"text": "content", "CALLS_BEGIN (then the block), EOS (dropped), CALLS_END": "content",
+                "CALL_BEGIN (in the block)": "kind"},
+    "kind": {"function SEP": "name", "another word, a block token, past MAX_HEAD (text of the block)": "content",
+             "an empty head's SEP": "skip"},
+    "name": {"NAME \\n": "fence", "a block token, past MAX_HEAD (text of the block)": "content"},
+    "fence": {"```json\\n": "args", "anything else": "broken", "the end": "skip"},
+    "args": {"the arguments (streamed)": "args", "\\n```": "after_fence", "text that is no JSON": "broken",
+             "the end": "skip"},
+    "after_fence": {"ws CALL_END": "content", "anything else": "broken", "the end": "skip"},
+    "skip": {"text up to CALL_END or a block token (dropped)": "content / kind"},
+    "broken": {"CALL_END (the text dropped)": "content", "a block token (the text is content)": "content"},
+}
+DEEPSEEK_V31_TRANSITIONS = {
+    "content": {"text": "content", "CALLS_BEGIN (then the block), EOS (dropped), CALLS_END": "content",
+                "CALL_BEGIN (in the block)": "name"},
+    "name": {"NAME SEP": "args", "a block token, past MAX_HEAD (text of the block)": "content",
+             "an empty head's SEP": "skip"},
+    "args": {"the arguments (streamed)": "args", "CALL_END": "content", "text that is no JSON": "broken",
+             "the end": "skip"},
+    "skip": {"text up to CALL_END or a block token (dropped)": "content / name"},
+    "broken": {"CALL_END (the text dropped)": "content", "a block token (the text is content)": "content"},
+}
+
 
 from . import register
 from .base import MAX_HEAD, ToolParser
@@ -178,16 +205,17 @@ class _DeepSeekCalls(ToolParser):
         self._enter_block()
         return False
 
-    def _find_in_head(self, m, final: bool) -> tuple[str, str | None, bool]:
-        """``scanner.find`` bounded by :data:`MAX_HEAD`; the flag is true when the head ran past it."""
-        text, marker = self.scanner.find(m, final, MAX_HEAD + 1 - self._call_head_len)
+    def _find_in_head(self, m, final: bool, name: bool) -> tuple[str, str | None, bool]:
+        """``scanner.find_within`` bounded by :data:`MAX_HEAD`, the text kept in the head (and, ``name``, the
+        name); the flag is true when the head ran past the bound."""
+        limit = MAX_HEAD + 1 - self._call_head_len
+        text, marker = self.scanner.find_within(m, final, limit if limit > 0 else 0)
         self._call_head_len += len(text) + (len(marker) if marker else 0)
-        return text, marker, marker is None and self._call_head_len > MAX_HEAD
-
-    def _name_piece(self, text: str) -> None:
         if text:
             self._head.append(text)
-            self._name.append(text)
+            if name:
+                self._name.append(text)
+        return text, marker, marker is None and self._call_head_len > MAX_HEAD
 
     def _start_call(self, next_state: str) -> bool:
         """The name is complete: send it (or give up the head if it is empty)."""
@@ -211,28 +239,11 @@ class _DeepSeekCalls(ToolParser):
         by the base's broken state (so a token in the same delta is never swallowed).
         The end marker is handed to :meth:`_args_end`.
         """
-        # self.scanner.find(self._m_args), written out (the per-delta path; both marker sets have one search:
-        # tests/test_deepseek.py checks it)
         sc = self.scanner
-        buf, pos = sc._buf, sc._pos
-        m = self._m_args
-        hit = m._scan.search(buf, pos)
-        if hit is None:
-            marker = None
-            sc._pos = len(buf)
-            text = buf[pos:] if pos else buf
-        else:
-            start = hit.start()
-            marker = hit.group()
-            if marker in m.item_set:
-                sc._pos = hit.end()
-            else:  # a partial closing marker stays unread, even at the end
-                marker = None
-                sc._pos = start
-            text = buf[pos:start]
+        text, marker = sc.find(self._m_args)  # (a partial closing marker stays unread, even at the end)
         if text:
             args = self._args
-            j, event = args.scan(text, 0)  # args.feed(text), written out for its common piece
+            j, event = args.scan(text, 0)  # (RawArguments' per-piece path: event 0 sends the piece as it is)
             if not event:
                 self._emit_arguments(text)
             else:
@@ -293,9 +304,7 @@ class DeepSeekV3Parser(_DeepSeekCalls):
     _args_markers = _V3_ARGS
 
     def _s_kind(self, final: bool) -> bool:
-        text, marker, over = self._find_in_head(_V3_KIND_END, final)
-        if text:
-            self._head.append(text)
+        _, marker, over = self._find_in_head(_V3_KIND_END, final, False)
         if marker is None:
             if over:  # too long for a head: content, read on after it
                 return self._head_failed(None)
@@ -314,8 +323,7 @@ class DeepSeekV3Parser(_DeepSeekCalls):
         return True
 
     def _s_name(self, final: bool) -> bool:
-        text, marker, over = self._find_in_head(_V3_NAME_END, final)
-        self._name_piece(text)
+        _, marker, over = self._find_in_head(_V3_NAME_END, final, True)
         if marker is None:
             if over:  # too long for a head: content, read on after it
                 return self._head_failed(None)
@@ -372,8 +380,7 @@ class DeepSeekV31Parser(_DeepSeekCalls):
     _args_markers = _V31_ARGS
 
     def _s_name(self, final: bool) -> bool:
-        text, marker, over = self._find_in_head(_V31_NAME_END, final)
-        self._name_piece(text)
+        _, marker, over = self._find_in_head(_V31_NAME_END, final, True)
         if marker is None:
             if over:  # too long for a head: content, read on after it
                 return self._head_failed(None)

@@ -10,11 +10,28 @@ model output; lengths are in characters.
 
 from __future__ import annotations
 
+# The transition table, as h11 writes its rules: {state: {what it reads: next state}} (the states are the
+# ``_s_<state>`` methods; "broken" is base.ToolParser's; "content" is outside messages; ``ws``: whitespace;
+# "a / b": the one the reading decides).
+HARMONY_TRANSITIONS = {
+    "begin": {"CHANNEL or to= (a header with no START)": "header", "anything else": "content"},
+    "content": {"text (content)": "content", "START, CHANNEL": "header", "a stray token (dropped)": "content"},
+    "header": {"HEADER MESSAGE (a recipient)": "pre_args", "HEADER MESSAGE (none)": "text",
+               "HEADER then START, END, CALL, RETURN (MESSAGE missing)": "header / content / text / args / code",
+               "past MAX_HEAD": "content"},
+    "text": {"text (content or reasoning)": "text", "END, CALL, RETURN": "content", "START": "header"},
+    "pre_args": {"ws {, or a functions. call": "args", "ws anything else": "code", "the end": "content"},
+    "args": {"the arguments (streamed)": "args", "an end token inside a JSON string": "end_check",
+             "END, CALL, RETURN": "content", "START": "header", "text that is no JSON": "broken"},
+    "end_check": {"ws START": "header", "the end": "content", "anything else (the token was string text)": "args"},
+    "code": {"text (a code argument)": "code", "END, CALL, RETURN": "content", "START": "header"},
+    "broken": {"END, CALL, RETURN (the text dropped)": "content", "START (the text is content)": "content"},
+}
+
 import re
 
 from . import register
-from .base import MAX_HEAD, ToolParser, json_fragment
-from .schema import json_string
+from .base import ToolParser, json_fragment
 from .jsonscan import RawArguments
 from .scanner import PARTIAL, markers
 
@@ -97,17 +114,15 @@ class HarmonyParser(ToolParser):
         self._end: list[str] = []    # an end token met inside a JSON string, and the blanks after it
 
     # ------------------------------------------------------------------ helpers
-    def _open_header(self, seed: str = "", guessed: bool = False) -> bool:
+    def _after(self, marker: str | None, seed: str = "", guessed: bool = False) -> bool:
+        """Go on after a message or header ended at ``marker``: a header at ``START`` (``seed``: the text it
+        opens with; ``guessed``: from a leading ``to=``, no token), else outside messages."""
+        if marker != START:
+            self._state = _OUTSIDE
+            return True
         self._head_begin(seed)
         self._guessed = guessed
         self._state = _HEADER
-        return True
-
-    def _after(self, marker: str | None) -> bool:
-        """Go on after a message or header ended at ``marker``."""
-        if marker == START:
-            return self._open_header()
-        self._state = _OUTSIDE
         return True
 
     def _finish_json(self, cut: bool) -> None:
@@ -126,7 +141,17 @@ class HarmonyParser(ToolParser):
         from where it stopped (also prose after a complete object) is held by
         the broken-call mechanism of :mod:`callscale.parsers.base`.
         """
-        send, used = self._args.feed(text)
+        if not text:
+            return False
+        j, event = self._args.scan(text, 0)  # (RawArguments' per-piece path: scan, then _args_sent)
+        return self._args_sent(text, j, event)
+
+    def _args_sent(self, text: str, j: int, event: int) -> bool:
+        """:meth:`_args_piece` after the arguments' ``scan(text, 0)`` stopped at ``j`` with ``event``."""
+        if not event:
+            self._emit_arguments(text)
+            return False
+        send, used = self._args.scanned(text, j, event)
         self._emit_arguments(send)
         if used == len(text):
             return False
@@ -141,7 +166,7 @@ class HarmonyParser(ToolParser):
         if hit is None:
             self._state = _OUTSIDE
             return True
-        return self._open_header(hit, guessed=hit != CHANNEL)
+        return self._after(START, hit, hit != CHANNEL)
 
     def _s_content(self, final: bool) -> bool:
         text, marker = self.scanner.find(_M_OUTSIDE, final)
@@ -149,14 +174,14 @@ class HarmonyParser(ToolParser):
         if marker is None:
             return False
         if marker == START:
-            return self._open_header()
+            return self._after(START)
         if marker == CHANNEL:
-            return self._open_header(CHANNEL)
+            return self._after(START, CHANNEL)
         return True  # a stray token: dropped
 
     def _s_header(self, final: bool) -> bool:
         _, marker = self._head_find(_M_HEADER, final)  # a bounded head (base)
-        over = marker is None and self._head_len > MAX_HEAD  # (_head_over, written out: the per-delta path)
+        over = marker is None and self._head_over()
         if marker is None and not final and not over:
             return False
         raw = self._head_text()
@@ -257,17 +282,11 @@ class HarmonyParser(ToolParser):
     def _s_args(self, final: bool) -> bool:
         text, marker = self.scanner.find(_M_BODY, final)
         if marker is None and not final:  # the common piece: argument text, streamed
-            args = self._args
-            j, event = args.scan(text, 0)  # args.feed(text), written out for its common piece
-            if not event:
+            j, event = self._args.scan(text, 0)
+            if not event:  # (read whole: sent as it is, with no frame; else _args_sent decides)
                 self._emit_arguments(text)
                 return False
-            send, used = args.scanned(text, j, event)
-            self._emit_arguments(send)
-            if used == len(text):
-                return False
-            self._args = RawArguments()
-            return self._broken(text[used:])
+            return self._args_sent(text, j, event)
         return self._args_at(text, marker, final)
 
     def _args_at(self, text: str, marker: str | None, final: bool) -> bool:
@@ -313,7 +332,7 @@ class HarmonyParser(ToolParser):
             return True
         self._end = []
         self._finish_json(cut=False)
-        return self._open_header()
+        return self._after(START)
 
     def _s_code(self, final: bool) -> bool:
         text, marker = self.scanner.find(_M_BODY, final)
@@ -321,7 +340,7 @@ class HarmonyParser(ToolParser):
 
     def _code_at(self, text: str, marker: str | None, final: bool) -> bool:
         if text:
-            self._emit_arguments(json_string(text)[1:-1])  # (json_fragment written out)
+            self._emit_arguments(json_fragment(text))
         if marker is None:
             if final:
                 self._abandon_call()

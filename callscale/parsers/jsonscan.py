@@ -155,7 +155,7 @@ class JsonTracker:
 
 
 # Modes of :class:`JsonValidator` between strings.
-# (the two modes inside a scalar and the one after the value last: _scan tells them from the rest by one comparison)
+# (the two modes inside a scalar and the one after the value last: scan tells them from the rest by one comparison)
 _V_VALUE, _V_OBJ_OPEN, _V_OBJ_KEY, _V_COLON, _V_ARR_OPEN, _V_AFTER, _V_NUMBER, _V_LITERAL, _V_DONE = range(9)
 _WS = re.compile(r"[ \t\n\r]*")
 _WS_CHARS = frozenset(" \t\n\r")
@@ -164,7 +164,7 @@ _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _WORDS = {"t": "true", "f": "false", "n": "null"}
 
 
-#: :meth:`JsonValidator._scan` events: the text was read to its end / the top-level value ended just
+#: :meth:`JsonValidator.scan` events: the text was read to its end / the top-level value ended just
 #: before the returned index / the character at the returned index cannot continue the value /
 #: a member hook asked to stop at the returned index / the top-level value had closed (in an earlier
 #: scan, or a top-level number or literal in this one) and only whitespace followed, to the text's end.
@@ -193,9 +193,8 @@ class JsonValidator(JsonTracker):
     Members hook: a subclass that sets ``_hooked`` is told of the members of
     the top-level object (depth 1) as they are read, through ``_key_start``,
     ``_string_end``, ``_member_start``, ``_member_closed`` and ``_control``
-    (see :class:`JsonCallLexer`, the Hermes call object), and its own reader
-    calls ``_piece_end`` when a piece was read to its end (``_NEED``); plain
-    validation never calls them.
+    (see :class:`JsonCallLexer`, the Hermes call object); plain validation
+    never calls them.
     """
 
     __slots__ = ("_stack", "_mode", "_in_key", "_word", "_word_pos", "_number", "first", "failed", "error_at",
@@ -205,15 +204,8 @@ class JsonValidator(JsonTracker):
     _hooked = False
 
     def __init__(self, objects_only: bool = True) -> None:
-        # JsonTracker.__init__(self, strict=True), written out (one frame fewer a call)
-        self.inside = False
-        self.escape = False
-        self.depth = 0
-        self.closed = False
-        self.strict = True
-        self._hex_left = 0
-        self._stop = _STRICT_STOP
-        # the class's flag, kept per instance: _scan reads it a piece, and CPython 3.11 specialises a slot's
+        JsonTracker.__init__(self, True)
+        # the class's flag, kept per instance: scan reads it a piece, and CPython 3.11 specialises a slot's
         # read, not a class attribute's through an instance
         self.hooked = self._hooked
         self._stack: list[str] = []
@@ -255,7 +247,7 @@ class JsonValidator(JsonTracker):
         """
         if self.failed:
             return -1
-        j, event = self._scan(text, 0)
+        j, event = self.scan(text, 0)
         if event == _NEED:
             return -1
         return self._scanned(text, j, event)
@@ -265,228 +257,191 @@ class JsonValidator(JsonTracker):
         at = -1
         if event == _CLOSED:
             at = j - 1
-            j, event = self._scan(text, j)  # only whitespace may follow
+            j, event = self.scan(text, j)  # only whitespace may follow
         if event == _FAIL:
             self.failed = True
             self.error_at = j
         return at
 
-    def _scan(self, text: str, i: int) -> tuple[int, int]:
-        """Read ``text`` from ``i``: ``(j, event)``, one of the ``_NEED``/``_CLOSED``/``_FAIL``/``_PAUSE``/``_AFTER_END`` events.
-
-        Between strings the encoders' spellings (json.dumps: ``": "``, ``, "``, ``{"``) are read in one
-        step with the string's quote, and a number that ends in the piece is checked whole; plain
-        character tests, not pattern runs (a pattern call costs more than the steps it saves on
-        4-character pieces). The members hook's places (depth 1 of a hooked reader) take the
-        step-by-step path.
-        """
-        n = len(text)
-        stack = self._stack
+    def scan(self, text: str, i: int) -> tuple[int, int]:
+        """Read ``text`` from ``i``: ``(j, event)``, an event above at index ``j``; a reader feeds nothing more
+        once ``j < len(text)``. Strings, and between them json.dumps' ``": "``, ``, "``, ``{"`` read in one step
+        with the quote (character tests: a pattern call costs more on 4-character pieces); scalars, values'
+        starts and keys: :meth:`_scalar`, :meth:`_value`, :meth:`_key`. The members hook's places (depth 1 of
+        a hooked reader) take the step-by-step path."""
         hooked = self.hooked
+        if self.inside and not (hooked or self.escape or self._hex_left) and '"' not in text and "\\" not in text \
+                and text.isprintable():
+            return len(text), _NEED  # (the common piece, inside a string: no stop in it, three tests)
+        n, stack = len(text), self._stack
         while i < n:
             if self.inside:
                 if self.escape or self._hex_left:
                     j, event = self.string_run(text, i)
-                else:  # string_run's common step, written out (this strict tracker's stop pattern)
-                    if not hooked and '"' not in text and "\\" not in text and text.isprintable():
-                        return n, _NEED  # (no stop in the piece: three tests, no pattern run; a hooked reader tested it)
+                else:  # string_run's step with no escape pending (tests/test_jsonscan.py: json.loads at every split)
                     hit = _STRICT_STOP.search(text, i)
                     if hit is None:
                         return n, _NEED
                     j = hit.start()
                     c = text[j]
-                    if c == '"':
-                        self.inside = False
-                        j += 1
-                        event = STRING_END
-                    elif c == "\\":
+                    if c == "\\":
                         self.escape = True
                         i = j + 1
                         continue
-                    else:
-                        event = CONTROL
+                    if c == '"':
+                        self.inside = False
+                        j += 1
+                    event = STRING_END if c == '"' else CONTROL
                 if event != STRING_END:  # (the common event first: one test)
-                    if event == STRING_OPEN:
-                        return n, _NEED
                     if event == CONTROL and hooked and self._control(text, j):
                         i = j + 1
                         continue
-                    return j, _FAIL  # a control character, or a bad escape
+                    return (n, _NEED) if event == STRING_OPEN else (j, _FAIL)  # (or a control, a bad escape)
                 i = j
                 if hooked and len(stack) == 1 and not self._string_end(text, i, self._in_key):
                     return i - 1, _FAIL
-                if self._in_key:
-                    self._mode = _V_COLON
-                elif stack:  # _value_end, written out (its two cases)
-                    self._mode = _V_AFTER
-                else:
-                    self._mode = _V_DONE
-                    self.closed = True
-                    return i, _CLOSED
-                continue
+                if self._in_key or stack:  # (the common case of _value_end)
+                    self._mode = _V_COLON if self._in_key else _V_AFTER
+                    continue
+                self._value_end()
+                return i, _CLOSED
             mode = self._mode
             if mode > _V_AFTER:  # inside a number or a literal word, or after the value
-                if mode == _V_NUMBER:
-                    end = i
-                    while end < n and text[end] in _NUM_CHARS:  # (numbers are short: no pattern run)
-                        end += 1
-                    self._number.append(text[i:end])
-                    if end >= n:
-                        return n, _NEED
-                    if _NUMBER.fullmatch("".join(self._number)) is None:
-                        return end, _FAIL
-                    self._number = []
-                    if stack:  # _value_end, written out
-                        self._mode = _V_AFTER
-                    else:
-                        self._mode = _V_DONE
-                        self.closed = True
-                    i = end
-                    continue
-                if mode == _V_DONE:  # only whitespace may follow the value
-                    i = _WS.match(text, i).end()
-                    if i < n:
-                        return i, _FAIL
-                    return n, _AFTER_END
-                # a literal word (true, false, null)
-                word, k = self._word, self._word_pos
-                while i < n and k < len(word):
-                    if text[i] != word[k]:
-                        return i, _FAIL
-                    i += 1
-                    k += 1
-                self._word_pos = k
-                if k == len(word):
-                    self._value_end()
-                continue
-            c = text[i]
-            if c in _WS_CHARS:
-                if c == " " and i + 1 < n and text[i + 1] not in _WS_CHARS:  # one space: no pattern run
-                    i += 1
-                else:
-                    i = _WS.match(text, i).end()
+                i, event = self._scalar(text, i, mode)
+            else:
+                c = text[i]
+                if c in _WS_CHARS:  # (one space: no pattern run)
+                    i = i + 1 if c == " " and i + 1 < n and text[i + 1] not in _WS_CHARS else _WS.match(text, i).end()
                     if i >= n:
                         break
-                c = text[i]
-            if mode == _V_AFTER:
-                if c == ",":
-                    i += 1
-                    if i < n and text[i] == " ":  # (json.dumps' one space, read with the comma)
+                    c = text[i]
+                if mode == _V_AFTER or mode == _V_COLON:
+                    if c == ("," if mode == _V_AFTER else ":"):  # a separator, json.dumps' space, the next quote
                         i += 1
-                    if stack[-1] == "[":
-                        self._mode = _V_VALUE
-                    elif i < n and text[i] == '"' and not (hooked and len(stack) == 1):
-                        self.inside = True  # , " : the next key's quote, read with the comma (json.dumps' spelling)
-                        self._in_key = True
-                        i += 1
+                        if mode == _V_AFTER and stack[-1] == "[":
+                            self._mode = _V_VALUE
+                            continue
+                        if i < n and text[i] == " ":
+                            i += 1
+                        if i < n and text[i] == '"' and not (hooked and len(stack) == 1):
+                            self.inside = True  # ', "' / ': "': the next key's / a string value's quote
+                            self._in_key = mode == _V_AFTER
+                            i += 1
+                        else:
+                            self._mode = _V_OBJ_KEY if mode == _V_AFTER else _V_VALUE
+                        continue
+                    if mode == _V_AFTER and (c == "}") == (stack[-1] == "{") and (c == "}" or c == "]"):
+                        i, event = self._close(text, i)
                     else:
-                        self._mode = _V_OBJ_KEY
-                elif (c == "}") == (stack[-1] == "{") and (c == "}" or c == "]"):
-                    j, event = self._close(text, i)
-                    if event != _NEED:
-                        return j, event
-                    i = j
-                else:
-                    return i, _FAIL
-                continue
-            if mode == _V_COLON:
-                if c != ":":
-                    return i, _FAIL
-                i += 1
-                if i < n and text[i] == " ":  # (json.dumps' one space, read with the colon)
-                    i += 1
-                if i < n and text[i] == '"' and not (hooked and len(stack) == 1):
-                    self.inside = True  # : " : a string value's quote, read with the colon (json.dumps' spelling)
-                    self._in_key = False
-                    i += 1
-                else:
-                    self._mode = _V_VALUE
-                continue
-            if mode == _V_VALUE or mode == _V_ARR_OPEN:
-                if mode == _V_ARR_OPEN and c == "]":
-                    j, event = self._close(text, i)
-                    if event != _NEED:
-                        return j, event
-                    i = j
-                    continue
-                if not self.first:
-                    self.first = c
-                    if self.objects_only and c != "{":
                         return i, _FAIL
-                pause = False
-                if hooked and len(stack) == 1 and stack[0] == "{":
-                    pause = self._member_start(text, i, c)
-                    if pause is None:
-                        return i, _FAIL
-                if c == '"':
-                    self.inside = True
-                    self._in_key = False
-                    i += 1
-                elif c == "{" or c == "[":
-                    stack.append(c)
-                    self.depth += 1  # (bracket(c) for an opening bracket)
-                    i += 1
-                    if c == "[":
-                        self._mode = _V_ARR_OPEN
-                    elif i < n and text[i] == '"' and not (pause or hooked and len(stack) == 1):
-                        self.inside = True  # {" : the first key's quote, read with the bracket
-                        self._in_key = True
-                        i += 1
-                    else:
-                        self._mode = _V_OBJ_OPEN
-                    if pause:
-                        return i, _PAUSE
-                elif c == "-" or "0" <= c <= "9":
-                    end = i + 1
-                    while end < n and text[end] in _NUM_CHARS:  # (numbers are short: no pattern run)
-                        end += 1
-                    if end >= n:  # the number may go on in the next piece
-                        self._number = [text[i:]]
-                        self._mode = _V_NUMBER
-                        return n, _NEED
-                    number = text[i:end]
-                    if not (number.isdigit() and (c != "0" or end == i + 1)) and _NUMBER.fullmatch(number) is None:
-                        return end, _FAIL
-                    if stack:  # _value_end, written out
-                        self._mode = _V_AFTER
-                    else:
-                        self._mode = _V_DONE
-                        self.closed = True
-                    i = end
-                elif c in _WORDS:
-                    self._mode = _V_LITERAL
-                    self._word = _WORDS[c]
-                    self._word_pos = 0
+                elif mode == _V_OBJ_OPEN or mode == _V_OBJ_KEY:
+                    i, event = self._key(text, i, c, mode)
                 else:
-                    return i, _FAIL
-            elif mode == _V_OBJ_OPEN or mode == _V_OBJ_KEY:
-                if c == '"':
-                    self.inside = True
-                    self._in_key = True
-                    if hooked and len(stack) == 1:
-                        self._key_start(i)
-                    i += 1
-                elif c == "}" and mode == _V_OBJ_OPEN:
-                    j, event = self._close(text, i)
-                    if event != _NEED:
-                        return j, event
-                    i = j
-                else:
-                    return i, _FAIL
-            else:  # (the two separator modes and the scalar modes are read above)
+                    i, event = self._value(text, i, c, mode)
+            if event != _NEED:
+                return i, event
+        return i, _NEED
+
+    def _scalar(self, text: str, i: int, mode: int) -> tuple[int, int]:
+        """:meth:`scan`'s step in a number or a literal word (``true``, ``false``, ``null``), or after the value."""
+        if mode == _V_NUMBER:
+            return self._number_run(text, i)
+        n = len(text)
+        if mode == _V_DONE:  # only whitespace may follow the value
+            i = _WS.match(text, i).end()
+            return (i, _FAIL) if i < n else (n, _AFTER_END)
+        word, k = self._word, self._word_pos
+        while i < n and k < len(word):
+            if text[i] != word[k]:
                 return i, _FAIL
-        return i, _NEED  # (a hooked caller then calls _piece_end(text, i): JsonCallLexer.feed, _read_object)
+            i += 1
+            k += 1
+        self._word_pos = k
+        if k == len(word):
+            self._value_end()
+        return i, _NEED
+
+    def _number_run(self, text: str, i: int) -> tuple[int, int]:
+        """A number's characters from ``text[i]`` (its digits so far in ``_number``); checked whole where it ends."""
+        n = len(text)
+        end = i
+        while end < n and text[end] in _NUM_CHARS:  # (numbers are short: no pattern run)
+            end += 1
+        self._number.append(text[i:end])
+        if end >= n:  # the number may go on in the next piece
+            return n, _NEED
+        number = "".join(self._number)
+        self._number = []
+        if not (number.isdigit() and (number[0] != "0" or len(number) == 1)) and _NUMBER.fullmatch(number) is None:
+            return end, _FAIL
+        if self._stack:  # (the common case of _value_end)
+            self._mode = _V_AFTER
+        else:
+            self._value_end()
+        return end, _NEED
+
+    def _value(self, text: str, i: int, c: str, mode: int) -> tuple[int, int]:
+        """:meth:`scan`'s step where a value (or, in an open array, its ``]``) starts at ``text[i]`` (``c``)."""
+        if mode == _V_ARR_OPEN and c == "]":
+            return self._close(text, i)
+        if not self.first:
+            self.first = c
+            if self.objects_only and c != "{":
+                return i, _FAIL
+        stack = self._stack
+        pause = False
+        if self.hooked and len(stack) == 1 and stack[0] == "{":
+            pause = self._member_start(text, i, c)
+            if pause is None:
+                return i, _FAIL
+        if c == '"':
+            self.inside = True
+            self._in_key = False
+            return i + 1, _NEED
+        if c == "{" or c == "[":
+            stack.append(c)
+            self.depth += 1  # (bracket(c) for an opening bracket)
+            i += 1
+            if c == "[":
+                self._mode = _V_ARR_OPEN
+            elif i < len(text) and text[i] == '"' and not (pause or self.hooked and len(stack) == 1):
+                self.inside = True  # {" : the first key's quote, read with the bracket
+                self._in_key = True
+                i += 1
+            else:
+                self._mode = _V_OBJ_OPEN
+            return i, (_PAUSE if pause else _NEED)
+        if c == "-" or "0" <= c <= "9":
+            self._mode = _V_NUMBER
+            return self._number_run(text, i)
+        if c in _WORDS:
+            self._mode = _V_LITERAL
+            self._word = _WORDS[c]
+            self._word_pos = 0
+            return i, _NEED
+        return i, _FAIL
+
+    def _key(self, text: str, i: int, c: str, mode: int) -> tuple[int, int]:
+        """:meth:`scan`'s step where a key's quote (or, in an open object, its ``}``) is due at ``text[i]`` (``c``)."""
+        if c == '"':
+            self.inside = True
+            self._in_key = True
+            if self.hooked and len(self._stack) == 1:
+                self._key_start(i)
+            return i + 1, _NEED
+        if c == "}" and mode == _V_OBJ_OPEN:
+            return self._close(text, i)
+        return i, _FAIL
 
     def _close(self, text: str, i: int) -> tuple[int, int]:
         """The container open at the top of the stack closes at ``text[i]``: ``(i + 1, event)``."""
         stack = self._stack
         stack.pop()
-        self.depth -= 1  # (self.bracket(text[i]) and self._value_end(), written out: depth is the stack's)
+        self.depth -= 1  # (depth is the stack's)
         if not stack:
-            self._mode = _V_DONE
-            self.closed = True
+            self._value_end()
             return i + 1, _CLOSED
-        self._mode = _V_AFTER
+        self._mode = _V_AFTER  # (the common case of _value_end)
         if self.hooked and len(stack) == 1 and self._member_closed(text, i + 1):
             return i + 1, _PAUSE
         return i + 1, _NEED
@@ -511,9 +466,6 @@ class JsonValidator(JsonTracker):
         """A raw control character at ``text[j]`` in a string: true accepts it (strict JSON does not)."""
         return False
 
-    def _piece_end(self, text: str, i: int) -> None:
-        """The piece was read up to ``i`` (its end) with the value still open."""
-
 
 class JsonCallLexer(JsonValidator):
     """A thin layer on :class:`JsonValidator`: one Hermes call object ``{"name": ..., "arguments": {...}}``.
@@ -531,21 +483,27 @@ class JsonCallLexer(JsonValidator):
     ``arguments_done`` (the arguments object was read to its ``}``),
     ``stream_arguments`` (the arguments started after the name was known, so
     they may stream), ``arguments`` (a list of argument text pieces not yet
-    taken; see :meth:`take_arguments`).
+    taken; see :meth:`take_arguments`), ``in_argument_text`` (the last
+    :meth:`feed` ended inside a string of the arguments, no escape pending:
+    a next piece with no quote, backslash or control character is argument
+    text as it is, and leaves the lexer as it was: a reader may send it
+    without a feed).
     """
 
-    __slots__ = ("_key", "_capture", "_capture_parts", "_cap_start", "_pause", "_seen_name", "_seen_arguments",
-                 "name", "arguments", "arguments_done", "stream_arguments", "_argument_keys")
+    __slots__ = ("_key_text", "_capture", "_sink", "_capture_parts", "_cap_start", "_pause", "_seen_name",
+                 "_seen_arguments", "name", "arguments", "arguments_done", "stream_arguments", "in_argument_text",
+                 "_argument_keys")
 
     _hooked = True
 
     def __init__(self, argument_keys: tuple[str, ...] = ("arguments",)) -> None:
         super().__init__()
         self._argument_keys = argument_keys
-        self._key: str | None = None
-        #: None, "key", "name" or "arguments": what the current text is captured into.
+        self._key_text: str | None = None
+        #: None, "key", "name" or "arguments": what the current text is captured into (the list ``_sink``).
         self._capture: str | None = None
         self._capture_parts: list[str] = []
+        self._sink: list[str] = self._capture_parts
         self._cap_start = 0
         self._pause = False
         self._seen_name = False
@@ -554,6 +512,7 @@ class JsonCallLexer(JsonValidator):
         self.arguments: list[str] = []
         self.arguments_done = False
         self.stream_arguments = False
+        self.in_argument_text = False
 
     @property
     def holds_call_member(self) -> bool:
@@ -584,49 +543,44 @@ class JsonCallLexer(JsonValidator):
         the ``}`` that closes it, so that a caller can count the text outside
         that value (feed it the rest next). Never raises on any input; after
         ``DONE`` or ``ERROR`` the lexer must not be fed again.
-        (:meth:`JsonCallReader._read_object` writes this method out: change both.)
         """
-        if self.inside and self._capture == "arguments" and not (self.escape or self._hex_left) \
-                and ('"' not in chunk and "\\" not in chunk and chunk.isprintable() or _STRICT_STOP.search(chunk) is None):  # the common piece: text inside a string of the arguments
-            self.arguments.append(chunk)
-            return len(chunk), NEED_MORE
         self._pause = pause
         self._cap_start = 0
-        j, event = self._scan(chunk, 0)
+        j, event = self.scan(chunk, 0)
+        if event == _NEED:  # the piece was read to its end: its captured text is kept
+            capture = self._capture
+            if capture is not None:
+                if j > self._cap_start:
+                    self._sink.append(chunk[self._cap_start:j])
+                self._cap_start = j
+            self.in_argument_text = self.inside and capture == "arguments" and not (self.escape or self._hex_left)
+            return j, NEED_MORE
+        self.in_argument_text = False
         if event == _CLOSED:
             return j, DONE
         if event == _FAIL:
             self.failed = True
             self.error_at = j
             return j, ERROR
-        if event == _NEED:
-            self._piece_end(chunk, j)
         return j, NEED_MORE
-
-    def _keep(self, text: str) -> None:
-        if text:
-            if self._capture == "arguments":
-                self.arguments.append(text)
-            else:
-                self._capture_parts.append(text)
 
     # ---- the members hook
     def _key_start(self, i: int) -> None:
         self._capture = "key"
-        self._capture_parts = []
+        self._sink = self._capture_parts = []
         self._cap_start = i
 
     def _string_end(self, text: str, i: int, key: bool) -> bool:
         capture = self._capture
         if capture != "key" and capture != "name":
             return True
-        if i > self._cap_start:  # (_keep, written out: the capture is a key or the name)
-            self._capture_parts.append(text[self._cap_start:i])
+        if i > self._cap_start:
+            self._sink.append(text[self._cap_start:i])
         self._capture = None
         raw = "".join(self._capture_parts)  # a string the grammar validated, quotes included
         value = raw[1:-1] if "\\" not in raw else json.loads(raw)  # (no escape: its text is its value)
         if key:
-            self._key = value
+            self._key_text = value
             return True
         if not is_call_name(value):
             return False
@@ -634,23 +588,24 @@ class JsonCallLexer(JsonValidator):
         return True
 
     def _member_start(self, text: str, i: int, c: str) -> bool | None:
-        key = self._key
+        key = self._key_text
         if key == "name":
             if self._seen_name or c != '"':
                 return None
             self._seen_name = True
             self._capture = "name"
-            self._capture_parts = []
+            self._sink = self._capture_parts = []
             self._cap_start = i
         elif key in self._argument_keys:
             if self._seen_arguments or c != "{":
                 return None
             self._seen_arguments = True
-            self._capture = "arguments"
             self.stream_arguments = self.name is not None
+            self._capture = "arguments"
+            self._sink = self.arguments
             self._cap_start = i
             if self._pause:  # the arguments' "{": stop right after it
-                self._keep(text[i:i + 1])
+                self.arguments.append("{")
                 self._cap_start = i + 1
                 return True
         return False
@@ -658,19 +613,21 @@ class JsonCallLexer(JsonValidator):
     def _member_closed(self, text: str, i: int) -> bool:
         if self._capture != "arguments":
             return False
-        self._keep(text[self._cap_start:i])
+        if i > self._cap_start:
+            self._sink.append(text[self._cap_start:i])
         self._capture = None
         self.arguments_done = True
         return self._pause
 
     def _control(self, text: str, j: int) -> bool:
         if self._capture is not None:  # accepted, kept escaped
-            self._keep(text[self._cap_start:j])
-            self._keep(_CONTROL_ESCAPES[text[j]])
+            if j > self._cap_start:
+                self._sink.append(text[self._cap_start:j])
+            self._sink.append(_CONTROL_ESCAPES[text[j]])
             self._cap_start = j + 1
         return True
 
-    def _at_arguments(self, name: str, key: str) -> None:
+    def at_arguments(self, name: str, key: str) -> None:
         """Be as after reading ``{"name": NAME, KEY: {`` with ``pause`` (the arguments' ``{`` taken): the
         head :meth:`JsonCallReader._read_object` matched whole (a ``name`` with no escape)."""
         self._stack[:] = ["{", "{"]
@@ -678,22 +635,12 @@ class JsonCallLexer(JsonValidator):
         self._mode = _V_OBJ_OPEN
         self._in_key = True
         self.first = "{"
-        self._key = key
+        self._key_text = key
         self._capture = "arguments"
+        self._sink = self.arguments
         self._seen_name = self._seen_arguments = True
         self.name = name
         self.stream_arguments = True
-
-    def _piece_end(self, text: str, i: int) -> None:
-        # (JsonCallReader._read_object writes this out in its two loops: change all three)
-        capture = self._capture
-        if capture is not None:  # (_keep, written out: this runs once a piece)
-            if i > self._cap_start:
-                if capture == "arguments":
-                    self.arguments.append(text[self._cap_start:i])
-                else:
-                    self._capture_parts.append(text[self._cap_start:i])
-            self._cap_start = i
 
 
 #: :meth:`JsonCallLexer.feed` results.
@@ -776,11 +723,6 @@ class RawArguments(JsonValidator):
         self._held = ""  # the character that closed the top-level value
         self._ended = False  # reading stopped at that character (stop_at_close): what follows is not ours
 
-    #: ``scan(text, 0)``: read a piece, ``(j, event)``; event 0: the whole piece was read and is to be sent
-    #: as it is; any other event: ``scanned(text, j, event)`` gives what :meth:`feed` returns. Only for a
-    #: reader that feeds nothing more once ``used < len(text)`` (:meth:`feed` checks it).
-    scan = JsonValidator._scan
-
     def feed(self, text: str, stop_at_close: bool = False) -> tuple[str, int]:
         """Read a piece (characters): ``(text to send now, characters used)``.
 
@@ -794,7 +736,7 @@ class RawArguments(JsonValidator):
         """
         if self.failed or not text or (stop_at_close and self.closed):
             return "", 0
-        j, event = self._scan(text, 0)
+        j, event = self.scan(text, 0)
         if event == _NEED:
             return text, len(text)
         return self.scanned(text, j, event, stop_at_close)
@@ -876,6 +818,19 @@ class _Heads(dict):
 _HEADS = _Heads()
 
 
+#: The transitions of :class:`JsonCallReader`'s states, as h11 writes its rules: {state: {what it reads: next
+#: state}} ("format" is the state the format's ``_not_a_call`` / ``_drop_call`` / ``_object_done`` sets; a format's
+#: table merges this one, as MiniMax's does ``BLOCK_TRANSITIONS``).
+JSON_CALL_TRANSITIONS = {
+    "json_open": {"blanks {": "json_head", "anything else, past the head's bound (no call)": "format"},
+    "json_head": {'{"name": "NAME", KEY: { (the call starts)': "json_args", "a prefix of it": "json_head",
+                  "any other object": "json"},
+    "json": {"the head, up to the arguments' { after the name": "json_args",
+             "the object, closed (a call or none)": "format", "a JSON error, past the head's bound": "format"},
+    "json_args": {"the arguments (streamed)": "json_args", "the object's }, a JSON error, the end": "format"},
+}
+
+
 class JsonCallReader:
     """Mixin for a :class:`callscale.parsers.base.ToolParser` whose call is one JSON object ``{"name": ..., ARGS_KEY: {...}}``.
 
@@ -894,9 +849,13 @@ class JsonCallReader:
     The parser sets ``argument_keys``, ``_name_only_is_a_call`` (an object
     with a name and no arguments key is a call with ``{}``) and
     ``_cut_head_is_content``, and ``max_head`` (characters: ``base.MAX_HEAD``), keeps the head's text in
-    ``self._raw``, calls :meth:`_open_object` after the opener (it enters the reading state, ``"json"``) and
-    :meth:`_read_object` in that state (it may be that state's ``_s_json`` itself), and supplies
-    ``_not_a_call(final=...)``, ``_drop_call()`` and ``_object_done()``.
+    ``self._raw``, calls :meth:`_open_object` after the opener, runs :meth:`_read_object` in state ``"json"``
+    (it may be that state's ``_s_json`` itself), and supplies ``_not_a_call(final=...)``, ``_drop_call()`` and
+    ``_object_done()``, which set the format's next state. The mixin's own states: ``"json_open"``
+    (:meth:`_s_json_open`, entered by :meth:`_open_object`: blanks and the ``{``), ``"json_head"``
+    (:meth:`_s_json_head`: the common head), then
+    ``"json"`` (the format's, :meth:`_read_object`: any other head), then ``"json_args"``
+    (:meth:`_s_json_args`: the started call's arguments stream).
     """
 
     argument_keys: tuple[str, ...] = ("arguments",)
@@ -915,218 +874,192 @@ class JsonCallReader:
         self._started = False
         self._peek = _PEEK_MIN
         self._obj_head = 0  # characters read before the call started, outside the arguments value
-        self._state = "json"
+        self._state = "json_open"
 
-    def _read_object(self, final: bool) -> bool:
-        """Feed the lexer the unread text; false when it needs more text than there is."""
+    def _s_json_open(self, final: bool) -> bool:
+        """State ``"json_open"``: blanks after the opener (within the head's bound), then the object's ``{``.
+
+        Then, in state ``"json_head"``, the common head ``{"name": "NAME", KEY: {`` is matched whole, within
+        the head's bound (the arguments' ``{`` is the value's, not the head's): the call starts (state
+        ``"json_args"``), with no token-by-token reading. A proper prefix of that head in the encoders' spelling waits for the rest
+        (nothing read; the lexer, which reads any spelling, would hold it too: no JSON error in it). Any
+        other object is read by the lexer in state ``"json"`` (:meth:`_read_object`).
+        """
         sc = self.scanner
-        lexer = self._lexer
-        if lexer is None:  # only blanks read after the opener so far
-            max_head = self.max_head
-            pos = sc._pos  # (sc.peek(1), written out: this runs at every opener)
-            after = sc._buf[pos:pos + 1]  # "" at the end of the text
-            if after in _WS_CHARS:
-                blank, _ = sc.take_run(_BLANKS, max_head + 1 - self._obj_head)
-                self._raw.append(blank)
-                self._obj_head += len(blank)
-                after = sc.peek(1)
-            if not after and self._obj_head <= max_head:
-                if not final:
-                    return False
-                self._not_a_call(final=not self._cut_head_is_content)
-                return True
-            if self._obj_head > max_head or after != "{":
-                go = self._not_a_call()
-                return go is None or go  # (a format's _not_a_call may answer for the state: False, wait)
-            # the common head {"name": "NAME", KEY: { matched whole, within the head's bound (the arguments'
-            # "{" is the value's, not the head's): the call starts there, with no token-by-token reading
-            keys = self.argument_keys
-            pos = sc._pos
-            buf = sc._buf
-            head_re, tails = _HEADS[keys]
-            # a proper prefix of that head in the encoders' spelling: wait for the rest (nothing read; the
-            # lexer, which reads any spelling, would hold it too: no JSON error in it)
-            text = buf[pos:]
-            room = max_head + 1 - self._obj_head  # (characters the head may still hold, its last "{" not counted)
-            if not final and len(text) <= _HEAD_WAIT and len(text) < room:
-                if len(text) <= 10:
-                    if _NAME_OPEN.startswith(text):
-                        return False
-                elif text.startswith(_NAME_OPEN):
-                    q = text.find('"', 10)
-                    if _NAME_CHARS.fullmatch(text, 10, len(text) if q < 0 else q) is not None:
-                        if q < 0:
-                            return False
-                        text = text[q:]  # (no generator here: it would make this frame's locals cells)
-                        for q in tails:
-                            if len(text) < len(q) and q.startswith(text):
-                                return False
-            hit = head_re.match(buf, pos, pos + room)
-            lexer = self._lexer = JsonCallLexer(keys)
-            if hit is not None:
-                sc._pos = hit.end()
-                lexer._at_arguments(hit.group(1), hit.group(2))
-                self._start_object_call()
-                self._emit_arguments("{")
-        # the scanner's buffer read directly (sc.pending(), sc.peek(size), sc.take(used), written out: this
-        # runs once a delta in a call); nothing called in the loop moves the scanner but on a return
-        buf = sc._buf
-        end = len(buf)
-        pos = sc._pos
-        if self._started:  # the call started: its arguments stream (the loop below for this case: the per-delta path)
-            while pos < end:
-                chunk = buf[pos:pos + self._peek]
-                if lexer.inside and lexer._capture == "arguments" and not (lexer.escape or lexer._hex_left) \
-                        and ('"' not in chunk and "\\" not in chunk and chunk.isprintable() or _STRICT_STOP.search(chunk) is None):  # text inside a string of the arguments
-                    pos += len(chunk)
-                    sc._pos = pos
-                    self._emit_arguments(chunk)  # (lexer.arguments is empty: each piece is taken as it is read)
-                else:
-                    lexer._pause = False
-                    lexer._cap_start = 0
-                    used, event = lexer._scan(chunk, 0)
-                    pos += used
-                    sc._pos = pos
-                    pieces = lexer.arguments
-                    if event == _NEED and lexer._capture == "arguments":  # the arguments go on (the common piece)
-                        start = lexer._cap_start  # lexer._piece_end(chunk, used), written out for this case
-                        lexer._cap_start = used
-                        if pieces:  # (pieces kept in the scan: escaped control characters)
-                            if used > start:
-                                pieces.append(chunk[start:used])
-                            text = "".join(pieces)
-                            pieces.clear()
-                        else:
-                            text = chunk[start:used]
-                        if text:
-                            self._emit_arguments(text)
-                        if self._peek < _PEEK_MAX:
-                            self._peek *= 2
-                        continue
-                    if event == _NEED:  # lexer._piece_end(chunk, used), written out
-                        capture = lexer._capture
-                        if capture is not None:
-                            if used > lexer._cap_start:
-                                if capture == "arguments":
-                                    pieces.append(chunk[lexer._cap_start:used])
-                                else:
-                                    lexer._capture_parts.append(chunk[lexer._cap_start:used])
-                            lexer._cap_start = used
-                    text = "".join(pieces)
-                    pieces.clear()
-                    if lexer.arguments_done and text.endswith("}"):
-                        text = text[:-1]  # held: the closing brace comes last in the piece that completes the object
-                    self._emit_arguments(text)
-                    if event == _CLOSED:
-                        self._lexer = None
-                        self._object_done()
-                        return True
-                    if event == _FAIL:
-                        lexer.failed = True
-                        lexer.error_at = used
-                        self._drop_call()  # (reads the lexer's state where the call broke)
-                        self._lexer = None
-                        return True
-                if self._peek < _PEEK_MAX:
-                    self._peek *= 2
+        max_head = self.max_head
+        after = sc.peek(1)  # ("" at the end of the text)
+        if after in _WS_CHARS:  # ("" is not)
+            blank, _ = sc.take_run(_BLANKS, max_head + 1 - self._obj_head)
+            self._raw.append(blank)
+            self._obj_head += len(blank)
+            after = sc.peek(1)
+        if not after and self._obj_head <= max_head:
             if not final:
                 return False
-            self._drop_call()  # the output ended inside the object
-            self._lexer = None
+            self._not_a_call(final=not self._cut_head_is_content)
             return True
-        max_head = self.max_head  # (a head's bound: before the call starts)
-        while pos < end:
-            # Peek a bounded, growing slice: a call that ends early in a long
-            # buffer costs O(its length), not O(buffer). Before the call
-            # starts, text outside the arguments value is a head: at most
-            # max_head characters of it are read (the lexer pauses at the
-            # arguments' brackets, so the count does not depend on the split).
+        if self._obj_head > max_head or after != "{":
+            go = self._not_a_call()
+            return go is None or go  # (a format's _not_a_call may answer for the state: False, wait)
+        self._state = "json_head"
+        return True
+
+    def _s_json_head(self, final: bool) -> bool:
+        """State ``"json_head"``: at the object's ``{``, the common head matched whole, or waited for (see
+        :meth:`_s_json_open`); else state ``"json"``."""
+        sc = self.scanner
+        room = self.max_head + 1 - self._obj_head  # (characters the head may still hold, its last "{" not counted)
+        text = sc.peek(room if room <= _HEAD_WAIT else _HEAD_WAIT + 1)  # (what the wait below reads)
+        head_re, tails = _HEADS[self.argument_keys]
+        if not final and len(text) <= _HEAD_WAIT and len(text) < room:  # a prefix of the common head waits
+            if len(text) <= 10:
+                if _NAME_OPEN.startswith(text):
+                    return False
+            elif text.startswith(_NAME_OPEN):
+                q = text.find('"', 10)
+                if _NAME_CHARS.fullmatch(text, 10, len(text) if q < 0 else q) is not None:
+                    if q < 0:
+                        return False
+                    tail = text[q:]  # (no generator here: it would make this frame's locals cells)
+                    for q in tails:
+                        if len(tail) < len(q) and q.startswith(tail):
+                            return False
+        if len(text) > _HEAD_WAIT and room > len(text):  # (a longer head is matched whole too)
+            text = sc.peek(room)
+        lexer = self._lexer = JsonCallLexer(self.argument_keys)
+        hit = head_re.match(text)
+        if hit is None:
+            self._state = "json"
+            return True
+        sc.take(hit.end())
+        lexer.at_arguments(hit.group(1), hit.group(2))
+        self._start_object_call()
+        self._emit_arguments("{")
+        return True
+
+    def _read_object(self, final: bool) -> bool:
+        """State ``"json"``: the object read by the lexer up to where its call starts (then state ``"json_args"``).
+
+        Text outside the arguments value before the call starts is a head. False when it needs more text.
+
+        Bounded, growing slices of the unread text (a call that ends early in a long buffer costs O(its
+        length), not O(buffer)); at most ``max_head`` characters of head are read (the lexer pauses at the
+        arguments' brackets, so the count does not depend on the split).
+        """
+        sc = self.scanner
+        lexer = self._lexer
+        max_head = self.max_head
+        while True:
             size = self._peek
-            head = not self._started and lexer._capture != "arguments"  # (not lexer.in_arguments)
+            head = not lexer.in_arguments
             if head:
                 size = min(size, max_head + 1 - self._obj_head)
-            chunk = buf[pos:pos + size]
-            # lexer.feed(chunk, pause=not self._started), written out (one call a delta fewer)
-            if lexer.inside and lexer._capture == "arguments" and not (lexer.escape or lexer._hex_left) \
-                    and ('"' not in chunk and "\\" not in chunk and chunk.isprintable() or _STRICT_STOP.search(chunk) is None):  # the common piece: text inside a string of the arguments
-                lexer.arguments.append(chunk)
-                used, status = len(chunk), NEED_MORE
-            else:
-                lexer._pause = not self._started
-                lexer._cap_start = 0
-                used, event = lexer._scan(chunk, 0)
-                if event == _CLOSED:
-                    status = DONE
-                elif event == _FAIL:
-                    lexer.failed = True
-                    lexer.error_at = used
-                    status = ERROR
-                else:
-                    if event == _NEED:  # lexer._piece_end(chunk, used), written out
-                        capture = lexer._capture
-                        if capture is not None:
-                            if used > lexer._cap_start:
-                                if capture == "arguments":
-                                    lexer.arguments.append(chunk[lexer._cap_start:used])
-                                else:
-                                    lexer._capture_parts.append(chunk[lexer._cap_start:used])
-                            lexer._cap_start = used
-                    status = NEED_MORE
-            pos += used
-            sc._pos = pos
-            if not self._started:
-                self._raw.append(chunk[:used])
-                if head:  # (the arguments' "{", where the lexer paused, is the value's)
-                    self._obj_head += used - (lexer._capture == "arguments")
-                if lexer.stream_arguments:
-                    self._start_object_call()
-            if self._started:
-                text = "".join(lexer.arguments)
-                lexer.arguments.clear()
-                if lexer.arguments_done and text.endswith("}"):
-                    text = text[:-1]  # held: the closing brace comes last in the piece that completes the object
-                self._emit_arguments(text)
-            if status == DONE:
-                if not self._started:
-                    if lexer.name is None or not (lexer.arguments_done or self._name_only_is_a_call):
-                        self._not_a_call()  # (the lexer, closed, tells a complete object)
-                        self._lexer = None
-                        return True
-                    self._start_object_call()
-                    if lexer.arguments_done:
-                        self._send_object_arguments()
-                    else:  # a name and no arguments key: a call with {}
-                        self._emit_arguments("{")
-                self._lexer = None
-                self._object_done()
+            chunk = sc.take(size)
+            used, status = lexer.feed(chunk, pause=True)
+            if used < len(chunk):
+                sc.unread(len(chunk) - used)
+            self._raw.append(chunk[:used])
+            if head:  # (the arguments' "{", where the lexer paused, is the value's)
+                self._obj_head += used - lexer.in_arguments
+            if lexer.stream_arguments:  # (at the arguments' "{", a pause): they stream in state "json_args"
+                self._start_object_call()
+                self._send_arguments()
                 return True
-            if status == ERROR or (not self._started and self._obj_head > max_head):
-                if self._started:
-                    self._drop_call()  # (reads the lexer's state where the call broke)
-                else:
-                    self._not_a_call()
-                self._lexer = None
+            if status == DONE:
+                return self._head_done()
+            if status == ERROR or self._obj_head > max_head:
+                self._object_broken()
+                return True
+            if used == len(chunk) < size:  # (the buffer ended)
+                if not final:
+                    return False
+                self._object_broken(cut=True)  # the output ended inside the object
                 return True
             if self._peek < _PEEK_MAX:  # (both powers of two: min(2 * peek, _PEEK_MAX))
                 self._peek *= 2
+
+    def _head_done(self) -> bool:
+        """The object closed before its call started: a call when it has a name and arguments (or the format
+        takes a name alone), sent whole; else no call."""
+        lexer = self._lexer
+        if not self._started:
+            if lexer.name is None or not (lexer.arguments_done or self._name_only_is_a_call):
+                self._not_a_call()  # (the lexer, closed, tells a complete object)
+                self._lexer = None
+                return True
+            self._start_object_call()
+            if lexer.arguments_done:
+                self._send_arguments()
+            else:  # a name and no arguments key: a call with {}
+                self._emit_arguments("{")
+        self._lexer = None
+        self._object_done()
+        return True
+
+    def _object_broken(self, cut: bool = False) -> None:
+        """The object is no call's any more: a JSON error, a head too long, or (``cut``) the output ended in it."""
+        if self._started:
+            self._drop_call()  # (reads the lexer's state where the call broke)
+        elif cut:
+            self._not_a_call(final=not self._cut_head_is_content)
+        else:
+            self._not_a_call()
+        self._lexer = None
+
+    def _s_json_args(self, final: bool) -> bool:
+        """State ``"json_args"``: the call started; its arguments' raw JSON text streams as it arrives.
+
+        Bounded, growing slices of the unread text; a slice inside a string of the arguments with no quote,
+        backslash or control character is sent as it is (``lexer.in_argument_text``: no lexer step, the
+        per-delta path of a long value); any other goes through the lexer. The arguments' final ``}`` is held
+        (sent by :meth:`_object_done`'s caller when the call is confirmed).
+        """
+        sc = self.scanner
+        lexer = self._lexer
+        while True:
+            size = self._peek
+            chunk = sc.take(size)
+            if lexer.in_argument_text and ('"' not in chunk and "\\" not in chunk and chunk.isprintable()
+                                           or _STRICT_STOP.search(chunk) is None):
+                if chunk:
+                    self._emit_arguments(chunk)
+            else:
+                used, status = lexer.feed(chunk)
+                pieces = lexer.arguments
+                if pieces:  # (_send_arguments: the per-delta step of short arguments, with no frame)
+                    text = pieces[0] if len(pieces) == 1 else "".join(pieces)
+                    pieces.clear()
+                    if lexer.arguments_done and text.endswith("}"):
+                        text = text[:-1]
+                    self._emit_arguments(text)
+                if status != NEED_MORE:
+                    sc.unread(len(chunk) - used)
+                    if status == DONE:
+                        self._lexer = None
+                        self._object_done()
+                    else:
+                        self._object_broken()
+                    return True
+            if len(chunk) < size:  # (the buffer ended)
+                break
+            if size < _PEEK_MAX:
+                self._peek = size * 2
         if not final:
             return False
-        if self._started:  # the output ended inside the object
-            self._drop_call()
-        else:
-            self._not_a_call(final=not self._cut_head_is_content)
-        self._lexer = None
+        self._object_broken(cut=True)  # the output ended inside the object
         return True
 
     def _start_object_call(self) -> None:
         self._begin_call(self._lexer.name)
         self._started = True
         self._raw = []
+        self._state = "json_args"
 
-    def _send_object_arguments(self) -> None:
-        """Send the argument text read so far, except the arguments' final ``}`` (sent when the call is confirmed)."""
-        text = self._lexer.take_arguments()
-        if self._lexer.arguments_done and text.endswith("}"):
+    def _send_arguments(self) -> None:
+        """Send the argument text the lexer captured, except the arguments' final ``}`` (sent when the call is confirmed)."""
+        lexer = self._lexer
+        text = lexer.take_arguments()
+        if lexer.arguments_done and text.endswith("}"):
             text = text[:-1]  # the closing brace comes last in the piece that completes the object
         self._emit_arguments(text)
 

@@ -8,11 +8,26 @@ model output; lengths are in characters.
 
 from __future__ import annotations
 
+# The transition table, as h11 writes its rules: {state: {what it reads: next state}} (the states are the
+# ``_s_<state>`` methods; "broken" is base.ToolParser's; "content" also reads a tool-calls section, between calls
+# (its text there dropped); ``ws``: whitespace; "a / b": the one the reading decides).
+KIMI_K2_TRANSITIONS = {
+    "content": {"text (content, or dropped in a section)": "content", "SECTION_BEGIN, SECTION_END": "content",
+                "CALL_BEGIN": "id"},
+    "id": {"ID ARGUMENT_BEGIN (a name)": "args", "an id naming nothing, past MAX_HEAD, the end": "content",
+           "another token (read in the section)": "content / id"},
+    "args": {"the arguments (streamed)": "args", "CALL_END inside a JSON string": "end_check",
+             "CALL_END, CALL_BEGIN, SECTION_END": "content / id", "text that is no JSON": "broken"},
+    "end_check": {"ws then CALL_BEGIN or SECTION_END, or the end": "content / id",
+                  "anything else (CALL_END was string text)": "args"},
+    "broken": {"CALL_END (the text dropped)": "content", "a section token (the text is content)": "content"},
+}
+
 import json
 import re
 
 from . import register
-from .base import MAX_HEAD, ToolParser, json_text, tool_name
+from .base import ToolParser, json_text, tool_name
 from .jsonscan import RawArguments, strict_loads
 from .scanner import PARTIAL, markers
 
@@ -169,7 +184,7 @@ class KimiK2Parser(ToolParser):
         """
         if not text:
             return False
-        j, event = self._args.scan(text, 0)  # self._args.feed(text), written out
+        j, event = self._args.scan(text, 0)  # (RawArguments' per-piece path: scan, then _sent)
         return self._sent(text, j, event)
 
     def _sent(self, text: str, j: int, event: int) -> bool:
@@ -209,7 +224,7 @@ class KimiK2Parser(ToolParser):
     def _s_id(self, final: bool) -> bool:
         _, marker = self._head_find(_M_ID, final)
         if marker is None:
-            if final or self._head_len > MAX_HEAD:  # the output ended in a call id, or it is too long: no call
+            if final or self._head_over():  # the output ended in a call id, or it is too long: no call
                 self._head_text()
                 self._state = _CONTENT  # (in the section)
                 return True
@@ -237,8 +252,8 @@ class KimiK2Parser(ToolParser):
         text, marker = self.scanner.find(_M_ARGS)  # a partial token stays unread, even at the end
         if text:
             args = self._args
-            j, event = args.scan(text, 0)  # self._send(text), written out for its common piece
-            if not event and args.first == "{":  # (an object's text: sent as it comes)
+            j, event = args.scan(text, 0)  # (RawArguments' per-piece path)
+            if not event and args.first == "{":  # an object's piece read whole: sent as it is (else _sent decides)
                 self._emit_arguments(text)
             elif self._sent(text, j, event):
                 if marker is not None:  # read again by the broken state

@@ -16,6 +16,29 @@ closers, typed values) are base.py's and schema.py's
 
 from __future__ import annotations
 
+# The transition table, as h11 writes its rules: {state: {what it reads: next state}} (the states are the
+# ``_s_<state>`` methods; "think" and "broken" are base.ToolParser's; ``ws``: whitespace; "a / b": the one the
+# reading decides).
+KIMI_K3_TRANSITIONS = {
+    "content": {"text": "content", "TOOLS_OPEN": "tools", "THINK_OPEN": "think", "channel markup (dropped)": "content"},
+    "think": {"text THINK_CLOSE": "content"},
+    "tools": {"text (content)": "tools", "CALL_HEAD": "call_head", "TOOLS_CLOSE": "content",
+              "a repeated opener, channel markup (dropped)": "tools"},
+    "call_head": {"ATTRS SEP naming a tool": "call", "a head naming none": "broken",
+                  "past MAX_HEAD (content)": "tools"},
+    "call": {"ws ARG_HEAD": "arg_head", "ws JSON_HEAD": "json_head", "ws CALL_CLOSE": "tools",
+             "anything else": "broken"},
+    "arg_head": {"ATTRS SEP with a new key": "value", "a bad head, past MAX_HEAD": "broken"},
+    "value": {"text (typed, streamed)": "value", "ARG_CLOSE": "close1"},
+    "close1": {"ws ARG_HEAD": "arg_head", "ws CALL_CLOSE": "close2", "anything else (value text)": "value"},
+    "close2": {"ws CALL_HEAD": "call_head", "ws TOOLS_CLOSE": "content", "the end": "tools",
+               "anything else (value text)": "value"},
+    "json_head": {"ATTRS SEP": "json", "after arguments, past MAX_HEAD": "broken"},
+    "json": {"a JSON object, JSON_CLOSE": "call", "anything else, JSON_CLOSE": "broken"},
+    "broken": {"CALL_CLOSE (the text dropped)": "tools", "TOOLS_CLOSE (the text dropped)": "content",
+               "CALL_HEAD (the text is content)": "tools"},
+}
+
 import logging
 import re
 
@@ -249,11 +272,7 @@ class KimiK3Parser(ToolParser):
 
     def _value_text(self, text: str) -> None:
         if text:
-            value = self._value
-            if value.mode == "string":
-                self._emit_arguments(json_string(text)[1:-1])  # (TypedValue.feed's json_fragment written out)
-            else:
-                self._emit_arguments(value.feed(text))  # (a held value sends nothing until its end)
+            self._emit_arguments(self._value.feed(text))  # (a held value sends nothing until its end)
 
     def _s_close1(self, final: bool) -> bool:
         marker = self._confirm(_AFTER_ARG, final)

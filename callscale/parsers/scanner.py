@@ -142,16 +142,28 @@ class MarkerScanner:
         self._mark: int | None = None  # see mark()
         self._kept: list[str] = []
 
-    def feed(self, text: str) -> None:
-        """Append a delta, dropping the text already consumed (kept aside when marked)."""
-        if self._pos:
-            if self._mark is not None:
-                self._kept.append(self._buf[self._mark:self._pos])
-                self._mark = 0
-            self._buf = self._buf[self._pos:] + text
-            self._pos = 0
-        else:
+    def feed(self, text: str, states: "dict[str, Callable[[Any, bool], bool]] | None" = None,
+             machine: Any = None) -> None:
+        """Append a delta, dropping the text already consumed (kept aside when marked).
+
+        With ``states`` (a state table ``{state: _s_<state>}``) and ``machine`` (the parser it belongs
+        to: :class:`callscale.parsers.base.ToolParser`), then run the machine as the base driver does a
+        delta: ``states[machine._state](machine, False)`` while it returns True and text is unread (the
+        waiting rule, ``callscale/parsers/README.md``). One Python call a delta for the feed and the
+        loop: the per-delta path of every format (``ToolParser.parse_streaming_increment``).
+        """
+        pos = self._pos
+        if not pos:
             self._buf += text
+        else:
+            if self._mark is not None:
+                self._kept.append(self._buf[self._mark:pos])
+                self._mark = 0
+            self._buf = self._buf[pos:] + text
+            self._pos = 0
+        if states is not None:
+            while states[machine._state](machine, False) and self._pos < len(self._buf):
+                pass
 
     # ------------------------------------------------------------------ keeping consumed text
     def mark(self) -> None:
@@ -190,8 +202,10 @@ class MarkerScanner:
     def unread(self, n: int) -> None:
         """Step back over the last ``n`` characters consumed since the last :meth:`feed`, to read them again.
 
-        Only for a marker just read, which a parser hands to another state
-        (each such marker is read at most twice, so reading stays linear).
+        Only for a marker just read, which a parser hands to another state, or the
+        unused end of a slice just taken (:meth:`take`, then what a reader did not
+        use goes back): each such character is read at most twice, so reading
+        stays linear.
         Raises ``ValueError`` when fewer than ``n`` characters were consumed
         since the last feed (or since the mark).
         """
@@ -294,19 +308,7 @@ class MarkerScanner:
         if hit is not None:
             self._pos = hit.end()
             return buf[pos:hit.start()], hit.group()
-        end = n = len(buf)
-        if not final:  # _holdback_start, written out (the per-delta path)
-            start = n - m.longest + 1
-            if start < pos:
-                start = pos
-            prefixes = m.prefixes
-            for ch in m.first_chars:
-                i = buf.find(ch, start, end)
-                while i >= 0:
-                    if buf[i:] in prefixes:
-                        end = i
-                        break
-                    i = buf.find(ch, i + 1, end)
+        end = len(buf) if final else self._holdback_start(m)
         self._pos = end
         return buf[pos:end], None
 
@@ -335,19 +337,7 @@ class MarkerScanner:
         if hit is not None and hit.start() < stop:
             self._pos = hit.end()
             return buf[pos:hit.start()], hit.group()
-        end = n = len(buf)
-        if not final:  # _holdback_start, written out
-            start = n - m.longest + 1
-            if start < pos:
-                start = pos
-            prefixes = m.prefixes
-            for ch in m.first_chars:
-                i = buf.find(ch, start, end)
-                while i >= 0:
-                    if buf[i:] in prefixes:
-                        end = i
-                        break
-                    i = buf.find(ch, i + 1, end)
+        end = len(buf) if final else self._holdback_start(m)
         if end > stop:
             end = stop
         self._pos = end
