@@ -45,7 +45,6 @@ _NAME_END = markers("{", CALL_OPEN, CALL_CLOSE)
 _KEY_END = markers(":", STRING_DELIM, "{", "}", "[", "]", ",", CALL_OPEN, CALL_CLOSE)
 _STRING_END = markers(STRING_DELIM)
 _STRING_SCAN = _STRING_END.scan().search
-_STRING_LEN = len(STRING_DELIM)
 _LITERAL_END = markers(",", "}", "]", "{", "[", ":", STRING_DELIM, CALL_OPEN, CALL_CLOSE)
 _AFTER_VALUE = markers(",", "}", "]")
 _KEY_START = markers("}", STRING_DELIM)
@@ -263,11 +262,9 @@ class Gemma4Parser(ToolParser):
         return True
 
     def _s_string(self, final: bool) -> bool:
-        text, found = self.scanner.until(_STRING_SCAN, _STRING_LEN, final)  # up to <|"|>
-        if text:
-            out = self._tv.feed(text)
-            if out:  # (a held value sends nothing until its end)
-                self._emit_arguments(out)
+        out, found = self.scanner.until_value(_STRING_SCAN, STRING_DELIM, self._tv, final)  # up to <|"|>
+        if out:  # (a held value sends nothing until its end)
+            self._emit_arguments(out)
         if not found:
             return False
         tv, self._tv = self._tv, _NO_VALUE
