@@ -191,8 +191,9 @@ class MarkerScanner:
     def unread(self, n: int) -> None:
         """Step back over the last ``n`` characters consumed since the last :meth:`feed`, to read them again.
 
-        Only for a marker just read, which a parser hands to another state
-        (each such marker is read at most twice, so reading stays linear).
+        Only for a marker just read, which a parser hands to another state, or the
+        unused end of a piece a reader took whole (:meth:`take_all`) and read in part
+        (each such character is read at most twice, so reading stays linear).
         Raises ``ValueError`` when fewer than ``n`` characters were consumed
         since the last feed (or since the mark).
         """
