@@ -14,6 +14,26 @@ broken calls, bounded heads, typed values) are base.py's and schema.py's
 
 from __future__ import annotations
 
+# The transition table, as h11 writes its rules: {state: {what it reads: next state}} (the states are the
+# ``_s_<state>`` methods; "content", "think" and "broken" are base.ToolParser's; ``ws``: whitespace; "a / b": the
+# one the reading decides; tests/test_format_transitions.py holds the states to the class's).
+GEMMA4_TRANSITIONS = {
+    "content": {"text": "content", "<|tool_call>": "prefix"},
+    "prefix": {"call:": "name", "<|tool_call> again (the one before is text)": "prefix", "anything else": "content"},
+    "name": {"NAME {": "key_start", "<|tool_call>": "prefix", "no name, or past MAX_HEAD": "content"},
+    "key_start": {'ws <|"|>': "qkey", "ws } (an empty object)": "after_value / end", "anything else": "key"},
+    "key": {"KEY :": "value", "another mark, or past MAX_HEAD": "broken"},
+    "qkey": {'KEY <|"|>': "colon", "past MAX_HEAD": "broken"},
+    "colon": {"ws :": "value", "anything else": "broken"},
+    "value": {'ws <|"|>': "string", "ws {": "key_start", "ws [": "array_first", "anything else": "literal"},
+    "array_first": {"ws ] (an empty list)": "after_value / end", "anything else": "value"},
+    "string": {'text <|"|>': "after_value"},
+    "literal": {"LITERAL ,": "key_start / value", "LITERAL } or ]": "after_value / end", "anything else": "broken"},
+    "after_value": {"ws ,": "key_start / value", "ws } or ]": "after_value / end", "anything else": "broken"},
+    "end": {"ws <tool_call|>": "content", "anything else": "broken"},
+    "broken": {"<tool_call|>": "content", "<|tool_call> (the broken call's text is content)": "content"},
+}
+
 import json
 import logging
 import re

@@ -17,6 +17,31 @@ and schema.py's (``callscale/parsers/README.md``).
 
 from __future__ import annotations
 
+# The transition table, as h11 writes its rules: {state: {what it reads: next state}} (the states are the
+# ``_s_<state>`` methods; "content", "think" and "broken" are base.ToolParser's; ``ws``: whitespace; "a / b": the
+# one the reading decides; tests/test_format_transitions.py holds the states to the class's).
+# MiniMaxBlocks' states (M2 and M3), with each format's own after an invoke's name (M2: "invoke", M3: "body"):
+BLOCK_TRANSITIONS = {
+    "content": {"text": "content", "[\\n]<block open>": "block"},
+    "block": {"<block open> again (the block before carries no call: content)": "block",
+              'ws <invoke name="': "name", "ws <block close>": "content",
+              "anything else, or past MAX_HEAD (the block read so far is content)": "content"},
+    "name": {'NAME ">': "invoke / body", "no name, or past MAX_HEAD (content)": "content"},
+    "broken": {"<invoke close>": "block", "<block close>": "content",
+               "<block open> (the broken call's text is content)": "content"},
+}
+MINIMAX_M2_TRANSITIONS = {
+    **BLOCK_TRANSITIONS,
+    "name": {'NAME ">': "invoke", "no name, or past MAX_HEAD (content)": "content"},
+    "invoke": {'ws <parameter name="': "key", "ws </invoke>": "block", "anything else": "broken"},
+    "key": {'KEY ">': "value", "a bad key, or past MAX_HEAD": "broken"},
+    "value": {"text </parameter>": "close1"},
+    "close1": {'ws <parameter name="': "key", "ws </invoke>": "close2",
+               "anything else (the tag was value text)": "value"},
+    "close2": {'ws <invoke name="': "name", "ws </minimax:tool_call>": "content", "ws <minimax:tool_call>": "block",
+               "the end of the output": "block", "anything else (the tags were value text)": "value"},
+}
+
 import logging
 import re
 

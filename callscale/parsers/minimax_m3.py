@@ -20,6 +20,26 @@ schema.py's (``callscale/parsers/README.md``).
 
 from __future__ import annotations
 
+# The transition table, as h11 writes its rules: {state: {what it reads: next state}} (the states are the
+# ``_s_<state>`` methods; "content", "think" and "broken" are base.ToolParser's; ``ws``: whitespace; "a / b": the
+# one the reading decides; tests/test_format_transitions.py holds the states to the class's).
+# (NS: the namespace ]<]minimax[>[; states "block" and "broken" are MiniMaxBlocks', minimax.BLOCK_TRANSITIONS)
+MINIMAX_M3_TRANSITIONS = {
+    "content": {"text": "content", "[\\n]NS<tool_call>": "block", "<mm:think>": "think",
+                "</mm:think> (stray: dropped)": "content"},
+    "think": {"text </mm:think>": "content"},
+    "name": {'NAME ">': "body", "no name, or past MAX_HEAD (content)": "content"},
+    "body": {"ws NS<": "tag", "anything else": "broken"},
+    "tag": {"/NAME> of the open element (the invoke's: the call ends)": "body / block",
+            "NAME> of a string": "text", "NAME> of another": "opened",
+            "a bad or repeated name, too deep, or past MAX_HEAD": "broken"},
+    "opened": {"ws, its own closing tag (an empty element)": "body", "ws NS< (a container)": "tag",
+               "anything else": "text"},
+    "text": {"text, its own closing tag": "confirm"},
+    "confirm": {"ws NS (left unread)": "body", "the end of the output": "body",
+                "anything else (the tag was value text)": "text"},
+}
+
 import logging
 import re
 from collections.abc import Mapping  # (isinstance without typing's layer)

@@ -10,6 +10,26 @@ model output; lengths are in characters.
 
 from __future__ import annotations
 
+# The transition table, as h11 writes its rules: {state: {what it reads: next state}} (the states are the
+# ``_s_<state>`` methods; "content", "think" and "broken" are base.ToolParser's; ``ws``: whitespace; "a / b": the
+# one the reading decides; tests/test_format_transitions.py holds the states to the class's).
+MISTRAL_TRANSITIONS = {
+    "content": {"text": "content", "[TOOL_CALLS]": "head", "[THINK]": "think",
+                "[ARGS], [CALL_ID], [/THINK] (stray: dropped)": "content"},
+    "think": {"text [/THINK]": "content"},
+    "head": {"[TOOL_CALLS] again (dropped)": "head", "ws [ (no token: the array form)": "array",
+             "ws [TOOL_CALLS] or [THINK]": "head / think", "ws NAME": "name",
+             "[ARGS] or [CALL_ID] with no name, or the end": "content"},
+    "name": {"NAME [ARGS]": "args_start", "NAME {": "args", "NAME [CALL_ID]": "id",
+             "no name, a spaced one, or past MAX_HEAD (content)": "content / head / think"},
+    "id": {"ID [ARGS]": "args_start", "anything else (content)": "content / head / think"},
+    "args_start": {"ws {": "args", "anything else": "content"},
+    "args": {"the arguments' JSON object": "content", "text that is no JSON": "broken_json"},
+    "array": {"ws {": "item", "ws ,": "array", "ws ], or anything else": "content"},
+    "item": {"an element (a call, else content)": "array"},
+    "broken_json": {"the bracket that closes the object": "content", "[TOOL_CALLS] (the text is content)": "head"},
+}
+
 import re
 
 from . import register
