@@ -556,10 +556,14 @@ class ToolParser:
         return typing
 
     # ----------------------------------------------------------------- bounded heads and confirmed closers
-    def _head_begin(self, prefix: str = "") -> None:
-        """Start reading a call head (:data:`MAX_HEAD`); ``prefix`` (the opener) is kept with its text, not counted."""
+    def _head_begin(self, prefix: str = "", counted: int = 0) -> None:
+        """Start reading a call head (:data:`MAX_HEAD`); ``prefix`` (the opener) is kept with its text, not counted.
+
+        ``counted``: how many of ``prefix``'s last characters were read as head already and count
+        toward the bound (gemma4's ``call:`` after its opener); 0 by default.
+        """
         self._head_parts = [prefix] if prefix else []
-        self._head_len = 0
+        self._head_len = counted
 
     def _head_find(self, m: Markers, final: bool) -> tuple[str, str | None]:
         """Read head text up to a marker of ``m``: ``(text, marker)``, the text also kept (:meth:`_head_text`).

@@ -14,12 +14,32 @@ broken calls, bounded heads, typed values) are base.py's and schema.py's
 
 from __future__ import annotations
 
+# The transition table, as h11 writes its rules: {state: {what it reads: next state}} (the states are the
+# ``_s_<state>`` methods; "content", "think" and "broken" are base.ToolParser's; ``ws``: whitespace; "a / b": the
+# one the reading decides; tests/test_format_transitions.py holds the states to the class's).
+GEMMA4_TRANSITIONS = {
+    "content": {"text": "content", "<|tool_call>": "prefix"},
+    "prefix": {"call:": "name", "<|tool_call> again (the one before is text)": "prefix", "anything else": "content"},
+    "name": {"NAME {": "key_start", "<|tool_call>": "prefix", "no name, or past MAX_HEAD": "content"},
+    "key_start": {'ws <|"|>': "qkey", "ws } (an empty object)": "after_value / end", "anything else": "key"},
+    "key": {"KEY :": "value", "another mark, or past MAX_HEAD": "broken"},
+    "qkey": {'KEY <|"|>': "colon", "past MAX_HEAD": "broken"},
+    "colon": {"ws :": "value", "anything else": "broken"},
+    "value": {'ws <|"|>': "string", "ws {": "key_start", "ws [": "array_first", "anything else": "literal"},
+    "array_first": {"ws ] (an empty list)": "after_value / end", "anything else": "value"},
+    "string": {'text <|"|>': "after_value"},
+    "literal": {"LITERAL ,": "key_start / value", "LITERAL } or ]": "after_value / end", "anything else": "broken"},
+    "after_value": {"ws ,": "key_start / value", "ws } or ]": "after_value / end", "anything else": "broken"},
+    "end": {"ws <tool_call|>": "content", "anything else": "broken"},
+    "broken": {"<tool_call|>": "content", "<|tool_call> (the broken call's text is content)": "content"},
+}
+
 import json
 import logging
 import re
 
 from . import register
-from .base import MAX_HEAD, ToolParser, json_text
+from .base import ToolParser, json_text
 from .schema import UNTYPED, json_string, TypedValue, convert
 
 _NO_VALUE = TypedValue(UNTYPED)
@@ -45,9 +65,12 @@ _NAME_END = markers("{", CALL_OPEN, CALL_CLOSE)
 _KEY_END = markers(":", STRING_DELIM, "{", "}", "[", "]", ",", CALL_OPEN, CALL_CLOSE)
 _STRING_END = markers(STRING_DELIM)
 _STRING_SCAN = _STRING_END.scan().search
-_STRING_LEN = len(STRING_DELIM)
 _LITERAL_END = markers(",", "}", "]", "{", "[", ":", STRING_DELIM, CALL_OPEN, CALL_CLOSE)
 _AFTER_VALUE = markers(",", "}", "]")
+_KEY_START = markers("}", STRING_DELIM)
+_COLON = markers(":")
+_VALUE_START = markers(STRING_DELIM, "{", "[")
+_ARRAY_END = markers("]")
 _CALL_END = markers(CALL_CLOSE)
 
 _NAME = re.compile(r'[^\s{}\[\],:<>"]+')
@@ -96,8 +119,7 @@ class Gemma4Parser(ToolParser):
         self._first_key = True  # no member yet in the innermost object
         self._call_name = ""
         self._typing = UNTYPED  # schema typing of the top-level value being read
-        self._buffered = False  # a top-level string buffered to be typed at its end
-        self._tv = _NO_VALUE  # its typed writer (parsers.schema.TypedValue)
+        self._tv = _NO_VALUE  # the string value's writer (parsers.schema.TypedValue; typed at its end when the schema says)
 
     # ------------------------------------------------------------------ end of output (states: _s_<state>, base driver)
 
@@ -108,7 +130,7 @@ class Gemma4Parser(ToolParser):
         elif self._state in _IN_CALL:
             log.debug("gemma4: call %r never closed; abandoned", self._call_name)
             self._abandon_call()
-        self._head_parts = []
+        self._head_begin()
         self._parts = []
         self._state = _S_CONTENT
 
@@ -117,30 +139,23 @@ class Gemma4Parser(ToolParser):
     # Every state only reads (the waiting rule: callscale/parsers/README.md).
     # Content: base ``_s_content`` over ``_content_markers``.
     def _open(self, opener: str, final: bool) -> bool:
-        self._head_parts = [opener]  # _head_begin(opener), written out
-        self._head_len = 0
+        self._head_begin(opener)
         self._state = _S_PREFIX
         return True
 
     def _s_prefix(self, final: bool) -> bool:
+        # the head read so far is the opener alone (_open): its text is CALL_OPEN
         sc = self.scanner
-        buf, pos = sc._buf, sc._pos
-        if buf.startswith(CALL_PREFIX, pos):  # (match(_PREFIX), written out for the common answers)
-            sc._pos = pos + len(CALL_PREFIX)
-            self._head_parts.append(CALL_PREFIX)
-            self._head_len = len(CALL_PREFIX)  # the head (MAX_HEAD) is call:NAME
+        n = sc.skip_repeats(CALL_OPEN)
+        if n:  # openers in a row: each but the last is no call, content; the last one's head is read on
+            self._emit_content(CALL_OPEN * n)
+            return True
+        found = sc.match_literal(CALL_PREFIX, final)
+        if found is True:
+            self._head_begin(CALL_OPEN + CALL_PREFIX, len(CALL_PREFIX))  # the head (MAX_HEAD) is call:NAME
             self._state = _S_NAME
             return True
-        if buf.startswith(CALL_OPEN, pos):  # openers in a row: each but the last is no call, content
-            end = pos + len(CALL_OPEN)
-            while buf.startswith(CALL_OPEN, end):
-                end += len(CALL_OPEN)
-            sc._pos = end  # the last opener's head is the one read on
-            self._emit_content("".join(self._head_parts) + buf[pos:end - len(CALL_OPEN)])
-            self._head_parts = [CALL_OPEN]
-            self._head_len = 0
-            return final or end < len(buf)
-        if sc.match(_PREFIX, final) is PARTIAL:
+        if found is PARTIAL:
             return False
         # not a call: the opener is content (unless the output ends here)
         self._head_no_call(self._head_text(), final, _PREFIX)
@@ -148,13 +163,9 @@ class Gemma4Parser(ToolParser):
         return True
 
     def _s_name(self, final: bool) -> bool:
-        limit = MAX_HEAD + 1 - self._head_len  # (base _head_find, written out: the head steps run a delta)
-        text, marker = self.scanner.find_within(_NAME_END, final, limit if limit > 0 else 0)
-        if text:
-            self._head_len += len(text)
-            self._head_parts.append(text)
+        _, marker = self._head_find(_NAME_END, final)
         if marker is None:
-            if self._head_len > MAX_HEAD:  # (_head_over, written out)  # too long for a head: content, read on as content after it
+            if self._head_over():  # too long for a head: content, read on as content after it
                 self._emit_content(self._head_text())
                 self._state = _S_CONTENT
                 return True
@@ -178,49 +189,31 @@ class Gemma4Parser(ToolParser):
         return True
 
     # ------------------------------------------------------------------ the arguments
-    # The steps between values read the scanner's buffer directly (skip_whitespace, match and at_end written
-    # out for their one-character marks and <|"|>: one Python call a step, not three or four).
+    # The steps between values read their marks with one scanner call (match_after_space: whitespace,
+    # then a one-character mark or <|"|>).
     def _s_key_start(self, final: bool) -> bool:
-        sc = self.scanner
-        pos = sc.next_mark()
-        buf = sc._buf
-        if pos < 0:
+        marker = self.scanner.match_after_space(_KEY_START, final)
+        if marker is PARTIAL:
             return False  # (final: _at_end abandons the call)
-        if buf[pos] == "}" and self._first_key:  # {} : an empty object
-            sc._pos = pos + 1
-            self._head_parts = []  # _head_begin(), written out
-            self._head_len = 0
-            self._close_container("}")
-        elif buf.startswith(STRING_DELIM, pos):
-            sc._pos = pos + len(STRING_DELIM)
-            self._head_parts = []
-            self._head_len = 0
+        self._head_begin()
+        if marker == STRING_DELIM:
             self._state = _S_QKEY
-        elif not final and STRING_DELIM.startswith(buf[pos:]):
-            return False  # (a partial <|"|>)
+        elif marker is None:
+            self._state = _S_KEY  # (text follows)
+        elif self._first_key:  # {} : an empty object
+            self._close_container("}")
         else:
-            self._head_parts = []
-            self._head_len = 0
-            self._state = _S_KEY
-            return True  # (text follows)
+            self._fail(marker, "expected a key and ':'")
         return True
 
     def _s_key(self, final: bool) -> bool:
-        limit = MAX_HEAD + 1 - self._head_len  # (base _head_find, written out)
-        text, marker = self.scanner.find_within(_KEY_END, final, limit if limit > 0 else 0)
+        _, marker = self._head_find(_KEY_END, final)
         if marker is None:
-            if text:
-                self._head_len += len(text)
-                self._head_parts.append(text)
-            if self._head_len > MAX_HEAD:  # (_head_over, written out)
+            if self._head_over():
                 self._fail(None, "a key longer than MAX_HEAD")
                 return True
             return False
-        if self._head_parts:  # (_head_text, written out: a key read in one step keeps no parts)
-            self._head_parts.append(text)
-            text = "".join(self._head_parts)
-            self._head_parts = []
-        key = text.strip()
+        key = self._head_text().strip()
         if marker != ":" or not key:
             self._fail(marker, "expected a key and ':'")
             return True
@@ -228,13 +221,9 @@ class Gemma4Parser(ToolParser):
         return True
 
     def _s_qkey(self, final: bool) -> bool:
-        limit = MAX_HEAD + 1 - self._head_len  # (base _head_find, written out)
-        text, marker = self.scanner.find_within(_STRING_END, final, limit if limit > 0 else 0)
-        if text:
-            self._head_len += len(text)
-            self._head_parts.append(text)
+        _, marker = self._head_find(_STRING_END, final)
         if marker is None:
-            if self._head_len > MAX_HEAD:  # (_head_over, written out)
+            if self._head_over():
                 self._fail(None, "a key longer than MAX_HEAD")
                 return True
             return False
@@ -242,17 +231,14 @@ class Gemma4Parser(ToolParser):
         return True
 
     def _s_colon(self, final: bool) -> bool:
-        sc = self.scanner
-        pos = sc.next_mark()
-        buf = sc._buf
-        if pos < 0:
+        marker = self.scanner.match_after_space(_COLON, final)
+        if marker is PARTIAL or (marker is None and self.scanner.at_end()):
             return False
-        if buf[pos] != ":":
+        if marker is None:
             self._fail(None, "expected ':' after a key")
             return True
-        sc._pos = pos + 1
         self._emit_key(self._head_text())
-        return final or pos + 1 < len(buf)
+        return True
 
     def _emit_key(self, key: str) -> None:
         # the ", " before a later member was sent with its comma (_punctuation)
@@ -262,28 +248,14 @@ class Gemma4Parser(ToolParser):
         self._state = _S_VALUE
 
     def _s_value(self, final: bool) -> bool:
-        sc = self.scanner
-        pos = sc.next_mark()
-        buf = sc._buf
-        if pos < 0:
-            return False
-        marker = buf[pos]
-        if marker == "<":
-            if buf.startswith(STRING_DELIM, pos):
-                marker = STRING_DELIM
-            elif not final and STRING_DELIM.startswith(buf[pos:]):
-                return False  # (a partial <|"|>)
-        if marker == STRING_DELIM or marker == "{" or marker == "[":
-            sc._pos = pos + len(marker)
+        marker = self.scanner.match_after_space(_VALUE_START, final)
+        if marker is PARTIAL:
+            return False  # (a partial <|"|>, or nothing unread)
         if marker == STRING_DELIM:
             typing = self._typing if len(self._stack) == 1 else UNTYPED
-            # a string for a parameter the schema says cannot be one: typed at its end
-            self._buffered = typing.declared and "string" not in typing.types
-            if self._buffered:
-                self._tv = TypedValue(typing)
-                self._emit_arguments(self._tv.head())
-            else:  # a streamed string: no writer of its own (TypedValue(UNTYPED)'s head, pieces and end written out)
-                self._emit_arguments('"')
+            # a string for a parameter the schema says cannot be one: typed at its end; else streamed
+            self._tv = TypedValue(typing) if typing.declared and "string" not in typing.types else _NO_VALUE
+            self._emit_arguments(self._tv.opening)
             self._state = _S_STRING
         elif marker == "{":
             self._emit_arguments("{")
@@ -297,39 +269,26 @@ class Gemma4Parser(ToolParser):
         else:
             self._parts = []
             self._state = _S_LITERAL
-            return True  # (text follows)
         return True
 
     def _s_array_first(self, final: bool) -> bool:
-        sc = self.scanner
-        pos = sc.next_mark()
-        buf = sc._buf
-        if pos < 0:
+        marker = self.scanner.match_after_space(_ARRAY_END, final)
+        if marker is PARTIAL:
             return False
-        if buf[pos] == "]":
-            sc._pos = pos + 1
-            self._close_container("]")
-        else:
+        if marker is None:
             self._state = _S_VALUE
+        else:
+            self._close_container("]")
         return True
 
     def _s_string(self, final: bool) -> bool:
-        text, found = self.scanner.until(_STRING_SCAN, _STRING_LEN, final)  # up to <|"|>
-        if text:
-            if self._buffered:
-                out = self._tv.feed(text)
-                if out:  # (a held value sends nothing until its end)
-                    self._emit_arguments(out)
-            else:  # a streamed string: TypedValue.feed's json_fragment, written out
-                self._emit_arguments(json_string(text)[1:-1])
+        out, found = self.scanner.until_value(_STRING_SCAN, STRING_DELIM, self._tv, final)  # up to <|"|>
+        if out:  # (a held value sends nothing until its end)
+            self._emit_arguments(out)
         if not found:
             return False
-        if self._buffered:
-            tv, self._tv = self._tv, _NO_VALUE
-            self._buffered = False
-            self._emit_arguments(tv.end())
-        else:
-            self._emit_arguments('"')
+        tv, self._tv = self._tv, _NO_VALUE
+        self._emit_arguments(tv.end())
         self._state = _S_AFTER_VALUE
         return True
 
@@ -356,18 +315,14 @@ class Gemma4Parser(ToolParser):
         return True
 
     def _s_after_value(self, final: bool) -> bool:
-        sc = self.scanner
-        pos = sc.next_mark()
-        buf = sc._buf
-        if pos < 0:
+        marker = self.scanner.match_after_space(_AFTER_VALUE, final)
+        if marker is PARTIAL or (marker is None and self.scanner.at_end()):
             return False
-        marker = buf[pos]
-        if marker != "," and marker != "}" and marker != "]":
+        if marker is None:
             self._fail(None, "expected ',' or a closing bracket")
             return True
-        sc._pos = pos + 1
         self._punctuation(marker)
-        return final or pos + 1 < len(buf)
+        return True
 
     def _punctuation(self, mark: str) -> None:
         if mark == ",":
@@ -411,7 +366,7 @@ class Gemma4Parser(ToolParser):
         log.debug("gemma4: call %r abandoned: %s", self._call_name, why)
         self._stack = []
         self._parts = []
-        self._head_parts = []
+        self._head_begin()
         if marker == CALL_OPEN or marker == CALL_CLOSE:  # read again by the base's broken state
             self.scanner.unread(len(marker))
         self._broken()

@@ -17,13 +17,38 @@ and schema.py's (``callscale/parsers/README.md``).
 
 from __future__ import annotations
 
+# The transition table, as h11 writes its rules: {state: {what it reads: next state}} (the states are the
+# ``_s_<state>`` methods; "content", "think" and "broken" are base.ToolParser's; ``ws``: whitespace; "a / b": the
+# one the reading decides; tests/test_format_transitions.py holds the states to the class's).
+# MiniMaxBlocks' states (M2 and M3), with each format's own after an invoke's name (M2: "invoke", M3: "body"):
+BLOCK_TRANSITIONS = {
+    "content": {"text": "content", "[\\n]<block open>": "block"},
+    "block": {"<block open> again (the block before carries no call: content)": "block",
+              'ws <invoke name="': "name", "ws <block close>": "content",
+              "anything else, or past MAX_HEAD (the block read so far is content)": "content"},
+    "name": {'NAME ">': "invoke / body", "no name, or past MAX_HEAD (content)": "content"},
+    "broken": {"<invoke close>": "block", "<block close>": "content",
+               "<block open> (the broken call's text is content)": "content"},
+}
+MINIMAX_M2_TRANSITIONS = {
+    **BLOCK_TRANSITIONS,
+    "name": {'NAME ">': "invoke", "no name, or past MAX_HEAD (content)": "content"},
+    "invoke": {'ws <parameter name="': "key", "ws </invoke>": "block", "anything else": "broken"},
+    "key": {'KEY ">': "value", "a bad key, or past MAX_HEAD": "broken"},
+    "value": {"text </parameter>": "close1"},
+    "close1": {'ws <parameter name="': "key", "ws </invoke>": "close2",
+               "anything else (the tag was value text)": "value"},
+    "close2": {'ws <invoke name="': "name", "ws </minimax:tool_call>": "content", "ws <minimax:tool_call>": "block",
+               "the end of the output": "block", "anything else (the tags were value text)": "value"},
+}
+
 import logging
 import re
 
 from . import register
 from typing import ClassVar
 
-from .base import MAX_HEAD, ToolParser
+from .base import ToolParser
 from .schema import UNTYPED, TypedValue, json_string
 
 _NO_VALUE = TypedValue(UNTYPED)
@@ -63,10 +88,10 @@ _CONTENT = markers(LAYOUT_NEWLINE + BLOCK_OPEN, BLOCK_OPEN)
 _TAG_END = markers(TAG_END)
 _IN_INVOKE = markers(PARAM_OPEN, INVOKE_CLOSE)
 _VALUE_SCAN = markers(PARAM_CLOSE).scan().search
-_VALUE_LEN = len(PARAM_CLOSE)
 _AFTER_PARAM = markers(PARAM_OPEN, INVOKE_CLOSE)
 _AFTER_INVOKE = markers(INVOKE_OPEN, BLOCK_CLOSE, BLOCK_OPEN)
 
+_SPACE = re.compile(r"\s*")
 _NAME = re.compile(r'[^\s<>"]+')
 _KEY = re.compile(r'[^<>"\n]+')
 
@@ -126,7 +151,6 @@ class MiniMaxBlocks(ToolParser):
         self._state = "block"
         self._raw = [opener]
         self._block_has_call = False
-        self._head_len = 0
 
     # Every state only reads (the waiting rule: callscale/parsers/README.md).
     def _open(self, marker: str, final: bool) -> bool:
@@ -142,40 +166,39 @@ class MiniMaxBlocks(ToolParser):
 
     def _s_block(self, final: bool) -> bool:
         sc = self.scanner
-        buf, pos = sc._buf, sc._pos
         opener = self.block_open
-        if buf.startswith(opener, pos):  # openers in a row (match, written out): each but the last opens no call
-            end = pos + len(opener)
-            while buf.startswith(opener, end):
-                end += len(opener)
-            sc._pos = end
+        n = sc.skip_repeats(opener)
+        if n:  # openers in a row: each but the last opens no call
             if not self._block_has_call:  # the block read so far carries no call: content
-                self._emit_content("".join(self._raw) + buf[pos:end - len(opener)])
-            elif end - pos > len(opener):
-                self._emit_content(buf[pos:end - len(opener)])
-            self._raw = [opener]  # _open_block(opener), written out (the state stays)
-            self._block_has_call = False
-            self._head_len = 0
-            return final or end < len(buf)
+                self._emit_content("".join(self._raw) + opener * (n - 1))
+            elif n > 1:
+                self._emit_content(opener * (n - 1))
+            self._open_block(opener)
+            return True
+        raw = self._raw
         if self._block_has_call:  # layout between calls
             ws = sc.skip_whitespace()
             if ws:
-                self._raw.append(ws)
-        else:  # the head of the block's first call: bounded
-            ws = sc.skip_whitespace(MAX_HEAD + 1 - self._head_len)
-            if ws:
-                self._raw.append(ws)
-                self._head_len += len(ws)
-                if self._head_len > MAX_HEAD:
-                    self._not_a_call()
-                    return True
-        marker = sc.match(self.block_markers, final)
+                raw.append(ws)
+            marker = sc.match(self.block_markers, final)
+        else:  # the head of the block's first call (its whitespace, the invoke opener, the name): bounded
+            marker = sc.match(self.block_markers, final)
+            if marker is None:  # (whitespace is read only where no tag starts)
+                if len(raw) == 1:  # nothing read after the block's opener yet: the head starts here
+                    self._head_begin()
+                ws = self._head_run(_SPACE, final)[0]
+                if ws:
+                    raw.append(ws)
+                    if self._head_over():
+                        self._not_a_call()
+                        return True
+                    marker = sc.match(self.block_markers, final)
         if marker is PARTIAL:
             return False
         if marker == self.invoke_open:
-            self._raw.append(marker)
-            self._head_parts = []  # the head counts the block's first whitespace and the opener (MAX_HEAD)
-            self._head_len = 0 if self._block_has_call else self._head_len + len(marker)
+            # the head counts the block's first whitespace and the opener (MAX_HEAD)
+            self._head_begin("", 0 if self._block_has_call else len("".join(raw)) - len(raw[0]) + len(marker))
+            raw.append(marker)
             self._state = "name"
             return True
         elif marker == self.block_close:
@@ -197,7 +220,7 @@ class MiniMaxBlocks(ToolParser):
     def _s_name(self, final: bool) -> bool:
         _, marker = self._head_find(_TAG_END, final)
         if marker is None:
-            if self._head_len > MAX_HEAD:  # too long for a head: content (_head_over, written out)
+            if self._head_over():  # too long for a head: content
                 self._not_a_call(self._head_text())
                 return True
             return False
@@ -256,46 +279,27 @@ class MiniMaxM2Parser(MiniMaxBlocks):
         self._state = _S_INVOKE
 
     def _s_invoke(self, final: bool) -> bool:
-        sc = self.scanner
-        buf, pos = sc._buf, sc._pos  # (skip_whitespace and match written out for their common answers)
-        if pos < len(buf) and buf[pos].isspace():
-            sc.skip_whitespace()
-            pos = sc._pos
-        rest = len(buf) - pos
-        if buf.startswith(PARAM_OPEN, pos):
-            sc._pos = pos + len(PARAM_OPEN)
-            self._head_parts = []  # _head_begin(), written out
-            self._head_len = 0
+        marker = self.scanner.match_after_space(_IN_INVOKE, final)
+        if marker == PARAM_OPEN:
+            self._head_begin()
             self._state = _S_KEY
-        elif buf.startswith(INVOKE_CLOSE, pos):
-            sc._pos = pos + len(INVOKE_CLOSE)
+        elif marker == INVOKE_CLOSE:
             self._close_call()
             self._state = _S_BLOCK
-        elif not final and rest < len(PARAM_OPEN) and (PARAM_OPEN.startswith(buf[pos:])
-                                                       or INVOKE_CLOSE.startswith(buf[pos:])):
-            return False  # a partial tag, or nothing unread (match's PARTIAL)
+        elif marker is PARTIAL or self._cut_by_end(final, _IN_INVOKE):
+            return False  # a partial tag, or nothing unread; or the output cut the call
         else:
-            if rest <= 0 or self._cut_by_end(final, _IN_INVOKE):
-                return False
             self._fail("unexpected text inside <invoke>")
         return True
 
     def _s_key(self, final: bool) -> bool:
-        limit = MAX_HEAD + 1 - self._head_len  # (base _head_find, written out: a step a delta)
-        text, marker = self.scanner.find_within(_TAG_END, final, limit if limit > 0 else 0)
+        _, marker = self._head_find(_TAG_END, final)
         if marker is None:
-            if text:
-                self._head_len += len(text)
-                self._head_parts.append(text)
-            if self._head_len > MAX_HEAD:  # (_head_over, written out)
+            if self._head_over():
                 self._fail("a parameter name longer than MAX_HEAD")
                 return True
             return False
-        key = text
-        if self._head_parts:  # (_head_text, written out: a name read in one step keeps no parts)
-            self._head_parts.append(text)
-            key = "".join(self._head_parts)
-            self._head_parts = []
+        key = self._head_text()
         if _KEY.fullmatch(key) is None:
             self._fail(f"bad parameter name {key!r}")
             return True
@@ -303,19 +307,14 @@ class MiniMaxM2Parser(MiniMaxBlocks):
         self._tv = TypedValue(typing)
         head = ", " if self._n_params else ""
         self._n_params += 1
-        self._emit_arguments(head + json_string(key) + ": " + self._tv.head())
+        self._emit_arguments(head + json_string(key) + ": " + self._tv.opening)
         self._state = _S_VALUE
         return True
 
     def _s_value(self, final: bool) -> bool:
-        text, found = self.scanner.until(_VALUE_SCAN, _VALUE_LEN, final)  # up to </parameter>
-        if text:  # (_value_text, written out)
-            if self._tv.mode == "string":  # a streamed string: TypedValue.feed's json_fragment, written out
-                self._emit_arguments(json_string(text)[1:-1])
-            else:
-                out = self._tv.feed(text)
-                if out:  # (a held value sends nothing until its end)
-                    self._emit_arguments(out)
+        out, found = self.scanner.until_value(_VALUE_SCAN, PARAM_CLOSE, self._tv, final)  # up to </parameter>
+        if out:  # (a held value sends nothing until its end)
+            self._emit_arguments(out)
         if not found:
             return False
         self._pending = [PARAM_CLOSE]
@@ -323,21 +322,8 @@ class MiniMaxM2Parser(MiniMaxBlocks):
         self._state = _S_CLOSE1
         return True
 
-    def _value_text(self, text: str) -> None:
-        if text:
-            out = self._tv.feed(text)
-            if out:  # (a held value sends nothing until its end)
-                self._emit_arguments(out)
-
     def _s_close1(self, final: bool) -> bool:
-        sc = self.scanner
-        buf, pos = sc._buf, sc._pos
-        if pos < len(buf) and not buf[pos].isspace():  # no whitespace to hold: _confirm is the match
-            marker = sc.match(_AFTER_PARAM, final)
-        elif pos >= len(buf) and not final:
-            return False  # (nothing unread: _confirm's PARTIAL)
-        else:
-            marker = self._confirm(_AFTER_PARAM, final)
+        marker = self._confirm(_AFTER_PARAM, final)
         if marker is PARTIAL:
             return False
         if marker == PARAM_OPEN:
@@ -359,12 +345,7 @@ class MiniMaxM2Parser(MiniMaxBlocks):
             self._close_call()
             self._state = _S_BLOCK
             return False
-        sc = self.scanner
-        buf, pos = sc._buf, sc._pos
-        if pos < len(buf) and not buf[pos].isspace():  # no whitespace to hold: _confirm is the match
-            marker = sc.match(_AFTER_INVOKE, final)
-        else:
-            marker = self._confirm(_AFTER_INVOKE, final)
+        marker = self._confirm(_AFTER_INVOKE, final)
         if marker is PARTIAL:
             return False
         if marker is None:
@@ -387,7 +368,7 @@ class MiniMaxM2Parser(MiniMaxBlocks):
     def _reject_close(self) -> None:
         """The held-back closing tag(s) did not end the value: value text, with the whitespace
         :meth:`ToolParser._confirm` held after them; scan on after it."""
-        self._value_text("".join(self._pending) + self._confirm_text())
+        self._emit_arguments(self._tv.feed("".join(self._pending) + self._confirm_text()))
         self._pending = []
         self._state = _S_VALUE
 

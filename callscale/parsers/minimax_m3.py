@@ -20,13 +20,32 @@ schema.py's (``callscale/parsers/README.md``).
 
 from __future__ import annotations
 
+# The transition table, as h11 writes its rules: {state: {what it reads: next state}} (the states are the
+# ``_s_<state>`` methods; "content", "think" and "broken" are base.ToolParser's; ``ws``: whitespace; "a / b": the
+# one the reading decides; tests/test_format_transitions.py holds the states to the class's).
+# (NS: the namespace ]<]minimax[>[; states "block" and "broken" are MiniMaxBlocks', minimax.BLOCK_TRANSITIONS)
+MINIMAX_M3_TRANSITIONS = {
+    "content": {"text": "content", "[\\n]NS<tool_call>": "block", "<mm:think>": "think",
+                "</mm:think> (stray: dropped)": "content"},
+    "think": {"text </mm:think>": "content"},
+    "name": {'NAME ">': "body", "no name, or past MAX_HEAD (content)": "content"},
+    "body": {"ws NS<": "tag", "anything else": "broken"},
+    "tag": {"/NAME> of the open element (the invoke's: the call ends)": "body / block",
+            "NAME> of a string": "text", "NAME> of another": "opened",
+            "a bad or repeated name, too deep, or past MAX_HEAD": "broken"},
+    "opened": {"ws, its own closing tag (an empty element)": "body", "ws NS< (a container)": "tag",
+               "anything else": "text"},
+    "text": {"text, its own closing tag": "confirm"},
+    "confirm": {"ws NS (left unread)": "body", "the end of the output": "body",
+                "anything else (the tag was value text)": "text"},
+}
+
 import logging
 import re
 from collections.abc import Mapping  # (isinstance without typing's layer)
 from typing import Any
 
 from . import register
-from .base import MAX_HEAD, json_fragment
 from .minimax import MiniMaxBlocks
 from .scanner import PARTIAL, markers
 from .schema import UNTYPED, TypedValue, Typing, json_string, resolve_schema, schema_typing, tool_parameters
@@ -73,6 +92,8 @@ _ELEMENT = markers(ELEMENT_OPEN)
 _HEAD_END = markers(">")
 _NS = markers(NS)
 _CLOSE_SCAN = markers(ELEMENT_OPEN + "/").scan().search  # a closing tag's start, or a proper prefix of it ending the text
+#: The writer of a string value (stateless: shared by every string element).
+_STRING = TypedValue(UNTYPED)
 
 _KEY = re.compile(r"[^\s<>/][^<>\n]*")
 
@@ -172,38 +193,23 @@ class MiniMaxM3Parser(MiniMaxBlocks):
         self._state = "body"
 
     # ------------------------------------------------------------------ inside a call
-    # The steps between elements read the scanner's buffer directly (skip_whitespace, match, _head_find
-    # written out for the namespace's tags: one Python call a step, and no marker set per element name).
     def _s_body(self, final: bool) -> bool:
-        sc = self.scanner
-        buf, pos = sc._buf, sc._pos
-        if pos < len(buf) and buf[pos].isspace():
-            sc.skip_whitespace()
-            pos = sc._pos
-        if buf.startswith(ELEMENT_OPEN, pos):
-            sc._pos = pos + len(ELEMENT_OPEN)
-            self._head_parts = []  # _head_begin(), written out
-            self._head_len = 0
+        marker = self.scanner.match_after_space(_ELEMENT, final)
+        if marker is PARTIAL:
+            return False  # a partial tag, or nothing unread
+        if marker is not None:
+            self._head_begin()
             self._state = "tag"
             return True
-        if not final and len(buf) - pos < len(ELEMENT_OPEN) and ELEMENT_OPEN.startswith(buf[pos:]):
-            return False  # a partial tag, or nothing unread (match's PARTIAL)
-        if pos >= len(buf) or self._cut_by_end(final, _ELEMENT):
+        if self._cut_by_end(final, _ELEMENT):
             return False
         return self._fail("text beside elements")
 
     def _s_tag(self, final: bool) -> bool:
-        limit = MAX_HEAD + 1 - self._head_len  # (base _head_find, written out)
-        name, marker = self.scanner.find_within(_HEAD_END, final, limit if limit > 0 else 0)
+        _, marker = self._head_find(_HEAD_END, final)
         if marker is None:
-            if name:
-                self._head_len += len(name)
-                self._head_parts.append(name)
-            return self._fail("a tag longer than MAX_HEAD") if self._head_len > MAX_HEAD else False
-        if self._head_parts:  # (_head_text, written out: a tag read in one step keeps no parts)
-            self._head_parts.append(name)
-            name = "".join(self._head_parts)
-            self._head_parts = []
+            return self._fail("a tag longer than MAX_HEAD") if self._head_over() else False
+        name = self._head_text()
         parent = self._frames[-1]
         if name.startswith("/"):
             if name[1:] != parent.name or parent.kind == "list?":
@@ -230,6 +236,7 @@ class MiniMaxM3Parser(MiniMaxBlocks):
         self._frames.append(frame)
         if typing.is_string:
             frame.kind = "string"
+            frame.value = _STRING
             self._emit_arguments(head + '"')
             self._state = "text"
         else:
@@ -241,36 +248,14 @@ class MiniMaxM3Parser(MiniMaxBlocks):
     def _s_opened(self, final: bool) -> bool:
         sc = self.scanner
         frame = self._frames[-1]
-        buf, pos = sc._buf, sc._pos
-        if pos < len(buf) and buf[pos].isspace():
-            frame.parts.append(sc.skip_whitespace())
-            pos = sc._pos
-        # the element's closing tag or a child's tag (match written out on the two tags; a partial
-        # namespace or nothing unread waits)
-        if pos >= len(buf) or (len(buf) - pos < len(ELEMENT_OPEN) and ELEMENT_OPEN.startswith(buf[pos:])):
-            if not final:
-                return False
-            marker = None
-        elif buf.startswith(frame.closer, pos):
-            marker = frame.closer
-            sc._pos = pos + len(marker)
-        elif buf.startswith(ELEMENT_OPEN, pos):
-            marker = ELEMENT_OPEN
-        else:
-            marker = None
-        if marker == ELEMENT_OPEN:  # a child's tag, or (not yet whole) this element's own closing tag
-            rest = buf[pos + len(ELEMENT_OPEN):pos + len(frame.closer)]
-            if not final and len(rest) < len(frame.closer) - len(ELEMENT_OPEN) and \
-                    frame.closer.startswith(rest, len(ELEMENT_OPEN)):
-                return False
-            sc._pos = pos + len(ELEMENT_OPEN)
-            # a container: its first child's tag follows
-            frame.kind = "list?"
-            frame.parts = []
-            self._head_begin()
-            self._state = "tag"
-            return True
-        if marker is not None:  # an empty (or whitespace-only) element
+        ws = sc.skip_whitespace()
+        if ws:
+            frame.parts.append(ws)
+        # the element's closing tag (an empty element), a child's tag (a container), or its text
+        closed = sc.match_literal(frame.closer, final)
+        if closed is PARTIAL:
+            return False  # (a partial namespace or closing tag, or nothing unread)
+        if closed:
             types = frame.typing.types
             if "string" not in types and ("array" in types or "object" in types):
                 self._emit_arguments("[]" if "array" in types else "{}")
@@ -279,8 +264,12 @@ class MiniMaxM3Parser(MiniMaxBlocks):
             self._start_text(frame)
             self._end_text()
             return True
-        if sc.at_end() and not final:
-            return False
+        if sc.match_literal(ELEMENT_OPEN, final) is True:  # a container: its first child's tag follows
+            frame.kind = "list?"
+            frame.parts = []
+            self._head_begin()
+            self._state = "tag"
+            return True
         self._start_text(frame)
         self._state = "text"
         return True
@@ -321,73 +310,35 @@ class MiniMaxM3Parser(MiniMaxBlocks):
         return resolved, typing
 
     def _start_text(self, frame: _Frame) -> None:
-        """An undecided element is text: a string unless its schema types it."""
-        if frame.typing.declared:  # typed as it streams (the one typed value writer)
+        """An undecided element is text: a string unless its schema types it (the one typed value writer)."""
+        if frame.typing.declared:
             frame.kind = "typed"
-            value = frame.value = TypedValue(frame.typing)
-            if frame.parts:
-                self._emit_arguments(value.opening + value.feed("".join(frame.parts)))
-                frame.parts = []
-            elif value.opening:
-                self._emit_arguments(value.opening)
+            frame.value = TypedValue(frame.typing)
         else:
             frame.kind = "string"
-            self._emit_arguments('"' + json_fragment("".join(frame.parts)))
-            frame.parts = []
+            frame.value = _STRING
+        value = frame.value
+        self._emit_arguments(value.opening + value.feed("".join(frame.parts)) if frame.parts else value.opening)
+        frame.parts = []
 
     def _s_text(self, final: bool) -> bool:
-        # scanner.find of the one closing tag, written out: one search (compiled once) for any closing tag's
-        # start, then the element's own compared (no pattern to compile per element name, no Python call)
+        # up to the element's own closing tag (one search for any closing tag: no pattern per element name)
         frame = self._frames[-1]
-        sc = self.scanner
-        buf, pos = sc._buf, sc._pos
-        closer = frame.closer
-        at = pos
-        while True:
-            hit = _CLOSE_SCAN(buf, at)
-            if hit is None:
-                at = len(buf)
-                found = False
-                break
-            at = hit.start()
-            if buf.startswith(closer, at):
-                found = True
-                break
-            if closer.startswith(buf[at:]):  # a proper prefix of it ends the text: held back (read, with final)
-                if final:
-                    at = len(buf)
-                found = False
-                break
-            at += 1  # another element's closing tag: text of this one
-        text = buf[pos:at]
-        sc._pos = at + len(closer) if found else at
-        if text:  # (_text_piece, written out)
-            if frame.kind == "string":
-                self._emit_arguments(json_string(text)[1:-1])  # (json_fragment written out)
-            else:
-                text = frame.value.feed(text)  # (a held value sends nothing until its end)
-                if text:
-                    self._emit_arguments(text)
+        text, found = self.scanner.until_value(_CLOSE_SCAN, frame.closer, frame.value, final)
+        if text:  # (a held value sends nothing until its end)
+            self._emit_arguments(text)
         if not found:
             return False
         self._confirm_ws.clear()
         self._state = "confirm"
         return True
 
-    def _text_piece(self, frame: _Frame, text: str) -> None:
-        """Text of a text value: a string's piece sent, a typed value's fed to its writer."""
-        if text:
-            self._emit_arguments(json_string(text)[1:-1] if frame.kind == "string" else frame.value.feed(text))
-
     def _s_confirm(self, final: bool) -> bool:
         sc = self.scanner
-        buf, pos = sc._buf, sc._pos
-        if buf.startswith(NS, pos):  # (_confirm's answer at once: the namespace, here left unread)
+        if sc.peek(len(NS)) == NS:  # (_confirm's answer at once: the namespace, here left unread)
             self._confirm_ws.clear()
             self._end_text()
             return True
-        if pos >= len(buf) and not final:
-            return False  # (nothing unread: _confirm's PARTIAL)
         marker = self._confirm(_NS, final)
         if marker is PARTIAL:
             return False
@@ -397,7 +348,7 @@ class MiniMaxM3Parser(MiniMaxBlocks):
                 self._end_text()
                 return False
             frame = self._frames[-1]  # the closing tag was value text
-            self._text_piece(frame, close_tag(frame.name) + self._confirm_text())
+            self._emit_arguments(frame.value.feed(frame.closer + self._confirm_text()))
             self._state = "text"
             return True
         sc.unread(len(marker))  # the namespace starts the next tag, read in state "body"
@@ -406,11 +357,7 @@ class MiniMaxM3Parser(MiniMaxBlocks):
         return True
 
     def _end_text(self) -> None:
-        frame = self._frames[-1]
-        if frame.kind == "string":
-            self._emit_arguments('"')
-        else:
-            self._emit_arguments(frame.value.end())
+        self._emit_arguments(self._frames[-1].value.end())
         self._pop()
 
     def _close_container(self) -> None:

@@ -10,10 +10,30 @@ model output; lengths are in characters.
 
 from __future__ import annotations
 
+# The transition table, as h11 writes its rules: {state: {what it reads: next state}} (the states are the
+# ``_s_<state>`` methods; "content", "think" and "broken" are base.ToolParser's; ``ws``: whitespace; "a / b": the
+# one the reading decides; tests/test_format_transitions.py holds the states to the class's).
+MISTRAL_TRANSITIONS = {
+    "content": {"text": "content", "[TOOL_CALLS]": "head", "[THINK]": "think",
+                "[ARGS], [CALL_ID], [/THINK] (stray: dropped)": "content"},
+    "think": {"text [/THINK]": "content"},
+    "head": {"[TOOL_CALLS] again (dropped)": "head", "ws [ (no token: the array form)": "array",
+             "ws [TOOL_CALLS] or [THINK]": "head / think", "ws NAME": "name",
+             "[ARGS] or [CALL_ID] with no name, or the end": "content"},
+    "name": {"NAME [ARGS]": "args_start", "NAME {": "args", "NAME [CALL_ID]": "id",
+             "no name, a spaced one, or past MAX_HEAD (content)": "content / head / think"},
+    "id": {"ID [ARGS]": "args_start", "anything else (content)": "content / head / think"},
+    "args_start": {"ws {": "args", "anything else": "content"},
+    "args": {"the arguments' JSON object": "content", "text that is no JSON": "broken_json"},
+    "array": {"ws {": "item", "ws ,": "array", "ws ], or anything else": "content"},
+    "item": {"an element (a call, else content)": "array"},
+    "broken_json": {"the bracket that closes the object": "content", "[TOOL_CALLS] (the text is content)": "head"},
+}
+
 import re
 
 from . import register
-from .base import MAX_HEAD, ToolParser, json_text
+from .base import ToolParser, json_text
 from .jsonscan import RawArguments, is_call_name, json_object
 from .scanner import PARTIAL, markers
 
@@ -37,7 +57,7 @@ _SPACED = re.compile(r"\s")
 
 # states: the _s_<state> methods
 _CONTENT, _THINKING, _HEAD, _NAME, _ID, _ARGS_START, _ARGS, _ARRAY, _ITEM, _BROKEN = (
-    "content", "thinking", "head", "name", "id", "args_start", "args", "array", "item", "broken_json")
+    "content", "think", "head", "name", "id", "args_start", "args", "array", "item", "broken_json")
 
 
 @register("mistral")
@@ -45,6 +65,8 @@ class MistralParser(ToolParser):
     """Mistral ``[TOOL_CALLS]`` forms; see the module docstring for the reading rules."""
 
     writes_reasoning = True
+    reasoning_end = _M_THINK
+    _content_markers = _M_CONTENT
 
     def __init__(self) -> None:
         super().__init__()
@@ -53,6 +75,7 @@ class MistralParser(ToolParser):
         self._args = RawArguments()
         self._rest = self._args.rest_tracker()  # a broken call's JSON state, to find its end
         self._item: list[str] = []   # text of an element of the array form (sent whole when it closes)
+        self._head_spaced = False  # whitespace read in state head (the head then is not empty)
 
     # ------------------------------------------------------------------ helpers
     def _no_call(self, marker: str | None, final: bool = False, raw: str | None = None) -> bool:
@@ -60,9 +83,11 @@ class MistralParser(ToolParser):
         self._head_no_call(self._head_text() if raw is None else raw, final)
         return self._at_token(marker)
 
-    def _at_token(self, marker: str | None) -> bool:
+    def _at_token(self, marker: str | None, final: bool = False) -> bool:
+        """Go on at ``marker``: a call's head, reasoning, else content (a stray token is dropped)."""
         if marker == TOOL_CALLS:
             self._head_begin()  # the name (and call id): a bounded head (base)
+            self._head_spaced = False
             self._state = _HEAD
         elif marker == THINK:
             self._state = _THINKING
@@ -70,55 +95,34 @@ class MistralParser(ToolParser):
             self._state = _CONTENT
         return True
 
+    #: A control token read in content (base ``_s_content`` over ``_content_markers``).
+    _open = _at_token
+
     def _read_head(self, m, final: bool) -> tuple[str | None, bool]:
         """Read head text up to a marker of ``m``: ``(marker, decided)``."""
         _, marker = self._head_find(m, final)
         return marker, marker is not None or final or self._head_over()
 
     # ------------------------------------------------------------------ states
-    def _s_content(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_M_CONTENT, final)
-        self._emit_content(text)
-        if marker is None:
-            return False
-        if marker == TOOL_CALLS:  # (_at_token, written out; a state that only reads waits for text: not run)
-            self._head_parts = []  # _head_begin(), written out
-            self._head_len = 0
-            self._state = _HEAD
-            return True
-        if marker in (ARGS, CALL_ID, THINK_END):
-            return True  # stray: dropped
-        return self._at_token(marker)
-
-    def _s_thinking(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_M_THINK, final)
-        self._emit_reasoning(text)
-        if marker is None:
-            return False
-        self._state = _CONTENT
-        return True
-
+    # Content: base ``_s_content`` over ``_content_markers``; reasoning: base ``_s_think`` (state "think").
     def _s_head(self, final: bool) -> bool:
         """Right after ``[TOOL_CALLS]``: the array form, or a name."""
         scanner = self.scanner
-        buf, pos = scanner._buf, scanner._pos  # (peek and at_end written out: the per-delta path)
-        if buf.startswith(TOOL_CALLS, pos):  # openers in a row: each with nothing after it, dropped
-            pos += len(TOOL_CALLS)
-            while buf.startswith(TOOL_CALLS, pos):
-                pos += len(TOOL_CALLS)
-            scanner._pos = pos
-            self._head_parts = []  # (_head_text dropped, _head_begin: the last opener's head is read on)
-            self._head_len = 0
-            if pos >= len(buf) and not final:
-                return False
-        if buf[pos:pos + 1].isspace():
+        if scanner.skip_repeats(TOOL_CALLS):  # openers in a row: each with nothing after it, dropped
+            if self._head_spaced:  # the last opener's head is read on (the whitespace read before it dropped)
+                self._head_spaced = False
+                self._head_begin()
+            return True
+        c = scanner.peek(1)
+        if c.isspace():
             self._head_run(_BLANK, final)
-            pos = scanner._pos
-        if pos >= len(buf):
+            self._head_spaced = True
+            c = scanner.peek(1)
+        if not c:
             if final:
                 return self._no_call(None, final)
             return False
-        if buf[pos] == "[":
+        if c == "[":
             hit = scanner.match(_M_TOKEN, final)
             if hit is PARTIAL:
                 return False
@@ -135,12 +139,8 @@ class MistralParser(ToolParser):
         return True
 
     def _s_name(self, final: bool) -> bool:
-        limit = MAX_HEAD + 1 - self._head_len  # (_read_head and base _head_find, written out: a step a delta)
-        text, marker = self.scanner.find_within(_M_NAME, final, limit if limit > 0 else 0)
-        if text:
-            self._head_len += len(text)
-            self._head_parts.append(text)
-        if marker is None and not final and self._head_len <= MAX_HEAD:
+        _, marker = self._head_find(_M_NAME, final)
+        if marker is None and not final and not self._head_over():
             return False
         raw = self._head_text()
         name = raw.strip()
@@ -181,17 +181,15 @@ class MistralParser(ToolParser):
 
     def _s_args_start(self, final: bool) -> bool:
         scanner = self.scanner
-        buf, pos = scanner._buf, scanner._pos  # (skip_whitespace, at_end and peek written out)
-        if pos < len(buf) and buf[pos].isspace():
-            scanner.skip_whitespace()
-            pos = scanner._pos
-        if pos >= len(buf):
+        scanner.skip_whitespace()
+        c = scanner.peek(1)
+        if not c:
             if final:
                 self._abandon_call()
                 self._state = _CONTENT
                 return True
             return False
-        if buf[pos] != "{":
+        if c != "{":
             self._abandon_call()
             self._state = _CONTENT
             return True
@@ -200,19 +198,18 @@ class MistralParser(ToolParser):
 
     def _s_args(self, final: bool) -> bool:
         scanner = self.scanner
-        buf, pos = scanner._buf, scanner._pos  # (rest and take written out: the per-delta step of a call)
         args = v = self._args
-        text = buf[pos:] if pos else buf
-        j, event = args.scan(text, 0)  # args.feed(text, stop_at_close=True), written out for its common piece
+        text = scanner.take_all()
+        # a piece through the raw arguments (parsers/README.md, "Raw JSON arguments"): event 0, all of it is sent
+        j, event = args.scan(text, 0)
         if not event:
-            scanner._pos = pos + len(text)
             if text:
                 self._emit_arguments(text)
             if not final:  # (the arguments go on)
                 return False
         else:
             send, used = args.scanned(text, j, event, True)
-            scanner._pos = pos + used
+            scanner.unread(len(text) - used)  # (the text after the arguments: read by the next state)
             if send:
                 self._emit_arguments(send)
         if v.failed and not v.closed:  # the text stopped being JSON: a broken call (DESIGN.md)

@@ -1,0 +1,135 @@
+"""The scanner's coarse primitives (issue 28): each against real text, a partial literal at the end, final."""
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from callscale.parsers.scanner import PARTIAL, MarkerScanner, lazy_markers, markers
+from callscale.parsers.schema import UNTYPED, Typing, TypedValue
+
+
+def _scanner(*deltas: str) -> MarkerScanner:
+    sc = MarkerScanner()
+    for d in deltas:
+        sc.feed(d)
+    return sc
+
+
+def test_match_literal_consumes_a_whole_literal_and_holds_a_partial_one():
+    sc = _scanner('; {"name"')
+    assert sc.match_literal("; {") is True
+    assert sc.rest() == '"name"'
+    assert sc.match_literal("; {") is False and sc.rest() == '"name"'  # nothing consumed
+    sc = _scanner("x; ", )
+    sc.take(1)
+    assert sc.match_literal("; {") is PARTIAL and sc.rest() == "; "  # the buffer ends inside it: wait
+    assert sc.match_literal("; {", final=True) is False and sc.rest() == "; "
+    sc.feed("{")
+    assert sc.match_literal("; {") is True and sc.at_end()
+    assert sc.match_literal(",") is PARTIAL  # nothing unread, more may come
+    assert sc.match_literal(",", final=True) is False
+
+
+def test_skip_repeats_consumes_openers_in_a_row_not_a_partial_one():
+    opener = "<|tool_call>"
+    sc = _scanner(opener * 3 + "call:f{" + opener)
+    assert sc.skip_repeats(opener) == 3
+    assert sc.rest() == "call:f{" + opener
+    assert sc.skip_repeats(opener) == 0 and sc.rest() == "call:f{" + opener  # not here: nothing consumed
+    sc = _scanner(opener + opener + "<|tool_")  # a partial copy at the end stays unread
+    assert sc.skip_repeats(opener) == 2 and sc.rest() == "<|tool_"
+    sc.feed("call>")
+    assert sc.skip_repeats(opener) == 1 and sc.at_end()
+    assert sc.skip_repeats(opener) == 0  # nothing unread
+
+
+_MARKS = markers(",", "}", "]", '<|"|>')
+
+
+def test_match_after_space_skips_whitespace_then_reads_a_mark():
+    sc = _scanner(' \n ,<|"|>x}')
+    assert sc.match_after_space(_MARKS) == ","
+    assert sc.match_after_space(_MARKS) == '<|"|>'
+    assert sc.match_after_space(_MARKS) is None and sc.rest() == "x}"  # no mark here: nothing consumed
+    sc.take(1)
+    assert sc.match_after_space(_MARKS) == "}" and sc.at_end()
+    assert sc.match_after_space(_MARKS) is PARTIAL  # nothing unread, more may come
+    assert sc.match_after_space(_MARKS, final=True) is None
+    sc = _scanner("  <|")  # a partial mark at the end: the whitespace is read, the mark waits
+    assert sc.match_after_space(_MARKS) is PARTIAL and sc.rest() == "<|"
+    assert sc.match_after_space(_MARKS, final=True) is None and sc.rest() == "<|"
+    sc.feed('"|>')
+    assert sc.match_after_space(_MARKS) == '<|"|>' and sc.at_end()
+    # a one-character marker that starts a longer one: the longest is read
+    sc = _scanner("<<a")
+    assert sc.match_after_space(markers("<", "<<")) == "<<" and sc.rest() == "a"
+
+
+@given(st.lists(st.text(alphabet=' ,}]<|">x\n', max_size=6), max_size=6), st.booleans())
+@settings(max_examples=300, deadline=None)
+def test_match_after_space_agrees_with_skip_whitespace_then_match(deltas, final):
+    fast, plain = MarkerScanner(), MarkerScanner()
+    for i, d in enumerate(deltas):
+        fast.feed(d)
+        plain.feed(d)
+        last = final and i == len(deltas) - 1
+        while True:
+            got = fast.match_after_space(_MARKS, last)
+            plain.skip_whitespace()
+            want = plain.match(_MARKS, last)
+            assert got is want or got == want
+            assert fast.rest() == plain.rest()
+            if not isinstance(want, str):
+                break
+
+
+_NS_CLOSE = markers("]<]minimax[>[</").scan().search  # every closing tag's start
+
+
+def test_until_value_reads_to_an_elements_own_closing_tag():
+    closer = "]<]minimax[>[</path>"
+    sc = _scanner('src/a "b".py]<]minimax[>[</item>x]<]minimax[>[</pa')
+    # another element's closing tag is text; a partial own one at the end is held
+    assert sc.until_value(_NS_CLOSE, closer, TypedValue(UNTYPED)) == ('src/a \\"b\\".py]<]minimax[>[</item>x', False)
+    assert sc.rest() == "]<]minimax[>[</pa"
+    sc.feed("th>\n")
+    assert sc.until_value(_NS_CLOSE, closer, TypedValue(UNTYPED)) == ("", True) and sc.rest() == "\n"
+    sc = _scanner("x]<]mini")
+    assert sc.until_value(_NS_CLOSE, closer, TypedValue(UNTYPED), final=True) == ("x]<]mini", False)  # final: text
+    assert sc.at_end()
+    # a held value (an integer) sends nothing until it ends; its text is what end() types
+    tv = TypedValue(Typing(("integer",)))
+    sc = _scanner(" 4", "2]<]minimax[>[</path>")
+    assert sc.until_value(_NS_CLOSE, closer, tv) == ("", True)
+    assert tv.end() == "42"
+
+
+_TYPINGS = [UNTYPED, Typing(("string",)), Typing(("integer",)), Typing(("array",))]
+
+
+_PIECES = ["]<]minimax[>[</path>", "]<]minimax[>[</item>", "]<]minimax[>[</pa", "]<]", "[", " 4", "x", '"', "\n"]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=8), st.lists(st.integers(0, 80), max_size=6), st.booleans(),
+       st.sampled_from(range(len(_TYPINGS))))
+@settings(max_examples=300, deadline=None)
+def test_until_value_agrees_with_find_then_feed(pieces, cuts, final, typing_at):
+    # the plain path: find of the one literal (a lazy set), its text fed to an equal TypedValue
+    closer = "]<]minimax[>[</path>"
+    text = "".join(pieces)
+    bounds = [0, *sorted(c for c in cuts if c < len(text)), len(text)]
+    deltas = [text[a:b] for a, b in zip(bounds, bounds[1:]) if b > a]
+    plain_set = lazy_markers(closer)
+    fast, plain = MarkerScanner(), MarkerScanner()
+    tv_fast, tv_plain = TypedValue(_TYPINGS[typing_at]), TypedValue(_TYPINGS[typing_at])
+    for i, d in enumerate(deltas):
+        fast.feed(d)
+        plain.feed(d)
+        last = final and i == len(deltas) - 1
+        while True:
+            got = fast.until_value(_NS_CLOSE, closer, tv_fast, last)
+            text, marker = plain.find(plain_set, last)
+            assert got == (tv_plain.feed(text) if text else "", marker is not None)
+            assert fast.rest() == plain.rest()
+            if marker is None:
+                break
+    assert tv_fast.end() == tv_plain.end()
