@@ -95,9 +95,10 @@ class _GlmParser(ToolParser):
         self._cand = ""                # the tag of a recovery candidate in a value
 
     # ------------------------------------------------------------------ helpers
-    def _start_name(self, opener: str) -> bool:
+    def _open(self, marker: str, final: bool = False) -> bool:
+        """An opener (``marker``; in content: base ``_s_content``'s hook): read the call's name."""
         self._state = "name"
-        self._opener = opener
+        self._opener = marker
         self._head_begin()
         self._name_phase = 0
         return True
@@ -123,7 +124,7 @@ class _GlmParser(ToolParser):
             if marker != TOOL_CALL and not self.layout_before_call:
                 self._emit_content(marker[:-len(TOOL_CALL)])  # not this format's layout: content
                 marker = TOOL_CALL
-            self._start_name(marker)
+            self._open(marker)
         elif marker is not None:
             self._emit_content(marker)
         return True
@@ -142,7 +143,7 @@ class _GlmParser(ToolParser):
     def _empty_opener(self, marker: str | None) -> bool:
         """An opener with no name: dropped (a degenerate repeat, an empty block), ``marker`` read on."""
         if marker == TOOL_CALL:
-            return self._start_name(marker)
+            return self._open(marker)
         if marker == TOOL_CALL_END:
             marker = None
         return self._read_on(marker)
@@ -166,10 +167,6 @@ class _GlmParser(ToolParser):
         self._state = "content"
 
     # ------------------------------------------------------------------ states
-    def _open(self, marker: str, final: bool) -> bool:
-        """An opener in content (base ``_s_content``): read the call's name."""
-        return self._start_name(marker)
-
     def _s_name(self, final: bool) -> bool:
         """The name after ``<tool_call>``: a piece up to a marker, decided by it or the bound (docs/formats.md).
 
@@ -333,7 +330,7 @@ class _GlmParser(ToolParser):
         self._confirm_ws.clear()  # (layout)
         self._end_call_here(self._value_end())
         if hit is not None:
-            self._start_name(hit)
+            self._open(hit)
         return True
 
     def _value_end(self) -> str:

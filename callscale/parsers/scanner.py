@@ -508,31 +508,6 @@ class MarkerScanner:
                 return PARTIAL
         return None
 
-    def read_to_literal(self, literal: str, final: bool = False) -> tuple[str, bool]:
-        """:meth:`until` of a literal string (non-empty) not compiled into a marker set: ``(text, found)``.
-
-        For markers made while streaming (an element's own closing tag): ``str.find``, no pattern.
-        ``found``: the literal was read after ``text`` (consumed). Else a proper prefix of it that
-        ends the buffer is held back (with ``final``, read as text), as :meth:`find` does.
-        """
-        buf, pos = self._buf, self._pos
-        at = buf.find(literal, pos)
-        if at >= 0:
-            self._pos = at + len(literal)
-            return buf[pos:at], True
-        end = n = len(buf)
-        if not final:  # the longest suffix that is a proper prefix of the literal
-            first = literal[0]
-            start = n - len(literal) + 1
-            i = buf.find(first, start if start > pos else pos)
-            while i >= 0:
-                if literal.startswith(buf[i:]):
-                    end = i
-                    break
-                i = buf.find(first, i + 1)
-        self._pos = end
-        return buf[pos:end], False
-
     def find_value(self, m: Markers, value: Any, final: bool = False) -> tuple[str, str | None]:
         """:meth:`find` of ``m`` whose text goes into ``value``, a :class:`callscale.parsers.schema.TypedValue`: one call.
 
@@ -567,3 +542,44 @@ class MarkerScanner:
         if value.mode == "string":
             return _encode_string(text)[1:-1], marker
         return value.feed(text), marker
+
+    def until_value(self, search: Callable[[str, int], "re.Match[str] | None"], literal: str, value: Any,
+                    final: bool = False) -> tuple[str, bool]:
+        """:meth:`find_value` up to a literal not compiled into a marker set (one made while streaming): one call.
+
+        ``search`` is the compiled search of a prefix ``p`` that every such literal starts with
+        (``markers(p).scan().search``: ``p``, or a proper prefix of it ending the text), compiled
+        once; each of its hits is compared with ``literal`` (MiniMax M3: ``]<]minimax[>[</`` for an
+        element's own closing tag). Returns ``(json, found)``: ``json`` is ``value.feed(text)`` of
+        the text read (escaped here for a streamed string, as :meth:`find_value`); ``found``:
+        ``literal`` was read after the text (consumed). Else a proper prefix of it that ends the
+        buffer is held back (with ``final``, read as text), as :meth:`find` does.
+        """
+        buf, pos = self._buf, self._pos
+        hit = search(buf, pos)
+        if hit is None:  # (the common answer: a piece of the value, no tag in it)
+            self._pos = len(buf)
+            text = buf[pos:]
+            found = False
+        else:
+            at = hit.start()
+            while True:
+                found = buf.startswith(literal, at)
+                if found:
+                    self._pos = at + len(literal)
+                    break
+                if literal.startswith(buf[at:]):  # a proper prefix of it ends the text: held back (read, with final)
+                    if final:
+                        at = len(buf)
+                    self._pos = at
+                    break
+                hit = search(buf, at + 1)  # another literal of the prefix: text
+                at = self._pos = len(buf) if hit is None else hit.start()
+                if hit is None:
+                    break
+            text = buf[pos:at]
+        if not text:
+            return "", found
+        if value.mode == "string":
+            return _encode_string(text)[1:-1], found
+        return value.feed(text), found
