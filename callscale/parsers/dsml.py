@@ -128,6 +128,8 @@ _RETRY = object()
 _TAG_START = "<" + DSML_TOKEN
 _TAG_END_START = "</" + DSML_TOKEN
 _HEAD_STOPS = markers(">", EOS, _TAG_START, _TAG_END_START)
+#: The longest prefix of ``EOS`` (all of it, or what the head's bound leaves: base ``_head_run``).
+_EOS_PREFIX = re.compile("".join("(?:" + re.escape(ch) for ch in EOS) + ")?" * len(EOS))
 
 
 class DsmlToolParser(ToolParser):
@@ -180,8 +182,9 @@ class DsmlToolParser(ToolParser):
         # stray text inside a block: whitespace after it, content if more stray text follows
         self._stray_open = False
         self._stray_ws = Layout()
-        # an opening tag being read: its marker (the attribute text: base _head_*)
+        # an opening tag being read: its marker (the attribute text: base _head_*), nothing of it read yet
         self._head_marker = ""
+        self._head_fresh = False
         # the current call and parameter
         self._call_name = ""
         self._first_param = True
@@ -406,7 +409,12 @@ class DsmlToolParser(ToolParser):
     def _start_head(self, marker: str, state: str) -> None:
         self._head_marker = marker
         self._head_begin()
+        self._head_fresh = True
         self._state = state
+
+    def _tag_text(self) -> str:
+        """The attribute text read (base ``_head_text``) without the ``EOS`` tokens in it (dropped)."""
+        return self._head_text().replace(EOS, "")
 
     def _s_invoke_head(self, final: bool) -> bool:
         return self._s_param_head(final)
@@ -418,38 +426,36 @@ class DsmlToolParser(ToolParser):
         another DSML tag before the ``>`` means the tag was cut short (it is text).
         """
         sc = self.scanner
-        if self._head_len == 0 and not self._head_parts:
+        if self._head_fresh:  # nothing of the tag read yet: a name glued to a word is no tag
             first = sc.peek(1)
             if not first:
                 if not final:
                     return False
             elif first.isalnum() or first in "_-":
-                self._open_tag("", closed=False)  # glued to a word: no tag
+                self._open_tag("", closed=False)
                 return True
+            self._head_fresh = False
         text, stop = self._head_find(_HEAD_STOPS, final)
         if stop is not None:
             if stop == ">":
-                self._open_tag(self._head_text(), closed=True)
-            elif stop == EOS:  # it ends in ">" too: dropped; its characters count as read
-                over = self._head_len + len(EOS) - (MAX_HEAD + 1)
-                if over <= 0:
-                    self._head_len += len(EOS)
+                self._open_tag(self._tag_text(), closed=True)
+                return True
+            if stop == EOS:  # it ends in ">" too: dropped, its characters counted (as much as the bound takes)
+                sc.unread(len(EOS))
+                self._head_run(_EOS_PREFIX, final)
+                if not self._head_over():
                     return True
-                sc.unread(over)  # it straddles the bound: not read, the head is too long (text)
-                self._head_parts.append(EOS[:-over])
-                self._head_len = MAX_HEAD + 1
-                self._open_tag(self._head_text(), closed=False)
             else:  # another tag starts: this one was cut short (text); that tag is read next
                 sc.unread(len(stop))
-                self._open_tag(self._head_text(), closed=False)
+            self._open_tag(self._tag_text(), closed=False)
             return True
         if self._head_over():
-            self._open_tag(self._head_text(), closed=False)
+            self._open_tag(self._tag_text(), closed=False)
             return True
         if final:  # the output ended inside the tag: a cut call's markup, not content
             if self._orphan is not None:
                 return False  # _advance passes an invoke outside a block on as text
-            self._head_parts = []
+            self._head_begin()
             self._state = _BLOCK if self._state == _INVOKE_HEAD else _INVOKE
             if self._state == _INVOKE:
                 self._abandon_call()

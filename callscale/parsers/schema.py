@@ -2,7 +2,8 @@
 
 Used by every format whose values are text typed by the request's schema:
 Qwen3-Coder, GLM-4.5/4.7, MiniMax M2 and Gemma 4 (its ``<|"|>``-delimited
-strings and bare scalars at the top level). The rule is written out in
+strings and bare scalars at the top level), DSML (a value without a ``string``
+attribute). The rule is stated in
 ``docs/formats.md`` ("Schema typing"); in short:
 
 - :func:`parameter_typing` reads the parameter's schema (``tools`` in OpenAI
