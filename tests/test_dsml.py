@@ -163,6 +163,11 @@ def test_no_string_attribute_follows_the_schema(name):
            f'<{P} name="u">true</{P}>\n</{I}>'
     text = spell(name, f"<{B}>\n{body}\n</{B}>")
     assert_parses(name, text, "", [("f", {"n": 5, "s": "5", "o": {"k": 1}, "u": "true"})], tools=tools)
+    # the schema's typing is the one rule (schema.TypedValue): 60.0 for an integer is 60, null for a string-or-null
+    typed = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {
+        "n": {"type": "integer"}, "s": {"type": ["string", "null"]}}}}}]
+    two = spell(name, block(f'<{I} name="f">\n<{P} name="n">60.0</{P}>\n<{P} name="s">null</{P}>\n</{I}>'))
+    assert_parses(name, two, "", [("f", {"n": 60, "s": None})], tools=typed)
     # without tools every value without the attribute is a string
     assert_parses(name, text, "", [("f", {"n": "5", "s": "5", "o": '{"k": 1}', "u": "true"})],
                   chunkings=["whole", "char", "random:3:8"])

@@ -11,7 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from callscale.parsers.schema import (
+    json_as_written,
+    json_container_or_string,
     MAX_LITERAL_DEPTH,
+    UNTYPED,
     TypedValue,
     Typing,
     convert,
@@ -307,3 +310,49 @@ def test_the_typed_value_writer_streams_what_the_whole_value_reads_to(typing, pi
     assert tv.opening == tv.head() == ('"' if tv.mode == "string" else "")
     streamed = tv.head() + "".join(tv.feed(p) for p in pieces) + tv.end()
     assert streamed == typed_json("".join(pieces), typing) == expected
+
+
+# ----------------------------------------------------------------- the undeclared modes of the typed value writer
+@pytest.mark.parametrize("undeclared,pieces,expected,mode", [
+    ("auto", [" ", "\n", "[1,", ' "a"]'], '[1, "a"]', "container"),  # GLM: a JSON array is itself
+    ("auto", ['{"k"', ": 2}"], '{"k": 2}', "container"),
+    ("auto", [" [1,", " 2"], '" [1, 2"', "container"),  # not JSON: the verbatim string
+    ("auto", [" ", "42"], '" 42"', "string"),  # a scalar streams as a string (its whitespace too)
+    ("auto", ["a\"", "b"], '"a\\"b"', "string"),
+    ("auto", [" ", "\t"], '" \\t"', "auto"),  # only whitespace: the string
+    ("auto", [], '""', "auto"),
+    ("json", [" 4", "2 "], "42", "json"),  # DSML string="false": JSON as written (stripped)
+    ("json", ['{"a": ', "[1]}"], '{"a": [1]}', "json"),
+    ("json", ["Na", "N"], '"NaN"', "json"),  # not JSON: the raw text as a string
+    ("json", ["True"], '"True"', "json"),  # (no Python literal here: JSON only)
+])
+def test_the_typed_value_writer_undeclared_modes(undeclared, pieces, expected, mode):
+    tv = TypedValue(UNTYPED, undeclared)
+    streamed = tv.opening + "".join(tv.feed(p) for p in pieces)
+    assert tv.mode == mode  # (what the first non-whitespace character decided)
+    streamed += tv.end()
+    assert streamed == expected
+    whole = "".join(pieces)
+    rule = json_as_written if undeclared == "json" else json_container_or_string
+    assert json.loads(streamed) == json.loads(rule(whole))
+
+
+def test_a_declared_typing_is_never_the_undeclared_rule():
+    # the one decision: a typing that says something is typed by it, whatever the format's undeclared rule
+    assert TypedValue(Typing(("string",)), "auto").mode == "string"
+    assert TypedValue(Typing(("string",), True), "json").mode == "nullable"
+    assert TypedValue(Typing(("integer",)), "auto").mode == "held"
+    assert TypedValue(UNTYPED).mode == "string"
+    with pytest.raises(ValueError):
+        TypedValue(UNTYPED, "held")
+
+
+@given(st.text(alphabet=' \n[]{}"1a,:\\', max_size=16), st.lists(st.integers(0, 16), max_size=4),
+       st.sampled_from(["auto", "json"]))
+@settings(max_examples=400, deadline=None)
+def test_the_undeclared_modes_stream_their_whole_rule_at_any_split(text, cuts, undeclared):
+    cuts = sorted({c for c in cuts if c <= len(text)} | {0, len(text)})
+    tv = TypedValue(UNTYPED, undeclared)
+    streamed = tv.opening + "".join(tv.feed(text[a:b]) for a, b in zip(cuts, cuts[1:])) + tv.end()
+    rule = json_as_written if undeclared == "json" else json_container_or_string
+    assert streamed == rule(text)

@@ -22,12 +22,12 @@ from hypothesis import strategies as st
 
 from callscale import check, parsers
 from callscale.parsers import dsml
-from callscale.parsers.schema import Typing, TypedValue, parameter_typing, typed_json
+from callscale.parsers.schema import Typing, TypedValue, json_as_written, parameter_typing, typed_json
 from callscale.workloads import render
 from callscale.workloads.render import Call
 
 #: Every format whose parameter values are typed by the request's schema. The DSML spellings type
-#: a value by its ``string`` attribute (JSON, else the raw text, read whole: ``dsml._json_value``).
+#: a value by its ``string`` attribute (JSON, else the raw text, read whole: ``schema.json_as_written``).
 TYPED_FORMATS = ["glm45", "glm47", "qwen3_coder", "minimax_m2", "minimax_m3", "gemma4", "kimi_k3"]
 DSML_FORMATS = sorted(dsml.SPELLINGS)
 TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {
@@ -50,7 +50,7 @@ def call_text(fmt: str, value: str) -> str:
 def whole_value(fmt: str, value: str) -> str:
     """The arguments the format gives for ``value`` read whole, by its own whole-value reader."""
     if fmt in DSML_FORMATS:
-        return '{"x": ' + dsml._json_value(value) + "}"
+        return '{"x": ' + json_as_written(value) + "}"
     return '{"x": ' + typed_json(value, parameter_typing(TOOLS, "f", "x")) + "}"
 
 
@@ -59,7 +59,7 @@ def test_the_list_holds_every_format_that_types_values_by_schema():
     typed = {name for name in parsers.names()
              if any(re.search(r"\b(TypedValue|typed_json)\(", inspect.getsource(k))
                     for k in parsers.get(name).__mro__ if k.__module__.startswith("callscale.parsers."))}
-    assert typed == set(TYPED_FORMATS)
+    assert typed == set(TYPED_FORMATS + DSML_FORMATS)
 
 
 # (value text, what a client decodes from the arguments' "x", whether the text is JSON)

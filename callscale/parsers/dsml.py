@@ -22,20 +22,49 @@ literal closing tags in values, typing, broken calls): ``docs/formats.md``,
 "DeepSeek V3.2, V4, V4.1" (the one place). One state machine,
 :class:`DsmlToolParser`, on base.py's driver; the three registered
 subclasses differ only in their :class:`Spelling`.
+
+Transitions (state: what it reads -> the next state; ``B``, ``I``, ``P``: the
+spelling's block, invoke and parameter tag names; whitespace between elements
+is layout, ``EOS`` is dropped wherever it appears)::
+
+    content       text, then [\\n\\n]<B>                                  -> block
+                  text, then [\\n\\n]<I (the block opener missing: held)   -> invoke_head
+    block         <I                                                    -> invoke_head
+                  </B> (confirms a held invoke outside a block)         -> content
+                  <B> (a new block; the open one stays unclosed)        -> block
+                  other text (content, layout around it dropped)        -> block
+    invoke_head   attributes, then >  (name="...")                      -> invoke
+                  attributes, then />                                   -> block (a call of no arguments)
+                  a tag without a name                                  -> broken (base)
+                  another tag, past MAX_HEAD, a word glued to the name  -> block (the tag was text)
+    invoke        <P                                                    -> param_head
+                  </I>                                                  -> block
+                  a block-level tag (the invoke never closed)           -> as block reads it
+    param_head    attributes, then >  (name="...", string="...")        -> value
+                  a tag without a name                                  -> broken (base)
+                  another tag, past MAX_HEAD, a word glued to the name  -> invoke (the tag was text)
+    value         text, then </P>                                       -> after_param
+    after_param   whitespace, then <P                                   -> param_head
+                  whitespace, then </I>                                 -> after_invoke
+                  anything else (</P> was value text)                   -> value
+    after_invoke  whitespace, then <I, </B>, <B> or the end of output   -> as block reads it
+                  anything else (</P> ... </I> was value text)          -> value
+
+A value's kind is :class:`schema.TypedValue`'s: ``string="true"`` a string,
+``string="false"`` JSON as written (else the raw text), no attribute the schema
+(docs/formats.md, "Schema typing").
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import ClassVar
 
 from . import register
 from .base import MAX_HEAD, Layout, ToolParser
-from .schema import json_string
+from .schema import UNTYPED, TypedValue, json_string
 from .deepseek import EOS
-from .jsonscan import strict_loads
 from .scanner import PARTIAL, markers
 
 __all__ = [
@@ -99,15 +128,8 @@ _RETRY = object()
 _TAG_START = "<" + DSML_TOKEN
 _TAG_END_START = "</" + DSML_TOKEN
 _HEAD_STOPS = markers(">", EOS, _TAG_START, _TAG_END_START)
-
-
-def _json_value(raw: str) -> str:
-    """The JSON text of a ``string="false"`` value: itself when valid JSON, else the raw text as a JSON string."""
-    try:
-        strict_loads(raw)
-    except (ValueError, RecursionError):
-        return json.dumps(raw, ensure_ascii=False)
-    return raw.strip()
+#: The longest prefix of ``EOS`` (all of it, or what the head's bound leaves: base ``_head_run``).
+_EOS_PREFIX = re.compile("".join("(?:" + re.escape(ch) for ch in EOS) + ")?" * len(EOS))
 
 
 class DsmlToolParser(ToolParser):
@@ -160,13 +182,13 @@ class DsmlToolParser(ToolParser):
         # stray text inside a block: whitespace after it, content if more stray text follows
         self._stray_open = False
         self._stray_ws = Layout()
-        # an opening tag being read: its marker (the attribute text: base _head_*)
+        # an opening tag being read: its marker (the attribute text: base _head_*), nothing of it read yet
         self._head_marker = ""
+        self._head_fresh = False
         # the current call and parameter
         self._call_name = ""
         self._first_param = True
-        self._raw = True
-        self._json_pieces: list[str] = []
+        self._tv = TypedValue(UNTYPED)  # the current value's typed writer (schema.TypedValue decides its kind)
         # candidate closing tags and the whitespace after them, not yet decided: "</P>", then
         # after "</I>" the whitespace between them (self._held_ws, run lengths) and "</I>"
         self._held = ""
@@ -220,8 +242,7 @@ class DsmlToolParser(ToolParser):
         self._stray_open = False
         self._stray_ws.clear()
         self._held = ""
-        self._json_pieces = []
-        self._head_parts = []
+        self._head_begin()
         self._emit_content(raw.replace(EOS, ""))
 
     def _orphan_confirmed(self) -> None:
@@ -388,7 +409,12 @@ class DsmlToolParser(ToolParser):
     def _start_head(self, marker: str, state: str) -> None:
         self._head_marker = marker
         self._head_begin()
+        self._head_fresh = True
         self._state = state
+
+    def _tag_text(self) -> str:
+        """The attribute text read (base ``_head_text``) without the ``EOS`` tokens in it (dropped)."""
+        return self._head_text().replace(EOS, "")
 
     def _s_invoke_head(self, final: bool) -> bool:
         return self._s_param_head(final)
@@ -400,38 +426,36 @@ class DsmlToolParser(ToolParser):
         another DSML tag before the ``>`` means the tag was cut short (it is text).
         """
         sc = self.scanner
-        if self._head_len == 0 and not self._head_parts:
+        if self._head_fresh:  # nothing of the tag read yet: a name glued to a word is no tag
             first = sc.peek(1)
             if not first:
                 if not final:
                     return False
             elif first.isalnum() or first in "_-":
-                self._open_tag("", closed=False)  # glued to a word: no tag
+                self._open_tag("", closed=False)
                 return True
+            self._head_fresh = False
         text, stop = self._head_find(_HEAD_STOPS, final)
         if stop is not None:
             if stop == ">":
-                self._open_tag(self._head_text(), closed=True)
-            elif stop == EOS:  # it ends in ">" too: dropped; its characters count as read
-                over = self._head_len + len(EOS) - (MAX_HEAD + 1)
-                if over <= 0:
-                    self._head_len += len(EOS)
+                self._open_tag(self._tag_text(), closed=True)
+                return True
+            if stop == EOS:  # it ends in ">" too: dropped, its characters counted (as much as the bound takes)
+                sc.unread(len(EOS))
+                self._head_run(_EOS_PREFIX, final)
+                if not self._head_over():
                     return True
-                sc.unread(over)  # it straddles the bound: not read, the head is too long (text)
-                self._head_parts.append(EOS[:-over])
-                self._head_len = MAX_HEAD + 1
-                self._open_tag(self._head_text(), closed=False)
             else:  # another tag starts: this one was cut short (text); that tag is read next
                 sc.unread(len(stop))
-                self._open_tag(self._head_text(), closed=False)
+            self._open_tag(self._tag_text(), closed=False)
             return True
-        if self._head_len > MAX_HEAD:  # (_head_over, written out: the per-delta path of a tag)
-            self._open_tag(self._head_text(), closed=False)
+        if self._head_over():
+            self._open_tag(self._tag_text(), closed=False)
             return True
         if final:  # the output ended inside the tag: a cut call's markup, not content
             if self._orphan is not None:
                 return False  # _advance passes an invoke outside a block on as text
-            self._head_parts = []
+            self._head_begin()
             self._state = _BLOCK if self._state == _INVOKE_HEAD else _INVOKE
             if self._state == _INVOKE:
                 self._abandon_call()
@@ -465,42 +489,35 @@ class DsmlToolParser(ToolParser):
             else:
                 self._state = _INVOKE
             return
-        # a parameter
+        # a parameter: string="true" a string, string="false" JSON as written, else the schema says
         kind = attrs.get("string")
         if kind == "true":
-            self._raw = True
+            tv = TypedValue(UNTYPED)
         elif kind == "false":
-            self._raw = False
+            tv = TypedValue(UNTYPED, "json")
         else:
-            self._raw = self._param_typing(self._call_name, name).main == "string"
+            tv = TypedValue(self._param_typing(self._call_name, name))
+        self._tv = tv
         lead = "" if self._first_param else ", "
         self._first_param = False
-        self._emit_arguments(lead + json_string(name) + (': "' if self._raw else ": "))
-        self._json_pieces = []
+        self._emit_arguments(lead + json_string(name) + ": " + tv.opening)
         self._state = _VALUE
 
     # ------------------------------------------------------------------ values
     def _value_text(self, text: str) -> None:
-        if self._raw:
-            self._emit_arguments(json_string(text)[1:-1])  # (json_fragment written out)
-        else:
-            self._json_pieces.append(text)
+        """Text that turned out to be part of the value (rejected closing tags): through its typed writer."""
+        out = self._tv.feed(text)
+        if out:
+            self._emit_arguments(out)
 
     def _close_value(self) -> None:
-        if self._raw:
-            self._emit_arguments('"')
-        else:
-            self._emit_arguments(_json_value("".join(self._json_pieces)))
-            self._json_pieces = []
+        self._emit_arguments(self._tv.end())
         self._held = ""
 
     def _s_value(self, final: bool) -> bool:
-        text, marker = self.scanner.find(self._m_value, final)
-        if text:
-            if self._raw:  # _value_text, written out (the per-delta path)
-                self._emit_arguments(json_string(text)[1:-1])  # (json_fragment written out)
-            else:
-                self._json_pieces.append(text)
+        out, marker = self.scanner.find_value(self._m_value, self._tv, final)
+        if out:  # (a held value sends nothing until it ends)
+            self._emit_arguments(out)
         if marker is None:
             if final:  # the stream ended inside a value
                 self._abandon_call()

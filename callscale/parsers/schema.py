@@ -2,7 +2,8 @@
 
 Used by every format whose values are text typed by the request's schema:
 Qwen3-Coder, GLM-4.5/4.7, MiniMax M2 and Gemma 4 (its ``<|"|>``-delimited
-strings and bare scalars at the top level). The rule is written out in
+strings and bare scalars at the top level), DSML (a value without a ``string``
+attribute). The rule is stated in
 ``docs/formats.md`` ("Schema typing"); in short:
 
 - :func:`parameter_typing` reads the parameter's schema (``tools`` in OpenAI
@@ -49,6 +50,8 @@ __all__ = [
     "MAX_LITERAL_DEPTH",
     "TypedValue",
     "typed_json",
+    "json_as_written",
+    "json_container_or_string",
     "UNTYPED",
     "tool_name",
     "tool_parameters",
@@ -424,6 +427,33 @@ def convert(text: str, typing: Typing, literal: tuple[bool, Any] | None = None,
     return False, None
 
 
+def json_as_written(text: str) -> str:
+    """The JSON text of a value written as JSON (DSML's ``string="false"``): the text itself, stripped, when it is
+    JSON (strict, :func:`callscale.parsers.jsonscan.strict_loads`), else the text as a JSON string. Never raises."""
+    try:
+        strict_loads(text)
+    except (ValueError, RecursionError):
+        return _encode_string(text)
+    return text.strip()
+
+
+def json_container_or_string(text: str) -> str:
+    """The JSON text of a value the schema says nothing about, by GLM's rule: a JSON array or object is itself
+    (as :func:`json_text` writes it), anything else the text as a JSON string. Never raises."""
+    try:
+        value = strict_loads(text)
+    except (ValueError, RecursionError):
+        value = text
+    else:
+        if not isinstance(value, (list, dict)):
+            value = text
+    return json_text(value)
+
+
+#: What :class:`TypedValue` makes of a value whose typing says nothing (``undeclared``).
+_UNDECLARED = frozenset(("string", "auto", "json"))
+
+
 class StringOrNull:
     """The arguments JSON of a string-or-null value (``["string", "null"]``), streamed.
 
@@ -504,22 +534,31 @@ class TypedValue:
     Python frame (it runs once a delta in a value). What a value becomes is
     :func:`convert`'s rule (``docs/formats.md``, "Schema typing"):
 
-    - a string-only (or undeclared) typing streams as a JSON string;
-    - a string-or-null streams once null is ruled out (:class:`StringOrNull`);
-    - any other typing is held (its text must be kept: it may not convert,
-      and is then the verbatim string), and where the typing allows a list
+    - a string-only typing streams as a JSON string (``mode`` ``"string"``);
+    - a string-or-null streams once null is ruled out (:class:`StringOrNull`, ``"nullable"``);
+    - any other declared typing is held (``"held"``: its text must be kept: it may not
+      convert, and is then the verbatim string), and where the typing allows a list
       or an object, a value opening with ``[``, ``(`` or ``{`` is read by
       the incremental :class:`callscale.parsers.pyliteral.PyLiteralReader` as it
       arrives, which also writes its JSON text: :meth:`end` then only joins
-      (no value is parsed whole in one increment).
+      (no value is parsed whole in one increment);
+    - a typing that says nothing (:data:`UNTYPED`, or no schema) is the format's own rule,
+      ``undeclared``: ``"string"`` (the default: a string), ``"auto"`` (GLM: a value
+      opening with ``[`` or ``{`` is held, ``mode`` then ``"container"``, and read by
+      :func:`json_container_or_string`; any other streams as a string, ``mode`` then
+      ``"string"``) or ``"json"`` (DSML's ``string="false"``: held, read by
+      :func:`json_as_written`). Another ``undeclared`` raises ``ValueError``.
 
-    At any split of the text, what it sends is exactly :func:`typed_json` of
-    the whole text (tests/test_typed_escapes.py).
+    This is the one place that decides a value's kind: a format reads ``mode``
+    (``"string"``: ``feed`` is :func:`json_fragment`) and never decides it beside it.
+    At any split of the text, what it sends is exactly what the mode's whole-value
+    rule gives for the whole text (:func:`typed_json`; tests/test_typed_escapes.py,
+    tests/test_schema.py).
     """
 
     __slots__ = ("typing", "mode", "feed", "opening", "_gate", "_parts", "_done", "_reader")
 
-    def __init__(self, typing: Typing) -> None:
+    def __init__(self, typing: Typing, undeclared: str = "string") -> None:
         self.typing = typing
         self._gate: StringOrNull | None = None
         self._parts: list[str] = []  # the held text: pieces, and before them joined runs of pieces
@@ -527,20 +566,33 @@ class TypedValue:
         self._reader: PyLiteralReader | None = None
         #: :meth:`head`'s answer (an attribute too: read without a call)
         self.opening = ""
-        if typing.is_string or not typing.declared:
-            self.mode = "string"
+        # the one decision of a value's kind (string, string or null, typed when it ends; else the format's own)
+        if not typing.declared:
+            mode = undeclared
+            if mode not in _UNDECLARED:
+                raise ValueError(f"undeclared must be one of {sorted(_UNDECLARED)}, not {mode!r}")
+        elif typing.is_string:
+            mode = "string"
+        elif typing.string_or_null:  # (StringOrNull.wanted)
+            mode = "nullable"
+        else:
+            mode = "held"
+        self.mode = mode
+        if mode == "string":
             self.feed = json_fragment
             self.opening = '"'
-        elif typing.string_or_null:  # (StringOrNull.wanted)
-            self.mode = "nullable"
+        elif mode == "nullable":
             self._gate = StringOrNull(json_fragment)
             self.feed = self._gate.feed
-        else:
-            self.mode = "held"
+        elif mode == "held":
             types = typing.types
             # a list or object may stream through the literal reader (_feed_lead decides, then _keep or
             # _feed_read); any other typing is kept whole (a scalar: no reader, no test a piece)
             self.feed = self._feed_lead if "array" in types or "object" in types else self._keep
+        elif mode == "auto":
+            self.feed = self._feed_auto
+        else:  # "json": kept whole, read at its end (json_as_written)
+            self.feed = self._keep
 
     def head(self) -> str:
         """JSON text to send when the value opens (``'"'`` for a streamed string; also :attr:`opening`)."""
@@ -577,15 +629,39 @@ class TypedValue:
         self._reader.feed(text)
         return ""
 
+    # ``feed`` of an "auto" value: its leading whitespace is kept; its first other character decides: ``[`` or
+    # ``{`` keeps the rest too (mode "container", read at its end), anything else streams it as a string.
+    def _feed_auto(self, text: str) -> str:
+        body = text.lstrip()
+        if not body:
+            return self._keep(text)
+        if body[0] in "[{":
+            self.mode = "container"
+            self.feed = self._keep
+            return self._keep(text)
+        self._done.append("".join(self._parts))
+        held = "".join(self._done) + text
+        self._parts = self._done = []
+        self.mode = "string"
+        self.feed = json_fragment
+        return '"' + json_fragment(held)
+
     def end(self) -> str:
         """The value ended: the rest of its JSON text."""
-        if self.mode == "string":
+        mode = self.mode
+        if mode == "string":
             return '"'
         if self._gate is not None:
             return self._gate.end()
         self._done.append("".join(self._parts))
         text = "".join(self._done)
         self._parts = self._done = []
+        if mode != "held":
+            if mode == "json":
+                return json_as_written(text)
+            if mode == "container":
+                return json_container_or_string(text)
+            return '"' + json_fragment(text) + '"'  # "auto" with only whitespace: the string
         reader, self._reader = self._reader, None
         if reader is None:
             return typed_json(text, self.typing)
