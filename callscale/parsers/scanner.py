@@ -447,3 +447,87 @@ class MarkerScanner:
         text = self._buf[self._pos:]
         self._pos = len(self._buf)
         return text
+
+    # --- coarse primitives (issue 28)
+    def skip_repeats(self, literal: str) -> int:
+        """Consume the copies of ``literal`` (non-empty) that follow one another at the current position: how many.
+
+        Openers in a row (``<|tool_call><|tool_call>``): each but the last opens no call. 0 when
+        ``literal`` does not start here (nothing consumed); a partial copy at the end is not consumed.
+        """
+        buf, pos = self._buf, self._pos
+        if not buf.startswith(literal, pos):
+            return 0
+        size = len(literal)
+        end = pos + size
+        while buf.startswith(literal, end):
+            end += size
+        self._pos = end
+        return (end - pos) // size
+
+    def match_literal(self, literal: str, final: bool = False):
+        """:meth:`match` of one literal string (non-empty), by comparison: no marker set, no pattern.
+
+        Returns True (consumed), :data:`PARTIAL` when the unread text is a proper prefix of
+        ``literal`` or nothing is unread, and more text may come (nothing consumed), else False
+        (nothing consumed).
+        """
+        buf, pos = self._buf, self._pos
+        if buf.startswith(literal, pos):
+            self._pos = pos + len(literal)
+            return True
+        if not final and len(buf) - pos < len(literal) and literal.startswith(buf[pos:]):
+            return PARTIAL
+        return False
+
+    def match_after_space(self, m: Markers, final: bool = False):
+        """Skip whitespace (:meth:`skip_whitespace`), then :meth:`match` ``m``, by comparison: one call.
+
+        For a few short markers (punctuation, tags) read between elements: each is compared at the
+        cursor (the longest first), no pattern runs. Returns the marker (consumed), :data:`PARTIAL`
+        when the unread text is a proper prefix of one or nothing is unread, and more text may come,
+        else None (the whitespace consumed, nothing more).
+        """
+        buf, pos = self._buf, self._pos
+        n = len(buf)
+        if pos < n and buf[pos].isspace():
+            pos = self._pos = _SPACE.match(buf, pos).end()
+        if pos >= n:
+            return None if final else PARTIAL
+        ch = buf[pos]
+        if ch in m.first_chars:
+            if ch in m.item_set and ch not in m.prefixes:  # a one-character marker, no longer one from here
+                self._pos = pos + 1
+                return ch
+            for marker in m.ordered:
+                if buf.startswith(marker, pos):
+                    self._pos = pos + len(marker)
+                    return marker
+            if not final and n - pos < m.longest and buf[pos:] in m.prefixes:
+                return PARTIAL
+        return None
+
+    def read_to_literal(self, literal: str, final: bool = False) -> tuple[str, bool]:
+        """:meth:`until` of a literal string (non-empty) not compiled into a marker set: ``(text, found)``.
+
+        For markers made while streaming (an element's own closing tag): ``str.find``, no pattern.
+        ``found``: the literal was read after ``text`` (consumed). Else a proper prefix of it that
+        ends the buffer is held back (with ``final``, read as text), as :meth:`find` does.
+        """
+        buf, pos = self._buf, self._pos
+        at = buf.find(literal, pos)
+        if at >= 0:
+            self._pos = at + len(literal)
+            return buf[pos:at], True
+        end = n = len(buf)
+        if not final:  # the longest suffix that is a proper prefix of the literal
+            first = literal[0]
+            start = n - len(literal) + 1
+            i = buf.find(first, start if start > pos else pos)
+            while i >= 0:
+                if literal.startswith(buf[i:]):
+                    end = i
+                    break
+                i = buf.find(first, i + 1)
+        self._pos = end
+        return buf[pos:end], False
