@@ -324,8 +324,10 @@ class Qwen3CoderParser(_QwenParser):
             # <tool_call> again right after the opener (a degenerate model repeats it): the head is content (the
             # rule of a head that is no call; nothing is cut here, also when final) and this opener starts the
             # next head (content's answer at it, without its search)
-            self._emit_content("".join(self._head_parts))
-            self._head_begin(TOOL_CALL_OPEN)
+            text = "".join(self._head_parts)
+            self._emit_content(text)
+            if text != TOOL_CALL_OPEN:  # (a head of that opener alone is already the next one)
+                self._head_begin(TOOL_CALL_OPEN)
             return True
         ws, _ = self._head_run(_WS, final)
         if ws and self._head_over():  # too long for a head
