@@ -339,7 +339,7 @@ class Qwen3CoderParser(_QwenParser):
         if marker is None:
             self._no_call(self._head_text(), final, _M_FUNCTION)
         else:  # the name follows: the head's fixed text becomes its first part
-            self._head_parts = [self._head_text() + marker]
+            self._head_parts = ["".join(self._head_parts) + marker]
             self._head_len += len(marker)
             self._state = _NAME
         return True
