@@ -20,6 +20,8 @@ from callscale.parsers.qwen import (
     PARAMETER_CLOSE,
     TOOL_CALL_CLOSE,
     TOOL_CALL_OPEN,
+    QWEN3_CODER_TRANSITIONS,
+    QWEN3_TRANSITIONS,
     JsonCallLexer,
 )
 from support import assert_parses, split_at, stream_outcome, whole_outcome
@@ -645,3 +647,30 @@ def test_qwen3_the_text_after_a_call_object_under_any_split(split):
     # a newline then no closing tag: the started call is dropped, as a closing tag that never comes
     bad = stream_outcome("qwen3", ['<tool_call>\n{"name": "f", "arguments": {}}', "\n", "x</tool_call>after"])
     assert (bad.content, bad.complete_calls()) == ("after", [])
+
+
+# ----------------------------------------------------------------- the transition tables (issue 28)
+@pytest.mark.parametrize("name,table", [("qwen3", QWEN3_TRANSITIONS), ("qwen3_coder", QWEN3_CODER_TRANSITIONS)])
+def test_the_transition_table_names_every_state_of_the_parser_and_no_other(name, table):
+    states = set(parsers.get(name)._states)
+    states.discard("think")  # (base's reasoning state: no Qwen format reads it)
+    assert set(table) == states
+    assert {nxt for row in table.values() for nxt in row.values()} <= states
+
+
+@pytest.mark.parametrize("name,call", [
+    ("qwen3", '<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>'),
+    ("qwen3_coder", "<tool_call>\n<function=f>\n</function>\n</tool_call>"),
+])
+def test_repeated_openers_are_content_and_the_last_one_opens_the_call(name, call):
+    # a degenerate model repeats <tool_call>: each head but the last is content (with its layout newline,
+    # and whitespace read after it), whatever the split; the last opener's call is read
+    content = "Hi\n<tool_call><tool_call> <tool_call><tool_call>"
+    text = content + call
+    whole = whole_outcome(name, text)
+    assert (whole.content, whole.complete_calls()) == (content, [("f", {})])
+    for i in range(len(text) + 1):
+        got = stream_outcome(name, split_at(text, [i]))
+        assert (got.content, got.complete_calls()) == (content, [("f", {})]), i
+    per_char = stream_outcome(name, list(text))
+    assert (per_char.content, per_char.complete_calls()) == (content, [("f", {})])

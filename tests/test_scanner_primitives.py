@@ -184,3 +184,33 @@ def test_find_value_agrees_with_find_then_feed(deltas, final, typing_at, undecla
             if marker is None:
                 break
     assert tv_fast.end() == tv_plain.end()
+
+
+def test_skip_repeats_consumes_whole_copies_in_a_row_and_leaves_a_partial_one():
+    sc = _scanner("<tool_call><tool_call><tool_call><tool_")
+    assert sc.skip_repeats("<tool_call>") == 3
+    assert sc.rest() == "<tool_"  # a partial copy at the end: not consumed
+    assert sc.skip_repeats("<tool_call>") == 0 and sc.rest() == "<tool_"
+    sc.feed("call>x")
+    assert sc.skip_repeats("<tool_call>") == 1 and sc.rest() == "x"
+    assert sc.skip_repeats("<tool_call>") == 0 and sc.rest() == "x"  # nothing consumed
+
+
+def test_match_after_space_skips_whitespace_then_reads_one_marker_of_the_set():
+    from callscale.parsers.scanner import markers
+
+    body = markers("<parameter=", "</function>")
+    sc = _scanner("\n <parameter=a>")
+    assert sc.match_after_space(body) == "<parameter=" and sc.rest() == "a>"
+    sc = _scanner(" \n</func")
+    assert sc.match_after_space(body) is PARTIAL and sc.rest() == "</func"  # the whitespace read, the tag waits
+    assert sc.match_after_space(body, final=True) is None and sc.rest() == "</func"
+    sc.feed("tion>")
+    assert sc.match_after_space(body) == "</function>" and sc.at_end()
+    assert sc.match_after_space(body) is PARTIAL  # nothing unread, more may come
+    assert sc.match_after_space(body, final=True) is None
+    sc = _scanner("  text")
+    assert sc.match_after_space(body) is None and sc.rest() == "text"  # something else: only the whitespace read
+    one = markers(">")
+    sc = _scanner(">>")
+    assert sc.match_after_space(one) == ">" and sc.rest() == ">"

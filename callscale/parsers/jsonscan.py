@@ -831,6 +831,28 @@ JSON_CALL_TRANSITIONS = {
 }
 
 
+
+def json_call_transitions(ends: dict[str, str]) -> dict[str, dict[str, str]]:
+    """:data:`JSON_CALL_TRANSITIONS` with the format's states in place of ``"format"``.
+
+    ``ends``: {what the format's hook decides (``_object_done``, ``_not_a_call``,
+    ``_drop_call``): the state it sets}; each ``"format"`` target becomes one
+    entry per end, read ``"<what the reader read>: <what the hook decided>"``.
+    Returns a new {state: {what it reads: next state}} table to merge into the
+    format's own (qwen3, llama3_json).
+    """
+    table: dict[str, dict[str, str]] = {}
+    for state, row in JSON_CALL_TRANSITIONS.items():
+        table[state] = {}
+        for reads, nxt in row.items():
+            if nxt != "format":
+                table[state][reads] = nxt
+                continue
+            for what, end in ends.items():
+                table[state][f"{reads}: {what}"] = end
+    return table
+
+
 class JsonCallReader:
     """Mixin for a :class:`callscale.parsers.base.ToolParser` whose call is one JSON object ``{"name": ..., ARGS_KEY: {...}}``.
 

@@ -9,7 +9,7 @@ Qwen3.6"). This module holds the tokens, markers and ``_s_<state>`` steps:
 :class:`callscale.parsers.jsonscan.JsonCallReader` (shared with
 ``llama3_json``), ``qwen3_coder``'s values by
 :class:`callscale.parsers.schema.TypedValue`; the shared mechanisms (driver,
-broken calls, bounded heads, confirmed closers) are base.py's
+content, broken calls, bounded heads, confirmed closers) are base.py's
 (``callscale/parsers/README.md``).
 """
 
@@ -19,12 +19,48 @@ import logging
 import re
 
 from . import register
-from .base import MAX_HEAD, Layout, ToolParser
+from .base import MAX_HEAD, MAX_LAYOUT_RUNS, Layout, ToolParser
 from .schema import UNTYPED, TypedValue, is_new_parameter, json_string, tool_name
-from .jsonscan import JsonCallLexer, JsonCallReader
-
-_NO_VALUE = TypedValue(UNTYPED)
+from .jsonscan import JsonCallLexer, JsonCallReader, json_call_transitions
 from .scanner import PARTIAL, Markers, markers
+
+# The transition tables, as h11 writes its rules: {state: {what it reads: next state}} (the states are the
+# ``_s_<state>`` methods of each class; "broken" and "content" are base.ToolParser's; ``ws``: whitespace).
+QWEN3_TRANSITIONS = {
+    "content": {"text": "content", "[\\n]<tool_call>": "json_open"},
+    # the call object: JsonCallReader's states, and where its hooks send qwen3
+    **json_call_transitions({"the call started and its object closed": "after_object",
+                             "<tool_call> again": "json_open", "an empty envelope": "envelope",
+                             "no call object": "content", "a call that broke": "broken"}),
+    "envelope": {"ws </tool_call>": "after_close", "anything else": "content"},
+    "after_object": {"ws </tool_call>": "after_close", "anything else": "broken"},
+    "after_close": {"[\\n]": "content"},
+    "broken": {"</tool_call>": "after_close", "[\\n]<tool_call>": "content"},
+}
+QWEN3_CODER_TRANSITIONS = {
+    "content": {"text": "content", "[\\n[\\n]]<tool_call>": "open", "[\\n[\\n]]<function=": "name"},
+    "open": {"<tool_call> again": "open", "ws <function=": "name", "anything else": "content"},
+    "name": {"NAME> after <tool_call>": "body", "NAME> after <function=": "orphan_body",
+             "[\\n[\\n]]<tool_call>": "open", "no name": "content"},
+    "orphan_body": {"ws <parameter=": "key", "ws </function>": "function_end", "anything else": "content"},
+    "body": {"ws <parameter=": "key", "ws </function>": "function_end", "anything else": "broken"},
+    "key": {"KEY> [\\n]": "value", "KEY> (nothing more yet)": "key_newline", "[\\n[\\n]]<tool_call>": "open",
+            "no key": "broken"},
+    "key_newline": {"[\\n]": "value"},
+    "value": {"text": "value", "[\\n]</parameter>": "after_param_close", "[\\n]</function>": "after_function_close",
+              "[\\n]</tool_call>": "after_call_close", "\\n<parameter=": "next_key", "the end": "broken"},
+    "after_param_close": {"ws <parameter=": "key", "ws </function>": "after_function_close",
+                          "ws </function> (no <tool_call>)": "function_end", "anything else": "value"},
+    "after_function_close": {"ws </tool_call> (or the end, no <tool_call>)": "after_close",
+                             "anything else": "value"},
+    "after_call_close": {"ws <tool_call>": "open", "ws, the end": "after_close", "anything else": "value"},
+    "next_key": {"a new KEY> [\\n]": "value", "a new KEY> (nothing more yet)": "key_newline",
+                 "anything else": "value"},
+    "function_end": {"ws </tool_call> ([\\n]</tool_call> or nothing, no <tool_call>)": "after_close",
+                     "anything else": "broken"},
+    "after_close": {"[\\n]": "content"},
+    "broken": {"</tool_call>": "after_close", "[\\n[\\n]]<tool_call>": "content"},
+}
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +75,8 @@ __all__ = [
     "PARAMETER_OPEN",
     "PARAMETER_CLOSE",
     "SPECIAL_TOKENS",
+    "QWEN3_TRANSITIONS",
+    "QWEN3_CODER_TRANSITIONS",
 ]
 
 #: Opens one call (both formats); a single token of the Qwen3 vocabulary.
@@ -63,14 +101,11 @@ _NL = "\n"
 # scanner returns a complete marker as soon as it sees it).
 _QWEN3_OPENERS = (_NL + TOOL_CALL_OPEN, TOOL_CALL_OPEN)
 _CODER_OPENERS = (_NL + _NL + TOOL_CALL_OPEN, _NL + TOOL_CALL_OPEN, TOOL_CALL_OPEN)
-_M_NL = markers(_NL)
 _M_CLOSE = markers(TOOL_CALL_CLOSE)
 _M_QWEN3_CONTENT = markers(*_QWEN3_OPENERS)
-_M_QWEN3_JUNK = markers(TOOL_CALL_CLOSE, *_QWEN3_OPENERS)
 #: A call whose ``<tool_call>`` is missing starts at ``<function=`` (recovery; see the rules).
 _ORPHAN_OPENERS = (_NL + _NL + FUNCTION_OPEN, _NL + FUNCTION_OPEN, FUNCTION_OPEN)
 _M_CODER_CONTENT = markers(*_CODER_OPENERS, *_ORPHAN_OPENERS)
-_M_CODER_JUNK = markers(TOOL_CALL_CLOSE, *_CODER_OPENERS)
 _M_FUNCTION = markers(FUNCTION_OPEN)
 _M_TAG_END = markers(_TAG_END, *_CODER_OPENERS)
 _M_BODY = markers(PARAMETER_OPEN, FUNCTION_CLOSE)
@@ -81,61 +116,34 @@ _M_HELD_END = markers(PARAMETER_CLOSE, PARAMETER_OPEN, FUNCTION_CLOSE, TOOL_CALL
 _M_OPEN_ONLY = markers(TOOL_CALL_OPEN)
 _M_ORPHAN_END = markers(_NL + TOOL_CALL_CLOSE, TOOL_CALL_CLOSE)
 _KEY_CHARS = re.compile(r"[^<>\n]*")
-# Runs of characters that start no marker of a set (no marker, nor a partial one at the end, can be in them): a
-# step reads such a run with one match, and calls the scanner only where one of those characters comes.
-# The proper prefixes of a set's markers that are no marker (scanner.Markers.held): the unread rest being one of
-# them is match's PARTIAL, tested in a step before that call (a tag split over deltas waits without it).
-_BODY_HELD, _BODY_LONGEST = _M_BODY.held, _M_BODY.longest
-_FUNCTION_HELD, _FUNCTION_LONGEST = _M_FUNCTION.held, _M_FUNCTION.longest
-# (for find: its set nests no marker inside another's prefix, so a rest that is a held prefix holds no marker)
-_VALUE_END_HELD, _VALUE_END_LONGEST = _M_VALUE_END.held, _M_VALUE_END.longest
-#: A value's held text is the start of a closing tag, held back by find (Qwen3CoderParser._read_value).
-_SPLIT = object()
-_TAG_RUN = _KEY_CHARS  # _M_TAG_END's markers start with ">", "\n" or "<"
-_SPACE = re.compile(r"\s")  # (re's \s on str is str.isspace's test, Py_UNICODE_ISSPACE)
-_OPEN_LEN = len(TOOL_CALL_OPEN)
-_CLOSE_LEN = len(TOOL_CALL_CLOSE)
+_WS = re.compile(r"\s*")  # (re's \s on str is str.isspace's test, Py_UNICODE_ISSPACE)
+_SPACE = re.compile(r"\s")
+
+_NO_VALUE = TypedValue(UNTYPED)
 
 
 # --------------------------------------------------------------------------- shared parser state
-_CONTENT, _AFTER_CLOSE, _JUNK = "content", "after_close", "junk"  # (state names: the _s_<state> methods)
+_CONTENT, _AFTER_CLOSE, _BROKEN = "content", "after_close", "broken"  # (state names: the _s_<state> methods)
 
 
 class _QwenParser(ToolParser):
-    """State shared by both formats: content, the layout newline after a call, dropping an abandoned call's text."""
+    """What both formats share: content (base), a call's end, the layout newline after it, broken calls (base)."""
 
     _content_markers = _M_QWEN3_CONTENT
-    _junk_markers = _M_QWEN3_JUNK
+    # base _s_broken: a broken call's text is dropped up to </tool_call> (then one layout newline); an opener
+    # first makes it content and is read again as content
+    broken_ends = (TOOL_CALL_CLOSE,)
+    broken_resume = _AFTER_CLOSE
+    broken_restarts = _QWEN3_OPENERS
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._state = _CONTENT
-        #: Text of a call head not yet known to be a call (content if it is not one).
-        self._raw: list[str] = []
-
-    def _not_a_call(self, *more: str, final: bool = False, expected: Markers | None = None) -> None:
-        """The head read so far is not a call: its text (and ``more``) is content; read on as content.
+    def _no_call(self, text: str, final: bool = False, expected: Markers | None = None) -> None:
+        """The head read (``text``, opener included) is no call: content; read on as content.
 
         ``final``, ``expected``: the end of the output may have decided it (a
         cut call's head is dropped; see :meth:`ToolParser._head_no_call`).
         """
-        text = "".join(self._raw) + "".join(more) if more else "".join(self._raw)
-        if final:
-            self._head_no_call(text, final, expected)
-        else:  # (_head_no_call when not final: content)
-            self._emit_content(text)
-        self._raw = []
+        self._head_no_call(text, final, expected)
         self._state = _CONTENT
-
-    def _read_close(self, final: bool) -> object:
-        """Whitespace, then ``</tool_call>``: the marker read, ``PARTIAL`` (wait for more), or None (it
-        was something else: the call is dropped, :meth:`_drop_call`)."""
-        sc = self.scanner
-        sc.skip_whitespace()
-        marker = sc.match(_M_CLOSE, final)
-        if marker is None:
-            self._drop_call(final, _M_CLOSE)
-        return marker
 
     def _drop_call(self, final: bool = False, expected: Markers | None = None) -> None:
         """Abandon the started call (broken): its text up to the next ``</tool_call>`` is dropped.
@@ -145,52 +153,36 @@ class _QwenParser(ToolParser):
         ``expected`` marker) cuts the call: nothing is content.
         """
         log.debug("%s: malformed call %s abandoned", self.name, self._current)
-        if self._cut_by_end(final, expected):
-            self._abandon_call()
-        else:
-            self._break_call()
-        self._state = _JUNK
+        self._cut_by_end(final, expected)  # (a cut call: its unread rest is dropped, nothing is held)
+        self._broken()
 
-    def _open(self, marker: str) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    # the shared states (both formats' base driver runs them as _s_<state>; see the tables at the end)
-    def _s_content(self, final: bool) -> bool:
-        text, marker = self.scanner.find(self._content_markers, final)
-        if text:
-            self._emit_content(text)
-        if marker is None:
+    def _close_call(self, final: bool) -> bool:
+        """Whitespace, then ``</tool_call>``: the call ends (:meth:`_finish_call`); anything else breaks it."""
+        marker = self.scanner.match_after_space(_M_CLOSE, final)
+        if marker is PARTIAL:
             return False
-        self._open(marker)
-        # (an opener's next state needs text: at the end of a delta it would only wait)
+        if marker is None:
+            self._drop_call(final, _M_CLOSE)
+        else:
+            self._finish_call()
         return True
 
+    def _finish_call(self) -> None:
+        """The call is confirmed: its held final ``}`` is sent; then the layout newline (state ``after_close``)."""
+        self._emit_arguments("}")
+        self._end_call()
+        self._state = _AFTER_CLOSE
+
     def _s_after_close(self, final: bool) -> bool:
-        sc = self.scanner
-        pos = sc._pos
-        if sc._buf.startswith(_NL, pos):  # (match(_M_NL), written out)
-            sc._pos = pos + 1
-        elif pos >= len(sc._buf) and not final:
+        """One layout newline after ``</tool_call>``, then content."""
+        if self.scanner.match_literal(_NL, final) is PARTIAL:
             return False
         self._state = _CONTENT
         return True
 
-    def _s_junk(self, final: bool) -> bool:
-        text, marker = self.scanner.find(self._junk_markers, final)
-        self._hold_broken(text)
-        if marker is None:
-            return False
-        if marker == TOOL_CALL_CLOSE:
-            self._broken_call_ended()
-            self._state = _AFTER_CLOSE
-        else:
-            self._broken_is_content()
-            self._open(marker)
-        return True
-
 
 # --------------------------------------------------------------------------- qwen3
-_JSON, _AFTER_OBJECT, _ENVELOPE, _BETWEEN = "json", "after_object", "envelope", "between"  # (the _s_<state> methods)
+_ENVELOPE = "envelope"
 
 
 @register("qwen3")
@@ -209,42 +201,40 @@ class Qwen3Parser(JsonCallReader, _QwenParser):
     def __init__(self) -> None:
         super().__init__()
         self._lexer: JsonCallLexer | None = None
+        #: Text of a call head not yet known to be a call (content if it is not one): JsonCallReader's.
+        self._raw: list[str] = []
 
-    #: A ``<tool_call>`` opens a call object (JsonCallReader; state ``_JSON``).
-    _open = JsonCallReader._open_object
+    def _open(self, marker: str, final: bool) -> bool:
+        """A ``<tool_call>`` (base ``_s_content``) opens a call object (JsonCallReader; state ``json_open``)."""
+        self._open_object(marker)
+        return True
 
     def _not_a_call(self, *more: str, final: bool = False, expected: Markers | None = None) -> bool | None:
-        """No call: content, except an envelope holding nothing a call needs (blank, or an object with no name and no arguments).
+        """JsonCallReader's hook: no call (content), except an envelope that holds nothing a call needs.
 
-        That envelope is markup when ``</tool_call>`` follows (after
-        whitespace): decided in state ``_ENVELOPE`` (docs/formats.md).
-        Returns ``None``, or (another ``<tool_call>`` right here, opened
-        at once) whether the next state has text to read.
+        That envelope (blank, or an object with no name and no arguments) is
+        markup when ``</tool_call>`` follows (after whitespace): decided in
+        state ``envelope`` (docs/formats.md). Right after the opener, another
+        ``<tool_call>`` makes the head content and opens the next call object
+        at once: then returns True (the next state reads on). Else returns None.
         """
-        lexer = self._lexer
         if not (more or final):
+            lexer = self._lexer
             if lexer is None:  # only blanks were read, up to what follows
                 sc = self.scanner
-                pos = sc._pos
-                ahead = sc._buf[pos:pos + len(TOOL_CALL_OPEN)]
-                if TOOL_CALL_CLOSE.startswith(ahead[:2]):
+                if sc.match_literal(TOOL_CALL_OPEN) is True:  # (content's answer at it, without its search)
+                    self._emit_content("".join(self._raw))
+                    self._open_object(TOOL_CALL_OPEN)
+                    return True
+                if TOOL_CALL_CLOSE.startswith(sc.peek(2)):
                     self._state = _ENVELOPE
                     return None
-                if ahead == TOOL_CALL_OPEN:  # another opener: this one's text is content, and the state
-                    # content would open the next call object at once (_s_content, written out: answers for it)
-                    self._emit_content("".join(self._raw))
-                    sc._pos = pos + len(TOOL_CALL_OPEN)
-                    self._open(TOOL_CALL_OPEN)
-                    return sc._pos < len(sc._buf)
             elif not lexer.holds_call_member and (lexer.closed or not "".join(self._raw[1:]).strip()):
                 self._state = _ENVELOPE
                 return None
-        if more or final:
-            _QwenParser._not_a_call(self, *more, final=final, expected=expected)
-        else:  # (_QwenParser._not_a_call, written out for its common case: the head is content)
-            self._emit_content("".join(self._raw))
-            self._raw = []
-            self._state = _CONTENT
+        self._no_call("".join(self._raw) + "".join(more), final, expected)
+        self._raw = []
+        return None
 
     # the states, run by the base driver (the reading state is the call reader itself: no frame between)
     _s_json = JsonCallReader._read_object
@@ -255,83 +245,19 @@ class Qwen3Parser(JsonCallReader, _QwenParser):
         if hit is PARTIAL:
             return False
         if hit is None and not (final and self.scanner.at_end()):
-            super()._not_a_call(self._confirm_text())
+            self._no_call("".join(self._raw) + self._confirm_text())
         else:  # </tool_call>, or the end of the output (a cut call): markup
             self._confirm_ws.clear()
-            self._raw = []
             self._state = _AFTER_CLOSE if hit else _CONTENT
-        return True
-
-    def _s_content(self, final: bool) -> bool:
-        """``_QwenParser._s_content`` for this class: its markers and opener named directly (no lookups)."""
-        sc = self.scanner
-        text, marker = sc.find(_M_QWEN3_CONTENT, final)
-        if text:
-            self._emit_content(text)
-        if marker is None:
-            return False
-        self._open_object(marker)
-        return True
-
-    def _s_after_object(self, final: bool) -> bool:
-        """Only whitespace, then ``</tool_call>``.
-
-        Its common text, a newline then ``</tool_call>`` and the layout newline after it, is read here
-        (``_read_close`` and state ``_AFTER_CLOSE`` written out).
-        """
-        sc = self.scanner
-        pos = sc._pos
-        buf = sc._buf
-        if buf[pos:pos + 1] == _NL:
-            pos += 1
-        if buf[pos:pos + _CLOSE_LEN] == TOOL_CALL_CLOSE:
-            pos += _CLOSE_LEN
-            self._emit_arguments("}")  # held back until the call is confirmed
-            self._end_call()
-            if buf[pos:pos + 1] == _NL:
-                sc._pos = pos + 1
-                self._state = _BETWEEN
-            else:
-                sc._pos = pos
-                self._state = _AFTER_CLOSE
-            return True
-        if pos == len(buf) and not final:  # (whitespace read: as skip_whitespace would)
-            sc._pos = pos
-            return False
-        marker = self._read_close(final)
-        if marker is PARTIAL:
-            return False
-        if marker is not None:
-            self._emit_arguments("}")  # held back until the call is confirmed
-            self._end_call()
-            self._state = _AFTER_CLOSE
+        self._raw = []
         return True
 
     def _object_done(self) -> None:
         """The call object ended (its call started): wait for ``</tool_call>``."""
-        self._state = _AFTER_OBJECT
+        self._state = "after_object"
 
-    def _s_after_close(self, final: bool) -> bool:
-        """``_QwenParser._s_after_close`` (the layout newline after ``</tool_call>``), then state ``_BETWEEN``."""
-        sc = self.scanner
-        pos = sc._pos
-        if sc._buf[pos:pos + 1] == _NL:
-            sc._pos = pos + 1
-        elif pos >= len(sc._buf) and not final:
-            return False
-        self._state = _BETWEEN
-        return True
-
-    def _s_between(self, final: bool) -> bool:
-        """Content right after a call: the next ``<tool_call>`` there is read by a slice (no marker search)."""
-        sc = self.scanner
-        pos = sc._pos
-        if sc._buf[pos:pos + _OPEN_LEN] == TOOL_CALL_OPEN:
-            sc._pos = pos + _OPEN_LEN
-            self._open_object(TOOL_CALL_OPEN)
-            return True
-        self._state = _CONTENT
-        return True
+    #: Only whitespace, then ``</tool_call>``: the call ends; anything else breaks it.
+    _s_after_object = _QwenParser._close_call
 
 
 # --------------------------------------------------------------------------- qwen3_coder
@@ -353,228 +279,95 @@ class Qwen3CoderParser(_QwenParser):
     streams as JSON-escaped pieces while it arrives, a schema-typed value is
     sent converted (:mod:`callscale.parsers.schema`) when its end is confirmed. Never
     raises on model output.
+
+    A call head (``<tool_call>``, whitespace, ``<function=``, the name) and a
+    key are base bounded heads (``_head_*``): the head's first part is its
+    fixed text, the name the parts after it. A tag that may end a value is a
+    candidate confirmed by what follows (base ``_confirm``).
     """
 
     #: The whitespace its encoder writes before a call block (base.ToolParser.layout_before_call).
     layout_before_call = "\n\n"
 
     _content_markers = _M_CODER_CONTENT
-    _junk_markers = _M_CODER_JUNK
+    broken_restarts = _CODER_OPENERS
 
     def __init__(self) -> None:
         super().__init__()
-        self._parts: list[str] = []  # name / key being read, typed value pieces
         self._call_name = ""
         self._orphan = False  # the current call had no <tool_call> opener
         self._keys: set[str] = set()  # parameter keys of the current call
         self._tv = _NO_VALUE  # the current value's typed writer (parsers.schema.TypedValue)
-        self._candidate: list[str | Layout] = []  # a closing candidate: tags and inner whitespace
-        self._candidate_ws = Layout()  # whitespace after the candidate's last tag (run lengths: bounded)
-        # whitespace after a rejected candidate, decided by the next delta; or _SPLIT (see _read_value)
-        self._held_ws: str | object = ""
-        self._head_len = 0  # characters of the head (after <tool_call>) or key being read
+        # a closing candidate: its tags and the whitespace between them (the whitespace after its last tag: base
+        # _confirm_ws, run lengths)
+        self._candidate: list[str | Layout] = []
+        self._held_ws = ""  # whitespace after a rejected candidate, decided by the next delta (see _s_value)
 
-    def _open(self, marker: str) -> None:
-        self._raw = [marker]
-        self._head_len = 0
+    def _open(self, marker: str, final: bool) -> bool:
+        """An opener read in content (base ``_s_content``): a call head starts."""
+        self._head_begin(marker)
         if marker[-1] == "=":  # ...<function= (no <tool_call>): the name follows at once
             self._orphan = True
-            self._parts = []
             self._state = _NAME
         else:
             self._orphan = False
             self._state = _OPEN
-
-    def _start_key(self) -> None:
-        self._parts = []
-        self._head_len = 0
-        self._state = _KEY
+        return True
 
     def _start_call(self, name: str) -> None:
-        self._raw = []
         self._begin_call(name)
         self._emit_arguments("{")
         self._call_name = name
         self._keys = set()
 
-    # ------------------------------------------------------------------ states (the base driver runs them)
-    def _s_after_param_close(self, final: bool) -> bool:
-        sc = self.scanner
-        # After a candidate </parameter>: <parameter= or </function> confirm it.
-        buf, pos = sc._buf, sc._pos
-        if pos < len(buf) and buf[pos].isspace():  # (skip_whitespace's own test written out: most steps have none)
-            # held as run lengths; past base.MAX_LAYOUT_RUNS runs the candidate is not confirmed (value text)
-            if not self._candidate_ws.add(sc.skip_whitespace()):
-                self._reject()
-                return True
-            pos = sc._pos
-        if len(buf) - pos < _BODY_LONGEST and not final and buf[pos:] in _BODY_HELD:
-            return False
-        marker = sc.match(_M_BODY, final)
-        if marker is PARTIAL:
-            return False
-        if marker is None:
-            self._reject()
-        elif marker == PARAMETER_OPEN:
-            self._end_value()
-            self._parts = []  # (_start_key, written out)
-            self._head_len = 0
-            self._state = _KEY
-        elif self._orphan:  # a call without <tool_call> ends at </parameter> </function>
-            self._end_value()
-            self._state = _FUNC_END
-        else:
-            self._candidate.append(self._candidate_ws)
-            self._candidate.append(marker)
-            self._candidate_ws = Layout()
-            self._state = _CLOSE2
-        return True
-
-    def _s_after_function_close(self, final: bool) -> bool:
-        sc = self.scanner
-        # After [</parameter> ws] </function>: </tool_call> confirms it (in a call
-        # without <tool_call>, the end of the output too).
-        buf, pos = sc._buf, sc._pos
-        if pos < len(buf) and buf[pos].isspace() and not self._candidate_ws.add(sc.skip_whitespace()):
-            self._reject()  # (held whitespace past base.MAX_LAYOUT_RUNS runs: the candidate is value text)
-            return True
-        pos = sc._pos
-        if pos >= len(buf) and not final:
-            return False
-        if buf.startswith(TOOL_CALL_CLOSE, pos):  # (match's common answer, written out)
-            marker = TOOL_CALL_CLOSE
-            sc._pos = pos + len(TOOL_CALL_CLOSE)
-        else:
-            marker = sc.match(_M_CLOSE, final)
-        if marker is PARTIAL:
-            return False
-        if marker is not None or (self._orphan and sc.at_end()):
-            self._end_value()
-            self._finish_call()
-        else:
-            self._reject()
-        return True
-
-    def _s_after_call_close(self, final: bool) -> bool:
-        sc = self.scanner
-        # After </tool_call> in a value (</parameter> and </function> missing):
-        # the end of the output or a new <tool_call> confirm it.
-        buf, pos = sc._buf, sc._pos
-        if pos < len(buf) and buf[pos].isspace() and not self._candidate_ws.add(sc.skip_whitespace()):
-            self._reject()  # (held whitespace past base.MAX_LAYOUT_RUNS runs: the candidate is value text)
-            return True
-        if sc._pos >= len(buf) and not final:
-            return False
-        marker = sc.match(_M_OPEN_ONLY, final)
-        if marker is PARTIAL:
-            return False
-        if marker is not None or sc.at_end():
-            self._end_value()
-            self._finish_call()
-            if marker is not None:
-                self._open(marker)
-        else:
-            self._reject()
-        return True
-
+    # ------------------------------------------------------------------ a call's head (the base driver runs them)
     def _s_open(self, final: bool) -> bool:
+        """After ``<tool_call>``: whitespace, then ``<function=``."""
         sc = self.scanner
-        pos = sc._pos
-        if sc._buf.startswith(TOOL_CALL_OPEN, pos):
-            # <tool_call> again, right after the opener (a degenerate model repeats it): the head is content
-            # (the rule of _not_a_call; nothing is cut here, also when final), and the content state would
-            # end at once at this opener (the leftmost content marker): it opens the next head here, without
-            # that state's run. (Still state _OPEN; _orphan is false in it.)
-            if self._after_call:
-                self._emit_content("".join(self._raw))
-            else:
-                self._out_text.append("".join(self._raw))
-            pos += _OPEN_LEN
-            sc._pos = pos
-            self._raw = [TOOL_CALL_OPEN]
-            self._head_len = 0
+        if sc.match_literal(TOOL_CALL_OPEN) is True:
+            # <tool_call> again right after the opener (a degenerate model repeats it): the head is content (the
+            # rule of a head that is no call; nothing is cut here, also when final) and this opener starts the
+            # next head (content's answer at it, without its search)
+            text = "".join(self._head_parts)
+            self._emit_content(text)
+            if text != TOOL_CALL_OPEN:  # (a head of that opener alone is already the next one)
+                self._head_begin(TOOL_CALL_OPEN)
             return True
-        ws = sc.skip_whitespace(MAX_HEAD + 1 - self._head_len) if sc._buf[pos:pos + 1].isspace() else ""
-        if ws:
-            self._raw.append(ws)
-            self._head_len += len(ws)
-            if self._head_len > MAX_HEAD:  # too long for a head
-                self._not_a_call()
-                return True
-            pos = sc._pos
-        buf = sc._buf
-        if len(buf) - pos < _FUNCTION_LONGEST and not final and buf[pos:] in _FUNCTION_HELD:
-            return False
+        ws, _ = self._head_run(_WS, final)
+        if ws and self._head_over():  # too long for a head
+            self._no_call(self._head_text())
+            return True
         marker = sc.match(_M_FUNCTION, final)
         if marker is PARTIAL:
             return False
         if marker is None:
-            if final:
-                self._not_a_call(final=True, expected=_M_FUNCTION)
-            else:  # (_not_a_call's common case, written out: the head is content; a stray opener repeats)
-                self._emit_content("".join(self._raw))
-                self._raw = []
-                self._state = _CONTENT
-        else:
-            self._raw.append(marker)
+            self._no_call(self._head_text(), final, _M_FUNCTION)
+        else:  # the name follows: the head's fixed text becomes its first part
+            self._head_parts = ["".join(self._head_parts) + marker]
             self._head_len += len(marker)
-            self._parts = []
             self._state = _NAME
         return True
 
-    def _read_tag(self, final: bool) -> bool:
-        """States ``_NAME`` and ``_KEY``: a function name or parameter key up to ``>``, bounded by :data:`MAX_HEAD`.
-
-        (One step for both: the per-delta read is the same; what the name or key is decides after.)
-        """
-        sc = self.scanner
-        limit = MAX_HEAD + 1 - self._head_len
-        if limit < 0:
-            limit = 0
-        buf, pos = sc._buf, sc._pos
-        end = _TAG_RUN.match(buf, pos, pos + limit).end()
-        if end == len(buf) or end - pos == limit:  # no marker starts within the bound (find_within's answer)
-            sc._pos = end
-            text, marker = buf[pos:end], None
-        elif buf[end] == _TAG_END:
-            sc._pos = end + 1
-            text, marker = buf[pos:end], _TAG_END
-        else:  # "\n" or "<": perhaps an opener
-            text, marker = sc.find_within(_M_TAG_END, final, limit)
-        self._head_len += len(text)
-        self._parts.append(text)
-        if self._state == _KEY:
-            if marker is None:
-                if not (final or self._head_len > MAX_HEAD):
-                    return False
-                self._drop_call()
-                return True
-            key = "".join(self._parts)
-            if marker != _TAG_END:  # a new <tool_call> inside the tag
-                self._drop_call()
-                self._open(marker)
-            elif not key or "<" in key or "\n" in key:
-                self._drop_call()
-            else:
-                self._start_value(key)
-            return True
+    def _s_name(self, final: bool) -> bool:
+        """A function name up to ``>`` (bounded head): the call starts, or the head is no call."""
+        text, marker = self._head_find(_M_TAG_END, final)
         if marker is None:
-            over = self._head_len > MAX_HEAD
+            over = self._head_over()
             if not (final or over):
                 return False
-            self._not_a_call("".join(self._parts), final=final and not over and not self._orphan)
+            self._no_call(self._head_text(), final and not over and not self._orphan)
             return True
-        name = "".join(self._parts)
+        name = "".join(self._head_parts[1:])
         if marker != _TAG_END:  # a new <tool_call> before the name ended
-            self._not_a_call(name)
-            self._open(marker)
+            self._no_call(self._head_text())
+            self._open(marker, final)
         elif not name or "<" in name or _SPACE.search(name):
-            self._not_a_call(name, marker)
+            self._no_call(self._head_text() + marker)
         elif self._orphan:
             if self.tools and all(tool_name(t) != name for t in self.tools):
-                self._not_a_call(name, marker)  # prose naming no tool of the request
+                self._no_call(self._head_text() + marker)  # prose naming no tool of the request
             else:
-                self._raw.append(name + marker)
+                self._head_parts.append(marker)
                 self._head_len += len(marker)
                 self._call_name = name
                 self._state = _ORPHAN_BODY
@@ -583,73 +376,73 @@ class Qwen3CoderParser(_QwenParser):
             self._state = _BODY
         return True
 
-    _s_name = _s_key = _read_tag
-
     def _s_orphan_body(self, final: bool) -> bool:
-        sc = self.scanner
-        # <function=NAME> without <tool_call>: a call only if <parameter= or </function> follows
-        ws = sc.skip_whitespace(MAX_HEAD + 1 - self._head_len)
-        self._raw.append(ws)
-        self._head_len += len(ws)
-        if self._head_len > MAX_HEAD:
-            self._not_a_call()
+        """``<function=NAME>`` without ``<tool_call>``: a call only if ``<parameter=`` or ``</function>`` follows."""
+        self._head_run(_WS, final)
+        if self._head_over():  # (its ">" counts too)
+            self._no_call(self._head_text())
             return True
-        marker = sc.match(_M_BODY, final)
+        marker = self.scanner.match(_M_BODY, final)
         if marker is PARTIAL:
             return False
         if marker is None:
-            self._not_a_call()  # prose mentioning <function=NAME>: content, also when cut
+            self._no_call(self._head_text())  # prose mentioning <function=NAME>: content, also when cut
         else:
             self._start_call(self._call_name)
             if marker == PARAMETER_OPEN:
-                self._start_key()
+                self._head_begin()
+                self._state = _KEY
             else:
                 self._state = _FUNC_END
         return True
 
     def _s_body(self, final: bool) -> bool:
-        sc = self.scanner
-        buf, pos = sc._buf, sc._pos
-        if pos < len(buf) and buf[pos].isspace():
-            sc.skip_whitespace()
-            pos = sc._pos
-        if len(buf) - pos < _BODY_LONGEST and not final and buf[pos:] in _BODY_HELD:
-            return False
-        marker = sc.match(_M_BODY, final)
+        """Whitespace, then ``<parameter=`` (a key) or ``</function>``; anything else breaks the call."""
+        marker = self.scanner.match_after_space(_M_BODY, final)
         if marker is PARTIAL:
             return False
         if marker is None:
             self._drop_call(final, _M_BODY)
-        elif marker == PARAMETER_OPEN:
-            self._parts = []  # (_start_key, written out)
-            self._head_len = 0
+        elif marker == PARAMETER_OPEN:  # a key: a bounded head
+            self._head_begin()
             self._state = _KEY
         else:
             self._state = _FUNC_END
         return True
 
-    def _s_function_end(self, final: bool) -> bool:
-        sc = self.scanner
-        if self._orphan:  # </tool_call> (after one newline) may follow; nothing else is the call's
-            marker = sc.match(_M_ORPHAN_END, final)
-            if marker is PARTIAL:
+    def _s_key(self, final: bool) -> bool:
+        """A parameter key up to ``>`` (bounded head); a missing or bad key breaks the call."""
+        text, marker = self._head_find(_M_TAG_END, final)
+        if marker is None:
+            if not (final or self._head_over()):
                 return False
-            self._finish_call()  # (then one layout newline, as after </tool_call>)
+            self._drop_call()
             return True
-        marker = self._read_close(final)
-        if marker is PARTIAL:
-            return False
-        if marker is not None:
-            self._finish_call()
+        key = "".join(self._head_parts)
+        if marker != _TAG_END:  # a new <tool_call> inside the tag
+            self._drop_call()
+            self._open(marker, final)
+        elif not key or "<" in key or "\n" in key:
+            self._drop_call()
+        else:
+            self._start_value(key)
         return True
 
     def _s_key_newline(self, final: bool) -> bool:
-        """one layout newline after <parameter=KEY>"""
-        sc = self.scanner
-        if sc.match(_M_NL, final) is PARTIAL:
+        """One layout newline after ``<parameter=KEY>`` (when it had not come yet: :meth:`_start_value`)."""
+        if self.scanner.match_literal(_NL, final) is PARTIAL:
             return False
         self._state = _VAL
         return True
+
+    def _s_function_end(self, final: bool) -> bool:
+        """After ``</function>``: ``</tool_call>`` (in a call without ``<tool_call>``: may follow, after one newline)."""
+        if self._orphan:  # nothing else is the call's
+            if self.scanner.match(_M_ORPHAN_END, final) is PARTIAL:
+                return False
+            self._finish_call()  # (then one layout newline, as after </tool_call>)
+            return True
+        return self._close_call(final)
 
     # ------------------------------------------------------------------ values
     def _start_value(self, key: str) -> None:
@@ -658,14 +451,8 @@ class Qwen3CoderParser(_QwenParser):
         self._keys.add(key)
         self._held_ws = ""
         self._emit_arguments(head)
-        sc = self.scanner  # one layout newline after <parameter=KEY> (state _KEY_NL when it has not come yet)
-        pos = sc._pos
-        if pos < len(sc._buf):
-            if sc._buf[pos] == _NL:
-                sc._pos = pos + 1
-            self._state = _VAL
-        else:
-            self._state = _KEY_NL
+        # one layout newline after <parameter=KEY> (state _KEY_NL while it has not come yet)
+        self._state = _KEY_NL if self.scanner.match_literal(_NL) is PARTIAL else _VAL
 
     def _value_text(self, text: str) -> None:
         if text:
@@ -673,103 +460,127 @@ class Qwen3CoderParser(_QwenParser):
             if out:  # (a held value sends nothing while it streams)
                 self._emit_arguments(out)
 
-    def _candidate_found(self, marker: str) -> None:
-        """A tag that may end the value: wait for what follows it to decide (its state: :data:`_CANDIDATE_STATE`)."""
-        self._candidate = [marker]
-        if self._candidate_ws.runs:  # (empty here but after a bug: read its runs, no clear() call a value end)
-            self._candidate_ws.clear()
-        state = self._state = _CANDIDATE_STATE[marker.lstrip(_NL)]
-        if state is _NEXT_KEY:  # \n<parameter=: the next parameter, if a key and ">" follow
-            self._parts_key: list[str] = []
-            self._head_len = 0
+    def _s_value(self, final: bool) -> bool:
+        """Value text up to a tag that may end the value (a candidate); false when more text is needed.
 
-    def _read_value(self, final: bool) -> bool:
-        """Read value text up to a candidate end; false when more text is needed."""
-        sc = self.scanner
-        held = self._held_ws
-        if not held:
-            pass
-        elif held is _SPLIT:
-            # find read nothing, holding back the first characters of a closing tag: while the rest may still
-            # be one, wait (find's answer, without its call: a tag split over several deltas)
-            buf, pos = sc._buf, sc._pos
-            if len(buf) - pos < _VALUE_END_LONGEST and not final and buf[pos:] in _VALUE_END_HELD:
-                return False
-            self._held_ws = ""
-        else:
-            # Whitespace after a rejected candidate: its last newline may be
-            # the layout newline of a closing tag right after it.
-            marker = sc.match(_M_HELD_END, final)
-            if marker is PARTIAL:
-                return False
-            self._held_ws = ""
-            if marker is None:
-                self._value_text(held)
-            elif held.endswith(_NL):
-                self._value_text(held[:-1])
-                self._candidate_found(_NL + marker)
-                return True
-            elif marker == PARAMETER_OPEN:  # not at a line start: value text
-                self._value_text(held + marker)
-                return True
-            else:
-                self._value_text(held)
-                self._candidate_found(marker)
-                return True
-        text, marker = sc.find(_M_VALUE_END, final)
-        if text:  # (_value_text, written out: the per-delta path of a value)
-            out = self._tv.feed(text)
-            if out:
-                self._emit_arguments(out)
-        elif marker is None and not final:  # nothing read: the rest is a closing tag's start (or nothing)
-            self._held_ws = _SPLIT
-            return False
+        At a candidate, the state :data:`_CANDIDATE_STATE` names waits for what follows it to decide.
+        """
+        marker = self._held_end(final) if self._held_ws else None
         if marker is None:
-            if final:
-                self._drop_call()
-                return True
+            text, marker = self.scanner.find(_M_VALUE_END, final)
+            if text:  # (the per-delta step of a value: its text into the typed writer, what it sends now sent)
+                out = self._tv.feed(text)
+                if out:
+                    self._emit_arguments(out)
+            if marker is None:
+                if final:
+                    self._drop_call()
+                    return True
+                return False
+        elif marker is PARTIAL:
             return False
-        state = _CANDIDATE_STATE[marker]
-        if state is _NEXT_KEY or self._candidate_ws.runs:
-            self._candidate_found(marker)
-        else:  # (_candidate_found's common case, written out)
-            self._candidate = [marker]
-            self._state = state
+        elif not marker:  # (the held text and a tag were value text)
+            return True
+        self._candidate = [marker]
+        state = self._state = _CANDIDATE_STATE[marker]
+        if state is _NEXT_KEY:  # \n<parameter=: the next parameter, if a key and ">" follow
+            self._head_begin()
         return True
 
-    def _read_next_key(self, final: bool) -> bool:
-        """After ``\\n<parameter=`` in a value: a key, ``>`` confirm the value's end (its ``</parameter>`` missing)."""
-        sc = self.scanner
-        text, decided = sc.take_run(_KEY_CHARS, MAX_HEAD + 1 - self._head_len)
-        self._head_len += len(text)
-        self._parts_key.append(text)
-        if not decided and not final:
+    def _held_end(self, final: bool):
+        """Whitespace held after a rejected candidate: its last newline may be the layout newline of a closing tag
+        right after it. Returns the candidate tag read, ``""`` (a tag read as value text), ``PARTIAL`` (wait), or
+        None (the held text was value text: read on)."""
+        marker = self.scanner.match(_M_HELD_END, final)
+        if marker is PARTIAL:
+            return marker
+        held, self._held_ws = self._held_ws, ""
+        if marker is None:
+            self._value_text(held)
+            return None
+        if held.endswith(_NL):
+            self._value_text(held[:-1])
+            return _NL + marker
+        if marker == PARAMETER_OPEN:  # not at a line start: value text
+            self._value_text(held + marker)
+            return ""
+        self._value_text(held)
+        return marker
+
+    def _s_after_param_close(self, final: bool) -> bool:
+        """After a candidate ``</parameter>``: ``<parameter=`` or ``</function>`` confirm it."""
+        marker = self._confirm(_M_BODY, final)
+        if marker is PARTIAL:
             return False
-        key = "".join(self._parts_key)
-        if self._head_len > MAX_HEAD or sc.peek(1) != _TAG_END \
+        if marker is None:
+            self._reject()
+        elif marker == PARAMETER_OPEN:
+            self._end_value()
+            self._head_begin()
+            self._state = _KEY
+        elif self._orphan:  # a call without <tool_call> ends at </parameter> </function>
+            self._end_value()
+            self._state = _FUNC_END
+        else:  # </function>: confirmed by </tool_call> in turn
+            self._candidate.append(self._confirm_ws)
+            self._candidate.append(marker)
+            self._confirm_ws = Layout()
+            self._state = _CLOSE2
+        return True
+
+    def _s_after_function_close(self, final: bool) -> bool:
+        """After ``[</parameter> ws] </function>``: ``</tool_call>`` confirms it (without ``<tool_call>``: the end)."""
+        marker = self._confirm(_M_CLOSE, final)
+        if marker is PARTIAL:
+            return False
+        if marker is not None or (self._orphan and self._ends_here(final)):
+            self._end_value()
+            self._finish_call()
+        else:
+            self._reject()
+        return True
+
+    def _s_after_call_close(self, final: bool) -> bool:
+        """After ``</tool_call>`` in a value (``</parameter>``, ``</function>`` missing): a new ``<tool_call>`` or
+        the end of the output confirm it."""
+        marker = self._confirm(_M_OPEN_ONLY, final)
+        if marker is PARTIAL:
+            return False
+        if marker is None and not self._ends_here(final):
+            self._reject()
+            return True
+        self._end_value()
+        self._finish_call()
+        if marker is not None:
+            self._open(marker, final)
+        return True
+
+    def _ends_here(self, final: bool) -> bool:
+        """The end of the output right after a candidate (its whitespace within the layout bound)."""
+        return final and self.scanner.at_end() and len(self._confirm_ws.runs) <= MAX_LAYOUT_RUNS
+
+    def _s_next_key(self, final: bool) -> bool:
+        """After ``\\n<parameter=`` in a value: a new key and ``>`` confirm the value's end (its ``</parameter>`` missing)."""
+        sc = self.scanner
+        text, decided = self._head_run(_KEY_CHARS, final)
+        if not decided:
+            return False
+        key = self._head_text()
+        if self._head_over() or sc.peek(1) != _TAG_END \
                 or not is_new_parameter(self.tools, self._call_name, key, self._keys):
-            self._reject_key()  # value text; read on from the character that decided it
+            self._value_text(self._candidate_text() + key)  # value text; read on from the character that decided it
+            self._candidate = []
+            self._state = _VAL
             return True
         sc.take(1)
         self._end_value()
         self._start_value(key)
         return True
 
-    # the states that read a value and the key after a value's "\n<parameter=" (the base driver runs them)
-    _s_value = _read_value
-    _s_next_key = _read_next_key
-
-    def _reject_key(self) -> None:
-        self._value_text(self._candidate_text() + "".join(self._parts_key))
-        self._candidate = []
-        self._parts_key = []
-        self._state = _VAL
-
     def _reject(self) -> None:
-        """The candidate closing tag is value text; the whitespace after it is held (see ``_read_value``)."""
+        """The candidate closing tag is value text; the whitespace after it is held (see ``_held_end``)."""
         self._value_text(self._candidate_text())
-        self._held_ws = self._candidate_ws.text()
-        self._candidate_ws.clear()
+        self._held_ws = self._confirm_text()
         self._candidate = []
         self._state = _VAL
 
@@ -778,13 +589,7 @@ class Qwen3CoderParser(_QwenParser):
 
     def _end_value(self) -> None:
         self._candidate = []
-        if self._candidate_ws.runs:
-            self._candidate_ws.clear()
+        if self._confirm_ws.runs:
+            self._confirm_ws.clear()
         tv, self._tv = self._tv, _NO_VALUE
         self._emit_arguments(tv.end())
-
-    def _finish_call(self) -> None:
-        self._emit_arguments("}")
-        self._end_call()
-        self._state = _AFTER_CLOSE
-
