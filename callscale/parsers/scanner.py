@@ -447,3 +447,19 @@ class MarkerScanner:
         text = self._buf[self._pos:]
         self._pos = len(self._buf)
         return text
+
+    # --- coarse primitives (issue 28)
+    def match_literal(self, literal: str, final: bool = False):
+        """:meth:`match` of one literal string (non-empty), by comparison: no marker set, no pattern.
+
+        Returns True (consumed), :data:`PARTIAL` when the unread text is a proper prefix of
+        ``literal`` or nothing is unread, and more text may come (nothing consumed), else False
+        (nothing consumed).
+        """
+        buf, pos = self._buf, self._pos
+        if buf.startswith(literal, pos):
+            self._pos = pos + len(literal)
+            return True
+        if not final and len(buf) - pos < len(literal) and literal.startswith(buf[pos:]):
+            return PARTIAL
+        return False
