@@ -417,7 +417,7 @@ def long_escape(text: str, final: bool) -> tuple[str, int] | None:
     return _encode_string("\\" + c)[1:-1], 1
 
 
-_ARGS, _ARG_TEXT, _OPEN_QUOTE, _STRING, _ESCAPE = "args", "arg_text", "open_quote", "string", "escape"  # its states
+_ST_ARGS, _ST_ARG_TEXT, _ST_OPEN_QUOTE, _ST_STRING, _ST_ESCAPE = "args", "arg_text", "open_quote", "string", "escape"  # its states
 # what the reader expects next (_E_SEP: ':' expected, _E_SEP_EQ: '=' expected; the two separators last)
 _E_VALUE, _E_AFTER, _E_KEY, _E_SEP, _E_SEP_EQ = range(5)
 #: container kinds on the stack: the call's argument list, a list, a tuple, a dict
@@ -465,7 +465,7 @@ class PyArgumentReader:
         self._expect = _E_VALUE
         self._can_close = False
         self._pending = "{" + _encode_string(key) + ": "  # (sent with the value's first piece)
-        self._state = _ARGS
+        self._state = _ST_ARGS
 
     def _args_done(self) -> bool:
         """Hook: the arguments' ``)`` was read (consumed; ``}`` sent): set the next state."""
@@ -503,7 +503,7 @@ class PyArgumentReader:
         text = sc.take_all()
         n = len(text)
         i = 0
-        if self._state == _ARG_TEXT:  # a one-quote string a delta cut: its text, then the tokens after it
+        if self._state == _ST_ARG_TEXT:  # a one-quote string a delta cut: its text, then the tokens after it
             i = _RUN[self._quote].match(text).end()
             if i == n:  # the common piece: string text, streamed
                 if i:
@@ -512,7 +512,7 @@ class PyArgumentReader:
             if text[i] == "\\":  # an escape: state string reads it
                 self._emit_arguments(_encode_string(text[:i])[1:-1])
                 sc.unread(n - i)
-                self._state = _STRING
+                self._state = _ST_STRING
                 return True
             self._string_end(_encode_string(text[:i])[1:])
             i += 1
@@ -550,7 +550,7 @@ class PyArgumentReader:
                 if i < 0:  # (stopped at ~i: the rest put back)
                     if ~i < n:
                         sc.unread(n - ~i)
-                    return self._state != _ARGS
+                    return self._state != _ST_ARGS
                 continue
             i += 1  # the container's closer; a trailing comma is dropped
             self._stack.pop()
@@ -670,14 +670,14 @@ class PyArgumentReader:
                 return end + 1
             self._emit_arguments(self._pending + '"' + _encode_string(text[i + 1:end])[1:-1])
             self._pending = ""  # (cut by the buffer, or an escape: the text so far; the rest in state arg_text)
-            self._state = _ARG_TEXT
+            self._state = _ST_ARG_TEXT
             self._quote = c
             self._role = role
             return ~end
         if end == len(text) and not final:  # the quote ends the buffer: left unread
             return ~i
         self._flush_pending()  # '', a triple quote, or an escape first: state open_quote decides
-        self._state = _OPEN_QUOTE
+        self._state = _ST_OPEN_QUOTE
         self._quote = c
         self._role = role
         return ~(i + 1)
@@ -692,19 +692,19 @@ class PyArgumentReader:
                 sc.take(2)
                 self._quote = q * 3
                 self._emit_arguments('"')
-                self._state = _STRING
+                self._state = _ST_STRING
                 return True
             sc.take(1)  # '' or "": the empty string
             return self._string_end('""')
         if not ahead or ahead == q:
             return self._malformed() if final else False
         self._emit_arguments('"')
-        self._state = _STRING
+        self._state = _ST_STRING
         return True
 
     def _string_end(self, piece: str) -> bool:
         """The string's last JSON piece (its closing quote included): sent, or a dict key's held for its value."""
-        self._state = _ARGS
+        self._state = _ST_ARGS
         if self._role == "value":
             self._emit_arguments(piece)
             self._expect = _E_AFTER
@@ -730,7 +730,7 @@ class PyArgumentReader:
             simple = SIMPLE_ESCAPES.get(sc.peek(1))
             if simple is None:
                 self._emit_arguments(_encode_string("".join(parts))[1:-1])
-                self._state = _ESCAPE
+                self._state = _ST_ESCAPE
                 return True
             sc.take(1)
             parts.append(simple)
@@ -761,6 +761,6 @@ class PyArgumentReader:
                 return False
             sc.take(read[1])
             self._emit_arguments(read[0])
-        self._state = _STRING
+        self._state = _ST_STRING
         return True
 
