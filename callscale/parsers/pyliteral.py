@@ -567,23 +567,22 @@ class PyArgumentReader:
     _s_arg_text = _s_args  # (state arg_text: the same method, see its first step)
 
     def _element(self, text: str, i: int, final: bool) -> int:
-        """A token at ``text[i]``: a call's key, a dict's key or a value, read whole (a string: its first piece).
+        """A token at ``text[i]`` other than a string: a call's key, a dict's key or a value, read whole.
 
         Answers the index after it, or ``~k`` (negative) when reading stops at ``text[k]``: the state
-        was set (a string goes on, or the call is malformed), or a word, number or quote the end of the
-        buffer cuts waits unread there. The pending text (a comma, a key and its separator) goes out with the
-        value's first piece.
+        was set (the call is malformed), or a word or number the end of the buffer cuts waits unread
+        there. A key goes out with its value's first piece, the pending text (a comma, a key and its
+        separator) with the value.
         """
         c = text[i]
         expect = self._expect
-        role = "value" if expect == _E_VALUE else "key" if self._stack[-1] == _CALL else "dict-key"
         if c.isalpha() or c == "_":
             run = _WORD_RUN
-        elif role == "key":
+        elif expect == _E_KEY and self._stack[-1] == _CALL:  # a call's key is an identifier
             return self._bad(text, i, "", False, flush=False)
         elif c.isdigit() or c == "-" or c == "+" or c == ".":
             run = _NUMBER_RUN
-        elif role == "value" and c in _OPENS:  # a container opens
+        elif expect == _E_VALUE and c in _OPENS:  # a container opens
             kind = _OPENS[c]
             self._stack.append(kind)
             self._emit_arguments(self._pending + ("{" if kind == _DICT else "["))
@@ -597,9 +596,30 @@ class PyArgumentReader:
         end = run.match(text, i, i + bound + 1).end()
         if end == len(text) and not final and end - i <= bound:
             return ~i  # the end of the buffer may cut it: it waits, unread
-        if run is _WORD_RUN:
-            return self._word_token(text, i, end, final, role)
-        return self._number_token(text, i, end, final, role)
+        word = text[i:end]
+        if run is _NUMBER_RUN:  # (plain digits are their own JSON text: python_number's answer, held by a test)
+            json = word if word.isdigit() and (word[0] != "0" or end - i == 1) else \
+                python_number(word) if end - i <= bound else None
+            kind = _E_SEP  # (a number as a dict key: a JSON string, ':' follows)
+        elif end - i > bound:
+            return self._bad(text, end, word, False)
+        else:
+            json = PY_CONSTANTS.get(word)
+            kind = _E_SEP if json is not None else _E_SEP_EQ  # (an identifier key: '=' follows)
+            if expect == _E_KEY and (json is None or self._stack[-1] == _CALL):
+                json = _encode_string(word)[1:-1]
+                kind = _E_SEP_EQ
+        if json is None:
+            return self._bad(text, end, word, final)
+        self._can_close = False
+        if expect == _E_VALUE:
+            self._emit_arguments(self._pending + json)
+            self._pending = ""
+            self._expect = _E_AFTER
+        else:
+            self._pending += '"' + json + '"'
+            self._expect = kind
+        return end
 
     def _bad(self, text: str, end: int, word: str, final: bool, flush: bool = True) -> int:
         """Malformed at ``text[end]`` (``word``, just before it, is content; the pending text sent first when
@@ -610,44 +630,6 @@ class PyArgumentReader:
             self._flush_pending()
         self._malformed(word, final)
         return ~len(text)
-
-    def _word_token(self, text: str, i: int, end: int, final: bool, role: str) -> int:
-        """The word ``text[i:end]``: a call's key, a constant (a value, or a dict key) or an identifier (a dict
-        key: ``=`` follows)."""
-        word = text[i:end]
-        if end - i > self.word_bound:
-            return self._bad(text, end, word, False)
-        constant = PY_CONSTANTS.get(word)
-        if role == "value":
-            if constant is None:
-                return self._bad(text, end, word, final)
-            self._emit_arguments(self._pending + constant)
-            self._pending = ""
-            self._expect = _E_AFTER
-        elif role == "key" or constant is None:
-            self._pending += _encode_string(word)
-            self._expect = _E_SEP_EQ
-        else:
-            self._pending += '"' + constant + '"'
-            self._expect = _E_SEP
-        self._can_close = False
-        return end
-
-    def _number_token(self, text: str, i: int, end: int, final: bool, role: str) -> int:
-        """The number ``text[i:end]`` (a value, or a dict key: sent as a JSON string)."""
-        word = text[i:end]
-        number = python_number(word) if end - i <= self.word_bound else None
-        if number is None:
-            return self._bad(text, end, word, final)
-        if role == "value":
-            self._emit_arguments(self._pending + number)
-            self._pending = ""
-            self._expect = _E_AFTER
-        else:
-            self._pending += '"' + number + '"'
-            self._expect = _E_SEP
-        self._can_close = False
-        return end
 
     # ------------------------------------------------------------------ strings
     def _string_start(self, text: str, i: int, final: bool) -> int:
