@@ -277,10 +277,11 @@ class Llama4PythonicParser(_AfterCall, PyArgumentReader, ToolParser):
 
     # ------------------------------------------------------------------ the head
     def _open_head(self, raw: str, first: bool) -> None:
-        self._head_begin(raw)
+        """``raw`` (``[``, or a call's ``,`` and the layout before it) starts a head: kept as its text (in
+        ``_word`` while the head is matched whole; base's bounded head from the first step on)."""
         self._step = _H_WHOLE
         self._first = first
-        self._word = ""
+        self._word = raw
         self._state = _HEAD
 
     def _no_call(self) -> bool:
@@ -303,7 +304,6 @@ class Llama4PythonicParser(_AfterCall, PyArgumentReader, ToolParser):
             if last == 4 or last == 2:  # name(key= or name()
                 sc.take(hit.end())
                 self._name = hit.group(1)
-                self._head_text()
                 if last == 2:
                     return self._empty_call()
                 self._begin_call(self._name)
@@ -311,6 +311,8 @@ class Llama4PythonicParser(_AfterCall, PyArgumentReader, ToolParser):
                 return True
             if hit.end() == len(text) and not final and len(text) <= _HEAD_WAIT:
                 return False  # a prefix of it: wait for the rest (the steps would hold it too)
+            self._head_begin(self._word)
+            self._word = ""
             self._step = _H_NAME0
         while True:
             step = self._step
