@@ -89,3 +89,12 @@ def test_a_long_list_value_is_typed_while_it_streams():
     bad = TypedValue(typing)
     bad.feed("['a', oops]")
     assert bad.end() == json.dumps("['a', oops]")
+
+
+def test_python_number_gives_plain_digits_as_themselves_and_reads_python_int_forms():
+    # PyArgumentReader sends plain digits (no leading zero) without calling python_number: its answer is the digits
+    from callscale.parsers.pyliteral import python_number
+    for digits in ("0", "7", "10", "996", "123456789012345678901234567890"):
+        assert python_number(digits) == digits
+    assert python_number("0x1f") == "31" and python_number("1_000") == "1000" and python_number("-2.5") == "-2.5"
+    assert python_number("1e999") is None and python_number("1.5.2") is None  # not finite; no number

@@ -24,8 +24,10 @@ import re
 from typing import Any
 
 from .jsonscan import SURROGATE, finite_float  # (SURROGATE: the one pattern, re-exported)
+from .scanner import markers
 
-__all__ = ["MAX_LITERAL_DEPTH", "PyLiteralReader", "read_python_literal", "SIMPLE_ESCAPES", "unescape"]
+__all__ = ["MAX_LITERAL_DEPTH", "PyLiteralReader", "read_python_literal", "SIMPLE_ESCAPES", "unescape",
+           "PyArgumentReader", "PY_CONSTANTS", "python_number", "char_json", "long_escape"]
 
 #: Deepest nesting of brackets a literal may have.
 MAX_LITERAL_DEPTH = 256
@@ -343,3 +345,404 @@ def read_python_literal(text: str) -> tuple[bool, Any]:
     reader = PyLiteralReader()
     reader.feed(text)
     return reader.end()
+
+
+# --------------------------------------------------------------------------- call arguments, streamed
+# The second reader of this module's rule, for a format that writes whole calls in Python syntax (Llama 4):
+# ``KEY=VALUE, ...)`` read from a scanner and sent as the JSON object ``{"KEY": VALUE, ...}`` while it
+# arrives (a string value in pieces). Its dialect is Python's own, not PyLiteralReader's JSON-alike one:
+# ``True``/``False``/``None`` only, every int literal Python reads (``0x1f``, ``1_000``), triple quotes,
+# dict keys that are numbers or constants, and the reference encoder's ``{KEY=VALUE}``; see docs/formats.md,
+# "Llama 4 pythonic". It shares this module's escape table and string runs.
+
+#: Python's constants as JSON text.
+PY_CONSTANTS = {"True": "true", "False": "false", "None": "null"}
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_INTEGER = re.compile(r"[+-]?(?:[0-9]+|0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+)")
+_HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
+_HEX = frozenset("0123456789abcdefABCDEF")
+_OCTAL = frozenset("01234567")
+
+
+def python_number(text: str) -> str | None:
+    """A Python number literal (any int form, a float) as JSON text; ``None`` when it is none or not finite."""
+    if text.isdigit() and (text[0] != "0" or len(text) == 1):  # the common number: its digits
+        return text
+    plain = text.replace("_", "")
+    try:
+        if _INTEGER.fullmatch(plain):
+            return str(int(plain, 0) if not plain.lstrip("+-").isdigit() else int(plain))
+        if _DECIMAL.fullmatch(plain):
+            value = float(plain)
+            return repr(value) if value - value == 0 else None  # (json.dumps's text of a finite float)
+    except ValueError:  # digits past Python's int-conversion limit
+        return None
+    return None
+
+
+def char_json(ch: str) -> str:
+    """One decoded character as the inside of a JSON string (a lone surrogate stays an escape)."""
+    return "\\u%04x" % ord(ch) if SURROGATE.match(ch) else _encode_string(ch)[1:-1]
+
+
+def long_escape(text: str, final: bool) -> tuple[str, int] | None:
+    """The escape after a backslash whose first character is ``text[0]`` and is no one-character escape.
+
+    Returns ``(JSON text of its character(s), characters read)``; ``None`` when ``text`` may be cut inside it
+    (not ``final``). Raises ``ValueError`` for a ``\\x``, ``\\u``, ``\\U`` without its hex digits or past
+    U+10FFFF (no Python string). An unknown escape keeps its backslash; octal takes up to three digits.
+    """
+    c = text[0]
+    n = _HEX_ESCAPES.get(c)
+    if n is not None:
+        digits = text[1:1 + n]
+        for d in digits:
+            if d not in _HEX:
+                raise ValueError("a bad hex escape")
+        if len(digits) < n:
+            if final:
+                raise ValueError("a cut hex escape")
+            return None
+        code = int(digits, 16)
+        if code > 0x10FFFF:
+            raise ValueError("an escape out of range")
+        return char_json(chr(code)), 1 + n
+    if c in _OCTAL:
+        k = 1
+        while k < len(text) and k < 3 and text[k] in _OCTAL:
+            k += 1
+        if k == len(text) < 3 and not final:
+            return None
+        return char_json(chr(int(text[:k], 8))), k
+    return _encode_string("\\" + c)[1:-1], 1
+
+
+_ST_ARGS, _ST_ARG_TEXT, _ST_OPEN_QUOTE, _ST_STRING, _ST_ESCAPE = "args", "arg_text", "open_quote", "string", "escape"  # its states
+# what the reader expects next (_E_SEP: ':' expected, _E_SEP_EQ: '=' expected; the two separators last)
+_E_VALUE, _E_AFTER, _E_KEY, _E_SEP, _E_SEP_EQ = range(5)
+#: container kinds on the stack: the call's argument list, a list, a tuple, a dict
+_CALL, _LIST, _TUPLE, _DICT = "(", "[", "t", "{"
+_CLOSER = {_CALL: ")", _LIST: "]", _TUPLE: ")", _DICT: "}"}
+_OPENS = {"[": _LIST, "(": _TUPLE, "{": _DICT}
+_JSON_CLOSER = {_CALL: "}", _LIST: "]", _TUPLE: "]", _DICT: "}"}
+_WORD_RUN = re.compile(r"\w*")  # (\w: str.isalnum() or "_", the same test)
+_NUMBER_RUN = re.compile(r"[0-9A-Za-z_.+\-]*")
+_SPACES = re.compile(r"\s*")  # (\s: str.isspace(), the same test)
+_SPACE_CHARS = frozenset(filter(str.isspace, map(chr, range(0x3001))))  # (str.isspace's characters: all below U+3001)
+#: What ends the text of a string value, per quote.
+_STRING_ENDS = {q: markers(q, "\\") for q in ("'", '"', "'''", '"""')}
+
+
+class PyArgumentReader:
+    """Reads a call's keyword arguments in Python syntax, ``KEY=VALUE, ...)``, and streams them as JSON.
+
+    A mixin of a :class:`callscale.parsers.base.ToolParser` (its states ``args``, ``open_quote``,
+    ``string`` and ``escape`` join the parser's table; it reads ``self.scanner`` and sends with
+    ``_emit_arguments``). The format calls :meth:`_args_begin` once its head read ``NAME(KEY=``; this
+    reader sends ``{"KEY": `` with the value's first piece, each value as JSON (a string in pieces
+    while it arrives; others when they end; a key read whole goes out with its value's first piece,
+    with the ``, `` before and ``: `` after it), and at the list's ``)`` sends ``}`` and calls the
+    format's :meth:`_args_done`. A word or number is read whole (at most :attr:`word_bound`
+    characters, the format's ``MAX_HEAD``: it waits unread at the end of the buffer, then is decided).
+    Anything else (a positional value, a name that is no constant, an unbalanced bracket, a word past
+    the bound) makes the call malformed (:meth:`_malformed`). Never raises on model text.
+    """
+
+    #: The longest word or number (characters); the format sets it (its ``MAX_HEAD``).
+    word_bound: int
+
+    def _args_init(self) -> None:
+        self._stack: list[str] = []
+        self._expect = _E_VALUE
+        self._can_close = False       # the container may close here (just opened, or after a comma)
+        self._pending = ""            # JSON text still to send, with the next piece: a comma, a key, its ": "
+        self._quote = ""              # the string being read: its quote (one or three characters)
+        self._role = "value"          # what the string is: a value or a dict key
+
+    def _args_begin(self, key: str) -> None:
+        """The head read ``NAME(KEY=``: read the arguments from the first value on (state ``args``)."""
+        self._stack = [_CALL]
+        self._expect = _E_VALUE
+        self._can_close = False
+        self._pending = "{" + _encode_string(key) + ": "  # (sent with the value's first piece)
+        self._state = _ST_ARGS
+
+    def _args_done(self) -> bool:
+        """Hook: the arguments' ``)`` was read (consumed; ``}`` sent): set the next state."""
+        raise NotImplementedError
+
+    def _malformed(self, word: str = "", final: bool = False) -> bool:
+        """The started call is malformed (broken): abandon it; content goes on from here.
+
+        ``word``: the bad word or number just read, content too (DESIGN.md: nothing the model
+        wrote is lost), unless the end of the output cut it (``final``).
+        """
+        self._abandon_call()
+        if word and not self._cut_by_end(final):
+            self._emit_content(word)
+        self._stack = []
+        self._state = "content"
+        return True
+
+    def _flush_pending(self) -> None:
+        if self._pending:
+            self._emit_arguments(self._pending)
+            self._pending = ""
+
+    # ------------------------------------------------------------------ tokens
+    def _s_args(self, final: bool) -> bool:
+        """One token a turn, in a loop on the unread text while the state stays ``args``.
+
+        The unread text is taken whole and what the loop leaves is put back (``unread``: a word cut by
+        the buffer's end, at most ``word_bound`` characters, or text the next state reads): one scanner
+        call a turn, mostly. Separators and closers are read here, a key or an element by
+        :meth:`_element`, which answers the index to go on from, or -1 when it stopped (the scanner
+        then at the right place and the state set).
+        """
+        sc = self.scanner
+        text = sc.take_all()
+        n = len(text)
+        i = 0
+        if self._state == _ST_ARG_TEXT:  # a one-quote string a delta cut: its text, then the tokens after it
+            i = _RUN[self._quote].match(text).end()
+            if i == n:  # the common piece: string text, streamed
+                if i:
+                    self._emit_arguments(_encode_string(text)[1:-1])
+                return self._malformed() if final else False
+            if text[i] == "\\":  # an escape: state string reads it
+                self._emit_arguments(_encode_string(text[:i])[1:-1])
+                sc.unread(n - i)
+                self._state = _ST_STRING
+                return True
+            self._string_end(_encode_string(text[:i])[1:])
+            i += 1
+        while True:
+            if i < n and text[i] in _SPACE_CHARS:
+                i = _SPACES.match(text, i).end()
+            if i == n:
+                return self._malformed() if final else False
+            c = text[i]
+            expect = self._expect
+            top = self._stack[-1]
+            if expect == _E_AFTER:  # after a value: a comma, or its container's closer
+                if c == ",":
+                    i += 1
+                    self._pending = ", "
+                    self._can_close = True
+                    self._expect = _E_KEY if top == _CALL or top == _DICT else _E_VALUE
+                    continue
+                if c != _CLOSER[top]:
+                    sc.unread(n - i)
+                    return self._malformed()
+            elif expect >= _E_SEP:  # (a call's key and an identifier dict key take '=', other dict keys ':')
+                if c != ("=" if expect == _E_SEP_EQ else ":"):
+                    sc.unread(n - i)
+                    return self._malformed()
+                i += 1
+                self._pending += ": "
+                self._expect = _E_VALUE
+                continue
+            elif not (self._can_close and c == _CLOSER[top]):  # a token starts: not its container's closer
+                if (c == '"' or c == "'") and (expect != _E_KEY or top != _CALL):
+                    i = self._string_start(text, i, final)
+                else:
+                    i = self._element(text, i, final)
+                if i < 0:  # (stopped at ~i: the rest put back)
+                    if ~i < n:
+                        sc.unread(n - ~i)
+                    return self._state != _ST_ARGS
+                continue
+            i += 1  # the container's closer; a trailing comma is dropped
+            self._stack.pop()
+            self._pending = ""
+            self._can_close = False
+            if top == _CALL:
+                if i < n:
+                    sc.unread(n - i)
+                self._emit_arguments("}")
+                return self._args_done()
+            self._emit_arguments(_JSON_CLOSER[top])
+            self._expect = _E_AFTER
+
+    _s_arg_text = _s_args  # (state arg_text: the same method, see its first step)
+
+    def _element(self, text: str, i: int, final: bool) -> int:
+        """A token at ``text[i]`` other than a string: a call's key, a dict's key or a value, read whole.
+
+        Answers the index after it, or ``~k`` (negative) when reading stops at ``text[k]``: the state
+        was set (the call is malformed), or a word or number the end of the buffer cuts waits unread
+        there. A key goes out with its value's first piece, the pending text (a comma, a key and its
+        separator) with the value.
+        """
+        c = text[i]
+        expect = self._expect
+        if c.isalpha() or c == "_":
+            run = _WORD_RUN
+        elif expect == _E_KEY and self._stack[-1] == _CALL:  # a call's key is an identifier
+            return self._bad(text, i, "", False, flush=False)
+        elif c.isdigit() or c == "-" or c == "+" or c == ".":
+            run = _NUMBER_RUN
+        elif expect == _E_VALUE and c in _OPENS:  # a container opens
+            kind = _OPENS[c]
+            self._stack.append(kind)
+            self._emit_arguments(self._pending + ("{" if kind == _DICT else "["))
+            self._pending = ""
+            self._expect = _E_KEY if kind == _DICT else _E_VALUE
+            self._can_close = True
+            return i + 1
+        else:
+            return self._bad(text, i, "", False)
+        bound = self.word_bound
+        end = run.match(text, i, i + bound + 1).end()
+        if end == len(text) and not final and end - i <= bound:
+            return ~i  # the end of the buffer may cut it: it waits, unread
+        word = text[i:end]
+        if run is _NUMBER_RUN:  # (plain digits are their own JSON text: python_number's answer, held by a test)
+            json = word if word.isdigit() and (word[0] != "0" or end - i == 1) else \
+                python_number(word) if end - i <= bound else None
+            kind = _E_SEP  # (a number as a dict key: a JSON string, ':' follows)
+        elif end - i > bound:
+            return self._bad(text, end, word, False)
+        else:
+            json = PY_CONSTANTS.get(word)
+            kind = _E_SEP if json is not None else _E_SEP_EQ  # (an identifier key: '=' follows)
+            if expect == _E_KEY and (json is None or self._stack[-1] == _CALL):
+                json = _encode_string(word)[1:-1]
+                kind = _E_SEP_EQ
+        if json is None:
+            return self._bad(text, end, word, final)
+        self._can_close = False
+        if expect == _E_VALUE:
+            self._emit_arguments(self._pending + json)
+            self._pending = ""
+            self._expect = _E_AFTER
+        else:
+            self._pending += '"' + json + '"'
+            self._expect = kind
+        return end
+
+    def _bad(self, text: str, end: int, word: str, final: bool, flush: bool = True) -> int:
+        """Malformed at ``text[end]`` (``word``, just before it, is content; the pending text sent first when
+        ``flush``): the scanner is placed there; ``~len(text)`` (nothing more to put back)."""
+        if end < len(text):
+            self.scanner.unread(len(text) - end)
+        if flush:
+            self._flush_pending()
+        self._malformed(word, final)
+        return ~len(text)
+
+    # ------------------------------------------------------------------ strings
+    def _string_start(self, text: str, i: int, final: bool) -> int:
+        """A string (a value or a dict's key) at ``text[i]``, its quote: whole in the text, or its first piece
+        and state ``arg_text`` (``open_quote`` for ``''``, a triple quote or an escape first); see :meth:`_element`."""
+        c = text[i]
+        role = "value" if self._expect == _E_VALUE else "dict-key"
+        end = _RUN[c].match(text, i + 1).end()
+        self._can_close = False
+        if end > i + 1:
+            if end < len(text) and text[end] == c:  # whole, without escapes: its JSON string
+                piece = _encode_string(text[i + 1:end])
+                if role == "value":
+                    self._emit_arguments(self._pending + piece)
+                    self._pending = ""
+                    self._expect = _E_AFTER
+                else:
+                    self._pending += piece
+                    self._expect = _E_SEP
+                return end + 1
+            self._emit_arguments(self._pending + '"' + _encode_string(text[i + 1:end])[1:-1])
+            self._pending = ""  # (cut by the buffer, or an escape: the text so far; the rest in state arg_text)
+            self._state = _ST_ARG_TEXT
+            self._quote = c
+            self._role = role
+            return ~end
+        if end == len(text) and not final:  # the quote ends the buffer: left unread
+            return ~i
+        self._flush_pending()  # '', a triple quote, or an escape first: state open_quote decides
+        self._state = _ST_OPEN_QUOTE
+        self._quote = c
+        self._role = role
+        return ~(i + 1)
+
+    def _s_open_quote(self, final: bool) -> bool:
+        """Just after an opening quote: an empty string, a triple-quoted one, or a one-quote one."""
+        sc = self.scanner
+        q = self._quote
+        ahead = sc.peek(2)
+        if ahead[:1] == q and (len(ahead) == 2 or final):
+            if ahead == q + q:
+                sc.take(2)
+                self._quote = q * 3
+                self._emit_arguments('"')
+                self._state = _ST_STRING
+                return True
+            sc.take(1)  # '' or "": the empty string
+            return self._string_end('""')
+        if not ahead or ahead == q:
+            return self._malformed() if final else False
+        self._emit_arguments('"')
+        self._state = _ST_STRING
+        return True
+
+    def _string_end(self, piece: str) -> bool:
+        """The string's last JSON piece (its closing quote included): sent, or a dict key's held for its value."""
+        self._state = _ST_ARGS
+        if self._role == "value":
+            self._emit_arguments(piece)
+            self._expect = _E_AFTER
+        else:
+            self._pending = piece
+            self._expect = _E_SEP
+        return True
+
+    def _s_string(self, final: bool) -> bool:
+        """A string's text up to its quote, streamed; one-character escapes read here, longer ones in state escape."""
+        sc = self.scanner
+        quote = self._quote
+        ends = _STRING_ENDS[quote]
+        text, marker = sc.find(ends, final)
+        if marker is None:  # the common piece: string text, streamed
+            if text:
+                self._emit_arguments(_encode_string(text)[1:-1])
+            return self._malformed() if final else False
+        if marker == quote:
+            return self._string_end(_encode_string(text)[1:])  # its text and the closing quote
+        parts = [text]
+        while True:  # after a backslash
+            simple = SIMPLE_ESCAPES.get(sc.peek(1))
+            if simple is None:
+                self._emit_arguments(_encode_string("".join(parts))[1:-1])
+                self._state = _ST_ESCAPE
+                return True
+            sc.take(1)
+            parts.append(simple)
+            text, marker = sc.find(ends, final)
+            parts.append(text)
+            if marker is None:
+                self._emit_arguments(_encode_string("".join(parts))[1:-1])
+                return self._malformed() if final else False
+            if marker == quote:
+                return self._string_end(_encode_string("".join(parts))[1:])
+
+    def _s_escape(self, final: bool) -> bool:
+        """After a backslash the string state could not decide (the text ended there, or a longer escape)."""
+        sc = self.scanner
+        c = sc.peek(1)
+        if not c:
+            return self._malformed() if final else False
+        simple = SIMPLE_ESCAPES.get(c)
+        if simple is not None:
+            sc.take(1)
+            self._emit_arguments(_encode_string(simple)[1:-1])
+        else:
+            try:
+                read = long_escape(sc.peek(9), final)
+            except ValueError:
+                return self._malformed()
+            if read is None:
+                return False
+            sc.take(read[1])
+            self._emit_arguments(read[0])
+        self._state = _ST_STRING
+        return True
+
