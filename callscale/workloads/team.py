@@ -195,7 +195,15 @@ def _generator(name: str) -> Callable[..., Any]:
 
 def _reference(fmt: str, text: str, tools: Sequence[dict] | None) -> tuple[Any, list[dict]]:
     """What our parser of ``fmt`` reads from ``text`` in one delta, and the tools used (given, or typed by
-    the calls read: a schema-typed format reads values by the tools)."""
+    the calls read: a schema-typed format reads values by the tools). The last few are kept (the
+    instruction meter's child makes each case under callgrind, where a parse costs fifty times more)."""
+    key = json.dumps(tools, sort_keys=True) if tools is not None else None
+    return _reference_cached(fmt, text, key)
+
+
+@functools.lru_cache(maxsize=32)
+def _reference_cached(fmt: str, text: str, key: str | None) -> tuple[Any, list[dict]]:
+    tools = json.loads(key) if key is not None else None
     from callscale import parsers
     from callscale.check import stream
 
@@ -218,9 +226,10 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
-def _span(fmt: str, record: Record) -> tuple[int, int]:
-    """``(start, end)`` of the longest value as written in the record's text (see the module docstring)."""
-    outcome, _ = _reference(fmt, record.text, record.tools)
+def _span(fmt: str, record: Record) -> tuple[int, int, list[dict]]:
+    """``(start, end, tools)`` of the longest value as written in the record's text (see the module
+    docstring); ``tools``: the record's, or those typed by the calls our parser reads."""
+    outcome, tools = _reference(fmt, record.text, record.tools)
     values = [s for _, args in outcome.complete_calls() for s in _strings(args)] + [outcome.content.strip()]
     for value in sorted((v for v in values if v), key=len, reverse=True):
         written = [value, json.dumps(value, ensure_ascii=False)[1:-1], json.dumps(value)[1:-1], repr(value)[1:-1]]
@@ -228,7 +237,7 @@ def _span(fmt: str, record: Record) -> tuple[int, int]:
         found = [(at, n) for at, n in found if at >= 0]
         if found:
             at, n = max(found, key=lambda f: f[1])
-            return at, at + n
+            return at, at + n, tools
     raise TeamWorkloadError(f"the {fmt} parser reads no value of this record that is written in its text "
                             "as it is, JSON-escaped or Python-escaped: nothing to grow")
 
@@ -244,12 +253,14 @@ def _safe_cut(text: str, at: int) -> int:
 
 
 def scale_record(record: Record, fmt: str, length: int) -> Record:
-    """``record`` with its longest value grown (or cut) so its text is about ``length`` characters.
+    """``record`` with its longest value grown (or cut) so its text is about ``length`` characters, and the
+    tools of the record (or, without them, those typed by the calls our parser reads from the recorded text,
+    so every length has the same tool list).
 
     Raises :class:`TeamWorkloadError` when nothing can be grown or the text around the value is longer
     than ``length``.
     """
-    start, end = _span(fmt, record)
+    start, end, tools = _span(fmt, record)
     value = record.text[start:end]
     around = len(record.text) - len(value)
     want = length - around
@@ -276,7 +287,7 @@ def scale_record(record: Record, fmt: str, length: int) -> Record:
             deltas.append(text[prev:c])
             prev = c
         deltas = tuple(d for d in deltas if d)
-    return Record(text, deltas, record.tools)
+    return Record(text, deltas, tuple(tools))
 
 
 def reference_case(fmt: str, workload: str, length: int, record: Record, seed: int = 0) -> TeamCase:
