@@ -214,14 +214,15 @@ def survey(fmt: str, seed: int = 0) -> list[Candidate]:
     return out
 
 
-def mutants(parent: Candidate, fmt: str, rng: random.Random, n: int) -> list[Candidate]:
-    """``n`` mutants of ``parent`` (see the module docstring)."""
+def mutants(parent: Candidate, fmt: str, rng: random.Random, n: int, ways: int = 2) -> list[Candidate]:
+    """``n`` mutants of ``parent`` (see the module docstring); the first split its inserted characters in
+    ``ways`` parts (:func:`halves`)."""
     by_cat, by_range = _classes()
     markers = _markers(fmt)
     kinds = _kinds()
     out: list[Candidate] = []
-    if len(parent.inserted) > 1:  # bisect its inserted characters, each half four times as dense
-        out += halves(parent, rng)
+    if len(parent.inserted) > 1:  # split its inserted characters, each part four times as dense
+        out += halves(parent, rng, ways)
     while len(out) < n:
         op = rng.random()
         v = parent.value
@@ -257,14 +258,15 @@ def mutants(parent: Candidate, fmt: str, rng: random.Random, n: int) -> list[Can
     return out
 
 
-def halves(parent: Candidate, rng: random.Random) -> list[Candidate]:
-    """The two halves of ``parent``'s inserted characters: in each, the other half's characters removed
-    from the value and four more copies of each kept one spread over it (so the class that matters is
-    named in a few rounds, and its growth shows more)."""
+def halves(parent: Candidate, rng: random.Random, ways: int = 2) -> list[Candidate]:
+    """``parent``'s inserted characters split in ``ways`` parts (two halves by default): in each, the other
+    parts' characters removed from the value and four more copies of each kept one spread over it (so
+    the class that matters is named in a few rounds, and its growth shows more)."""
     chars = list(parent.inserted)
-    half = len(chars) // 2
+    ways = max(2, min(ways, len(chars)))
     out = []
-    for keep in (chars[:half], chars[half:]):
+    for part in range(ways):
+        keep = chars[part * len(chars) // ways:(part + 1) * len(chars) // ways]
         drop = set(chars) - set(keep)
         value = "".join(c for c in parent.value if c not in drop)
         extra = keep * 4
@@ -374,9 +376,15 @@ def hunt(spec: Any, budget: float = DEFAULT_BUDGET, seed: int = 0, save: str | P
             elapsed = time.monotonic() - start
             if result.rounds and elapsed + slowest > budget - reserve:
                 break
-            batch = pending[:BATCH] if pending else [
-                m for p in parents for m in mutants(p.candidate, fmt, rng, BATCH // max(1, len(parents)))]
-            pending = pending[BATCH:]
+            batch, pending = pending[:BATCH], pending[BATCH:]
+            room = BATCH - len(batch)
+            for rank, p in enumerate(parents):  # the steepest split eight ways, the others in halves
+                if room <= 0:
+                    break
+                share = room if rank == len(parents) - 1 else max(8 if rank == 0 else 2, room // len(parents))
+                made = mutants(p.candidate, fmt, rng, min(share, room), ways=8 if rank == 0 else 2)[:room]
+                batch += made
+                room -= len(made)
             began = time.monotonic()
             timeout = max(5.0, min(CASE_TIMEOUT, budget - elapsed))
             done = _measure(spec.name, fmt, batch, folder, result.rounds, timeout, jobs)
@@ -412,11 +420,11 @@ def hunt(spec: Any, budget: float = DEFAULT_BUDGET, seed: int = 0, save: str | P
     return result
 
 
-def worst_characters(c: Candidate, limit: int = 6) -> str:
+def worst_characters(c: Candidate, limit: int = 16) -> str:
     """The inserted characters of ``c`` in words (code point, category, name), at most ``limit``."""
     if not c.inserted:
         return "none inserted"
-    shown = "; ".join(_name(ch) for ch in c.inserted[:limit])
+    shown = "; ".join(_name(ch) for ch in sorted(c.inserted)[:limit])
     return shown + (f"; ... {len(c.inserted) - limit} more" if len(c.inserted) > limit else "")
 
 

@@ -234,7 +234,7 @@ def test_gate_and_scale_take_both_by_time(capsys, tmp_path, in_tests):
     assert f"file:{path}" in out and "team_workloads:config_file" in out
     status, out, err = run_main(capsys, "scale", "--parser", "deepseek_v31", "--no-progress", "--repeats", "1",
                                 "--workload", f"file:{path}", "--lengths", "4k,8k,16k", "--out", str(tmp_path / "o"))
-    assert status == 0 and (tmp_path / "o" / "scaling.csv").read_text().count(f"file:{path}") == 4  # 3 + floor row
+    assert status == 0 and (tmp_path / "o" / "scaling.csv").read_text().count(f"file:{path}") == 6  # 3 lengths x (parser, null floor)
 
 
 @needs_valgrind
