@@ -185,9 +185,9 @@ def survey(fmt: str, seed: int = 0) -> list[Candidate]:
     each, several classes a candidate: 9 categories, 128 ranges), the format's markers, and five deliveries, on ``write_file``."""
     rng = random.Random(f"survey:{seed}")
     base, tags = seeds(fmt)
-    out = [base, tags]
-    for kind in _kinds():
-        out.append(base.with_value(_kind_text(kind, len(base.value), seed, fmt), f"content kind {kind}"))
+    kinds = [base.with_value(_kind_text(kind, len(base.value), seed, fmt), f"content kind {kind}")
+             for kind in _kinds()]
+    out: list[Candidate] = []
     by_cat, by_range = _classes()
     cats = list(by_cat)
     for i in range(0, len(cats), 9):  # 9 categories a candidate, 4 characters of each
@@ -209,9 +209,10 @@ def survey(fmt: str, seed: int = 0) -> list[Candidate]:
         short = [m for m in pieces if len(m) <= 12] or pieces
         out.append(base.with_value(_spread(base.value, rng.sample(short, min(16, len(short))), rng),
                                    "fragments of the format's markers"))
-    for delivery in ("tokens:1", "tokens:64", "fixed:7", "random:0:64", "whole"):
-        out.append(dataclasses.replace(base, delivery=delivery))
-    return out
+    deliveries = [dataclasses.replace(base, delivery=d) for d in ("tokens:1", "tokens:64", "fixed:7", "random:0:64",
+                                                                 "whole")]
+    # the most classes a candidate first: a first round cut short by the budget still covers every character
+    return [base, *out[len(cats[::9]):], *out[:len(cats[::9])], *kinds, *deliveries, tags]
 
 
 def mutants(parent: Candidate, fmt: str, rng: random.Random, n: int, ways: int = 2) -> list[Candidate]:
