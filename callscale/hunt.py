@@ -433,9 +433,12 @@ def worst_characters(c: Candidate, limit: int = 16) -> str:
 
 def add_arguments(p: Any) -> None:
     """``callscale hunt``'s options."""
-    from .cli import _jobs, add_parser_options, add_timeout, add_verdict_rules
+    from .cli import _jobs, add_parser_options, add_verdict_rules
 
     add_parser_options(p, null=False)
+    for action in p._actions:
+        if action.dest == "parser":
+            action.help = "the parser to hunt on: a registered parser or module.path:ClassOrFactory (with --workload-format)"
     p.add_argument("--budget", type=_budget, default=None, metavar="SECONDS",
                    help=f"seconds the search may take; it stops within the budget plus one measurement "
                         f"(default {DEFAULT_BUDGET:g})")
@@ -447,7 +450,6 @@ def add_arguments(p: Any) -> None:
     p.add_argument("--threshold", type=_threshold, metavar="X", help="largest step exponent that passes")
     add_verdict_rules(p)
     p.add_argument("--jobs", type=_jobs, metavar="N", help="callgrind children at once, 1-64 or auto")
-    add_timeout(p)
 
 
 def _budget(text: str) -> float:
