@@ -279,3 +279,17 @@ def test_the_asv_template_measures_a_file_workload(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], cwd=repo, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"{{}} {{'file:{repo / 'out.jsonl'}': 'ok'}}"
+
+
+@pytest.mark.slow  # py-spy samples a second of streaming (~5-10 s)
+def test_profile_takes_a_file_workload(capsys, tmp_path):
+    if shutil.which("py-spy") is None:
+        pytest.skip("py-spy is not installed")
+    path = recorded(tmp_path)
+    out_file = tmp_path / "flame.svg"
+    status, out, err = run_main(capsys, "profile", "--parser", "deepseek_v31", "--workload", f"file:{path}",
+                                "--length", "16k", "--seconds", "1", "-o", str(out_file))
+    if status == 2 and "py-spy" in err:
+        pytest.skip(err.strip())
+    assert status == 0, err
+    assert f"file:{path}, 16384 characters" in out_file.read_text(encoding="utf-8")
