@@ -37,6 +37,7 @@ the selectors shared by the measuring commands are added by
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 import time
 from dataclasses import dataclass
@@ -226,15 +227,36 @@ def _cannot_test(p: argparse.ArgumentParser, exc: Exception) -> None:
 def _workloads(p: argparse.ArgumentParser, names: Sequence[str]) -> list[str]:
     """Check workload names against the catalog (``p.error`` on an unknown one)."""
     try:
-        from callscale.workloads import catalog
+        from callscale.workloads import catalog, team
 
         known = list(catalog.names())
     except Exception as exc:  # the catalog is missing or broken
         p.error(f"the workload catalog cannot be loaded: {type(exc).__name__}: {exc}")
+    out: list[str] = []
     for name in names:
-        if name not in known:
-            p.error(f"unknown workload {name!r}; known: {', '.join(known)}")
-    return list(names)
+        if team.is_team(name):  # a team's own workload: module:function or file:PATH
+            try:
+                out += team.expand(name)
+            except team.TeamWorkloadError as exc:
+                p.error(str(exc))
+        elif name not in known:
+            p.error(f"unknown workload {name!r}; known: {', '.join(known)} (or a team's own: "
+                    "module.path:function, file:PATH)")
+        else:
+            out.append(name)
+    return list(dict.fromkeys(out))
+
+
+def _team_workloads(p: argparse.ArgumentParser, workloads: Sequence[str], specs: Sequence, lengths: Sequence[int],
+                    seed: int = 0) -> None:
+    """Make each team workload in each selected format at the shortest and longest length (``p.error``,
+    one line, when one cannot be made), before anything is measured."""
+    from callscale.workloads import team
+
+    try:
+        team.validate(workloads, [getattr(s, "format", None) for s in specs], lengths, seed)
+    except team.TeamWorkloadError as exc:
+        p.error(str(exc))
 
 
 def add_selectors(p: argparse.ArgumentParser) -> None:
@@ -395,6 +417,7 @@ def select(p: argparse.ArgumentParser, args: argparse.Namespace) -> Selection:
         p.error(str(exc))
     specs = _narrow(p, args, _specs(p, names, args, timeout=_timeout(args, settings),
                                     memory_limit=_memory_limit(args, settings)))
+    _team_workloads(p, workloads, specs, lengths, args.seed)
     baseline = None
     if getattr(args, "baseline", None) is not None:
         from . import compare
@@ -673,9 +696,13 @@ def _profile(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     except config.ConfigError as exc:
         p.error(str(exc))
     chunking = _chunking(p, args.chunking if args.chunking is not None else settings.chunking)
-    _specs(p, [args.parser], args.format, null=False, timeout=_timeout(args, settings),
-           memory_limit=_memory_limit(args, settings))
-    _workloads(p, [args.workload])
+    specs = _specs(p, [args.parser], args.format, null=False, timeout=_timeout(args, settings),
+                   memory_limit=_memory_limit(args, settings))
+    named = _workloads(p, [args.workload])
+    if len(named) != 1:
+        p.error(f"--workload {args.workload}: the file holds {len(named)} records; name one as {named[0]}")
+    args.workload = named[0]
+    _team_workloads(p, named, specs, [length], 0)
     output = args.output
     if output is None:
         output = profile.default_output(args.parser, args.workload, length, args.output_format, settings.out)
@@ -757,6 +784,7 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     specs = _narrow(p, args, _specs(p, _split(args.parser), args, null=False, timeout=timeout,
                                     memory_limit=_memory_limit(args, settings)))
     workloads = _workloads(p, _split(args.workload) or catalog.names())
+    _team_workloads(p, workloads, specs, lengths, args.seed)
     if not args.chunkings:  # the model's own tokens where a tokenizer is installed (issue 20)
         from callscale.workloads.chunking import model_check_chunkings
 
@@ -904,6 +932,8 @@ COMMANDS: list[Command] = [
     ("history", _history_arguments, _history),
     ("parsers", _parsers_arguments, _parsers),
     ("init", lambda p: _init_module().add_arguments(p), lambda p, args: _init_module().run(p, args)),
+    ("hunt", lambda p: importlib.import_module("callscale.hunt").add_arguments(p),
+     lambda p, args: importlib.import_module("callscale.hunt").run(p, args)),
 ]
 """Subcommands: ``(name, add_arguments(parser), run(parser, args) -> exit status)``."""
 
@@ -917,6 +947,8 @@ _HELP = {
              "result and with detect_and_parse",
     "init": "write asv.conf.json and a benchmark module measuring this repository's parser classes at every "
             "commit (asv run/continuous/find, callscale history)",
+    "hunt": "search for the input that makes a parser's cost grow fastest (exact instruction counts); exit 1 "
+            "when one fails the gate's rules",
     "history": "from asv's results, write a self-contained HTML page and PNGs of the instruction counts and "
                "scaling exponents per commit",
 }

@@ -134,9 +134,25 @@ def run(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     targets = [t.strip() for value in args.parser for t in value.split(",") if t.strip()]
     workloads = [w.strip() for value in args.workload or () for w in value.split(",") if w.strip()] \
         or list(DEFAULT_WORKLOADS)
+    from .workloads import team
+
+    named: list[str] = []
     for name in workloads:
-        if name not in catalog.names():
-            p.error(f"unknown workload {name!r}; known: {', '.join(catalog.names())}")
+        if team.is_team(name):  # a team's own workload: module:function or file:PATH (an absolute path)
+            here = os.getcwd()
+            os.chdir(folder)  # imported as the benchmarks will, from the repository's top level
+            try:
+                named += team.expand(name)
+            except team.TeamWorkloadError as exc:
+                p.error(str(exc))
+            finally:
+                os.chdir(here)
+        elif name not in catalog.names():
+            p.error(f"unknown workload {name!r}; known: {', '.join(catalog.names())} (or a team's own: "
+                    "module.path:function, file:PATH)")
+        else:
+            named.append(name)
+    workloads = named
     try:
         lengths = list(config.parse_lengths(args.lengths)) if args.lengths else list(DEFAULT_LENGTHS)
         parse_chunking(args.chunking)
@@ -155,6 +171,10 @@ def run(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             except plugins.PluginError as exc:
                 p.error(str(exc))
             parsers[target] = spec.format
+        try:  # a team workload is made once in each format: a spec that cannot be made fails now
+            team.validate(workloads, list(parsers.values()), lengths)
+        except team.TeamWorkloadError as exc:
+            p.error(str(exc))
     finally:
         os.chdir(here)
     try:

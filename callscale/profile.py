@@ -51,6 +51,8 @@ def find_py_spy() -> str | None:
 def default_output(parser: str, workload: str, length: int, fmt: str = "flamegraph", root: Path | str = "results") -> Path:
     """``results/flame/<parser>-<workload>-<length>.svg`` (or ``.speedscope.json``)."""
     safe = parser.replace(":", "-").replace("/", "-")
+    if ":" in workload:  # a team's own workload (module:function, file:PATH): its last name
+        workload = workload.replace("#", "-").rstrip("/").rsplit("/", 1)[-1].replace(":", "-")
     return Path(root) / "flame" / f"{safe}-{workload}-{length}{FORMATS[fmt]}"
 
 

@@ -140,6 +140,29 @@ def _lengths(values: Sequence[int | str] | None, meter: str) -> tuple[int, ...]:
         raise ValueError(f"callscale: lengths: {exc}") from None
 
 
+def workload_names(workloads: Sequence[Any] | None, default: Sequence[str], formats: Sequence[str] = (),
+                   lengths: Sequence[int] = ()) -> list[str]:
+    """Workload names for a run: catalog names as they are; a team's own (``"module:function"``,
+    ``"file:PATH"``, or the generator function itself) expanded (:func:`callscale.workloads.team.expand`)
+    and made once in each of ``formats`` at the shortest and longest of ``lengths``. Raises ``ValueError``
+    (one line) for one that cannot be used."""
+    from callscale.workloads import team
+
+    out: list[str] = []
+    for w in workloads or default:
+        name = w if isinstance(w, str) else parser_path(w)
+        try:
+            out += team.expand(name) if team.is_team(name) else [name]
+        except team.TeamWorkloadError as exc:
+            raise ValueError(f"callscale: {exc}") from None
+    if lengths:
+        try:
+            team.validate(out, formats, lengths)
+        except team.TeamWorkloadError as exc:
+            raise ValueError(f"callscale: {exc}") from None
+    return list(dict.fromkeys(out))
+
+
 def assert_linear(parser: Any, format: str | None = None, *, meter: str | None = None,
                   lengths: Sequence[int | str] | None = None, workloads: Sequence[str] | None = None,
                   threshold: float = 1.3, projection_factor: float = fitting.PROJECTION_FACTOR,
@@ -152,7 +175,8 @@ def assert_linear(parser: Any, format: str | None = None, *, meter: str | None =
     render for it (a registered name's format is its own). ``lengths`` in
     characters (``"4k"`` allowed; default :data:`DEFAULT_INSTRUCTION_LENGTHS`
     or :data:`DEFAULT_TIME_LENGTHS`), at least three; ``workloads``: catalog
-    names (default :data:`DEFAULT_WORKLOADS`). The verdict is
+    names (default :data:`DEFAULT_WORKLOADS`), or a team's own (``"module:function"``, ``"file:PATH"``,
+    or the generator function itself: :func:`workload_names`). The verdict is
     :func:`callscale.fit.fit`'s with ``threshold``, ``projection_factor`` and
     ``reference_length``, as ``callscale gate`` judges; each case runs under
     ``timeout`` seconds in a worker process.
@@ -166,7 +190,8 @@ def assert_linear(parser: Any, format: str | None = None, *, meter: str | None =
     __tracebackhide__ = True  # pytest shows the message, not this function's source
     meter = _meter(meter)
     spec = _spec(parser, format, meter)
-    run = matrix.run([spec], list(workloads or DEFAULT_WORKLOADS), _lengths(lengths, meter), chunking=chunking,
+    names = workload_names(workloads, DEFAULT_WORKLOADS, [spec.format], _lengths(lengths, meter))
+    run = matrix.run([spec], names, _lengths(lengths, meter), chunking=chunking,
                      repeats=repeats, threshold=threshold, meter=meter, seed=seed, latency=False, memory=False,
                      progress=False, reference_length=reference_length, projection_factor=projection_factor,
                      timeout=timeout)
@@ -186,7 +211,7 @@ def assert_chunking_invariant(parser: Any, format: str | None = None, *, workloa
     """Stream the fault cases and workloads under every chunking and assert that each agrees with its
     expected outcome and with ``detect_and_parse`` (``callscale check``'s rule, :func:`callscale.check.run_check`).
 
-    ``workloads``: catalog names (default: all of them); ``lengths``: call
+    ``workloads``: catalog names (default: all of them) or a team's own (:func:`workload_names`); ``lengths``: call
     lengths in characters (default 1k); ``chunkings``: specs (default
     :data:`callscale.workloads.chunking.CHECK_CHUNKINGS`, none splitting a
     special token); ``faults``: include the shared fault cases of the format.
@@ -201,7 +226,8 @@ def assert_chunking_invariant(parser: Any, format: str | None = None, *, workloa
 
     spec = _spec(parser, format, "time")
     items = check.fault_items(spec.format) if faults else []
-    items += check.workload_items(spec.format, list(workloads or catalog.names()),
+    items += check.workload_items(spec.format, workload_names(workloads, catalog.names(), [spec.format],
+                                                              _lengths(lengths, "time")),
                                   _lengths(lengths, "time"), seed)
     result = check.run_check(spec.name, spec.factory, items, list(chunkings or CHECK_CHUNKINGS))
     if result.passed:

@@ -74,10 +74,19 @@ def names() -> list[str]:
 
 
 def get(name: str) -> Workload:
-    """The workload function called ``name``; ``KeyError`` listing the known names if none."""
+    """The workload function called ``name``; ``KeyError`` listing the known names if none.
+
+    A team's own workload (``module.path:function`` or ``file:PATH``, :mod:`callscale.workloads.team`)
+    is loaded here; one that cannot be used raises :class:`~callscale.workloads.team.TeamWorkloadError`
+    (a ``KeyError``) saying why.
+    """
     try:
         return _WORKLOADS[name]
     except (KeyError, TypeError):
+        from . import team
+
+        if team.is_team(name):
+            return team.workload(name)
         raise KeyError(f"unknown workload {name!r}; known: {', '.join(_WORKLOADS)}") from None
 
 
