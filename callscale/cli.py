@@ -224,16 +224,19 @@ def _cannot_test(p: argparse.ArgumentParser, exc: Exception) -> None:
 
 
 def _workloads(p: argparse.ArgumentParser, names: Sequence[str]) -> list[str]:
-    """Check workload names against the catalog (``p.error`` on an unknown one)."""
+    """Check workload names (``NAME[@KIND][+DELIVERY]``) against the catalog (``p.error`` on an unknown
+    workload, content kind or delivery: one line, exit 2)."""
     try:
         from callscale.workloads import catalog
 
-        known = list(catalog.names())
+        catalog.names()
     except Exception as exc:  # the catalog is missing or broken
         p.error(f"the workload catalog cannot be loaded: {type(exc).__name__}: {exc}")
     for name in names:
-        if name not in known:
-            p.error(f"unknown workload {name!r}; known: {', '.join(known)}")
+        try:
+            catalog.check_name(name)
+        except KeyError as exc:
+            p.error(exc.args[0])
     return list(names)
 
 

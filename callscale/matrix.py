@@ -234,11 +234,12 @@ def run(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence
         if (workload, fmt, length) not in sizes:  # the case's size, as measure() gives it (made here, ms)
             try:
                 case = case_maker(workload, fmt, length, seed)
-                sizes[(workload, fmt, length)] = (len(case.text), len(case.deltas(chunking)))
+                sizes[(workload, fmt, length)] = (len(case.text), len(case.deltas(chunking)),
+                                                  getattr(case, "delivery", None) or str(chunking))
             except Exception:
-                sizes[(workload, fmt, length)] = (0, 0)
-        chars, deltas = sizes[(workload, fmt, length)]
-        counted[(name, fmt, workload, length)] = Measurement(name, fmt, workload, length, chars, str(chunking),
+                sizes[(workload, fmt, length)] = (0, 0, str(chunking))
+        chars, deltas, split = sizes[(workload, fmt, length)]
+        counted[(name, fmt, workload, length)] = Measurement(name, fmt, workload, length, chars, split,
                                                              deltas, repeats, meter, seconds=float(got.instructions))
 
     def keep_counted() -> None:

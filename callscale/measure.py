@@ -248,6 +248,7 @@ def measure(factory: ParserFactory, case: Any, chunking: str = "tokens:4", repea
     """
     the_meter = METERS[meter] if isinstance(meter, str) else meter
     deltas = case.deltas(chunking)
+    chunking = getattr(case, "delivery", None) or chunking  # a workload's own delivery (``write_file+whole``)
     tools = list(case.tools)
     name = parser_name or getattr(factory, "name", None) or getattr(factory, "__name__", repr(factory))
     result = Measurement(

@@ -29,6 +29,14 @@ text starts with the call and the expected content is ``""``
 the escaping of values (JSON formats) add a few percent; calls are whole, so
 ``many_short_calls`` and ``parallel_calls`` overshoot by less than one call.
 
+Deliveries: a workload name may end in ``+CHUNKING`` (``write_file@mixed+parts:16``,
+``many_short_calls+char``): the case is then always split by that chunking
+(:attr:`Case.delivery`), whatever chunking the run asks for, so a run can
+judge one workload under several deliveries, each its own row. Any chunking
+spec of :mod:`callscale.workloads.chunking` is a delivery; the ones that
+show a cost per delta growing with the delta's size are those whose deltas
+grow with the text: ``whole`` and ``parts:N``.
+
 Content kinds (:mod:`callscale.workloads.content`): a workload that carries
 argument text (:data:`KIND_WORKLOADS`) takes a kind after ``@`` in its name,
 ``write_file@cjk``, ``many_short_calls@mixed``: its argument values are then
@@ -83,15 +91,39 @@ def _workload(name: str, kinds: bool = False) -> Callable[[Workload], Workload]:
     return wrap
 
 
+#: The separator between a workload (and its kind) and its delivery in a workload name.
+DELIVERY_SEPARATOR = "+"
+
+
+def split_delivery(name: str) -> tuple[str, str | None]:
+    """``"write_file@cjk+parts:16"`` -> ``("write_file@cjk", "parts:16")``; without ``+``, ``(name, None)``."""
+    head, sep, delivery = name.partition(DELIVERY_SEPARATOR)
+    return (head, delivery) if sep else (name, None)
+
+
+def base_name(name: str) -> str:
+    """The catalog workload a name is made of: ``"unclosed_call@cjk+whole"`` -> ``"unclosed_call"``."""
+    return kinds.split_name(split_delivery(name)[0])[0]
+
+
 def check_name(name: str) -> tuple[str, str | None]:
-    """``(workload, kind)`` of a workload name (``"write_file@cjk"`` -> ``("write_file", "cjk")``).
+    """``(workload, kind)`` of a workload name (``"write_file@cjk"`` -> ``("write_file", "cjk")``;
+    a ``+DELIVERY`` suffix is checked and left out).
 
     Raises ``KeyError`` with a one-line message for an unknown workload, an
-    unknown kind (listing the known ones), or a kind given to a workload that
-    carries no argument text.
+    unknown kind (listing the known ones), a kind given to a workload that
+    carries no argument text, or a delivery that is no chunking spec.
     """
     if not isinstance(name, str):
         raise KeyError(f"unknown workload {name!r}; known: {', '.join(_WORKLOADS)}")
+    name, delivery = split_delivery(name)
+    if delivery is not None:
+        from .chunking import parse_chunking
+
+        try:
+            parse_chunking(delivery)
+        except ValueError as exc:
+            raise KeyError(f"workload {name}+{delivery}: {exc}") from None
     base, kind = kinds.split_name(name)
     if base not in _WORKLOADS:
         raise KeyError(f"unknown workload {base!r}; known: {', '.join(_WORKLOADS)}")
@@ -113,14 +145,16 @@ def get(name: str) -> Workload:
     """The workload function called ``name`` (``NAME@KIND`` too: the case is then filled with text of
     that kind and named ``NAME@KIND``); ``KeyError`` (one line, :func:`check_name`) if none."""
     base, kind = check_name(name)
+    delivery = split_delivery(name)[1]
     fn = _WORKLOADS[base]
-    if kind is None:
+    if kind is None and delivery is None:
         return fn
 
-    def with_kind(fmt: str, length: int, seed: int = 0) -> Case:
-        return dataclasses.replace(fn(fmt, length, seed, kind=kind), workload=name)
+    def named(fmt: str, length: int, seed: int = 0) -> Case:
+        case = fn(fmt, length, seed) if kind is None else fn(fmt, length, seed, kind=kind)
+        return dataclasses.replace(case, workload=name, delivery=delivery)
 
-    return with_kind
+    return named
 
 
 def formats() -> list[str]:
