@@ -431,7 +431,8 @@ def _run(sel: Selection, args: argparse.Namespace, detail: bool, on_measurement=
 
         print("note: model chunking tokenizers: " + tokenizers.note([s.format for s in sel.specs]), file=sys.stderr)
     return matrix.run(sel.specs, sel.workloads, sel.lengths, chunking=sel.chunking, repeats=sel.repeats,
-                      threshold=sel.threshold, meter=sel.meter, seed=sel.seed, latency=detail,
+                      threshold=sel.threshold, meter=sel.meter, seed=sel.seed,
+                      latency=detail or sel.meter == "time",  # the gate's slowest-increment rule (time meter)
                       memory=detail, progress=args.progress, reference_length=sel.reference_length,
                       projection_factor=sel.projection_factor, timeout=sel.timeout,
                       memory_limit=sel.memory_limit, cost_only=sel.cost_only, on_measurement=on_measurement,

@@ -110,6 +110,9 @@ def _fit_row(name: str, fmt: str | None, workload: str, ms: list[Measurement], t
     # under the model's tokens the size is judged on characters and on deltas (callscale.fit, docs/gate.md)
     deltas = [m.deltas for m in ms] if any(str(m.chunking).startswith("model") for m in ms) else None
     result = fitting.fit(lengths, [m.seconds for m in ms], threshold, [m.error for m in ms], deltas=deltas, **rules)
+    if not floor and all(m.max_increment_ms is not None for m in ms):  # the slowest increment (time meter)
+        fitting.judge_increments(result, lengths, [m.max_increment_ms for m in ms], [m.seconds for m in ms],
+                                 [m.deltas for m in ms])
     wrong = next((f"at {format_size(m.length)}: {m.wrong}" for m in ms if m.wrong), None)
     fitting.judge_output(result, wrong, cost_only)
     return Row(name, fmt, workload, ms, result, floor=floor)
@@ -366,9 +369,11 @@ def run(specs: Sequence[ParserSpec], workloads: Sequence[str], lengths: Sequence
                                 running = f"{spec.name} on {workload} at {m.length} (second look)"
                                 bar.set_postfix_str(running)
                                 again = bounded(i, spec.name, spec.format, workload, m.length, cases[m.length], 1,
-                                                False, False, False)
+                                                latency and m.max_increment_ms is not None, False, False)
                                 if again.ok and again.seconds is not None and m.seconds is not None:
                                     m.seconds = min(m.seconds, again.seconds)
+                                    if again.max_increment_ms is not None and m.max_increment_ms is not None:
+                                        m.max_increment_ms = min(m.max_increment_ms, again.max_increment_ms)
                                     m.repeats += again.repeats
                                     spent += again.seconds
                         row = _fit_row(spec.name, spec.format, workload, row.measurements, threshold,

@@ -1,0 +1,132 @@
+"""Test fixtures: correct parsers whose quadratic term only some inputs trigger (issue 30).
+
+Each wraps the built-in ``deepseek_v31`` parser (so it parses every case
+right; use ``--format deepseek_v31``) and adds work that grows with what it
+has received, but only on some deltas. On the text the gate wrote before
+content kinds (ASCII Python source, four characters a delta) none of the
+triggers appears, and the gate passed them all.
+
+- :class:`RereadsOnCjk`: each delta holding a CJK ideograph, kana or hangul
+  re-encodes everything received (to count its UTF-8 bytes).
+- :class:`RereadsOnAstral`: each delta holding a character outside the BMP (an
+  emoji) re-encodes everything received as UTF-16 (to count code units, as a
+  client's offsets do).
+- :class:`RereadsOnTab`: each delta holding a TAB (raw, or as JSON writes it,
+  ``\\t``) expands the tabs of everything received.
+- :class:`RereadsOnEscape`: each delta holding ``\\u`` (a JSON ``\\u`` escape, or
+  its start) scans everything received for escapes (a regular expression).
+- :class:`SlicesEachDelta`: consumes each delta a character at a time by
+  re-slicing it (``rest = rest[1:]``), k**2 for a delta of k characters:
+  linear under any fixed delta size, quadratic where the deltas grow with the
+  text (``whole``, ``parts:N``: the non-streaming path, speculative decoding).
+- :class:`SlowestGrows`: every 2048 characters received it re-reads
+  everything once: its total is close to linear (a few re-reads), but its
+  slowest single increment grows with the length.
+
+``tests/`` must be importable: ``--parser input_quadratic_parsers:RereadsOnCjk --format deepseek_v31``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from callscale.parsers.deepseek import DeepSeekV31Parser
+
+__all__ = ["RereadsOnCjk", "RereadsOnAstral", "RereadsOnTab", "RereadsOnEscape", "SlicesEachDelta",
+           "SlowestGrows"]
+
+#: What a re-read looks for: a pattern that rarely matches, so the scan reads every character.
+_REREAD = re.compile(r"<\|[a-z_]+\|>|\\u[0-9a-fA-F]{4}")
+
+
+class _Rereads(DeepSeekV31Parser):
+    """The built-in ``deepseek_v31`` parser plus a re-read of everything received on each triggering delta."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._text = ""
+        self.found = 0
+
+    def triggers(self, delta: str) -> bool:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def reread(self, text: str) -> int:
+        """The re-read of everything received (its cost grows with ``len(text)``)."""
+        return len(_REREAD.findall(text))
+
+    def parse_streaming_increment(self, delta, tools=None):
+        self._text += delta
+        if self.triggers(delta):
+            self.found = self.reread(self._text)
+        return super().parse_streaming_increment(delta, tools)
+
+
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+
+
+class RereadsOnCjk(_Rereads):
+    """Re-reads everything on each delta holding a CJK ideograph, kana or hangul syllable."""
+
+    def triggers(self, delta: str) -> bool:
+        return _CJK.search(delta) is not None
+
+    def reread(self, text: str) -> int:
+        return len(text.encode("utf-8"))
+
+
+class RereadsOnAstral(_Rereads):
+    """Re-reads everything on each delta holding a character outside the BMP."""
+
+    def triggers(self, delta: str) -> bool:
+        return _ASTRAL.search(delta) is not None
+
+    def reread(self, text: str) -> int:
+        return len(text.encode("utf-16-le")) // 2
+
+
+class RereadsOnTab(_Rereads):
+    """Expands the tabs of everything received on each delta holding a TAB (raw or escaped)."""
+
+    def triggers(self, delta: str) -> bool:
+        return "\t" in delta or "\\t" in delta
+
+    def reread(self, text: str) -> int:
+        return len(text.expandtabs())
+
+
+class RereadsOnEscape(_Rereads):
+    """Re-reads everything on each delta holding ``\\u`` (a JSON ``\\u`` escape, or its start)."""
+
+    def triggers(self, delta: str) -> bool:
+        return "\\u" in delta
+
+
+class SlicesEachDelta(DeepSeekV31Parser):
+    """Consumes each delta a character at a time by re-slicing (k**2 for a delta of k characters)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.lines = 0
+
+    def parse_streaming_increment(self, delta, tools=None):
+        rest = delta
+        while rest:
+            if rest[0] == "\n":
+                self.lines += 1
+            rest = rest[1:]
+        return super().parse_streaming_increment(delta, tools)
+
+
+class SlowestGrows(_Rereads):
+    """Re-reads everything once every :attr:`every` characters received: one slow delta a stretch."""
+
+    every = 2048
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._size = 0
+
+    def triggers(self, delta: str) -> bool:
+        before, self._size = self._size, self._size + len(delta)
+        return before // self.every != self._size // self.every
