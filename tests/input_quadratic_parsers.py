@@ -19,9 +19,10 @@ triggers appears, and the gate passed them all.
   re-slicing it (``rest = rest[1:]``), k**2 for a delta of k characters:
   linear under any fixed delta size, quadratic where the deltas grow with the
   text (``whole``, ``parts:N``: the non-streaming path, speculative decoding).
-- :class:`SlowestGrows`: every 2048 characters received it re-reads
-  everything once: its total is close to linear (a few re-reads), but its
-  slowest single increment grows with the length.
+- :class:`SlowestGrows`: each time what it received doubles (1k, 2k, 4k ...
+  characters) it re-reads everything once: its total is linear (the re-reads
+  sum to twice the text, as a doubling buffer's copies do), but its slowest
+  single increment grows with the length.
 
 ``tests/`` must be importable: ``--parser input_quadratic_parsers:RereadsOnCjk --format deepseek_v31``.
 """
@@ -44,7 +45,7 @@ class _Rereads(DeepSeekV31Parser):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self._text = ""
+        self._received: list[str] = []
         self.found = 0
 
     def triggers(self, delta: str) -> bool:  # pragma: no cover - overridden
@@ -55,9 +56,11 @@ class _Rereads(DeepSeekV31Parser):
         return len(_REREAD.findall(text))
 
     def parse_streaming_increment(self, delta, tools=None):
-        self._text += delta
+        self._received.append(delta)  # (not ``self._text += delta``: on an attribute that copies every time)
         if self.triggers(delta):
-            self.found = self.reread(self._text)
+            text = "".join(self._received)
+            self._received = [text]
+            self.found = self.reread(text)
         return super().parse_streaming_increment(delta, tools)
 
 
@@ -119,14 +122,19 @@ class SlicesEachDelta(DeepSeekV31Parser):
 
 
 class SlowestGrows(_Rereads):
-    """Re-reads everything once every :attr:`every` characters received: one slow delta a stretch."""
+    """Re-reads everything once each time what it received doubles (from :attr:`first` characters)."""
 
-    every = 2048
+    first = 1024
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._size = 0
+        self._next = self.first
 
     def triggers(self, delta: str) -> bool:
-        before, self._size = self._size, self._size + len(delta)
-        return before // self.every != self._size // self.every
+        self._size += len(delta)
+        if self._size < self._next:
+            return False
+        while self._next <= self._size:
+            self._next *= 2
+        return True

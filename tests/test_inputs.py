@@ -160,6 +160,11 @@ def test_the_slowest_increment_rule():
     spike = fitting.fit([4096, 16384, 65536], [1.0, 4.0, 16.0], 1.3)
     fitting.judge_increments(spike, [4096, 16384, 65536], [0.05, 0.2, 0.8], [1.0, 4.0, 16.0], [1024, 4096, 16384])
     assert spike.verdict == fitting.OK
+    # rose from 4k to 16k, flat since, at 51x the mean (qwen3_coder on write_file@mixed, measured): passes
+    flat = fitting.fit([4096, 16384, 65536], [0.000966, 0.00373, 0.0143], 1.3)
+    fitting.judge_increments(flat, [4096, 16384, 65536], [0.0098, 0.0456, 0.0444], [0.000966, 0.00373, 0.0143],
+                             [1062, 4134, 16422])
+    assert flat.verdict == fitting.OK and flat.increment_ratio == pytest.approx(51, abs=1)
 
 
 # ----------------------------------------------------------------- the default gates fail the fixtures
