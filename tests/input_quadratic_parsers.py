@@ -7,12 +7,12 @@ content kinds (ASCII Python source, four characters a delta) none of the
 triggers appears, and the gate passed them all.
 
 - :class:`RereadsOnCjk`: each delta holding a CJK ideograph, kana or hangul
-  re-encodes everything received (to count its UTF-8 bytes).
+  scans everything received (a regular expression).
 - :class:`RereadsOnAstral`: each delta holding a character outside the BMP (an
   emoji) re-encodes everything received as UTF-16 (to count code units, as a
   client's offsets do).
 - :class:`RereadsOnTab`: each delta holding a TAB (raw, or as JSON writes it,
-  ``\\t``) expands the tabs of everything received.
+  ``\\t``) scans everything received (a regular expression).
 - :class:`RereadsOnEscape`: each delta holding ``\\u`` (a JSON ``\\u`` escape, or
   its start) scans everything received for escapes (a regular expression).
 - :class:`SlicesEachDelta`: consumes each delta a character at a time by
@@ -74,9 +74,6 @@ class RereadsOnCjk(_Rereads):
     def triggers(self, delta: str) -> bool:
         return _CJK.search(delta) is not None
 
-    def reread(self, text: str) -> int:
-        return len(text.encode("utf-8"))
-
 
 class RereadsOnAstral(_Rereads):
     """Re-reads everything on each delta holding a character outside the BMP."""
@@ -89,13 +86,10 @@ class RereadsOnAstral(_Rereads):
 
 
 class RereadsOnTab(_Rereads):
-    """Expands the tabs of everything received on each delta holding a TAB (raw or escaped)."""
+    """Re-reads everything on each delta holding a TAB (raw, or as JSON writes it)."""
 
     def triggers(self, delta: str) -> bool:
         return "\t" in delta or "\\t" in delta
-
-    def reread(self, text: str) -> int:
-        return len(text.expandtabs())
 
 
 class RereadsOnEscape(_Rereads):

@@ -263,8 +263,34 @@ def _module_markers() -> dict[str, tuple[str, ...]]:
     return out
 
 
-@lru_cache(maxsize=None)
+_PRESET: dict[str, tuple[str, ...]] = {}
+
+#: The kinds whose text holds the format markers (:func:`format_markers`).
+MARKER_KINDS = ("markup", "mixed")
+
+
+def needs_markers(workload: str) -> bool:
+    """Whether a workload name's kind holds format markers (``write_file@mixed+parts:16``: yes)."""
+    kind = split_name(workload.partition("+")[0])[1]
+    return kind in MARKER_KINDS
+
+
+def preset_markers(fmt: str, markers: list[str] | tuple[str, ...]) -> None:
+    """Use ``markers`` as :func:`format_markers` of ``fmt`` in this process: what the instruction meter's
+    fork does with the markers its caller read (reading every parser module's source under valgrind cost
+    seconds a row)."""
+    _PRESET[fmt] = tuple(markers)
+
+
 def format_markers(fmt: str | None = None) -> tuple[str, ...]:
+    """The markers a value of format ``fmt`` may hold as text (:func:`_format_markers`; a preset first)."""
+    if fmt is not None and fmt in _PRESET:
+        return _PRESET[fmt]
+    return _format_markers(fmt)
+
+
+@lru_cache(maxsize=None)
+def _format_markers(fmt: str | None = None) -> tuple[str, ...]:
     """The markers a value of format ``fmt`` may hold as text, each followed by a proper prefix of it.
 
     Every marker of every format's parser module, less those of ``fmt``'s own
