@@ -16,7 +16,8 @@ triggers appears, and the gate passed them all.
 - :class:`RereadsOnEscape`: each delta holding ``\\u`` (a JSON ``\\u`` escape, or
   its start) scans everything received for escapes (a regular expression).
 - :class:`SlicesEachDelta`: consumes each delta a character at a time by
-  re-slicing it (``rest = rest[1:]``), k**2 for a delta of k characters:
+  re-slicing it (``rest = rest[1:]``, counting the lines left each time), k**2
+  for a delta of k characters:
   linear under any fixed delta size, quadratic where the deltas grow with the
   text (``whole``, ``parts:N``: the non-streaming path, speculative decoding).
 - :class:`SlowestGrows`: each time what it received doubles (1k, 2k, 4k ...
@@ -108,9 +109,8 @@ class SlicesEachDelta(DeepSeekV31Parser):
 
     def parse_streaming_increment(self, delta, tools=None):
         rest = delta
-        while rest:
-            if rest[0] == "\n":
-                self.lines += 1
+        while rest:  # a character at a time, the rest sliced off and its lines counted again: k**2
+            self.lines = rest.count("\n")
             rest = rest[1:]
         return super().parse_streaming_increment(delta, tools)
 
