@@ -429,6 +429,12 @@ def instructions(spec) -> None:
             try:
                 with open(os.path.join(spec["items"], f"{number:06d}"), encoding="utf-8") as fh:
                     row = [[int(entry[0]), *entry[1:]] for entry in json.load(fh)]
+                markers = os.path.join(spec["items"], f"{number:06d}.markers")
+                if os.path.exists(markers):  # the format markers the caller read (@markup, @mixed)
+                    from callscale.workloads import content
+
+                    with open(markers, encoding="utf-8") as fh:
+                        content.preset_markers(row[0][2], json.load(fh))
                 # fixed-width numbers: what the fork allocates must not depend on its position or process id
                 say("row", number=f"{number:09d}", pid=f"{os.getpid():09d}")
                 if not _skipped(row[0][0]):

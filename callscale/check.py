@@ -604,7 +604,7 @@ def workload_items(fmt: str, workloads: Sequence[str], lengths: Sequence[int], s
             items.append(CheckItem(
                 label=f"{workload}@{length}", text=case.text, tools=list(case.tools),
                 expected=outcome_of(case.content, [(c.name, dict(c.arguments)) for c in case.calls]),
-                well_formed=workload not in MALFORMED_WORKLOADS and getattr(case, "well_formed", True),
+                well_formed=catalog.base_name(workload) not in MALFORMED_WORKLOADS and getattr(case, "well_formed", True),
                 special_tokens=tuple(case.special_tokens), format=fmt,
                 own_deltas=list(case.recorded) if getattr(case, "recorded", None) is not None else None,
             ))

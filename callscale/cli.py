@@ -225,11 +225,12 @@ def _cannot_test(p: argparse.ArgumentParser, exc: Exception) -> None:
 
 
 def _workloads(p: argparse.ArgumentParser, names: Sequence[str]) -> list[str]:
-    """Check workload names against the catalog (``p.error`` on an unknown one)."""
+    """Check workload names (``NAME[@KIND][+DELIVERY]``) against the catalog (``p.error`` on an unknown
+    workload, content kind or delivery: one line, exit 2)."""
     try:
         from callscale.workloads import catalog, team
 
-        known = list(catalog.names())
+        catalog.names()
     except Exception as exc:  # the catalog is missing or broken
         p.error(f"the workload catalog cannot be loaded: {type(exc).__name__}: {exc}")
     out: list[str] = []
@@ -239,11 +240,12 @@ def _workloads(p: argparse.ArgumentParser, names: Sequence[str]) -> list[str]:
                 out += team.expand(name)
             except team.TeamWorkloadError as exc:
                 p.error(str(exc))
-        elif name not in known:
-            p.error(f"unknown workload {name!r}; known: {', '.join(known)} (or a team's own: "
-                    "module.path:function, file:PATH)")
-        else:
-            out.append(name)
+            continue
+        try:
+            catalog.check_name(name)
+        except KeyError as exc:
+            p.error(f"{exc.args[0]} (or a team's own: module.path:function, file:PATH)")
+        out.append(name)
     return list(dict.fromkeys(out))
 
 
@@ -456,7 +458,8 @@ def _run(sel: Selection, args: argparse.Namespace, detail: bool, on_measurement=
 
         print("note: model chunking tokenizers: " + tokenizers.note([s.format for s in sel.specs]), file=sys.stderr)
     return matrix.run(sel.specs, sel.workloads, sel.lengths, chunking=sel.chunking, repeats=sel.repeats,
-                      threshold=sel.threshold, meter=sel.meter, seed=sel.seed, latency=detail,
+                      threshold=sel.threshold, meter=sel.meter, seed=sel.seed,
+                      latency=detail or sel.meter == "time",  # the gate's slowest-increment rule (time meter)
                       memory=detail, progress=args.progress, reference_length=sel.reference_length,
                       projection_factor=sel.projection_factor, timeout=sel.timeout,
                       memory_limit=sel.memory_limit, cost_only=sel.cost_only, on_measurement=on_measurement,

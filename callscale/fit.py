@@ -225,6 +225,10 @@ class Fit:
     reference_x: float | None = None
     """``reference_length`` on the axis: the same number of characters, or under ``deltas`` that many
     characters at the longest length's characters per delta."""
+    increment_steepest: float | None = None
+    """The exponent of the slowest single increment between the two longest lengths (:func:`judge_increments`; time meter)."""
+    increment_ratio: float | None = None
+    """The slowest increment at the longest length over the mean increment there."""
 
     @property
     def projection_ratio(self) -> float | None:
@@ -237,6 +241,45 @@ class Fit:
         if self.verdict == WRONG_OUTPUT:
             return self.cost_only and self.cost_verdict == OK
         return self.verdict == OK
+
+
+INCREMENT_THRESHOLD = 0.5
+"""The slowest-increment rule: the exponent of the slowest single increment between the two longest
+lengths above which it grows with what the parser has received (a linear parser's is flat, 0; a parser
+that re-reads all it received in one delta, 1). The shorter steps are not judged: a linear parser's
+slowest increment may still rise from 4k to 16k (qwen3_coder on write_file@mixed: 10 us, 46 us, 44 us)."""
+INCREMENT_FACTOR = 100.0
+"""... and the slowest increment at the longest length must be over this many times the mean increment
+(the cost over the deltas) there: a spike a linear parser also has (a buffer's realloc, a collection, a
+held marker prefix released) is at most about 70 times the mean at 64k (glm47 on write_file@mixed: 68x),
+while re-reading 64k characters in one delta is thousands of times a 4-character delta."""
+
+
+def judge_increments(result: Fit, lengths: Sequence[float], slowest: Sequence[float | None],
+                     seconds: Sequence[float | None], deltas: Sequence[int]) -> Fit:
+    """The slowest-increment rule (docs/gate.md): fail ``result`` (rule ``increment`` added) when the
+    slowest single increment (``slowest``, per length, in the unit of ``seconds`` times 1000: ms
+    against s) grows between the two longest lengths by an exponent over :data:`INCREMENT_THRESHOLD` and
+    is, at the longest length, over :data:`INCREMENT_FACTOR` times the mean increment (``seconds / deltas``).
+
+    Judged only where every length has its figures and the verdict so far is OK or FAIL; that exponent
+    is kept in ``result.increment_steepest``, the ratio in ``result.increment_ratio``. Returns ``result``
+    (changed in place).
+    """
+    points = sorted(zip(lengths, slowest, seconds, deltas), key=lambda p: p[0])
+    if result.verdict not in (OK, FAIL) or len(points) < 2 \
+            or not all(p[1] and p[1] > 0 and p[2] and p[2] > 0 and p[3] for p in points):
+        return result
+    xs = [float(p[0]) for p in points]
+    result.increment_steepest = step_exponents(xs, [float(p[1]) for p in points])[-1]
+    longest = points[-1]
+    result.increment_ratio = longest[1] / (1000.0 * longest[2] / longest[3])
+    if result.increment_steepest > INCREMENT_THRESHOLD and result.increment_ratio > INCREMENT_FACTOR:
+        result.verdict = FAIL
+        result.rule = "+".join(r for r in (result.rule, "increment") if r)
+        result.reason = (f"slowest increment grows (last step {result.increment_steepest:.2f} > "
+                         f"{INCREMENT_THRESHOLD}) to {result.increment_ratio:.0f}x the mean increment")
+    return result
 
 
 def judge_output(result: Fit, wrong: str | None, cost_only: bool = False) -> Fit:

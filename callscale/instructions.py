@@ -341,6 +341,19 @@ def _kill_live() -> None:
             pass
 
 
+def _write_markers(path: Path, fmt: str, workload: str) -> None:
+    """For a row whose content kind holds format markers (``@markup``, ``@mixed``), the markers of its
+    format, read here once (:func:`callscale.workloads.content.format_markers`) for the fork, which would
+    read every parser module's source under valgrind (seconds a row)."""
+    try:
+        from callscale.workloads import content
+
+        if content.needs_markers(workload):
+            path.write_text(json.dumps(list(content.format_markers(fmt))), encoding="utf-8")
+    except Exception:  # an unknown format or workload: the fork reports it when it makes the case
+        pass
+
+
 class _Child:
     """One callgrind child over a list of items: start, read its protocol lines, stop it."""
 
@@ -355,6 +368,7 @@ class _Child:
         for number, row in enumerate(self.rows):  # one file each: a fork reads its own, not the selection
             fixed = [[f"{entry[0]:09d}", *entry[1:]] for entry in row]  # the same length at any position
             (folder / "items" / f"{number:06d}").write_text(json.dumps(fixed), encoding="utf-8")
+            _write_markers(folder / "items" / f"{number:06d}.markers", row[0][2], row[0][3])
         first, caller, plugins = path_links(folder)
         spec = {"kind": "instructions", "count": len(self.rows), "items": "items", "chunking": chunking,
                 "seed": seed, "path": caller, "plugin_path": plugins, "pth_imports": pth_imports(caller_path()),

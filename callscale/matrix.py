@@ -111,6 +111,9 @@ def _fit_row(name: str, fmt: str | None, workload: str, ms: list[Measurement], t
     # under the model's tokens the size is judged on characters and on deltas (callscale.fit, docs/gate.md)
     deltas = [m.deltas for m in ms] if any(str(m.chunking).startswith("model") for m in ms) else None
     result = fitting.fit(lengths, [m.seconds for m in ms], threshold, [m.error for m in ms], deltas=deltas, **rules)
+    if not floor and all(m.max_increment_ms is not None for m in ms):  # the slowest increment (time meter)
+        fitting.judge_increments(result, lengths, [m.max_increment_ms for m in ms], [m.seconds for m in ms],
+                                 [m.deltas for m in ms])
     wrong = next((f"at {format_size(m.length)}: {m.wrong}" for m in ms if m.wrong), None)
     fitting.judge_output(result, wrong, cost_only)
     return Row(name, fmt, workload, ms, result, floor=floor)
@@ -343,20 +346,22 @@ class _Matrix:
             self.counted[(name, fmt, workload, length)] = self.failed(name, fmt, workload, length,
                                                                       got.error or "not counted")
             return
-        chars, deltas = self.size(workload, fmt, length)
+        chars, deltas, split = self.size(workload, fmt, length)
         self.counted[(name, fmt, workload, length)] = Measurement(
-            name, fmt, workload, length, chars, str(s.chunking), deltas, s.repeats, s.meter,
+            name, fmt, workload, length, chars, split, deltas, s.repeats, s.meter,
             seconds=float(got.instructions))
 
-    def size(self, workload: str, fmt: str, length: int) -> tuple[int, int]:
-        """The case's characters and deltas, as measure() gives them (the case made here, once)."""
+    def size(self, workload: str, fmt: str, length: int) -> tuple[int, int, str]:
+        """The case's characters, deltas and chunking (its own delivery, else the run's), as measure()
+        gives them (the case made here, once)."""
         key = (workload, fmt, length)
         if key not in self.sizes:
             try:
                 case = self.s.case_maker(workload, fmt, length, self.s.seed)
-                self.sizes[key] = (len(case.text), len(case.deltas(self.s.chunking)))
+                self.sizes[key] = (len(case.text), len(case.deltas(self.s.chunking)),
+                                   getattr(case, "delivery", None) or str(self.s.chunking))
             except Exception:
-                self.sizes[key] = (0, 0)
+                self.sizes[key] = (0, 0, str(self.s.chunking))
         return self.sizes[key]
 
     def keep_counted(self) -> None:
@@ -490,9 +495,11 @@ class _Matrix:
                     self.running = f"{spec.name} on {workload} at {m.length} (second look)"
                     self.bar.set_postfix_str(self.running)
                     again = self.bounded(index, spec.name, spec.format, workload, m.length, cases[m.length], 1,
-                                         False, False, False)
+                                         s.latency and m.max_increment_ms is not None, False, False)
                     if again.ok and again.seconds is not None and m.seconds is not None:
                         m.seconds = min(m.seconds, again.seconds)
+                        if again.max_increment_ms is not None and m.max_increment_ms is not None:
+                            m.max_increment_ms = min(m.max_increment_ms, again.max_increment_ms)
                         m.repeats += again.repeats
                         spent += again.seconds
             row = _fit_row(spec.name, spec.format, workload, row.measurements, s.threshold,

@@ -139,7 +139,12 @@ def table(run: Run) -> str:
                  f"(x linear) = over the linear projection of the longest length; verdict FAIL when "
                  f"steepest > {run.threshold:g} (rule step) or x linear > {_factor(run):g} with a step over "
                  f"{PROJECTION_MIN_STEP:g} (rule projection)"
+                 + ("; or max inc ms (the slowest increment, each the minimum over the runs) grows between the two "
+                    "longest lengths by an exponent over 0.5 and is over 100x the mean increment (rule increment)"
+                    if run.meter == "time" and any(m.max_increment_ms is not None for m in run.measurements) else "")
                  + ("; a pair that fails by time is measured again and the minimum kept" if run.meter == "time" else "")
+                 + ("; a workload named W+CHUNKING is split by that chunking" if any("+" in w for w in run.workloads)
+                    else "")
                  + (_model_note(run) if _by_model(run) else ""))
     return "\n".join(lines)
 

@@ -47,8 +47,8 @@ from . import check, config, fit as fitting, matrix, plugins, report
 __all__ = ["assert_linear", "assert_chunking_invariant", "parser_path", "DEFAULT_WORKLOADS",
            "DEFAULT_INSTRUCTION_LENGTHS", "DEFAULT_TIME_LENGTHS"]
 
-#: Workloads :func:`assert_linear` measures by default (the gate's headline workloads).
-DEFAULT_WORKLOADS = ("write_file", "many_short_calls", "repeated_opener")
+#: Workloads :func:`assert_linear` measures by default (the gate's default rows: ``config.DEFAULTS.workloads``).
+DEFAULT_WORKLOADS = config.DEFAULTS.workloads
 #: Call lengths (characters) under the instruction meter: exact counts fit on small lengths.
 DEFAULT_INSTRUCTION_LENGTHS = (1024, 2048, 4096, 8192)
 #: Call lengths (characters) under the time meter.

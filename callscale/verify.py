@@ -62,12 +62,13 @@ def first_difference(got: Any, case: Any) -> str | None:
     ``case`` expects; else the first difference in one line, ``"KIND: detail"`` (kinds of
     :data:`callscale.check.KINDS`), with the counts of calls when they differ."""
     from .check import MALFORMED_WORKLOADS, Outcome, StreamedCall, differences
+    from .workloads.catalog import base_name
 
     if isinstance(got, dict):
         got = Outcome(got.get("content", ""), [StreamedCall(n, a) for n, a in got.get("calls", [])])
     want = expected(case)
     found = differences(got, want, strip_content=True,
-                        abandoned_ok=getattr(case, "workload", "") in MALFORMED_WORKLOADS
+                        abandoned_ok=base_name(getattr(case, "workload", "")) in MALFORMED_WORKLOADS
                         or not getattr(case, "well_formed", True))
     if not found:
         return None

@@ -20,6 +20,8 @@ class Case:
     ``content``: the expected content. ``calls``: the expected calls.
     ``special_tokens``: strings the ``tokens:K`` chunking keeps whole.
     ``seed``: the seed the workload was made with (same seed, same text).
+    ``delivery``: the chunking the workload's name fixes (``write_file+parts:16``), which
+    :meth:`deltas` uses whatever chunking a run asks for; ``None`` (the default) when the name fixes none.
     """
 
     format: str
@@ -31,7 +33,12 @@ class Case:
     calls: tuple[Call, ...]
     special_tokens: tuple[str, ...] = ()
     seed: int = 0
+    delivery: str | None = None
 
     def deltas(self, chunking: str | Chunking = DEFAULT_CHUNKING) -> list[str]:
-        """The text split into deltas by a chunking spec."""
-        return chunk(self.text, chunking, self.special_tokens, self.format)
+        """The text split into deltas by the case's own ``delivery``, else by the chunking spec given."""
+        return chunk(self.text, self.delivery or chunking, self.special_tokens, self.format)
+
+    def chunking(self, chunking: str | Chunking = DEFAULT_CHUNKING) -> str:
+        """The chunking :meth:`deltas` applies when asked for ``chunking`` (the case's delivery wins)."""
+        return self.delivery or str(chunking)

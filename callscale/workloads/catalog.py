@@ -29,6 +29,22 @@ text starts with the call and the expected content is ``""``
 the escaping of values (JSON formats) add a few percent; calls are whole, so
 ``many_short_calls`` and ``parallel_calls`` overshoot by less than one call.
 
+Deliveries: a workload name may end in ``+CHUNKING`` (``write_file@mixed+parts:16``,
+``many_short_calls+char``): the case is then always split by that chunking
+(:attr:`Case.delivery`), whatever chunking the run asks for, so a run can
+judge one workload under several deliveries, each its own row. Any chunking
+spec of :mod:`callscale.workloads.chunking` is a delivery; the ones that
+show a cost per delta growing with the delta's size are those whose deltas
+grow with the text: ``whole`` and ``parts:N``.
+
+Content kinds (:mod:`callscale.workloads.content`): a workload that carries
+argument text (:data:`KIND_WORKLOADS`) takes a kind after ``@`` in its name,
+``write_file@cjk``, ``many_short_calls@mixed``: its argument values are then
+text of that kind (``write_file``'s ``content``; each short call's string
+arguments; ``parallel_calls``' paths), written by the format's own renderer.
+Without ``@KIND`` the text is ``code``, as before; ``WORKLOAD@code`` makes the
+same case as ``WORKLOAD`` (under its own name).
+
 ``literal_closing_tags`` takes the closing strings from the renderer's
 ``closing_tags``. A format whose values cannot contain them (they are special
 tokens of the vocabulary, or the format gives a parser no way to tell a
@@ -44,12 +60,14 @@ import math
 import random
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from . import content as kinds
 from . import render
 from .case import Case
 from .render import Call, Renderer
 from .source import SOURCE_FILES, prose, source_code
 
-__all__ = ["HEADLINE", "Workload", "names", "get", "make", "tools_for", "formats", "intro"]
+__all__ = ["HEADLINE", "KIND_WORKLOADS", "Workload", "names", "get", "make", "check_name", "tools_for", "formats",
+           "intro"]
 
 Workload = Callable[[str, int, int], Case]
 """``(fmt, length, seed) -> Case``; ``length`` in characters."""
@@ -59,13 +77,63 @@ HEADLINE = ("write_file", "many_short_calls", "repeated_opener")
 
 _WORKLOADS: dict[str, Workload] = {}
 
+#: The workloads that carry argument text, and so take a content kind (``NAME@KIND``).
+KIND_WORKLOADS: list[str] = []
 
-def _workload(name: str) -> Callable[[Workload], Workload]:
+
+def _workload(name: str, kinds: bool = False) -> Callable[[Workload], Workload]:
     def wrap(fn: Workload) -> Workload:
         _WORKLOADS[name] = fn
+        if kinds:
+            KIND_WORKLOADS.append(name)
         return fn
 
     return wrap
+
+
+#: The separator between a workload (and its kind) and its delivery in a workload name.
+DELIVERY_SEPARATOR = "+"
+
+
+def split_delivery(name: str) -> tuple[str, str | None]:
+    """``"write_file@cjk+parts:16"`` -> ``("write_file@cjk", "parts:16")``; without ``+``, ``(name, None)``."""
+    head, sep, delivery = name.partition(DELIVERY_SEPARATOR)
+    return (head, delivery) if sep else (name, None)
+
+
+def base_name(name: str) -> str:
+    """The catalog workload a name is made of: ``"unclosed_call@cjk+whole"`` -> ``"unclosed_call"``."""
+    return kinds.split_name(split_delivery(name)[0])[0]
+
+
+def check_name(name: str) -> tuple[str, str | None]:
+    """``(workload, kind)`` of a workload name (``"write_file@cjk"`` -> ``("write_file", "cjk")``;
+    a ``+DELIVERY`` suffix is checked and left out).
+
+    Raises ``KeyError`` with a one-line message for an unknown workload, an
+    unknown kind (listing the known ones), a kind given to a workload that
+    carries no argument text, or a delivery that is no chunking spec.
+    """
+    if not isinstance(name, str):
+        raise KeyError(f"unknown workload {name!r}; known: {', '.join(_WORKLOADS)}")
+    name, delivery = split_delivery(name)
+    if delivery is not None:
+        from .chunking import parse_chunking
+
+        try:
+            parse_chunking(delivery)
+        except ValueError as exc:
+            raise KeyError(f"workload {name}+{delivery}: {exc}") from None
+    base, kind = kinds.split_name(name)
+    if base not in _WORKLOADS:
+        raise KeyError(f"unknown workload {base!r}; known: {', '.join(_WORKLOADS)}")
+    if kind is not None:
+        if kind not in kinds.KINDS:
+            raise KeyError(f"unknown content kind {kind!r} in workload {name!r}; known: {', '.join(kinds.KINDS)}")
+        if base not in KIND_WORKLOADS:
+            raise KeyError(f"workload {base!r} carries no argument text to fill with {kind!r}; "
+                           f"workloads that take a kind: {', '.join(KIND_WORKLOADS)}")
+    return base, kind
 
 
 def names() -> list[str]:
@@ -74,20 +142,28 @@ def names() -> list[str]:
 
 
 def get(name: str) -> Workload:
-    """The workload function called ``name``; ``KeyError`` listing the known names if none.
+    """The workload function called ``name`` (``NAME@KIND`` too: the case is then filled with text of
+    that kind and named ``NAME@KIND``); ``KeyError`` (one line, :func:`check_name`) if none.
 
     A team's own workload (``module.path:function`` or ``file:PATH``, :mod:`callscale.workloads.team`)
     is loaded here; one that cannot be used raises :class:`~callscale.workloads.team.TeamWorkloadError`
     (a ``KeyError``) saying why.
     """
-    try:
-        return _WORKLOADS[name]
-    except (KeyError, TypeError):
-        from . import team
+    from . import team
 
-        if team.is_team(name):
-            return team.workload(name)
-        raise KeyError(f"unknown workload {name!r}; known: {', '.join(_WORKLOADS)}") from None
+    if team.is_team(name):
+        return team.workload(name)
+    base, kind = check_name(name)
+    delivery = split_delivery(name)[1]
+    fn = _WORKLOADS[base]
+    if kind is None and delivery is None:
+        return fn
+
+    def named(fmt: str, length: int, seed: int = 0) -> Case:
+        case = fn(fmt, length, seed) if kind is None else fn(fmt, length, seed, kind=kind)
+        return dataclasses.replace(case, workload=name, delivery=delivery)
+
+    return named
 
 
 def formats() -> list[str]:
@@ -98,8 +174,9 @@ def formats() -> list[str]:
 def make(workload: str, fmt: str, length: int, seed: int = 0) -> Case:
     """The case of ``workload`` in format ``fmt`` at ``length`` characters.
 
-    Raises ``KeyError`` (listing the known names) for an unknown workload or
-    format, ``ValueError`` for a ``length`` below 1, ``TypeError`` for a
+    ``workload`` may name a content kind: ``write_file@cjk`` (module docstring).
+    Raises ``KeyError`` (listing the known names) for an unknown workload,
+    content kind or format, ``ValueError`` for a ``length`` below 1, ``TypeError`` for a
     ``length`` that is not an integer.
     """
     fn = get(workload)
@@ -249,8 +326,11 @@ def _path(seed: int) -> str:
     return "src/" + rng.choice(SOURCE_FILES)
 
 
-def _write_call(length: int, seed: int, content: str | None = None) -> Call:
-    return Call("write_file", {"path": _path(seed), "content": source_code(length, seed) if content is None else content})
+def _write_call(length: int, seed: int, content: str | None = None, kind: str = kinds.DEFAULT_KIND,
+                fmt: str = "") -> Call:
+    if content is None:
+        content = source_code(length, seed) if kind == kinds.DEFAULT_KIND else kinds.text(kind, length, seed, fmt)
+    return Call("write_file", {"path": _path(seed), "content": content})
 
 
 def _fill(r: Renderer, length: int, content: str, next_call: Callable[[], Call]) -> tuple[str, list[Call]]:
@@ -293,11 +373,12 @@ def _common_prefix_length(a: str, b: str) -> int:
 
 # ----------------------------------------------------------------- the workloads
 
-@_workload("write_file")
-def write_file(fmt: str, length: int, seed: int = 0) -> Case:
-    """One ``write_file(path, content)`` call; ``content`` is exactly ``length`` characters of stdlib source."""
+@_workload("write_file", kinds=True)
+def write_file(fmt: str, length: int, seed: int = 0, kind: str = kinds.DEFAULT_KIND) -> Case:
+    """One ``write_file(path, content)`` call; ``content`` is exactly ``length`` characters of ``kind``
+    (stdlib source by default)."""
     r = _renderer(fmt)
-    call = _write_call(length, seed)
+    call = _write_call(length, seed, kind=kind, fmt=fmt)
     content = intro(r, WRITE_INTRO)
     return _case(r, "write_file", length, r.render([call], content), content, [call])
 
@@ -314,16 +395,21 @@ _QUERIES = (
 _LABELS = ("tea", "0042", "stand-up", "pasta al dente", "naïve timer")
 
 
-def _short_call(rng: random.Random) -> Call:
-    kind = rng.randrange(5)
-    if kind == 0:
-        return Call("get_weather", {"city": rng.choice(_CITIES), "unit": rng.choice(("celsius", "fahrenheit"))})
-    if kind == 1:
-        return Call("read_file", {"path": "src/" + rng.choice(SOURCE_FILES)})
-    if kind == 2:
-        return Call("search", {"query": rng.choice(_QUERIES), "limit": rng.randint(1, 50)})
-    if kind == 3:
-        return Call("set_timer", {"minutes": rng.choice((0.5, 1.5, 2.25, 12.75)), "label": rng.choice(_LABELS),
+def _short_call(rng: random.Random, kind: str = kinds.DEFAULT_KIND, fmt: str = "") -> Call:
+    """One short call; with a ``kind`` other than ``code``, its free-text strings (city, query, label,
+    path) are short values of that kind."""
+    tool = rng.randrange(5)
+    text = None if kind == kinds.DEFAULT_KIND else (lambda: kinds.piece(kind, rng, fmt))
+    if tool == 0:
+        return Call("get_weather", {"city": text() if text else rng.choice(_CITIES),
+                                    "unit": rng.choice(("celsius", "fahrenheit"))})
+    if tool == 1:
+        return Call("read_file", {"path": "src/" + (text() if text else rng.choice(SOURCE_FILES))})
+    if tool == 2:
+        return Call("search", {"query": text() if text else rng.choice(_QUERIES), "limit": rng.randint(1, 50)})
+    if tool == 3:
+        return Call("set_timer", {"minutes": rng.choice((0.5, 1.5, 2.25, 12.75)),
+                                  "label": text() if text else rng.choice(_LABELS),
                                   "repeat": rng.random() < 0.5})
     ids = [rng.randint(1, 999) for _ in range(rng.randint(1, 4))]
     return Call("tag_items", {"ids": ids, "labels": {"priority": rng.choice(("low", "high")),
@@ -331,13 +417,13 @@ def _short_call(rng: random.Random) -> Call:
                                                      "weight": rng.randint(0, 9)}})
 
 
-@_workload("many_short_calls")
-def many_short_calls(fmt: str, length: int, seed: int = 0) -> Case:
+@_workload("many_short_calls", kinds=True)
+def many_short_calls(fmt: str, length: int, seed: int = 0, kind: str = kinds.DEFAULT_KIND) -> Case:
     """Short calls of five tools (every JSON type among the arguments) in one block, to about ``length`` characters."""
     r = _renderer(fmt)
     rng = random.Random(f"many:{seed}")
     content = intro(r, CALLS_INTRO)
-    text, calls = _fill(r, length, content, lambda: _short_call(rng))
+    text, calls = _fill(r, length, content, lambda: _short_call(rng, kind, fmt))
     return _case(r, "many_short_calls", length, text, content, calls)
 
 
@@ -371,8 +457,8 @@ def long_content(fmt: str, length: int, seed: int = 0) -> Case:
     return _case(r, "long_content", length, r.render([], text), text, [], offered=_OFFERED)
 
 
-@_workload("unclosed_call")
-def unclosed_call(fmt: str, length: int, seed: int = 0) -> Case:
+@_workload("unclosed_call", kinds=True)
+def unclosed_call(fmt: str, length: int, seed: int = 0, kind: str = kinds.DEFAULT_KIND) -> Case:
     """A ``write_file`` call (``length``-character content) cut off just after the value; expected: the intro only.
 
     The cut point is where the rendering of the call and of the same call
@@ -380,7 +466,7 @@ def unclosed_call(fmt: str, length: int, seed: int = 0) -> Case:
     value, before whatever closes the value, the call and the block.
     """
     r = _renderer(fmt)
-    call = _write_call(length, seed)
+    call = _write_call(length, seed, kind=kind, fmt=fmt)
     content = intro(r, WRITE_INTRO)
     full = r.render([call], content)
     longer = Call(call.name, {**call.arguments, "content": call.arguments["content"] + "#"})
@@ -408,14 +494,22 @@ def _literal(tag: str) -> str:
     return quote + tag + quote
 
 
-def _with_closing_tags(length: int, seed: int, tags: Sequence[str]) -> str:
+def _with_closing_tags(length: int, seed: int, tags: Sequence[str], kind: str = kinds.DEFAULT_KIND,
+                       fmt: str = "") -> str:
     """Exactly ``length`` characters of source with a line quoting one of ``tags`` after every 5 lines.
 
     Each tag appears verbatim (raw text, not an escape). The tags sit inside lines (a string literal or a comment follows them),
     and the last ``min(64, length // 4)`` or more characters are plain
     source, so the value never ends in a tag.
     """
-    lines = source_code(length, seed).splitlines(keepends=True)
+    def fill(n: int, s: int) -> str:
+        return source_code(n, s) if kind == kinds.DEFAULT_KIND else kinds.text(kind, n, s, fmt)
+
+    if kind == kinds.DEFAULT_KIND:
+        lines = fill(length, seed).splitlines(keepends=True)
+    else:  # a kind's text in lines of 72 characters, so the tag lines fall between them
+        whole = fill(length, seed)
+        lines = [whole[i:i + 72] + "\n" for i in range(0, len(whole), 72)]
     budget = length - min(64, length // 4)
     out: list[str] = []
     size = used = 0
@@ -434,11 +528,11 @@ def _with_closing_tags(length: int, seed: int, tags: Sequence[str]) -> str:
         out.append(line)
         size += len(line)
     head = "".join(out)
-    return head + source_code(length - len(head), seed + 1)
+    return head + fill(length - len(head), seed + 1)
 
 
-@_workload("literal_closing_tags")
-def literal_closing_tags(fmt: str, length: int, seed: int = 0) -> Case:
+@_workload("literal_closing_tags", kinds=True)
+def literal_closing_tags(fmt: str, length: int, seed: int = 0, kind: str = kinds.DEFAULT_KIND) -> Case:
     """A ``write_file`` call whose ``length``-character content quotes the format's closing tags many times.
 
     The tags are the renderer's ``closing_tags``; with none declared, the
@@ -447,14 +541,14 @@ def literal_closing_tags(fmt: str, length: int, seed: int = 0) -> Case:
     """
     r = _renderer(fmt)
     tags = tuple(t for t in r.closing_tags if t)
-    content = _with_closing_tags(length, seed, tags) if tags else None
-    call = _write_call(length, seed, content)
+    content = _with_closing_tags(length, seed, tags, kind, fmt) if tags else None
+    call = _write_call(length, seed, content, kind, fmt)
     before = intro(r, WRITE_INTRO)
     return _case(r, "literal_closing_tags", length, r.render([call], before), before, [call])
 
 
-@_workload("parallel_calls")
-def parallel_calls(fmt: str, length: int, seed: int = 0) -> Case:
+@_workload("parallel_calls", kinds=True)
+def parallel_calls(fmt: str, length: int, seed: int = 0, kind: str = kinds.DEFAULT_KIND) -> Case:
     """``read_file(path)`` calls (distinct paths) in one calls block, to about ``length`` characters.
 
     A read_file call renders to 50-120 characters, so that is about
@@ -466,7 +560,7 @@ def parallel_calls(fmt: str, length: int, seed: int = 0) -> Case:
 
     def next_call() -> Call:
         i = next(counter)
-        stem = rng.choice(SOURCE_FILES)[:-3]
+        stem = rng.choice(SOURCE_FILES)[:-3] if kind == kinds.DEFAULT_KIND else kinds.piece(kind, rng, fmt, 4, 24)
         return Call("read_file", {"path": f"src/{stem}_{i}.py"})
 
     content = intro(r, READ_INTRO)

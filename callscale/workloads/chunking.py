@@ -10,6 +10,7 @@ A chunking spec is a string:
 | ``random:SEED:MAX`` | seeded random sizes from 1 to MAX characters, splitting anywhere, also inside special tokens |
 | ``tokens:K`` | K characters per delta, but a special token is never split: it is one token of the model's vocabulary, and a detokenizer emits it whole (the default, ``tokens:4``); each special token is a delta of its own |
 | ``tokens-random:SEED:MAX`` | seeded random sizes from 1 to MAX characters, never splitting a special token: a cut that would fall inside one moves to its end, so a special token may share a delta with the text around it (as a detokenizer that emits several tokens at once does) |
+| ``parts:N`` | N deltas of about equal size (``len(text) / N`` characters each, so a delta grows with the text), a cut inside a special token moved to its end: what a server that hands over many tokens at once does at scale (speculative decoding, ``stream_interval``), and the delivery under which a parser whose cost per delta grows faster than the delta's size is quadratic (one ``whole`` delta is ``parts:1``) |
 | ``model`` | the model's own tokens, one per delta, as an engine's detokenizer emits them (a token ending inside a UTF-8 character waits for the next); each delta carries its token ids (:class:`callscale.tokenizers.Piece`). The format's real tokenizer where installed (:mod:`callscale.tokenizers`), else the stand-in split below |
 | ``model-random:SEED:K`` | the same tokens, seeded random 1 to K of them per delta (an engine that emits several tokens a step) |
 
@@ -78,8 +79,8 @@ def model_check_chunkings(formats: Sequence[str]) -> tuple[list[str], str]:
 
 @dataclass(frozen=True)
 class Chunking:
-    """A parsed chunking spec: ``kind`` in whole/char/fixed/random/tokens/tokens-random/model/model-random,
-    ``size`` (characters; tokens for the model kinds), ``seed``."""
+    """A parsed chunking spec: ``kind`` in whole/char/fixed/random/tokens/tokens-random/parts/model/model-random,
+    ``size`` (characters; tokens for the model kinds; the number of deltas for ``parts``), ``seed``."""
 
     kind: str
     size: int = 1
@@ -115,6 +116,8 @@ class Chunking:
             return out
         if self.kind == "tokens-random":
             return _random_token_split(text, self.size, self.seed, special_tokens)
+        if self.kind == "parts":
+            return _parts(text, self.size, special_tokens)
         return _token_split(text, self.size, special_tokens)
 
 
@@ -184,6 +187,25 @@ def _random_token_split(text: str, size: int, seed: int, special_tokens: Sequenc
     return out
 
 
+def _parts(text: str, n: int, special_tokens: Sequence[str]) -> list[str]:
+    """``n`` deltas of about ``len(text) / n`` characters (fewer when the text is shorter), a cut inside
+    a special token moved to the token's end."""
+    pattern = _token_pattern(special_tokens)
+    spans = [hit.span() for hit in pattern.finditer(text)] if pattern is not None else []
+    out: list[str] = []
+    start = j = 0
+    for i in range(1, n + 1):
+        end = round(i * len(text) / n)
+        while j < len(spans) and spans[j][1] <= end:
+            j += 1
+        if j < len(spans) and spans[j][0] < end:
+            end = spans[j][1]
+        if end > start:
+            out.append(text[start:end])
+            start = end
+    return out
+
+
 def _token_split(text: str, k: int, special_tokens: Sequence[str]) -> list[str]:
     """K characters per delta, each special token a delta (part of one) of its own size."""
     pattern = _token_pattern(special_tokens)
@@ -199,7 +221,7 @@ def _token_split(text: str, k: int, special_tokens: Sequence[str]) -> list[str]:
     return out
 
 
-_SPEC = re.compile(r"^(whole|char|model|fixed:(\d+)|tokens:(\d+)|(tokens-random|random|model-random):(\d+):(\d+))$")
+_SPEC = re.compile(r"^(whole|char|model|fixed:(\d+)|tokens:(\d+)|parts:(\d+)|(tokens-random|random|model-random):(\d+):(\d+))$")
 
 
 def parse_chunking(spec: str) -> Chunking:
@@ -211,7 +233,7 @@ def parse_chunking(spec: str) -> Chunking:
     hit = _SPEC.match(spec.strip()) if isinstance(spec, str) else None
     if hit is None:
         raise ValueError(
-            f"bad chunking {spec!r}: expected whole, char, fixed:K, tokens:K, random:SEED:MAX, tokens-random:SEED:MAX, "
+            f"bad chunking {spec!r}: expected whole, char, fixed:K, tokens:K, parts:N, random:SEED:MAX, tokens-random:SEED:MAX, "
             "model or model-random:SEED:K"
         )
     body = hit.group(1)
@@ -221,8 +243,10 @@ def parse_chunking(spec: str) -> Chunking:
         chunking = Chunking("fixed", int(hit.group(2)))
     elif hit.group(3) is not None:
         chunking = Chunking("tokens", int(hit.group(3)))
+    elif hit.group(4) is not None:
+        chunking = Chunking("parts", int(hit.group(4)))
     else:
-        chunking = Chunking(hit.group(4), int(hit.group(6)), int(hit.group(5)))
+        chunking = Chunking(hit.group(5), int(hit.group(7)), int(hit.group(6)))
     if chunking.size < 1:
         raise ValueError(f"bad chunking {spec!r}: the size must be at least 1")
     return chunking

@@ -80,8 +80,12 @@ class Record:
 
 
 def is_team(name: Any) -> bool:
-    """Whether ``name`` is a team workload spec (``file:PATH`` or ``module:function``)."""
-    return isinstance(name, str) and ":" in name
+    """Whether ``name`` is a team workload spec (``file:PATH`` or ``module:function``).
+
+    A built-in workload with a delivery (``write_file+parts:16``) is not one: its
+    ``:`` follows the ``+``.
+    """
+    return isinstance(name, str) and (name.startswith("file:") or ":" in name.partition("+")[0])
 
 
 # ---------------------------------------------------------------------------------------------- records
