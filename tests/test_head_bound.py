@@ -17,7 +17,7 @@ from callscale import parsers
 from callscale import check
 from callscale.parsers import deepseek, dsml, gemma, glm, harmony, kimi, kimi_k3, llama, minimax, minimax_m3, mistral, qwen
 from callscale.parsers.base import MAX_HEAD
-from callscale.parsers.scanner import MarkerScanner, lazy_markers, markers
+from callscale.parsers.scanner import OVER, MarkerScanner, lazy_markers, markers
 from support import assert_parses, stream_outcome, whole_outcome
 from callscale.workloads.chunking import chunk
 
@@ -325,15 +325,6 @@ def test_skip_whitespace_with_a_limit():
     assert sc.peek() == "x"
 
 
-class _Reader(parsers.base.ToolParser):
-    """A bare parser: only its bounded-head reader is used."""
-
-    name = "head_reader"
-
-    def _s_content(self, final: bool) -> bool:
-        return False
-
-
 _HEAD_MARKER_SETS = (("</p>",), ("aa",), ("aba",), ("<|end|>",), ("ab", "b", "c", "abcd"),
                      ("<tool_call>", "</tool_call>"), ("<a", "<ab>", "b"), ("</p>", "<", ">"), ("aa", "aab", "a"))
 
@@ -345,24 +336,45 @@ def _head_case(draw):
     return items, "".join(draw(st.lists(st.sampled_from(pieces), max_size=16)))
 
 
+def _within(text: str, items: tuple[str, ...], final: bool, limit: int) -> tuple[str, str | None]:
+    """The rule of a bounded read, by brute force: the leftmost marker (the longest there) starting within
+    ``limit`` characters, else the text up to the bound, a proper prefix of a marker ending it held back."""
+    for i in range(min(limit, len(text))):
+        here = [m for m in items if text.startswith(m, i)]
+        if here:
+            return text[:i], max(here, key=len)
+    end = len(text)
+    if not final:
+        end = next((i for i in range(len(text)) if any(m.startswith(text[i:]) and m != text[i:] for m in items)),
+                   len(text))
+    return text[:min(end, limit)], None
+
+
 @given(_head_case(), st.booleans(), st.integers(0, 3),
        st.sampled_from([0, MAX_HEAD - 20, MAX_HEAD - 5, MAX_HEAD - 2, MAX_HEAD, MAX_HEAD + 3]), st.booleans())
 @settings(max_examples=600, deadline=None)
 def test_the_bounded_head_reads_as_the_scanners_find_within(case, lazy, skip, head_len, final):
-    # base._head_find reads with find_within within the head's bound (the per-delta path of every head): the
-    # same text, marker and position for any marker set, text (markers and their prefixes in it), bound and end
+    # MarkerScanner.head_find (the per-delta path of every head, one call; find_within is its read for any
+    # bound) against the rule written plainly (_within): the same text, position and marker for any marker
+    # set, text (markers and their prefixes in it), bound and end, and OVER in place of no marker once the
+    # head holds more than MAX_HEAD characters
     items, text = case
     m = lazy_markers(*items) if lazy else markers(*items)
-    parser, ref = _Reader(), MarkerScanner()
-    parser.scanner.feed(text)
-    ref.feed(text)
+    sc, plain = MarkerScanner(), MarkerScanner()
+    sc.feed(text)
+    plain.feed(text)
     skip = min(skip, len(text))
-    parser.scanner.take(skip)
-    ref.take(skip)
-    parser._head_begin()
-    parser._head_len = head_len
-    limit = MAX_HEAD + 1 - head_len
-    got = parser._head_find(m, final)
-    assert got == ref.find_within(m, final, max(limit, 0))
-    assert parser.scanner.rest() == ref.rest()
-    assert parser._head_len == head_len + len(got[0])
+    sc.take(skip)
+    plain.take(skip)
+    limit = max(MAX_HEAD + 1 - head_len, 0)
+    want, marker = _within(text[skip:], items, final, limit)
+    assert plain.find_within(m, final, limit) == (want, marker)
+    sc.head_begin("<", counted=head_len)
+    got, answer = sc.head_find(m, final)
+    assert got == want
+    over = head_len + len(want) > MAX_HEAD
+    assert (answer is OVER) == (marker is None and over)
+    assert answer is OVER or answer == marker
+    assert sc.rest() == plain.rest() == text[skip + len(want) + len(marker or ""):]
+    assert sc.head_size() == head_len + len(want) and sc.head_over() == over
+    assert sc.head_text() == "<" + want

@@ -39,6 +39,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping, Sequence
 
+from .scanner import MAX_HEAD as _MAX_HEAD
 from .scanner import PARTIAL, Markers, MarkerScanner, markers
 # the tool look-ups moved to parsers/schema.py (schema typing); re-exported here
 from .schema import json_fragment, json_text, parameter_type, tool_name, tool_parameter_schema
@@ -78,7 +79,8 @@ __all__ = [
 #: takes the bound as ``limit`` and decides it the same for every split of
 #: the text. Real heads are far shorter (OpenAI limits a function name to 64
 #: characters).
-MAX_HEAD = 1024
+#: (The value is :data:`callscale.parsers.scanner.MAX_HEAD`: the scanner holds a head's count.)
+MAX_HEAD = _MAX_HEAD
 
 #: Most runs (maximal stretches of one whitespace character) that held
 #: layout whitespace keeps (:class:`Layout`). Held whitespace is stored as
@@ -257,9 +259,6 @@ class ToolParser:
         self._broken_held: list[str] | None = None
         #: the current state (a key of ``_states``), for formats run by the base driver
         self._state = "content"
-        # a bounded call head being read (_head_begin / _head_find)
-        self._head_parts: list[str] = []
-        self._head_len = 0
         # whitespace read after a closing tag, before what confirms it (_confirm)
         self._confirm_ws = Layout()
         # schema typings looked up for self.tools (see _param_typing)
@@ -555,51 +554,7 @@ class ToolParser:
             typing = typings[key] = parameter_typing_(tools, tool, param)
         return typing
 
-    # ----------------------------------------------------------------- bounded heads and confirmed closers
-    def _head_begin(self, prefix: str = "", counted: int = 0) -> None:
-        """Start reading a call head (:data:`MAX_HEAD`); ``prefix`` (the opener) is kept with its text, not counted.
-
-        ``counted``: how many of ``prefix``'s last characters were read as head already and count
-        toward the bound (gemma4's ``call:`` after its opener); 0 by default.
-        """
-        self._head_parts = [prefix] if prefix else []
-        self._head_len = counted
-
-    def _head_find(self, m: Markers, final: bool) -> tuple[str, str | None]:
-        """Read head text up to a marker of ``m``: ``(text, marker)``, the text also kept (:meth:`_head_text`).
-
-        At most ``MAX_HEAD + 1`` characters in all are read for one head;
-        ``marker`` is None with :meth:`_head_over` true once the head is too
-        long (decided, whatever the split), or None when more text is needed.
-        """
-        limit = MAX_HEAD + 1 - self._head_len
-        text, marker = self.scanner.find_within(m, final, limit if limit > 0 else 0)
-        if text:
-            self._head_len += len(text)
-            self._head_parts.append(text)
-        return text, marker
-
-    def _head_run(self, run: "re.Pattern[str]", final: bool) -> tuple[str, bool]:
-        """Read head characters that ``run`` matches (:meth:`MarkerScanner.take_run`), within the same bound.
-
-        Returns ``(text, decided)``; the text is also kept (:meth:`_head_text`).
-        """
-        text, decided = self.scanner.take_run(run, MAX_HEAD + 1 - self._head_len)
-        if text:
-            self._head_len += len(text)
-            self._head_parts.append(text)
-        return text, decided or final
-
-    def _head_over(self) -> bool:
-        """Whether the head read so far is longer than :data:`MAX_HEAD` (so it is no head)."""
-        return self._head_len > MAX_HEAD
-
-    def _head_text(self) -> str:
-        """The head read since :meth:`_head_begin` (with its prefix); the parts are released."""
-        text = "".join(self._head_parts)
-        self._head_parts = []
-        return text
-
+    # ----------------------------------------------------------------- confirmed closers (bounded heads: the scanner's head_*)
     def _confirm(self, follow: Markers, final: bool):
         """After a closing tag: is it confirmed by whitespace then one of ``follow``?
 

@@ -39,9 +39,9 @@ DEEPSEEK_V31_TRANSITIONS = {
 
 
 from . import register
-from .base import MAX_HEAD, ToolParser
+from .base import ToolParser
 from .jsonscan import RawArguments
-from .scanner import PARTIAL, markers
+from .scanner import OVER, PARTIAL, markers
 
 #: End-of-sequence token of every DeepSeek model; dropped wherever it appears.
 EOS = "<｜end▁of▁sentence｜>"
@@ -100,9 +100,7 @@ class _DeepSeekCalls(ToolParser):
         self._in_block = False      # state "content" reads the calls block (the base's broken state resumes there)
         self._gap_text = False      # the current stretch in the block holds text: it is content
         self._gap_ws: list[str] = []  # whitespace of the current stretch, not yet decided
-        self._head: list[str] = []    # raw text of a call head whose name is not yet sent
-        self._name: list[str] = []    # the name pieces of that head
-        self._call_head_len = 0            # characters of that head after the call-begin token
+        self._name: list[str] = []    # the name pieces of a call head whose name is not yet sent (the head: the scanner's)
         self._args = RawArguments()  # the arguments, validated and streamed as they arrive (no text kept)
         self._m_args = self._args_markers  # (an instance attribute: read once a delta)
 
@@ -157,8 +155,7 @@ class _DeepSeekCalls(ToolParser):
         """Read a token met in the block (or handed on by an interrupted call)."""
         if marker == CALL_BEGIN:
             self._enter_block()
-            self._head = [CALL_BEGIN]
-            self._call_head_len = 0
+            self.scanner.head_begin(CALL_BEGIN)
             self._name = []
             self._state = self._head_state
         elif marker == CALLS_END:
@@ -176,9 +173,9 @@ class _DeepSeekCalls(ToolParser):
         A head that holds nothing but its tokens, whitespace and (V3) the kind
         word holds nothing a call needs: it is markup, dropped (docs/formats.md).
         """
-        raw = "".join(self._head)
-        words = "".join(self._head[1:]).replace(SEP, "").strip()  # (a separator split over deltas is one too)
-        self._head = []
+        sc = self.scanner
+        words = sc.head_peek(1).replace(SEP, "").strip()  # (a separator split over deltas is one too)
+        raw = sc.head_text()
         self._name = []
         if not words or (words == V3_KIND and self._head_state == "kind"):
             if marker is None:  # (at the separator) what follows up to the call's end is its markup too
@@ -200,29 +197,27 @@ class _DeepSeekCalls(ToolParser):
 
     def _head_cut(self) -> bool:
         """The output ended inside a call head: the cut call's markup is dropped (not content)."""
-        self._head = []
+        self.scanner.head_text()
         self._name = []
         self._enter_block()
         return False
 
     def _find_in_head(self, m, final: bool, name: bool) -> tuple[str, str | None, bool]:
-        """``scanner.find_within`` bounded by :data:`MAX_HEAD`, the text kept in the head (and, ``name``, the
-        name); the flag is true when the head ran past the bound."""
-        limit = MAX_HEAD + 1 - self._call_head_len
-        text, marker = self.scanner.find_within(m, final, limit if limit > 0 else 0)
-        self._call_head_len += len(text) + (len(marker) if marker else 0)
-        if text:
-            self._head.append(text)
-            if name:
-                self._name.append(text)
-        return text, marker, marker is None and self._call_head_len > MAX_HEAD
+        """The scanner's bounded head read (``head_find``; ``name``: its text also kept as the name); the flag is
+        true when the head ran past the bound (no marker then)."""
+        text, marker = self.scanner.head_find(m, final)
+        if text and name:
+            self._name.append(text)
+        if marker is OVER:
+            return text, None, True
+        return text, marker, False
 
     def _start_call(self, next_state: str) -> bool:
         """The name is complete: send it (or give up the head if it is empty)."""
         name = "".join(self._name).strip()
         if not name:
             return self._head_failed(None)
-        self._head = []
+        self.scanner.head_text()
         self._name = []
         self._args = RawArguments()
         self._begin_call(name)
@@ -315,8 +310,8 @@ class DeepSeekV3Parser(_DeepSeekCalls):
             return True
         if marker != SEP:
             return self._head_failed(marker)
-        kind = "".join(self._head[1:]).strip()
-        self._head.append(SEP)
+        kind = self.scanner.head_peek(1).strip()
+        self.scanner.head_keep(SEP)
         if kind != V3_KIND:
             return self._head_failed(None)
         self._state = "name"
@@ -334,7 +329,6 @@ class DeepSeekV3Parser(_DeepSeekCalls):
             return True
         if marker != "\n":
             return self._head_failed(marker)
-        self._head.append(marker)
         return self._start_call("fence")
 
     def _s_fence(self, final: bool) -> bool:
@@ -391,7 +385,6 @@ class DeepSeekV31Parser(_DeepSeekCalls):
             return True
         if marker != SEP:
             return self._head_failed(marker)
-        self._head.append(marker)
         return self._start_call("args")
 
     def _args_end(self) -> None:

@@ -65,7 +65,7 @@ from . import register
 from .base import MAX_HEAD, Layout, ToolParser
 from .schema import UNTYPED, TypedValue, json_string
 from .deepseek import EOS
-from .scanner import PARTIAL, markers
+from .scanner import OVER, PARTIAL, markers
 
 __all__ = [
     "DSML_TOKEN",
@@ -128,7 +128,7 @@ _RETRY = object()
 _TAG_START = "<" + DSML_TOKEN
 _TAG_END_START = "</" + DSML_TOKEN
 _HEAD_STOPS = markers(">", EOS, _TAG_START, _TAG_END_START)
-#: The longest prefix of ``EOS`` (all of it, or what the head's bound leaves: base ``_head_run``).
+#: The longest prefix of ``EOS`` (all of it, or what the head's bound leaves: the scanner's ``head_run``).
 _EOS_PREFIX = re.compile("".join("(?:" + re.escape(ch) for ch in EOS) + ")?" * len(EOS))
 
 
@@ -242,7 +242,7 @@ class DsmlToolParser(ToolParser):
         self._stray_open = False
         self._stray_ws.clear()
         self._held = ""
-        self._head_begin()
+        self.scanner.head_begin()
         self._emit_content(raw.replace(EOS, ""))
 
     def _orphan_confirmed(self) -> None:
@@ -408,13 +408,13 @@ class DsmlToolParser(ToolParser):
     # ------------------------------------------------------------------ opening tags
     def _start_head(self, marker: str, state: str) -> None:
         self._head_marker = marker
-        self._head_begin()
+        self.scanner.head_begin()
         self._head_fresh = True
         self._state = state
 
     def _tag_text(self) -> str:
-        """The attribute text read (base ``_head_text``) without the ``EOS`` tokens in it (dropped)."""
-        return self._head_text().replace(EOS, "")
+        """The attribute text read (the scanner's ``head_text``) without the ``EOS`` tokens in it (dropped)."""
+        return self.scanner.head_text().replace(EOS, "")
 
     def _s_invoke_head(self, final: bool) -> bool:
         return self._s_param_head(final)
@@ -435,27 +435,30 @@ class DsmlToolParser(ToolParser):
                 self._open_tag("", closed=False)
                 return True
             self._head_fresh = False
-        text, stop = self._head_find(_HEAD_STOPS, final)
+        text, stop = sc.head_find(_HEAD_STOPS, final)
+        over = stop is OVER
+        if over:
+            stop = None
         if stop is not None:
             if stop == ">":
                 self._open_tag(self._tag_text(), closed=True)
                 return True
             if stop == EOS:  # it ends in ">" too: dropped, its characters counted (as much as the bound takes)
                 sc.unread(len(EOS))
-                self._head_run(_EOS_PREFIX, final)
-                if not self._head_over():
+                self.scanner.head_run(_EOS_PREFIX, final)
+                if not sc.head_over():
                     return True
             else:  # another tag starts: this one was cut short (text); that tag is read next
                 sc.unread(len(stop))
             self._open_tag(self._tag_text(), closed=False)
             return True
-        if self._head_over():
+        if over:
             self._open_tag(self._tag_text(), closed=False)
             return True
         if final:  # the output ended inside the tag: a cut call's markup, not content
             if self._orphan is not None:
                 return False  # _advance passes an invoke outside a block on as text
-            self._head_begin()
+            self.scanner.head_begin()
             self._state = _BLOCK if self._state == _INVOKE_HEAD else _INVOKE
             if self._state == _INVOKE:
                 self._abandon_call()

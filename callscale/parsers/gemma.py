@@ -43,7 +43,7 @@ from .base import ToolParser, json_text
 from .schema import UNTYPED, json_string, TypedValue, convert
 
 _NO_VALUE = TypedValue(UNTYPED)
-from .scanner import PARTIAL, markers
+from .scanner import OVER, PARTIAL, markers
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +130,7 @@ class Gemma4Parser(ToolParser):
         elif self._state in _IN_CALL:
             log.debug("gemma4: call %r never closed; abandoned", self._call_name)
             self._abandon_call()
-        self._head_begin()
+        self.scanner.head_begin()
         self._parts = []
         self._state = _S_CONTENT
 
@@ -139,7 +139,7 @@ class Gemma4Parser(ToolParser):
     # Every state only reads (the waiting rule: callscale/parsers/README.md).
     # Content: base ``_s_content`` over ``_content_markers``.
     def _open(self, opener: str, final: bool) -> bool:
-        self._head_begin(opener)
+        self.scanner.head_begin(opener)
         self._state = _S_PREFIX
         return True
 
@@ -152,25 +152,25 @@ class Gemma4Parser(ToolParser):
             return True
         found = sc.match_literal(CALL_PREFIX, final)
         if found is True:
-            self._head_begin(CALL_OPEN + CALL_PREFIX, len(CALL_PREFIX))  # the head (MAX_HEAD) is call:NAME
+            self.scanner.head_begin(CALL_OPEN + CALL_PREFIX, len(CALL_PREFIX))  # the head (MAX_HEAD) is call:NAME
             self._state = _S_NAME
             return True
         if found is PARTIAL:
             return False
         # not a call: the opener is content (unless the output ends here)
-        self._head_no_call(self._head_text(), final, _PREFIX)
+        self._head_no_call(self.scanner.head_text(), final, _PREFIX)
         self._state = _S_CONTENT
         return True
 
     def _s_name(self, final: bool) -> bool:
-        _, marker = self._head_find(_NAME_END, final)
-        if marker is None:
-            if self._head_over():  # too long for a head: content, read on as content after it
-                self._emit_content(self._head_text())
+        _, marker = self.scanner.head_find(_NAME_END, final)
+        if marker is None or marker is OVER:
+            if marker is OVER:  # too long for a head: content, read on as content after it
+                self._emit_content(self.scanner.head_text())
                 self._state = _S_CONTENT
                 return True
             return False
-        head = self._head_text()
+        head = self.scanner.head_text()
         name = head[_HEAD_PREFIX:].strip()
         if marker == "{" and _NAME.fullmatch(name):
             self._call_name = name
@@ -195,7 +195,7 @@ class Gemma4Parser(ToolParser):
         marker = self.scanner.match_after_space(_KEY_START, final)
         if marker is PARTIAL:
             return False  # (final: _at_end abandons the call)
-        self._head_begin()
+        self.scanner.head_begin()
         if marker == STRING_DELIM:
             self._state = _S_QKEY
         elif marker is None:
@@ -207,13 +207,13 @@ class Gemma4Parser(ToolParser):
         return True
 
     def _s_key(self, final: bool) -> bool:
-        _, marker = self._head_find(_KEY_END, final)
-        if marker is None:
-            if self._head_over():
+        _, marker = self.scanner.head_find(_KEY_END, final)
+        if marker is None or marker is OVER:
+            if marker is OVER:
                 self._fail(None, "a key longer than MAX_HEAD")
                 return True
             return False
-        key = self._head_text().strip()
+        key = self.scanner.head_text().strip()
         if marker != ":" or not key:
             self._fail(marker, "expected a key and ':'")
             return True
@@ -221,9 +221,9 @@ class Gemma4Parser(ToolParser):
         return True
 
     def _s_qkey(self, final: bool) -> bool:
-        _, marker = self._head_find(_STRING_END, final)
-        if marker is None:
-            if self._head_over():
+        _, marker = self.scanner.head_find(_STRING_END, final)
+        if marker is None or marker is OVER:
+            if marker is OVER:
                 self._fail(None, "a key longer than MAX_HEAD")
                 return True
             return False
@@ -237,7 +237,7 @@ class Gemma4Parser(ToolParser):
         if marker is None:
             self._fail(None, "expected ':' after a key")
             return True
-        self._emit_key(self._head_text())
+        self._emit_key(self.scanner.head_text())
         return True
 
     def _emit_key(self, key: str) -> None:
@@ -366,7 +366,7 @@ class Gemma4Parser(ToolParser):
         log.debug("gemma4: call %r abandoned: %s", self._call_name, why)
         self._stack = []
         self._parts = []
-        self._head_begin()
+        self.scanner.head_begin()
         if marker == CALL_OPEN or marker == CALL_CLOSE:  # read again by the base's broken state
             self.scanner.unread(len(marker))
         self._broken()

@@ -41,7 +41,7 @@ import re
 from . import register
 from .base import ToolParser
 from .schema import UNTYPED, TypedValue, is_new_parameter, json_string
-from .scanner import PARTIAL, markers
+from .scanner import OVER, PARTIAL, markers
 
 __all__ = [
     "TOOL_CALL", "TOOL_CALL_END", "ARG_KEY", "ARG_KEY_END", "ARG_VALUE", "ARG_VALUE_END",
@@ -99,7 +99,7 @@ class _GlmParser(ToolParser):
         """An opener (``marker``; in content: base ``_s_content``'s hook): read the call's name."""
         self._state = "name"
         self._opener = marker
-        self._head_begin()
+        self.scanner.head_begin()
         self._name_phase = 0
         return True
 
@@ -133,10 +133,10 @@ class _GlmParser(ToolParser):
         """The opener was text: pass it and the name text on as content, then ``marker`` as content reads it.
 
         ``final``: the end of the output decided it: the head of a cut call, dropped (DESIGN.md).
-        ``name_text``: the head text, when already taken (:meth:`_head_text`).
+        ``name_text``: the head text, when already taken (the scanner's ``head_text``).
         """
         if name_text is None:
-            name_text = self._head_text()
+            name_text = self.scanner.head_text()
         self._head_no_call(self._opener + name_text, final, _M_NAME)
         return self._read_on(marker)
 
@@ -172,26 +172,30 @@ class _GlmParser(ToolParser):
 
         A partial marker stays unread, even at the end of the output (then it is a cut call's markup).
         """
-        if not self._head_len and self.scanner.skip_repeats(TOOL_CALL):  # the opener repeated: each but the last dropped
+        sc = self.scanner
+        if not sc.head_size() and sc.skip_repeats(TOOL_CALL):  # the opener repeated: each but the last dropped
             self._opener = TOOL_CALL
             return True
-        text, marker = self._head_find(_M_NAME, False)
+        text, marker = sc.head_find(_M_NAME, False)
+        over = marker is OVER
+        if over:
+            marker = None
         if text:
             if self._name_phase != 2 and _NAME_RUN.fullmatch(text):  # (the common piece)
                 self._name_phase = 1
             elif not self._name_ok(text):
                 return self._not_a_call(marker)
         if marker is None:
-            if text and self._head_over():  # too long for a name: text (only text read can make it so)
+            if over:  # too long for a name: text (only text read can make it so)
                 return self._not_a_call(None)
             if not final:
                 return False
-            head = self._head_text()
+            head = self.scanner.head_text()
             if not head.strip():
                 self.scanner.take_all()
                 return self._empty_opener(None)
             return self._not_a_call(None, final, head)
-        head = self._head_text()
+        head = self.scanner.head_text()
         name = head.strip()
         if not name:
             return self._empty_opener(marker)
@@ -201,7 +205,7 @@ class _GlmParser(ToolParser):
         self._begin_call(name)
         self._keys = set()
         if marker == ARG_KEY:
-            self._head_begin()
+            self.scanner.head_begin()
             self._state = "key"
             return True
         self._emit_arguments("{}")  # </tool_call>: the inline zero-argument form
@@ -211,15 +215,15 @@ class _GlmParser(ToolParser):
 
     def _s_key(self, final: bool) -> bool:
         """A key up to ``</arg_key>``; another tag, the bound or the end of the output decide it otherwise."""
-        text, marker = self._head_find(_M_KEY, final)
-        if marker is None:
-            if text and self._head_over():  # too long for a key (only text read can make it so)
-                return self._malformed(None, self._head_text())
+        text, marker = self.scanner.head_find(_M_KEY, final)
+        if marker is None or marker is OVER:
+            if marker is OVER:  # too long for a key (only text read can make it so)
+                return self._malformed(None, self.scanner.head_text())
             return self._unclosed() if final else False
         if marker != ARG_KEY_END:
-            self._head_begin()  # (its text is the broken call's, from the tag on)
+            self.scanner.head_begin()  # (its text is the broken call's, from the tag on)
             return self._malformed(marker)
-        self._key = self._head_text().strip()
+        self._key = self.scanner.head_text().strip()
         self._state = "key_done"
         return True
 
@@ -284,7 +288,7 @@ class _GlmParser(ToolParser):
         self._confirm_ws.clear()  # a tag that ends a value missing its </arg_value>, to be confirmed
         self._cand = marker
         if marker.endswith(ARG_KEY):
-            self._head_begin()
+            self.scanner.head_begin()
             self._state = "value_key"
         else:
             self._state = "value_call_end"
@@ -303,13 +307,13 @@ class _GlmParser(ToolParser):
 
     def _s_value_key(self, final: bool) -> bool:
         """``<arg_key>`` in a value: it ends the value (``</arg_value>`` missing) when a new key and ``</arg_key>`` follow."""
-        _, decided = self._head_run(_KEY_CHARS, final)
+        _, decided = self.scanner.head_run(_KEY_CHARS, final)
         if not decided:
             return False
-        hit = self.scanner.match(_M_KEY_END, final) if not self._head_over() else None
+        hit = self.scanner.match(_M_KEY_END, final) if not self.scanner.head_over() else None
         if hit is PARTIAL:
             return False
-        key_text = self._head_text()
+        key_text = self.scanner.head_text()
         key = key_text.strip()
         if hit is None or not is_new_parameter(self.tools, self._name, key, self._keys):
             self._value_text(self._cand + key_text + (hit or ""))
@@ -358,7 +362,7 @@ class _GlmParser(ToolParser):
         end = self._tv.end() if not self._bare else self._value_end()
         if hit == ARG_KEY:
             self._emit_arguments(end)
-            self._head_begin()
+            self.scanner.head_begin()
             self._state = "key"
         else:  # the call's end
             self._end_call_here(end)

@@ -33,7 +33,7 @@ import re
 from . import register
 from .base import ToolParser, json_fragment
 from .jsonscan import RawArguments
-from .scanner import PARTIAL, markers
+from .scanner import OVER, PARTIAL, markers
 
 __all__ = [
     "START", "END", "MESSAGE", "CHANNEL", "CONSTRAIN", "RETURN", "CALL", "SPECIAL_TOKENS",
@@ -120,7 +120,7 @@ class HarmonyParser(ToolParser):
         if marker != START:
             self._state = _OUTSIDE
             return True
-        self._head_begin(seed)
+        self.scanner.head_begin(seed)
         self._guessed = guessed
         self._state = _HEADER
         return True
@@ -180,11 +180,13 @@ class HarmonyParser(ToolParser):
         return True  # a stray token: dropped
 
     def _s_header(self, final: bool) -> bool:
-        _, marker = self._head_find(_M_HEADER, final)  # a bounded head (base)
-        over = marker is None and self._head_over()
-        if marker is None and not final and not over:
+        _, marker = self.scanner.head_find(_M_HEADER, final)  # a bounded head (the scanner's)
+        if marker is None and not final:
             return False
-        raw = self._head_text()
+        over = marker is OVER
+        if over:
+            marker = None
+        raw = self.scanner.head_text()
         if marker == MESSAGE:
             self._open_body(raw)
             return True

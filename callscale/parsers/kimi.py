@@ -29,7 +29,7 @@ import re
 from . import register
 from .base import ToolParser, json_text, tool_name
 from .jsonscan import RawArguments, strict_loads
-from .scanner import PARTIAL, markers
+from .scanner import OVER, PARTIAL, markers
 
 __all__ = [
     "SECTION_BEGIN", "SECTION_END", "SECTION_BEGIN_SINGULAR", "SECTION_END_SINGULAR",
@@ -140,7 +140,7 @@ class KimiK2Parser(ToolParser):
         self._in_section = marker not in _CLOSERS  # a repeated opener, a stray end or argument token: in it
         if marker == CALL_BEGIN:
             self._state = _ID
-            self._head_begin()  # the call id: a bounded head (base)
+            self.scanner.head_begin()  # the call id: a bounded head (base)
         else:
             self._state = _CONTENT
         # every state only reads: with nothing unread and more to come the next would wait
@@ -222,14 +222,14 @@ class KimiK2Parser(ToolParser):
         return self._section_marker(marker, final)
 
     def _s_id(self, final: bool) -> bool:
-        _, marker = self._head_find(_M_ID, final)
-        if marker is None:
-            if final or self._head_over():  # the output ended in a call id, or it is too long: no call
-                self._head_text()
+        _, marker = self.scanner.head_find(_M_ID, final)
+        if marker is None or marker is OVER:
+            if final or marker is OVER:  # the output ended in a call id, or it is too long: no call
+                self.scanner.head_text()
                 self._state = _CONTENT  # (in the section)
                 return True
             return False
-        raw = self._head_text()
+        raw = self.scanner.head_text()
         if marker == ARGUMENT_BEGIN:
             tools = self.tools
             if tools is not self._names_of:  # the tool names, once per tools object

@@ -45,7 +45,7 @@ import re
 from . import register
 from .base import ToolParser, json_text
 from .jsonscan import strict_loads
-from .scanner import PARTIAL, markers
+from .scanner import OVER, PARTIAL, markers
 from .schema import UNTYPED, TypedValue, json_string, Typing, parameter_typing
 
 log = logging.getLogger(__name__)
@@ -190,7 +190,7 @@ class KimiK3Parser(ToolParser):
         if marker is None:
             return False
         if marker == CALL_HEAD:
-            self._head_begin(CALL_HEAD)
+            self.scanner.head_begin(CALL_HEAD)
             self._state = "call_head"
         elif marker == TOOLS_CLOSE:
             self._state = "content"
@@ -198,14 +198,14 @@ class KimiK3Parser(ToolParser):
 
     # ------------------------------------------------------------------ a call
     def _s_call_head(self, final: bool) -> bool:
-        _, marker = self._head_find(_HEAD_END, final)
-        if marker is None:
-            if self._head_over():  # no head: its text is content, read on in the tools element
-                self._emit_content(self._head_text())
+        _, marker = self.scanner.head_find(_HEAD_END, final)
+        if marker is None or marker is OVER:
+            if marker is OVER:  # no head: its text is content, read on in the tools element
+                self._emit_content(self.scanner.head_text())
                 self._state = "tools"
                 return True
             return False
-        head = self._head_text()[len(CALL_HEAD):]
+        head = self.scanner.head_text()[len(CALL_HEAD):]
         attrs = _attrs(head)
         name = attrs.get("tool", "") if attrs is not None else ""
         if _NAME.fullmatch(name) is None:  # the head is the broken call's text (DESIGN.md)
@@ -225,12 +225,12 @@ class KimiK3Parser(ToolParser):
         if marker is PARTIAL:
             return False
         if marker == ARG_HEAD and not self._whole:
-            self._head_begin()
+            self.scanner.head_begin()
             self._state = "arg_head"
         elif marker == JSON_HEAD:
             if self._keys or self._whole:
                 return self._fail("a json body after arguments")
-            self._head_begin()
+            self.scanner.head_begin()
             self._state = "json_head"
         elif marker == CALL_CLOSE:
             self._close_call()
@@ -242,10 +242,10 @@ class KimiK3Parser(ToolParser):
         return True
 
     def _s_arg_head(self, final: bool) -> bool:
-        _, marker = self._head_find(_HEAD_END, final)
-        if marker is None:
-            return self._fail("an argument head longer than MAX_HEAD") if self._head_over() else False
-        head = self._head_text()
+        _, marker = self.scanner.head_find(_HEAD_END, final)
+        if marker is None or marker is OVER:
+            return self._fail("an argument head longer than MAX_HEAD") if marker is OVER else False
+        head = self.scanner.head_text()
         attrs = _attrs(head)
         key = attrs.get("key") if attrs is not None else None
         if not key or key in self._keys:
@@ -281,7 +281,7 @@ class KimiK3Parser(ToolParser):
         if marker == ARG_HEAD:
             self._confirm_ws.clear()
             self._end_value()
-            self._head_begin()
+            self.scanner.head_begin()
             self._state = "arg_head"
         elif marker == CALL_CLOSE:
             self._pending = [ARG_CLOSE, self._confirm_text(), CALL_CLOSE]
@@ -307,17 +307,17 @@ class KimiK3Parser(ToolParser):
         self._end_value()
         self._close_call()
         if marker == CALL_HEAD:
-            self._head_begin(CALL_HEAD)
+            self.scanner.head_begin(CALL_HEAD)
             self._state = "call_head"
         else:
             self._state = "content"
         return True
 
     def _s_json_head(self, final: bool) -> bool:
-        _, marker = self._head_find(_HEAD_END, final)
-        if marker is None:
-            return self._fail("a json head longer than MAX_HEAD") if self._head_over() else False
-        self._head_text()
+        _, marker = self.scanner.head_find(_HEAD_END, final)
+        if marker is None or marker is OVER:
+            return self._fail("a json head longer than MAX_HEAD") if marker is OVER else False
+        self.scanner.head_text()
         self._json_parts = []
         self._state = "json"
         return True

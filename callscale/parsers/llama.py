@@ -286,7 +286,7 @@ class Llama4PythonicParser(_AfterCall, PyArgumentReader, ToolParser):
 
     def _no_call(self) -> bool:
         """The head read so far starts no call: its text is content; read on as content."""
-        self._emit_content(self._head_text())
+        self._emit_content(self.scanner.head_text())
         self._state = _CONTENT
         return True
 
@@ -311,15 +311,15 @@ class Llama4PythonicParser(_AfterCall, PyArgumentReader, ToolParser):
                 return True
             if hit.end() == len(text) and not final and len(text) <= _HEAD_WAIT:
                 return False  # a prefix of it: wait for the rest (the steps would hold it too)
-            self._head_begin(self._word)
+            self.scanner.head_begin(self._word)
             self._word = ""
             self._step = _H_NAME0
         while True:
             step = self._step
-            text, decided = self._head_run(_STEP_RUN[step], final)
+            text, decided = self.scanner.head_run(_STEP_RUN[step], final)
             if step == _H_NAME or step == _H_KEY:
                 self._word += text
-            if self._head_over():
+            if self.scanner.head_over():
                 return self._no_call()
             if not decided:
                 return False
@@ -338,12 +338,12 @@ class Llama4PythonicParser(_AfterCall, PyArgumentReader, ToolParser):
                 return None
             if c == "]" and not self._first:  # a trailing comma: the list ends
                 self.scanner.take(1)
-                self._head_text()
+                self.scanner.head_text()
                 self._state = _CONTENT
                 return True
         elif step == _H_NAME or step == _H_PAREN:
             if c == "(":
-                self._head_run(_PAREN, final)
+                self.scanner.head_run(_PAREN, final)
                 self._name = self._word
                 self._word = ""
                 self._step = _H_KEY0
@@ -354,14 +354,14 @@ class Llama4PythonicParser(_AfterCall, PyArgumentReader, ToolParser):
         elif step == _H_KEY0:
             if c == ")":
                 self.scanner.take(1)
-                self._head_text()
+                self.scanner.head_text()
                 return self._empty_call()
             if _is_name_start(c):
                 self._step = _H_KEY
                 return None
         elif c == "=":  # _H_KEY, _H_EQ
             self.scanner.take(1)
-            self._head_text()
+            self.scanner.head_text()
             self._begin_call(self._name)
             self._args_begin(self._word)
             return True

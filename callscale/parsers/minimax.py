@@ -52,7 +52,7 @@ from .base import ToolParser
 from .schema import UNTYPED, TypedValue, json_string
 
 _NO_VALUE = TypedValue(UNTYPED)
-from .scanner import PARTIAL, Markers, markers
+from .scanner import Markers, OVER, PARTIAL, markers
 
 log = logging.getLogger(__name__)
 
@@ -185,11 +185,11 @@ class MiniMaxBlocks(ToolParser):
             marker = sc.match(self.block_markers, final)
             if marker is None:  # (whitespace is read only where no tag starts)
                 if len(raw) == 1:  # nothing read after the block's opener yet: the head starts here
-                    self._head_begin()
-                ws = self._head_run(_SPACE, final)[0]
+                    self.scanner.head_begin()
+                ws = self.scanner.head_run(_SPACE, final)[0]
                 if ws:
                     raw.append(ws)
-                    if self._head_over():
+                    if self.scanner.head_over():
                         self._not_a_call()
                         return True
                     marker = sc.match(self.block_markers, final)
@@ -197,7 +197,7 @@ class MiniMaxBlocks(ToolParser):
             return False
         if marker == self.invoke_open:
             # the head counts the block's first whitespace and the opener (MAX_HEAD)
-            self._head_begin("", 0 if self._block_has_call else len("".join(raw)) - len(raw[0]) + len(marker))
+            self.scanner.head_begin("", 0 if self._block_has_call else len("".join(raw)) - len(raw[0]) + len(marker))
             raw.append(marker)
             self._state = "name"
             return True
@@ -218,13 +218,13 @@ class MiniMaxBlocks(ToolParser):
         return True
 
     def _s_name(self, final: bool) -> bool:
-        _, marker = self._head_find(_TAG_END, final)
-        if marker is None:
-            if self._head_over():  # too long for a head: content
-                self._not_a_call(self._head_text())
+        _, marker = self.scanner.head_find(_TAG_END, final)
+        if marker is None or marker is OVER:
+            if marker is OVER:  # too long for a head: content
+                self._not_a_call(self.scanner.head_text())
                 return True
             return False
-        name = self._head_text()
+        name = self.scanner.head_text()
         if _NAME.fullmatch(name) is None:
             self._not_a_call(name, marker)
             return True
@@ -281,7 +281,7 @@ class MiniMaxM2Parser(MiniMaxBlocks):
     def _s_invoke(self, final: bool) -> bool:
         marker = self.scanner.match_after_space(_IN_INVOKE, final)
         if marker == PARAM_OPEN:
-            self._head_begin()
+            self.scanner.head_begin()
             self._state = _S_KEY
         elif marker == INVOKE_CLOSE:
             self._close_call()
@@ -293,13 +293,13 @@ class MiniMaxM2Parser(MiniMaxBlocks):
         return True
 
     def _s_key(self, final: bool) -> bool:
-        _, marker = self._head_find(_TAG_END, final)
-        if marker is None:
-            if self._head_over():
+        _, marker = self.scanner.head_find(_TAG_END, final)
+        if marker is None or marker is OVER:
+            if marker is OVER:
                 self._fail("a parameter name longer than MAX_HEAD")
                 return True
             return False
-        key = self._head_text()
+        key = self.scanner.head_text()
         if _KEY.fullmatch(key) is None:
             self._fail(f"bad parameter name {key!r}")
             return True
@@ -329,7 +329,7 @@ class MiniMaxM2Parser(MiniMaxBlocks):
         if marker == PARAM_OPEN:
             self._confirm_ws.clear()
             self._end_value()
-            self._head_begin()
+            self.scanner.head_begin()
             self._state = _S_KEY
         elif marker == INVOKE_CLOSE:
             self._pending = [PARAM_CLOSE, self._confirm_text(), INVOKE_CLOSE]
@@ -356,7 +356,7 @@ class MiniMaxM2Parser(MiniMaxBlocks):
         self._close_call()
         if marker == INVOKE_OPEN:
             self._raw = [marker]
-            self._head_begin()
+            self.scanner.head_begin()
             self._state = _S_NAME
         elif marker == BLOCK_CLOSE:
             self._state = _S_CONTENT

@@ -47,7 +47,7 @@ from typing import Any
 
 from . import register
 from .minimax import MiniMaxBlocks
-from .scanner import PARTIAL, markers
+from .scanner import OVER, PARTIAL, markers
 from .schema import UNTYPED, TypedValue, Typing, json_string, resolve_schema, schema_typing, tool_parameters
 
 log = logging.getLogger(__name__)
@@ -198,7 +198,7 @@ class MiniMaxM3Parser(MiniMaxBlocks):
         if marker is PARTIAL:
             return False  # a partial tag, or nothing unread
         if marker is not None:
-            self._head_begin()
+            self.scanner.head_begin()
             self._state = "tag"
             return True
         if self._cut_by_end(final, _ELEMENT):
@@ -206,10 +206,10 @@ class MiniMaxM3Parser(MiniMaxBlocks):
         return self._fail("text beside elements")
 
     def _s_tag(self, final: bool) -> bool:
-        _, marker = self._head_find(_HEAD_END, final)
-        if marker is None:
-            return self._fail("a tag longer than MAX_HEAD") if self._head_over() else False
-        name = self._head_text()
+        _, marker = self.scanner.head_find(_HEAD_END, final)
+        if marker is None or marker is OVER:
+            return self._fail("a tag longer than MAX_HEAD") if marker is OVER else False
+        name = self.scanner.head_text()
         parent = self._frames[-1]
         if name.startswith("/"):
             if name[1:] != parent.name or parent.kind == "list?":
@@ -267,7 +267,7 @@ class MiniMaxM3Parser(MiniMaxBlocks):
         if sc.match_literal(ELEMENT_OPEN, final) is True:  # a container: its first child's tag follows
             frame.kind = "list?"
             frame.parts = []
-            self._head_begin()
+            self.scanner.head_begin()
             self._state = "tag"
             return True
         self._start_text(frame)

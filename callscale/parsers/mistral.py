@@ -35,7 +35,7 @@ import re
 from . import register
 from .base import ToolParser, json_text
 from .jsonscan import RawArguments, is_call_name, json_object
-from .scanner import PARTIAL, markers
+from .scanner import OVER, PARTIAL, markers
 
 __all__ = ["TOOL_CALLS", "ARGS", "CALL_ID", "THINK", "THINK_END", "SPECIAL_TOKENS", "MistralParser"]
 
@@ -80,13 +80,13 @@ class MistralParser(ToolParser):
     # ------------------------------------------------------------------ helpers
     def _no_call(self, marker: str | None, final: bool = False, raw: str | None = None) -> bool:
         """The head is no call: its text is content (a head cut by the end of the output: dropped); go on at ``marker``."""
-        self._head_no_call(self._head_text() if raw is None else raw, final)
+        self._head_no_call(self.scanner.head_text() if raw is None else raw, final)
         return self._at_token(marker)
 
     def _at_token(self, marker: str | None, final: bool = False) -> bool:
         """Go on at ``marker``: a call's head, reasoning, else content (a stray token is dropped)."""
         if marker == TOOL_CALLS:
-            self._head_begin()  # the name (and call id): a bounded head (base)
+            self.scanner.head_begin()  # the name (and call id): a bounded head (base)
             self._head_spaced = False
             self._state = _HEAD
         elif marker == THINK:
@@ -100,8 +100,10 @@ class MistralParser(ToolParser):
 
     def _read_head(self, m, final: bool) -> tuple[str | None, bool]:
         """Read head text up to a marker of ``m``: ``(marker, decided)``."""
-        _, marker = self._head_find(m, final)
-        return marker, marker is not None or final or self._head_over()
+        _, marker = self.scanner.head_find(m, final)
+        if marker is OVER:
+            return None, True
+        return marker, marker is not None or final
 
     # ------------------------------------------------------------------ states
     # Content: base ``_s_content`` over ``_content_markers``; reasoning: base ``_s_think`` (state "think").
@@ -111,11 +113,11 @@ class MistralParser(ToolParser):
         if scanner.skip_repeats(TOOL_CALLS):  # openers in a row: each with nothing after it, dropped
             if self._head_spaced:  # the last opener's head is read on (the whitespace read before it dropped)
                 self._head_spaced = False
-                self._head_begin()
+                self.scanner.head_begin()
             return True
         c = scanner.peek(1)
         if c.isspace():
-            self._head_run(_BLANK, final)
+            self.scanner.head_run(_BLANK, final)
             self._head_spaced = True
             c = scanner.peek(1)
         if not c:
@@ -128,21 +130,23 @@ class MistralParser(ToolParser):
                 return False
             if hit is None:  # not a token: the array form
                 scanner.take(1)
-                self._head_text()
+                self.scanner.head_text()
                 self._state = _ARRAY
                 return True
             if hit in (TOOL_CALLS, THINK):
-                self._head_text()  # an opener with nothing after it: dropped
+                self.scanner.head_text()  # an opener with nothing after it: dropped
                 return self._at_token(hit)
             return self._no_call(None)  # [ARGS] or [CALL_ID] with no name
         self._state = _NAME
         return True
 
     def _s_name(self, final: bool) -> bool:
-        _, marker = self._head_find(_M_NAME, final)
-        if marker is None and not final and not self._head_over():
+        _, marker = self.scanner.head_find(_M_NAME, final)
+        if marker is None and not final:
             return False
-        raw = self._head_text()
+        if marker is OVER:
+            marker = None
+        raw = self.scanner.head_text()
         name = raw.strip()
         spaced = _SPACED.search(name) is not None
         if marker not in (ARGS, CALL_ID, "{") or not name or spaced:
@@ -155,7 +159,7 @@ class MistralParser(ToolParser):
             return self._no_call(marker, final and not spaced, raw)
         self._name = name
         if marker == CALL_ID:
-            self._head_begin(raw)  # the call id: its own bounded head, after the name's text
+            self.scanner.head_begin(raw)  # the call id: its own bounded head, after the name's text
             self._state = _ID
             return True
         self._begin_call(name)
@@ -173,7 +177,7 @@ class MistralParser(ToolParser):
             return False
         if marker != ARGS:
             return self._no_call(marker if marker in (TOOL_CALLS, THINK) else None, final)
-        self._head_text()
+        self.scanner.head_text()
         self._begin_call(self._name)
         self._args = RawArguments()
         self._state = _ARGS_START

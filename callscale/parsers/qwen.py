@@ -22,7 +22,7 @@ from . import register
 from .base import MAX_HEAD, MAX_LAYOUT_RUNS, Layout, ToolParser
 from .schema import UNTYPED, TypedValue, is_new_parameter, json_string, tool_name
 from .jsonscan import JsonCallLexer, JsonCallReader, json_call_transitions
-from .scanner import PARTIAL, Markers, markers
+from .scanner import OVER, PARTIAL, Markers, markers
 
 # The transition tables, as h11 writes its rules: {state: {what it reads: next state}} (the states are the
 # ``_s_<state>`` methods of each class; "broken" and "content" are base.ToolParser's; ``ws``: whitespace).
@@ -305,7 +305,7 @@ class Qwen3CoderParser(_QwenParser):
 
     def _open(self, marker: str, final: bool) -> bool:
         """An opener read in content (base ``_s_content``): a call head starts."""
-        self._head_begin(marker)
+        self.scanner.head_begin(marker)
         if marker[-1] == "=":  # ...<function= (no <tool_call>): the name follows at once
             self._orphan = True
             self._state = _NAME
@@ -328,47 +328,46 @@ class Qwen3CoderParser(_QwenParser):
             # <tool_call> again right after the opener (a degenerate model repeats it): the head is content (the
             # rule of a head that is no call; nothing is cut here, also when final) and this opener starts the
             # next head (content's answer at it, without its search)
-            text = "".join(self._head_parts)
+            text = sc.head_peek()
             self._emit_content(text)
             if text != TOOL_CALL_OPEN:  # (a head of that opener alone is already the next one)
-                self._head_begin(TOOL_CALL_OPEN)
+                self.scanner.head_begin(TOOL_CALL_OPEN)
             return True
-        ws, _ = self._head_run(_WS, final)
-        if ws and self._head_over():  # too long for a head
-            self._no_call(self._head_text())
+        ws, _ = self.scanner.head_run(_WS, final)
+        if ws and self.scanner.head_over():  # too long for a head
+            self._no_call(self.scanner.head_text())
             return True
         marker = sc.match(_M_FUNCTION, final)
         if marker is PARTIAL:
             return False
         if marker is None:
-            self._no_call(self._head_text(), final, _M_FUNCTION)
+            self._no_call(self.scanner.head_text(), final, _M_FUNCTION)
         else:  # the name follows: the head's fixed text becomes its first part
-            self._head_parts = ["".join(self._head_parts) + marker]
-            self._head_len += len(marker)
+            sc.head_keep(marker, join=True)
             self._state = _NAME
         return True
 
     def _s_name(self, final: bool) -> bool:
         """A function name up to ``>`` (bounded head): the call starts, or the head is no call."""
-        text, marker = self._head_find(_M_TAG_END, final)
-        if marker is None:
-            over = self._head_over()
+        sc = self.scanner
+        text, marker = sc.head_find(_M_TAG_END, final)
+        if marker is None or marker is OVER:
+            over = marker is OVER
             if not (final or over):
                 return False
-            self._no_call(self._head_text(), final and not over and not self._orphan)
+            self._no_call(self.scanner.head_text(), final and not over and not self._orphan)
             return True
-        name = "".join(self._head_parts[1:])
+        name = sc.head_peek(1)
         if marker != _TAG_END:  # a new <tool_call> before the name ended
-            self._no_call(self._head_text())
+            self._no_call(self.scanner.head_text())
             self._open(marker, final)
         elif not name or "<" in name or _SPACE.search(name):
-            self._no_call(self._head_text() + marker)
+            self._no_call(self.scanner.head_text() + marker)
         elif self._orphan:
             if self.tools and all(tool_name(t) != name for t in self.tools):
-                self._no_call(self._head_text() + marker)  # prose naming no tool of the request
+                self._no_call(self.scanner.head_text() + marker)  # prose naming no tool of the request
             else:
-                self._head_parts.append(marker)
-                self._head_len += len(marker)
+                sc.head_keep(marker)
                 self._call_name = name
                 self._state = _ORPHAN_BODY
         else:
@@ -378,19 +377,19 @@ class Qwen3CoderParser(_QwenParser):
 
     def _s_orphan_body(self, final: bool) -> bool:
         """``<function=NAME>`` without ``<tool_call>``: a call only if ``<parameter=`` or ``</function>`` follows."""
-        self._head_run(_WS, final)
-        if self._head_over():  # (its ">" counts too)
-            self._no_call(self._head_text())
+        self.scanner.head_run(_WS, final)
+        if self.scanner.head_over():  # (its ">" counts too)
+            self._no_call(self.scanner.head_text())
             return True
         marker = self.scanner.match(_M_BODY, final)
         if marker is PARTIAL:
             return False
         if marker is None:
-            self._no_call(self._head_text())  # prose mentioning <function=NAME>: content, also when cut
+            self._no_call(self.scanner.head_text())  # prose mentioning <function=NAME>: content, also when cut
         else:
             self._start_call(self._call_name)
             if marker == PARAMETER_OPEN:
-                self._head_begin()
+                self.scanner.head_begin()
                 self._state = _KEY
             else:
                 self._state = _FUNC_END
@@ -404,7 +403,7 @@ class Qwen3CoderParser(_QwenParser):
         if marker is None:
             self._drop_call(final, _M_BODY)
         elif marker == PARAMETER_OPEN:  # a key: a bounded head
-            self._head_begin()
+            self.scanner.head_begin()
             self._state = _KEY
         else:
             self._state = _FUNC_END
@@ -412,13 +411,13 @@ class Qwen3CoderParser(_QwenParser):
 
     def _s_key(self, final: bool) -> bool:
         """A parameter key up to ``>`` (bounded head); a missing or bad key breaks the call."""
-        text, marker = self._head_find(_M_TAG_END, final)
-        if marker is None:
-            if not (final or self._head_over()):
+        text, marker = self.scanner.head_find(_M_TAG_END, final)
+        if marker is None or marker is OVER:
+            if not (final or marker is OVER):
                 return False
             self._drop_call()
             return True
-        key = "".join(self._head_parts)
+        key = self.scanner.head_peek()
         if marker != _TAG_END:  # a new <tool_call> inside the tag
             self._drop_call()
             self._open(marker, final)
@@ -484,7 +483,7 @@ class Qwen3CoderParser(_QwenParser):
         self._candidate = [marker]
         state = self._state = _CANDIDATE_STATE[marker]
         if state is _NEXT_KEY:  # \n<parameter=: the next parameter, if a key and ">" follow
-            self._head_begin()
+            self.scanner.head_begin()
         return True
 
     def _held_end(self, final: bool):
@@ -516,7 +515,7 @@ class Qwen3CoderParser(_QwenParser):
             self._reject()
         elif marker == PARAMETER_OPEN:
             self._end_value()
-            self._head_begin()
+            self.scanner.head_begin()
             self._state = _KEY
         elif self._orphan:  # a call without <tool_call> ends at </parameter> </function>
             self._end_value()
@@ -562,11 +561,11 @@ class Qwen3CoderParser(_QwenParser):
     def _s_next_key(self, final: bool) -> bool:
         """After ``\\n<parameter=`` in a value: a new key and ``>`` confirm the value's end (its ``</parameter>`` missing)."""
         sc = self.scanner
-        text, decided = self._head_run(_KEY_CHARS, final)
+        text, decided = self.scanner.head_run(_KEY_CHARS, final)
         if not decided:
             return False
-        key = self._head_text()
-        if self._head_over() or sc.peek(1) != _TAG_END \
+        key = self.scanner.head_text()
+        if self.scanner.head_over() or sc.peek(1) != _TAG_END \
                 or not is_new_parameter(self.tools, self._call_name, key, self._keys):
             self._value_text(self._candidate_text() + key)  # value text; read on from the character that decided it
             self._candidate = []

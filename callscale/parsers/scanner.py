@@ -24,7 +24,7 @@ from functools import lru_cache
 from json.encoder import encode_basestring as _encode_string  # json.dumps(str, ensure_ascii=False)
 from typing import Any, Callable, Iterable
 
-__all__ = ["Markers", "MarkerScanner", "markers", "lazy_markers", "PARTIAL"]
+__all__ = ["Markers", "MarkerScanner", "markers", "lazy_markers", "PARTIAL", "OVER", "MAX_HEAD"]
 
 #: Whitespace as ``str.isspace`` tells it (re's ``\s`` on ``str`` is the same test, ``Py_UNICODE_ISSPACE``).
 _SPACE = re.compile(r"\s*")
@@ -32,6 +32,14 @@ _SPACE = re.compile(r"\s*")
 #: Returned by :meth:`MarkerScanner.match` when the buffer ends inside what
 #: may still become one of the markers: wait for more text.
 PARTIAL = object()
+
+#: Longest call head, in characters (the rule: :data:`callscale.parsers.base.MAX_HEAD`, re-exported there);
+#: the scanner holds a head's count (:meth:`MarkerScanner.head_find`).
+MAX_HEAD = 1024
+
+#: Returned by :meth:`MarkerScanner.head_find` in place of a marker when the head ran past :data:`MAX_HEAD`
+#: characters without one (decided, whatever the split: it is no head).
+OVER = object()
 
 
 class Markers:
@@ -135,13 +143,15 @@ class MarkerScanner:
     are in characters (Python ``str``).
     """
 
-    __slots__ = ("_buf", "_pos", "_mark", "_kept")
+    __slots__ = ("_buf", "_pos", "_mark", "_kept", "_head", "_head_len")
 
     def __init__(self) -> None:
         self._buf = ""
         self._pos = 0
         self._mark: int | None = None  # see mark()
         self._kept: list[str] = []
+        self._head: list[str] = []  # the bounded head being read (head_begin), in parts
+        self._head_len = 0  # its characters that count toward MAX_HEAD
 
     def feed(self, text: str, states: "dict[str, Callable[[Any, bool], bool]] | None" = None,
              machine: Any = None) -> None:
@@ -314,35 +324,15 @@ class MarkerScanner:
         return buf[pos:end], None
 
     def find_within(self, m: Markers, final: bool, limit: int) -> tuple[str, str | None]:
-        """:meth:`find` with a ``limit`` (characters, >= 0), called directly: the per-delta path of bounded heads."""
-        buf, pos = self._buf, self._pos
-        stop = pos + limit  # a marker must start before this
-        scan = m._scan
-        if scan:  # one search, as in find, within the bound
-            n = len(buf)
-            hit = scan.search(buf, pos, stop - 1 + m.longest)
-            end = n
-            if hit is not None:
-                marker = hit.group()
-                if marker in m.item_set:
-                    if hit.start() < stop:
-                        self._pos = hit.end()
-                        return buf[pos:hit.start()], marker
-                elif not final and hit.end() == n:  # (a partial one at the bound's end is cut by it: no marker)
-                    end = hit.start()
-            if end > stop:
-                end = stop
-            self._pos = end
-            return buf[pos:end], None
-        hit = m.regex.search(buf, pos, stop - 1 + m.longest) if limit else None
-        if hit is not None and hit.start() < stop:
-            self._pos = hit.end()
-            return buf[pos:hit.start()], hit.group()
-        end = len(buf) if final else self._holdback_start(m)
-        if end > stop:
-            end = stop
-        self._pos = end
-        return buf[pos:end], None
+        """:meth:`find` with a ``limit`` (characters, >= 0), called directly: :meth:`head_find`'s read of a head
+        that has ``limit`` characters left (the head being read, if any, kept aside meanwhile)."""
+        head, size = self._head, self._head_len
+        self._head, self._head_len = [], MAX_HEAD + 1 - limit
+        try:
+            text, marker = self.head_find(m, final)
+        finally:
+            self._head, self._head_len = head, size
+        return text, (None if marker is OVER else marker)
 
     def _holdback_start(self, m: Markers) -> int:
         """Start of the longest suffix of the buffer that is a proper prefix of a marker.
@@ -573,3 +563,108 @@ class MarkerScanner:
         if value.mode == "string":
             return _encode_string(text)[1:-1], found
         return value.feed(text), found
+
+    # --- the bounded call head (issue 28: one call a step; the rule is base.MAX_HEAD's)
+    def head_begin(self, prefix: str = "", counted: int = 0) -> None:
+        """Start reading a call head; ``prefix`` (the opener) is kept with its text, not counted.
+
+        ``counted``: how many of ``prefix``'s last characters were read as head already and count toward
+        :data:`MAX_HEAD` (gemma4's ``call:`` after its opener); 0 by default.
+        """
+        self._head = [prefix] if prefix else []
+        self._head_len = counted
+
+    def head_find(self, m: Markers, final: bool = False):
+        """Head text up to a marker of ``m`` within the head's bound: ``(text, answer)``, one call a step.
+
+        The text is also kept (:meth:`head_text`). ``answer``: the marker (consumed), which must start
+        within the ``MAX_HEAD + 1 - size`` characters the head has left (``size``: :meth:`head_size`), at
+        most that many are read; :data:`OVER` once the head holds more than :data:`MAX_HEAD` characters
+        with no marker (decided whatever the split: no marker can start there any more); else None (more
+        text is needed, or, with ``final``, the output ended inside the head). A possible partial marker
+        at the end is held back unless ``final``, as :meth:`find` does (:meth:`find_within` is this read
+        for any bound; ``tests/test_head_bound.py`` holds it to :meth:`find`).
+        """
+        buf, pos = self._buf, self._pos
+        limit = MAX_HEAD + 1 - self._head_len
+        if limit < 0:
+            limit = 0
+        stop = pos + limit  # a marker must start before this
+        scan = m._scan
+        if scan:  # one search, as in find, within the bound
+            hit = scan.search(buf, pos, stop - 1 + m.longest)
+            end = len(buf)
+            if hit is not None:
+                marker = hit.group()
+                if marker in m.item_set:
+                    if hit.start() < stop:
+                        self._pos = hit.end()
+                        end = hit.start()
+                        if end > pos:
+                            self._head_len += end - pos
+                            text = buf[pos:end]
+                            self._head.append(text)
+                            return text, marker
+                        return "", marker
+                elif not final and hit.end() == end:  # (a partial one at the bound's end is cut by it: no marker)
+                    end = hit.start()
+        else:  # a lazy or nested set
+            hit = m.regex.search(buf, pos, stop - 1 + m.longest) if limit else None
+            if hit is not None and hit.start() < stop:
+                self._pos = hit.end()
+                end = hit.start()
+                text = buf[pos:end]
+                if text:
+                    self._head_len += end - pos
+                    self._head.append(text)
+                return text, hit.group()
+            end = len(buf) if final else self._holdback_start(m)
+        if end > stop:
+            end = stop
+        self._pos = end
+        if end > pos:
+            text = buf[pos:end]
+            self._head.append(text)
+            self._head_len += end - pos
+            if self._head_len > MAX_HEAD:
+                return text, OVER
+            return text, None
+        return "", (OVER if self._head_len > MAX_HEAD else None)
+
+    def head_run(self, run: "re.Pattern[str]", final: bool = False) -> tuple[str, bool]:
+        """Head characters that ``run`` matches (:meth:`take_run`) within the head's bound: ``(text, decided)``.
+
+        The text is also kept (:meth:`head_text`); ``decided`` is :meth:`take_run`'s, or ``final``.
+        """
+        text, decided = self.take_run(run, MAX_HEAD + 1 - self._head_len)
+        if text:
+            self._head_len += len(text)
+            self._head.append(text)
+        return text, decided or final
+
+    def head_keep(self, text: str, join: bool = False) -> None:
+        """Add ``text`` (read by another method: a marker) to the head, counted; ``join``: the head so far and
+        ``text`` become its one first part (its fixed text: :meth:`head_peek` ``(1)`` is what follows it)."""
+        self._head_len += len(text)
+        if join:
+            self._head = ["".join(self._head) + text]
+        else:
+            self._head.append(text)
+
+    def head_over(self) -> bool:
+        """Whether the head read so far holds more than :data:`MAX_HEAD` characters (so it is no head)."""
+        return self._head_len > MAX_HEAD
+
+    def head_size(self) -> int:
+        """The head's characters that count toward :data:`MAX_HEAD` (0: none read since :meth:`head_begin`)."""
+        return self._head_len
+
+    def head_peek(self, start: int = 0) -> str:
+        """The head's text from its part ``start`` on (1: past its prefix or fixed text), kept."""
+        return "".join(self._head[start:])
+
+    def head_text(self) -> str:
+        """The head read since :meth:`head_begin` (with its prefix); the parts are released."""
+        text = "".join(self._head)
+        self._head = []
+        return text
