@@ -166,10 +166,12 @@ class MarkerScanner:
         pos = self._pos
         if not pos:
             self._buf += text
+        elif self._mark is None:
+            self._buf = self._buf[pos:] + text if pos < len(self._buf) else text  # (all read: the delta alone)
+            self._pos = 0
         else:
-            if self._mark is not None:
-                self._kept.append(self._buf[self._mark:pos])
-                self._mark = 0
+            self._kept.append(self._buf[self._mark:pos])
+            self._mark = 0
             self._buf = self._buf[pos:] + text
             self._pos = 0
         if states is not None:
