@@ -6,7 +6,7 @@ import json
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from callscale import parsers
@@ -336,3 +336,47 @@ def test_llama4_the_light_head_prefix_pattern_agrees_with_the_head_pattern():
         for chars in itertools.product("a_1.- (é\t", repeat=n):
             text = "".join(chars)
             assert (_HEAD_PREFIX.fullmatch(text) is not None) == (_HEAD_RE.match(text).end() == len(text)), text
+
+
+# ----------------------------------------------------------------- the whole-head fast path (issue 28)
+class _StepwiseLlama4(parsers.get(L4)):
+    """Llama 4 with its one fast path off: every head read a step at a time (the plain path)."""
+
+    def _open_head(self, raw: str, first: bool) -> None:
+        from callscale.parsers import llama
+
+        super()._open_head(raw, first)
+        self.scanner.head_begin(raw)
+        self._word = ""
+        self._step = llama._H_NAME0
+
+
+_HEAD_PIECES = ["[", "]", "(", ")", "=", ",", " ", "\n", "f", "get_weather", "city", "x1", "_", "é", "1", ".", "-",
+                '"a"', "'b'", "2", "True", "None", "[1, 2]", "{", "}", ":", "<|python_start|>"]
+
+
+@given(st.lists(st.sampled_from(_HEAD_PIECES), max_size=14), st.lists(st.integers(1, 6), min_size=1, max_size=8))
+@example(["[", "get_weather", "(", "city", "=", '"a"', ",", " ", "x1", "=", "2", ")", "]"], [3])
+@example(["[", "f", " ", "(", ")", ",", "f", "(", "_", "=", "None", ")", "]"], [1])
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_llama4_the_whole_head_path_agrees_with_the_steps(pieces, sizes):
+    # the head matched whole (_HEAD_RE, waiting up to _HEAD_WAIT characters) gives what the steps give: the same
+    # content, calls and argument text, whole and at every split
+    text = "".join(pieces) + " after"
+    deltas, i, k = [], 0, 0
+    while i < len(text):
+        deltas.append(text[i:i + sizes[k % len(sizes)]])
+        i += sizes[k % len(sizes)]
+        k += 1
+    for split in ([text], deltas):
+        fast = check.stream(parsers.get(L4)(), split, ())
+        plain = check.stream(_StepwiseLlama4(), split, ())
+        assert not check.compare(fast, plain), (split, fast, plain)
+        assert (fast.content, fast.complete_calls()) == (plain.content, plain.complete_calls())
+
+
+def test_llama4_the_stepwise_reader_reads_calls():
+    # the plain path of the agreement test above is a working reader (so the test compares two readers of calls)
+    got = check.stream(_StepwiseLlama4(), list('[get_weather(city="a", x1=2), f()] after'), ())
+    assert got.complete_calls() == [("get_weather", {"city": "a", "x1": 2}), ("f", {})]
+    assert got.content == " after"
