@@ -214,3 +214,45 @@ def test_match_after_space_skips_whitespace_then_reads_one_marker_of_the_set():
     one = markers(">")
     sc = _scanner(">>")
     assert sc.match_after_space(one) == ">" and sc.rest() == ">"
+
+
+_FOLLOW = markers("</parameter>", "<parameter=", "</function>", "<", "x")
+
+
+@given(st.lists(st.sampled_from([" ", "\t", "\n", "</parameter>", "<param", "eter=", "</function>", "</fun", "<", "x",
+                                 "y"]), max_size=10),
+       st.lists(st.integers(1, 5), min_size=1, max_size=5), st.booleans(), st.integers(1, 3), st.booleans())
+@settings(max_examples=400, deadline=None)
+def test_match_after_whitespace_held_agrees_with_skip_whitespace_add_then_match(pieces, sizes, final, runs, lazy):
+    # base._confirm's plain path: skip the whitespace, hold it (its bound may refuse it: then no marker is read),
+    # then match; match with a layout does it in one call
+    from callscale.parsers import base
+
+    follow = lazy_markers(*_FOLLOW.items) if lazy else _FOLLOW
+    text = "".join(pieces)
+    deltas, i, k = [], 0, 0
+    while i < len(text):
+        deltas.append(text[i:i + sizes[k % len(sizes)]])
+        i += sizes[k % len(sizes)]
+        k += 1
+    fast, plain = MarkerScanner(), MarkerScanner()
+    held_fast, held_plain = base.Layout(), base.Layout()
+    old = base.MAX_LAYOUT_RUNS
+    base.MAX_LAYOUT_RUNS = runs  # (a small bound: whitespace of a few runs passes it)
+    try:
+        for n, d in enumerate(deltas):
+            fast.feed(d)
+            plain.feed(d)
+            last = final and n == len(deltas) - 1
+            while True:
+                got = fast.match(follow, last, held_fast)
+                ws = plain.skip_whitespace()
+                want = None if ws and not held_plain.add(ws) else plain.match(follow, last)
+                assert got is want or got == want
+                assert fast.rest() == plain.rest() and held_fast.text() == held_plain.text()
+                if not isinstance(want, str):
+                    break
+                held_fast.clear()
+                held_plain.clear()
+    finally:
+        base.MAX_LAYOUT_RUNS = old

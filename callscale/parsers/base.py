@@ -133,7 +133,7 @@ class Layout:
         return bool(self.runs)
 
 
-@dataclass
+@dataclass(slots=True)
 class ToolCallItem:
     """One piece of one streamed tool call.
 
@@ -147,7 +147,7 @@ class ToolCallItem:
     parameters: str = ""
 
 
-@dataclass
+@dataclass(slots=True)
 class StreamingParseResult:
     """What one call of a parser method returns.
 
@@ -566,11 +566,7 @@ class ToolParser:
         The caller clears the held whitespace with ``self._confirm_ws.clear()``
         when it reads the closing tag.
         """
-        sc = self.scanner
-        ws = sc.skip_whitespace()
-        if ws and not self._confirm_ws.add(ws):
-            return None
-        return sc.match(follow, final)
+        return self.scanner.match(follow, final, self._confirm_ws)
 
     def _confirm_text(self) -> str:
         """The whitespace held by :meth:`_confirm` (released)."""

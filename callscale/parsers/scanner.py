@@ -356,14 +356,23 @@ class MarkerScanner:
                 i = buf.find(ch, i + 1, best)
         return best
 
-    def match(self, m: Markers, final: bool = False):
+    def match(self, m: Markers, final: bool = False, layout: Any = None):
         """Which marker of ``m`` starts exactly at the current position.
 
         Returns the marker (consumed), ``PARTIAL`` when the unconsumed text is
         a proper prefix of a marker and more text may come (nothing consumed),
         or ``None`` when no marker starts here (nothing consumed).
+
+        ``layout``: whitespace first, held there (a :class:`callscale.parsers.base.Layout`: its ``add``,
+        which answers False past its bound: then None, nothing read after the whitespace); one call for
+        base ``_confirm`` (a closing tag confirmed by what follows it).
         """
         buf, pos = self._buf, self._pos
+        if layout is not None and pos < len(buf) and buf[pos].isspace():
+            end = self._pos = _SPACE.match(buf, pos).end()
+            if not layout.add(buf[pos:end]):
+                return None
+            pos = end
         if pos >= len(buf):
             return None if final else PARTIAL
         if len(buf) - pos < m.longest and buf[pos:] in m.held:
