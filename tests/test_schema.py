@@ -356,3 +356,19 @@ def test_the_undeclared_modes_stream_their_whole_rule_at_any_split(text, cuts, u
     streamed = tv.opening + "".join(tv.feed(text[a:b]) for a, b in zip(cuts, cuts[1:])) + tv.end()
     rule = json_as_written if undeclared == "json" else json_container_or_string
     assert streamed == rule(text)
+
+
+def test_typed_value_shares_the_one_string_writer_and_makes_the_others():
+    from callscale.parsers.schema import UNTYPED, TypedValue, Typing, typed_value
+
+    string = typed_value(Typing(("string",)))
+    assert string is typed_value(UNTYPED) is typed_value(Typing(("string",)), "auto")
+    assert string.mode == "string" and string.head() == '"'
+    assert string.feed('a "b"\n') == 'a \\"b\\"\\n' and string.end() == '"'
+    assert string.feed("c") == "c"  # it kept nothing: the next value starts clean
+    for typing, undeclared in ((Typing(("integer",)), "string"), (UNTYPED, "auto"), (UNTYPED, "json"),
+                               (Typing(("string", "null")), "string")):
+        made = typed_value(typing, undeclared)
+        assert made is not typed_value(typing, undeclared) and made.mode == TypedValue(typing, undeclared).mode
+    held = typed_value(Typing(("integer",)))
+    assert held.feed(" 4") == "" and held.feed("2") == "" and held.end() == "42"

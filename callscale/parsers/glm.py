@@ -40,7 +40,7 @@ import re
 
 from . import register
 from .base import ToolParser
-from .schema import UNTYPED, TypedValue, is_new_parameter, json_string
+from .schema import UNTYPED, TypedValue, is_new_parameter, json_string, typed_value
 from .scanner import OVER, PARTIAL, markers
 
 __all__ = [
@@ -239,7 +239,7 @@ class _GlmParser(ToolParser):
         keys = self._keys
         head = ("{" if not keys else ", ") + json_string(key) + ": "
         keys.add(key)
-        self._tv = tv = TypedValue(self._param_typing(self._name, key), "auto")
+        self._tv = tv = typed_value(self._param_typing(self._name, key), "auto")
         if hit is None:  # <arg_value> missing: the value runs to its </arg_value>, held back
             self._bare = True
             self._bare_parts = []

@@ -20,7 +20,7 @@ import re
 
 from . import register
 from .base import MAX_HEAD, MAX_LAYOUT_RUNS, Layout, ToolParser
-from .schema import UNTYPED, TypedValue, is_new_parameter, json_string, tool_name
+from .schema import UNTYPED, TypedValue, is_new_parameter, json_string, tool_name, typed_value
 from .jsonscan import JsonCallLexer, JsonCallReader, json_call_transitions
 from .scanner import OVER, PARTIAL, Markers, markers
 
@@ -445,7 +445,7 @@ class Qwen3CoderParser(_QwenParser):
 
     # ------------------------------------------------------------------ values
     def _start_value(self, key: str) -> None:
-        tv = self._tv = TypedValue(self._param_typing(self._call_name, key))
+        tv = self._tv = typed_value(self._param_typing(self._call_name, key))
         head = (", " if self._keys else "") + json_string(key) + ": " + tv.opening
         self._keys.add(key)
         self._held_ws = ""

@@ -49,6 +49,7 @@ __all__ = [
     "MAX_REF_DEPTH",
     "MAX_LITERAL_DEPTH",
     "TypedValue",
+    "typed_value",
     "typed_json",
     "json_as_written",
     "json_container_or_string",
@@ -674,3 +675,17 @@ class TypedValue:
             return reader.json  # written while the value streamed
         return json_text(value)
 
+
+
+#: The one writer of a value that streams as a string: stateless (``feed`` is :func:`json_fragment`, ``end``
+#: answers ``'"'``), so every such value shares it (:func:`typed_value`).
+_STRING_VALUE = TypedValue(UNTYPED)
+
+
+def typed_value(typing: Typing, undeclared: str = "string") -> TypedValue:
+    """``TypedValue(typing, undeclared)``, made once where the value streams as a string (a declared string,
+    or no typing with ``undeclared`` ``"string"``): that writer keeps nothing, so one serves every such value
+    (a value a call's parameter: no writer made per parameter of many short calls)."""
+    if typing.is_string or (not typing.declared and undeclared == "string"):
+        return _STRING_VALUE
+    return TypedValue(typing, undeclared)
