@@ -371,7 +371,7 @@ TAG_CLOSED = [n for n in NAMES if _after_value_tag(n) is not None]
 
 @pytest.mark.parametrize("name", TAG_CLOSED)
 def test_whitespace_after_a_value_closing_tag_is_held_bounded(name):
-    # the tag that may close a value waits for what follows (base._confirm); whitespace meanwhile is held as
+    # the tag that may close a value waits for what follows (scanner.match with base._confirm_ws); whitespace meanwhile is held as
     # run lengths in every format (qwen3_coder kept a list entry a delta: 100,000 characters in 50,001 entries)
     prefix = _after_value_tag(name)
     small, large = _peak_after_value_tag(prefix, name, 4_000), _peak_after_value_tag(prefix, name, 64_000)

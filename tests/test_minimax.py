@@ -332,7 +332,7 @@ def test_rendered_calls_parse_back_under_any_split(calls, content, sizes, typed)
 
 
 def test_whitespace_after_a_closing_tag_is_held_bounded_as_in_every_format():
-    """``</parameter>`` is confirmed by base.py's ``_confirm`` (whitespace held as run lengths): a run of
+    """``</parameter>`` is confirmed by the scanner's ``match`` into base.py's ``_confirm_ws`` (whitespace held as run lengths): a run of
     whitespace of any length costs one run; past ``MAX_LAYOUT_RUNS`` runs the tag is value text."""
     from callscale.parsers.base import MAX_LAYOUT_RUNS
 

@@ -224,7 +224,7 @@ _FOLLOW = markers("</parameter>", "<parameter=", "</function>", "<", "x")
        st.lists(st.integers(1, 5), min_size=1, max_size=5), st.booleans(), st.integers(1, 3), st.booleans())
 @settings(max_examples=400, deadline=None)
 def test_match_after_whitespace_held_agrees_with_skip_whitespace_add_then_match(pieces, sizes, final, runs, lazy):
-    # base._confirm's plain path: skip the whitespace, hold it (its bound may refuse it: then no marker is read),
+    # a closing tag's confirmation, the plain path: skip the whitespace, hold it (its bound may refuse it: then no marker is read),
     # then match; match with a layout does it in one call
     from callscale.parsers import base
 

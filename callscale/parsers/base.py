@@ -259,7 +259,7 @@ class ToolParser:
         self._broken_held: list[str] | None = None
         #: the current state (a key of ``_states``), for formats run by the base driver
         self._state = "content"
-        # whitespace read after a closing tag, before what confirms it (_confirm)
+        # whitespace read after a closing tag, before what confirms it (see _confirm_text)
         self._confirm_ws = Layout()
         # schema typings looked up for self.tools (see _param_typing)
         self._typings: tuple[Any, dict[tuple[str, str], Any]] = (None, {})  # (the tools list, its typings)
@@ -555,21 +555,13 @@ class ToolParser:
         return typing
 
     # ----------------------------------------------------------------- confirmed closers (bounded heads: the scanner's head_*)
-    def _confirm(self, follow: Markers, final: bool):
-        """After a closing tag: is it confirmed by whitespace then one of ``follow``?
-
-        Returns the marker of ``follow`` (consumed; the whitespace before it
-        was layout, still in ``self._confirm_ws`` until cleared), ``None`` when something else follows (the
-        tag and :meth:`_confirm_text` are text of the element), or ``PARTIAL``
-        when more text is needed. Whitespace is held as :class:`Layout`
-        (bounded); past :data:`MAX_LAYOUT_RUNS` runs the tag is not confirmed.
-        The caller clears the held whitespace with ``self._confirm_ws.clear()``
-        when it reads the closing tag.
-        """
-        return self.scanner.match(follow, final, self._confirm_ws)
-
+    # After a closing tag that may be text of the element, a format reads what confirms it with
+    # ``self.scanner.match(follow, final, self._confirm_ws)``: whitespace held in ``_confirm_ws`` (a Layout,
+    # bounded: past MAX_LAYOUT_RUNS runs the tag is not confirmed), then a marker of ``follow`` (confirmed,
+    # consumed), None (the tag and _confirm_text() are element text) or PARTIAL (wait). The caller clears
+    # ``_confirm_ws`` when it reads the closing tag.
     def _confirm_text(self) -> str:
-        """The whitespace held by :meth:`_confirm` (released)."""
+        """The whitespace held while confirming a closing tag (``scanner.match(follow, final, self._confirm_ws)``), released."""
         text = self._confirm_ws.text()
         self._confirm_ws.clear()
         return text

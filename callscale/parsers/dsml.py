@@ -534,7 +534,7 @@ class DsmlToolParser(ToolParser):
 
     def _s_after_param(self, final: bool) -> bool:
         """After ``</P>``: confirmed by a parameter opener, or by ``</I>`` and what may follow an invoke."""
-        marker = self._confirm(self._m_after_param, final)
+        marker = self.scanner.match(self._m_after_param, final, self._confirm_ws)
         if marker is PARTIAL:
             return False
         if marker == EOS:  # dropped; the continuation is still to come
@@ -557,7 +557,7 @@ class DsmlToolParser(ToolParser):
             self._close_value()
             self._close_invoke()
             return True
-        marker = self._confirm(self._m_after_invoke, final)
+        marker = self.scanner.match(self._m_after_invoke, final, self._confirm_ws)
         if marker is PARTIAL:
             return False
         if marker is None:

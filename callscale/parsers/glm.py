@@ -325,7 +325,7 @@ class _GlmParser(ToolParser):
 
     def _s_value_call_end(self, final: bool) -> bool:
         """``</tool_call>`` in a value: it ends value and call (``</arg_value>`` missing) before the end of the output or a new call."""
-        hit = self._confirm(_M_OPENER, final)
+        hit = self.scanner.match(_M_OPENER, final, self._confirm_ws)
         if hit is PARTIAL:
             return False
         if hit is None and not (final and self.scanner.at_end()):
@@ -348,8 +348,8 @@ class _GlmParser(ToolParser):
         return tv.opening + tv.feed(text) + tv.end()
 
     def _s_value_close(self, final: bool) -> bool:
-        """After ``</arg_value>``: it closes the value only before ``<arg_key>`` or ``</tool_call>`` (base ``_confirm``)."""
-        hit = self._confirm(_M_AFTER_VALUE, final)
+        """After ``</arg_value>``: it closes the value only before ``<arg_key>`` or ``</tool_call>`` (confirmed: the scanner's ``match`` with base's ``_confirm_ws``)."""
+        hit = self.scanner.match(_M_AFTER_VALUE, final, self._confirm_ws)
         if hit is PARTIAL:
             return False
         if hit is None:

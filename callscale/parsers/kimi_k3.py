@@ -275,7 +275,7 @@ class KimiK3Parser(ToolParser):
             self._emit_arguments(self._value.feed(text))  # (a held value sends nothing until its end)
 
     def _s_close1(self, final: bool) -> bool:
-        marker = self._confirm(_AFTER_ARG, final)
+        marker = self.scanner.match(_AFTER_ARG, final, self._confirm_ws)
         if marker is PARTIAL:
             return False
         if marker == ARG_HEAD:
@@ -297,7 +297,7 @@ class KimiK3Parser(ToolParser):
             self._close_call()
             self._state = "tools"
             return False
-        marker = self._confirm(_AFTER_CALL, final)
+        marker = self.scanner.match(_AFTER_CALL, final, self._confirm_ws)
         if marker is PARTIAL:
             return False
         if marker is None:

@@ -323,7 +323,7 @@ class MiniMaxM2Parser(MiniMaxBlocks):
         return True
 
     def _s_close1(self, final: bool) -> bool:
-        marker = self._confirm(_AFTER_PARAM, final)
+        marker = self.scanner.match(_AFTER_PARAM, final, self._confirm_ws)
         if marker is PARTIAL:
             return False
         if marker == PARAM_OPEN:
@@ -345,7 +345,7 @@ class MiniMaxM2Parser(MiniMaxBlocks):
             self._close_call()
             self._state = _S_BLOCK
             return False
-        marker = self._confirm(_AFTER_INVOKE, final)
+        marker = self.scanner.match(_AFTER_INVOKE, final, self._confirm_ws)
         if marker is PARTIAL:
             return False
         if marker is None:
@@ -367,7 +367,7 @@ class MiniMaxM2Parser(MiniMaxBlocks):
     # ------------------------------------------------------------------ helpers
     def _reject_close(self) -> None:
         """The held-back closing tag(s) did not end the value: value text, with the whitespace
-        :meth:`ToolParser._confirm` held after them; scan on after it."""
+        :meth:`ToolParser._confirm_text` held after them; scan on after it."""
         self._emit_arguments(self._tv.feed("".join(self._pending) + self._confirm_text()))
         self._pending = []
         self._state = _S_VALUE

@@ -335,11 +335,11 @@ class MiniMaxM3Parser(MiniMaxBlocks):
 
     def _s_confirm(self, final: bool) -> bool:
         sc = self.scanner
-        if sc.peek(len(NS)) == NS:  # (_confirm's answer at once: the namespace, here left unread)
+        if sc.peek(len(NS)) == NS:  # (the confirming match's answer at once: the namespace, here left unread)
             self._confirm_ws.clear()
             self._end_text()
             return True
-        marker = self._confirm(_NS, final)
+        marker = self.scanner.match(_NS, final, self._confirm_ws)
         if marker is PARTIAL:
             return False
         if marker is None:

@@ -241,7 +241,7 @@ class Qwen3Parser(JsonCallReader, _QwenParser):
 
     def _s_envelope(self, final: bool) -> bool:
         """An envelope that holds nothing a call needs: markup before ``</tool_call>``."""
-        hit = self._confirm(_M_CLOSE, final)
+        hit = self.scanner.match(_M_CLOSE, final, self._confirm_ws)
         if hit is PARTIAL:
             return False
         if hit is None and not (final and self.scanner.at_end()):
@@ -283,7 +283,7 @@ class Qwen3CoderParser(_QwenParser):
     A call head (``<tool_call>``, whitespace, ``<function=``, the name) and a
     key are base bounded heads (``_head_*``): the head's first part is its
     fixed text, the name the parts after it. A tag that may end a value is a
-    candidate confirmed by what follows (base ``_confirm``).
+    candidate confirmed by what follows (the scanner's ``match`` with base's ``_confirm_ws``).
     """
 
     #: The whitespace its encoder writes before a call block (base.ToolParser.layout_before_call).
@@ -508,7 +508,7 @@ class Qwen3CoderParser(_QwenParser):
 
     def _s_after_param_close(self, final: bool) -> bool:
         """After a candidate ``</parameter>``: ``<parameter=`` or ``</function>`` confirm it."""
-        marker = self._confirm(_M_BODY, final)
+        marker = self.scanner.match(_M_BODY, final, self._confirm_ws)
         if marker is PARTIAL:
             return False
         if marker is None:
@@ -529,7 +529,7 @@ class Qwen3CoderParser(_QwenParser):
 
     def _s_after_function_close(self, final: bool) -> bool:
         """After ``[</parameter> ws] </function>``: ``</tool_call>`` confirms it (without ``<tool_call>``: the end)."""
-        marker = self._confirm(_M_CLOSE, final)
+        marker = self.scanner.match(_M_CLOSE, final, self._confirm_ws)
         if marker is PARTIAL:
             return False
         if marker is not None or (self._orphan and self._ends_here(final)):
@@ -542,7 +542,7 @@ class Qwen3CoderParser(_QwenParser):
     def _s_after_call_close(self, final: bool) -> bool:
         """After ``</tool_call>`` in a value (``</parameter>``, ``</function>`` missing): a new ``<tool_call>`` or
         the end of the output confirm it."""
-        marker = self._confirm(_M_OPEN_ONLY, final)
+        marker = self.scanner.match(_M_OPEN_ONLY, final, self._confirm_ws)
         if marker is PARTIAL:
             return False
         if marker is None and not self._ends_here(final):

@@ -365,7 +365,7 @@ class MarkerScanner:
 
         ``layout``: whitespace first, held there (a :class:`callscale.parsers.base.Layout`: its ``add``,
         which answers False past its bound: then None, nothing read after the whitespace); one call for
-        base ``_confirm`` (a closing tag confirmed by what follows it).
+        a closing tag confirmed by what follows it (base ``_confirm_ws``).
         """
         buf, pos = self._buf, self._pos
         if layout is not None and pos < len(buf) and buf[pos].isspace():
