@@ -1,23 +1,28 @@
 """Each format module's transition table (issue 28: it opens the module, as h11 writes its rules) stays true:
-its states are the parser class's own ``_s_<state>`` steps, every next state it names is one, and every
-state a parser enters while streaming real workloads is in it."""
+a table (``Format.transitions`` of tests/formats.py) names exactly the class's own states, every next state it
+names is one, and every state a parser enters while streaming the headline workloads is in it. And jsonscan's
+reader states."""
 
 import pytest
 
 from callscale import parsers
-from callscale.parsers import gemma, minimax, minimax_m3, mistral
+from callscale.parsers import jsonscan
 from callscale.workloads import catalog
+from formats import FORMATS
 
-TABLES = {
-    "gemma4": gemma.GEMMA4_TRANSITIONS,
-    "minimax_m2": minimax.MINIMAX_M2_TRANSITIONS,
-    "minimax_m3": {**minimax.BLOCK_TRANSITIONS, **minimax_m3.MINIMAX_M3_TRANSITIONS},
-    "mistral": mistral.MISTRAL_TRANSITIONS,
-}
+TABLES = {name: row.transitions for name, row in FORMATS.items() if row.transitions is not None}
+
+
+def test_the_tables_are_the_modules():
+    from callscale.parsers import gemma, kimi_k3, mistral
+
+    assert TABLES["gemma4"] is gemma.GEMMA4_TRANSITIONS and TABLES["mistral"] is mistral.MISTRAL_TRANSITIONS
+    assert TABLES["kimi_k3"] is kimi_k3.KIMI_K3_TRANSITIONS
+    assert {"deepseek_v3", "deepseek_v31", "kimi_k2", "gpt_oss", "minimax_m2", "minimax_m3", "qwen3"} <= set(TABLES)
 
 
 def _own_states(cls) -> set[str]:
-    """The states the format's modules define (not the base's)."""
+    """The states the format's own classes define (not base.ToolParser's)."""
     own = set()
     for klass in cls.__mro__:
         if klass.__module__.startswith("callscale.parsers.") and klass.__module__ != "callscale.parsers.base":
@@ -29,8 +34,9 @@ def _own_states(cls) -> set[str]:
 def test_the_table_names_the_classes_states(name):
     cls = parsers.get(name)
     table = TABLES[name]
-    assert _own_states(cls) <= set(table), "a state of the class is missing from its table"
-    assert set(table) <= set(cls._states), "the table names a state the class has not"
+    used = {state for state in _own_states(cls) if state in cls._states}
+    assert used <= set(table), f"states of the class missing from its table: {sorted(used - set(table))}"
+    assert set(table) <= set(cls._states), f"the table names states the class has not: {sorted(set(table) - set(cls._states))}"
     for state, reads in table.items():
         assert reads, state
         for nxt in reads.values():
@@ -53,3 +59,11 @@ def test_a_parser_enters_only_states_of_its_table(name):
             parser.parse_streaming_increment(delta, case.tools)
         parser.finish(case.tools)
     assert {"content"} < seen <= set(TABLES[name])
+
+
+def test_the_json_call_readers_table_names_its_states():
+    own = {attr[3:] for attr in vars(jsonscan.JsonCallReader) if attr.startswith("_s_")}
+    assert set(jsonscan.JSON_CALL_TRANSITIONS) == own | {"json"}  # "json": the format's state, _read_object
+    for reads in jsonscan.JSON_CALL_TRANSITIONS.values():
+        for nxt in reads.values():
+            assert nxt in jsonscan.JSON_CALL_TRANSITIONS or nxt == "format"
