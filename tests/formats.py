@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from callscale.parsers import (deepseek, dsml, gemma, glm, harmony, kimi, kimi_k3, llama, minimax, minimax_m3,
-                               mistral, qwen)
+                               mistral, qwen, step3)
 from callscale.workloads import render
 from callscale.workloads.render import Call
 
@@ -180,6 +180,12 @@ def _kimi_k3(n):
     name = "f" * (n - len(' tool=""'))
     return name, (kimi_k3.TOOLS_OPEN + kimi_k3.CALL_HEAD + f' tool="{name}"' + kimi_k3.SEP + kimi_k3.CALL_CLOSE
                   + kimi_k3.TOOLS_CLOSE), {}
+
+
+def _step3(n):
+    name = "f" * n
+    return name, (step3.CALLS_BEGIN + step3.CALL_BEGIN + step3.KIND + step3.SEP + step3.INVOKE_OPEN + name
+                  + step3.TAG_END + "\n" + step3.INVOKE_CLOSE + step3.CALL_END + step3.CALLS_END), {}
 
 
 def _gemma(n):
@@ -334,4 +340,18 @@ FORMATS: dict[str, Format] = {
         stray=(_same("[" + PATH.replace("/", "f")),
                (llama.PYTHON_START + "[f(" + " " * 2000 + PROSE, "[f(" + " " * 2000 + PROSE)),
         heads=(_llama4,), call_start="(city="),
+    "step3": Format(
+        opener=step3.CALLS_BEGIN,
+        empty_envelope=(step3.CALLS_BEGIN + step3.CALLS_END, step3.CALLS_BEGIN + "\n" + step3.CALLS_END,
+                        step3.CALLS_BEGIN + step3.CALL_BEGIN + step3.CALL_END + step3.CALLS_END,
+                        step3.CALLS_BEGIN + step3.CALL_BEGIN + step3.KIND + step3.SEP + step3.CALL_END + step3.CALLS_END,
+                        step3.CALLS_BEGIN + step3.CALL_BEGIN + step3.KIND + step3.SEP + step3.INVOKE_OPEN + step3.TAG_END
+                        + "\n" + step3.INVOKE_CLOSE + step3.CALL_END + step3.CALLS_END),
+        broken=(f"Hi.{step3.CALLS_BEGIN}\n{step3.CALL_BEGIN}{step3.KIND}{step3.SEP}{step3.INVOKE_OPEN}get_weather"
+                f"{step3.TAG_END}\n"),
+        # the block tokens are markup; a call head that is no call is content (step3.py)
+        stray=((step3.CALLS_BEGIN + PROSE, PROSE), (step3.CALLS_BEGIN + step3.CALL_BEGIN + PROSE, step3.CALL_BEGIN + PROSE),
+               (step3.CALLS_BEGIN + step3.CALL_BEGIN + step3.KIND + step3.SEP + step3.INVOKE_OPEN + PROSE,
+                step3.CALL_BEGIN + step3.KIND + step3.SEP + step3.INVOKE_OPEN + PROSE)),
+        heads=(_step3,), value_tag=True, typed="schema", transitions=step3.STEP3_TRANSITIONS),
 }

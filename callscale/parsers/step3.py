@@ -25,8 +25,9 @@ STEP3_TRANSITIONS = {
     "content": {"text": "content", "CALLS_BEGIN": "block"},
     "block": {"ws CALL_BEGIN": "kind", "ws CALLS_END": "content", "ws CALLS_BEGIN, ws CALL_END (markup)": "block",
               "anything else (content, with its ws)": "content"},
-    "kind": {"function SEP": "invoke", "an empty head's CALL_END (markup)": "block",
-             "another head, a block token (text of the block)": "block", "past MAX_HEAD (content)": "content"},
+    "kind": {"function SEP": "invoke", "another kind's SEP (the engines skip it)": "broken",
+             "an empty head's CALL_END (markup)": "block", "another head's CALL_END, a block token (text of the block)":
+             "block", "past MAX_HEAD (content)": "content"},
     "invoke": {'<steptml:invoke name="': "name", "CALL_END (an empty call: markup)": "block",
                "anything else (the head is content)": "content"},
     "name": {'NAME ">': "body", "an empty or bad name": "broken", "past MAX_HEAD (content)": "content"},
@@ -149,9 +150,11 @@ class Step3Parser(ToolParser):
             self._raw = head + SEP
             self._state = "invoke"
             return True
+        if marker == SEP:  # a call of another kind: broken (the engines skip it), its text to CALL_END dropped
+            return self._broken(head + SEP)
         if marker == CALL_END and not head[len(CALL_BEGIN):].strip():
             pass  # an empty call: markup
-        elif marker in (SEP, CALL_END):
+        elif marker == CALL_END:
             self._emit_content(head + marker)
         else:  # a block token ends the head short: the head is text, the token read again
             self._emit_content(head)
