@@ -16,19 +16,19 @@ field                  read by
 ``json_arguments``     ``test_content_rules.py`` (strict JSON: ``NaN`` / ``Infinity``)
 ``value_tag``          ``test_content_rules.py`` (whitespace after a value's closing tag is bounded)
 ``typed``              ``test_typed_escapes.py`` (escapes read alike streamed and whole)
-``transitions``        ``test_format_transitions.py`` (the module's transition table stays true)
 =====================  ===========================================================================
 
 Token strings come from the parser modules (their constants), never spelled again here. Behaviour flags
-(``layout_before_call``, ...) are parser class attributes, and the tokens a model marks special are its
-renderer's ``model_special``: neither is a field here.
+(``layout_before_call``, ...) and the transition table (``transitions``, tests/test_transitions.py) are parser
+class attributes, and the tokens a model marks special are its renderer's ``model_special``: none is a field
+here.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 from callscale.parsers import (deepseek, dsml, gemma, glm, harmony, kimi, kimi_k3, llama, minimax, minimax_m3,
                                mistral, qwen, step3)
@@ -62,7 +62,6 @@ class Format:
     request's schema; the renderer writes a string's text verbatim), ``"schema, type written"`` (by the
     schema, the markup writing a list's type: Kimi K3), ``"string attribute"`` (DSML: JSON unless
     ``string="true"``, else the raw text).
-    ``transitions``: the module's transition table (state -> what it reads -> next state), or ``None``.
     """
 
     opener: str
@@ -74,7 +73,6 @@ class Format:
     json_arguments: bool = False
     value_tag: bool = False
     typed: str | None = None
-    transitions: Mapping[str, Mapping[str, str]] | None = None
 
 
 TYPINGS = (None, "schema", "schema, type written", "string attribute")
@@ -228,12 +226,12 @@ def _dsml(name: str) -> Format:
         value_tag=True, typed="string attribute")
 
 
-def _minimax_row(mod, transitions) -> Format:
+def _minimax_row(mod) -> Format:
     return Format(
         opener=mod.BLOCK_OPEN,
         broken=f"Hi.\n{mod.BLOCK_OPEN}\n{mod.INVOKE_OPEN}get_weather{mod.TAG_END}\n",
         stray=(_same(mod.BLOCK_OPEN + "\n" + mod.INVOKE_OPEN + PROSE), _same(mod.BLOCK_OPEN + " " * 2000 + PROSE)),
-        heads=(_minimax(mod),), value_tag=True, typed="schema", transitions=transitions)
+        heads=(_minimax(mod),), value_tag=True, typed="schema")
 
 
 _DS_EMPTY = (f"{deepseek.CALLS_BEGIN}{deepseek.CALLS_END}",
@@ -256,10 +254,10 @@ FORMATS: dict[str, Format] = {
         broken=f"Hi.\n{qwen.TOOL_CALL_OPEN}\n{qwen.FUNCTION_OPEN}get_weather>\n",
         stray=(_same(qwen.TOOL_CALL_OPEN + "\n" + qwen.FUNCTION_OPEN + PROSE),
                _same(qwen.TOOL_CALL_OPEN + " " * 2000 + PROSE)),
-        heads=(_coder,), value_tag=True, typed="schema", transitions=qwen.QWEN3_CODER_TRANSITIONS),
-    "minimax_m2": _minimax_row(minimax, minimax.MINIMAX_M2_TRANSITIONS),
+        heads=(_coder,), value_tag=True, typed="schema"),
+    "minimax_m2": _minimax_row(minimax),
     # issue 16: an M3 block that starts no call is content, as in M2 (minimax_m3.py)
-    "minimax_m3": _minimax_row(minimax_m3, {**minimax.BLOCK_TRANSITIONS, **minimax_m3.MINIMAX_M3_TRANSITIONS}),
+    "minimax_m3": _minimax_row(minimax_m3),
     # issue 16: the tools element and a call without a tool are markup (kimi_k3.py)
     "kimi_k3": Format(
         opener=kimi_k3.TOOLS_OPEN,
@@ -272,13 +270,13 @@ FORMATS: dict[str, Format] = {
         # a K3 call head that never ends is content, read on in the tools element (kimi_k3.py)
         stray=((kimi_k3.TOOLS_OPEN + kimi_k3.CALL_HEAD + " " + PROSE, kimi_k3.CALL_HEAD + " " + PROSE),
                (kimi_k3.TOOLS_OPEN + kimi_k3.CALL_HEAD + ' tool="' + PATH, kimi_k3.CALL_HEAD + ' tool="' + PATH)),
-        heads=(_kimi_k3,), value_tag=True, typed="schema, type written", transitions=kimi_k3.KIMI_K3_TRANSITIONS),
+        heads=(_kimi_k3,), value_tag=True, typed="schema, type written"),
     "gemma4": Format(
         opener=gemma.CALL_OPEN,
         broken=(f"Hi.{gemma.CALL_OPEN}{gemma.CALL_PREFIX}get_weather{{city:{gemma.STRING_DELIM}Paris"
                 f"{gemma.STRING_DELIM},days:3}}"),
         stray=(_same(gemma.CALL_OPEN + gemma.CALL_PREFIX + PROSE),),
-        heads=(_gemma,), value_tag=True, typed="schema", transitions=gemma.GEMMA4_TRANSITIONS),
+        heads=(_gemma,), value_tag=True, typed="schema"),
     # the JSON formats (issue 18's i18a)
     "deepseek_v3": Format(
         opener=deepseek.CALLS_BEGIN,
@@ -289,14 +287,14 @@ FORMATS: dict[str, Format] = {
         stray=((deepseek.CALLS_BEGIN + deepseek.CALL_BEGIN + PROSE, deepseek.CALL_BEGIN + PROSE),
                (deepseek.CALLS_BEGIN + deepseek.CALL_BEGIN + "function" + deepseek.SEP + PROSE,
                 deepseek.CALL_BEGIN + "function" + deepseek.SEP + PROSE)),
-        heads=(_ds_v3,), json_arguments=True, transitions=deepseek.DEEPSEEK_V3_TRANSITIONS),
+        heads=(_ds_v3,), json_arguments=True),
     "deepseek_v31": Format(
         opener=deepseek.CALLS_BEGIN,
         empty_envelope=(*_DS_EMPTY, f"{deepseek.CALLS_BEGIN}{deepseek.CALL_BEGIN}{deepseek.SEP}{{}}"
                                     f"{deepseek.CALL_END}{deepseek.CALLS_END}"),
         broken=_json_args_cut("deepseek_v31"),
         stray=((deepseek.CALLS_BEGIN + deepseek.CALL_BEGIN + PROSE, deepseek.CALL_BEGIN + PROSE),),
-        heads=(_ds_v31,), json_arguments=True, transitions=deepseek.DEEPSEEK_V31_TRANSITIONS),
+        heads=(_ds_v31,), json_arguments=True),
     "kimi_k2": Format(
         opener=kimi.SECTION_BEGIN,
         empty_envelope=(kimi.SECTION_BEGIN + kimi.SECTION_END,
@@ -305,7 +303,7 @@ FORMATS: dict[str, Format] = {
         broken=_json_args_cut("kimi_k2"),
         # text inside a Kimi section outside any call is not content (kimi.py; issue 9)
         stray=((kimi.SECTION_BEGIN + kimi.CALL_BEGIN + PROSE, ""),),
-        heads=(_kimi,), json_arguments=True, transitions=kimi.KIMI_K2_TRANSITIONS),
+        heads=(_kimi,), json_arguments=True),
     "qwen3": Format(
         opener=qwen.TOOL_CALL_OPEN,
         empty_envelope=(f"{qwen.TOOL_CALL_OPEN}{qwen.TOOL_CALL_CLOSE}", f"{qwen.TOOL_CALL_OPEN}\n{qwen.TOOL_CALL_CLOSE}",
@@ -313,13 +311,13 @@ FORMATS: dict[str, Format] = {
         broken=_json_args_cut("qwen3"),  # the issue's example: the call object's own "}" missing
         stray=(_same(qwen.TOOL_CALL_OPEN + PROSE), _same(qwen.TOOL_CALL_OPEN + '\n{"name": "' + PROSE),
                _same(qwen.TOOL_CALL_OPEN + '{"name": "f", "note": "' + PROSE)),
-        heads=(_qwen3, _qwen3_args_first), json_arguments=True, transitions=qwen.QWEN3_TRANSITIONS),
+        heads=(_qwen3, _qwen3_args_first), json_arguments=True),
     # mistral, gpt_oss, llama3_json: the arguments stop being JSON where the prose starts
     "mistral": Format(
         opener=mistral.TOOL_CALLS, empty_envelope=(mistral.TOOL_CALLS + mistral.ARGS, mistral.TOOL_CALLS + "[]"),
         broken=_json_args_cut("mistral")[:-len("3}")],
         stray=((mistral.TOOL_CALLS + PROSE, PROSE), (mistral.TOOL_CALLS + "f" + mistral.CALL_ID + PROSE, "f" + PROSE)),
-        heads=(_mistral,), json_arguments=True, transitions=mistral.MISTRAL_TRANSITIONS),
+        heads=(_mistral,), json_arguments=True),
     "gpt_oss": Format(
         opener=harmony.CHANNEL + "commentary to=" + harmony.FUNCTIONS,
         empty_envelope=(harmony.START + "assistant" + harmony.CHANNEL + "commentary to=" + harmony.FUNCTIONS
@@ -327,7 +325,7 @@ FORMATS: dict[str, Format] = {
                         harmony.START + "assistant" + harmony.CHANNEL + "final" + harmony.MESSAGE + harmony.RETURN),
         broken=_json_args_cut("gpt_oss")[:-len("3}")],
         stray=((harmony.START + PROSE, PROSE), _same("to=" + PROSE)),
-        heads=(_gpt_oss,), json_arguments=True, transitions=harmony.HARMONY_TRANSITIONS),
+        heads=(_gpt_oss,), json_arguments=True),
     "llama3_json": Format(
         opener='{"name": ', empty_envelope=(llama.PYTHON_TAG,),
         broken=_json_args_cut("llama3_json")[:-len("3}")],
@@ -353,5 +351,5 @@ FORMATS: dict[str, Format] = {
         stray=((step3.CALLS_BEGIN + PROSE, PROSE), (step3.CALLS_BEGIN + step3.CALL_BEGIN + PROSE, step3.CALL_BEGIN + PROSE),
                (step3.CALLS_BEGIN + step3.CALL_BEGIN + step3.KIND + step3.SEP + step3.INVOKE_OPEN + PROSE,
                 step3.CALL_BEGIN + step3.KIND + step3.SEP + step3.INVOKE_OPEN + PROSE)),
-        heads=(_step3,), value_tag=True, typed="schema", transitions=step3.STEP3_TRANSITIONS),
+        heads=(_step3,), value_tag=True, typed="schema"),
 }

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 # The transition table, as h11 writes its rules: {state: {what it reads: next state}} (the states are the
 # ``_s_<state>`` methods; "content" and "broken" are base.ToolParser's; ``ws``: whitespace; "a / b": the one the
-# reading decides; tests/test_format_transitions.py holds the states to the class's).
+# reading decides; tests/test_transitions.py holds the states to the class's).
 STEP3_TRANSITIONS = {
     "content": {"text": "content", "CALLS_BEGIN": "block"},
     "block": {"ws CALL_BEGIN": "kind", "ws CALLS_END": "content", "ws CALLS_BEGIN, ws CALL_END (markup)": "block",
@@ -95,6 +95,7 @@ _NO_VALUE = TypedValue(UNTYPED)
 class Step3Parser(ToolParser):
     """Streaming parser of Step-3 tool calls; rules: ``docs/formats.md``, "Step-3"."""
 
+    transitions = STEP3_TRANSITIONS
     _content_markers = _CONTENT
     broken_resume = {CALL_END: "block", CALLS_END: "content"}
     broken_restarts = (CALL_BEGIN, CALLS_BEGIN)
