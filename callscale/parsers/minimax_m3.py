@@ -22,7 +22,7 @@ from __future__ import annotations
 
 # The transition table, as h11 writes its rules: {state: {what it reads: next state}} (the states are the
 # ``_s_<state>`` methods; "content", "think" and "broken" are base.ToolParser's; ``ws``: whitespace; "a / b": the
-# one the reading decides; tests/test_format_transitions.py holds the states to the class's).
+# one the reading decides; tests/test_transitions.py holds the states to the class's).
 # (NS: the namespace ]<]minimax[>[; states "block" and "broken" are MiniMaxBlocks', minimax.BLOCK_TRANSITIONS)
 MINIMAX_M3_TRANSITIONS = {
     "content": {"text": "content", "[\\n]NS<tool_call>": "block", "<mm:think>": "think",
@@ -46,8 +46,13 @@ from collections.abc import Mapping  # (isinstance without typing's layer)
 from typing import Any
 
 from . import register
+<<<<<<< HEAD
 from .minimax import MiniMaxBlocks
 from .scanner import OVER, PARTIAL, markers
+=======
+from .minimax import BLOCK_TRANSITIONS, MiniMaxBlocks
+from .scanner import PARTIAL, markers
+>>>>>>> main
 from .schema import UNTYPED, TypedValue, Typing, json_string, resolve_schema, schema_typing, tool_parameters
 
 log = logging.getLogger(__name__)
@@ -144,6 +149,8 @@ class MiniMaxM3Parser(MiniMaxBlocks):
     text value's closing tag), and the base's ``broken`` (a broken call's text,
     :meth:`ToolParser._s_broken`).
     """
+
+    transitions = {**BLOCK_TRANSITIONS, **MINIMAX_M3_TRANSITIONS}
 
     writes_reasoning = True
     reasoning_end = _THINK
