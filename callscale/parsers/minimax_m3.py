@@ -46,13 +46,8 @@ from collections.abc import Mapping  # (isinstance without typing's layer)
 from typing import Any
 
 from . import register
-<<<<<<< HEAD
-from .minimax import MiniMaxBlocks
-from .scanner import OVER, PARTIAL, markers
-=======
 from .minimax import BLOCK_TRANSITIONS, MiniMaxBlocks
-from .scanner import PARTIAL, markers
->>>>>>> main
+from .scanner import OVER, PARTIAL, markers
 from .schema import UNTYPED, TypedValue, Typing, json_string, resolve_schema, schema_typing, tool_parameters
 
 log = logging.getLogger(__name__)
