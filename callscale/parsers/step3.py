@@ -47,7 +47,7 @@ import re
 
 from . import register
 from .base import ToolParser
-from .scanner import PARTIAL, markers
+from .scanner import OVER, PARTIAL, markers
 from .schema import UNTYPED, TypedValue, json_string
 
 log = logging.getLogger(__name__)
@@ -123,7 +123,7 @@ class Step3Parser(ToolParser):
 
     # ------------------------------------------------------------------ the block and the call head
     def _s_block(self, final: bool) -> bool:
-        marker = self._confirm(_IN_BLOCK, final)  # (its whitespace held as layout, bounded)
+        marker = self.scanner.match(_IN_BLOCK, final, self._confirm_ws)  # (its whitespace held as layout, bounded)
         if marker is PARTIAL or (marker is None and self._cut_by_end(final, _IN_BLOCK)):
             return False
         if marker is None:  # not a call: the block ends, its text is content
@@ -132,21 +132,21 @@ class Step3Parser(ToolParser):
             return True
         self._confirm_ws.clear()
         if marker == CALL_BEGIN:
-            self._head_begin(CALL_BEGIN)
+            self.scanner.head_begin(CALL_BEGIN)
             self._state = "kind"
         elif marker == CALLS_END:
             self._state = "content"
         return True  # (CALLS_BEGIN, CALL_END: markup, read on in the block)
 
     def _s_kind(self, final: bool) -> bool:
-        _, marker = self._head_find(_KIND_END, final)
-        if marker is None:
-            if self._head_over():
-                self._emit_content(self._head_text())
+        _, marker = self.scanner.head_find(_KIND_END, final)
+        if marker is None or marker is OVER:
+            if marker is OVER:
+                self._emit_content(self.scanner.head_text())
                 self._state = "content"
                 return True
             return False  # (with final: the output cut the head, no content)
-        head = self._head_text()
+        head = self.scanner.head_text()
         if marker == SEP and head[len(CALL_BEGIN):].strip() == KIND:
             self._raw = head + SEP
             self._state = "invoke"
@@ -167,7 +167,7 @@ class Step3Parser(ToolParser):
         marker = self.scanner.match(_INVOKE, final)
         if marker == INVOKE_OPEN:
             self._raw += marker
-            self._head_begin()
+            self.scanner.head_begin()
             self._state = "name"
         elif marker == CALL_END:
             self._state = "block"  # an empty call: markup
@@ -179,14 +179,14 @@ class Step3Parser(ToolParser):
         return True
 
     def _s_name(self, final: bool) -> bool:
-        _, marker = self._head_find(_TAG_END, final)
-        if marker is None:
-            if self._head_over():
-                self._emit_content(self._raw + self._head_text())
+        _, marker = self.scanner.head_find(_TAG_END, final)
+        if marker is None or marker is OVER:
+            if marker is OVER:
+                self._emit_content(self._raw + self.scanner.head_text())
                 self._state = "content"
                 return True
             return False
-        name = self._head_text()
+        name = self.scanner.head_text()
         self._raw = ""
         if _NAME.fullmatch(name) is None:
             return self._fail(f"bad tool name {name!r}")
@@ -201,7 +201,7 @@ class Step3Parser(ToolParser):
     def _s_body(self, final: bool) -> bool:
         marker = self.scanner.match_after_space(_IN_INVOKE, final)
         if marker == PARAM_OPEN:
-            self._head_begin()
+            self.scanner.head_begin()
             self._state = "key"
         elif marker == INVOKE_CLOSE:
             self._state = "end"
@@ -212,12 +212,12 @@ class Step3Parser(ToolParser):
         return True
 
     def _s_key(self, final: bool) -> bool:
-        _, marker = self._head_find(_TAG_END, final)
-        if marker is None:
-            if self._head_over():
+        _, marker = self.scanner.head_find(_TAG_END, final)
+        if marker is None or marker is OVER:
+            if marker is OVER:
                 return self._fail("a parameter name longer than MAX_HEAD")
             return False
-        key = self._head_text()
+        key = self.scanner.head_text()
         if _KEY.fullmatch(key) is None:
             return self._fail(f"bad parameter name {key!r}")
         self._tv = tv = TypedValue(self._param_typing(self._call_name, key))
@@ -239,13 +239,13 @@ class Step3Parser(ToolParser):
         return True
 
     def _s_close1(self, final: bool) -> bool:
-        marker = self._confirm(_IN_INVOKE, final)
+        marker = self.scanner.match(_IN_INVOKE, final, self._confirm_ws)
         if marker is PARTIAL:
             return False
         if marker == PARAM_OPEN:
             self._confirm_ws.clear()
             self._end_value()
-            self._head_begin()
+            self.scanner.head_begin()
             self._state = "key"
         elif marker == INVOKE_CLOSE:
             self._pending += self._confirm_text() + INVOKE_CLOSE
@@ -255,7 +255,7 @@ class Step3Parser(ToolParser):
         return True
 
     def _s_close2(self, final: bool) -> bool:
-        marker = self._confirm(_CALL_END, final)
+        marker = self.scanner.match(_CALL_END, final, self._confirm_ws)
         if marker is PARTIAL:
             return False
         if marker is None:
