@@ -58,7 +58,7 @@ def whole_value(fmt: str, value: str) -> str:
 def test_the_list_holds_every_format_that_types_values_by_schema():
     # a parser class (or a class of this project it inherits from) that writes values with the shared writer
     typed = {name for name in parsers.names()
-             if any(re.search(r"\b(TypedValue|typed_json)\(", inspect.getsource(k))
+             if any(re.search(r"\b(TypedValue|typed_value|typed_json)\(", inspect.getsource(k))
                     for k in parsers.get(name).__mro__ if k.__module__.startswith("callscale.parsers."))}
     assert typed == set(TYPED_FORMATS + DSML_FORMATS)
 
