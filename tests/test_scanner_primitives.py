@@ -256,3 +256,20 @@ def test_match_after_whitespace_held_agrees_with_skip_whitespace_add_then_match(
                 held_plain.clear()
     finally:
         base.MAX_LAYOUT_RUNS = old
+
+
+def test_head_again_ends_a_head_at_its_opener_repeated_and_begins_the_next():
+    import re
+
+    opener = "<tool_call>"
+    sc = _scanner(opener + " \n" + opener + "<tool_")
+    sc.take(len(opener))
+    sc.head_begin(opener)
+    assert sc.head_again(opener) is None  # whitespace first: nothing consumed
+    assert sc.head_run(re.compile(r"\s*"))[0] == " \n"
+    assert sc.head_size() == 2
+    assert sc.head_again(opener) == opener + " \n"  # the head so far (no call), the opener read
+    assert sc.head_size() == 0 and sc.head_peek() == opener  # the next head: that opener, nothing counted
+    assert sc.head_again(opener) is None and sc.rest() == "<tool_"  # a partial opener: not consumed here
+    sc.feed("call>x")
+    assert sc.head_again(opener) == opener and sc.rest() == "x" and sc.head_text() == opener

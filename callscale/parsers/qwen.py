@@ -328,14 +328,12 @@ class Qwen3CoderParser(_QwenParser):
     def _s_open(self, final: bool) -> bool:
         """After ``<tool_call>``: whitespace, then ``<function=``."""
         sc = self.scanner
-        if sc.match_literal(TOOL_CALL_OPEN) is True:
+        text = sc.head_again(TOOL_CALL_OPEN)
+        if text is not None:
             # <tool_call> again right after the opener (a degenerate model repeats it): the head is content (the
             # rule of a head that is no call; nothing is cut here, also when final) and this opener starts the
             # next head (content's answer at it, without its search)
-            text = sc.head_peek()
             self._emit_content(text)
-            if text != TOOL_CALL_OPEN:  # (a head of that opener alone is already the next one)
-                self.scanner.head_begin(TOOL_CALL_OPEN)
             return True
         ws, _ = self.scanner.head_run(_WS, final)
         if ws and self.scanner.head_over():  # too long for a head

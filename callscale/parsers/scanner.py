@@ -642,6 +642,21 @@ class MarkerScanner:
             return text, None
         return "", (OVER if self._head_len > MAX_HEAD else None)
 
+    def head_again(self, literal: str) -> str | None:
+        """The head's opener again at the cursor: ``literal`` consumed, the head read so far returned (its text,
+        the opener included: no head) and a new head begun with ``literal`` as its prefix; one call. None
+        (nothing consumed) when ``literal`` does not start at the cursor (a partial one included: the head's
+        other reads decide it). Openers in a row (``<tool_call><tool_call>``): each but the last opens no call.
+        """
+        pos = self._pos
+        if not self._buf.startswith(literal, pos):
+            return None
+        self._pos = pos + len(literal)
+        text = "".join(self._head)
+        self._head = [literal]
+        self._head_len = 0
+        return text
+
     def head_run(self, run: "re.Pattern[str]", final: bool = False) -> tuple[str, bool]:
         """Head characters that ``run`` matches (:meth:`take_run`) within the head's bound: ``(text, decided)``.
 
