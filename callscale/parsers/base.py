@@ -41,7 +41,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 from .scanner import PARTIAL, Markers, MarkerScanner, markers
 # the tool look-ups moved to parsers/schema.py (schema typing); re-exported here
-from .schema import json_fragment, json_text, parameter_type, tool_name, tool_parameter_schema
+from .schema import json_fragment, json_text, parameter_type, tool_list, tool_name, tool_parameter_schema
 from .schema import parameter_typing as parameter_typing_
 
 log = logging.getLogger(__name__)
@@ -275,7 +275,8 @@ class ToolParser:
         """
         if self._finished or not delta:
             return StreamingParseResult()
-        self.tools = tools or ()
+        # a tool list that is no list or tuple is no tools (schema.tool_list), the same at every split
+        self.tools = tools if type(tools) is list else tool_list(tools)
         # the per-delta path of every format (_run(final=False) less its end-of-output steps)
         try:
             states = self._driver
@@ -316,7 +317,7 @@ class ToolParser:
         """End of generation: report everything still held back; a second call returns nothing."""
         if self._finished:
             return StreamingParseResult()
-        self.tools = tools or self.tools or ()
+        self.tools = tool_list(tools) or self.tools
         result = self._run(final=True)
         self._finished = True
         return result

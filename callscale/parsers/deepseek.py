@@ -39,7 +39,7 @@ DEEPSEEK_V31_TRANSITIONS = {
 
 
 from . import register
-from .base import MAX_HEAD, ToolParser
+from .base import MAX_HEAD, Layout, ToolParser
 from .jsonscan import RawArguments
 from .scanner import PARTIAL, markers
 
@@ -99,7 +99,7 @@ class _DeepSeekCalls(ToolParser):
         super().__init__()
         self._in_block = False      # state "content" reads the calls block (the base's broken state resumes there)
         self._gap_text = False      # the current stretch in the block holds text: it is content
-        self._gap_ws: list[str] = []  # whitespace of the current stretch, not yet decided
+        self._gap_ws = Layout()  # whitespace of the current stretch, not yet decided (run lengths: bounded)
         self._head: list[str] = []    # raw text of a call head whose name is not yet sent
         self._name: list[str] = []    # the name pieces of that head
         self._call_head_len = 0            # characters of that head after the call-begin token
@@ -123,7 +123,7 @@ class _DeepSeekCalls(ToolParser):
         self._in_block = True
         self._state = "content"
         self._gap_text = False
-        self._gap_ws = []
+        self._gap_ws.clear()
 
     def _block(self, final: bool) -> bool:
         sc = self.scanner
@@ -133,7 +133,7 @@ class _DeepSeekCalls(ToolParser):
                 self._gap(text)
             if marker is None:
                 if final:
-                    self._gap_ws = []  # trailing layout
+                    self._gap_ws.clear()  # trailing layout
                 return False
             if marker != CALLS_BEGIN and marker != EOS:
                 return self._block_token(marker)
@@ -145,12 +145,12 @@ class _DeepSeekCalls(ToolParser):
             return
         if self._gap_text:
             self._emit_content(text)
-        elif text.isspace():
-            self._gap_ws.append(text)
-        else:
-            self._emit_content("".join(self._gap_ws))
-            self._emit_content(text)
-            self._gap_ws = []
+        elif text.isspace() and self._gap_ws.add(text):
+            return
+        else:  # text, or whitespace past MAX_LAYOUT_RUNS (decided as content, base.Layout's rule)
+            held = self._gap_ws.text()
+            self._gap_ws.clear()
+            self._emit_content(held if text.isspace() else held + text)
             self._gap_text = True
 
     def _block_token(self, marker: str) -> bool:

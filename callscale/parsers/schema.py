@@ -53,6 +53,7 @@ __all__ = [
     "json_as_written",
     "json_container_or_string",
     "UNTYPED",
+    "tool_list",
     "tool_name",
     "tool_parameters",
     "tool_parameter_schema",
@@ -135,6 +136,16 @@ def _field(obj: Any, key: str) -> Any:
     return getattr(obj, key, None)
 
 
+def tool_list(tools: Any) -> Sequence[Any]:
+    """The request's tool list as the parsers read it: ``tools`` itself when it is a list or a tuple, else ``()``.
+
+    Anything else (``None``, a dict, a string, a number, an iterator) is no tool list, so it is read as
+    no tools: the same answer at every split (an iterator would be used up by the first look-up, a
+    number would raise in the middle of a call; docs/formats.md, "Schema typing"). Never raises.
+    """
+    return tools if type(tools) is list or type(tools) is tuple else ()
+
+
 def tool_name(tool: Any) -> str | None:
     """The function name of one tool in OpenAI form (dict or object)."""
     fn = _field(tool, "function")
@@ -149,7 +160,7 @@ def tool_parameters(tools: Sequence[Any] | None, name: str) -> Mapping[str, Any]
     with the same attributes (pydantic models). Unknown tools give ``{}``;
     nothing here raises on odd input.
     """
-    for tool in tools or ():
+    for tool in tool_list(tools):
         try:
             if tool_name(tool) != name:
                 continue
