@@ -104,3 +104,63 @@ def test_whitespace_inside_a_calls_block_is_layout_until_text_or_past_the_bound(
     # whitespace of more runs than the bound is decided as content, by the same rule at every split
     many = " \n" * MAX_LAYOUT_RUNS
     assert_parses(name, "Hi." + opener + many + block[len(opener):], "Hi." + many, calls)
+
+
+# --------------------------------------------------------------------------- a namespaced tool name
+#: Names as MCP clients and other gateways spell them (schema.TOOL_NAME: one rule for every format).
+NAMESPACED = ["server:tool-name", "mcp.server/read_file", "@org/pkg.tool", "github__create_issue", "工具.搜索"]
+#: Python call syntax (vLLM reads these calls with ``ast``): a name is a dotted Python name (docs/formats.md).
+PYTHON_SYNTAX = {"llama4_pythonic"}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_namespaced_tool_name_is_a_call_at_any_split(name):
+    r = render.get(name)
+    for tool in NAMESPACED:
+        if name in PYTHON_SYNTAX and not tool.replace(".", "").replace("_", "").isalnum():
+            continue
+        text = r.render([Call(tool, {"city": "Paris"})], content="Hi.")
+        tools = [{"type": "function", "function": {"name": tool, "parameters": {
+            "type": "object", "properties": {"city": {"type": "string"}}}}}]
+        assert_parses(name, text, "Hi.", [(tool, {"city": "Paris"})], tools=tools,
+                      special_tokens=r.special_tokens, strip_content=True)
+
+
+def test_gemma4_mcp_call_from_the_report():
+    # Gemma 4 calling an MCP tool: the whole well-formed call came back as content (":" was barred)
+    text = 'Let me look.<|tool_call>call:fs:read-file{path:<|"|>/tmp/a.txt<|"|>,lines:20}<tool_call|>'
+    assert_parses("gemma4", text, "Let me look.", [("fs:read-file", {"path": "/tmp/a.txt", "lines": 20})])
+
+
+@pytest.mark.parametrize("name", ["gemma4", "glm47", "minimax_m2", "minimax_m3", "kimi_k3", "qwen3_coder"])
+def test_a_name_with_markup_characters_is_still_no_call(name):
+    """The rule's other side: a head whose name holds whitespace or a markup character is no call."""
+    r = render.get(name)
+    for bad in ["get weather", "a{b", 'a"b', "a,b"]:
+        text = r.render([Call(bad, {"city": "Paris"})], content="Hi.")
+        for got in (check.whole(parsers.get(name)(), text, []),
+                    _drive(name, list(text), [])):
+            assert got.complete_calls() == [], (bad, got)
+
+
+# --------------------------------------------------------------------------- an empty envelope
+#: Envelopes that hold only whitespace: markup (base._s_envelope, one state for the envelope formats).
+ENVELOPES = ["<tool_call></tool_call>", "<tool_call>\n</tool_call>", "<tool_call>\n  \n\t</tool_call>"]
+
+
+@pytest.mark.parametrize("name", ["qwen3", "qwen3_coder"])
+def test_an_empty_envelope_is_dropped_as_markup_at_any_split(name):
+    for env in ENVELOPES:
+        assert_parses(name, "Hi." + env + "Bye.", "Hi.Bye.", [])
+        assert_parses(name, "Hi.\n" + env + "\nBye.", "Hi.Bye.", [])  # the format's layout newlines around it
+        # then a real call: the envelope does not change it
+        call = render.get(name).render([Call("get_weather", ARGS)])
+        assert_parses(name, "Hi." + env + call, "Hi.", [("get_weather", ARGS)], tools=TOOLS, strip_content=True)
+
+
+@pytest.mark.parametrize("name", ["qwen3", "qwen3_coder"])
+def test_an_envelope_with_other_text_stays_content(name):
+    for text in ["Hi.<tool_call>\n</x>Bye.", "Hi.<tool_call> see </tool_call>"]:
+        assert_parses(name, text, text, [])
+    # cut by the end of the output inside the closing tag: a cut call's markup, dropped
+    assert_parses(name, "Hi.<tool_call>\n</tool_", "Hi.", [])

@@ -202,6 +202,13 @@ class ToolParser:
     #: The state that reads a restart opener again (a block-level token: the block's state).
     broken_restart_state: ClassVar[str] = "content"
 
+    # ---- the empty envelope (see _s_envelope)
+    #: The tag that closes an envelope (``<tool_call>`` ... ``</tool_call>``): an envelope that holds
+    #: nothing a call needs (only whitespace) is markup, dropped, when whitespace and this tag follow.
+    envelope_close: ClassVar[Markers | None] = None
+    #: The state after an empty envelope's closing tag.
+    envelope_resume: ClassVar[str] = "content"
+
     #: The state table: ``{"content": ToolParser._s_content, ...}``,
     #: collected from the ``_s_<state>`` methods of the class and its bases.
     _states: ClassVar[dict[str, Any]] = {}
@@ -506,6 +513,25 @@ class ToolParser:
             self._broken_is_content()
             self.scanner.unread(len(marker))
             self._state = self.broken_restart_state
+        return True
+
+    def _s_envelope(self, final: bool) -> bool:
+        """The one empty-envelope state: an opener read (held as a head, :meth:`_head_begin`) with nothing a
+        call needs after it. Whitespace, then :attr:`envelope_close`: the whole is markup, dropped (then
+        state :attr:`envelope_resume`); anything else: the head and the whitespace are content (the rule of a
+        head that is no call, :meth:`_head_no_call`), read on in state ``"content"``. The whitespace is held
+        as :class:`Layout` (bounded).
+        """
+        hit = self._confirm(self.envelope_close, final)
+        if hit is PARTIAL:
+            return False
+        if hit is None and not (final and self.scanner.at_end()):
+            self._head_no_call(self._head_text() + self._confirm_text(), final, self.envelope_close)
+            self._state = "content"
+        else:  # the closing tag, or the end of the output (a cut call): markup
+            self._confirm_ws.clear()
+            self._head_parts = []
+            self._state = self.envelope_resume if hit else "content"
         return True
 
     # ----------------------------------------------------------------- the content state

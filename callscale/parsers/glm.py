@@ -40,7 +40,7 @@ import re
 
 from . import register
 from .base import ToolParser
-from .schema import UNTYPED, TypedValue, is_new_parameter, json_string
+from .schema import TOOL_NAME_RUN, UNTYPED, TypedValue, is_new_parameter, json_string
 from .scanner import PARTIAL, markers
 
 __all__ = [
@@ -72,7 +72,7 @@ _KEY_CHARS = re.compile(r"[^<\n]*")
 _M_AFTER_VALUE = markers(ARG_KEY, TOOL_CALL_END)
 _M_OPENER = markers(TOOL_CALL)
 
-_NAME_RUN = re.compile(r"[\w\-.:/@]*")  # a run of name characters
+_NAME_RUN = TOOL_NAME_RUN  # a run of name characters (schema's one name rule)
 
 
 class _GlmParser(ToolParser):

@@ -54,6 +54,9 @@ __all__ = [
     "json_container_or_string",
     "UNTYPED",
     "tool_list",
+    "TOOL_NAME",
+    "TOOL_NAME_RUN",
+    "is_tool_name",
     "tool_name",
     "tool_parameters",
     "tool_parameter_schema",
@@ -144,6 +147,26 @@ def tool_list(tools: Any) -> Sequence[Any]:
     number would raise in the middle of a call; docs/formats.md, "Schema typing"). Never raises.
     """
     return tools if type(tools) is list or type(tools) is tuple else ()
+
+
+#: The characters a tool name may not hold (docs/formats.md, "Tool names"): whitespace, control characters,
+#: lone surrogates and the characters formats delimit markup with.
+_NOT_NAME = r"""\s\x00-\x1f\x7f\ud800-\udfff<>{}\[\]()"'`,;=|\\"""
+#: A tool name as models and clients spell it (issue 26): one or more characters, none of them whitespace,
+#: a control character, a lone surrogate or one of ``< > { } [ ] ( ) " ' ` , ; = | \``. So letters and
+#: digits of any script with ``_ - . : / @`` and the like: OpenAI's ``get_weather``, MCP clients'
+#: ``server.tool``, ``server/tool``, ``server:tool-name`` (Gemma 4 writes ``call:server:tool-name{``).
+#: One rule for every format whose name is bare text in its markup; a JSON format's name is a JSON string
+#: (:func:`callscale.parsers.jsonscan.is_call_name`). Whether a name is one of the request's tools is
+#: the tool list's to say (:func:`tool_name`), not this rule's.
+TOOL_NAME = re.compile(f"[^{_NOT_NAME}]+")
+#: A run of tool-name characters, possibly empty (:data:`TOOL_NAME`'s characters), for a name read in pieces.
+TOOL_NAME_RUN = re.compile(f"[^{_NOT_NAME}]*")
+
+
+def is_tool_name(text: str) -> bool:
+    """Whether ``text`` (characters, outer whitespace already stripped) is a tool name (:data:`TOOL_NAME`)."""
+    return TOOL_NAME.fullmatch(text) is not None
 
 
 def tool_name(tool: Any) -> str | None:
