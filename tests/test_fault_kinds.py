@@ -164,3 +164,18 @@ def test_an_envelope_with_other_text_stays_content(name):
         assert_parses(name, text, text, [])
     # cut by the end of the output inside the closing tag: a cut call's markup, dropped
     assert_parses(name, "Hi.<tool_call>\n</tool_", "Hi.", [])
+
+
+# --------------------------------------------------------------------------- a stray closer
+@pytest.mark.parametrize("name", ["glm45", "glm47"])
+def test_a_stray_closer_after_the_name_is_a_broken_call(name):
+    """``<tool_call>NAME</arg_value></tool_call>`` (glm47, as reported): no call, no markup in content; the base
+    broken-call state drops it up to ``</tool_call>``; prose after it without that tag is content."""
+    for tag in ("</arg_value>", "<arg_value>", "</arg_key>"):
+        assert_parses(name, "Hi.<tool_call>get_weather" + tag + "</tool_call>Bye.", "Hi.Bye.", [])
+        assert_parses(name, "Hi.<tool_call>" + tag + "</tool_call>Bye.", "Hi.Bye.", [])
+        assert_parses(name, "Hi.<tool_call>get_weather" + tag + " Bye.", "Hi. Bye.", [])
+        # another call after it is read as usual
+        call = render.get(name).render([Call("get_weather", ARGS)])
+        assert_parses(name, "Hi.<tool_call>x" + tag + call, "Hi.", [("get_weather", ARGS)], tools=TOOLS,
+                      strip_content=True)

@@ -59,7 +59,10 @@ LAYOUT_OPENER = "\n" + TOOL_CALL
 #: Single tokens of the GLM-4.5/4.7 vocabulary (added special tokens).
 SPECIAL_TOKENS = (TOOL_CALL, TOOL_CALL_END, ARG_KEY, ARG_KEY_END, ARG_VALUE, ARG_VALUE_END)
 
-_M_NAME = markers(LAYOUT_OPENER, TOOL_CALL, ARG_KEY, TOOL_CALL_END)
+_M_NAME = markers(LAYOUT_OPENER, TOOL_CALL, ARG_KEY, TOOL_CALL_END, ARG_VALUE_END, ARG_VALUE, ARG_KEY_END)
+#: A value's or a key's tag right after the name (``<tool_call>NAME</arg_value></tool_call>``): a call the model
+#: wrote broken (base ``_s_broken``), never content.
+_STRAY_AFTER_NAME = frozenset((ARG_VALUE_END, ARG_VALUE, ARG_KEY_END))
 _M_KEY = markers(ARG_KEY_END, TOOL_CALL_END, TOOL_CALL)
 _M_VALUE_OPEN = markers(ARG_VALUE)
 # In a value: its closing tag, and the tags that end a value whose </arg_value> is missing
@@ -193,6 +196,8 @@ class _GlmParser(ToolParser):
             return self._not_a_call(None, final, head)
         head = self._head_text()
         name = head.strip()
+        if marker in _STRAY_AFTER_NAME:  # a stray tag: the head and the tag are the broken call's markup
+            return self._broken()
         if not name:
             return self._empty_opener(marker)
         if marker.endswith(TOOL_CALL):

@@ -39,7 +39,8 @@ QWEN3_TRANSITIONS = {
 }
 QWEN3_CODER_TRANSITIONS = {
     "content": {"text": "content", "[\\n[\\n]]<tool_call>": "open", "[\\n[\\n]]<function=": "name"},
-    "open": {"<tool_call> again": "open", "ws <function=": "name", "anything else": "content"},
+    "open": {"<tool_call> again": "open", "ws <function=": "name", "ws </": "envelope", "anything else": "content"},
+    "envelope": {"</tool_call> (an empty envelope: markup)": "after_close", "anything else": "content"},
     "name": {"NAME> after <tool_call>": "body", "NAME> after <function=": "orphan_body",
              "[\\n[\\n]]<tool_call>": "open", "no name": "content"},
     "orphan_body": {"ws <parameter=": "key", "ws </function>": "function_end", "anything else": "content"},
