@@ -179,3 +179,35 @@ def test_a_stray_closer_after_the_name_is_a_broken_call(name):
         call = render.get(name).render([Call("get_weather", ARGS)])
         assert_parses(name, "Hi.<tool_call>x" + tag + call, "Hi.", [("get_weather", ARGS)], tools=TOOLS,
                       strip_content=True)
+
+
+# --------------------------------------------------------------------------- a closing tag inside an array value
+def _array_tools(kind):
+    return [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {
+        "a": {"type": kind}, "b": {"type": "string"}}}}}]
+
+
+#: A format's closing tags as text inside a JSON string of an array or object value (schema typing 6).
+CLOSERS_IN_JSON = {
+    "kimi_k3": ["<|close|>argument<|sep|><|open|>argument", "<|close|>argument<|sep|><|close|>call<|sep|>"],
+    "glm45": ["</arg_value>\n<arg_key>", "</arg_value>"],
+    "glm47": ["</arg_value><arg_key>", "</arg_value></tool_call>"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(CLOSERS_IN_JSON))
+def test_a_closing_tag_inside_a_json_string_of_an_array_value_is_value_text(name):
+    r = render.get(name)
+    for closer in CLOSERS_IN_JSON[name]:
+        for value, kind in ((["x" + closer + "y"], "array"), ({"k": closer}, "object"), ([[closer], 1], "array")):
+            args = {"a": value, "b": "z"}
+            text = r.render([Call("f", args)], content="Hi.")
+            assert_parses(name, text, "Hi.", [("f", args)], tools=_array_tools(kind),
+                          special_tokens=r.special_tokens, chunkings=CHUNKINGS[:6])
+
+
+def test_kimi_k3_the_minimal_case_from_the_property_test():
+    # tests/test_kimi_k3.py::test_rendered_calls_parse_back_under_any_split, minimized: the value's
+    # closing tag inside a JSON string of an array, confirmed by "<|open|>argument" after it
+    text = render.get("kimi_k3").render([Call("f", {"a": ["<|close|>argument<|sep|><|open|>argument"]})])
+    assert_parses("kimi_k3", text, "", [("f", {"a": ["<|close|>argument<|sep|><|open|>argument"]})])

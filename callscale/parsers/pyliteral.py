@@ -161,6 +161,11 @@ class PyLiteralReader:
             self._done.append("".join(self._out))
             self._out = []
 
+    def unfinished(self) -> bool:
+        """Whether the text read so far still reads as a literal and is inside one of its strings or brackets
+        (so it cannot end here). False once the text stopped reading (then nothing is known)."""
+        return not self._failed and (bool(self._stack) or bool(self._quote))
+
     def end(self) -> tuple[bool, Any]:
         """The text ended: ``(True, value)`` when it was one literal, else ``(False, None)``. Call once."""
         if not self._failed:
