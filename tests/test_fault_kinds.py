@@ -211,3 +211,32 @@ def test_kimi_k3_the_minimal_case_from_the_property_test():
     # closing tag inside a JSON string of an array, confirmed by "<|open|>argument" after it
     text = render.get("kimi_k3").render([Call("f", {"a": ["<|close|>argument<|sep|><|open|>argument"]})])
     assert_parses("kimi_k3", text, "", [("f", {"a": ["<|close|>argument<|sep|><|open|>argument"]})])
+
+
+# --------------------------------------------------------------------------- MiniMax M3: a member's schema in a nested union
+def test_minimax_m3_an_array_member_typed_through_a_nested_union():
+    # tests/test_minimax_m3.py's property test, minimized: {'A': [[None], [None, [None]]]}; the items schema is
+    # a union whose array branch sits in a nested anyOf: its members were untyped ("null" the string)
+    items = {"anyOf": [{"type": "null"}, {"anyOf": [{"type": "null"},
+                                                    {"type": "array", "items": {"type": "null"}}]}]}
+    tools = [{"type": "function", "function": {"name": "A", "parameters": {"type": "object", "properties": {
+        "A": {"type": "array", "items": {"type": "array", "items": items}}}}}}]
+    args = {"A": [[None], [None, [None]]]}
+    r = render.get("minimax_m3")
+    assert_parses("minimax_m3", r.render([Call("A", args)]), "", [("A", args)], tools=tools,
+                  special_tokens=r.special_tokens)
+
+
+def test_container_schema_follows_nested_unions_and_refs():
+    from callscale.parsers.schema import container_schema
+
+    arr = {"type": "array", "items": {"type": "integer"}}
+    assert container_schema({"anyOf": [{"type": "null"}, {"oneOf": [{"type": "string"}, arr]}]}, "array") is arr
+    root = {"$defs": {"L": arr}}
+    assert container_schema({"anyOf": [{"$ref": "#/$defs/L"}]}, "array", root) is arr
+    obj = {"type": "object", "additionalProperties": {"type": "string"}}
+    assert container_schema({"allOf": [{"anyOf": [obj]}]}, "object") is obj
+    cyclic = {"anyOf": []}
+    cyclic["anyOf"].append(cyclic)
+    assert container_schema(cyclic, "array") is cyclic  # nothing found: the schema itself, no endless walk
+    assert container_schema("not a schema", "array") is None

@@ -48,7 +48,8 @@ from typing import Any
 from . import register
 from .minimax import MiniMaxBlocks
 from .scanner import PARTIAL, markers
-from .schema import UNTYPED, TypedValue, Typing, json_string, resolve_schema, schema_typing, tool_parameters
+from .schema import (UNTYPED, TypedValue, Typing, container_schema, json_string, resolve_schema, schema_typing,
+                     tool_parameters)
 
 log = logging.getLogger(__name__)
 
@@ -113,23 +114,6 @@ class _Frame:
         self.keys: set[str] = set()
         self.parts: list[str] = []  # an undecided element's leading whitespace
         self.value: TypedValue | None = None  # a typed text value's writer (schema.TypedValue)
-
-
-def _container_spec(spec: Any, kind: str) -> Any:
-    """The branch of ``spec`` that describes a ``kind`` (``"object"``/``"array"``), or ``spec``."""
-    if not isinstance(spec, Mapping):
-        return None
-    field = "properties" if kind == "object" else "items"
-    if field in spec or (kind == "object" and "additionalProperties" in spec):
-        return spec
-    branches = [b for union in ("anyOf", "oneOf", "allOf") for b in spec.get(union) or () if isinstance(b, Mapping)]
-    for branch in branches:  # the first that describes the members, else the first of the type
-        if field in branch:
-            return branch
-    for branch in branches:
-        if branch.get("type") == kind:
-            return branch
-    return spec
 
 
 @register("minimax_m3")
@@ -222,7 +206,7 @@ class MiniMaxM3Parser(MiniMaxBlocks):
             kinds = parent.typing.types
             array = name == ITEM if ("array" in kinds) == ("object" in kinds) else "array" in kinds
             parent.kind = "array" if array else "object"
-            parent.spec = _container_spec(parent.spec, parent.kind)
+            parent.spec = container_schema(parent.spec, parent.kind, self._root)
             self._emit_arguments("[" if array else "{")
         if parent.kind == "object" and name in parent.keys:
             return self._fail(f"repeated key {name!r}")

@@ -163,8 +163,22 @@ class PyLiteralReader:
 
     def unfinished(self) -> bool:
         """Whether the text read so far still reads as a literal and is inside one of its strings or brackets
-        (so it cannot end here). False once the text stopped reading (then nothing is known)."""
-        return not self._failed and (bool(self._stack) or bool(self._quote))
+        (so it cannot end here). False once the text stopped reading, or when the unread tail (a possible
+        partial escape, number or word at the end) may close a string: then nothing is known."""
+        if self._failed:
+            return False
+        tail, quote = self._tail, self._quote
+        if tail and quote:  # an escape at the end: inside the string unless the tail holds its quote
+            i, n = 0, len(tail)
+            while i < n:
+                c = tail[i]
+                if c == "\\":
+                    i += 2
+                elif c == quote:
+                    return False
+                else:
+                    i += 1
+        return bool(self._stack) or bool(quote)
 
     def end(self) -> tuple[bool, Any]:
         """The text ended: ``(True, value)`` when it was one literal, else ``(False, None)``. Call once."""

@@ -65,6 +65,7 @@ __all__ = [
     "parameter_type",
     "schema_typing",
     "resolve_schema",
+    "container_schema",
     "convert",
     "StringOrNull",
     "read_python_literal",
@@ -317,6 +318,47 @@ def resolve_schema(spec: Any, root: Mapping[str, Any]) -> Any:
         return _resolve(spec, root, MAX_REF_DEPTH)
     except Exception:
         return None
+
+
+def container_schema(spec: Any, kind: str, root: Mapping[str, Any] | None = None) -> Any:
+    """The schema that describes the members of a ``kind`` (``"object"``/``"array"``) value whose schema is
+    ``spec``: ``spec`` itself when it has ``properties`` / ``additionalProperties`` (objects) or ``items``
+    (arrays); else, among its ``anyOf`` / ``oneOf`` / ``allOf`` branches, nested ones and ``$ref``
+    followed (at most :data:`MAX_REF_DEPTH` deep, each schema once), the first that has them, else the
+    first whose ``type`` is ``kind``; else ``spec``. ``None`` when ``spec`` is no schema. Never raises.
+
+    For formats whose values nest (MiniMax M3's element trees): a member's schema is then looked up in
+    the answer (a nested union, ``{"anyOf": [{"anyOf": [..., {"type": "array", "items": ...}]}]}``, is
+    one union: issue 26).
+    """
+    if not isinstance(spec, Mapping):
+        return None
+    field = "properties" if kind == "object" else "items"
+    if field in spec or (kind == "object" and "additionalProperties" in spec):
+        return spec
+    root = root if isinstance(root, Mapping) else {}
+    branches: list[Mapping[str, Any]] = []
+    seen = {id(spec)}
+    todo = [(spec, MAX_REF_DEPTH)]
+    try:
+        while todo:
+            node, depth = todo.pop(0)
+            for union in ("anyOf", "oneOf", "allOf"):
+                for b in node.get(union) or ():
+                    b = _resolve(b, root, depth)
+                    if isinstance(b, Mapping) and id(b) not in seen and depth > 0:
+                        seen.add(id(b))
+                        branches.append(b)
+                        todo.append((b, depth - 1))
+    except Exception:  # a schema of an unexpected shape
+        return spec
+    for branch in branches:  # the first that describes the members, else the first of the type
+        if field in branch or (kind == "object" and "additionalProperties" in branch):
+            return branch
+    for branch in branches:
+        if branch.get("type") == kind:
+            return branch
+    return spec
 
 
 def parameter_type(tools: Sequence[Any] | None, tool: str, param: str) -> str:
