@@ -283,7 +283,7 @@ class _GlmParser(ToolParser):
             self._emit_arguments(out)
         if marker is None:
             return self._unclosed() if final else False
-        if self._tv.unfinished():  # inside a string or bracket of an array or object value: its text
+        if self._tv.unfinished():  # inside a string of an array or object value: its text
             self._emit_arguments(self._tv.feed(marker))
             return True
         if marker == ARG_VALUE_END:

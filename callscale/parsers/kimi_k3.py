@@ -265,7 +265,7 @@ class KimiK3Parser(ToolParser):
         self._value_text(text)
         if marker is None:
             return False
-        if self._value.unfinished():  # inside a string or bracket of an array or object value: its text
+        if self._value.unfinished():  # inside a string of an array or object value: its text
             self._value_text(marker)
             return True
         self._confirm_ws.clear()

@@ -162,9 +162,10 @@ class PyLiteralReader:
             self._out = []
 
     def unfinished(self) -> bool:
-        """Whether the text read so far still reads as a literal and is inside one of its strings or brackets
-        (so it cannot end here). False once the text stopped reading, or when the unread tail (a possible
-        partial escape, number or word at the end) may close a string: then nothing is known."""
+        """Whether the text read so far still reads as a literal and is inside one of its strings (so it
+        cannot end here: any text may follow in a string, while markup outside one is no literal). False
+        once the text stopped reading, or when the unread tail (a possible partial escape at the end) may
+        close the string: then nothing is known."""
         if self._failed:
             return False
         tail, quote = self._tail, self._quote
@@ -178,7 +179,7 @@ class PyLiteralReader:
                     return False
                 else:
                     i += 1
-        return bool(self._stack) or bool(quote)
+        return bool(quote)
 
     def end(self) -> tuple[bool, Any]:
         """The text ended: ``(True, value)`` when it was one literal, else ``(False, None)``. Call once."""

@@ -724,9 +724,9 @@ class TypedValue:
 
     def unfinished(self) -> bool:
         """Whether the value's text so far is an array or object still being read that is inside one of its
-        strings or brackets (:meth:`callscale.parsers.pyliteral.PyLiteralReader.unfinished`). A format's closing
-        tag met there is text of the value (docs/formats.md, "Schema typing" 6): the encoder writes such a
-        value with ``json.dumps``, whose strings may hold any markup. False for every other value."""
+        strings (:meth:`callscale.parsers.pyliteral.PyLiteralReader.unfinished`). A format's closing tag met
+        there is text of the value (docs/formats.md, "Schema typing" 6): the encoder writes such a value with
+        ``json.dumps``, whose strings may hold any markup. False for every other value."""
         reader = self._reader
         return reader is not None and reader.unfinished()
 
