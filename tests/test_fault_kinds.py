@@ -240,3 +240,37 @@ def test_container_schema_follows_nested_unions_and_refs():
     cyclic["anyOf"].append(cyclic)
     assert container_schema(cyclic, "array") is cyclic  # nothing found: the schema itself, no endless walk
     assert container_schema("not a schema", "array") is None
+
+
+# --------------------------------------------------------------------------- MiniMax M3: an omitted opening tag
+NS = "]<]minimax[>["
+
+
+def _m3(body):
+    return (f'Saving.\n{NS}<tool_call>\n{NS}<invoke name="save_file">{body}{NS}</invoke>{NS}</tool_call>')
+
+
+def test_minimax_m3_reads_a_first_parameter_whose_opening_tag_is_omitted():
+    # vLLM #51073 / PR #51075: deployed M3 checkpoints write the first parameter without its opening tag
+    text = _m3(f"{NS}offerta.docx{NS}</filename>{NS}<content>Hello{NS}</content>")
+    want = [("save_file", {"filename": "offerta.docx", "content": "Hello"})]
+    assert_parses("minimax_m3", text, "Saving.", want)
+    tools = [{"type": "function", "function": {"name": "save_file", "parameters": {"type": "object", "properties": {
+        "filename": {"type": "string"}, "content": {"type": "string"}, "copies": {"type": "integer"}}}}}]
+    assert_parses("minimax_m3", text, "Saving.", want, tools=tools)
+    # the value is typed by its key's schema once the closing tag names it
+    text = _m3(f"{NS}3{NS}</copies>{NS}<filename>a.txt{NS}</filename>")
+    assert_parses("minimax_m3", text, "Saving.", [("save_file", {"copies": 3, "filename": "a.txt"})], tools=tools)
+
+
+def test_minimax_m3_an_omitted_opening_tag_without_its_key_is_a_broken_call():
+    tools = [{"type": "function", "function": {"name": "save_file", "parameters": {"type": "object", "properties": {
+        "filename": {"type": "string"}}}}}]
+    for body in (f"{NS}x{NS}<filename>a{NS}</filename>",   # an opening tag after the value
+                 f"{NS}x{NS}</other>",                      # a key the tool does not take
+                 f"{NS}<filename>a{NS}</filename>{NS}x{NS}</filename>"):  # a repeated key
+        text = _m3(body)
+        # the call's name and "{" may have streamed before it broke (abandoned: DESIGN.md, invariant 5)
+        for got in [check.whole(parsers.get("minimax_m3")(), text, tools)] + [
+                _drive("minimax_m3", chunk(text, spec, (NS,)), tools) for spec in CHUNKINGS[:6]]:
+            assert (got.content, got.complete_calls()) == ("Saving.", []), (body, got)

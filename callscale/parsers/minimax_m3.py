@@ -29,7 +29,10 @@ MINIMAX_M3_TRANSITIONS = {
                 "</mm:think> (stray: dropped)": "content"},
     "think": {"text </mm:think>": "content"},
     "name": {'NAME ">': "body", "no name, or past MAX_HEAD (content)": "content"},
-    "body": {"ws NS<": "tag", "anything else": "broken"},
+    "body": {"ws NS<": "tag", "ws NS, no < (an omitted opening tag, in an object)": "elided",
+             "anything else": "broken"},
+    "elided": {"text NS<": "elided_tag"},
+    "elided_tag": {"/KEY> (a new key: the value ends)": "body", "anything else": "broken"},
     "tag": {"/NAME> of the open element (the invoke's: the call ends)": "body / block",
             "NAME> of a string": "text", "NAME> of another": "opened",
             "a bad or repeated name, too deep, or past MAX_HEAD": "broken"},
@@ -187,7 +190,47 @@ class MiniMaxM3Parser(MiniMaxBlocks):
             return True
         if self._cut_by_end(final, _ELEMENT):
             return False
+        if self._frames[-1].kind == "object" and self.scanner.match_literal(NS) is True:
+            # MiniMax M3 checkpoints omit the first parameter's opening tag (vLLM #51073): the value runs to
+            # a closing tag that names its key (docs/formats.md, "MiniMax M3"); held, as its key comes last
+            self._frames.append(_Frame("", None, UNTYPED, "elided"))
+            self._state = "elided"
+            return True
         return self._fail("text beside elements")
+
+    def _s_elided(self, final: bool) -> bool:
+        """The value of an element whose opening tag was omitted: its text up to the next tag, held."""
+        text, marker = self.scanner.find(_ELEMENT, final)
+        if text:
+            self._frames[-1].parts.append(text)
+        if marker is None:
+            return False  # (final: _at_end abandons the call)
+        self._head_begin()
+        self._state = "elided_tag"
+        return True
+
+    def _s_elided_tag(self, final: bool) -> bool:
+        """The tag after an omitted opening tag's value: ``/KEY>`` of a new key ends it, anything else breaks the call."""
+        _, marker = self._head_find(_HEAD_END, final)
+        if marker is None:
+            return self._fail("a tag longer than MAX_HEAD") if self._head_over() else False
+        tag = self._head_text()
+        name = tag[1:]
+        frame = self._frames.pop()
+        parent = self._frames[-1]
+        props = parent.spec.get("properties") if isinstance(parent.spec, Mapping) else None
+        if tag[:1] != "/" or _KEY.fullmatch(name) is None or name in parent.keys or (
+                isinstance(props, Mapping) and props and name not in props):
+            return self._fail(f"no key closes an omitted opening tag's value ({tag!r})")
+        spec, typing = self._child(parent.spec, parent.kind, name)
+        value = TypedValue(typing)
+        text = "".join(frame.parts)
+        parent.keys.add(name)
+        head = (", " if parent.count else "") + json_string(name) + ": "
+        parent.count += 1
+        self._emit_arguments(head + value.opening + value.feed(text) + value.end())
+        self._state = "body"
+        return True
 
     def _s_tag(self, final: bool) -> bool:
         _, marker = self._head_find(_HEAD_END, final)
