@@ -274,3 +274,21 @@ def test_minimax_m3_an_omitted_opening_tag_without_its_key_is_a_broken_call():
         for got in [check.whole(parsers.get("minimax_m3")(), text, tools)] + [
                 _drive("minimax_m3", chunk(text, spec, (NS,)), tools) for spec in CHUNKINGS[:6]]:
             assert (got.content, got.complete_calls()) == ("Saving.", []), (body, got)
+
+
+# --------------------------------------------------------------------------- \r\n runs after a call
+@pytest.mark.parametrize("name", NAMES)
+def test_a_run_of_crlf_after_a_call_gives_one_answer_at_any_split(name):
+    """``\\r\\n`` repeated is two runs a pair: past base.MAX_LAYOUT_RUNS it is content, decided at the run that
+    passes the bound. llama3_json held the whitespace after that run again and dropped it at the end (by
+    characters one ``\\n`` fewer than whole): whitespace after the decision stays content."""
+    r = render.get(name)
+    one = r.render([Call("get_weather", ARGS)])
+    for k in (31, 33, 40):
+        ws = "\r\n" * k
+        for text in (one + ws, one + ws + one, "Hi." + one + ws + "Bye."):
+            whole = check.whole(parsers.get(name)(), text, [])
+            assert len(whole.complete_calls()) == text.count(one)
+            for spec in CHUNKINGS[:8]:
+                got = _drive(name, chunk(text, spec, r.special_tokens), [])
+                assert not check.compare(got, whole), (k, text[-20:], spec, check.compare(got, whole))
