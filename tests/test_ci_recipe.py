@@ -146,6 +146,20 @@ def test_gpu_stubs_bad_action_is_one_line_exit_2():
     assert "invalid choice: 'bogus'" in proc.stderr
 
 
+def test_gpu_stubs_take_module_before_or_after_the_action(tmp_path, monkeypatch, capsys):
+    import callscale.adapters.gpu_stubs as s
+
+    monkeypatch.setattr(s, "_site_packages", lambda: tmp_path)
+    for argv in (["install", "--module", "xgrammar"], ["--module", "xgrammar", "install"]):
+        assert s.main(argv) == 0
+        line = (tmp_path / s.PTH_NAME).read_text()
+        assert line == "import callscale.adapters.gpu_stubs as _s; _s.install(['torch', 'triton', 'xgrammar'])\n"
+        (tmp_path / s.PTH_NAME).unlink()
+    with pytest.raises(SystemExit) as exit_:
+        s.main(["install", "extra"])
+    assert exit_.value.code == 2 and "unexpected arguments for install: extra" in capsys.readouterr().err
+
+
 # --------------------------------------------------------------------------- the workflow as a script
 TEAM_PYPROJECT = textwrap.dedent("""
     [build-system]

@@ -37,7 +37,8 @@ Three ways to turn them on:
   every later Python process of that environment has them: ``callscale``,
   its worker processes and the ``--meter instructions`` child (which reads the
   virtualenv's ``.pth`` files through ``site.addsitedir``). ``uninstall``
-  removes the file; ``--module NAME`` (repeatable) adds names to the default
+  removes the file; ``--module NAME`` (repeatable, before or after the
+  action: ``install --module xgrammar``) adds names to the default
   ``torch``, ``triton``.
 - ``python -m callscale.adapters.gpu_stubs run -- COMMAND ...`` runs one
   command (``callscale gate ...``) with the stand-ins on, without writing to
@@ -53,7 +54,6 @@ See docs/ci.md for the CI recipe that uses it.
 
 from __future__ import annotations
 
-import argparse
 import importlib.abc
 import importlib.machinery
 import os
@@ -234,10 +234,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "run -- CMD ...: run one command with the stand-ins")
     p.add_argument("--module", action="append", default=[], metavar="NAME",
                    help="another top-level package to stand in for (repeatable); torch and triton always")
-    p.add_argument("command", nargs=argparse.REMAINDER, help="for run: the command, after --")
-    args = p.parse_args(argv)
+    p.add_argument("command", nargs="*", help="for run: the command, after --")
+    # the options may come before or after the action (`install --module xgrammar`); what follows
+    # `--` is run's command, untouched
+    argv = list(sys.argv[1:] if argv is None else argv)
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args = p.parse_args(argv[:cut])
     modules = list(dict.fromkeys([*DEFAULT_MODULES, *args.module]))
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    command = [*args.command, *argv[cut + 1:]]
     if args.action != "run" and command:
         p.error(f"unexpected arguments for {args.action}: {' '.join(command)}")
     if args.action == "run":
