@@ -23,7 +23,9 @@ stand-ins let it import:
   0.33 ``vllm/env_override.py``) and arithmetic and bitwise operators; a
   reflected one gives the other operand back (``"name" + schema`` is
   ``"name"``, vLLM 0.33 ``vllm/utils/torch_utils.py``), and ``|`` on a
-  stand-in class stays a union (``torch.Tensor | None``). With
+  stand-in class stays a union (``torch.Tensor | None``). ``torch``'s
+  dtypes carry their real ``itemsize`` (:data:`DTYPE_SIZES`; vLLM 0.34
+  checks it at import). With
   ``--module xgrammar`` too, every tool parser vLLM 0.33 registers, and
   ``vllm.parser.harmony``, imports (``tests/test_adapters.py``).
 
@@ -163,11 +165,24 @@ def _stub_class(qualname: str, module: str) -> type:
     return _StubMeta(qualname.rsplit(".", 1)[-1], (), {"__qualname__": qualname, "__module__": module})
 
 
+#: ``torch``'s dtypes -> their ``itemsize`` in bytes: vLLM 0.34 checks at import that
+#: ``array.array(typecode).itemsize == torch.int32.itemsize`` (``vllm/utils/torch_utils.py``), so the
+#: stand-in dtypes carry the real sizes.
+DTYPE_SIZES: dict[str, int] = {
+    "bool": 1, "uint8": 1, "int8": 1, "float8_e4m3fn": 1, "float8_e5m2": 1,
+    "int16": 2, "uint16": 2, "float16": 2, "half": 2, "bfloat16": 2, "short": 2,
+    "int32": 4, "uint32": 4, "float32": 4, "float": 4, "int": 4,
+    "int64": 8, "uint64": 8, "float64": 8, "double": 8, "long": 8, "complex64": 8, "complex128": 16,
+}
+
+
 class _StubModule(types.ModuleType):
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
         value = _stub_class(name, self.__name__)
+        if self.__name__ == "torch" and name in DTYPE_SIZES:
+            type.__setattr__(value, "itemsize", DTYPE_SIZES[name])
         setattr(self, name, value)  # the same object on every access (isinstance, dict keys)
         return value
 
