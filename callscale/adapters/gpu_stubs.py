@@ -25,7 +25,9 @@ stand-ins let it import:
   ``"name"``, vLLM 0.33 ``vllm/utils/torch_utils.py``), and ``|`` on a
   stand-in class stays a union (``torch.Tensor | None``). ``torch``'s
   dtypes carry their real ``itemsize`` (:data:`DTYPE_SIZES`; vLLM 0.34
-  checks it at import). With
+  checks it at import), and ``torch.Tensor`` has ``__dlpack_c_exchange_api__``
+  (``None``), so xgrammar's ``tvm_ffi`` does not try to compile a torch
+  extension at import. With
   ``--module xgrammar`` too, every tool parser vLLM 0.33 registers, and
   ``vllm.parser.harmony``, imports (``tests/test_adapters.py``).
 
@@ -183,6 +185,10 @@ class _StubModule(types.ModuleType):
         value = _stub_class(name, self.__name__)
         if self.__name__ == "torch" and name in DTYPE_SIZES:
             type.__setattr__(value, "itemsize", DTYPE_SIZES[name])
+        if self.__name__ == "torch" and name == "Tensor":
+            # tvm_ffi (xgrammar 0.2.8's, vLLM 0.34) compiles a torch extension with the system compiler at
+            # import unless the tensor class already has this attribute: with the stand-in, no compiler runs
+            type.__setattr__(value, "__dlpack_c_exchange_api__", None)
         setattr(self, name, value)  # the same object on every access (isinstance, dict keys)
         return value
 
