@@ -39,7 +39,7 @@ def test_every_mapped_smg_parser_reads_a_format_callscale_writes():
 def test_installed_smg_lists_the_mapped_parsers_and_keeps_their_symbols():
     names = smg.parser_names()
     assert set(smg.FORMATS) <= set(names)
-    assert "not drivable yet" in smg.unavailable("smg:qwen_xml")
+    assert "python -m callscale.adapters.smg_gateway qwen_xml" in smg.unavailable("smg:qwen_xml")
     assert "smg has no tool parser 'nope'" in smg.unavailable("smg:nope")
     if shutil.which("nm") is None:
         pytest.skip("nm (binutils) is not installed: the symbol check needs it")
