@@ -87,4 +87,4 @@ def test_the_gateway_counts_the_dsml_parser_and_reads_its_call_back():
     rows = measure("deepseek32", "deepseek_v32", "write_file", [1024, 2048])
     assert [r["right"] for r in rows] == [True, True] and [r["calls"] for r in rows] == [1, 1]
     assert 0 < rows[0]["instructions"] < rows[1]["instructions"]
-    assert rows[0]["content"] == "I'll write the file.\n\n"
+    assert [r["deltas"] for r in rows] == [347, 716]  # DeepSeek's tokens: the gate's model chunking of the case
