@@ -368,3 +368,41 @@ def test_vllm_tool_parser_modules_import_through_the_gpu_stand_ins():
     words = proc.stdout.split()
     # vLLM 0.33.0 registers 58 tool parsers, 0.34.0 62
     assert words[0] == "imported" and int(words[1]) == registered and words[2] in ("HarmonyParser", "torch-installed")
+
+
+@pytest.mark.slow  # SGLang's import takes 10-40 s
+def test_sglang_detectors_import_through_the_gpu_stand_ins():
+    """Every detector SGLang 0.5.23 registers imports with torch and triton stood in for, and xgrammar real
+    (docs/engines.md: its stand-in breaks the detectors; run where sglang and its pure-Python dependencies are)."""
+    import importlib.metadata
+
+    if importlib.util.find_spec("sglang") is None:
+        pytest.skip("sglang is not installed (pip install --no-deps sglang==0.5.23)")
+    version = importlib.metadata.version("sglang")
+    if version != "0.5.23":
+        pytest.skip(f"sglang {version} is installed, not 0.5.23")
+    import engine_registries as reg
+
+    targets = sorted({t if "." in t.split(":")[0] else "sglang.srt.function_call." + t for _, t in reg.SGLANG})
+    code = textwrap.dedent(f"""
+        import importlib, sys
+        import callscale.adapters.gpu_stubs as s
+        s.install(["torch", "triton"])
+        done = 0
+        for target in {targets!r}:
+            module, _, name = target.partition(":")
+            try:
+                getattr(importlib.import_module(module), name)
+            except ModuleNotFoundError as exc:
+                if (exc.name or "").partition(".")[0] in ("torch", "triton", "xgrammar"):
+                    raise
+                print("missing", exc.name); sys.exit(0)
+            done += 1
+        print("imported", done)
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    if proc.stdout.startswith("missing"):
+        pytest.skip(f"a dependency of sglang that is no GPU package is missing: {proc.stdout.split()[1]}")
+    assert proc.stdout.split() == ["imported", str(len(targets))]
