@@ -60,6 +60,11 @@ def test_the_gateway_exponent_is_the_log_log_slope():
     rows = [{"length": n, "instructions": 7 * n * n} for n in (1024, 2048, 4096)]
     assert exponent(rows) == pytest.approx(2.0)
     assert exponent([{"length": 1024, "instructions": 5}]) is None
+    from callscale.adapters.smg_gateway import steepest
+
+    bent = [{"length": 1024, "instructions": 100}, {"length": 2048, "instructions": 200},
+            {"length": 4096, "instructions": 800}]
+    assert steepest(bent) == pytest.approx(2.0) and steepest(bent[:1]) is None
 
 
 def test_the_gateway_streams_deepseek_token_ids_that_decode_to_the_text():

@@ -49,7 +49,7 @@ from typing import Any, Sequence
 
 from .smg import TOGGLE_COLLECT
 
-__all__ = ["GatewayError", "StandinWorker", "Gateway", "token_deltas", "measure", "main"]
+__all__ = ["GatewayError", "StandinWorker", "Gateway", "token_deltas", "measure", "exponent", "steepest", "main"]
 
 #: The chat template the router renders the (ignored) prompt with: the stand-in worker answers every request
 #: with the stream it was given, whatever the prompt.
@@ -332,8 +332,19 @@ def exponent(rows: list[dict]) -> float | None:
     return sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x, _ in points)
 
 
+def steepest(rows: list[dict]) -> float | None:
+    """The largest slope of log(instructions) on log(length) between two consecutive lengths (the gate's step)."""
+    points = [(r["length"], r["instructions"]) for r in rows if r["instructions"]]
+    slopes = [math.log(b[1] / a[1]) / math.log(b[0] / a[0]) for a, b in zip(points, points[1:])]
+    return max(slopes) if slopes else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m callscale.adapters.smg_gateway NAME --format FMT --workload W --lengths 1k,2k,4k,8k``."""
+    """``python -m callscale.adapters.smg_gateway NAME --format FMT --workload W --lengths 1k,2k,4k,8k``.
+
+    Prints a row a length, the exponent, the steepest step and the verdict of the gate's step rule;
+    exit 0 when it passes, 1 when it fails, 2 on a bad option or a gateway that cannot be set up.
+    """
     from callscale import config
     from callscale.cli import ArgumentParser
 
@@ -347,6 +358,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--lengths", default="1k,2k,4k,8k")
     p.add_argument("--tokens-per-chunk", type=int, default=1, metavar="K")
     p.add_argument("--meter", choices=["instructions", "time"], default="instructions")
+    p.add_argument("--threshold", type=float, default=1.3, metavar="X",
+                   help="largest step exponent that passes (the gate's step rule; default 1.3)")
     args = p.parse_args(argv)
     fmt = args.format or FORMATS.get(args.parser)
     if fmt is None:
@@ -365,10 +378,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         per_delta = "-" if r["per_delta"] is None else f"{r['per_delta']:.0f}"
         count = "-" if r["instructions"] is None else str(r["instructions"])
         print(f"{r['length']:>6}  {r['deltas']:>6}  {count:>12}  {per_delta:>9}  {r['calls']:>5}  {r['right']}")
-    slope = exponent(rows)
-    if slope is not None:
-        print(f"exponent {slope:.2f}")
-    return 0
+    slope, step = exponent(rows), steepest(rows)
+    if slope is None or step is None:
+        return 0
+    failed = step > args.threshold
+    print(f"exponent {slope:.2f}, steepest {step:.2f}: {'FAIL (rule step)' if failed else 'ok'}"
+          f"{'' if all(r['right'] for r in rows) else '; wrong output'}")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
