@@ -30,7 +30,6 @@ instruction counts. Errors: :class:`GatewayError` (one line).
 
 from __future__ import annotations
 
-import argparse
 import glob
 import http.client
 import json
@@ -41,13 +40,12 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from concurrent import futures
 from pathlib import Path
 from typing import Any, Sequence
 
-from .smg import TOGGLE_COLLECT
+from .smg import TOGGLE_COLLECT, installed, parser_names
 
 __all__ = ["GatewayError", "StandinWorker", "Gateway", "token_deltas", "measure", "exponent", "steepest", "main"]
 
@@ -162,7 +160,7 @@ class Gateway:
     """
 
     def __init__(self, parser: str, meter: str = "instructions", start_timeout: float = 900.0) -> None:
-        if importlib_missing("smg"):
+        if not installed():
             raise GatewayError("the smg engine is not installed (pip install 'callscale[smg]')")
         if meter == "instructions" and (shutil.which("valgrind") is None or shutil.which("callgrind_control") is None):
             raise GatewayError("valgrind is not installed: install the Debian package with `apt-get install valgrind`")
@@ -171,7 +169,6 @@ class Gateway:
         self.worker = StandinWorker(tokenizer_dir(self._folder / "tokenizer"))
         self.port = _free_port()
         self.proc: subprocess.Popen | None = None
-        self._dumps = 0
 
     def __enter__(self) -> "Gateway":
         self.worker.start()
@@ -283,12 +280,6 @@ class Gateway:
         raise GatewayError("callgrind did not dump its counters")
 
 
-def importlib_missing(name: str) -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec(name) is None
-
-
 def _parsed(calls: list[dict]) -> list[tuple[str, Any]]:
     out = []
     for call in calls:
@@ -361,6 +352,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--threshold", type=float, default=1.3, metavar="X",
                    help="largest step exponent that passes (the gate's step rule; default 1.3)")
     args = p.parse_args(argv)
+    names = parser_names()
+    if names and args.parser not in names:
+        p.error(f"smg has no tool parser {args.parser!r}; it lists {', '.join(names)}")
     fmt = args.format or FORMATS.get(args.parser)
     if fmt is None:
         p.error(f"no callscale format is known for smg parser {args.parser!r}: name one with --format")
