@@ -1,0 +1,102 @@
+"""Engine-neutral glue: one stream's calls as an engine's serving layer reads them.
+
+The engines' serving layers read two lists off a tool parser at the end of a
+stream (vLLM ``ToolParser.get_remaining_unstreamed_args``, SGLang
+``serving_chat._check_for_unstreamed_tool_args``): ``prev_tool_call_arr``
+(per call ``{"name", "arguments"}``, the arguments parsed so far) and
+``streamed_args_for_tool`` (per call, the argument text sent). The engine
+sends the difference of the last call's two as a last piece. callscale's
+parsers send every argument piece they parse at once, so the two agree and
+the difference is empty: :class:`StreamedCalls` records the pieces and
+builds both lists only when read (joining the pieces per delta would copy
+each call's arguments anew every delta: quadratic).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterator
+
+
+class StreamedCalls:
+    """The calls of one stream: per tool index its name and argument pieces (characters).
+
+    ``add(item)`` records one ``ToolCallItem`` (O(1)); :meth:`records` and
+    :meth:`streamed` join the pieces (O(arguments)), read at the end of a stream.
+    ``dict_arguments``: a record's ``arguments`` is the decoded object when
+    the text is a complete JSON object (SGLang's convention), else the text
+    (vLLM's).
+    """
+
+    __slots__ = ("names", "pieces", "dict_arguments")
+
+    def __init__(self, dict_arguments: bool = False) -> None:
+        self.names: list[str | None] = []
+        self.pieces: list[list[str]] = []
+        self.dict_arguments = dict_arguments
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def add(self, index: int, name: str | None, parameters: str) -> bool:
+        """Record one piece of call ``index``; True when it is the call's first (its name)."""
+        names = self.names
+        new = index >= len(names)
+        while index >= len(names):
+            names.append(None)
+            self.pieces.append([])
+        if name is not None and names[index] is None:
+            names[index] = name
+        if parameters:
+            self.pieces[index].append(parameters)
+        return new
+
+    def clear(self) -> None:
+        self.names.clear()
+        self.pieces.clear()
+
+    def streamed(self) -> list[str]:
+        """Per call, the argument text sent."""
+        return ["".join(p) for p in self.pieces]
+
+    def records(self) -> list[dict[str, Any]]:
+        """Per call ``{"name": ..., "arguments": ...}`` (see the class docstring)."""
+        out = []
+        for name, text in zip(self.names, self.streamed()):
+            arguments: Any = text
+            if self.dict_arguments and text:
+                try:
+                    decoded = json.loads(text)
+                except ValueError:
+                    decoded = None
+                if isinstance(decoded, dict):
+                    arguments = decoded
+            out.append({"name": name, "arguments": arguments})
+        return out
+
+
+def merged(items: Any) -> Iterator[tuple[int, str | None, str]]:
+    """``(tool_index, name, parameters)`` per run of consecutive pieces of one call (a result may hold
+    several pieces of a call; an engine's client wants one per call and chunk). A piece with a name
+    starts a new run."""
+    index, name, parts = None, None, []
+    for item in items:
+        if item.tool_index != index or item.name is not None:
+            if index is not None:
+                yield index, name, "".join(parts)
+            index, name, parts = item.tool_index, item.name, [item.parameters or ""]
+        else:
+            parts.append(item.parameters or "")
+    if index is not None:
+        yield index, name, "".join(parts)
+
+
+def whole_calls(items: Any) -> list[tuple[str | None, str]]:
+    """``(name, arguments)`` per call, in index order, from the pieces a whole-text parse returned."""
+    calls: dict[int, list] = {}
+    for item in items:
+        entry = calls.setdefault(item.tool_index, [None, []])
+        if item.name is not None and entry[0] is None:
+            entry[0] = item.name
+        entry[1].append(item.parameters or "")
+    return [(calls[i][0], "".join(calls[i][1])) for i in sorted(calls)]
