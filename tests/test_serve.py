@@ -287,3 +287,22 @@ def test_held_text_reaches_the_client_through_the_engines_end_of_stream(vllm_ser
     trt = standin_trtllm.ToolParserFactory.create_tool_parser("callscale_qwen3")
     assert "".join(trt.parse_streaming_increment(d, []).normal_text for d in deltas) == "Hello "  # "<tool_c" lost
     assert trt.finish([]).normal_text == "<tool_c"  # for a server that calls it
+
+
+def test_vllm_kimi_k2_ids_are_the_models_spelling(vllm_serve):
+    """Kimi K2's template reads ids back as ``functions.<name>:<n>``, ``n`` counting the conversation's calls."""
+    cls = standin_vllm.ToolParserManager.get_tool_parser("callscale_kimi_k2")
+    history = [{"role": "assistant", "tool_calls": [{"id": "functions.f:0"}, {"id": "functions.g:1"}]},
+               {"role": "tool", "content": "ok"}]
+    request = standin_vllm.ChatCompletionRequest(messages=history, tools=None, tool_choice="auto")
+    text = ("Hi <|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:2<|tool_call_argument_begin|>"
+            '{"city": "Oslo"}<|tool_call_end|><|tool_call_begin|>functions.search:3<|tool_call_argument_begin|>'
+            '{"q": "x"}<|tool_call_end|><|tool_calls_section_end|>')
+    parser = cls(None, [])
+    messages = standin_vllm.serve_stream(parser, chunk(text, "tokens:4", render.get("kimi_k2").special_tokens), request)
+    assert [tc.id for m in messages for tc in m.tool_calls if tc.id] == ["functions.get_weather:2", "functions.search:3"]
+    assert [c.id for c in parser.extract_tool_calls(text, request).tool_calls] == \
+        ["functions.get_weather:2", "functions.search:3"]
+    other = standin_vllm.ToolParserManager.get_tool_parser("callscale_qwen3")(None, [])
+    whole = other.extract_tool_calls('<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>', request)
+    assert whole.tool_calls[0].id.startswith("chatcmpl-tool-")

@@ -24,7 +24,9 @@ The contract, as vLLM 0.33/0.34 use it (``vllm/parser/abstract_parser.py``,
   ``DeltaToolCall(index, id, type="function", function=DeltaFunctionCall(name,
   arguments))`` on a call's first piece (id from vLLM's ``make_tool_call_id``)
   and ``DeltaToolCall(index, function=DeltaFunctionCall(arguments=...))``
-  after, one per call and delta;
+  after, one per call and delta; Kimi K2's ids are ``functions.<name>:<n>``
+  (vLLM's ``kimi_k2`` id type, ``n`` counting the conversation's calls), as
+  its chat template reads them back;
 - end of stream: vLLM appends ``get_remaining_unstreamed_args()`` (the last
   call's ``prev_tool_call_arr`` arguments minus ``streamed_args_for_tool``)
   to the last delta's last call, then calls ``finish_streaming()`` (an
@@ -63,7 +65,22 @@ try:
     from vllm.renderers.chat_utils import make_tool_call_id
 except ImportError:
     def make_tool_call_id(id_type: str = "random", func_name: Any = None, idx: Any = None) -> str:
+        if id_type == "kimi_k2":
+            return f"functions.{func_name}:{idx}"
         return f"chatcmpl-tool-{uuid.uuid4().hex}"
+
+#: Formats whose chat template reads call ids back in the model's own spelling (vLLM's ``tool_call_id_type``).
+ID_TYPES = {"kimi_k2": "kimi_k2"}
+
+
+def history_tool_calls(request: Any) -> int:
+    """The tool calls of the assistant messages in ``request.messages`` (vLLM's ``count_history_tool_calls``)."""
+    count = 0
+    for message in getattr(request, "messages", None) or ():
+        get = message.get if isinstance(message, dict) else (lambda k, m=message: getattr(m, k, None))
+        if get("role") == "assistant":
+            count += len(get("tool_calls") or ())
+    return count
 
 from callscale import parsers
 from callscale.serve import engine_name, formats
@@ -91,6 +108,9 @@ class CallscaleToolParser(ToolParser):
     keep_special_tokens: bool = False
     #: vLLM hands the delta alone and calls ``finish_streaming()`` at the end of the stream
     engine_based_streaming = True
+    #: how call ids are spelled: ``"random"`` (``chatcmpl-tool-<uuid>``) or ``"kimi_k2"``
+    #: (``functions.<name>:<n>``, ``n`` counting the calls of the conversation, as Kimi K2 writes them)
+    id_type: str = "random"
 
     def __init__(self, tokenizer: Any, tools: list | None = None, *args: Any, **kwargs: Any) -> None:
         self._calls = StreamedCalls()
@@ -99,6 +119,15 @@ class CallscaleToolParser(ToolParser):
         self._parser = parsers.get(self.format)()
         self._tools: Sequence[Any] = self.tools
         self._finished = False
+        self._request: Any = None
+        self._history: int | None = None  # calls before this turn (id_type "kimi_k2"), read from the first request
+
+    def _call_id(self, name: str | None, index: int, request: Any) -> str:
+        if self.id_type == "random":
+            return make_tool_call_id()
+        if self._history is None:
+            self._history = history_tool_calls(request)
+        return make_tool_call_id(self.id_type, name, self._history + index)
 
     # vLLM's base class (and vLLM's own tests) assign these lists; what is read is built from the pieces
     # sent (StreamedCalls): an assignment of a fresh list (a reset) clears the record.
@@ -126,7 +155,7 @@ class CallscaleToolParser(ToolParser):
             request.skip_special_tokens = False
         return request
 
-    def _message(self, result: Any) -> Any:
+    def _message(self, result: Any, request: Any = None) -> Any:
         """``result`` (callscale's ``StreamingParseResult``) as a vLLM ``DeltaMessage``; ``None`` when empty.
 
         One validated ``DeltaMessage`` a delta, its tool calls given as dicts (pydantic validates the
@@ -140,7 +169,7 @@ class CallscaleToolParser(ToolParser):
             record = self._calls
             for index, name, arguments in merged(result.calls):
                 if record.add(index, name, arguments):
-                    call_id = make_tool_call_id()
+                    call_id = self._call_id(name, index, request)
                     self._ids.append(call_id)
                     self.current_tool_id = index
                     self.current_tool_name_sent = True
@@ -161,20 +190,23 @@ class CallscaleToolParser(ToolParser):
                                      delta_token_ids: Sequence[int], request: Any) -> Any:
         tools = getattr(request, "tools", None) or self.tools
         self._tools = tools
-        return self._message(self._parser.parse_streaming_increment(delta_text, tools))
+        self._request = request
+        return self._message(self._parser.parse_streaming_increment(delta_text, tools), request)
 
     def finish_streaming(self) -> Any:
         """The end of the stream (vLLM calls it once, after the last delta): what the parser still held."""
         if self._finished:
             return None
         self._finished = True
-        return self._message(self._parser.finish(self._tools))
+        return self._message(self._parser.finish(self._tools), self._request)
 
     def extract_tool_calls(self, model_output: str, request: Any) -> Any:
         tools = getattr(request, "tools", None) or self.tools
         result = parsers.get(self.format)().detect_and_parse(model_output, tools)
-        calls = [ToolCall(id=make_tool_call_id(), type="function", function=FunctionCall(name=name or "", arguments=args))
-                 for name, args in whole_calls(result.calls)]
+        base = history_tool_calls(request) if self.id_type != "random" else 0
+        calls = [ToolCall(id=make_tool_call_id(self.id_type, name, base + i), type="function",
+                          function=FunctionCall(name=name or "", arguments=args))
+                 for i, (name, args) in enumerate(whole_calls(result.calls))]
         return ExtractedToolCallInformation(tools_called=bool(calls), tool_calls=calls,
                                             content=result.normal_text or None)
 
@@ -189,7 +221,8 @@ def register() -> dict[str, type]:
     made = {}
     for fmt in formats():
         cls = type(_class_name(fmt), (CallscaleToolParser,), {
-            "format": fmt, "keep_special_tokens": keeps_special_tokens(fmt), "__module__": __name__,
+            "format": fmt, "keep_special_tokens": keeps_special_tokens(fmt), "id_type": ID_TYPES.get(fmt, "random"),
+            "__module__": __name__,
             "__doc__": f"callscale's {fmt} parser as a vLLM tool parser ({engine_name(fmt)})."})
         ToolParserManager.register_module(name=engine_name(fmt), module=cls)
         made[engine_name(fmt)] = cls
