@@ -46,9 +46,15 @@ def vllm_names() -> dict[str, str]:
     by_class = {f"{module}:{cls}": name for name, (module, cls) in sorted(ToolParserManager.lazy_parsers.items())}
     out: dict[str, str] = {}
     for target, fmt in adapters.KNOWN_CLASSES.items():
-        if target in by_class and fmt not in out:
-            out[fmt] = by_class[target]
+        for f in (fmt, *adapters.ALSO_FORMATS.get(target, ())):
+            if target in by_class and f not in out:
+                out[f] = by_class[target]
     return out
+
+
+#: Formats vLLM serves through a composed ``Parser`` of its own, whatever --tool-call-parser names:
+#: gpt-oss (``model_type`` ``gpt_oss``: ``HarmonyParser``, which accepts only vLLM's ``GptOssToolParser``).
+HARMONY = {"gpt_oss"}
 
 
 def serving(parser_cls: Any) -> Any:
@@ -189,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
             failures += verdict != "ok"
             if fmt in theirs:
                 try:
-                    engine = stream(theirs[fmt], case, args.chunking)
+                    engine = stream(theirs[fmt], case, args.chunking, is_harmony=fmt in HARMONY)
                     engine_verdict = f"{theirs[fmt]}: {judge(engine, case)}"
                     same = [c[:2] for c in engine["calls"]] == [c[:2] for c in ours["calls"]]
                 except Exception as e:  # the engine's parser failing on this case is a finding, not a crash
