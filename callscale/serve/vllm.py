@@ -150,7 +150,11 @@ class CallscaleToolParser(ToolParser):
             self._calls.clear()
 
     def adjust_request(self, request: Any) -> Any:
-        request = super().adjust_request(request)
+        """vLLM's own adjustment (structured JSON output) for ``tool_choice`` ``"required"`` or a named
+        tool, which is all it changes (for ``"auto"`` / ``"none"`` it reads ``parallel_tool_calls``
+        and returns the request as it is); then the special tokens kept where the format needs them."""
+        if getattr(request, "tool_choice", None) not in ("auto", "none", None):
+            request = super().adjust_request(request)
         if self.keep_special_tokens and getattr(request, "tools", None) and getattr(request, "tool_choice", None) != "none":
             request.skip_special_tokens = False
         return request
