@@ -100,3 +100,92 @@ def whole_calls(items: Any) -> list[tuple[str | None, str]]:
             entry[0] = item.name
         entry[1].append(item.parameters or "")
     return [(calls[i][0], "".join(calls[i][1])) for i in sorted(calls)]
+
+
+class CallRecord:
+    """Mixin (before the engine's base class): ``prev_tool_call_arr`` and ``streamed_args_for_tool``
+    read from ``self._calls`` (a :class:`StreamedCalls`); assigning an empty list (the engine's base
+    ``__init__``, a test resetting a parser) clears the record. Set ``self._calls`` before the base
+    class's ``__init__`` runs."""
+
+    _calls: StreamedCalls
+
+    @property
+    def prev_tool_call_arr(self) -> list:
+        return self._calls.records()
+
+    @prev_tool_call_arr.setter
+    def prev_tool_call_arr(self, value: list) -> None:
+        if not value:
+            self._calls.clear()
+
+    @property
+    def streamed_args_for_tool(self) -> list:
+        return self._calls.streamed()
+
+    @streamed_args_for_tool.setter
+    def streamed_args_for_tool(self, value: list) -> None:
+        if not value:
+            self._calls.clear()
+
+
+class DetectorGlue(CallRecord):
+    """The detector protocol SGLang and TensorRT-LLM share, around callscale's parser of :attr:`format`.
+
+    A subclass names the engine's result types (:attr:`result_type`, :attr:`item_type`: pydantic
+    ``StreamingParseResult`` and ``ToolCallItem``) and comes before the engine's base class.
+    ``parse_streaming_increment`` / ``finish``: one item per call and result (a call's first item
+    carries its name); ``detect_and_parse``: one item per call, by a fresh parser;
+    ``has_tool_call``: True when callscale's parser finds a call or markup in the text; structural
+    tags: not supported (``NotImplementedError``).
+    """
+
+    format: str = ""
+    result_type: Any = None
+    item_type: Any = None
+
+    def _glue_init(self) -> None:
+        from callscale import parsers
+
+        self._parser = parsers.get(self.format)()
+
+    def _result(self, result: Any) -> Any:
+        calls = []
+        for index, name, arguments in merged(result.calls):
+            if self._calls.add(index, name, arguments):
+                self.current_tool_id = index
+                self.current_tool_name_sent = True
+            calls.append(self.item_type(tool_index=index, name=name, parameters=arguments))
+        return self.result_type(normal_text=result.normal_text, calls=calls)
+
+    def parse_streaming_increment(self, new_text: str, tools: Any) -> Any:
+        return self._result(self._parser.parse_streaming_increment(new_text, tools))
+
+    def finish(self, tools: Any) -> Any:
+        return self._result(self._parser.finish(tools))
+
+    def detect_and_parse(self, text: str, tools: Any) -> Any:
+        from callscale import parsers
+
+        result = parsers.get(self.format)().detect_and_parse(text, tools)
+        calls = [self.item_type(tool_index=i, name=name, parameters=arguments)
+                 for i, (name, arguments) in enumerate(whole_calls(result.calls))]
+        return self.result_type(normal_text=result.normal_text, calls=calls)
+
+    def has_tool_call(self, text: str) -> bool:
+        from callscale import parsers
+
+        result = parsers.get(self.format)().detect_and_parse(text, ())
+        return bool(result.calls) or result.normal_text != text
+
+    def supports_structural_tag(self) -> bool:
+        return False
+
+    def structure_info(self) -> Any:
+        raise NotImplementedError(f"callscale_{self.format}: structural tags (constrained tool calls) are not "
+                                  "supported by callscale's parsers")
+
+
+def class_name(fmt: str, suffix: str) -> str:
+    """``Callscale<Format><suffix>``: ``("qwen3_coder", "ToolParser")`` -> ``CallscaleQwen3CoderToolParser``."""
+    return "Callscale" + "".join(part.capitalize() for part in fmt.split("_")) + suffix

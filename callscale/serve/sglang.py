@@ -40,86 +40,31 @@ The contract, as SGLang 0.5.23 uses it (``base_format_detector.py``,
 
 from __future__ import annotations
 
-from typing import Any, List
+from typing import Any
 
 from sglang.srt.function_call.base_format_detector import BaseFormatDetector
 from sglang.srt.function_call.core_types import StreamingParseResult, ToolCallItem
 from sglang.srt.function_call.function_call_parser import FunctionCallParser
 
-from callscale import parsers
 from callscale.serve import engine_name, formats
-from callscale.serve._calls import StreamedCalls, merged, whole_calls
+from callscale.serve._calls import DetectorGlue, StreamedCalls, class_name
 
 __all__ = ["CallscaleDetector", "DETECTORS", "register"]
 
 
-class CallscaleDetector(BaseFormatDetector):
+class CallscaleDetector(DetectorGlue, BaseFormatDetector):
     """An SGLang ``BaseFormatDetector`` around callscale's parser of :attr:`format` (see the module docstring)."""
 
-    #: the callscale format (set per registered subclass)
-    format: str = ""
+    result_type = StreamingParseResult
+    item_type = ToolCallItem
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._calls = StreamedCalls(dict_arguments=True)
-        super().__init__()
-        self._parser = parsers.get(self.format)()
-
-    @property
-    def prev_tool_call_arr(self) -> list:
-        return self._calls.records()
-
-    @prev_tool_call_arr.setter
-    def prev_tool_call_arr(self, value: list) -> None:
-        if not value:
-            self._calls.clear()
-
-    @property
-    def streamed_args_for_tool(self) -> list:
-        return self._calls.streamed()
-
-    @streamed_args_for_tool.setter
-    def streamed_args_for_tool(self, value: list) -> None:
-        if not value:
-            self._calls.clear()
-
-    def _result(self, result: Any) -> StreamingParseResult:
-        calls = []
-        for index, name, arguments in merged(result.calls):
-            if self._calls.add(index, name, arguments):
-                self.current_tool_id = index
-                self.current_tool_name_sent = True
-            calls.append(ToolCallItem(tool_index=index, name=name, parameters=arguments))
-        return StreamingParseResult(normal_text=result.normal_text, calls=calls)
-
-    def parse_streaming_increment(self, new_text: str, tools: List[Any]) -> StreamingParseResult:
-        return self._result(self._parser.parse_streaming_increment(new_text, tools))
-
-    def finish(self, tools: List[Any]) -> StreamingParseResult:
-        return self._result(self._parser.finish(tools))
-
-    def detect_and_parse(self, text: str, tools: List[Any]) -> StreamingParseResult:
-        result = parsers.get(self.format)().detect_and_parse(text, tools)
-        calls = [ToolCallItem(tool_index=i, name=name, parameters=arguments)
-                 for i, (name, arguments) in enumerate(whole_calls(result.calls))]
-        return StreamingParseResult(normal_text=result.normal_text, calls=calls)
-
-    def has_tool_call(self, text: str) -> bool:
-        result = parsers.get(self.format)().detect_and_parse(text, ())
-        return bool(result.calls) or result.normal_text != text
-
-    def supports_structural_tag(self) -> bool:
-        return False
-
-    def structure_info(self) -> Any:
-        raise NotImplementedError(f"{engine_name(self.format)}: structural tags (constrained tool calls) are not "
-                                  "supported by callscale's parsers")
+        BaseFormatDetector.__init__(self)
+        self._glue_init()
 
     def build_ebnf(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{engine_name(self.format)}: EBNF grammars are not supported by callscale's parsers")
-
-
-def _class_name(fmt: str) -> str:
-    return "Callscale" + "".join(part.capitalize() for part in fmt.split("_")) + "Detector"
 
 
 def register() -> dict[str, type]:
@@ -127,7 +72,7 @@ def register() -> dict[str, type]:
     under ``callscale_<format>``; returns ``{name: class}``. Idempotent."""
     made = {}
     for fmt in formats():
-        cls = type(_class_name(fmt), (CallscaleDetector,), {
+        cls = type(class_name(fmt, "Detector"), (CallscaleDetector,), {
             "format": fmt, "__module__": __name__,
             "__doc__": f"callscale's {fmt} parser as an SGLang detector ({engine_name(fmt)})."})
         FunctionCallParser.ToolCallParserEnum[engine_name(fmt)] = cls

@@ -22,90 +22,36 @@ not sent in streaming; ``detect_and_parse`` (non-streaming) has all of it.
 
 from __future__ import annotations
 
-from typing import Any, List
+from typing import Any
 
 from tensorrt_llm.serve.tool_parser.base_tool_parser import BaseToolParser
 from tensorrt_llm.serve.tool_parser.core_types import StreamingParseResult, ToolCallItem
 from tensorrt_llm.serve.tool_parser.tool_parser_factory import ToolParserFactory
 
-from callscale import parsers
 from callscale.serve import engine_name, formats
-from callscale.serve._calls import StreamedCalls, merged, whole_calls
+from callscale.serve._calls import DetectorGlue, StreamedCalls, class_name
 
 __all__ = ["CallscaleToolParser", "PARSERS", "register"]
 
 
-class CallscaleToolParser(BaseToolParser):
-    """A TensorRT-LLM ``BaseToolParser`` around callscale's parser of :attr:`format`."""
+class CallscaleToolParser(DetectorGlue, BaseToolParser):
+    """A TensorRT-LLM ``BaseToolParser`` around callscale's parser of :attr:`format`; ``finish(tools)``
+    releases what the parser still holds, for a server that calls it (TensorRT-LLM itself does not)."""
 
-    format: str = ""
+    result_type = StreamingParseResult
+    item_type = ToolCallItem
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._calls = StreamedCalls(dict_arguments=True)
-        super().__init__()
-        self._parser = parsers.get(self.format)()
-
-    @property
-    def prev_tool_call_arr(self) -> list:
-        return self._calls.records()
-
-    @prev_tool_call_arr.setter
-    def prev_tool_call_arr(self, value: list) -> None:
-        if not value:
-            self._calls.clear()
-
-    @property
-    def streamed_args_for_tool(self) -> list:
-        return self._calls.streamed()
-
-    @streamed_args_for_tool.setter
-    def streamed_args_for_tool(self, value: list) -> None:
-        if not value:
-            self._calls.clear()
-
-    def _result(self, result: Any) -> StreamingParseResult:
-        calls = []
-        for index, name, arguments in merged(result.calls):
-            if self._calls.add(index, name, arguments):
-                self.current_tool_id = index
-                self.current_tool_name_sent = True
-            calls.append(ToolCallItem(tool_index=index, name=name, parameters=arguments))
-        return StreamingParseResult(normal_text=result.normal_text, calls=calls)
-
-    def parse_streaming_increment(self, new_text: str, tools: List[Any]) -> StreamingParseResult:
-        return self._result(self._parser.parse_streaming_increment(new_text, tools))
-
-    def finish(self, tools: List[Any]) -> StreamingParseResult:
-        """What the parser still holds at the end of the output (TensorRT-LLM itself never calls it)."""
-        return self._result(self._parser.finish(tools))
-
-    def detect_and_parse(self, text: str, tools: List[Any]) -> StreamingParseResult:
-        result = parsers.get(self.format)().detect_and_parse(text, tools)
-        calls = [ToolCallItem(tool_index=i, name=name, parameters=arguments)
-                 for i, (name, arguments) in enumerate(whole_calls(result.calls))]
-        return StreamingParseResult(normal_text=result.normal_text, calls=calls)
-
-    def has_tool_call(self, text: str) -> bool:
-        result = parsers.get(self.format)().detect_and_parse(text, ())
-        return bool(result.calls) or result.normal_text != text
-
-    def supports_structural_tag(self) -> bool:
-        return False
-
-    def structure_info(self) -> Any:
-        raise NotImplementedError(f"{engine_name(self.format)}: structural tags (constrained tool calls) are not "
-                                  "supported by callscale's parsers")
-
-
-def _class_name(fmt: str) -> str:
-    return "Callscale" + "".join(part.capitalize() for part in fmt.split("_")) + "ToolParser"
+        BaseToolParser.__init__(self)
+        self._glue_init()
 
 
 def register() -> dict[str, type]:
     """One subclass per format in ``ToolParserFactory.parsers`` under ``callscale_<format>``; ``{name: class}``."""
     made = {}
     for fmt in formats():
-        cls = type(_class_name(fmt), (CallscaleToolParser,), {
+        cls = type(class_name(fmt, "ToolParser"), (CallscaleToolParser,), {
             "format": fmt, "__module__": __name__,
             "__doc__": f"callscale's {fmt} parser as a TensorRT-LLM tool parser ({engine_name(fmt)})."})
         ToolParserFactory.parsers[engine_name(fmt)] = cls

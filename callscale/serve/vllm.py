@@ -69,6 +69,12 @@ except ImportError:
             return f"functions.{func_name}:{idx}"
         return f"chatcmpl-tool-{uuid.uuid4().hex}"
 
+from callscale import parsers
+from callscale.serve import engine_name, formats
+from callscale.serve._calls import CallRecord, StreamedCalls, class_name, merged, whole_calls
+
+__all__ = ["CallscaleToolParser", "PARSERS", "register", "keeps_special_tokens", "history_tool_calls"]
+
 #: Formats whose chat template reads call ids back in the model's own spelling (vLLM's ``tool_call_id_type``).
 ID_TYPES = {"kimi_k2": "kimi_k2"}
 
@@ -82,24 +88,19 @@ def history_tool_calls(request: Any) -> int:
             count += len(get("tool_calls") or ())
     return count
 
-from callscale import parsers
-from callscale.serve import engine_name, formats
-from callscale.serve._calls import StreamedCalls, merged, whole_calls
-
-__all__ = ["CallscaleToolParser", "PARSERS", "register", "keeps_special_tokens"]
-
 
 def keeps_special_tokens(fmt: str) -> bool:
     """True when ``fmt``'s markers are special tokens of the model (end of sentence aside): vLLM must
     then detokenize with ``skip_special_tokens=False`` for the parser to see them."""
     from callscale import tokenizers
+    from callscale.parsers.deepseek import EOS
 
     special = set(tokenizers.MODEL_SPECIAL.get(fmt, ()))
-    special.discard("<｜end▁of▁sentence｜>")
+    special.discard(EOS)
     return bool(special)
 
 
-class CallscaleToolParser(ToolParser):
+class CallscaleToolParser(CallRecord, ToolParser):
     """A vLLM ``ToolParser`` around callscale's parser of :attr:`format` (see the module docstring)."""
 
     #: the callscale format (set per registered subclass)
@@ -128,26 +129,6 @@ class CallscaleToolParser(ToolParser):
         if self._history is None:
             self._history = history_tool_calls(request)
         return make_tool_call_id(self.id_type, name, self._history + index)
-
-    # vLLM's base class (and vLLM's own tests) assign these lists; what is read is built from the pieces
-    # sent (StreamedCalls): an assignment of a fresh list (a reset) clears the record.
-    @property
-    def prev_tool_call_arr(self) -> list[dict]:
-        return self._calls.records()
-
-    @prev_tool_call_arr.setter
-    def prev_tool_call_arr(self, value: list) -> None:
-        if not value:
-            self._calls.clear()
-
-    @property
-    def streamed_args_for_tool(self) -> list[str]:
-        return self._calls.streamed()
-
-    @streamed_args_for_tool.setter
-    def streamed_args_for_tool(self, value: list) -> None:
-        if not value:
-            self._calls.clear()
 
     def adjust_request(self, request: Any) -> Any:
         """vLLM's own adjustment (structured JSON output) for ``tool_choice`` ``"required"`` or a named
@@ -215,16 +196,12 @@ class CallscaleToolParser(ToolParser):
                                             content=result.normal_text or None)
 
 
-def _class_name(fmt: str) -> str:
-    return "Callscale" + "".join(part.capitalize() for part in fmt.split("_")) + "ToolParser"
-
-
 def register() -> dict[str, type]:
     """One subclass per callscale format, registered in vLLM's ``ToolParserManager`` under
     ``callscale_<format>``; returns ``{name: class}``. Idempotent (re-registering replaces)."""
     made = {}
     for fmt in formats():
-        cls = type(_class_name(fmt), (CallscaleToolParser,), {
+        cls = type(class_name(fmt, "ToolParser"), (CallscaleToolParser,), {
             "format": fmt, "keep_special_tokens": keeps_special_tokens(fmt), "id_type": ID_TYPES.get(fmt, "random"),
             "__module__": __name__,
             "__doc__": f"callscale's {fmt} parser as a vLLM tool parser ({engine_name(fmt)})."})
