@@ -484,8 +484,9 @@ def _interrupted(exc, out: Path | None = None) -> int:
     return 143 if getattr(exc, "terminated", False) else 130
 
 
-def _against_baseline(sel: Selection, run) -> int:
-    """Compare the run with ``--baseline`` (if given): print the side-by-side table; 1 when a pair got worse."""
+def _against_baseline(sel: Selection, run, compared: list | None = None) -> int:
+    """Compare the run with ``--baseline`` (if given): print the side-by-side table; 1 when a pair got worse.
+    ``compared``: a list the :class:`callscale.compare.Comparison` is appended to (for the summary)."""
     if sel.baseline is None:
         return 0
     from . import compare, report
@@ -496,12 +497,37 @@ def _against_baseline(sel: Selection, run) -> int:
         print(f"callscale: cannot compare with the baseline {sel.baseline.attrs.get('path', '')}: {exc}",
               file=sys.stderr)
         return 1
+    if compared is not None:
+        compared.append(result)
     print()
     print(f"against the baseline {sel.baseline.attrs.get('path', '')}:")
     print(compare.table(result))
     for line in compare.summary(result):
         print(line)
     return 1 if result.worse else 0
+
+
+def add_summary(p: argparse.ArgumentParser) -> None:
+    """``--summary PATH``: where the Markdown summary goes (:mod:`callscale.summary`)."""
+    p.add_argument("--summary", metavar="PATH",
+                   help="write the verdict as Markdown there (verdict, a row per pair with the failing first, "
+                        "each failing pair's reason and the command that reproduces it); default: summary.md in "
+                        "--out when given; also appended to $GITHUB_STEP_SUMMARY when that is set")
+
+
+def _write_summary(text: str, path: Path | None) -> bool:
+    """Write the summary (``--summary``/``--out``, ``$GITHUB_STEP_SUMMARY``); False (said on stderr) when it
+    cannot be written."""
+    from . import summary
+
+    try:
+        written = summary.write(text, path)
+    except OSError as exc:
+        print(f"callscale: cannot write the summary: {exc}", file=sys.stderr)
+        return False
+    if path is not None and written:
+        print(f"wrote {_shown(written[0])}")
+    return True
 
 
 def _shown(path: Path) -> str:
@@ -572,6 +598,7 @@ def _gate_arguments(p: argparse.ArgumentParser) -> None:
     add_selectors(p)
     p.add_argument("--out", metavar="DIR", help="also write scaling.csv, scaling-fits.csv and scaling.png there, "
                                                 "as scale does (without its slowest-increment and memory columns)")
+    add_summary(p)
     p.add_argument("--from", dest="from_csv", nargs="+", metavar="CSV",
                    help="measure nothing: judge the scaling.csv files of a run's shards as one run "
                         "(the selectors other than --threshold and the verdict rules are ignored)")
@@ -604,7 +631,13 @@ def _gate_from(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     for line in report.gate_lines(run):
         print(line)
     sel = Selection([], [], run.lengths, run.chunking, run.repeats, threshold, run.meter, 0, settings, baseline=base)
-    return 0 if run.passed and not _against_baseline(sel, run) else 1
+    compared: list = []
+    worse = _against_baseline(sel, run, compared)
+    from . import summary
+
+    summary_ok = _write_summary(summary.gate_markdown(run, compared[0] if compared else None),
+                                Path(args.summary) if args.summary is not None else None)
+    return 0 if run.passed and not worse and summary_ok else 1
 
 
 def _gate(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
@@ -638,8 +671,13 @@ def _gate(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         except OSError as exc:
             print(f"callscale gate: cannot write the results: {exc}", file=sys.stderr)
             written_ok = False
-    worse = _against_baseline(sel, run)
-    return 0 if run.passed and not worse and written_ok else 1
+    compared: list = []
+    worse = _against_baseline(sel, run, compared)
+    from . import summary
+
+    where = Path(args.summary) if args.summary is not None else (out / summary.FILE if out is not None else None)
+    summary_ok = _write_summary(summary.gate_markdown(run, compared[0] if compared else None), where)
+    return 0 if run.passed and not worse and written_ok and summary_ok else 1
 
 
 # ----------------------------------------------------------------------- compare
@@ -652,6 +690,7 @@ def _compare_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-step", type=_setting("max_step"), metavar="X",
                    help="largest exponent increase that passes (default 0.05 under the instruction meter, "
                         "0.25 by time)")
+    add_summary(p)
 
 
 def _compare(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
@@ -666,7 +705,11 @@ def _compare(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     print()
     for line in compare.summary(result):
         print(line)
-    return 1 if result.worse else 0
+    from . import summary
+
+    ok = _write_summary(summary.compare_markdown(result, args.base, args.new),
+                        Path(args.summary) if args.summary is not None else None)
+    return 1 if result.worse or not ok else 0
 
 
 # ----------------------------------------------------------------------- profile

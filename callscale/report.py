@@ -21,7 +21,7 @@ from .matrix import Row, Run
 from .measure import NULL, Measurement
 
 __all__ = ["CSV_COLUMNS", "FIT_COLUMNS", "fmt_figure", "table", "error_lines", "gate_lines", "frame",
-           "fits_frame", "write_csv", "write_fits_csv", "plot", "OUTPUTS", "PARTIAL", "write_outputs",
+           "why", "fits_frame", "write_csv", "write_fits_csv", "plot", "OUTPUTS", "PARTIAL", "write_outputs",
            "write_partial", "check_writable", "JOURNAL", "Journal", "space_needed", "reserve", "Reservation"]
 
 OUTPUTS = ("scaling.csv", "scaling-fits.csv", "scaling.png")
@@ -194,29 +194,32 @@ def _per_length(row: Row, unit: str = "s") -> str:
     return ", ".join(parts)
 
 
+def why(row: Row, run: Run) -> str:
+    """Why ``row`` (an offender of ``run``) failed, in one line: the rule with its figures, the exponent and
+    the figure at each length (the part of its :func:`gate_lines` line after ``FAIL parser on workload``)."""
+    fit = row.fit
+    unit = _UNIT.get(run.meter, run.meter)
+    if fit.verdict in (ERROR, TIMEOUT):
+        return f"({fit.rule}): no exponent ({fit.reason}); {_per_length(row, unit)}"
+    if fit.verdict == WRONG_OUTPUT:  # the parser did not parse the workload: its cost does not count
+        return f"(wrong output): {fit.reason}"
+    reasons = []
+    if "step" in fit.rule:
+        reasons.append(f"steepest step {fit.steepest:.2f} > {run.threshold:g}")
+    if "projection" in fit.rule:
+        ratio = fit.projection_ratio
+        shown = "inf" if ratio is None else f"{ratio:.1f}x"
+        reasons.append(f"projected at {format_size(int(fit.reference_length))} {shown} the linear projection > "
+                       f"{fit.projection_factor:g}x")
+    if "increment" in fit.rule and not reasons:
+        reasons.append(fit.reason or "the slowest increment grows")
+    exponent = "-" if fit.exponent is None else f"{fit.exponent:.2f}"
+    return f"({fit.rule}): {'; '.join(reasons)} (exponent {exponent}); {_per_length(row, unit)}"
+
+
 def gate_lines(run: Run) -> list[str]:
     """The gate's verdict: one line per offender (exponent and figure per length), then a summary."""
-    lines = []
-    unit = _UNIT.get(run.meter, run.meter)
-    for row in run.offenders:
-        fit = row.fit
-        if fit.verdict in (ERROR, TIMEOUT):
-            lines.append(f"FAIL {row.parser} on {row.workload} ({fit.rule}): no exponent ({fit.reason}); "
-                         f"{_per_length(row, unit)}")
-            continue
-        if fit.verdict == WRONG_OUTPUT:  # the parser did not parse the workload: its cost does not count
-            lines.append(f"FAIL {row.parser} on {row.workload} (wrong output): {fit.reason}")
-            continue
-        why = []
-        if "step" in fit.rule:
-            why.append(f"steepest step {fit.steepest:.2f} > {run.threshold:g}")
-        if "projection" in fit.rule:
-            ratio = fit.projection_ratio
-            shown = "inf" if ratio is None else f"{ratio:.1f}x"
-            why.append(f"projected at {format_size(int(fit.reference_length))} {shown} the linear projection > "
-                       f"{fit.projection_factor:g}x")
-        lines.append(f"FAIL {row.parser} on {row.workload} ({fit.rule}): {'; '.join(why)} "
-                     f"(exponent {fit.exponent:.2f}); {_per_length(row, unit)}")
+    lines = [f"FAIL {row.parser} on {row.workload} {why(row, run)}" for row in run.offenders]
     if run.second_looks:
         cleared = [f"{p} on {w}" for p, w, verdict in run.second_looks if verdict != FAIL]
         lines.append(f"second look: {len(run.second_looks)} pair(s) failed once by time and were measured again; "
