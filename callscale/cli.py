@@ -504,7 +504,39 @@ def _against_baseline(sel: Selection, run, compared: list | None = None) -> int:
     print(compare.table(result))
     for line in compare.summary(result):
         print(line)
+    for line in _environment_lines(sel.baseline.attrs.get("path"), _environment(sel), run.meter):
+        print(line)
     return 1 if result.worse else 0
+
+
+def _environment(sel: Selection) -> dict:
+    """This run's environment (:func:`callscale.environment.fingerprint`), computed once per run."""
+    from . import environment
+
+    if not hasattr(sel, "_environment"):
+        sel._environment = environment.fingerprint([s.name for s in sel.specs])
+    return sel._environment
+
+
+def _environment_lines(base_csv, new_env: dict | None, meter: str) -> list[str]:
+    """What differs between the environment recorded beside ``base_csv`` and ``new_env``."""
+    from . import environment
+
+    if base_csv is None:
+        return []
+    return environment.differences(environment.read(environment.beside(base_csv)), new_env, meter,
+                                   base_name=f"the base {base_csv}")
+
+
+def _write_environment(sel: Selection, out: Path) -> Path | None:
+    """``OUT/environment.json`` beside the results (None, said on stderr, when it cannot be written)."""
+    from . import environment
+
+    try:
+        return environment.write(_environment(sel), out)
+    except OSError as exc:
+        print(f"callscale: cannot write {environment.FILE}: {exc}", file=sys.stderr)
+        return None
 
 
 def add_summary(p: argparse.ArgumentParser) -> None:
@@ -586,6 +618,8 @@ def _scale(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             print(f"callscale scale: cannot write the results: {exc}{kept}", file=sys.stderr)
             return 1
         journal.remove()
+        env_path = _write_environment(sel, out)
+        written += [env_path] if env_path is not None else []
     finally:
         reservation.release()
         journal.close()
@@ -631,11 +665,15 @@ def _gate_from(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     for line in report.gate_lines(run):
         print(line)
     sel = Selection([], [], run.lengths, run.chunking, run.repeats, threshold, run.meter, 0, settings, baseline=base)
+    from . import environment
+
+    sel._environment = environment.read(environment.beside(args.from_csv[0]))  # the shards' run, not this process
     compared: list = []
     worse = _against_baseline(sel, run, compared)
     from . import summary
 
-    summary_ok = _write_summary(summary.gate_markdown(run, compared[0] if compared else None),
+    differ = _environment_lines(base.attrs.get("path"), sel._environment, run.meter) if compared else []
+    summary_ok = _write_summary(summary.gate_markdown(run, compared[0] if compared else None, environment=differ),
                                 Path(args.summary) if args.summary is not None else None)
     return 0 if run.passed and not worse and summary_ok else 1
 
@@ -667,7 +705,9 @@ def _gate(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     written_ok = True
     if out is not None:
         try:
-            print(f"wrote {', '.join(_shown(path) for path in report.write_outputs(run, out))}")
+            written = report.write_outputs(run, out)
+            env_path = _write_environment(sel, out)
+            print(f"wrote {', '.join(_shown(path) for path in written + ([env_path] if env_path else []))}")
         except OSError as exc:
             print(f"callscale gate: cannot write the results: {exc}", file=sys.stderr)
             written_ok = False
@@ -676,7 +716,9 @@ def _gate(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from . import summary
 
     where = Path(args.summary) if args.summary is not None else (out / summary.FILE if out is not None else None)
-    summary_ok = _write_summary(summary.gate_markdown(run, compared[0] if compared else None), where)
+    differ = _environment_lines(sel.baseline.attrs.get("path"), _environment(sel), run.meter) if compared else []
+    summary_ok = _write_summary(summary.gate_markdown(run, compared[0] if compared else None, environment=differ),
+                                where)
     return 0 if run.passed and not worse and written_ok and summary_ok else 1
 
 
@@ -705,9 +747,14 @@ def _compare(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     print()
     for line in compare.summary(result):
         print(line)
-    from . import summary
+    from . import environment, summary
 
-    ok = _write_summary(summary.compare_markdown(result, args.base, args.new),
+    differ = environment.differences(environment.read(environment.beside(args.base)),
+                                     environment.read(environment.beside(args.new)), result.meter,
+                                     base_name=f"the base {args.base}")
+    for line in differ:
+        print(line)
+    ok = _write_summary(summary.compare_markdown(result, args.base, args.new, differ),
                         Path(args.summary) if args.summary is not None else None)
     return 1 if result.worse or not ok else 0
 

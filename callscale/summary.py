@@ -87,10 +87,12 @@ def _verdict(row: Any, pair: Any) -> str:
     return "**WORSE**" if pair is not None and pair.worse else row.fit.verdict
 
 
-def gate_markdown(run: Any, comparison: Any = None, *, title: str = "callscale gate") -> str:
+def gate_markdown(run: Any, comparison: Any = None, *, title: str = "callscale gate",
+                  environment: Sequence[str] = ()) -> str:
     """The Markdown summary of ``run`` (:class:`callscale.matrix.Run`), with ``comparison``
-    (:class:`callscale.compare.Comparison` against the baseline, or ``None``). Returns the text,
-    ending in a newline."""
+    (:class:`callscale.compare.Comparison` against the baseline, or ``None``) and ``environment`` (lines
+    saying how the baseline's environment differs, :func:`callscale.environment.differences`). Returns the
+    text, ending in a newline."""
     pairs = {(p.parser, p.workload): p for p in (comparison.pairs if comparison is not None else [])}
     worse = {k for k, p in pairs.items() if p.worse}
     rows = list(run.rows)
@@ -108,6 +110,7 @@ def gate_markdown(run: Any, comparison: Any = None, *, title: str = "callscale g
              f"{run.chunking}; a pair fails when a step's exponent is over {run.threshold:g} or its projected cost "
              f"outgrows the linear one" + ("; against the baseline when it got worse" if comparison is not None
                                            else ""), ""]
+    lines += [f"> {line}" for line in environment] + ([""] if environment else [])
     header = ["parser", "workload", "verdict", "exponent", f"cost @{longest}", f"per delta @{longest}",
               "vs baseline"]
     shown = failing + passing[:MAX_PASSING]

@@ -322,7 +322,7 @@ def test_row7_a_plugin_that_replaces_print_and_open_leaves_the_output_and_files(
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert row(proc.stdout, "rogue_patches_io:Parser")[-1] == "ok"
     assert_unaffected(proc.stdout)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["scaling-fits.csv", "scaling.csv", "scaling.png"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["environment.json", "scaling-fits.csv", "scaling.csv", "scaling.png"]
 
 
 # ------------------------------------------------------------------ rows 8, 9, 12: every setting validated
