@@ -108,11 +108,33 @@ def _jobs(text: str) -> int | None:
         raise argparse.ArgumentTypeError(str(exc).strip()) from None
 
 
+DEPRECATED_FORMAT = ("{prog}: --format is deprecated as the workload's format (profile's --output-format is "
+                     "the output's); use --workload-format")
+"""The line on stderr when ``--format`` names the workload format (scale, gate, check, init, hunt)."""
+
+
+def warn_deprecated_format(prog: str, option_string: str | None, namespace: argparse.Namespace) -> None:
+    """Say once per command line (on stderr) that ``--format`` is the deprecated spelling of
+    ``--workload-format``."""
+    if option_string == "--format" and not getattr(namespace, "_format_warned", False):
+        namespace._format_warned = True
+        print(DEPRECATED_FORMAT.format(prog=prog), file=sys.stderr)
+
+
+class WorkloadFormat(argparse._StoreAction):
+    """``--workload-format NAME`` stored, with the deprecation line when spelled ``--format``."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        warn_deprecated_format(parser.prog, option_string, namespace)
+        super().__call__(parser, namespace, values, option_string)
+
+
 class _InOrder(argparse._AppendAction):
     """Append the value, and note ``(dest, value)`` in ``namespace.in_order`` (the command line's order),
     so each ``--workload-format`` pairs with the ``--parser`` it follows (:func:`_pairs`)."""
 
     def __call__(self, parser, namespace, values, option_string=None):
+        warn_deprecated_format(parser.prog, option_string, namespace)
         super().__call__(parser, namespace, values, option_string)
         order = list(getattr(namespace, "in_order", None) or [])
         namespace.in_order = order + [(self.dest, values)]
@@ -121,8 +143,8 @@ class _InOrder(argparse._AppendAction):
 def add_parser_options(p: argparse.ArgumentParser, null: bool = True, short_format: bool = True) -> None:
     """``--parser`` (repeatable) and ``--workload-format``, shared by the commands that take parsers.
 
-    ``short_format``: ``--format`` is an alias of ``--workload-format`` (not
-    in ``profile``, where ``--format`` is the output's). One
+    ``short_format``: ``--format`` is a deprecated alias of ``--workload-format`` (a line on stderr says so;
+    not in ``profile``, where ``--format`` is the output's, deprecated too). One
     ``--workload-format`` applies to every plug-in; several pair each with
     the ``--parser`` it follows (:func:`_pairs`).
     """
@@ -132,7 +154,7 @@ def add_parser_options(p: argparse.ArgumentParser, null: bool = True, short_form
     flags = ("--workload-format", "--format") if short_format else ("--workload-format",)
     p.add_argument(*flags, dest="format", action=_InOrder, metavar="NAME",
                    help="the format whose workloads to render for module:Factory parsers"
-                        + (" (--format for short)" if short_format else "")
+                        + (" (--format: deprecated spelling)" if short_format else "")
                         + "; given once it applies to every such parser, given more than once each applies to "
                           "the --parser it follows")
 

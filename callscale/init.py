@@ -46,7 +46,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--parser", action="append", metavar="MODULE:CLASS", required=True,
                    help="a parser class or factory of the repository (module.path:ClassOrFactory); repeat "
                         "or comma-separate")
-    p.add_argument("--workload-format", "--format", dest="format", metavar="NAME",
+    from .cli import WorkloadFormat
+
+    p.add_argument("--workload-format", "--format", dest="format", metavar="NAME", action=WorkloadFormat,
                    help="the format whose workloads to render for the parsers (not needed for the engines' "
                         "known classes; see callscale parsers --engines)")
     p.add_argument("--workload", action="append", metavar="NAME",

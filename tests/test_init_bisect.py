@@ -50,7 +50,7 @@ COMMITS = [
     ("c6 rewrite: re-parse the buffer", QUADRATIC.format(note="")),
     ("c7 docstring", QUADRATIC.format(note=" (simpler)")),
 ]
-GATE = ["gate", "--parser", "engine:EngineParser", "--format", "deepseek_v31", "--meter", "instructions",
+GATE = ["gate", "--parser", "engine:EngineParser", "--workload-format", "deepseek_v31", "--meter", "instructions",
         "--workload", "write_file", "--no-progress", "--lengths", "1k,2k,4k,8k"]
 """The gate at each commit: lengths 1k-8k (the default 4k-64k costs the quadratic commits minutes under
 callgrind). At 512-2k the fixed cost per call makes the projection rule fail even the linear parser (7x),
