@@ -561,6 +561,40 @@ def _write_environment(sel: Selection, out: Path) -> Path | None:
         return None
 
 
+def add_export(p: argparse.ArgumentParser) -> None:
+    """``--export FORMAT:PATH`` (repeatable): the figures in another tool's format (:mod:`callscale.exports`)."""
+    p.add_argument("--export", action="append", metavar="FORMAT:PATH",
+                   help="also write the measured figures as FORMAT to PATH: bmf (Bencher Metric Format JSON, "
+                        "for `bencher run --adapter json --file PATH`); repeatable")
+
+
+def _exports(p: argparse.ArgumentParser, args: argparse.Namespace) -> list:
+    """The ``--export`` values as ``(format, path)`` (``p.error`` on a bad one, before measuring)."""
+    from . import exports
+
+    out = []
+    for spec in getattr(args, "export", None) or []:
+        try:
+            out.append(exports.parse(spec))
+        except exports.ExportError as exc:
+            p.error(str(exc))
+    return out
+
+
+def _write_exports(wanted: list, run) -> bool:
+    """Write each ``--export``; False (said on stderr) when one cannot be written."""
+    from . import exports
+
+    ok = True
+    for fmt, path in wanted:
+        try:
+            print(f"wrote {_shown(exports.write(fmt, path, run))}")
+        except OSError as exc:
+            print(f"callscale: cannot write --export {fmt}:{path}: {exc}", file=sys.stderr)
+            ok = False
+    return ok
+
+
 def add_summary(p: argparse.ArgumentParser) -> None:
     """``--summary PATH``: where the Markdown summary goes (:mod:`callscale.summary`)."""
     p.add_argument("--summary", metavar="PATH",
@@ -594,6 +628,7 @@ def _shown(path: Path) -> str:
 # ----------------------------------------------------------------------- scale
 def _scale_arguments(p: argparse.ArgumentParser) -> None:
     add_selectors(p)
+    add_export(p)
     p.add_argument("--out", metavar="DIR", help="where to write scaling.csv, scaling-fits.csv and scaling.png "
                                                 "(default: results/ next to pyproject.toml)")
 
@@ -604,6 +639,7 @@ def _scale(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from .matrix import Interrupted
 
     sel = select(p, args)
+    wanted = _exports(p, args)
     out = Path(args.out) if args.out is not None else sel.settings.out
     formats = len({spec.format for spec in sel.specs}) or 1
     rows = len(sel.specs) * len(sel.workloads)
@@ -646,7 +682,8 @@ def _scale(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         reservation.release()
         journal.close()
     print(f"wrote {', '.join(_shown(path) for path in written)} in {time.perf_counter() - started:.0f} s")
-    return _against_baseline(sel, run)
+    exported = _write_exports(wanted, run)
+    return _against_baseline(sel, run) or (0 if exported else 1)
 
 
 # ----------------------------------------------------------------------- gate
@@ -655,6 +692,7 @@ def _gate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", metavar="DIR", help="also write scaling.csv, scaling-fits.csv and scaling.png there, "
                                                 "as scale does (without its slowest-increment and memory columns)")
     add_summary(p)
+    add_export(p)
     p.add_argument("--from", dest="from_csv", nargs="+", metavar="CSV",
                    help="measure nothing: judge the scaling.csv files of a run's shards as one run "
                         "(the selectors other than --threshold and the verdict rules are ignored)")
@@ -667,6 +705,7 @@ def _gate_from(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     settings = _settings(p)
     reference, factor = _verdict_rules(p, args, settings)
     threshold = args.threshold if args.threshold is not None else settings.threshold
+    wanted = _exports(p, args)
     try:
         run = shard.merge(args.from_csv, threshold, reference, factor)
     except shard.ShardError as exc:
@@ -697,7 +736,8 @@ def _gate_from(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     differ = _environment_lines(base.attrs.get("path"), sel._environment, run.meter) if compared else []
     summary_ok = _write_summary(summary.gate_markdown(run, compared[0] if compared else None, environment=differ),
                                 Path(args.summary) if args.summary is not None else None)
-    return 0 if run.passed and not worse and summary_ok else 1
+    exported = _write_exports(wanted, run)
+    return 0 if run.passed and not worse and summary_ok and exported else 1
 
 
 def _gate(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
@@ -708,6 +748,7 @@ def _gate(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.from_csv:
         return _gate_from(p, args)
     sel = select(p, args)
+    wanted = _exports(p, args)
     out = Path(args.out) if args.out is not None else None
     if out is not None:
         try:
@@ -741,7 +782,8 @@ def _gate(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     differ = _environment_lines(sel.baseline.attrs.get("path"), _environment(sel), run.meter) if compared else []
     summary_ok = _write_summary(summary.gate_markdown(run, compared[0] if compared else None, environment=differ),
                                 where)
-    return 0 if run.passed and not worse and written_ok and summary_ok else 1
+    exported = _write_exports(wanted, run)
+    return 0 if run.passed and not worse and written_ok and summary_ok and exported else 1
 
 
 # ----------------------------------------------------------------------- compare
