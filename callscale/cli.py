@@ -1183,10 +1183,35 @@ def build_parser() -> ArgumentParser:
     return p
 
 
+#: Options whose value may start with a minus sign and a digit (``--lengths -1k,2k``): argparse would take
+#: such a value for an option and say "expected one argument"; it is passed as ``--lengths=-1k,2k`` instead,
+#: so the option's own check says what is wrong with it.
+_SIGNED_VALUES = frozenset({"--lengths", "--length", "--threshold", "--projection-factor", "--reference-length",
+                            "--timeout", "--repeats", "--seed", "--max-ratio", "--max-step", "--seconds", "--rate",
+                            "--memory-limit", "--jobs", "--factor"})
+
+
+def _signed_values(argv: Sequence[str]) -> list[str]:
+    """``argv`` with each ``OPTION -1...`` of :data:`_SIGNED_VALUES` joined as ``OPTION=-1...``."""
+    import re
+
+    out: list[str] = []
+    items = list(argv)
+    i = 0
+    while i < len(items):
+        if items[i] in _SIGNED_VALUES and i + 1 < len(items) and re.match(r"-\.?\d", items[i + 1]):
+            out.append(f"{items[i]}={items[i + 1]}")
+            i += 2
+            continue
+        out.append(items[i])
+        i += 1
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
     p = build_parser()
-    args, extra = p.parse_known_args(argv)
+    args, extra = p.parse_known_args(_signed_values(sys.argv[1:] if argv is None else argv))
     if extra:  # name the subcommand whose options these are not
         args._parser.error(f"unrecognized arguments: {' '.join(extra)}")
     from .bounded import Terminated, terminate_as_interrupt
