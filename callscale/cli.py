@@ -479,13 +479,18 @@ def _run(sel: Selection, args: argparse.Namespace, detail: bool, on_measurement=
         from . import tokenizers
 
         print("note: model chunking tokenizers: " + tokenizers.note([s.format for s in sel.specs]), file=sys.stderr)
-    return matrix.run(sel.specs, sel.workloads, sel.lengths, chunking=sel.chunking, repeats=sel.repeats,
-                      threshold=sel.threshold, meter=sel.meter, seed=sel.seed,
-                      latency=detail or sel.meter == "time",  # the gate's slowest-increment rule (time meter)
-                      memory=detail, progress=args.progress, reference_length=sel.reference_length,
-                      projection_factor=sel.projection_factor, timeout=sel.timeout,
-                      memory_limit=sel.memory_limit, cost_only=sel.cost_only, on_measurement=on_measurement,
-                      jobs=sel.jobs)
+    from .bounded import stop_new
+
+    try:
+        return matrix.run(sel.specs, sel.workloads, sel.lengths, chunking=sel.chunking, repeats=sel.repeats,
+                          threshold=sel.threshold, meter=sel.meter, seed=sel.seed,
+                          latency=detail or sel.meter == "time",  # the gate's slowest-increment rule (time meter)
+                          memory=detail, progress=args.progress, reference_length=sel.reference_length,
+                          projection_factor=sel.projection_factor, timeout=sel.timeout,
+                          memory_limit=sel.memory_limit, cost_only=sel.cost_only, on_measurement=on_measurement,
+                          jobs=sel.jobs)
+    finally:
+        stop_new()  # what a parser started (a detached process too) is gone before anything is written
 
 
 def _interrupted(exc, out: Path | None = None) -> int:
@@ -1018,7 +1023,12 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         items = [] if args.no_faults else check.fault_items(spec.format)
         items += check.workload_items(spec.format, workloads, lengths, args.seed)
         texts.append(items)
-    results = check.run_bounded(specs, texts, chunkings, timeout, args.progress, _memory_limit(args, settings))
+    from .bounded import stop_new
+
+    try:
+        results = check.run_bounded(specs, texts, chunkings, timeout, args.progress, _memory_limit(args, settings))
+    finally:
+        stop_new()
     named = None
     if any(str(c).startswith("model") for c in chunkings):  # which tokenizer cut the model deltas (issue 20)
         from callscale import tokenizers
@@ -1214,10 +1224,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, extra = p.parse_known_args(_signed_values(sys.argv[1:] if argv is None else argv))
     if extra:  # name the subcommand whose options these are not
         args._parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    from .bounded import Terminated, terminate_as_interrupt
+    from .bounded import Terminated, own_descendants, terminate_as_interrupt
 
     try:
-        with terminate_as_interrupt():  # SIGTERM (timeout(1), CI) stops a run as Ctrl-C does
+        # SIGTERM (timeout(1), CI) stops a run as Ctrl-C does; no process a parser started outlives the command
+        with terminate_as_interrupt(), own_descendants():
             return args._run(args._parser, args)
     except BrokenPipeError:  # `callscale scale | head`
         return 0

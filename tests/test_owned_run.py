@@ -1,0 +1,57 @@
+"""The run owns its processes and its output (issue 25's adversarial rows): a detached process a plug-in starts
+does not outlive the gate; two gates on one --out do not lose a run without a word; --timeout under the
+instruction meter counts CPU time."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).parent
+ROOT = TESTS.parent
+
+
+def _callscale(*argv: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    full = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{TESTS}", **(env or {})}
+    return subprocess.run([sys.executable, "-m", "callscale", *argv], cwd=TESTS, env=full, capture_output=True,
+                          text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie is gone for our purpose
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(") ", 1)[1][0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("meter", [[], ["--meter", "instructions"]])
+def test_a_detached_process_of_a_plugin_does_not_outlive_the_gate(tmp_path, meter):
+    if meter and subprocess.run(["which", "valgrind"], capture_output=True).returncode:
+        pytest.skip("valgrind is not installed")
+    out = tmp_path / "out"
+    out.mkdir()
+    target = out / "scaling-fits.csv"
+    proc = _callscale("gate", "--parser", "rogue_detached:Parser,deepseek_v31", "--workload-format", "deepseek_v31",
+                      "--workload", "write_file", "--lengths", "1k,2k,4k", "--repeats", "1", "--no-progress",
+                      "--out", str(out), *meter,
+                      env={"CALLSCALE_TEST_DETACHED": str(target), "CALLSCALE_TEST_DETACHED_WAIT": "60"})
+    assert proc.returncode in (0, 1) and "wrote " in proc.stdout, proc.stdout + proc.stderr  # by time: noisy at 1k
+    pid = int(Path(f"{target}.pid").read_text())  # the detached process did start
+    deadline = time.monotonic() + 5
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(pid), f"the detached process {pid} outlived the gate"
+    time.sleep(1.5)  # had it lived, it would have appended 0.5 s after summary.md
+    assert "written,after,the,gate" not in target.read_text()
