@@ -651,6 +651,7 @@ def _scale(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     measurements = (2 * len(sel.specs) + formats) * len(sel.workloads) * len(sel.lengths)
     try:
         report.check_writable(out)
+        held = report.lock_out(out)  # a second run on this --out refuses here, before measuring
         # the space the results need, held until they are written: a full disk stops the run here
         reservation = report.reserve(out, report.space_needed(measurements, rows))
     except OSError as exc:
@@ -758,6 +759,7 @@ def _gate(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if out is not None:
         try:
             report.check_writable(out)
+            held = report.lock_out(out)  # a second run on this --out refuses here, before measuring
         except OSError as exc:
             p.error(f"--out: {exc}")
     try:

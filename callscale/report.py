@@ -22,7 +22,7 @@ from .measure import NULL, Measurement
 
 __all__ = ["CSV_COLUMNS", "FIT_COLUMNS", "fmt_figure", "table", "error_lines", "gate_lines", "frame",
            "why", "fits_frame", "write_csv", "write_fits_csv", "plot", "OUTPUTS", "PARTIAL", "write_outputs",
-           "write_partial", "check_writable", "JOURNAL", "Journal", "space_needed", "reserve", "Reservation"]
+           "write_partial", "check_writable", "OutInUse", "lock_out", "JOURNAL", "Journal", "space_needed", "reserve", "Reservation"]
 
 OUTPUTS = ("scaling.csv", "scaling-fits.csv", "scaling.png")
 """The set ``scale`` writes: measurements, fits, plot."""
@@ -452,6 +452,30 @@ def check_writable(folder: Path | str) -> Path:
     except OSError as exc:
         raise OSError(f"cannot write to {folder}: {exc.strerror or exc}") from None
     return folder
+
+
+class OutInUse(OSError):
+    """Another run holds ``--out``'s lock (one-line message)."""
+
+
+def lock_out(folder: Path | str) -> int:
+    """Hold a lock on the folder ``folder`` itself (``fcntl.flock`` on its descriptor, exclusive, not
+    waiting; no file is left behind) until the returned descriptor is closed or the process ends: two runs
+    writing one ``--out`` at once would lose one run's rows without a word. Raises :class:`OutInUse` when
+    another run holds it, ``OSError`` when the folder cannot be made or opened."""
+    import fcntl
+    import os
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise OutInUse(f"{folder} is being written by another callscale run; wait for it to end or give "
+                       "another --out") from None
+    return fd
 
 
 def _umask_mode() -> int:

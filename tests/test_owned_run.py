@@ -55,3 +55,24 @@ def test_a_detached_process_of_a_plugin_does_not_outlive_the_gate(tmp_path, mete
     assert not _alive(pid), f"the detached process {pid} outlived the gate"
     time.sleep(1.5)  # had it lived, it would have appended 0.5 s after summary.md
     assert "written,after,the,gate" not in target.read_text()
+
+
+def test_a_second_gate_on_the_same_out_refuses_with_one_line_exit_2(tmp_path):
+    from callscale import report
+
+    out = tmp_path / "out"
+    held = report.lock_out(out)  # the first run, measuring
+    try:
+        proc = _callscale("gate", "--parser", "deepseek_v31", "--workload", "write_file", "--lengths", "1k,2k,4k",
+                          "--meter", "instructions", "--no-progress", "--out", str(out), timeout=120)
+        scale = _callscale("scale", "--parser", "deepseek_v31", "--workload", "write_file", "--lengths", "1k,2k,4k",
+                           "--repeats", "1", "--no-progress", "--out", str(out), timeout=120)
+    finally:
+        os.close(held)
+    for second in (proc, scale):
+        assert second.returncode == 2, second.stdout + second.stderr
+        assert second.stderr.count("\n") == 1 and (
+            f"--out: {out} is being written by another callscale run; wait for it to end or give another --out"
+            in second.stderr), second.stderr
+    assert list(out.iterdir()) == []  # nothing measured, nothing written, no lock file left
+    os.close(report.lock_out(out))  # free again once the first run ended
