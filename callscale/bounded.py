@@ -49,13 +49,28 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 __all__ = ["Worker", "Workers", "Answer", "CaseTimeout", "WorkerFailed", "exit_words", "timeout_words", "limit_memory",
-           "die_with_parent", "become_subreaper", "descendants", "stop_descendants", "own_descendants", "stop_new", "OUT_OF_MEMORY", "DEFAULT_MEMORY_LIMIT", "terminate_as_interrupt", "Terminated"]
+           "die_with_parent", "WALL_CEILING", "cpu_seconds", "become_subreaper", "descendants", "stop_descendants", "own_descendants", "stop_new", "OUT_OF_MEMORY", "DEFAULT_MEMORY_LIMIT", "terminate_as_interrupt", "Terminated"]
 
 OUT_OF_MEMORY = "out of memory"
 """The reason of a case that ran out of its memory budget."""
 
 DEFAULT_MEMORY_LIMIT = 4 * 1024 ** 3
 """Bytes of address space a worker may take unless told otherwise (``--memory-limit``, 4 GiB)."""
+
+
+WALL_CEILING = 10.0
+"""The wall-clock ceiling of one case, in multiples of ``timeout``: the timeout counts the case's CPU time (a
+loaded machine only slows it), up to this many times the timeout in wall time (a case asleep or blocked)."""
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """The CPU seconds (user + system) process ``pid`` has used (Linux ``/proc/PID/stat``), or ``None``."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 class CaseTimeout(Exception):
@@ -288,7 +303,7 @@ class Worker:
             self._start()
         try:
             self._conn.send(job)
-            ready = self._conn.poll(self.timeout)
+            ready = self._wait()
         except (BrokenPipeError, ConnectionResetError):
             ready = True  # it died: recv below says how
         except BaseException:  # an interrupt while waiting: do not leave the case running
@@ -308,6 +323,27 @@ class Worker:
         if kind == "raised":
             raise RuntimeError(value)
         return value
+
+    def _wait(self) -> bool:
+        """Wait for the answer: ``timeout`` seconds of the worker's CPU time, up to :data:`WALL_CEILING` times
+        ``timeout`` of wall time (load only slows a case: it does not make it a timeout). True when it came."""
+        if self.timeout is None:
+            return self._conn.poll(None)
+        import time
+
+        start, cpu_start = time.monotonic(), cpu_seconds(self._proc.pid)
+        wait = self.timeout
+        while True:
+            if self._conn.poll(wait):
+                return True
+            used = cpu_seconds(self._proc.pid)
+            if used is None or cpu_start is None:  # no CPU clock here: wall time it is
+                return False
+            left = self.timeout - (used - cpu_start)
+            ceiling = start + WALL_CEILING * self.timeout - time.monotonic()
+            if left <= 0 or ceiling <= 0:
+                return False
+            wait = min(max(left, 0.05), ceiling)
 
     def stop(self) -> None:
         """Kill the worker's process group (if any) and wait for it; the next :meth:`call` starts a new one."""

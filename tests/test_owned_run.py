@@ -76,3 +76,21 @@ def test_a_second_gate_on_the_same_out_refuses_with_one_line_exit_2(tmp_path):
             in second.stderr), second.stderr
     assert list(out.iterdir()) == []  # nothing measured, nothing written, no lock file left
     os.close(report.lock_out(out))  # free again once the first run ended
+
+
+def test_the_instruction_meters_timeout_counts_cpu_time_not_wall_time(tmp_path):
+    if subprocess.run(["which", "valgrind"], capture_output=True).returncode:
+        pytest.skip("valgrind is not installed")
+    # 4 s asleep (off the CPU, as under load) in a case with --timeout 2: a CPU-time budget lets it finish
+    proc = _callscale("gate", "--parser", "sleepy_parser:Parser", "--workload-format", "deepseek_v31",
+                      "--workload", "write_file", "--lengths", "512,1k,2k", "--meter", "instructions", "--timeout", "2",
+                      "--jobs", "1", "--no-progress", env={"CALLSCALE_TEST_SLEEP": "4"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "timeout" not in proc.stdout.split("figures:")[0]
+    row = next(line for line in proc.stdout.splitlines() if line.startswith("sleepy_parser:Parser"))
+    assert row.split()[-1] == "ok"
+    # past the wall ceiling (WALL_CEILING x --timeout) it is a timeout still
+    proc = _callscale("gate", "--parser", "sleepy_parser:Parser", "--workload-format", "deepseek_v31",
+                      "--workload", "write_file", "--lengths", "512,1k,2k", "--meter", "instructions", "--timeout", "0.5",
+                      "--jobs", "1", "--no-progress", env={"CALLSCALE_TEST_SLEEP": "8"})
+    assert proc.returncode == 1 and "timeout after 0.5 s" in proc.stdout, proc.stdout + proc.stderr
