@@ -336,6 +336,11 @@ def wrap_title(text: str, width_inches: float, fontsize: float) -> str:
     return "\n".join(textwrap.wrap(text, max(20, int(width_inches * 72 / (fontsize * 0.55)))))
 
 
+PASSING_COLORS = ["#1b9e77", "#7570b3", "#66a61e", "#a6761d", "#1f78b4", "#666666", "#e6ab02", "#6a3d9a",
+                  "#b15928", "#33a02c"]
+"""The line colours of passing parsers in ``scaling.png``, one per parser in turn (no red: red is a failure)."""
+
+
 def plot(run: Run, path: Path | str) -> Path:
     """Write ``scaling.png``: per workload, each parser's cost per character against length.
 
@@ -345,8 +350,9 @@ def plot(run: Run, path: Path | str) -> Path:
     little where a fixed cost spreads over more characters); a quadratic term
     rises, by x4 per 4x when it dominates (the dashed guide). The ``null``
     floor (the median floor row: receiving the deltas and nothing else) is the
-    thick grey line. Passing parsers are thin and grey; failing ones (any rule,
-    a timeout or an error) thick in colour. Each line is labelled at its end
+    thick grey line. Passing parsers are thin, each in a muted colour of its own
+    (:data:`PASSING_COLORS`, the same in every panel); failing ones (any rule,
+    a timeout or an error) thick in bright colour. Each line is labelled at its end
     with the parser and its steepest step exponent, a failing one also with
     its projection ratio and verdict: the two figures the rules judge
     (:func:`callscale.fit.fit`). Uses the Agg backend directly (no display).
@@ -365,6 +371,7 @@ def plot(run: Run, path: Path | str) -> Path:
     offenders = {(r.parser, r.workload) for r in run.offenders}
     bad_colors = ["#d62728", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
     bad_index: dict[str, int] = {}
+    good_index: dict[str, int] = {}
     scale, unit = (1e9, "ns of process time") if run.meter == "time" else (1.0, f"{run.meter}")
     panels = {w: ([_per_character(r, scale) for r in run.floor_rows if r.workload == w],
                   [(r, *_per_character(r, scale)) for r in run.rows if r.workload == w]) for w in workloads}
@@ -393,9 +400,9 @@ def plot(run: Run, path: Path | str) -> Path:
             if bad:
                 color = bad_colors[bad_index.setdefault(row.parser, len(bad_index)) % len(bad_colors)]
                 ax.plot(xs, ys, "-o", color=color, linewidth=2.4, markersize=4, zorder=4)
-            else:
-                color = "0.35"
-                ax.plot(xs, ys, "-o", color=color, linewidth=0.9, markersize=2, alpha=0.6, zorder=3)
+            else:  # a muted colour of its own per parser (the same in every panel), no red: told apart at a glance
+                color = PASSING_COLORS[good_index.setdefault(row.parser, len(good_index)) % len(PASSING_COLORS)]
+                ax.plot(xs, ys, "-o", color=color, linewidth=1.1, markersize=2.5, alpha=0.85, zorder=3)
             tag = row.parser + ("" if row.fit.steepest is None else f" {row.fit.steepest:.2f}")
             if bad:
                 ratio = row.fit.projection_ratio
