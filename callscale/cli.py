@@ -290,7 +290,7 @@ def add_selectors(p: argparse.ArgumentParser) -> None:
                    help="a workload name; repeat or comma-separate; default from [tool.callscale]")
     p.add_argument("--lengths", metavar="SIZES",
                    help="at least three call lengths in characters (k = 1024); default from [tool.callscale]: "
-                        "4k,16k,64k, or 1k,2k,4k,8k with --meter instructions")
+                        "lengths (4k,16k,64k), or instruction_lengths with --meter instructions (4k,16k,64k)")
     p.add_argument("--chunking", metavar="SPEC",
                    help="whole, char, fixed:K, tokens:K, random:SEED:MAX, tokens-random:SEED:MAX, model or "
                         "model-random:SEED:K (default from [tool.callscale])")

@@ -188,5 +188,5 @@ def run(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     for path in written:
         print(f"wrote {path}")
     print("next: asv machine --yes; asv run (every commit of the branch: asv run ALL), asv continuous BASE HEAD, "
-          "asv find BASE..HEAD CallscaleSeries.track_exponent, callscale history (see docs/workflows.md in callscale)")
+          "asv find BASE..HEAD CallscaleFit.track_exponent, callscale history (see docs/workflows.md in callscale)")
     return 0
