@@ -11,7 +11,7 @@
     jobs = "auto"                      # callgrind children at once (--meter instructions): auto or 1-64
     chunking = "tokens:4"              # how the text is split into deltas
     repeats = 3                        # timed runs per measurement (the minimum counts)
-    workloads = ["write_file", "many_short_calls", "repeated_opener", "write_file@mixed", "write_file@mixed+parts:16"]
+    workloads = ["write_file", "many_short_calls", "repeated_opener", "write_file@mixed+tokens:16", "write_file@mixed+parts:16"]
     parsers = []                       # empty or absent: every registered parser
     out = "results"                    # where scale writes its CSV and PNG (relative to pyproject.toml)
 
@@ -82,7 +82,7 @@ class Settings:
     core, :func:`callscale.instructions.auto_jobs`)."""
     chunking: str = "tokens:4"
     repeats: int = 3
-    workloads: tuple[str, ...] = ("write_file", "many_short_calls", "repeated_opener", "write_file@mixed",
+    workloads: tuple[str, ...] = ("write_file", "many_short_calls", "repeated_opener", "write_file@mixed+tokens:16",
                                   "write_file@mixed+parts:16")
     """The gate's rows: the headline workloads, every content kind at once (``@mixed``, docs/gate.md) and
     a delivery whose deltas grow with the text (``+parts:16``)."""

@@ -5,7 +5,7 @@ The fixtures (``tests/input_quadratic_parsers.py``) wrap the built-in
 a delivery triggers; on the workloads the gate ran before content kinds
 (ASCII source, four characters a delta) both gates passed them all. The
 default gate (``[tool.callscale] workloads``: the headline workloads plus
-``write_file@mixed`` and ``write_file@mixed+parts:16``) must fail each, and
+``write_file@mixed+tokens:16`` and ``write_file@mixed+parts:16``) must fail each, and
 still pass ``deepseek_v31`` beside them.
 """
 
@@ -136,7 +136,7 @@ def test_a_workload_fixes_its_delivery_whatever_the_run_asks():
 
 def test_the_default_gate_holds_a_kind_and_a_growing_delivery():
     assert config.DEFAULTS.workloads[:3] == catalog.HEADLINE
-    assert "write_file@mixed" in config.DEFAULTS.workloads
+    assert "write_file@mixed+tokens:16" in config.DEFAULTS.workloads
     assert "write_file@mixed+parts:16" in config.DEFAULTS.workloads
     from callscale import testing
 
@@ -200,7 +200,7 @@ def test_the_default_exact_gate_fails_each_fixture(importable_tests, tmp_path):
     assert status == 1
     assert failed["deepseek_v31"] == set(), fits[fits["parser"] == "deepseek_v31"].to_dict("records")
     for name in ("RereadsOnCjk", "RereadsOnAstral", "RereadsOnTab", "RereadsOnEscape"):
-        assert "write_file@mixed" in failed[name], (name, failed[name])
+        assert "write_file@mixed+tokens:16" in failed[name], (name, failed[name])
         assert not failed[name] & set(catalog.HEADLINE), (name, failed[name])  # the old rows passed it
     assert failed["SlicesEachDelta"] == {"write_file@mixed+parts:16"}
 
@@ -212,7 +212,7 @@ def test_the_default_time_gate_fails_each_fixture(importable_tests, tmp_path):
     assert status == 1
     assert failed["deepseek_v31"] == set(), fits[fits["parser"] == "deepseek_v31"].to_dict("records")
     for name in ("RereadsOnCjk", "RereadsOnAstral", "RereadsOnTab", "RereadsOnEscape"):
-        assert "write_file@mixed" in failed[name], (name, failed[name])
+        assert "write_file@mixed+tokens:16" in failed[name], (name, failed[name])
     assert "write_file@mixed+parts:16" in failed["SlicesEachDelta"]
     slowest = fits[fits["parser"].str.endswith("SlowestGrows")]
     assert any("increment" in str(rule) for rule in slowest["rule"]), slowest.to_dict("records")

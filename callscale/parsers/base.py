@@ -187,6 +187,11 @@ class ToolParser:
     #: The marker that closes a reasoning element read by state ``"think"`` (:meth:`_s_think`).
     reasoning_end: ClassVar[Markers | None] = None
 
+    #: The format's transition table, as h11 writes its rules: {state: {what it reads: next state}} (a next
+    #: state ``"a / b"``: either). It opens the format's module; tests/test_transitions.py holds it to the
+    #: class's ``_s_<state>`` steps and to the states a parser enters on real workloads.
+    transitions: ClassVar[dict[str, dict[str, str]]] = {}
+
     # ---- the broken-call mechanism (see _break_call and _s_broken)
     #: Tokens that end a broken call: its held text is dropped, then the state ``broken_resume`` gives.
     broken_ends: ClassVar[tuple[str, ...]] = ()

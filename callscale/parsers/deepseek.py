@@ -300,6 +300,8 @@ class DeepSeekV3Parser(_DeepSeekCalls):
     output. Construct with no arguments; methods as :class:`ToolParser`.
     """
 
+    transitions = DEEPSEEK_V3_TRANSITIONS
+
     _head_state = "kind"
     _args_markers = _V3_ARGS
 
@@ -375,6 +377,8 @@ class DeepSeekV31Parser(_DeepSeekCalls):
     See the module docstring for the grammar and the handling of malformed
     output. Construct with no arguments; methods as :class:`ToolParser`.
     """
+
+    transitions = DEEPSEEK_V31_TRANSITIONS
 
     _head_state = "name"
     _args_markers = _V31_ARGS

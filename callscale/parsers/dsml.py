@@ -23,32 +23,7 @@ literal closing tags in values, typing, broken calls): ``docs/formats.md``,
 :class:`DsmlToolParser`, on base.py's driver; the three registered
 subclasses differ only in their :class:`Spelling`.
 
-Transitions (state: what it reads -> the next state; ``B``, ``I``, ``P``: the
-spelling's block, invoke and parameter tag names; whitespace between elements
-is layout, ``EOS`` is dropped wherever it appears)::
-
-    content       text, then [\\n\\n]<B>                                  -> block
-                  text, then [\\n\\n]<I (the block opener missing: held)   -> invoke_head
-    block         <I                                                    -> invoke_head
-                  </B> (confirms a held invoke outside a block)         -> content
-                  <B> (a new block; the open one stays unclosed)        -> block
-                  other text (content, layout around it dropped)        -> block
-    invoke_head   attributes, then >  (name="...")                      -> invoke
-                  attributes, then />                                   -> block (a call of no arguments)
-                  a tag without a name                                  -> broken (base)
-                  another tag, past MAX_HEAD, a word glued to the name  -> block (the tag was text)
-    invoke        <P                                                    -> param_head
-                  </I>                                                  -> block
-                  a block-level tag (the invoke never closed)           -> as block reads it
-    param_head    attributes, then >  (name="...", string="...")        -> value
-                  a tag without a name                                  -> broken (base)
-                  another tag, past MAX_HEAD, a word glued to the name  -> invoke (the tag was text)
-    value         text, then </P>                                       -> after_param
-    after_param   whitespace, then <P                                   -> param_head
-                  whitespace, then </I>                                 -> after_invoke
-                  anything else (</P> was value text)                   -> value
-    after_invoke  whitespace, then <I, </B>, <B> or the end of output   -> as block reads it
-                  anything else (</P> ... </I> was value text)          -> value
+The transition table (``DSML_TRANSITIONS``, below) opens the module.
 
 A value's kind is :class:`schema.TypedValue`'s: ``string="true"`` a string,
 ``string="false"`` JSON as written (else the raw text), no attribute the schema
@@ -56,6 +31,31 @@ A value's kind is :class:`schema.TypedValue`'s: ``string="true"`` a string,
 """
 
 from __future__ import annotations
+
+# The transition table, as h11 writes its rules: {state: {what it reads: next state}} (``B``, ``I``, ``P``:
+# the spelling's block, invoke and parameter tag names; whitespace between elements is layout, ``EOS`` is
+# dropped wherever it appears; "content" and "broken" are base.ToolParser's; tests/test_transitions.py
+# holds it to the class's states and to the states real workloads enter).
+DSML_TRANSITIONS = {
+    "content": {"text": "content", "[\\n\\n]<B>": "block",
+                "[\\n\\n]<I (the block opener missing: held)": "invoke_head"},
+    "block": {"<I": "invoke_head", "</B> (confirms a held invoke outside a block)": "content",
+              "<B> (a new block; the open one stays unclosed)": "block",
+              "other text (content, layout around it dropped)": "block"},
+    "invoke_head": {"attributes, then > (name=...)": "invoke",
+                    "attributes, then /> (a call of no arguments)": "block",
+                    "a tag without a name": "broken",
+                    "another tag, past MAX_HEAD, a word glued to the name (the tag was text)": "block"},
+    "invoke": {"<P": "param_head", "</I>": "block", "a block-level tag (the invoke never closed)": "block"},
+    "param_head": {"attributes, then > (name=..., string=...)": "value", "a tag without a name": "broken",
+                   "another tag, past MAX_HEAD, a word glued to the name (the tag was text)": "invoke"},
+    "value": {"text, then </P>": "after_param"},
+    "after_param": {"whitespace, then <P": "param_head", "whitespace, then </I>": "after_invoke",
+                    "anything else (</P> was value text)": "value"},
+    "after_invoke": {"whitespace, then <I, </B>, <B> or the end of the output": "block",
+                     "anything else (</P> ... </I> was value text)": "value"},
+    "broken": {"text up to </I>": "block", "<I, <B> or </B> (read again)": "block"},
+}
 
 import re
 from dataclasses import dataclass
@@ -144,6 +144,7 @@ class DsmlToolParser(ToolParser):
 
     spelling: ClassVar[Spelling] = V32
     #: DeepSeek's encoder writes a blank line before the block (encoding_dsv32.py).
+    transitions = DSML_TRANSITIONS
     layout_before_call = "\n\n"
     broken_resume = _BLOCK
     broken_restart_state = _BLOCK

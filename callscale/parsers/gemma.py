@@ -16,7 +16,7 @@ from __future__ import annotations
 
 # The transition table, as h11 writes its rules: {state: {what it reads: next state}} (the states are the
 # ``_s_<state>`` methods; "content", "think" and "broken" are base.ToolParser's; ``ws``: whitespace; "a / b": the
-# one the reading decides; tests/test_format_transitions.py holds the states to the class's).
+# one the reading decides; tests/test_transitions.py holds the states to the class's).
 GEMMA4_TRANSITIONS = {
     "content": {"text": "content", "<|tool_call>": "prefix"},
     "prefix": {"call:": "name", "<|tool_call> again (the one before is text)": "prefix", "anything else": "content"},
@@ -103,6 +103,8 @@ _IN_CALL = {_S_KEY_START, _S_KEY, _S_QKEY, _S_COLON, _S_VALUE, _S_ARRAY_FIRST, _
 @register("gemma4")
 class Gemma4Parser(ToolParser):
     """Streaming parser of Gemma 4 tool calls; rules: ``docs/formats.md``, "Gemma 4"."""
+
+    transitions = GEMMA4_TRANSITIONS
 
     #: The whitespace its encoder writes before a call block (base.ToolParser.layout_before_call).
     layout_before_call = ""

@@ -6,35 +6,35 @@ steps; the shared mechanisms (driver, content, broken calls, bounded heads,
 confirmed closers, typed values) are base.py's and schema.py's
 (``callscale/parsers/README.md``).
 
-Transitions (state: what it reads -> the next state; ``\\n`` before a tag is layout)::
-
-    content         text, then <tool_call> (glm45: also \\n<tool_call>)     -> name
-    name            a name, then <arg_key>                                  -> key
-                    a name, then </tool_call> (no arguments)                -> content
-                    <tool_call> with no name before it (a repeat: dropped)  -> name
-                    anything else, past MAX_HEAD, or no name                -> content (the opener was text)
-    key             key text, then </arg_key>                               -> key_done
-                    another tag, or past MAX_HEAD                           -> broken (base)
-    key_done        whitespace, then <arg_value>                            -> value
-                    anything else                                           -> value_bare
-    value           text, then </arg_value>                                 -> value_close
-                    text, then [\\n]<arg_key>                                -> value_key
-                    text, then [\\n]</tool_call>                             -> value_call_end
-    value_bare      text, then </arg_value>                                 -> value_close
-                    another tag                                             -> broken (base)
-    value_close     whitespace, then <arg_key>                              -> key
-                    whitespace, then </tool_call>                           -> content
-                    anything else (the tag was value text)                  -> value / value_bare
-    value_key       a new key, then </arg_key> (</arg_value> was missing)   -> key_done
-                    anything else (the tag was value text)                  -> value
-    value_call_end  whitespace, then <tool_call> or the end of the output   -> name / content
-                    anything else (the tag was value text)                  -> value
+The transition table (``GLM_TRANSITIONS``, below) opens the module.
 
 A value's kind (a string, a string or null, typed at its end, or GLM's own
 rule for a parameter the schema does not know) is :class:`schema.TypedValue`'s.
 """
 
 from __future__ import annotations
+
+# The transition table, as h11 writes its rules: {state: {what it reads: next state}} (the states are the
+# ``_s_<state>`` methods; "content" and "broken" are base.ToolParser's; ``\\n`` before a tag is layout;
+# tests/test_transitions.py holds it to the class's states and to the states real workloads enter).
+GLM_TRANSITIONS = {
+    "content": {"text": "content", "<tool_call> (glm45: also \\n<tool_call>)": "name"},
+    "name": {"a name, then <arg_key>": "key", "a name, then </tool_call> (no arguments)": "content",
+             "<tool_call> with no name before it (a repeat: dropped)": "name",
+             "anything else, past MAX_HEAD, or no name (the opener was text)": "content"},
+    "key": {"key text, then </arg_key>": "key_done", "another tag, or past MAX_HEAD": "broken"},
+    "key_done": {"whitespace, then <arg_value>": "value", "anything else": "value_bare"},
+    "value": {"text, then </arg_value>": "value_close", "text, then [\\n]<arg_key>": "value_key",
+              "text, then [\\n]</tool_call>": "value_call_end"},
+    "value_bare": {"text, then </arg_value>": "value_close", "another tag": "broken"},
+    "value_close": {"whitespace, then <arg_key>": "key", "whitespace, then </tool_call>": "content",
+                    "anything else (the tag was value text)": "value / value_bare"},
+    "value_key": {"a new key, then </arg_key> (</arg_value> was missing)": "key_done",
+                  "anything else (the tag was value text)": "value"},
+    "value_call_end": {"whitespace, then <tool_call> or the end of the output": "name / content",
+                       "anything else (the tag was value text)": "value"},
+    "broken": {"text up to </tool_call>": "content", "<tool_call> (the next call)": "content"},
+}
 
 import re
 
@@ -78,6 +78,7 @@ _NAME_RUN = re.compile(r"[\w\-.:/@]*")  # a run of name characters
 class _GlmParser(ToolParser):
     """The GLM state machine (states ``_s_<state>``, run by the base driver); the two differ in their layout."""
 
+    transitions = GLM_TRANSITIONS
     broken_ends = (TOOL_CALL_END,)
     broken_restarts = (TOOL_CALL,)
     _content_markers = markers(TOOL_CALL)

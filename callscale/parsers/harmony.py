@@ -98,6 +98,8 @@ def _cut_header_word(text: str) -> bool:
 class HarmonyParser(ToolParser):
     """gpt-oss (harmony) messages; see the module docstring for the reading rules."""
 
+    transitions = HARMONY_TRANSITIONS
+
     writes_reasoning = True
     # a broken call's text: dropped up to an end token, content when <|start|> comes first (DESIGN.md)
     broken_ends = _ENDS

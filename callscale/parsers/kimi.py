@@ -119,6 +119,8 @@ def resolve_name(call_id: str, tools, names: list[str] | None = None) -> str:
 class KimiK2Parser(ToolParser):
     """Kimi K2 tool calls; see the module docstring for the reading rules."""
 
+    transitions = KIMI_K2_TRANSITIONS
+
     # a broken call's text (the base's broken state): dropped at its <|tool_call_end|>; content when another
     # token (read again in the section) or the end of the output comes first
     broken_ends = (CALL_END,)

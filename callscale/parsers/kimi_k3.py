@@ -136,6 +136,8 @@ class KimiK3Parser(ToolParser):
     (a broken call's text, :meth:`ToolParser._s_broken`).
     """
 
+    transitions = KIMI_K3_TRANSITIONS
+
     writes_reasoning = True
     reasoning_end = _THINK
     #: A broken call's text ends at the call's end (read on between calls) or the

@@ -8,23 +8,41 @@ JSON" and "Llama 4 pythonic". A Llama 3 call object is read by
 here raises on model output; lengths are in characters.
 """
 
-# The transitions (state: what it reads -> next state).
-#
-# llama3_json
-#   content    (base)  text up to "{" or <|python_tag|>        -> json at "{" (read again); the tag is dropped
-#   json       (jsonscan.JsonCallReader) one call object        -> separator; no call: content; broken: broken_json
-#   separator  "; {" whole                                      -> json; whitespace and one ";" held, then
-#                                                                  "{" -> json, anything else -> content
-#   broken_json a broken call's object up to its "}"            -> separator; <|python_tag|> -> content; "; {" -> json
-#
-# llama4_pythonic
-#   content    (base)  text up to "[" or a python_start/end token -> head at "["; the tokens are dropped
-#   head       NAME( KEY=  or  NAME()  (at most MAX_HEAD)       -> args (pyliteral), after_call; else content
-#   args, arg_text, open_quote, string, escape (pyliteral.PyArgumentReader) the arguments up to ")" -> after_call;
-#                                                                  malformed -> content
-#   after_call ","                                              -> head; "]" -> content; else content
-
 from __future__ import annotations
+
+from .jsonscan import json_call_transitions
+
+# The transition tables, as h11 writes its rules: {state: {what it reads: next state}} (the states are the
+# ``_s_<state>`` methods; "content" and "broken" are base.ToolParser's; tests/test_transitions.py holds each
+# to its class's states and to the states real workloads enter).
+LLAMA3_JSON_TRANSITIONS = {
+    "content": {"text": "content", "{ (read again by the call reader)": "json_open",
+                "<|python_tag|> (dropped)": "content"},
+    # the call object: JsonCallReader's states, and where its hooks send llama3_json
+    **json_call_transitions({"the call started and its object closed": "separator",
+                             "then '; {' (the next object)": "json_open",
+                             "no call object (content; a JSON error: the next { inside it)": "content",
+                             "a call that broke": "broken_json"}),
+    "separator": {'"; {" whole (the next object)': "json_open", "whitespace and one ; held, then {": "json_open",
+                  "anything else (the held text is content)": "content"},
+    "broken_json": {"a broken call's object up to its }": "separator", "<|python_tag|>": "content",
+                    '"; {" (the next object)': "json_open"},
+}
+LLAMA4_PYTHONIC_TRANSITIONS = {
+    "content": {"text": "content", "[ (a call list)": "head", "<|python_start|>, <|python_end|> (dropped)": "content"},
+    "head": {"NAME(KEY= (at most MAX_HEAD)": "args", "NAME() (no arguments)": "after_call",
+             "anything else, past MAX_HEAD (the list was text)": "content"},
+    # the arguments: pyliteral.PyArgumentReader's states (Python keyword arguments streamed as JSON)
+    "args": {"a separator, number, word or key": "args", "a quote": "open_quote",
+             "a one-quote string's text a delta cut": "arg_text", ") (the arguments' end)": "after_call",
+             "malformed (the call abandoned)": "content"},
+    "arg_text": {"the string's text, then its quote": "args", "the buffer's end": "arg_text"},
+    "open_quote": {"the same quote twice more (triple-quoted) or any other character": "string",
+                   "the closing quote (an empty string)": "args"},
+    "string": {"text up to its quote": "args", "a backslash before a longer escape": "escape"},
+    "escape": {"the escape's characters": "string", "a malformed escape": "content"},
+    "after_call": {", (the next call)": "head", "] (the list's end)": "content", "anything else": "content"},
+}
 
 import re
 
@@ -99,6 +117,7 @@ class Llama3JsonParser(_AfterCall, JsonCallReader, ToolParser):
     object is this format's. Never raises on model output.
     """
 
+    transitions = LLAMA3_JSON_TRANSITIONS
     argument_keys = ARGUMENT_KEYS
     #: Not Qwen3's recovery: an object without arguments may be prose ({"name": "Ada", "age": 36}).
     _name_only_is_a_call = False
@@ -259,6 +278,7 @@ class Llama4PythonicParser(_AfterCall, PyArgumentReader, ToolParser):
     ``{"key": value, ...}`` (a string value in pieces while it arrives). Never raises on model output.
     """
 
+    transitions = LLAMA4_PYTHONIC_TRANSITIONS
     word_bound = MAX_HEAD
     _content_markers = _M_LIST_CONTENT
 

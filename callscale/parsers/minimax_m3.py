@@ -22,7 +22,7 @@ from __future__ import annotations
 
 # The transition table, as h11 writes its rules: {state: {what it reads: next state}} (the states are the
 # ``_s_<state>`` methods; "content", "think" and "broken" are base.ToolParser's; ``ws``: whitespace; "a / b": the
-# one the reading decides; tests/test_format_transitions.py holds the states to the class's).
+# one the reading decides; tests/test_transitions.py holds the states to the class's).
 # (NS: the namespace ]<]minimax[>[; states "block" and "broken" are MiniMaxBlocks', minimax.BLOCK_TRANSITIONS)
 MINIMAX_M3_TRANSITIONS = {
     "content": {"text": "content", "[\\n]NS<tool_call>": "block", "<mm:think>": "think",
@@ -46,7 +46,7 @@ from collections.abc import Mapping  # (isinstance without typing's layer)
 from typing import Any
 
 from . import register
-from .minimax import MiniMaxBlocks
+from .minimax import BLOCK_TRANSITIONS, MiniMaxBlocks
 from .scanner import PARTIAL, markers
 from .schema import UNTYPED, TypedValue, Typing, json_string, resolve_schema, schema_typing, tool_parameters
 
@@ -144,6 +144,8 @@ class MiniMaxM3Parser(MiniMaxBlocks):
     text value's closing tag), and the base's ``broken`` (a broken call's text,
     :meth:`ToolParser._s_broken`).
     """
+
+    transitions = {**BLOCK_TRANSITIONS, **MINIMAX_M3_TRANSITIONS}
 
     writes_reasoning = True
     reasoning_end = _THINK

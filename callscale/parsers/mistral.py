@@ -12,7 +12,7 @@ from __future__ import annotations
 
 # The transition table, as h11 writes its rules: {state: {what it reads: next state}} (the states are the
 # ``_s_<state>`` methods; "content", "think" and "broken" are base.ToolParser's; ``ws``: whitespace; "a / b": the
-# one the reading decides; tests/test_format_transitions.py holds the states to the class's).
+# one the reading decides; tests/test_transitions.py holds the states to the class's).
 MISTRAL_TRANSITIONS = {
     "content": {"text": "content", "[TOOL_CALLS]": "head", "[THINK]": "think",
                 "[ARGS], [CALL_ID], [/THINK] (stray: dropped)": "content"},
@@ -63,6 +63,8 @@ _CONTENT, _THINKING, _HEAD, _NAME, _ID, _ARGS_START, _ARGS, _ARRAY, _ITEM, _BROK
 @register("mistral")
 class MistralParser(ToolParser):
     """Mistral ``[TOOL_CALLS]`` forms; see the module docstring for the reading rules."""
+
+    transitions = MISTRAL_TRANSITIONS
 
     writes_reasoning = True
     reasoning_end = _M_THINK

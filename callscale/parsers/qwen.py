@@ -194,6 +194,8 @@ class Qwen3Parser(JsonCallReader, _QwenParser):
     control characters inside strings escaped). Never raises on model output.
     """
 
+    transitions = QWEN3_TRANSITIONS
+
     #: The Hermes recovery: an object with a name and no arguments key is a call with ``{}``.
     _name_only_is_a_call = True
     max_head = MAX_HEAD
@@ -285,6 +287,8 @@ class Qwen3CoderParser(_QwenParser):
     fixed text, the name the parts after it. A tag that may end a value is a
     candidate confirmed by what follows (base ``_confirm``).
     """
+
+    transitions = QWEN3_CODER_TRANSITIONS
 
     #: The whitespace its encoder writes before a call block (base.ToolParser.layout_before_call).
     layout_before_call = "\n\n"
