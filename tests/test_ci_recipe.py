@@ -67,7 +67,7 @@ def test_gate_out_writes_the_csvs_and_png_of_scale_and_keeps_its_exit_code(capsy
     assert status == 1, out
     assert any(line.startswith("FAIL quadratic_parser:QuadraticParser on write_file") for line in out.splitlines())
     written = sorted(p.name for p in (tmp_path / "res").iterdir())
-    assert written == ["scaling-fits.csv", "scaling.csv", "scaling.png", "summary.md"]
+    assert written == ["environment.json", "scaling-fits.csv", "scaling.csv", "scaling.png", "summary.md"]
     import pandas as pd
 
     fits = pd.read_csv(tmp_path / "res" / "scaling-fits.csv", keep_default_na=False).set_index("parser")
