@@ -1,9 +1,12 @@
 """The asv suite: streaming cost of every parser on the headline workloads.
 
-Parameter lists are fixed here, not read from the registry, so a benchmark
-keeps its identity across commits; at a commit where a parser, a workload or
-a harness module does not exist yet, ``setup`` raises ``NotImplementedError``,
-which asv records as skipped (``n/a``), not failed.
+The parser list is the registry's (``callscale.parsers.names()``, sorted), read
+when asv discovers the suite (in the newest commit's environment), so a new
+format is benchmarked with no edit here; the other lists are fixed here. A
+benchmark keeps its identity by parameter value across commits; at a commit
+where a parser, a workload or a harness module does not exist yet, ``setup``
+raises ``NotImplementedError``, which asv records as skipped (``n/a``), not
+failed.
 
 - ``StreamTime.time_stream``: process seconds (``time.process_time``, the
   ``time`` meter of ``callscale scale``) to stream one case (``tokens:4``
@@ -46,11 +49,10 @@ from __future__ import annotations
 import os
 import time
 
-PARSERS = [
-    "deepseek_v3", "deepseek_v31", "deepseek_v32", "deepseek_v4", "deepseek_v41",
-    "qwen3", "qwen3_coder", "glm45", "glm47", "kimi_k2", "kimi_k3", "minimax_m2", "minimax_m3", "gemma4",
-    "gpt_oss", "mistral", "llama3_json", "llama4_pythonic",
-]
+from callscale import parsers as _parsers
+
+#: Every registered format (the registry's names, sorted).
+PARSERS = _parsers.names()
 WORKLOADS = ["write_file", "many_short_calls", "repeated_opener"]
 #: Call lengths in characters.
 LENGTHS = [4096, 16384, 65536]

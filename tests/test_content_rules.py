@@ -20,7 +20,8 @@ import pytest
 
 from callscale import parsers
 from callscale import check
-from callscale.parsers import dsml, gemma, glm, kimi_k3, minimax, minimax_m3, qwen
+from callscale.parsers import dsml
+from formats import FORMATS
 from support import stream_outcome, whole_outcome
 from callscale.workloads import render
 from callscale.workloads.chunking import chunk
@@ -74,9 +75,7 @@ def test_text_after_call_blocks_keeps_its_whitespace(name):
 
 
 # --------------------------------------------------------------------------- output cut inside a call
-#: Formats without an opener token: the text after which the call has started (its name was
-#: read); before it, a cut candidate is text that may be prose (docs/formats.md, Llama).
-CALL_STARTS = {"llama3_json": '"parameters": {', "llama4_pythonic": "(city="}
+
 
 
 def _token_boundaries(text, specials):
@@ -94,7 +93,7 @@ def _token_boundaries(text, specials):
 def test_output_cut_inside_a_call_leaves_no_markup_and_no_call(name):
     r = render.get(name)
     text = r.render([CALL], content="Hi.")
-    opener = r.opener if r.opener in text else CALL_STARTS[name]
+    opener = r.opener if r.opener in text else FORMATS[name].call_start
     opened = text.index(opener) + len(opener)
     failures = []
     for k in _token_boundaries(text, r.special_tokens):
@@ -111,42 +110,12 @@ def test_output_cut_inside_a_call_leaves_no_markup_and_no_call(name):
 
 
 # --------------------------------------------------------------------------- prose after a broken call
-def _json_args_cut(name):
-    """The rendered call up to the end of its arguments object, the rest of its markup missing."""
-    text = render.get(name).render([CALL], content="Hi.")
-    return text[:text.index(json.dumps(ARGS)) + len(json.dumps(ARGS))]
-
-
-#: parser -> a call the model left broken (its markup stops being a call), with no end.
-BROKEN = {
-    "deepseek_v3": lambda: _json_args_cut("deepseek_v3"),
-    "deepseek_v31": lambda: _json_args_cut("deepseek_v31"),
-    "kimi_k2": lambda: _json_args_cut("kimi_k2"),
-    # the issue's example: the call object's own "}" missing
-    "qwen3": lambda: _json_args_cut("qwen3"),
-    "glm45": lambda: f"Hi.\n{glm.TOOL_CALL}get_weather\n{glm.ARG_KEY}city{glm.ARG_KEY_END}\n",
-    "glm47": lambda: f"Hi.{glm.TOOL_CALL}get_weather{glm.ARG_KEY}city{glm.ARG_KEY_END}",
-    "gemma4": lambda: f"Hi.{gemma.CALL_OPEN}{gemma.CALL_PREFIX}get_weather{{city:{gemma.STRING_DELIM}Paris"
-                      f"{gemma.STRING_DELIM},days:3}}",
-    "qwen3_coder": lambda: f"Hi.\n{qwen.TOOL_CALL_OPEN}\n{qwen.FUNCTION_OPEN}get_weather>\n",
-    "minimax_m2": lambda: f"Hi.\n{minimax.BLOCK_OPEN}\n{minimax.INVOKE_OPEN}get_weather{minimax.TAG_END}\n",
-    "minimax_m3": lambda: f"Hi.\n{minimax_m3.BLOCK_OPEN}\n{minimax_m3.INVOKE_OPEN}get_weather{minimax_m3.TAG_END}\n",
-    "kimi_k3": lambda: (f"Hi.{kimi_k3.RESPONSE_CLOSE}{kimi_k3.TOOLS_OPEN}"
-                        + kimi_k3.open_tag("call", tool="get_weather", index="1")),
-    **{n: (lambda sp=sp: f"Hi.\n\n<{sp.block}>\n<{sp.invoke} name=\"get_weather\">\n")
-       for n, sp in dsml.SPELLINGS.items()},
-    # the arguments stop being JSON where the prose starts
-    **{n: (lambda n=n: _json_args_cut(n)[:-len("3}")]) for n in ("mistral", "gpt_oss", "llama3_json")},
-    "llama4_pythonic": lambda: 'Hi.[get_weather(city="Paris", days=',
-}
-
-def test_every_parser_has_a_broken_call():
-    assert set(BROKEN) == set(NAMES)
+#: The broken call of each format: tests/formats.py (``Format.broken``).
 
 
 @pytest.mark.parametrize("name", _params(NAMES, BROKEN_NOT_YET))
 def test_prose_after_a_broken_call_is_content(name):
-    text = BROKEN[name]() + "\n" + PROSE
+    text = FORMATS[name].broken + "\n" + PROSE
     for label, got in _outcomes(name, text).items():
         assert "".join(got.content.split()) == "".join(("Hi." + PROSE).split()), (label, got.content)
         assert got.complete_calls() == [], label
@@ -158,7 +127,7 @@ def _malformed(name):
     r = render.get(name)
     text = r.render([CALL], content="Hi.")
     texts = [text[:k] for k in _token_boundaries(text, r.special_tokens)]
-    texts.append(BROKEN[name]() + "\n" + PROSE)
+    texts.append(FORMATS[name].broken + "\n" + PROSE)
     if json.dumps(ARGS) in text:
         for bad in ("NaN", "-Infinity", '"3"}x'):
             texts.append(text.replace('"days": 3', f'"days": {bad}'))
@@ -185,8 +154,9 @@ def test_an_abandoned_calls_streamed_arguments_never_form_complete_json(name):
 JSON_ARGUMENTS = [n for n in NAMES if json.dumps(ARGS) in render.get(n).render([CALL])]
 
 
-def test_the_json_argument_formats():
-    assert set(JSON_ARGUMENTS) == {"deepseek_v3", "deepseek_v31", "kimi_k2", "qwen3", "llama3_json", "mistral", "gpt_oss"}
+def test_the_json_argument_formats_are_those_their_rows_name():
+    assert set(JSON_ARGUMENTS) == {n for n in NAMES if FORMATS[n].json_arguments}
+    assert {"deepseek_v3", "kimi_k2", "qwen3", "gpt_oss"} <= set(JSON_ARGUMENTS) and "glm47" not in JSON_ARGUMENTS
 
 
 @pytest.mark.parametrize("name", JSON_ARGUMENTS)
@@ -292,22 +262,8 @@ def test_an_invoke_opener_glued_to_prose_in_a_block_is_text(name):
             assert (got.content, got.complete_calls()) == (want, [("get_weather", ARGS)]), label
 
 
-#: An envelope, or a call, that holds nothing a call needs (issue 18 (8)): markup, never content.
-EMPTY_ENVELOPES = {
-    "glm45": ["<tool_call></tool_call>", "<tool_call>\n</tool_call>"],
-    "glm47": ["<tool_call></tool_call>"],
-    "deepseek_v32": ["<B>\n</B>", "<B>\n<I>\n</I>\n</B>", '<B>\n<I name="">\n</I>\n</B>'],
-    "deepseek_v4": ["<B>\n</B>", "<B>\n<I>\n</I>\n</B>"],
-    "deepseek_v41": ["<B>\n</B>", "<B>\n<I>\n</I>\n</B>"],
-}
-
-
-@pytest.mark.parametrize("name", sorted(EMPTY_ENVELOPES))
-def test_an_empty_envelope_is_markup(name):
-    for env in EMPTY_ENVELOPES[name]:
-        text = "Hi." + (_dsml(name, env) if name in DSML else env) + "Bye."
-        for label, got in _outcomes(name, text).items():
-            assert (got.content, got.complete_calls()) == ("Hi.Bye.", []), (env, label, got.content)
+#: An envelope, or a call, that holds nothing a call needs (issue 18 (8)): tests/test_formats.py, under
+#: this file's chunkings, with each row's ``empty_envelope``.
 
 
 def _peak_after_call(name, n_ws):
@@ -378,6 +334,7 @@ def test_whitespace_after_a_value_closing_tag_is_held_bounded(name):
     assert large < 2 * small + 4096, (small, large)
 
 
-def test_some_formats_close_a_value_with_a_tag():
-    assert set(TAG_CLOSED) == {"deepseek_v32", "deepseek_v4", "deepseek_v41", "gemma4", "glm45", "glm47", "kimi_k3",
-                               "minimax_m2", "minimax_m3", "qwen3_coder"}, TAG_CLOSED
+def test_the_formats_that_close_a_value_with_a_tag_are_those_their_rows_name():
+    assert set(TAG_CLOSED) == {n for n in NAMES if FORMATS[n].value_tag}, TAG_CLOSED
+    assert {"glm47", "qwen3_coder", "gemma4", "kimi_k3", "deepseek_v32"} <= set(TAG_CLOSED)
+    assert not set(TAG_CLOSED) & set(JSON_ARGUMENTS)

@@ -15,79 +15,16 @@ from hypothesis import strategies as st
 
 from callscale import parsers
 from callscale import check
-from callscale.parsers import deepseek, dsml, gemma, glm, harmony, kimi, kimi_k3, llama, minimax, minimax_m3, mistral, qwen
+from callscale.parsers import gemma, glm, minimax, qwen
 from callscale.parsers.base import MAX_HEAD
 from callscale.parsers.scanner import MarkerScanner, lazy_markers, markers
+from formats import FORMATS
 from support import assert_parses, stream_outcome, whole_outcome
 from callscale.workloads.chunking import chunk
 
-_SENTENCES = (
-    "The committee met again on Thursday, and nobody could agree on the budget. ",
-    "Several members argued that the roads should come first; others wanted the library repaired. ",
-    "By noon the chair proposed a compromise, which was rejected within minutes. ",
-    "It's worth noting that the same debate took place last year, with the same result. ",
-    "Rain kept falling, the coffee ran out, and the minutes grew longer and longer. ",
-)
-
-
-def _prose(n: int) -> str:
-    """``n`` characters of plain prose: no newline and none of ``{}<>":`` (no head ends in it)."""
-    out, i = [], 0
-    while sum(map(len, out)) < n:
-        out.append(_SENTENCES[i % len(_SENTENCES)])
-        i += 1
-    return "".join(out)[:n].rstrip() + "."
-
-
-PROSE = _prose(5000)
-PATH = ("/srv/projects/callscale/build/output/" * 200)[:5000]  # one long "word" of GLM name characters
-
-_I32, _B32 = f"<{dsml.V32.invoke}", f"<{dsml.V32.block}>"
-_I4, _B4 = f"<{dsml.V4.invoke}", f"<{dsml.V4.block}>"
-_I41, _B41 = f"<{dsml.V41.invoke}", f"<{dsml.V41.block}>"
-
-#: (parser, text, expected content): a stray opener, then text that never
-#: ends the head. The expected content follows each module's rule for a head
-#: that is no call (block openers and Kimi's call token are not content).
-STRAY = [
-    ("deepseek_v3", deepseek.CALLS_BEGIN + deepseek.CALL_BEGIN + PROSE, deepseek.CALL_BEGIN + PROSE),
-    ("deepseek_v3", deepseek.CALLS_BEGIN + deepseek.CALL_BEGIN + "function" + deepseek.SEP + PROSE,
-     deepseek.CALL_BEGIN + "function" + deepseek.SEP + PROSE),
-    ("deepseek_v31", deepseek.CALLS_BEGIN + deepseek.CALL_BEGIN + PROSE, deepseek.CALL_BEGIN + PROSE),
-    ("deepseek_v32", _B32 + "\n" + _I32 + " " + PROSE, _I32 + " " + PROSE),
-    ("deepseek_v4", _B4 + "\n" + _I4 + " " + PROSE, _I4 + " " + PROSE),
-    ("deepseek_v41", _B41 + "\n" + _I41 + " " + PROSE, _I41 + " " + PROSE),
-    ("qwen3", qwen.TOOL_CALL_OPEN + PROSE, qwen.TOOL_CALL_OPEN + PROSE),
-    ("qwen3", qwen.TOOL_CALL_OPEN + '\n{"name": "' + PROSE, qwen.TOOL_CALL_OPEN + '\n{"name": "' + PROSE),
-    ("qwen3", qwen.TOOL_CALL_OPEN + '{"name": "f", "note": "' + PROSE,
-     qwen.TOOL_CALL_OPEN + '{"name": "f", "note": "' + PROSE),
-    ("qwen3_coder", qwen.TOOL_CALL_OPEN + "\n" + qwen.FUNCTION_OPEN + PROSE,
-     qwen.TOOL_CALL_OPEN + "\n" + qwen.FUNCTION_OPEN + PROSE),
-    ("qwen3_coder", qwen.TOOL_CALL_OPEN + " " * 2000 + PROSE, qwen.TOOL_CALL_OPEN + " " * 2000 + PROSE),
-    ("glm45", glm.TOOL_CALL + PROSE, glm.TOOL_CALL + PROSE),
-    ("glm45", glm.TOOL_CALL + PATH, glm.TOOL_CALL + PATH),
-    ("glm47", glm.TOOL_CALL + PATH, glm.TOOL_CALL + PATH),
-    # text inside a Kimi section outside any call is not content (kimi.py; issue 9)
-    ("kimi_k2", kimi.SECTION_BEGIN + kimi.CALL_BEGIN + PROSE, ""),
-    ("minimax_m2", minimax.BLOCK_OPEN + "\n" + minimax.INVOKE_OPEN + PROSE,
-     minimax.BLOCK_OPEN + "\n" + minimax.INVOKE_OPEN + PROSE),
-    ("minimax_m2", minimax.BLOCK_OPEN + " " * 2000 + PROSE, minimax.BLOCK_OPEN + " " * 2000 + PROSE),
-    ("gemma4", gemma.CALL_OPEN + gemma.CALL_PREFIX + PROSE, gemma.CALL_OPEN + gemma.CALL_PREFIX + PROSE),
-    # a K3 call head that never ends is content, read on in the tools element (kimi_k3.py)
-    ("kimi_k3", kimi_k3.TOOLS_OPEN + kimi_k3.CALL_HEAD + " " + PROSE, kimi_k3.CALL_HEAD + " " + PROSE),
-    ("kimi_k3", kimi_k3.TOOLS_OPEN + kimi_k3.CALL_HEAD + ' tool="' + PATH, kimi_k3.CALL_HEAD + ' tool="' + PATH),
-    ("minimax_m3", minimax_m3.BLOCK_OPEN + "\n" + minimax_m3.INVOKE_OPEN + PROSE,
-     minimax_m3.BLOCK_OPEN + "\n" + minimax_m3.INVOKE_OPEN + PROSE),
-    ("minimax_m3", minimax_m3.BLOCK_OPEN + " " * 2000 + PROSE, minimax_m3.BLOCK_OPEN + " " * 2000 + PROSE),
-    ("llama3_json", '{"name": "' + PROSE, '{"name": "' + PROSE),
-    ("llama3_json", llama.PYTHON_TAG + '{"name": "f", "note": "' + PROSE, '{"name": "f", "note": "' + PROSE),
-    ("llama4_pythonic", "[" + PATH.replace("/", "f"), "[" + PATH.replace("/", "f")),
-    ("llama4_pythonic", llama.PYTHON_START + "[f(" + " " * 2000 + PROSE, "[f(" + " " * 2000 + PROSE),
-    ("gpt_oss", harmony.START + PROSE, PROSE),
-    ("gpt_oss", "to=" + PROSE, "to=" + PROSE),
-    ("mistral", mistral.TOOL_CALLS + PROSE, PROSE),
-    ("mistral", mistral.TOOL_CALLS + "f" + mistral.CALL_ID + PROSE, "f" + PROSE),
-]
+#: (parser, text, expected content): a stray opener, then text that never ends the head (``Format.stray``
+#: of tests/formats.py: each module's rule for a head that is no call).
+STRAY = [(name, text, content) for name, row in FORMATS.items() for text, content in row.stray]
 
 #: What a parser may hold back beyond MAX_HEAD: the opener and fixed text
 #: before the head, one delta, a partial marker.
@@ -130,114 +67,16 @@ def test_prose_after_a_stray_opener_under_any_chunking(name, text, content):
 
 
 # --------------------------------------------------------------------------- the exact bound
-def _ds_v3(n):
-    name = "f" * (n - len("function" + deepseek.SEP))
-    return name, (deepseek.CALLS_BEGIN + deepseek.CALL_BEGIN + "function" + deepseek.SEP + name + "\n"
-                  + deepseek.V3_FENCE_OPEN + "{}" + deepseek.V3_FENCE_CLOSE + deepseek.CALL_END + deepseek.CALLS_END)
-
-
-def _ds_v31(n):
-    name = "f" * n
-    return name, (deepseek.CALLS_BEGIN + deepseek.CALL_BEGIN + name + deepseek.SEP + "{}" + deepseek.CALL_END
-                  + deepseek.CALLS_END)
-
-
-def _dsml(spelling):
-    def make(n):
-        name = "f" * (n - len(' name=""'))
-        return name, f'<{spelling.block}>\n<{spelling.invoke} name="{name}">\n</{spelling.invoke}>\n</{spelling.block}>'
-    return make
-
-
-def _qwen3(n):
-    name = "f" * (n - len('\n{"name": "", "arguments": '))
-    return name, f'{qwen.TOOL_CALL_OPEN}\n{{"name": "{name}", "arguments": {{}}}}\n{qwen.TOOL_CALL_CLOSE}'
-
-
-def _qwen3_args_first(n):
-    # the arguments value does not count; the object's last "}" ends the head
-    name = "f" * (n - len('{"arguments": , "name": ""'))
-    args = '{"content": "' + "x" * 3000 + '"}'
-    return name, f'{qwen.TOOL_CALL_OPEN}{{"arguments": {args}, "name": "{name}"}}{qwen.TOOL_CALL_CLOSE}'
-
-
-def _coder(n):
-    name = "f" * (n - len("\n" + qwen.FUNCTION_OPEN))
-    return name, f"{qwen.TOOL_CALL_OPEN}\n{qwen.FUNCTION_OPEN}{name}>\n{qwen.FUNCTION_CLOSE}\n{qwen.TOOL_CALL_CLOSE}"
-
-
-def _glm(n):
-    name = "f" * n
-    return name, f"{glm.TOOL_CALL}{name}{glm.TOOL_CALL_END}"
-
-
-def _kimi(n):
-    name = "f" * (n - len(kimi.ID_PREFIX + ":0"))
-    return name, (kimi.SECTION_BEGIN + kimi.CALL_BEGIN + kimi.ID_PREFIX + name + ":0" + kimi.ARGUMENT_BEGIN + "{}"
-                  + kimi.CALL_END + kimi.SECTION_END)
-
-
-def _minimax(n):
-    name = "f" * (n - len("\n" + minimax.INVOKE_OPEN))
-    return name, (f"{minimax.BLOCK_OPEN}\n{minimax.INVOKE_OPEN}{name}{minimax.TAG_END}\n{minimax.INVOKE_CLOSE}\n"
-                  f"{minimax.BLOCK_CLOSE}")
-
-
-def _kimi_k3(n):
-    name = "f" * (n - len(' tool=""'))
-    return name, (kimi_k3.TOOLS_OPEN + kimi_k3.CALL_HEAD + f' tool="{name}"' + kimi_k3.SEP + kimi_k3.CALL_CLOSE
-                  + kimi_k3.TOOLS_CLOSE)
-
-
-def _minimax_m3(n):
-    name = "f" * (n - len("\n" + minimax_m3.INVOKE_OPEN))
-    return name, (f"{minimax_m3.BLOCK_OPEN}\n{minimax_m3.INVOKE_OPEN}{name}{minimax_m3.TAG_END}\n"
-                  f"{minimax_m3.INVOKE_CLOSE}\n{minimax_m3.BLOCK_CLOSE}")
-
-
-def _gemma(n):
-    name = "f" * (n - len(gemma.CALL_PREFIX))
-    return name, f"{gemma.CALL_OPEN}{gemma.CALL_PREFIX}{name}{{}}{gemma.CALL_CLOSE}"
-
-
-def _llama3(n):
-    name = "f" * (n - len('{"name": "", "parameters": '))
-    return name, f'{{"name": "{name}", "parameters": {{}}}}'
-
-
-def _llama4(n):
-    name = "f" * (n - len("("))
-    return name, f"[{name}()]"
-
-
-def _gpt_oss(n):
-    head = "assistant" + harmony.CHANNEL + "commentary to=" + harmony.FUNCTIONS
-    name = "f" * (n - len(head + " json"))
-    return name, harmony.START + head + name + " json" + harmony.MESSAGE + "{}" + harmony.CALL
-
-
-def _mistral(n):
-    name = "f" * n
-    return name, mistral.TOOL_CALLS + name + mistral.ARGS + "{}"
-
-
-#: parser -> n -> (name, text of one call without arguments whose head is n characters)
-HEADS = [
-    ("deepseek_v3", _ds_v3), ("deepseek_v31", _ds_v31), ("deepseek_v32", _dsml(dsml.V32)),
-    ("deepseek_v4", _dsml(dsml.V4)), ("deepseek_v41", _dsml(dsml.V41)), ("qwen3", _qwen3),
-    ("qwen3", _qwen3_args_first), ("qwen3_coder", _coder), ("glm45", _glm), ("glm47", _glm),
-    ("kimi_k2", _kimi), ("kimi_k3", _kimi_k3), ("minimax_m2", _minimax), ("minimax_m3", _minimax_m3), ("gemma4", _gemma), ("llama3_json", _llama3),
-    ("llama4_pythonic", _llama4), ("gpt_oss", _gpt_oss), ("mistral", _mistral),
-]
+#: (parser, n -> (name, text of one call whose head is n characters, its arguments)): ``Format.heads``.
+HEADS = [(name, make) for name, row in FORMATS.items() for make in row.heads]
 _CHUNKS = ["whole", "char", "fixed:4", "fixed:7", "random:3:8", "random:4:50"]
 
 
 @pytest.mark.parametrize("name,make", HEADS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(HEADS)])
 def test_a_head_of_max_head_characters_is_a_call_one_more_is_not(name, make):
-    fn, text = make(MAX_HEAD)
-    args = {"content": "x" * 3000} if make is _qwen3_args_first else {}
+    fn, text, args = make(MAX_HEAD)
     assert_parses(name, text, "", [(fn, args)], chunkings=_CHUNKS)
-    _, text = make(MAX_HEAD + 1)
+    _, text, _ = make(MAX_HEAD + 1)
     whole = whole_outcome(name, text)
     # not a call: its text is content (except inside a Kimi section, where no text is)
     assert whole.calls == [] and (whole.content or name == "kimi_k2")

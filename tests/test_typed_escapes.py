@@ -21,15 +21,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from callscale import check, parsers
-from callscale.parsers import dsml
 from callscale.parsers.schema import Typing, TypedValue, json_as_written, parameter_typing, typed_json
 from callscale.workloads import render
 from callscale.workloads.render import Call
+from formats import FORMATS
 
-#: Every format whose parameter values are typed by the request's schema. The DSML spellings type
-#: a value by its ``string`` attribute (JSON, else the raw text, read whole: ``schema.json_as_written``).
-TYPED_FORMATS = ["glm45", "glm47", "qwen3_coder", "minimax_m2", "minimax_m3", "gemma4", "kimi_k3"]
-DSML_FORMATS = sorted(dsml.SPELLINGS)
+#: Every format whose parameter values are typed by the request's schema (``Format.typed`` of
+#: tests/formats.py). The DSML spellings type a value by its ``string`` attribute (JSON, else the raw
+#: text, read whole: ``schema.json_as_written``).
+TYPED_FORMATS = [n for n, row in FORMATS.items() if row.typed in ("schema", "schema, type written")]
+DSML_FORMATS = sorted(n for n, row in FORMATS.items() if row.typed == "string attribute")
 TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {
     "type": "object", "properties": {"x": {"type": "array"}}}}}]
 _RAW = "__RAW__"
@@ -37,7 +38,7 @@ _RAW = "__RAW__"
 
 def call_text(fmt: str, value: str) -> str:
     """Format ``fmt``'s text (its renderer's markup) of a call ``f`` with the value text ``value`` for ``x``."""
-    if fmt == "kimi_k3" or fmt in DSML_FORMATS:  # a list is written with its type (type="array", string="false")
+    if FORMATS[fmt].typed != "schema":  # a list is written with its type (type="array", string="false")
         text = render.get(fmt).render([Call("f", {"x": [_RAW]})])
         placeholder = json.dumps([_RAW])
     else:  # the value text where the renderer writes a string's text verbatim; the schema types it

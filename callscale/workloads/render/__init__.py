@@ -36,7 +36,12 @@ class Renderer:
 
     ``name``: the format (= parser registry name). ``special_tokens``: the
     strings a detokenizer emits whole (the ``tokens:K`` chunking never splits
-    them). ``opener``: the calls-block opener, what a degenerate model repeats.
+    them). ``model_special``: those of ``special_tokens`` the model's own
+    tokenizer marks special (vLLM's ``all_special_tokens``; engine parsers drop
+    special tokens that are not their terminals), spelled with the parser
+    module's constants; ``callscale.tokenizers.MODEL_SPECIAL`` reads it, and
+    ``None`` (unstated) fails ``tests/test_tokenizers.py``. ``opener``: the
+    calls-block opener, what a degenerate model repeats.
     ``schema_typed``: values are strings unless the tool schema gives another
     type, so a workload must pass tools with schemas. ``closing_tags``: the
     format's closing strings that a string value may contain as literal text
@@ -52,6 +57,7 @@ class Renderer:
 
     name: str = ""
     special_tokens: tuple[str, ...] = ()
+    model_special: tuple[str, ...] | None = None
     opener: str = ""
     schema_typed: bool = False
     closing_tags: tuple[str, ...] = ()

@@ -36,6 +36,7 @@ def _arguments(call: Call) -> str:
 
 class _DeepSeekRenderer(Renderer):
     special_tokens = SPECIAL_TOKENS
+    model_special = (EOS,)
     opener = CALLS_BEGIN
     schema_typed = False
     #: What the template writes between two calls.

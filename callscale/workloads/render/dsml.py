@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from typing import Sequence
 
-from callscale.parsers.dsml import SPECIAL_TOKENS, V4, V32, V41, Spelling
+from callscale.parsers.dsml import EOS, SPECIAL_TOKENS, V4, V32, V41, Spelling
 
 from . import Call, Renderer, register
 
@@ -42,6 +42,7 @@ class DsmlRenderer(Renderer):
         self.name = name
         self.spelling = spelling
         self.special_tokens = SPECIAL_TOKENS
+        self.model_special = (EOS,)
         self.opener = f"<{spelling.block}>"
         # A value may hold the closing tags as text (an agent editing parser code).
         self.closing_tags = (f"</{spelling.parameter}>", f"</{spelling.invoke}>", f"</{spelling.block}>")

@@ -47,7 +47,7 @@ class Gemma4Renderer(Renderer):
     """``content`` + ``<|tool_call>call:NAME{ARGS}<tool_call|>`` per call."""
 
     name = "gemma4"
-    special_tokens = SPECIAL_TOKENS
+    special_tokens = model_special = SPECIAL_TOKENS
     opener = CALL_OPEN
     stray_openers_are_content = True  # the parser keeps openers that start no call as content
     schema_typed = False

@@ -50,7 +50,7 @@ def value_text(value: Any) -> str:
 
 
 class _GlmRenderer(Renderer):
-    special_tokens = SPECIAL_TOKENS
+    special_tokens = model_special = SPECIAL_TOKENS
     opener = TOOL_CALL
     schema_typed = True
     #: A string value may hold these as text: ``</arg_value>`` ends a value

@@ -31,7 +31,7 @@ class HarmonyRenderer(Renderer):
     """A ``commentary`` preamble (the content), then one ``to=functions.NAME`` message per call."""
 
     name = "gpt_oss"
-    special_tokens = SPECIAL_TOKENS
+    special_tokens = model_special = SPECIAL_TOKENS
     opener = START + ROLE
     schema_typed = False
     #: A JSON string may hold these as text (see parsers.harmony).

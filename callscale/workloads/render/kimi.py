@@ -35,6 +35,7 @@ class KimiK2Renderer(Renderer):
 
     name = "kimi_k2"
     special_tokens = SPECIAL_TOKENS
+    model_special = (SECTION_BEGIN, SECTION_END, CALL_BEGIN, ARGUMENT_BEGIN, CALL_END)
     opener = SECTION_BEGIN
     schema_typed = False
     #: A JSON string may hold these as text (see parsers.kimi).

@@ -59,7 +59,7 @@ class KimiK3Renderer(Renderer):
     """``CONTENT<|close|>response<|sep|>`` + the tools element + ``<|close|>message<|sep|><|end_of_msg|>``."""
 
     name = "kimi_k3"
-    special_tokens = SPECIAL_TOKENS
+    special_tokens = model_special = SPECIAL_TOKENS
     opener = TOOLS_OPEN
     schema_typed = False  # the type attribute types each value
     #: a string value may hold these as text; the parser keeps them (closing-tag rule, parsers.kimi_k3)

@@ -48,7 +48,7 @@ class Llama3JsonRenderer(Renderer):
     """``content`` then the calls as ``{"name": ..., "parameters": ...}`` objects joined by ``"; "``."""
 
     name = "llama3_json"
-    special_tokens = LLAMA3_SPECIAL_TOKENS
+    special_tokens = model_special = LLAMA3_SPECIAL_TOKENS
     opener = PYTHON_TAG
     schema_typed = False
     #: Llama 3.x writes a JSON call as the whole reply, with no sentence before it (docs/formats.md).
@@ -87,7 +87,7 @@ class Llama4PythonicRenderer(Renderer):
     """``content`` then one ``[NAME(KEY=VALUE, ...), ...]`` list of all calls."""
 
     name = "llama4_pythonic"
-    special_tokens = LLAMA4_SPECIAL_TOKENS
+    special_tokens = model_special = LLAMA4_SPECIAL_TOKENS
     opener = PYTHON_START
     schema_typed = False
     #: Llama 4 writes its call list as the whole reply, with no sentence before it (docs/formats.md).

@@ -51,7 +51,7 @@ class MiniMaxM2Renderer(Renderer):
     """``CONTENT\\n<minimax:tool_call>\\n`` + one ``<invoke>`` per call + ``</minimax:tool_call>``."""
 
     name = "minimax_m2"
-    special_tokens = SPECIAL_TOKENS
+    special_tokens = model_special = SPECIAL_TOKENS
     opener = BLOCK_OPEN
     stray_openers_are_content = True  # the parser keeps openers that start no call as content
     schema_typed = True

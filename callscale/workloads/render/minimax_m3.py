@@ -34,6 +34,8 @@ from callscale.parsers.minimax_m3 import (
     LAYOUT_NEWLINE,
     SPECIAL_TOKENS,
     TAG_END,
+    THINK_CLOSE,
+    THINK_OPEN,
     close_tag,
     open_tag,
 )
@@ -61,6 +63,7 @@ class MiniMaxM3Renderer(Renderer):
 
     name = "minimax_m3"
     special_tokens = SPECIAL_TOKENS
+    model_special = (THINK_OPEN, THINK_CLOSE)
     opener = BLOCK_OPEN
     schema_typed = True
     #: a text value may hold these as text; the parser keeps them (closing-tag rule, parsers.minimax_m3)

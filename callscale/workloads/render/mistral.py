@@ -26,7 +26,7 @@ class MistralRenderer(Renderer):
     """``CONTENT`` + one ``[TOOL_CALLS]NAME[ARGS]{JSON}`` per call."""
 
     name = "mistral"
-    special_tokens = SPECIAL_TOKENS
+    special_tokens = model_special = SPECIAL_TOKENS
     opener = TOOL_CALLS
     schema_typed = False
     #: The arguments end at the object's own closing bracket, so a JSON string may hold the tokens as text.

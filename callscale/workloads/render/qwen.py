@@ -36,6 +36,7 @@ class Qwen3Renderer(Renderer):
 
     name = "qwen3"
     special_tokens = SPECIAL_TOKENS
+    model_special = ()
     opener = TOOL_CALL_OPEN
     stray_openers_are_content = True  # the parser keeps openers that start no call as content
     schema_typed = False
@@ -79,6 +80,7 @@ class Qwen3CoderRenderer(Renderer):
 
     name = "qwen3_coder"
     special_tokens = SPECIAL_TOKENS
+    model_special = ()
     opener = TOOL_CALL_OPEN
     stray_openers_are_content = True  # the parser keeps openers that start no call as content
     schema_typed = True
