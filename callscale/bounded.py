@@ -20,6 +20,10 @@ Each worker
   (``resource.RLIMIT_AS``, :func:`limit_memory`): a parser that allocates
   more gets ``MemoryError`` (reported as ``out of memory``) instead of
   taking the machine;
+- cannot leave a process behind: the caller is the subreaper of its
+  descendants (:func:`own_descendants`), so a process a parser starts in a
+  new session (``setsid``) comes back to it when its parent ends, and is
+  killed when the run ends, before the results are written;
 - ignores SIGINT (Ctrl-C goes to the parent, who stops the worker) and
   freezes the objects it inherited (``gc.freeze()``), so the collections the
   meters run between streams only walk the parser's own objects.
@@ -45,13 +49,28 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 __all__ = ["Worker", "Workers", "Answer", "CaseTimeout", "WorkerFailed", "exit_words", "timeout_words", "limit_memory",
-           "die_with_parent", "OUT_OF_MEMORY", "DEFAULT_MEMORY_LIMIT", "terminate_as_interrupt", "Terminated"]
+           "die_with_parent", "WALL_CEILING", "cpu_seconds", "become_subreaper", "descendants", "stop_descendants", "own_descendants", "stop_new", "OUT_OF_MEMORY", "DEFAULT_MEMORY_LIMIT", "terminate_as_interrupt", "Terminated"]
 
 OUT_OF_MEMORY = "out of memory"
 """The reason of a case that ran out of its memory budget."""
 
 DEFAULT_MEMORY_LIMIT = 4 * 1024 ** 3
 """Bytes of address space a worker may take unless told otherwise (``--memory-limit``, 4 GiB)."""
+
+
+WALL_CEILING = 10.0
+"""The wall-clock ceiling of one case, in multiples of ``timeout``: the timeout counts the case's CPU time (a
+loaded machine only slows it), up to this many times the timeout in wall time (a case asleep or blocked)."""
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """The CPU seconds (user + system) process ``pid`` has used (Linux ``/proc/PID/stat``), or ``None``."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 class CaseTimeout(Exception):
@@ -120,6 +139,91 @@ def die_with_parent(parent_pid: int | None = None) -> None:
         pass
     if parent_pid is not None and os.getppid() != parent_pid:
         os._exit(1)
+
+
+def become_subreaper() -> bool:
+    """Make this process the subreaper of its descendants (Linux ``PR_SET_CHILD_SUBREAPER``, via ctypes): a
+    process a parser starts in a new session (``setsid``, a daemon's double fork) is re-parented here, not
+    to init, when its parent ends, so :func:`stop_descendants` finds it. False where it is not supported."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER = 36
+    except (OSError, AttributeError):
+        return False
+
+
+def descendants(pid: int | None = None) -> list[int]:
+    """The process ids below ``pid`` (default this process), children before their children (Linux
+    ``/proc/PID/task/*/children``; empty where that is not readable)."""
+    pid = os.getpid() if pid is None else pid
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        here = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{here}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{here}/task/{task}/children", encoding="ascii") as fh:
+                    kids = [int(k) for k in fh.read().split()]
+            except (OSError, ValueError):
+                continue
+            for kid in kids:
+                if kid not in found:
+                    found.append(kid)
+                    todo.append(kid)
+    return found
+
+
+def stop_descendants(keep: Any = (), rounds: int = 5) -> list[int]:
+    """SIGKILL every descendant of this process not in ``keep`` (ids that were there before), and reap the
+    direct children among them; repeated while new ones appear (a killed process's orphans are re-parented
+    here, under :func:`become_subreaper`). Returns the ids stopped."""
+    stopped: list[int] = []
+    for _ in range(rounds):
+        found = [pid for pid in descendants() if pid not in keep and pid not in stopped]
+        if not found:
+            break
+        for pid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        stopped += found
+        for pid in found:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:  # not our child (a grandchild): its parent reaps it, or it comes here
+                pass
+            except OSError:
+                pass
+    return stopped
+
+
+_BEFORE: list[set[int]] = []
+
+
+@contextlib.contextmanager
+def own_descendants() -> Iterator[None]:
+    """Within the block, this process is its descendants' subreaper; on leaving it, every process started in
+    the block that still runs (a parser's detached process included) is killed (:func:`stop_descendants`).
+    Processes that ran before the block are left alone. :func:`stop_new` does the same inside the block
+    (the command line calls it when measuring ends, before any result is written)."""
+    become_subreaper()
+    _BEFORE.append(set(descendants()))
+    try:
+        yield
+    finally:
+        stop_descendants(keep=_BEFORE.pop())
+
+
+def stop_new() -> list[int]:
+    """Inside :func:`own_descendants`: kill the descendants started since it began (else nothing)."""
+    return stop_descendants(keep=_BEFORE[-1]) if _BEFORE else []
 
 
 def _serve(conn: Any, handler: Callable[[Any], Any], parent_pid: int, memory_limit: int | None) -> None:
@@ -199,7 +303,7 @@ class Worker:
             self._start()
         try:
             self._conn.send(job)
-            ready = self._conn.poll(self.timeout)
+            ready = self._wait()
         except (BrokenPipeError, ConnectionResetError):
             ready = True  # it died: recv below says how
         except BaseException:  # an interrupt while waiting: do not leave the case running
@@ -219,6 +323,27 @@ class Worker:
         if kind == "raised":
             raise RuntimeError(value)
         return value
+
+    def _wait(self) -> bool:
+        """Wait for the answer: ``timeout`` seconds of the worker's CPU time, up to :data:`WALL_CEILING` times
+        ``timeout`` of wall time (load only slows a case: it does not make it a timeout). True when it came."""
+        if self.timeout is None:
+            return self._conn.poll(None)
+        import time
+
+        start, cpu_start = time.monotonic(), cpu_seconds(self._proc.pid)
+        wait = self.timeout
+        while True:
+            if self._conn.poll(wait):
+                return True
+            used = cpu_seconds(self._proc.pid)
+            if used is None or cpu_start is None:  # no CPU clock here: wall time it is
+                return False
+            left = self.timeout - (used - cpu_start)
+            ceiling = start + WALL_CEILING * self.timeout - time.monotonic()
+            if left <= 0 or ceiling <= 0:
+                return False
+            wait = min(max(left, 0.05), ceiling)
 
     def stop(self) -> None:
         """Kill the worker's process group (if any) and wait for it; the next :meth:`call` starts a new one."""

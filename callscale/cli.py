@@ -3,8 +3,10 @@
     callscale scale [--parser NAME ...] [--workload NAME ...] [--lengths 4k,16k,64k]
                     [--chunking tokens:4] [--repeats N] [--threshold X] [--timeout S] [--baseline CSV] [--out DIR]
     callscale gate  [--threshold 1.3] [--projection-factor 3] [--reference-length 256k] [same selectors] [--out DIR]
-    callscale compare BASE.csv NEW.csv [--max-ratio R] [--max-step X]
-    callscale profile --parser NAME --workload NAME --length N [--format flamegraph|speedscope] [-o PATH]
+                    [--summary PATH] [--export bmf:PATH]
+    callscale compare BASE.csv NEW.csv [--max-ratio R] [--max-step X] [--summary PATH]
+    callscale profile --parser NAME --workload NAME --length N [--output-format flamegraph|speedscope|raw] [-o PATH]
+                      [--against REV|FILE]
     callscale check [--parser NAME ...] [--workload NAME ...] [--lengths 1k] [--chunkings SPEC,...] [--strict] [--timeout S]
                     [--against SPEC [--outputs 3000] [--seeds 0,1,2]]
     callscale history [--results DIR] [--out DIR] [--commit-url TEMPLATE] [--factor 1.05]
@@ -108,11 +110,33 @@ def _jobs(text: str) -> int | None:
         raise argparse.ArgumentTypeError(str(exc).strip()) from None
 
 
+DEPRECATED_FORMAT = ("{prog}: --format is deprecated as the workload's format (profile's --output-format is "
+                     "the output's); use --workload-format")
+"""The line on stderr when ``--format`` names the workload format (scale, gate, check, init, hunt)."""
+
+
+def warn_deprecated_format(prog: str, option_string: str | None, namespace: argparse.Namespace) -> None:
+    """Say once per command line (on stderr) that ``--format`` is the deprecated spelling of
+    ``--workload-format``."""
+    if option_string == "--format" and not getattr(namespace, "_format_warned", False):
+        namespace._format_warned = True
+        print(DEPRECATED_FORMAT.format(prog=prog), file=sys.stderr)
+
+
+class WorkloadFormat(argparse._StoreAction):
+    """``--workload-format NAME`` stored, with the deprecation line when spelled ``--format``."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        warn_deprecated_format(parser.prog, option_string, namespace)
+        super().__call__(parser, namespace, values, option_string)
+
+
 class _InOrder(argparse._AppendAction):
     """Append the value, and note ``(dest, value)`` in ``namespace.in_order`` (the command line's order),
     so each ``--workload-format`` pairs with the ``--parser`` it follows (:func:`_pairs`)."""
 
     def __call__(self, parser, namespace, values, option_string=None):
+        warn_deprecated_format(parser.prog, option_string, namespace)
         super().__call__(parser, namespace, values, option_string)
         order = list(getattr(namespace, "in_order", None) or [])
         namespace.in_order = order + [(self.dest, values)]
@@ -121,8 +145,8 @@ class _InOrder(argparse._AppendAction):
 def add_parser_options(p: argparse.ArgumentParser, null: bool = True, short_format: bool = True) -> None:
     """``--parser`` (repeatable) and ``--workload-format``, shared by the commands that take parsers.
 
-    ``short_format``: ``--format`` is an alias of ``--workload-format`` (not
-    in ``profile``, where ``--format`` is the output's). One
+    ``short_format``: ``--format`` is a deprecated alias of ``--workload-format`` (a line on stderr says so;
+    not in ``profile``, where ``--format`` is the output's, deprecated too). One
     ``--workload-format`` applies to every plug-in; several pair each with
     the ``--parser`` it follows (:func:`_pairs`).
     """
@@ -132,7 +156,7 @@ def add_parser_options(p: argparse.ArgumentParser, null: bool = True, short_form
     flags = ("--workload-format", "--format") if short_format else ("--workload-format",)
     p.add_argument(*flags, dest="format", action=_InOrder, metavar="NAME",
                    help="the format whose workloads to render for module:Factory parsers"
-                        + (" (--format for short)" if short_format else "")
+                        + (" (--format: deprecated spelling)" if short_format else "")
                         + "; given once it applies to every such parser, given more than once each applies to "
                           "the --parser it follows")
 
@@ -268,7 +292,7 @@ def add_selectors(p: argparse.ArgumentParser) -> None:
                    help="a workload name; repeat or comma-separate; default from [tool.callscale]")
     p.add_argument("--lengths", metavar="SIZES",
                    help="at least three call lengths in characters (k = 1024); default from [tool.callscale]: "
-                        "4k,16k,64k, or 1k,2k,4k,8k with --meter instructions")
+                        "lengths (4k,16k,64k), or instruction_lengths with --meter instructions (4k,16k,64k)")
     p.add_argument("--chunking", metavar="SPEC",
                    help="whole, char, fixed:K, tokens:K, random:SEED:MAX, tokens-random:SEED:MAX, model or "
                         "model-random:SEED:K (default from [tool.callscale])")
@@ -457,13 +481,18 @@ def _run(sel: Selection, args: argparse.Namespace, detail: bool, on_measurement=
         from . import tokenizers
 
         print("note: model chunking tokenizers: " + tokenizers.note([s.format for s in sel.specs]), file=sys.stderr)
-    return matrix.run(sel.specs, sel.workloads, sel.lengths, chunking=sel.chunking, repeats=sel.repeats,
-                      threshold=sel.threshold, meter=sel.meter, seed=sel.seed,
-                      latency=detail or sel.meter == "time",  # the gate's slowest-increment rule (time meter)
-                      memory=detail, progress=args.progress, reference_length=sel.reference_length,
-                      projection_factor=sel.projection_factor, timeout=sel.timeout,
-                      memory_limit=sel.memory_limit, cost_only=sel.cost_only, on_measurement=on_measurement,
-                      jobs=sel.jobs)
+    from .bounded import stop_new
+
+    try:
+        return matrix.run(sel.specs, sel.workloads, sel.lengths, chunking=sel.chunking, repeats=sel.repeats,
+                          threshold=sel.threshold, meter=sel.meter, seed=sel.seed,
+                          latency=detail or sel.meter == "time",  # the gate's slowest-increment rule (time meter)
+                          memory=detail, progress=args.progress, reference_length=sel.reference_length,
+                          projection_factor=sel.projection_factor, timeout=sel.timeout,
+                          memory_limit=sel.memory_limit, cost_only=sel.cost_only, on_measurement=on_measurement,
+                          jobs=sel.jobs)
+    finally:
+        stop_new()  # what a parser started (a detached process too) is gone before anything is written
 
 
 def _interrupted(exc, out: Path | None = None) -> int:
@@ -484,8 +513,9 @@ def _interrupted(exc, out: Path | None = None) -> int:
     return 143 if getattr(exc, "terminated", False) else 130
 
 
-def _against_baseline(sel: Selection, run) -> int:
-    """Compare the run with ``--baseline`` (if given): print the side-by-side table; 1 when a pair got worse."""
+def _against_baseline(sel: Selection, run, compared: list | None = None) -> int:
+    """Compare the run with ``--baseline`` (if given): print the side-by-side table; 1 when a pair got worse.
+    ``compared``: a list the :class:`callscale.compare.Comparison` is appended to (for the summary)."""
     if sel.baseline is None:
         return 0
     from . import compare, report
@@ -496,12 +526,103 @@ def _against_baseline(sel: Selection, run) -> int:
         print(f"callscale: cannot compare with the baseline {sel.baseline.attrs.get('path', '')}: {exc}",
               file=sys.stderr)
         return 1
+    if compared is not None:
+        compared.append(result)
     print()
     print(f"against the baseline {sel.baseline.attrs.get('path', '')}:")
     print(compare.table(result))
     for line in compare.summary(result):
         print(line)
+    for line in _environment_lines(sel.baseline.attrs.get("path"), _environment(sel), run.meter):
+        print(line)
     return 1 if result.worse else 0
+
+
+def _environment(sel: Selection) -> dict:
+    """This run's environment (:func:`callscale.environment.fingerprint`), computed once per run."""
+    from . import environment
+
+    if not hasattr(sel, "_environment"):
+        sel._environment = environment.fingerprint([s.name for s in sel.specs])
+    return sel._environment
+
+
+def _environment_lines(base_csv, new_env: dict | None, meter: str) -> list[str]:
+    """What differs between the environment recorded beside ``base_csv`` and ``new_env``."""
+    from . import environment
+
+    if base_csv is None:
+        return []
+    return environment.differences(environment.read(environment.beside(base_csv)), new_env, meter,
+                                   base_name=f"the base {base_csv}")
+
+
+def _write_environment(sel: Selection, out: Path) -> Path | None:
+    """``OUT/environment.json`` beside the results (None, said on stderr, when it cannot be written)."""
+    from . import environment
+
+    try:
+        return environment.write(_environment(sel), out)
+    except OSError as exc:
+        print(f"callscale: cannot write {environment.FILE}: {exc}", file=sys.stderr)
+        return None
+
+
+def add_export(p: argparse.ArgumentParser) -> None:
+    """``--export FORMAT:PATH`` (repeatable): the figures in another tool's format (:mod:`callscale.exports`)."""
+    p.add_argument("--export", action="append", metavar="FORMAT:PATH",
+                   help="also write the measured figures as FORMAT to PATH: bmf (Bencher Metric Format JSON, "
+                        "for `bencher run --adapter json --file PATH`); repeatable")
+
+
+def _exports(p: argparse.ArgumentParser, args: argparse.Namespace) -> list:
+    """The ``--export`` values as ``(format, path)`` (``p.error`` on a bad one, before measuring)."""
+    from . import exports
+
+    out = []
+    for spec in getattr(args, "export", None) or []:
+        try:
+            out.append(exports.parse(spec))
+        except exports.ExportError as exc:
+            p.error(str(exc))
+    return out
+
+
+def _write_exports(wanted: list, run) -> bool:
+    """Write each ``--export``; False (said on stderr) when one cannot be written."""
+    from . import exports
+
+    ok = True
+    for fmt, path in wanted:
+        try:
+            print(f"wrote {_shown(exports.write(fmt, path, run))}")
+        except OSError as exc:
+            print(f"callscale: cannot write --export {fmt}:{path}: {exc}", file=sys.stderr)
+            ok = False
+    return ok
+
+
+def add_summary(p: argparse.ArgumentParser) -> None:
+    """``--summary PATH``: where the Markdown summary goes (:mod:`callscale.summary`)."""
+    p.add_argument("--summary", metavar="PATH",
+                   help="write the verdict as Markdown there (verdict, a row per pair with the failing first, "
+                        "each failing pair's reason and the command that reproduces it); default: summary.md in "
+                        "--out when given; also appended to $GITHUB_STEP_SUMMARY when that is set")
+
+
+def _write_summary(text: str, path: Path | None) -> bool:
+    """Write the summary (``--summary``/``--out``, ``$GITHUB_STEP_SUMMARY``); False (said on stderr) when it
+    cannot be written."""
+    from . import summary
+
+    try:
+        written = summary.write(text, path)
+    except OSError as exc:
+        print(f"callscale: cannot write the summary: {exc}", file=sys.stderr)
+        return False
+    if path is not None and written:
+        print(f"wrote {_shown(written[0])}")
+    return True
 
 
 def _shown(path: Path) -> str:
@@ -514,6 +635,7 @@ def _shown(path: Path) -> str:
 # ----------------------------------------------------------------------- scale
 def _scale_arguments(p: argparse.ArgumentParser) -> None:
     add_selectors(p)
+    add_export(p)
     p.add_argument("--out", metavar="DIR", help="where to write scaling.csv, scaling-fits.csv and scaling.png "
                                                 "(default: results/ next to pyproject.toml)")
 
@@ -524,12 +646,14 @@ def _scale(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from .matrix import Interrupted
 
     sel = select(p, args)
+    wanted = _exports(p, args)
     out = Path(args.out) if args.out is not None else sel.settings.out
     formats = len({spec.format for spec in sel.specs}) or 1
     rows = len(sel.specs) * len(sel.workloads)
     measurements = (2 * len(sel.specs) + formats) * len(sel.workloads) * len(sel.lengths)
     try:
         report.check_writable(out)
+        held = report.lock_out(out)  # a second run on this --out refuses here, before measuring
         # the space the results need, held until they are written: a full disk stops the run here
         reservation = report.reserve(out, report.space_needed(measurements, rows))
     except OSError as exc:
@@ -560,11 +684,14 @@ def _scale(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             print(f"callscale scale: cannot write the results: {exc}{kept}", file=sys.stderr)
             return 1
         journal.remove()
+        env_path = _write_environment(sel, out)
+        written += [env_path] if env_path is not None else []
     finally:
         reservation.release()
         journal.close()
     print(f"wrote {', '.join(_shown(path) for path in written)} in {time.perf_counter() - started:.0f} s")
-    return _against_baseline(sel, run)
+    exported = _write_exports(wanted, run)
+    return _against_baseline(sel, run) or (0 if exported else 1)
 
 
 # ----------------------------------------------------------------------- gate
@@ -572,6 +699,8 @@ def _gate_arguments(p: argparse.ArgumentParser) -> None:
     add_selectors(p)
     p.add_argument("--out", metavar="DIR", help="also write scaling.csv, scaling-fits.csv and scaling.png there, "
                                                 "as scale does (without its slowest-increment and memory columns)")
+    add_summary(p)
+    add_export(p)
     p.add_argument("--from", dest="from_csv", nargs="+", metavar="CSV",
                    help="measure nothing: judge the scaling.csv files of a run's shards as one run "
                         "(the selectors other than --threshold and the verdict rules are ignored)")
@@ -584,6 +713,7 @@ def _gate_from(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     settings = _settings(p)
     reference, factor = _verdict_rules(p, args, settings)
     threshold = args.threshold if args.threshold is not None else settings.threshold
+    wanted = _exports(p, args)
     try:
         run = shard.merge(args.from_csv, threshold, reference, factor)
     except shard.ShardError as exc:
@@ -604,7 +734,18 @@ def _gate_from(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     for line in report.gate_lines(run):
         print(line)
     sel = Selection([], [], run.lengths, run.chunking, run.repeats, threshold, run.meter, 0, settings, baseline=base)
-    return 0 if run.passed and not _against_baseline(sel, run) else 1
+    from . import environment
+
+    sel._environment = environment.read(environment.beside(args.from_csv[0]))  # the shards' run, not this process
+    compared: list = []
+    worse = _against_baseline(sel, run, compared)
+    from . import summary
+
+    differ = _environment_lines(base.attrs.get("path"), sel._environment, run.meter) if compared else []
+    summary_ok = _write_summary(summary.gate_markdown(run, compared[0] if compared else None, environment=differ),
+                                Path(args.summary) if args.summary is not None else None)
+    exported = _write_exports(wanted, run)
+    return 0 if run.passed and not worse and summary_ok and exported else 1
 
 
 def _gate(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
@@ -615,10 +756,12 @@ def _gate(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.from_csv:
         return _gate_from(p, args)
     sel = select(p, args)
+    wanted = _exports(p, args)
     out = Path(args.out) if args.out is not None else None
     if out is not None:
         try:
             report.check_writable(out)
+            held = report.lock_out(out)  # a second run on this --out refuses here, before measuring
         except OSError as exc:
             p.error(f"--out: {exc}")
     try:
@@ -634,12 +777,22 @@ def _gate(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     written_ok = True
     if out is not None:
         try:
-            print(f"wrote {', '.join(_shown(path) for path in report.write_outputs(run, out))}")
+            written = report.write_outputs(run, out)
+            env_path = _write_environment(sel, out)
+            print(f"wrote {', '.join(_shown(path) for path in written + ([env_path] if env_path else []))}")
         except OSError as exc:
             print(f"callscale gate: cannot write the results: {exc}", file=sys.stderr)
             written_ok = False
-    worse = _against_baseline(sel, run)
-    return 0 if run.passed and not worse and written_ok else 1
+    compared: list = []
+    worse = _against_baseline(sel, run, compared)
+    from . import summary
+
+    where = Path(args.summary) if args.summary is not None else (out / summary.FILE if out is not None else None)
+    differ = _environment_lines(sel.baseline.attrs.get("path"), _environment(sel), run.meter) if compared else []
+    summary_ok = _write_summary(summary.gate_markdown(run, compared[0] if compared else None, environment=differ),
+                                where)
+    exported = _write_exports(wanted, run)
+    return 0 if run.passed and not worse and written_ok and summary_ok and exported else 1
 
 
 # ----------------------------------------------------------------------- compare
@@ -652,6 +805,7 @@ def _compare_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-step", type=_setting("max_step"), metavar="X",
                    help="largest exponent increase that passes (default 0.05 under the instruction meter, "
                         "0.25 by time)")
+    add_summary(p)
 
 
 def _compare(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
@@ -666,7 +820,16 @@ def _compare(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     print()
     for line in compare.summary(result):
         print(line)
-    return 1 if result.worse else 0
+    from . import environment, summary
+
+    differ = environment.differences(environment.read(environment.beside(args.base)),
+                                     environment.read(environment.beside(args.new)), result.meter,
+                                     base_name=f"the base {args.base}")
+    for line in differ:
+        print(line)
+    ok = _write_summary(summary.compare_markdown(result, args.base, args.new, differ),
+                        Path(args.summary) if args.summary is not None else None)
+    return 1 if result.worse or not ok else 0
 
 
 # ----------------------------------------------------------------------- profile
@@ -680,8 +843,16 @@ def _profile_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workload", required=True, metavar="NAME", help="a workload name")
     p.add_argument("--length", required=True, metavar="SIZE", help="call length in characters, e.g. 64k (k = 1024)")
     p.add_argument("--chunking", metavar="SPEC", help="default from [tool.callscale]")
-    p.add_argument("--format", dest="output_format", choices=sorted(FORMATS), default="flamegraph",
-                   help="flamegraph (SVG, the default) or speedscope (JSON)")
+    p.add_argument("--output-format", dest="output_format", choices=sorted(FORMATS), default=None,
+                   help="flamegraph (SVG, the default), speedscope (JSON) or raw (collapsed stacks, what --against "
+                        "reads)")
+    p.add_argument("--format", dest="old_output_format", choices=sorted(FORMATS), default=None,
+                   help="deprecated spelling of --output-format")
+    p.add_argument("--against", metavar="REV|FILE",
+                   help="also profile the base, a git commit of the working directory's repository (in a temporary "
+                        "worktree) or a collapsed-stack file (--output-format raw), and draw what changed: "
+                        "OUT.diff.svg (red: frames whose share of samples grew), OUT.diff.folded, and a table of "
+                        "the frames that grew most")
     p.add_argument("-o", "--output", metavar="PATH",
                    help="where to write it (default results/flame/<parser>-<workload>-<length>.svg)")
     p.add_argument("--seconds", type=_setting("seconds"), default=3.0,
@@ -694,6 +865,16 @@ def _profile(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from . import profile
 
     settings = _settings(p)
+    if args.old_output_format is not None:
+        if args.output_format is not None and args.output_format != args.old_output_format:
+            p.error("--format and --output-format disagree; give --output-format alone")
+        print("callscale profile: --format is deprecated here (it names the workload's format elsewhere); "
+              "use --output-format", file=sys.stderr)
+        args.output_format = args.old_output_format
+    if args.output_format is None:
+        args.output_format = "raw" if args.against is not None else "flamegraph"
+    if args.against is not None and args.output_format != "raw":
+        p.error("--against writes collapsed stacks and a differential SVG: leave --output-format out (or raw)")
     try:
         length = config.parse_size(args.length)
     except config.ConfigError as exc:
@@ -709,6 +890,8 @@ def _profile(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     output = args.output
     if output is None:
         output = profile.default_output(args.parser, args.workload, length, args.output_format, settings.out)
+    if args.against is not None and Path(output).suffix != ".folded":  # -o x.svg: x.folded, x.diff.svg, ...
+        output = Path(output).with_suffix(".folded")
     from . import report
 
     try:
@@ -728,7 +911,46 @@ def _profile(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     except RuntimeError as exc:
         print(f"callscale profile: {' '.join(str(exc).split())}", file=sys.stderr)
         return 1
+    if args.against is not None:
+        return _profile_against(p, args, path, length, chunking, settings)
     print(f"wrote {_shown(path)}")
+    return 0
+
+
+def _profile_against(p: argparse.ArgumentParser, args: argparse.Namespace, head: Path, length: int, chunking: str,
+                     settings: config.Settings) -> int:
+    """``profile --against REV|FILE``: the base's collapsed stacks (a file, or the same case profiled at the
+    commit), then the differential SVG, the difffolded file and the table of the frames that grew most."""
+    from . import flamediff, profile
+
+    stem = head.with_suffix("") if head.suffix == ".folded" else head
+    base_path = Path(args.against)
+    if not base_path.is_file():
+        target = Path(f"{stem}.base.folded")
+        try:
+            with profile.worktree(args.against) as tree:
+                base_path = profile.profile(args.parser, args.workload, length, fmt=args.format, chunking=chunking,
+                                            output_format="raw", output=target, seconds=args.seconds,
+                                            rate=args.rate, timeout=args.seconds + _timeout(args, settings),
+                                            cwd=tree)
+        except profile.BadRevision as exc:
+            p.error(str(exc))
+        except (profile.CaseFailed, RuntimeError) as exc:
+            print(f"callscale profile: the base {args.against}: {' '.join(str(exc).split())}", file=sys.stderr)
+            return 1
+    try:
+        base, new = flamediff.read(base_path), flamediff.read(head)
+    except (OSError, ValueError) as exc:
+        p.error(f"--against: {exc}")
+    diff = flamediff.write_diff(base, new, f"{stem}.diff.folded")
+    drawn = flamediff.svg(base, new, f"{stem}.diff.svg",
+                          f"{args.parser} on {args.workload}, {length} characters ({chunking}): head against "
+                          f"{args.against}")
+    grown = [f for f in flamediff.frames(base, new) if f.change > 0.005][:10]
+    rows = [[f.name, f"{100 * f.base:.1f}%", f"{100 * f.head:.1f}%", f"{100 * f.change:+.1f}"] for f in grown]
+    print(f"frames whose share of the samples grew most (head against {args.against}):")
+    print(tables.render(["frame", "base", "head", "points"], rows, right={1, 2, 3}) if rows else "(none grew)")
+    print(f"wrote {_shown(head)}, {_shown(base_path)}, {_shown(diff)}, {_shown(drawn)}")
     return 0
 
 
@@ -805,7 +1027,12 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         items = [] if args.no_faults else check.fault_items(spec.format)
         items += check.workload_items(spec.format, workloads, lengths, args.seed)
         texts.append(items)
-    results = check.run_bounded(specs, texts, chunkings, timeout, args.progress, _memory_limit(args, settings))
+    from .bounded import stop_new
+
+    try:
+        results = check.run_bounded(specs, texts, chunkings, timeout, args.progress, _memory_limit(args, settings))
+    finally:
+        stop_new()
     named = None
     if any(str(c).startswith("model") for c in chunkings):  # which tokenizer cut the model deltas (issue 20)
         from callscale import tokenizers
@@ -970,16 +1197,42 @@ def build_parser() -> ArgumentParser:
     return p
 
 
+#: Options whose value may start with a minus sign and a digit (``--lengths -1k,2k``): argparse would take
+#: such a value for an option and say "expected one argument"; it is passed as ``--lengths=-1k,2k`` instead,
+#: so the option's own check says what is wrong with it.
+_SIGNED_VALUES = frozenset({"--lengths", "--length", "--threshold", "--projection-factor", "--reference-length",
+                            "--timeout", "--repeats", "--seed", "--max-ratio", "--max-step", "--seconds", "--rate",
+                            "--memory-limit", "--jobs", "--factor"})
+
+
+def _signed_values(argv: Sequence[str]) -> list[str]:
+    """``argv`` with each ``OPTION -1...`` of :data:`_SIGNED_VALUES` joined as ``OPTION=-1...``."""
+    import re
+
+    out: list[str] = []
+    items = list(argv)
+    i = 0
+    while i < len(items):
+        if items[i] in _SIGNED_VALUES and i + 1 < len(items) and re.match(r"-\.?\d", items[i + 1]):
+            out.append(f"{items[i]}={items[i + 1]}")
+            i += 2
+            continue
+        out.append(items[i])
+        i += 1
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
     p = build_parser()
-    args, extra = p.parse_known_args(argv)
+    args, extra = p.parse_known_args(_signed_values(sys.argv[1:] if argv is None else argv))
     if extra:  # name the subcommand whose options these are not
         args._parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    from .bounded import Terminated, terminate_as_interrupt
+    from .bounded import Terminated, own_descendants, terminate_as_interrupt
 
     try:
-        with terminate_as_interrupt():  # SIGTERM (timeout(1), CI) stops a run as Ctrl-C does
+        # SIGTERM (timeout(1), CI) stops a run as Ctrl-C does; no process a parser started outlives the command
+        with terminate_as_interrupt(), own_descendants():
             return args._run(args._parser, args)
     except BrokenPipeError:  # `callscale scale | head`
         return 0

@@ -337,6 +337,23 @@ def load(start: Path | str | None = None) -> Settings:
     unknown = sorted(set(table) - KEYS)
     if unknown:
         raise ConfigError(f"[tool.callscale] in {path}: unknown key {unknown[0]!r}; known: {', '.join(sorted(KEYS))}")
+    try:
+        changes = _table_changes(table, path)
+    except ConfigError as exc:  # name the file: which pyproject.toml of a monorepo holds the bad value
+        text = str(exc)
+        if text.startswith("[tool.callscale] ") and not text.startswith(f"[tool.callscale] in "):
+            text = f"[tool.callscale] in {path}: " + text[len("[tool.callscale] "):]
+        raise ConfigError(text) from None
+    result = replace(settings, **changes)
+    try:
+        check_rules(result.lengths, result.reference_length, result.projection_factor)
+    except ConfigError as exc:
+        raise ConfigError(f"[tool.callscale] in {path}: {exc}") from None
+    return result
+
+
+def _table_changes(table: dict, path: Path) -> dict[str, Any]:
+    """The validated settings of a ``[tool.callscale]`` table (``path``: its file); raises :class:`ConfigError`."""
     changes: dict[str, Any] = {}
     for key in RANGES:
         if key == "jobs" and key in table:
@@ -367,9 +384,4 @@ def load(start: Path | str | None = None) -> Settings:
         if not isinstance(table["out"], str):
             raise ConfigError(f"[tool.callscale] out must be a path string, got {table['out']!r}")
         changes["out"] = path.parent / table["out"]
-    result = replace(settings, **changes)
-    try:
-        check_rules(result.lengths, result.reference_length, result.projection_factor)
-    except ConfigError as exc:
-        raise ConfigError(f"[tool.callscale] in {path}: {exc}") from None
-    return result
+    return changes

@@ -160,6 +160,7 @@ def load_results(results_dir: Path | str, benchmark: str = EXACT_SERIES, skip_ba
         raise BadResults(bad)
     frame = pd.DataFrame(rows)
     frame.attrs["bad"] = bad
+    frame.attrs["benchmark"] = benchmark
     return frame
 
 
@@ -238,7 +239,8 @@ def exact_series(results: pd.DataFrame, machine: str | None = None, env: str | N
         results = results[results[column] == wanted]
     series = results.dropna(subset=["value"]).rename(columns={"value": "instructions"})
     if series.empty:
-        raise HistoryError(f"every result of {EXACT_SERIES} is n/a (skipped: valgrind missing?)")
+        raise HistoryError(f"every result of {results.attrs.get('benchmark', EXACT_SERIES)} is n/a (skipped: "
+                           "valgrind missing?)")
     series = series[["commit", "date", "parser", "workload", "length", "instructions"]]
     commits = series.drop_duplicates("commit")[["commit", "date"]]
     positions = _git_positions(list(commits["commit"]), repo)
@@ -495,8 +497,8 @@ def write(out: Path | str, results_dir: Path | str, threshold: float, factor: fl
         raise HistoryError(f"--factor must be more than 1, got {factor}")
     if commit_url is not None and "{commit}" not in commit_url:
         raise HistoryError(f"--commit-url must contain {{commit}}, got {commit_url!r}")
-    series = exact_series(load_results(results_dir, find_series(results_dir), skip_bad=skip_bad), machine, env,
-                          repo=results_dir)
+    benchmark = find_series(results_dir)  # callscale's own series, or the one `callscale init` wrote
+    series = exact_series(load_results(results_dir, benchmark, skip_bad=skip_bad), machine, env, repo=results_dir)
     fits = exponents(series, threshold, rules)
     verdicts = verdict_changes(fits)
     counts = count_changes(series, factor)
@@ -527,7 +529,7 @@ def write(out: Path | str, results_dir: Path | str, threshold: float, factor: fl
 <p>{len(commits)} commit{'' if len(commits) == 1 else 's'} ({commits['date'].iloc[0]:%Y-%m-%d} to {commits['date'].iloc[-1]:%Y-%m-%d}),
 {series['parser'].nunique()} parsers, {series['workload'].nunique()} workloads, lengths
 {', '.join(str(n) for n in sorted(series['length'].unique()))} characters; callgrind instruction counts of
-streaming (<code>{EXACT_SERIES}</code>). Exponent: least-squares slope of log instructions on log length;
+streaming (<code>{html.escape(benchmark)}</code>). Exponent: least-squares slope of log instructions on log length;
 verdict as <code>callscale gate</code>, threshold {threshold:g}.
 At the last commit: {'<span class="fail">' + str(len(failing)) + ' failing</span>' if len(failing) else 'every verdict ok'}.</p>
 <h2>Verdict changes</h2>

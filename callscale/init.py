@@ -46,7 +46,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--parser", action="append", metavar="MODULE:CLASS", required=True,
                    help="a parser class or factory of the repository (module.path:ClassOrFactory); repeat "
                         "or comma-separate")
-    p.add_argument("--workload-format", "--format", dest="format", metavar="NAME",
+    from .cli import WorkloadFormat
+
+    p.add_argument("--workload-format", "--format", dest="format", metavar="NAME", action=WorkloadFormat,
                    help="the format whose workloads to render for the parsers (not needed for the engines' "
                         "known classes; see callscale parsers --engines)")
     p.add_argument("--workload", action="append", metavar="NAME",
@@ -186,5 +188,5 @@ def run(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     for path in written:
         print(f"wrote {path}")
     print("next: asv machine --yes; asv run (every commit of the branch: asv run ALL), asv continuous BASE HEAD, "
-          "asv find BASE..HEAD CallscaleSeries.track_exponent, callscale history (see docs/workflows.md in callscale)")
+          "asv find BASE..HEAD CallscaleFit.track_exponent, callscale history (see docs/workflows.md in callscale)")
     return 0

@@ -572,6 +572,8 @@ class _Fork:
     index: int  # the item it is on (its row's first until it starts a case)
     streaming: bool  # streaming a case (else importing its parser or making its cases)
     deadline: float  # monotonic seconds
+    started: float = 0.0  # monotonic seconds when its case started
+    cpu_start: float | None = None  # its CPU seconds then (:func:`callscale.bounded.cpu_seconds`)
 
 
 def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: float | None = None,
@@ -711,8 +713,26 @@ class _Counting:
             return False
         for fork in self.forks.values():
             if fork.deadline <= now and fork.pid not in self.killed:
+                more = self.cpu_left(fork, now)
+                if more > 0:  # the wall time passed, not the CPU time: a loaded machine, not a slow parser
+                    fork.deadline = now + more
+                    continue
                 self.kill(fork)
         return True
+
+    def cpu_left(self, fork: _Fork, now: float) -> float:
+        """Seconds to wait longer for a streaming fork past its wall deadline: ``--timeout`` counts its CPU
+        time, up to :data:`callscale.bounded.WALL_CEILING` times the timeout of wall time (0: stop it now)."""
+        from .bounded import WALL_CEILING, cpu_seconds  # here: the metered child imports this module
+
+        if not fork.streaming or self.timeout is None or fork.cpu_start is None:
+            return 0.0
+        used = cpu_seconds(fork.pid)
+        if used is None:
+            return 0.0
+        left = self.timeout - (used - fork.cpu_start)
+        ceiling = fork.started + WALL_CEILING * self.timeout - now
+        return max(0.0, min(max(left, 0.25) if left > 0 else 0.0, ceiling))
 
     def on_ready(self, message: dict, now: float) -> None:
         if self.debug:
@@ -727,6 +747,9 @@ class _Counting:
         fork = self.forks[self.number_of[index]]
         fork.index, fork.streaming = index, True
         fork.deadline = now + (self.timeout if self.timeout is not None else _NO_LIMIT)
+        from .bounded import cpu_seconds
+
+        fork.started, fork.cpu_start = now, cpu_seconds(fork.pid)
 
     def on_done(self, message: dict, now: float) -> None:
         index = int(message["index"])

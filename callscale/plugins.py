@@ -198,10 +198,12 @@ def resolve(name: str, fmt: str | None = None) -> ParserSpec:
     of :data:`ENTRY_POINT_GROUP` (``fmt`` overrides its format). Raises
     :class:`PluginError` with a one-line message otherwise.
     """
-    from .adapters import known_format, split_prefix
+    from .adapters import known_format, smg, split_prefix
 
     if name == NULL:
         return ParserSpec(NULL, None, NullParser)
+    if name.startswith(smg.PREFIX):  # SMG's compiled parsers: no Python entry yet (adapters/smg.py)
+        raise PluginError(smg.unavailable(name))
     if is_plugin(name):
         engine, target = split_prefix(name)
         fmt = _known(fmt or known_format(name), name)

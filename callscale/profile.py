@@ -17,6 +17,7 @@ of the child's CPU time, or ten times that in wall seconds, see
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -24,10 +25,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-__all__ = ["ProfilerUnavailable", "CaseFailed", "default_output", "profile", "FORMATS", "find_py_spy"]
+__all__ = ["ProfilerUnavailable", "CaseFailed", "default_output", "profile", "FORMATS", "find_py_spy", "worktree",
+           "BadRevision"]
 
 #: py-spy output formats and the file suffix each is written with.
-FORMATS = {"flamegraph": ".svg", "speedscope": ".speedscope.json"}
+FORMATS = {"flamegraph": ".svg", "speedscope": ".speedscope.json", "raw": ".folded"}
 
 
 class ProfilerUnavailable(RuntimeError):
@@ -68,6 +70,7 @@ def profile(
     seconds: float = 3.0,
     rate: int = 250,
     timeout: float | None = None,
+    cwd: Path | str | None = None,
 ) -> Path:
     """Sample the streaming of one case with py-spy; return the written file's path.
 
@@ -78,7 +81,9 @@ def profile(
     (``None``: no limit besides the child's own watchdog). Raises
     :class:`ProfilerUnavailable` (py-spy missing or not permitted to attach),
     :class:`CaseFailed` (the parser raised or hung) or ``RuntimeError``
-    (py-spy or the child failed otherwise).
+    (py-spy or the child failed otherwise). ``cwd``: the folder the child runs in (first on its import
+    path: a git worktree of another commit profiles that commit's modules; see :func:`worktree`).
+    ``output_format`` ``raw``: collapsed stacks (:mod:`callscale.flamediff` reads them).
     """
     from ._child import HUNG, RAISED
 
@@ -88,6 +93,7 @@ def profile(
     if pyspy is None:
         raise ProfilerUnavailable("py-spy is not installed: run `python -m pip install py-spy` (or `pip install -e '.[bench]'`)")
     out = Path(output) if output is not None else default_output(parser, workload, length, output_format)
+    out = out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     spec = {
         "kind": "profile", "parser": parser, "format": fmt, "workload": workload,
@@ -101,7 +107,7 @@ def profile(
         "--function", "--nonblocking", "--", sys.executable, "-m", "callscale._child", json.dumps(spec),
     ]
     try:
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, cwd=cwd)
     except subprocess.TimeoutExpired:
         raise CaseFailed(f"py-spy and the case took more than --timeout {timeout:g} s; stopped") from None
     text = proc.stdout + proc.stderr
@@ -145,3 +151,34 @@ def _retitle(path: Path, what: str) -> None:
                          text, count=1)
     if found:
         path.write_text(new, encoding="utf-8")
+
+
+class BadRevision(ValueError):
+    """``--against REV`` names no commit of the working directory's git repository (one-line message)."""
+
+
+@contextlib.contextmanager
+def worktree(rev: str, repo: Path | str = "."):
+    """A detached git worktree of ``rev`` of the repository at ``repo``, in a temporary folder, removed on exit.
+    Raises :class:`BadRevision` when ``repo`` is not a git repository or ``rev`` is no commit of it."""
+    import tempfile
+
+    def git(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL)
+
+    found = git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+    if found.returncode != 0:
+        why = "not a git repository" if git("rev-parse", "--git-dir").returncode else f"no commit {rev!r} in it"
+        raise BadRevision(f"--against {rev}: neither a collapsed-stack file nor a commit ({Path(repo).resolve()}: "
+                          f"{why})")
+    folder = Path(tempfile.mkdtemp(prefix="callscale-base-"))
+    added = git("worktree", "add", "--detach", str(folder / "tree"), found.stdout.strip())
+    if added.returncode != 0:
+        raise BadRevision(f"--against {rev}: git worktree add failed: {' '.join(added.stderr.split())}")
+    try:
+        top = git("rev-parse", "--show-prefix").stdout.strip()  # the working directory inside the repository
+        yield folder / "tree" / top
+    finally:
+        git("worktree", "remove", "--force", str(folder / "tree"))
+        shutil.rmtree(folder, ignore_errors=True)

@@ -21,8 +21,8 @@ from .matrix import Row, Run
 from .measure import NULL, Measurement
 
 __all__ = ["CSV_COLUMNS", "FIT_COLUMNS", "fmt_figure", "table", "error_lines", "gate_lines", "frame",
-           "fits_frame", "write_csv", "write_fits_csv", "plot", "OUTPUTS", "PARTIAL", "write_outputs",
-           "write_partial", "check_writable", "JOURNAL", "Journal", "space_needed", "reserve", "Reservation"]
+           "why", "fits_frame", "write_csv", "write_fits_csv", "plot", "OUTPUTS", "PARTIAL", "write_outputs",
+           "write_partial", "check_writable", "OutInUse", "lock_out", "JOURNAL", "Journal", "space_needed", "reserve", "Reservation"]
 
 OUTPUTS = ("scaling.csv", "scaling-fits.csv", "scaling.png")
 """The set ``scale`` writes: measurements, fits, plot."""
@@ -194,29 +194,32 @@ def _per_length(row: Row, unit: str = "s") -> str:
     return ", ".join(parts)
 
 
+def why(row: Row, run: Run) -> str:
+    """Why ``row`` (an offender of ``run``) failed, in one line: the rule with its figures, the exponent and
+    the figure at each length (the part of its :func:`gate_lines` line after ``FAIL parser on workload``)."""
+    fit = row.fit
+    unit = _UNIT.get(run.meter, run.meter)
+    if fit.verdict in (ERROR, TIMEOUT):
+        return f"({fit.rule}): no exponent ({fit.reason}); {_per_length(row, unit)}"
+    if fit.verdict == WRONG_OUTPUT:  # the parser did not parse the workload: its cost does not count
+        return f"(wrong output): {fit.reason}"
+    reasons = []
+    if "step" in fit.rule:
+        reasons.append(f"steepest step {fit.steepest:.2f} > {run.threshold:g}")
+    if "projection" in fit.rule:
+        ratio = fit.projection_ratio
+        shown = "inf" if ratio is None else f"{ratio:.1f}x"
+        reasons.append(f"projected at {format_size(int(fit.reference_length))} {shown} the linear projection > "
+                       f"{fit.projection_factor:g}x")
+    if "increment" in fit.rule and not reasons:
+        reasons.append(fit.reason or "the slowest increment grows")
+    exponent = "-" if fit.exponent is None else f"{fit.exponent:.2f}"
+    return f"({fit.rule}): {'; '.join(reasons)} (exponent {exponent}); {_per_length(row, unit)}"
+
+
 def gate_lines(run: Run) -> list[str]:
     """The gate's verdict: one line per offender (exponent and figure per length), then a summary."""
-    lines = []
-    unit = _UNIT.get(run.meter, run.meter)
-    for row in run.offenders:
-        fit = row.fit
-        if fit.verdict in (ERROR, TIMEOUT):
-            lines.append(f"FAIL {row.parser} on {row.workload} ({fit.rule}): no exponent ({fit.reason}); "
-                         f"{_per_length(row, unit)}")
-            continue
-        if fit.verdict == WRONG_OUTPUT:  # the parser did not parse the workload: its cost does not count
-            lines.append(f"FAIL {row.parser} on {row.workload} (wrong output): {fit.reason}")
-            continue
-        why = []
-        if "step" in fit.rule:
-            why.append(f"steepest step {fit.steepest:.2f} > {run.threshold:g}")
-        if "projection" in fit.rule:
-            ratio = fit.projection_ratio
-            shown = "inf" if ratio is None else f"{ratio:.1f}x"
-            why.append(f"projected at {format_size(int(fit.reference_length))} {shown} the linear projection > "
-                       f"{fit.projection_factor:g}x")
-        lines.append(f"FAIL {row.parser} on {row.workload} ({fit.rule}): {'; '.join(why)} "
-                     f"(exponent {fit.exponent:.2f}); {_per_length(row, unit)}")
+    lines = [f"FAIL {row.parser} on {row.workload} {why(row, run)}" for row in run.offenders]
     if run.second_looks:
         cleared = [f"{p} on {w}" for p, w, verdict in run.second_looks if verdict != FAIL]
         lines.append(f"second look: {len(run.second_looks)} pair(s) failed once by time and were measured again; "
@@ -333,6 +336,11 @@ def wrap_title(text: str, width_inches: float, fontsize: float) -> str:
     return "\n".join(textwrap.wrap(text, max(20, int(width_inches * 72 / (fontsize * 0.55)))))
 
 
+PASSING_COLORS = ["#1b9e77", "#7570b3", "#66a61e", "#a6761d", "#1f78b4", "#666666", "#e6ab02", "#6a3d9a",
+                  "#b15928", "#33a02c"]
+"""The line colours of passing parsers in ``scaling.png``, one per parser in turn (no red: red is a failure)."""
+
+
 def plot(run: Run, path: Path | str) -> Path:
     """Write ``scaling.png``: per workload, each parser's cost per character against length.
 
@@ -342,8 +350,9 @@ def plot(run: Run, path: Path | str) -> Path:
     little where a fixed cost spreads over more characters); a quadratic term
     rises, by x4 per 4x when it dominates (the dashed guide). The ``null``
     floor (the median floor row: receiving the deltas and nothing else) is the
-    thick grey line. Passing parsers are thin and grey; failing ones (any rule,
-    a timeout or an error) thick in colour. Each line is labelled at its end
+    thick grey line. Passing parsers are thin, each in a muted colour of its own
+    (:data:`PASSING_COLORS`, the same in every panel); failing ones (any rule,
+    a timeout or an error) thick in bright colour. Each line is labelled at its end
     with the parser and its steepest step exponent, a failing one also with
     its projection ratio and verdict: the two figures the rules judge
     (:func:`callscale.fit.fit`). Uses the Agg backend directly (no display).
@@ -362,6 +371,7 @@ def plot(run: Run, path: Path | str) -> Path:
     offenders = {(r.parser, r.workload) for r in run.offenders}
     bad_colors = ["#d62728", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
     bad_index: dict[str, int] = {}
+    good_index: dict[str, int] = {}
     scale, unit = (1e9, "ns of process time") if run.meter == "time" else (1.0, f"{run.meter}")
     panels = {w: ([_per_character(r, scale) for r in run.floor_rows if r.workload == w],
                   [(r, *_per_character(r, scale)) for r in run.rows if r.workload == w]) for w in workloads}
@@ -390,9 +400,9 @@ def plot(run: Run, path: Path | str) -> Path:
             if bad:
                 color = bad_colors[bad_index.setdefault(row.parser, len(bad_index)) % len(bad_colors)]
                 ax.plot(xs, ys, "-o", color=color, linewidth=2.4, markersize=4, zorder=4)
-            else:
-                color = "0.35"
-                ax.plot(xs, ys, "-o", color=color, linewidth=0.9, markersize=2, alpha=0.6, zorder=3)
+            else:  # a muted colour of its own per parser (the same in every panel), no red: told apart at a glance
+                color = PASSING_COLORS[good_index.setdefault(row.parser, len(good_index)) % len(PASSING_COLORS)]
+                ax.plot(xs, ys, "-o", color=color, linewidth=1.1, markersize=2.5, alpha=0.85, zorder=3)
             tag = row.parser + ("" if row.fit.steepest is None else f" {row.fit.steepest:.2f}")
             if bad:
                 ratio = row.fit.projection_ratio
@@ -449,6 +459,30 @@ def check_writable(folder: Path | str) -> Path:
     except OSError as exc:
         raise OSError(f"cannot write to {folder}: {exc.strerror or exc}") from None
     return folder
+
+
+class OutInUse(OSError):
+    """Another run holds ``--out``'s lock (one-line message)."""
+
+
+def lock_out(folder: Path | str) -> int:
+    """Hold a lock on the folder ``folder`` itself (``fcntl.flock`` on its descriptor, exclusive, not
+    waiting; no file is left behind) until the returned descriptor is closed or the process ends: two runs
+    writing one ``--out`` at once would lose one run's rows without a word. Raises :class:`OutInUse` when
+    another run holds it, ``OSError`` when the folder cannot be made or opened."""
+    import fcntl
+    import os
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise OutInUse(f"{folder} is being written by another callscale run; wait for it to end or give "
+                       "another --out") from None
+    return fd
 
 
 def _umask_mode() -> int:

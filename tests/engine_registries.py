@@ -3,7 +3,7 @@
 Sources: TensorRT-LLM ``tensorrt_llm/serve/tool_parser/tool_parser_factory.py`` (``ToolParserFactory.parsers``,
 main branch as stored 2026-12; classes under ``tensorrt_llm.serve.tool_parser.``); SGLang 0.5.23
 ``sglang/srt/function_call/function_call_parser.py`` (``FunctionCallParser.ToolCallParserEnum``; under
-``sglang.srt.function_call.`` unless dotted); vLLM 0.33.0 ``vllm/tool_parsers/__init__.py``
+``sglang.srt.function_call.`` unless dotted); vLLM 0.34.0 ``vllm/tool_parsers/__init__.py``
 (``_TOOL_PARSERS_TO_REGISTER``; under ``vllm.tool_parsers.``) and ``vllm/parser/parser_manager.py`` (the
 ``Parser`` classes it composes, full paths).
 """
@@ -83,6 +83,7 @@ VLLM = [
     ('granite-20b-fc', 'granite_20b_fc_tool_parser:Granite20bFCToolParser'),
     ('granite', 'granite_engine_tool_parser:GraniteEngineToolParser'),
     ('granite4', 'granite4_tool_parser:Granite4ToolParser'),
+    ('granite_toolcall_parser', 'granite_toolcall_parser:GraniteToolCallToolParser'),  # new in 0.34
     ('hermes', 'hermes_tool_parser:Hermes2ProToolParser'),
     ('hf', 'response_template_tool_parser:ResponseTemplateToolParser'),
     ('beam', 'beam_tool_parser:BeamToolParser'),
@@ -96,8 +97,8 @@ VLLM = [
     ('kimi_k2', 'kimi_k2_tool_parser:KimiK2ToolParser'),
     ('kimi_k3', 'kimi_k3_tool_parser:KimiK3ToolParser'),
     ('k2_horizon', 'k2_horizon_tool_parser:K2HorizonToolParser'),
-    ('llama3_json', 'llama_tool_parser:Llama3JsonToolParser'),
-    ('llama4_json', 'llama_tool_parser:Llama3JsonToolParser'),
+    ('llama3_json', 'llama_json_engine_tool_parser:LlamaJsonEngineToolParser'),
+    ('llama4_json', 'llama_json_engine_tool_parser:LlamaJsonEngineToolParser'),
     ('llama4_pythonic', 'llama4_pythonic_tool_parser:Llama4PythonicToolParser'),
     ('longcat', 'longcat_tool_parser:LongcatFlashToolParser'),
     ('mimo', 'mimo_tool_parser:MiMoToolParser'),
@@ -109,7 +110,7 @@ VLLM = [
     ('plamo3', 'plamo3_engine_tool_parser:Plamo3EngineToolParser'),
     ('muse', 'muse_tool_parser:MuseToolParser'),
     ('muse_glimmer', 'muse_glimmer_tool_parser:MuseGlimmerToolParser'),
-    ('musespark1x', 'muse_tool_parser:MuseToolParser'),
+    ('musespark', 'muse_tool_parser:MuseToolParser'),
     ('openai', 'gptoss_tool_parser:GptOssToolParser'),
     ('phi4_mini_json', 'phi4mini_tool_parser:Phi4MiniJsonToolParser'),
     ('pythonic', 'pythonic_tool_parser:PythonicToolParser'),
@@ -126,6 +127,10 @@ VLLM = [
     ('functiongemma', 'functiongemma_tool_parser:FunctionGemmaToolParser'),
     ('gemma4', 'gemma4_engine_tool_parser:Gemma4EngineToolParser'),
     ('apertus', 'apertus_tool_parser:ApertusToolParser'),
+    # new in 0.34
+    ('ripple', 'ripple_engine_tool_parser:RippleEngineToolParser'),
+    ('zaya', 'zaya_engine_tool_parser:ZayaEngineToolParser'),
+    ('zaya_xml', 'zaya_engine_tool_parser:ZayaEngineToolParser'),
 ]
 
 VLLM_PARSERS = [

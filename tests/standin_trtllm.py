@@ -11,6 +11,8 @@ parameters)]``). There is no ``finish``. The parsing itself is our
 ``qwen3`` parser's, so only the protocol differs.
 """
 
+import sys
+import types
 from typing import Any, Dict, List, Literal, Optional
 
 from pydantic import BaseModel
@@ -68,3 +70,42 @@ class StandinQwen3Parser:
     def parse_streaming_increment(self, new_text: str, tools: List[Tool]) -> StreamingParseResult:
         _check_tools(tools)
         return _convert(self._inner.parse_streaming_increment(new_text, tools))
+
+
+class BaseToolParser:
+    """TensorRT-LLM's base tool parser (no ``finish``)."""
+
+    def __init__(self):
+        self._buffer = ""
+        self.prev_tool_call_arr: List[Dict] = []
+        self.current_tool_id: int = -1
+        self.current_tool_name_sent: bool = False
+        self.streamed_args_for_tool: List[str] = []
+
+    def supports_structural_tag(self) -> bool:
+        return True
+
+
+class ToolParserFactory:
+    parsers: Dict[str, type] = {}
+
+    @staticmethod
+    def create_tool_parser(tool_parser: str):
+        return ToolParserFactory.parsers[tool_parser.lower()]()
+
+
+MODULES = ("tensorrt_llm", "tensorrt_llm.serve", "tensorrt_llm.serve.tool_parser",
+           "tensorrt_llm.serve.tool_parser.base_tool_parser", "tensorrt_llm.serve.tool_parser.core_types",
+           "tensorrt_llm.serve.tool_parser.tool_parser_factory")
+
+
+def install(monkeypatch) -> None:
+    """Put this stand-in in ``sys.modules`` under TensorRT-LLM's module names, with an empty registry."""
+    this = sys.modules[__name__]
+    monkeypatch.setattr(ToolParserFactory, "parsers", {})
+    for name in MODULES:
+        module = types.ModuleType(name)
+        module.__path__ = []
+        module.__dict__.update({k: v for k, v in vars(this).items() if not k.startswith("_")})
+        monkeypatch.setitem(sys.modules, name, module)
+    monkeypatch.delitem(sys.modules, "callscale.serve.trtllm", raising=False)

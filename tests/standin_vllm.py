@@ -24,6 +24,8 @@ vLLM parsers do) and checks the delta's token ids against the delta text.
 which vLLM 0.33 serves gpt-oss (``vllm.parser.harmony:HarmonyParser``).
 """
 
+import sys
+import types
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -49,6 +51,7 @@ class ChatCompletionRequest(BaseModel):
     messages: list[dict[str, Any]]
     tools: list[ChatCompletionToolsParam] | None = None
     tool_choice: str | None = "none"
+    skip_special_tokens: bool = True
 
 
 class DeltaFunctionCall(BaseModel):
@@ -103,6 +106,9 @@ class ToolParser:
     @property
     def vocab(self) -> dict[str, int]:
         return self.model_tokenizer.get_vocab()
+
+    def adjust_request(self, request):
+        return request
 
     def get_remaining_unstreamed_args(self) -> str:
         if not self.prev_tool_call_arr:
@@ -228,3 +234,64 @@ class StandinHarmonyParser(Parser):
         result = self._inner.detect_and_parse(model_output, request.tools or [])
         calls = [FunctionCall(name=c.name, arguments=c.parameters) for c in result.calls]
         return result.reasoning_text or None, result.normal_text or None, calls
+
+
+class ToolParserManager:
+    """vLLM's registry of tool parsers (``register_module(name=, module=)`` registers at once)."""
+
+    tool_parsers: dict[str, type] = {}
+
+    @classmethod
+    def register_module(cls, name=None, force: bool = True, module=None):
+        assert module is not None and issubclass(module, ToolParser), "module must be subclass of ToolParser"
+        for n in [name] if isinstance(name, str) else name:
+            cls.tool_parsers[n] = module
+        return module
+
+    @classmethod
+    def get_tool_parser(cls, name: str) -> type:
+        return cls.tool_parsers[name]
+
+
+#: The module names vLLM's ToolParser, registry and protocol live at (vLLM 0.33/0.34), for :func:`install`.
+MODULES = ("vllm", "vllm.tool_parsers", "vllm.entrypoints", "vllm.entrypoints.generate",
+           "vllm.entrypoints.generate.base", "vllm.entrypoints.generate.base.protocol")
+
+
+def install(monkeypatch) -> None:
+    """Put this stand-in in ``sys.modules`` under vLLM's module names (``vllm.tool_parsers``, the protocol),
+    with an empty registry, so ``import callscale.serve.vllm`` runs as inside vLLM."""
+    this = sys.modules[__name__]
+    monkeypatch.setattr(ToolParserManager, "tool_parsers", {})
+    for name in MODULES:
+        module = types.ModuleType(name)
+        module.__path__ = []  # a package: its submodules resolve through sys.modules
+        module.__dict__.update({k: v for k, v in vars(this).items() if not k.startswith("_")})
+        monkeypatch.setitem(sys.modules, name, module)
+    for name in ("callscale.serve.vllm", "callscale_vllm"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+
+
+def serve_stream(parser, deltas, request, tokenizer=None):
+    """vLLM 0.33's serving layer around an engine-based tool parser (``DelegatingParser.parse_delta``
+    without a reasoning parser): each delta alone; on the last, the last call of its message gets
+    ``get_remaining_unstreamed_args()`` appended, then ``finish_streaming()``'s message is merged.
+    Returns the messages as the client receives them (``None`` dropped)."""
+    out = []
+    for i, delta in enumerate(deltas):
+        ids = tokenizer.encode(delta) if tokenizer is not None else []
+        message = parser.extract_tool_calls_streaming("", delta, delta, [], ids, ids, request)
+        if i == len(deltas) - 1:
+            if message and message.tool_calls and message.tool_calls[-1].function:
+                fn = message.tool_calls[-1].function
+                fn.arguments = (fn.arguments or "") + parser.get_remaining_unstreamed_args()
+            flush = parser.finish_streaming()
+            if flush is not None:
+                if message is None:
+                    message = flush
+                else:
+                    message.content = (message.content or "") + (flush.content or "") or None
+                    message.tool_calls = (message.tool_calls or []) + flush.tool_calls
+        if message is not None:
+            out.append(message)
+    return out

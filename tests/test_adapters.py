@@ -220,7 +220,7 @@ def test_the_child_puts_the_callers_path_before_the_base_site_packages():
 
 
 def test_known_classes_cover_the_engines_registries():
-    """Every class of TensorRT-LLM's, SGLang 0.5.23's and vLLM 0.33.0's registries is known, with the format of
+    """Every class of TensorRT-LLM's, SGLang 0.5.23's and vLLM 0.34.0's registries is known, with the format of
     the name it is registered under (tests/engine_registries.py, written down from those files)."""
     from callscale.adapters import ALSO_FORMATS, KNOWN_CLASSES, NO_FORMAT_CLASSES
 
@@ -241,7 +241,11 @@ def test_known_classes_cover_the_engines_registries():
                 wrong.append((name, full, fmt, KNOWN_CLASSES.get(full)))
     assert missing == [] and wrong == []
     assert set(KNOWN_CLASSES).isdisjoint(NO_FORMAT_CLASSES)
-    assert len(reg.VLLM) == 58 and len(reg.SGLANG) == 44 and len(reg.TRTLLM) == 9
+    # and no vLLM class is listed that vLLM 0.34 no longer registers (Llama3JsonToolParser: gone in 0.34)
+    registered = {"vllm.tool_parsers." + t for _, t in reg.VLLM} | {t for _, t in reg.VLLM_PARSERS}
+    listed = {c for c in [*KNOWN_CLASSES, *NO_FORMAT_CLASSES] if c.startswith("vllm.")}
+    assert listed - registered == set() and "vllm.tool_parsers.llama_tool_parser:Llama3JsonToolParser" not in listed
+    assert len(reg.VLLM) == 62 and len(reg.SGLANG) == 44 and len(reg.TRTLLM) == 9
 
 
 def test_vllm_parser_protocol_through_its_adapter_agrees_with_the_built_in_parser():
@@ -327,16 +331,18 @@ def test_gpu_stand_ins_take_item_assignment_operators_and_stay_unions_in_annotat
 
 
 @pytest.mark.slow  # vLLM's import takes 20-50 s
-def test_vllm_033_tool_parser_modules_import_through_the_gpu_stand_ins():
-    """Every tool parser vLLM 0.33 registers, and its gpt-oss ``Parser``, imports with torch, triton and
-    xgrammar stood in for (run with vLLM's wheel and its pure-Python dependencies importable)."""
+def test_vllm_tool_parser_modules_import_through_the_gpu_stand_ins():
+    """Every tool parser vLLM 0.33 or 0.34 registers, and its gpt-oss ``Parser``, imports with torch and triton
+    stood in for (xgrammar too where it is not installed; run with vLLM's wheel and its pure-Python
+    dependencies importable; vLLM 0.34 checks the stand-in dtypes' sizes at import)."""
     import importlib.metadata
 
     if importlib.util.find_spec("vllm") is None:
         pytest.skip("vllm is not installed (pip download --no-deps vllm==0.33.* and put it on PYTHONPATH)")
     version = importlib.metadata.version("vllm")
-    if not version.startswith("0.33."):
-        pytest.skip(f"vllm {version} is installed, not 0.33")
+    registered = {"0.33": 58, "0.34": 62}.get(version.rpartition(".")[0])
+    if registered is None:
+        pytest.skip(f"vllm {version} is installed, not 0.33 or 0.34")
     code = textwrap.dedent("""
         import importlib, sys
         import callscale.adapters.gpu_stubs as s
@@ -360,5 +366,43 @@ def test_vllm_033_tool_parser_modules_import_through_the_gpu_stand_ins():
     if proc.stdout.startswith("missing"):
         pytest.skip(f"a dependency of vllm that is no GPU package is missing: {proc.stdout.split()[1]}")
     words = proc.stdout.split()
-    # vLLM 0.33.0 registers 58 tool parsers
-    assert words[0] == "imported" and int(words[1]) >= 50 and words[2] in ("HarmonyParser", "torch-installed")
+    # vLLM 0.33.0 registers 58 tool parsers, 0.34.0 62
+    assert words[0] == "imported" and int(words[1]) == registered and words[2] in ("HarmonyParser", "torch-installed")
+
+
+@pytest.mark.slow  # SGLang's import takes 10-40 s
+def test_sglang_detectors_import_through_the_gpu_stand_ins():
+    """Every detector SGLang 0.5.23 registers imports with torch and triton stood in for, and xgrammar real
+    (docs/engines.md: its stand-in breaks the detectors; run where sglang and its pure-Python dependencies are)."""
+    import importlib.metadata
+
+    if importlib.util.find_spec("sglang") is None:
+        pytest.skip("sglang is not installed (pip install --no-deps sglang==0.5.23)")
+    version = importlib.metadata.version("sglang")
+    if version != "0.5.23":
+        pytest.skip(f"sglang {version} is installed, not 0.5.23")
+    import engine_registries as reg
+
+    targets = sorted({t if "." in t.split(":")[0] else "sglang.srt.function_call." + t for _, t in reg.SGLANG})
+    code = textwrap.dedent(f"""
+        import importlib, sys
+        import callscale.adapters.gpu_stubs as s
+        s.install(["torch", "triton"])
+        done = 0
+        for target in {targets!r}:
+            module, _, name = target.partition(":")
+            try:
+                getattr(importlib.import_module(module), name)
+            except ModuleNotFoundError as exc:
+                if (exc.name or "").partition(".")[0] in ("torch", "triton", "xgrammar"):
+                    raise
+                print("missing", exc.name); sys.exit(0)
+            done += 1
+        print("imported", done)
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    if proc.stdout.startswith("missing"):
+        pytest.skip(f"a dependency of sglang that is no GPU package is missing: {proc.stdout.split()[1]}")
+    assert proc.stdout.split() == ["imported", str(len(targets))]

@@ -67,7 +67,7 @@ def test_gate_out_writes_the_csvs_and_png_of_scale_and_keeps_its_exit_code(capsy
     assert status == 1, out
     assert any(line.startswith("FAIL quadratic_parser:QuadraticParser on write_file") for line in out.splitlines())
     written = sorted(p.name for p in (tmp_path / "res").iterdir())
-    assert written == ["scaling-fits.csv", "scaling.csv", "scaling.png"]
+    assert written == ["environment.json", "scaling-fits.csv", "scaling.csv", "scaling.png", "summary.md"]
     import pandas as pd
 
     fits = pd.read_csv(tmp_path / "res" / "scaling-fits.csv", keep_default_na=False).set_index("parser")
@@ -144,6 +144,20 @@ def test_gpu_stubs_bad_action_is_one_line_exit_2():
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert "invalid choice: 'bogus'" in proc.stderr
+
+
+def test_gpu_stubs_take_module_before_or_after_the_action(tmp_path, monkeypatch, capsys):
+    import callscale.adapters.gpu_stubs as s
+
+    monkeypatch.setattr(s, "_site_packages", lambda: tmp_path)
+    for argv in (["install", "--module", "xgrammar"], ["--module", "xgrammar", "install"]):
+        assert s.main(argv) == 0
+        line = (tmp_path / s.PTH_NAME).read_text()
+        assert line == "import callscale.adapters.gpu_stubs as _s; _s.install(['torch', 'triton', 'xgrammar'])\n"
+        (tmp_path / s.PTH_NAME).unlink()
+    with pytest.raises(SystemExit) as exit_:
+        s.main(["install", "extra"])
+    assert exit_.value.code == 2 and "unexpected arguments for install: extra" in capsys.readouterr().err
 
 
 # --------------------------------------------------------------------------- the workflow as a script
@@ -262,6 +276,7 @@ def run_workflow(tmp: Path, event: str = "pull_request") -> list[tuple[str, int 
     env.update(CALLSCALE=source, PATH=f"{venv / 'bin'}{os.pathsep}{env['PATH']}",
                GITHUB_EVENT_NAME=event, GITHUB_BASE_REF="main" if event == "pull_request" else "",
                GITHUB_WORKSPACE=str(work), RUNNER_TEMP=str(runner_temp), CI="true",
+               GITHUB_STEP_SUMMARY=str(tmp / "step-summary.md"),
                PIP_DISABLE_PIP_VERSION_CHECK="1")
     results, failed = [], False
     for step in flow["jobs"]["callscale"]["steps"]:
@@ -298,6 +313,15 @@ def test_the_workflow_steps_run_as_a_script_with_the_stated_exit_codes(tmp_path)
     assert "wrote callscale-results/scaling.csv, callscale-results/scaling-fits.csv, callscale-results/scaling.png" in gate
     work = tmp_path / "work"
     assert (work / "callscale-results" / "scaling.png").read_bytes()[:4] == b"\x89PNG"
+    summary = (work / "callscale-results" / "summary.md").read_text()
+    assert summary.startswith("### callscale gate: FAILED (1 of 2 parser x workload pairs)"), summary
+    assert "| `team_engine.tool_parsers:TeamQwen3Parser` | write_file | **FAIL** (step+projection) |" in summary
+    assert "reproduce: `callscale gate --parser team_engine.tool_parsers:TeamQwen3Parser" in summary
+    step = (tmp_path / "step-summary.md").read_text()  # $GITHUB_STEP_SUMMARY: the same text, appended
+    assert summary in step
+    flow = workflow()
+    post = flow["jobs"]["callscale"]["steps"][-1]
+    assert post["with"]["path"] == "callscale-results/summary.md" and "pull_request" in post["if"]
     assert "all agree" in check
     # the package came from the wheel, not from this checkout
     where = subprocess.run([str(tmp_path / "venv" / "bin" / "python"), "-c", "import callscale; print(callscale.__file__)"],

@@ -54,9 +54,9 @@ def needs(parser: str):
     (["scale", "--repeats", "0"], "--repeats"),
     (["gate", "--threshold", "-1"], "--threshold"),
     (["scale", "--parser", QUADRATIC], "needs --workload-format"),
-    (["scale", "--parser", QUADRATIC, "--format", "no_such_format"], "unknown format"),
-    (["scale", "--parser", "no_such_module_xyz:Parser", "--format", "deepseek_v31"], "cannot import"),
-    (["scale", "--format", "deepseek_v31"], "--workload-format applies to module.path:ClassOrFactory"),
+    (["scale", "--parser", QUADRATIC, "--workload-format", "no_such_format"], "unknown format"),
+    (["scale", "--parser", "no_such_module_xyz:Parser", "--workload-format", "deepseek_v31"], "cannot import"),
+    (["scale", "--workload-format", "deepseek_v31"], "--workload-format applies to module.path:ClassOrFactory"),
     (["scale", "--no-such-option"], "unrecognized arguments"),
     (["frobnicate"], "invalid choice"),
     ([], "required"),
@@ -140,3 +140,13 @@ def test_scale_prints_the_table_and_writes_csv_and_png(tmp_path):
     assert (tmp_path / "res" / "scaling-fits.csv").stat().st_size > 0
     assert (tmp_path / "res" / "scaling.png").read_bytes()[:4] == b"\x89PNG"
     assert lines[-1].startswith("wrote ")
+
+
+def test_format_as_the_workload_format_still_works_with_one_deprecation_line(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["scale", "--parser", QUADRATIC, "--format", "no_such_format", "--parser", "x:Y", "--format", "qwen3"])
+    err = capsys.readouterr().err.splitlines()
+    assert exit_info.value.code == 2
+    assert err[0] == ("callscale scale: --format is deprecated as the workload's format (profile's --output-format "
+                      "is the output's); use --workload-format")
+    assert len(err) == 2 and "no_such_format" in err[1]  # said once, then the option is read as before

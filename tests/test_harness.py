@@ -309,10 +309,10 @@ def test_settings_come_from_the_nearest_pyproject(tmp_path, monkeypatch):
     with pytest.raises(config.ConfigError, match=r"\[tool.callscale\].*unknown key 'lenghts'"):
         config.load()
     (tmp_path / "pyproject.toml").write_text("[tool.callscale]\nlengths = ['1k', '2k']\n")
-    with pytest.raises(config.ConfigError, match=r"\[tool.callscale\] lengths: need at least 3"):
+    with pytest.raises(config.ConfigError, match=r"\[tool.callscale\] in .*pyproject.toml: lengths: need at least 3"):
         config.load()
     (tmp_path / "pyproject.toml").write_text("[tool.callscale]\nchunking = 'slices:3'\n")
-    with pytest.raises(config.ConfigError, match=r"\[tool.callscale\] chunking: bad chunking"):
+    with pytest.raises(config.ConfigError, match=r"\[tool.callscale\] in .*pyproject.toml: chunking: bad chunking"):
         config.load()
 
 

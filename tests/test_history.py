@@ -226,3 +226,22 @@ def test_a_benchmark_that_failed_at_a_commit_reads_as_no_figures(results):
     assert len(failed) == len(PARSERS) * len(WORKLOADS) * len(LENGTHS)
     assert failed["value"].isna().all()
     assert not frame.attrs.get("bad")
+
+
+def test_the_page_names_the_teams_own_series_not_callscales(tmp_path):
+    team = "callscale_series.CallscaleSeries.track_instructions"  # what `callscale init` writes
+    root = tmp_path / "asv"
+    machine = root / "ci-box"
+    machine.mkdir(parents=True)
+    (root / "benchmarks.json").write_text(json.dumps({
+        team: {"param_names": ["parser", "workload", "length"], "unit": "instructions"}, "version": 2}))
+    for commit, date in ((C1, 1_000_000_000_000), (C2, 2_000_000_000_000)):
+        _result_file(machine, commit, date, lambda p, w, n: linear(n))
+        path = machine / f"{commit[:8]}-{ENV}.json"
+        data = json.loads(path.read_text())
+        data["results"] = {team: data["results"][history.EXACT_SERIES]}
+        path.write_text(json.dumps(data))
+    written = history.write(tmp_path / "out", root, 1.3)
+    page = written.page.read_text()
+    assert f"<code>{team}</code>" in page
+    assert history.EXACT_SERIES not in page

@@ -50,7 +50,7 @@ COMMITS = [
     ("c6 rewrite: re-parse the buffer", QUADRATIC.format(note="")),
     ("c7 docstring", QUADRATIC.format(note=" (simpler)")),
 ]
-GATE = ["gate", "--parser", "engine:EngineParser", "--format", "deepseek_v31", "--meter", "instructions",
+GATE = ["gate", "--parser", "engine:EngineParser", "--workload-format", "deepseek_v31", "--meter", "instructions",
         "--workload", "write_file", "--no-progress", "--lengths", "1k,2k,4k,8k"]
 """The gate at each commit: lengths 1k-8k (the default 4k-64k costs the quadratic commits minutes under
 callgrind). At 512-2k the fixed cost per call makes the projection rule fail even the linear parser (7x),
@@ -160,8 +160,8 @@ def test_asv_over_the_teams_commits_flags_the_quadratic_commit(tmp_path):
     assert "RuntimeError: cannot import or build the parser here: cannot import 'engine'" in run.stdout
     continuous = asv("continuous", "--machine", "ci", hashes[4], hashes[5])
     assert continuous.returncode == 1, continuous.stdout[-3000:]
-    assert "callscale_series.CallscaleSeries.track_exponent" in continuous.stdout
-    find = asv("find", "--machine", "ci", f"{hashes[0]}..{hashes[-1]}", "callscale_series.CallscaleSeries.track_exponent")
+    assert "callscale_series.CallscaleFit.track_exponent" in continuous.stdout
+    find = asv("find", "--machine", "ci", f"{hashes[0]}..{hashes[-1]}", "callscale_series.CallscaleFit.track_exponent")
     assert find.returncode == 0 and f"Greatest regression found: {hashes[5][:8]}" in find.stdout, find.stdout[-3000:]
     out = tmp_path / "history"
     page = subprocess.run([*CALLSCALE, "history", "--out", str(out)], cwd=repo, capture_output=True, text=True)
@@ -173,3 +173,54 @@ def test_asv_over_the_teams_commits_flags_the_quadratic_commit(tmp_path):
     assert list(changes["commit"]) == [hashes[5]] and list(changes["after"]) == ["FAIL"]
     assert hashes[3] not in set(series["commit"])  # the commit that does not import: failed, no figures
     assert hashes[5] in (out / "index.html").read_text()
+
+
+def _template(tmp_path, monkeypatch, config):
+    """The benchmark module `callscale init` writes, loaded with ``config`` as its callscale.json."""
+    import importlib.util
+    import json as _json
+
+    from callscale import init as init_module
+
+    folder = tmp_path / "bench"
+    folder.mkdir()
+    source = Path(init_module.__file__).parent / "init_templates" / "callscale_series.py"
+    (folder / "callscale_series.py").write_text(source.read_text())
+    (folder / "callscale.json").write_text(_json.dumps(config))
+    spec = importlib.util.spec_from_file_location("callscale_series_under_test", folder / "callscale_series.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_exponent_is_one_benchmark_per_pair_and_reads_the_series_figures(tmp_path, monkeypatch):
+    config = {"parsers": {"engine:EngineParser": "deepseek_v31"}, "workloads": ["write_file", "many_short_calls"],
+              "lengths": [1024, 2048, 4096]}
+    module = _template(tmp_path, monkeypatch, config)
+    assert module.CallscaleFit.params == (["engine:EngineParser"], ["write_file", "many_short_calls"])
+    assert module.CallscaleSeries.params[2] == [1024, 2048, 4096]  # the counts per length stay per length
+    monkeypatch.setenv("ASV_ENV_DIR", str(tmp_path))
+    monkeypatch.setenv("ASV_COMMIT", "c" * 40)
+    measured = []
+    figures = {"errors": {}, "rows": {("engine:EngineParser", "write_file"): {
+        "counts": {1024: 10.0, 2048: 20.0, 4096: 40.0}, "exponent": 1.0, "verdict": "ok"}}}
+    monkeypatch.setattr(module, "_measure_all", lambda: measured.append(1) or figures)
+    first = module.CallscaleSeries().setup_cache()
+    second = module.CallscaleFit().setup_cache()  # another process in asv: it reads the file the first wrote
+    assert measured == [1] and second == first
+    assert module.CallscaleFit().track_exponent(second, "engine:EngineParser", "write_file") == 1.0
+    assert module.CallscaleSeries().track_instructions(second, "engine:EngineParser", "write_file", 2048) == 20.0
+
+
+def test_a_parser_that_does_not_import_fails_its_benchmarks_in_one_line(tmp_path, monkeypatch):
+    import traceback
+
+    module = _template(tmp_path, monkeypatch, {"parsers": {"engine:X": "deepseek_v31"}, "workloads": ["write_file"],
+                                               "lengths": [1024, 2048, 4096]})
+    cache = {"errors": {"engine:X": "cannot import or build the parser here: cannot import 'engine'"}, "rows": {}}
+    monkeypatch.setattr(sys, "tracebacklimit", 1000, raising=False)
+    try:
+        module.CallscaleFit().setup(cache, "engine:X", "write_file")
+    except RuntimeError:
+        shown = traceback.format_exc()
+    assert shown == "RuntimeError: cannot import or build the parser here: cannot import 'engine'\n"

@@ -322,7 +322,7 @@ def test_row7_a_plugin_that_replaces_print_and_open_leaves_the_output_and_files(
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert row(proc.stdout, "rogue_patches_io:Parser")[-1] == "ok"
     assert_unaffected(proc.stdout)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["scaling-fits.csv", "scaling.csv", "scaling.png"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["environment.json", "scaling-fits.csv", "scaling.csv", "scaling.png"]
 
 
 # ------------------------------------------------------------------ rows 8, 9, 12: every setting validated
@@ -336,13 +336,13 @@ def _project(tmp_path: Path, table: str | bytes) -> Path:
 
 
 BAD_CONFIG = [
-    ("threshold = nan", "[tool.callscale] threshold must be a finite number"),
-    ("threshold = inf", "[tool.callscale] threshold must be a finite number"),
-    ("projection_factor = inf", "[tool.callscale] projection_factor must be a finite number"),
-    ("timeout = nan", "[tool.callscale] timeout must be a finite number"),
-    ("repeats = 0", "[tool.callscale] repeats must be at least 1"),
-    ('memory_limit = "lots"', "[tool.callscale] memory_limit must be a size"),
-    ('lengths = ["1", "2", "3"]', "[tool.callscale] lengths: 1 is shorter than the minimum 1k characters"),
+    ("threshold = nan", "pyproject.toml: threshold must be a finite number"),
+    ("threshold = inf", "pyproject.toml: threshold must be a finite number"),
+    ("projection_factor = inf", "pyproject.toml: projection_factor must be a finite number"),
+    ("timeout = nan", "pyproject.toml: timeout must be a finite number"),
+    ("repeats = 0", "pyproject.toml: repeats must be at least 1"),
+    ('memory_limit = "lots"', "pyproject.toml: memory_limit must be a size"),
+    ('lengths = ["1", "2", "3"]', "pyproject.toml: lengths: 1 is shorter than the minimum 1k characters"),
     ('lengths = ["16k", "4k", "64k"]', "each length must be larger than the one before"),
     ('instruction_lengths = ["256", "1k", "2k"]', "256 is shorter than the minimum 512 characters"),
     ('lengths = ["4k", "16k", "8m"]', "8m is longer than the maximum 4m characters"),

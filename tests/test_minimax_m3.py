@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from callscale import check, parsers
+from callscale.parsers.schema import Typing, convert
 from callscale.parsers.minimax_m3 import (
     BLOCK_CLOSE, BLOCK_OPEN, INVOKE_CLOSE, INVOKE_OPEN, NS, THINK_CLOSE, THINK_OPEN, close_tag, open_tag,
 )
@@ -260,6 +261,11 @@ def _holds(value, pred):
     return any(_holds(v, pred) for v in members)
 
 
+def _reads_as_scalar(value):
+    """A string whose text schema typing reads as a number, a boolean or null when the schema allows one."""
+    return isinstance(value, str) and convert(value, Typing(("boolean", "number", "string"), True))[0]
+
+
 def _ok(value):
     """A value the format can write unambiguously: no text ending in the namespace's closing tags."""
     if isinstance(value, str):
@@ -267,9 +273,17 @@ def _ok(value):
     if isinstance(value, list):  # an empty list and an empty object are one empty element
         # and so is an empty string: where members are strings and containers, an empty
         # container reads as "" (formats.md: an empty element is text unless its schema excludes a string)
+        # and a string that reads as a number, boolean or null where a member of its list is one: the list's
+        # items schema then allows both (anyOf), and schema typing reads the element text as the other type
+        # first (formats.md "Schema typing" 3: `0` for ["0", 0] is 0; the format writes both as the text 0)
         return all(_ok(v) for v in value) and not ({type(v) for v in value} >= {list, dict}) and not (
             any(_holds(v, lambda x: isinstance(x, str)) for v in value)
-            and any(_holds(v, lambda x: isinstance(x, (list, dict)) and not x) for v in value))
+            and any(_holds(v, lambda x: isinstance(x, (list, dict)) and not x) for v in value)) and not (
+            any(_holds(v, _reads_as_scalar) for v in value)
+            and any(_holds(v, lambda x: x is None or isinstance(x, (bool, int, float))) for v in value)) and not (
+            # an empty list and an empty object at any depth of one list: their schemas merge into one union
+            any(_holds(v, lambda x: isinstance(x, list) and not x) for v in value)
+            and any(_holds(v, lambda x: isinstance(x, dict) and not x) for v in value))
     if isinstance(value, dict):
         return all(_ok(v) for v in value.values())
     return True

@@ -115,10 +115,38 @@ def test_scale_png_per_character_flat_for_a_linear_cost_and_titles_inside(figure
     assert outside(fig) == []
     ax = fig.axes[0]
     lines = {tuple(round(x) for x in line.get_xdata()): line.get_ydata() for line in ax.get_lines()
-             if line.get_marker() == "o" and line.get_linewidth() < 1}
+             if line.get_marker() == "o" and line.get_linewidth() < 2}  # a passing parser's line is thin
     (linear,) = lines.values()
     assert linear[0] / linear[-1] < 1.03  # a linear cost: flat per character (within the fixed cost)
     assert "cost per character" in ax.get_ylabel()
+
+
+def test_scale_png_gives_each_passing_parser_a_colour_of_its_own(figures, tmp_path):
+    from matplotlib.colors import to_hex
+
+    from callscale.fit import fit
+    from callscale.matrix import Row, Run
+    from callscale.measure import Measurement
+
+    lengths = (4096, 16384, 65536)
+
+    def row(parser, workload, cost):
+        ms = [Measurement(parser=parser, format="qwen3", workload=workload, length=n, chars=n, chunking="tokens:4",
+                          deltas=n // 4, meter="instructions", repeats=1, seconds=cost(n)) for n in lengths]
+        return Row(parser, "qwen3", workload, ms, fit(list(lengths), [m.seconds for m in ms], 1.3))
+
+    passing = ["a", "b", "c"]
+    rows = [row(p, w, lambda n, k=k: (k + 1) * 100.0 * n) for w in ("write_file", "many_short_calls")
+            for k, p in enumerate(passing)]
+    rows.append(row("slow", "write_file", lambda n: 100.0 * n + 0.01 * n * n))
+    run = Run(lengths, ("write_file", "many_short_calls"), "tokens:4", 1, 1.3, "instructions", rows=rows,
+              floor_rows=[row("null", w, lambda n: 10.0 * n) for w in ("write_file", "many_short_calls")])
+    report.plot(run, tmp_path / "scaling.png")
+    for ax in figures[0].axes[:2]:
+        thin = [to_hex(line.get_color()) for line in ax.get_lines()
+                if line.get_marker() == "o" and line.get_linewidth() < 2]
+        assert thin == [c.lower() for c in report.PASSING_COLORS[:3]]  # three passing parsers, three colours
+    assert len(set(report.PASSING_COLORS)) == len(report.PASSING_COLORS)
 
 
 @pytest.mark.skipif(shutil.which("py-spy") is None, reason="py-spy is not installed (pip install -e '.[bench]')")

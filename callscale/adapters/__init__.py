@@ -43,7 +43,7 @@ _V = "vllm.tool_parsers."
 #: ``module:Class`` of an engine's public parser -> callscale format. The
 #: class names are the engines' registries: TensorRT-LLM's
 #: ``tool_parser_factory.py``, SGLang's ``function_call_parser.py`` (0.5.23),
-#: vLLM's ``tool_parsers/__init__.py`` and ``parser/parser_manager.py`` (0.33.0); every class
+#: vLLM's ``tool_parsers/__init__.py`` and ``parser/parser_manager.py`` (0.34.0); every class
 #: registered there is here, in :data:`ALSO_FORMATS` or in :data:`NO_FORMAT_CLASSES`
 #: (tests/engine_registries.py holds the registries as written down, and a test checks).
 KNOWN_CLASSES: dict[str, str] = {
@@ -85,10 +85,11 @@ KNOWN_CLASSES: dict[str, str] = {
     f"{_V}minimax_m2_tool_parser:MinimaxM2ToolParser": "minimax_m2",
     f"{_V}gemma4_engine_tool_parser:Gemma4EngineToolParser": "gemma4",
     f"{_V}mistral_tool_parser:MistralToolParser": "mistral",
-    f"{_V}llama_tool_parser:Llama3JsonToolParser": "llama3_json",
+    # vLLM 0.34 serves llama3_json and llama4_json with an engine-based parser (Llama3JsonToolParser is gone)
+    f"{_V}llama_json_engine_tool_parser:LlamaJsonEngineToolParser": "llama3_json",
     f"{_V}llama4_pythonic_tool_parser:Llama4PythonicToolParser": "llama4_pythonic",
     f"{_V}pythonic_tool_parser:PythonicToolParser": "llama4_pythonic",
-    f"{_V}gptoss_tool_parser:GptOssToolParser": "gpt_oss",  # a stub that raises in 0.33: use HarmonyParser
+    f"{_V}gptoss_tool_parser:GptOssToolParser": "gpt_oss",  # a stub that raises (0.33, 0.34): use HarmonyParser
     "vllm.parser.harmony:HarmonyParser": "gpt_oss",  # vLLM's Parser protocol (parser/parser_manager.py)
     # issue 16: the frontier formats (TensorRT-LLM, SGLang 0.5.23, vLLM 0.33.0)
     f"{_T}kimi_k3_tool_parser:KimiK3ToolParser": "kimi_k3",
@@ -134,7 +135,10 @@ NO_FORMAT_CLASSES: frozenset[str] = frozenset(
         "plamo3_engine_tool_parser:Plamo3EngineToolParser", "poolside_v1_tool_parser:PoolsideV1ToolParser",
         "response_template_tool_parser:ResponseTemplateToolParser",
         "seed_oss_engine_tool_parser:SeedOssEngineToolParser", "step3_tool_parser:Step3ToolParser",
-        "step3p5_tool_parser:Step3p5ToolParser", "step5_tool_parser:Step5ToolParser", "xlam_tool_parser:xLAMToolParser")]
+        "step3p5_tool_parser:Step3p5ToolParser", "step5_tool_parser:Step5ToolParser", "xlam_tool_parser:xLAMToolParser",
+        # new in vLLM 0.34
+        "granite_toolcall_parser:GraniteToolCallToolParser", "ripple_engine_tool_parser:RippleEngineToolParser",
+        "zaya_engine_tool_parser:ZayaEngineToolParser")]
     + ["vllm.parser.cohere_command:CohereCommandParser",
        "vllm.parser.minicpmv:MiniCPMVUnifiedParser", "vllm.parser.abstract_parser:DelegatingParser"]
 )

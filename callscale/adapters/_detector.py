@@ -57,8 +57,17 @@ def make_factory(cls: Any, engine: str, tool_names: Sequence[str], protocol_modu
 
     missing = [m for m in ("parse_streaming_increment", "detect_and_parse") if not callable(getattr(cls, m, None))]
     if missing:
-        raise AdapterError(f"{getattr(cls, '__name__', cls)!s} has no {', '.join(missing)}(): "
-                           f"not a {engine} tool parser")
+        name = getattr(cls, "__name__", cls)
+        from . import ENGINES
+
+        roots = {(getattr(k, "__module__", "") or "").split(".")[0] for k in getattr(cls, "__mro__", (cls,))}
+        if ENGINES.get(engine, ("",))[0] not in roots and not callable(getattr(cls, "finish", None)):
+            # read as an engine's class only because it lacks finish(): say what the contract asks
+            raise AdapterError(f"{name!s} has no {', '.join(m + '()' for m in missing)} and no finish(): a parser "
+                               "needs parse_streaming_increment(delta, tools), detect_and_parse(text, tools) and "
+                               "finish(tools) (docs/DESIGN.md, the parser contract; a TensorRT-LLM class may "
+                               "lack finish() only)")
+        raise AdapterError(f"{name!s} has no {', '.join(missing)}(): not a {engine} tool parser")
     attrs = {
         "engine_class": cls,
         "tool_model": find_class(cls, tool_names, protocol_modules),

@@ -23,7 +23,11 @@ stand-ins let it import:
   0.33 ``vllm/env_override.py``) and arithmetic and bitwise operators; a
   reflected one gives the other operand back (``"name" + schema`` is
   ``"name"``, vLLM 0.33 ``vllm/utils/torch_utils.py``), and ``|`` on a
-  stand-in class stays a union (``torch.Tensor | None``). With
+  stand-in class stays a union (``torch.Tensor | None``). ``torch``'s
+  dtypes carry their real ``itemsize`` (:data:`DTYPE_SIZES`; vLLM 0.34
+  checks it at import), and ``torch.Tensor`` has ``__dlpack_c_exchange_api__``
+  (``None``), so xgrammar's ``tvm_ffi`` does not try to compile a torch
+  extension at import. With
   ``--module xgrammar`` too, every tool parser vLLM 0.33 registers, and
   ``vllm.parser.harmony``, imports (``tests/test_adapters.py``).
 
@@ -37,7 +41,8 @@ Three ways to turn them on:
   every later Python process of that environment has them: ``callscale``,
   its worker processes and the ``--meter instructions`` child (which reads the
   virtualenv's ``.pth`` files through ``site.addsitedir``). ``uninstall``
-  removes the file; ``--module NAME`` (repeatable) adds names to the default
+  removes the file; ``--module NAME`` (repeatable, before or after the
+  action: ``install --module xgrammar``) adds names to the default
   ``torch``, ``triton``.
 - ``python -m callscale.adapters.gpu_stubs run -- COMMAND ...`` runs one
   command (``callscale gate ...``) with the stand-ins on, without writing to
@@ -53,7 +58,6 @@ See docs/ci.md for the CI recipe that uses it.
 
 from __future__ import annotations
 
-import argparse
 import importlib.abc
 import importlib.machinery
 import os
@@ -163,11 +167,28 @@ def _stub_class(qualname: str, module: str) -> type:
     return _StubMeta(qualname.rsplit(".", 1)[-1], (), {"__qualname__": qualname, "__module__": module})
 
 
+#: ``torch``'s dtypes -> their ``itemsize`` in bytes: vLLM 0.34 checks at import that
+#: ``array.array(typecode).itemsize == torch.int32.itemsize`` (``vllm/utils/torch_utils.py``), so the
+#: stand-in dtypes carry the real sizes.
+DTYPE_SIZES: dict[str, int] = {
+    "bool": 1, "uint8": 1, "int8": 1, "float8_e4m3fn": 1, "float8_e5m2": 1,
+    "int16": 2, "uint16": 2, "float16": 2, "half": 2, "bfloat16": 2, "short": 2,
+    "int32": 4, "uint32": 4, "float32": 4, "float": 4, "int": 4,
+    "int64": 8, "uint64": 8, "float64": 8, "double": 8, "long": 8, "complex64": 8, "complex128": 16,
+}
+
+
 class _StubModule(types.ModuleType):
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
         value = _stub_class(name, self.__name__)
+        if self.__name__ == "torch" and name in DTYPE_SIZES:
+            type.__setattr__(value, "itemsize", DTYPE_SIZES[name])
+        if self.__name__ == "torch" and name == "Tensor":
+            # tvm_ffi (xgrammar 0.2.8's, vLLM 0.34) compiles a torch extension with the system compiler at
+            # import unless the tensor class already has this attribute: with the stand-in, no compiler runs
+            type.__setattr__(value, "__dlpack_c_exchange_api__", None)
         setattr(self, name, value)  # the same object on every access (isinstance, dict keys)
         return value
 
@@ -234,10 +255,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "run -- CMD ...: run one command with the stand-ins")
     p.add_argument("--module", action="append", default=[], metavar="NAME",
                    help="another top-level package to stand in for (repeatable); torch and triton always")
-    p.add_argument("command", nargs=argparse.REMAINDER, help="for run: the command, after --")
-    args = p.parse_args(argv)
+    p.add_argument("command", nargs="*", help="for run: the command, after --")
+    # the options may come before or after the action (`install --module xgrammar`); what follows
+    # `--` is run's command, untouched
+    argv = list(sys.argv[1:] if argv is None else argv)
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args = p.parse_args(argv[:cut])
     modules = list(dict.fromkeys([*DEFAULT_MODULES, *args.module]))
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    command = [*args.command, *argv[cut + 1:]]
     if args.action != "run" and command:
         p.error(f"unexpected arguments for {args.action}: {' '.join(command)}")
     if args.action == "run":

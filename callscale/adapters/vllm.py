@@ -129,13 +129,20 @@ class SpecialTokenizer:
 class RealTokenizer:
     """A :class:`callscale.tokenizers.ModelTokenizer` with the methods vLLM's parsers call on a
     Hugging Face tokenizer (``get_vocab``, ``encode``, ``decode``, ``convert_tokens_to_ids``,
-    ``convert_ids_to_tokens``, ``tokenize``, ``all_special_tokens``, ``all_special_ids``)."""
+    ``convert_ids_to_tokens``, ``tokenize``, ``all_special_tokens``, ``all_special_ids``).
+
+    ``all_special_tokens`` is what transformers reports for the same files
+    (:attr:`callscale.tokenizers.ModelTokenizer.all_special_tokens`); ``decode(ids,
+    skip_special_tokens=True)`` drops every token the vocabulary flags special, as
+    transformers' fast tokenizer does."""
 
     def __init__(self, model: Any) -> None:
         self.model = model
         self.name = model.name
-        self.all_special_tokens = model.special_tokens
-        self.all_special_ids = [model.added[t] for t in self.all_special_tokens]
+        # as transformers reports them for the same files (vLLM loads through transformers): DeepSeek's
+        # tokenizer.json flags 1,230 added tokens special, transformers lists 2
+        self.all_special_tokens = model.all_special_tokens
+        self.all_special_ids = [model.added[t] for t in self.all_special_tokens if t in model.added]
         self._by_id = {i: t for t, i in model.added.items()}
         self.eos_token, self.eos_token_id = None, None
 

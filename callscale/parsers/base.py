@@ -42,7 +42,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 from .scanner import MAX_HEAD as _MAX_HEAD
 from .scanner import PARTIAL, Markers, MarkerScanner, markers
 # the tool look-ups moved to parsers/schema.py (schema typing); re-exported here
-from .schema import json_fragment, json_text, parameter_type, tool_name, tool_parameter_schema
+from .schema import json_fragment, json_text, parameter_type, tool_list, tool_name, tool_parameter_schema
 from .schema import parameter_typing as parameter_typing_
 
 log = logging.getLogger(__name__)
@@ -209,6 +209,13 @@ class ToolParser:
     #: The state that reads a restart opener again (a block-level token: the block's state).
     broken_restart_state: ClassVar[str] = "content"
 
+    # ---- the empty envelope (see _s_envelope)
+    #: The tag that closes an envelope (``<tool_call>`` ... ``</tool_call>``): an envelope that holds
+    #: nothing a call needs (only whitespace) is markup, dropped, when whitespace and this tag follow.
+    envelope_close: ClassVar[Markers | None] = None
+    #: The state after an empty envelope's closing tag.
+    envelope_resume: ClassVar[str] = "content"
+
     #: The state table: ``{"content": ToolParser._s_content, ...}``,
     #: collected from the ``_s_<state>`` methods of the class and its bases.
     _states: ClassVar[dict[str, Any]] = {}
@@ -279,7 +286,8 @@ class ToolParser:
         """
         if self._finished or not delta:
             return StreamingParseResult()
-        self.tools = tools or ()
+        # a tool list that is no list or tuple is no tools (schema.tool_list), the same at every split
+        self.tools = tools if type(tools) is list else tool_list(tools)
         # the per-delta path of every format (_run(final=False) less its end-of-output steps)
         try:
             states = self._driver
@@ -320,7 +328,7 @@ class ToolParser:
         """End of generation: report everything still held back; a second call returns nothing."""
         if self._finished:
             return StreamingParseResult()
-        self.tools = tools or self.tools or ()
+        self.tools = tool_list(tools) or self.tools
         result = self._run(final=True)
         self._finished = True
         return result
@@ -509,6 +517,25 @@ class ToolParser:
             self._broken_is_content()
             self.scanner.unread(len(marker))
             self._state = self.broken_restart_state
+        return True
+
+    def _s_envelope(self, final: bool) -> bool:
+        """The one empty-envelope state: an opener read (held as a head: the scanner's ``head_begin``) with nothing a
+        call needs after it. Whitespace, then :attr:`envelope_close`: the whole is markup, dropped (then
+        state :attr:`envelope_resume`); anything else: the head and the whitespace are content (the rule of a
+        head that is no call, :meth:`_head_no_call`), read on in state ``"content"``. The whitespace is held
+        as :class:`Layout` (bounded).
+        """
+        hit = self.scanner.match(self.envelope_close, final, self._confirm_ws)
+        if hit is PARTIAL:
+            return False
+        if hit is None and not (final and self.scanner.at_end()):
+            self._head_no_call(self.scanner.head_text() + self._confirm_text(), final, self.envelope_close)
+            self._state = "content"
+        else:  # the closing tag, or the end of the output (a cut call): markup
+            self._confirm_ws.clear()
+            self.scanner.head_text()  # (released)
+            self._state = self.envelope_resume if hit else "content"
         return True
 
     # ----------------------------------------------------------------- the content state

@@ -39,7 +39,7 @@ DEEPSEEK_V31_TRANSITIONS = {
 
 
 from . import register
-from .base import ToolParser
+from .base import Layout, ToolParser
 from .jsonscan import RawArguments
 from .scanner import OVER, PARTIAL, markers
 
@@ -99,7 +99,7 @@ class _DeepSeekCalls(ToolParser):
         super().__init__()
         self._in_block = False      # state "content" reads the calls block (the base's broken state resumes there)
         self._gap_text = False      # the current stretch in the block holds text: it is content
-        self._gap_ws: list[str] = []  # whitespace of the current stretch, not yet decided
+        self._gap_ws = Layout()  # whitespace of the current stretch, not yet decided (run lengths: bounded)
         self._name: list[str] = []    # the name pieces of a call head whose name is not yet sent (the head: the scanner's)
         self._args = RawArguments()  # the arguments, validated and streamed as they arrive (no text kept)
         self._m_args = self._args_markers  # (an instance attribute: read once a delta)
@@ -121,7 +121,7 @@ class _DeepSeekCalls(ToolParser):
         self._in_block = True
         self._state = "content"
         self._gap_text = False
-        self._gap_ws = []
+        self._gap_ws.clear()
 
     def _block(self, final: bool) -> bool:
         sc = self.scanner
@@ -131,7 +131,7 @@ class _DeepSeekCalls(ToolParser):
                 self._gap(text)
             if marker is None:
                 if final:
-                    self._gap_ws = []  # trailing layout
+                    self._gap_ws.clear()  # trailing layout
                 return False
             if marker != CALLS_BEGIN and marker != EOS:
                 return self._block_token(marker)
@@ -143,12 +143,12 @@ class _DeepSeekCalls(ToolParser):
             return
         if self._gap_text:
             self._emit_content(text)
-        elif text.isspace():
-            self._gap_ws.append(text)
-        else:
-            self._emit_content("".join(self._gap_ws))
-            self._emit_content(text)
-            self._gap_ws = []
+        elif text.isspace() and self._gap_ws.add(text):
+            return
+        else:  # text, or whitespace past MAX_LAYOUT_RUNS (decided as content, base.Layout's rule)
+            held = self._gap_ws.text()
+            self._gap_ws.clear()
+            self._emit_content(held if text.isspace() else held + text)
             self._gap_text = True
 
     def _block_token(self, marker: str) -> bool:

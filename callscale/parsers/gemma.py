@@ -40,7 +40,7 @@ import re
 
 from . import register
 from .base import ToolParser, json_text
-from .schema import UNTYPED, json_string, TypedValue, convert
+from .schema import UNTYPED, json_string, TypedValue, convert, is_tool_name
 
 _NO_VALUE = TypedValue(UNTYPED)
 from .scanner import OVER, PARTIAL, markers
@@ -73,7 +73,6 @@ _VALUE_START = markers(STRING_DELIM, "{", "[")
 _ARRAY_END = markers("]")
 _CALL_END = markers(CALL_CLOSE)
 
-_NAME = re.compile(r'[^\s{}\[\],:<>"]+')
 _LITERAL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null")
 #: How Jinja prints Python's None (``{{ argument }}`` in ``format_argument``).
 _PY_NONE = "None"
@@ -174,7 +173,7 @@ class Gemma4Parser(ToolParser):
             return False
         head = self.scanner.head_text()
         name = head[_HEAD_PREFIX:].strip()
-        if marker == "{" and _NAME.fullmatch(name):
+        if marker == "{" and is_tool_name(name):
             self._call_name = name
             self._begin_call(name)
             self._emit_arguments("{")

@@ -40,7 +40,7 @@ import re
 
 from . import register
 from .base import ToolParser
-from .schema import UNTYPED, TypedValue, is_new_parameter, json_string, typed_value
+from .schema import TOOL_NAME_RUN, UNTYPED, TypedValue, is_new_parameter, json_string, typed_value
 from .scanner import OVER, PARTIAL, markers
 
 __all__ = [
@@ -59,7 +59,10 @@ LAYOUT_OPENER = "\n" + TOOL_CALL
 #: Single tokens of the GLM-4.5/4.7 vocabulary (added special tokens).
 SPECIAL_TOKENS = (TOOL_CALL, TOOL_CALL_END, ARG_KEY, ARG_KEY_END, ARG_VALUE, ARG_VALUE_END)
 
-_M_NAME = markers(LAYOUT_OPENER, TOOL_CALL, ARG_KEY, TOOL_CALL_END)
+_M_NAME = markers(LAYOUT_OPENER, TOOL_CALL, ARG_KEY, TOOL_CALL_END, ARG_VALUE_END, ARG_VALUE, ARG_KEY_END)
+#: A value's or a key's tag right after the name (``<tool_call>NAME</arg_value></tool_call>``): a call the model
+#: wrote broken (base ``_s_broken``), never content.
+_STRAY_AFTER_NAME = frozenset((ARG_VALUE_END, ARG_VALUE, ARG_KEY_END))
 _M_KEY = markers(ARG_KEY_END, TOOL_CALL_END, TOOL_CALL)
 _M_VALUE_OPEN = markers(ARG_VALUE)
 # In a value: its closing tag, and the tags that end a value whose </arg_value> is missing
@@ -72,7 +75,7 @@ _KEY_CHARS = re.compile(r"[^<\n]*")
 _M_AFTER_VALUE = markers(ARG_KEY, TOOL_CALL_END)
 _M_OPENER = markers(TOOL_CALL)
 
-_NAME_RUN = re.compile(r"[\w\-.:/@]*")  # a run of name characters
+_NAME_RUN = TOOL_NAME_RUN  # a run of name characters (schema's one name rule)
 
 
 class _GlmParser(ToolParser):
@@ -198,6 +201,8 @@ class _GlmParser(ToolParser):
             return self._not_a_call(None, final, head)
         head = self.scanner.head_text()
         name = head.strip()
+        if marker in _STRAY_AFTER_NAME:  # a stray tag: the head and the tag are the broken call's markup
+            return self._broken()
         if not name:
             return self._empty_opener(marker)
         if marker.endswith(TOOL_CALL):
@@ -283,6 +288,9 @@ class _GlmParser(ToolParser):
             self._emit_arguments(out)
         if marker is None:
             return self._unclosed() if final else False
+        if self._tv.unfinished():  # inside a string of an array or object value: its text
+            self._emit_arguments(self._tv.feed(marker))
+            return True
         if marker == ARG_VALUE_END:
             self._state = "value_close"
             return True

@@ -28,6 +28,7 @@ import re
 
 from . import register
 from .base import ToolParser, json_text, tool_name
+from .schema import tool_list
 from .jsonscan import RawArguments, strict_loads
 from .scanner import OVER, PARTIAL, markers
 
@@ -85,7 +86,7 @@ _UNSAFE_ID_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 
 def tool_names(tools) -> list[str]:
     """The names of the request's ``tools`` (non-empty strings), in order: what :func:`resolve_name` matches."""
-    return [n for n in (tool_name(t) for t in tools or ()) if isinstance(n, str) and n]
+    return [n for n in (tool_name(t) for t in tool_list(tools)) if isinstance(n, str) and n]
 
 
 def resolve_name(call_id: str, tools, names: list[str] | None = None) -> str:

@@ -46,7 +46,7 @@ from . import register
 from .base import ToolParser, json_text
 from .jsonscan import strict_loads
 from .scanner import OVER, PARTIAL, markers
-from .schema import UNTYPED, TypedValue, json_string, Typing, parameter_typing
+from .schema import UNTYPED, TypedValue, is_tool_name, json_string, Typing, parameter_typing
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +91,6 @@ _AFTER_CALL = markers(CALL_HEAD, TOOLS_CLOSE)
 
 _ATTRS = re.compile(r'(?:\s+[\w.:-]+="[^"]*")*\s*')
 _ATTR = re.compile(r'([\w.:-]+)="([^"]*)"')
-_NAME = re.compile(r"\S+")
 
 #: The ``type`` attribute values and the typing they give a value.
 _TYPES = {
@@ -210,7 +209,7 @@ class KimiK3Parser(ToolParser):
         head = self.scanner.head_text()[len(CALL_HEAD):]
         attrs = _attrs(head)
         name = attrs.get("tool", "") if attrs is not None else ""
-        if _NAME.fullmatch(name) is None:  # the head is the broken call's text (DESIGN.md)
+        if not is_tool_name(name):  # the head is the broken call's text (DESIGN.md)
             self._call_name = ""
             return self._fail(f"call head {head!r} names no tool", CALL_HEAD + head + SEP)
         self._call_name = name
@@ -268,6 +267,9 @@ class KimiK3Parser(ToolParser):
         self._value_text(text)
         if marker is None:
             return False
+        if self._value.unfinished():  # inside a string of an array or object value: its text
+            self._value_text(marker)
+            return True
         self._confirm_ws.clear()
         self._state = "close1"
         return True

@@ -86,7 +86,9 @@ class _AfterCall:
         sc = self.scanner
         ws = sc.skip_whitespace()
         if ws:
-            if not self._confirm_ws.add(ws):  # past the bound (base.MAX_LAYOUT_RUNS runs): content, decided
+            if not self._after_call:  # this gap's whitespace was decided as content (past the bound): it stays so
+                self._emit_content(self._take_held() + ws)
+            elif not self._confirm_ws.add(ws):  # past the bound (base.MAX_LAYOUT_RUNS runs): content, decided
                 self._emit_content(self._take_held())
         c = sc.peek(1)
         if not c and final:

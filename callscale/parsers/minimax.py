@@ -49,7 +49,7 @@ from . import register
 from typing import ClassVar
 
 from .base import ToolParser
-from .schema import UNTYPED, TypedValue, json_string
+from .schema import UNTYPED, TypedValue, is_tool_name, json_string
 
 _NO_VALUE = TypedValue(UNTYPED)
 from .scanner import Markers, OVER, PARTIAL, markers
@@ -92,7 +92,6 @@ _AFTER_PARAM = markers(PARAM_OPEN, INVOKE_CLOSE)
 _AFTER_INVOKE = markers(INVOKE_OPEN, BLOCK_CLOSE, BLOCK_OPEN)
 
 _SPACE = re.compile(r"\s*")
-_NAME = re.compile(r'[^\s<>"]+')
 _KEY = re.compile(r'[^<>"\n]+')
 
 # States.
@@ -225,7 +224,7 @@ class MiniMaxBlocks(ToolParser):
                 return True
             return False
         name = self.scanner.head_text()
-        if _NAME.fullmatch(name) is None:
+        if not is_tool_name(name):
             self._not_a_call(name, marker)
             return True
         self._raw = []

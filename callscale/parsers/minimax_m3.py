@@ -29,7 +29,10 @@ MINIMAX_M3_TRANSITIONS = {
                 "</mm:think> (stray: dropped)": "content"},
     "think": {"text </mm:think>": "content"},
     "name": {'NAME ">': "body", "no name, or past MAX_HEAD (content)": "content"},
-    "body": {"ws NS<": "tag", "anything else": "broken"},
+    "body": {"ws NS<": "tag", "ws NS, no < (an omitted opening tag, in an object)": "elided",
+             "anything else": "broken"},
+    "elided": {"text NS<": "elided_tag"},
+    "elided_tag": {"/KEY> (a new key: the value ends)": "body", "anything else": "broken"},
     "tag": {"/NAME> of the open element (the invoke's: the call ends)": "body / block",
             "NAME> of a string": "text", "NAME> of another": "opened",
             "a bad or repeated name, too deep, or past MAX_HEAD": "broken"},
@@ -48,7 +51,8 @@ from typing import Any
 from . import register
 from .minimax import BLOCK_TRANSITIONS, MiniMaxBlocks
 from .scanner import OVER, PARTIAL, markers
-from .schema import UNTYPED, TypedValue, Typing, json_string, resolve_schema, schema_typing, tool_parameters
+from .schema import (UNTYPED, TypedValue, Typing, container_schema, json_string, resolve_schema, schema_typing,
+                     tool_parameters)
 
 log = logging.getLogger(__name__)
 
@@ -113,23 +117,6 @@ class _Frame:
         self.keys: set[str] = set()
         self.parts: list[str] = []  # an undecided element's leading whitespace
         self.value: TypedValue | None = None  # a typed text value's writer (schema.TypedValue)
-
-
-def _container_spec(spec: Any, kind: str) -> Any:
-    """The branch of ``spec`` that describes a ``kind`` (``"object"``/``"array"``), or ``spec``."""
-    if not isinstance(spec, Mapping):
-        return None
-    field = "properties" if kind == "object" else "items"
-    if field in spec or (kind == "object" and "additionalProperties" in spec):
-        return spec
-    branches = [b for union in ("anyOf", "oneOf", "allOf") for b in spec.get(union) or () if isinstance(b, Mapping)]
-    for branch in branches:  # the first that describes the members, else the first of the type
-        if field in branch:
-            return branch
-    for branch in branches:
-        if branch.get("type") == kind:
-            return branch
-    return spec
 
 
 @register("minimax_m3")
@@ -205,7 +192,47 @@ class MiniMaxM3Parser(MiniMaxBlocks):
             return True
         if self._cut_by_end(final, _ELEMENT):
             return False
+        if self._frames[-1].kind == "object" and self.scanner.match_literal(NS) is True:
+            # MiniMax M3 checkpoints omit the first parameter's opening tag (vLLM #51073): the value runs to
+            # a closing tag that names its key (docs/formats.md, "MiniMax M3"); held, as its key comes last
+            self._frames.append(_Frame("", None, UNTYPED, "elided"))
+            self._state = "elided"
+            return True
         return self._fail("text beside elements")
+
+    def _s_elided(self, final: bool) -> bool:
+        """The value of an element whose opening tag was omitted: its text up to the next tag, held."""
+        text, marker = self.scanner.find(_ELEMENT, final)
+        if text:
+            self._frames[-1].parts.append(text)
+        if marker is None:
+            return False  # (final: _at_end abandons the call)
+        self.scanner.head_begin()
+        self._state = "elided_tag"
+        return True
+
+    def _s_elided_tag(self, final: bool) -> bool:
+        """The tag after an omitted opening tag's value: ``/KEY>`` of a new key ends it, anything else breaks the call."""
+        _, marker = self.scanner.head_find(_HEAD_END, final)
+        if marker is None or marker is OVER:
+            return self._fail("a tag longer than MAX_HEAD") if marker is OVER else False
+        tag = self.scanner.head_text()
+        name = tag[1:]
+        frame = self._frames.pop()
+        parent = self._frames[-1]
+        props = parent.spec.get("properties") if isinstance(parent.spec, Mapping) else None
+        if tag[:1] != "/" or _KEY.fullmatch(name) is None or name in parent.keys or (
+                isinstance(props, Mapping) and props and name not in props):
+            return self._fail(f"no key closes an omitted opening tag's value ({tag!r})")
+        spec, typing = self._child(parent.spec, parent.kind, name)
+        value = TypedValue(typing)
+        text = "".join(frame.parts)
+        parent.keys.add(name)
+        head = (", " if parent.count else "") + json_string(name) + ": "
+        parent.count += 1
+        self._emit_arguments(head + value.opening + value.feed(text) + value.end())
+        self._state = "body"
+        return True
 
     def _s_tag(self, final: bool) -> bool:
         _, marker = self.scanner.head_find(_HEAD_END, final)
@@ -224,7 +251,7 @@ class MiniMaxM3Parser(MiniMaxBlocks):
             kinds = parent.typing.types
             array = name == ITEM if ("array" in kinds) == ("object" in kinds) else "array" in kinds
             parent.kind = "array" if array else "object"
-            parent.spec = _container_spec(parent.spec, parent.kind)
+            parent.spec = container_schema(parent.spec, parent.kind, self._root)
             self._emit_arguments("[" if array else "{")
         if parent.kind == "object" and name in parent.keys:
             return self._fail(f"repeated key {name!r}")

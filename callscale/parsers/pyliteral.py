@@ -161,6 +161,26 @@ class PyLiteralReader:
             self._done.append("".join(self._out))
             self._out = []
 
+    def unfinished(self) -> bool:
+        """Whether the text read so far still reads as a literal and is inside one of its strings (so it
+        cannot end here: any text may follow in a string, while markup outside one is no literal). False
+        once the text stopped reading, or when the unread tail (a possible partial escape at the end) may
+        close the string: then nothing is known."""
+        if self._failed:
+            return False
+        tail, quote = self._tail, self._quote
+        if tail and quote:  # an escape at the end: inside the string unless the tail holds its quote
+            i, n = 0, len(tail)
+            while i < n:
+                c = tail[i]
+                if c == "\\":
+                    i += 2
+                elif c == quote:
+                    return False
+                else:
+                    i += 1
+        return bool(quote)
+
     def end(self) -> tuple[bool, Any]:
         """The text ended: ``(True, value)`` when it was one literal, else ``(False, None)``. Call once."""
         if not self._failed:

@@ -20,7 +20,7 @@ import re
 
 from . import register
 from .base import MAX_HEAD, MAX_LAYOUT_RUNS, Layout, ToolParser
-from .schema import UNTYPED, TypedValue, is_new_parameter, json_string, tool_name, typed_value
+from .schema import UNTYPED, TypedValue, is_new_parameter, is_tool_name, json_string, tool_name, typed_value
 from .jsonscan import JsonCallLexer, JsonCallReader, json_call_transitions
 from .scanner import OVER, PARTIAL, Markers, markers
 
@@ -39,7 +39,8 @@ QWEN3_TRANSITIONS = {
 }
 QWEN3_CODER_TRANSITIONS = {
     "content": {"text": "content", "[\\n[\\n]]<tool_call>": "open", "[\\n[\\n]]<function=": "name"},
-    "open": {"<tool_call> again": "open", "ws <function=": "name", "anything else": "content"},
+    "open": {"<tool_call> again": "open", "ws <function=": "name", "ws </": "envelope", "anything else": "content"},
+    "envelope": {"</tool_call> (an empty envelope: markup)": "after_close", "anything else": "content"},
     "name": {"NAME> after <tool_call>": "body", "NAME> after <function=": "orphan_body",
              "[\\n[\\n]]<tool_call>": "open", "no name": "content"},
     "orphan_body": {"ws <parameter=": "key", "ws </function>": "function_end", "anything else": "content"},
@@ -117,7 +118,6 @@ _M_OPEN_ONLY = markers(TOOL_CALL_OPEN)
 _M_ORPHAN_END = markers(_NL + TOOL_CALL_CLOSE, TOOL_CALL_CLOSE)
 _KEY_CHARS = re.compile(r"[^<>\n]*")
 _WS = re.compile(r"\s*")  # (re's \s on str is str.isspace's test, Py_UNICODE_ISSPACE)
-_SPACE = re.compile(r"\s")
 
 _NO_VALUE = TypedValue(UNTYPED)
 
@@ -135,6 +135,9 @@ class _QwenParser(ToolParser):
     broken_ends = (TOOL_CALL_CLOSE,)
     broken_resume = _AFTER_CLOSE
     broken_restarts = _QWEN3_OPENERS
+    # base _s_envelope: <tool_call>, whitespace, </tool_call> is markup (then one layout newline)
+    envelope_close = _M_CLOSE
+    envelope_resume = _AFTER_CLOSE
 
     def _no_call(self, text: str, final: bool = False, expected: Markers | None = None) -> None:
         """The head read (``text``, opener included) is no call: content; read on as content.
@@ -229,11 +232,9 @@ class Qwen3Parser(JsonCallReader, _QwenParser):
                     self._open_object(TOOL_CALL_OPEN)
                     return True
                 if TOOL_CALL_CLOSE.startswith(sc.peek(2)):
-                    self._state = _ENVELOPE
-                    return None
+                    return self._envelope()
             elif not lexer.holds_call_member and (lexer.closed or not "".join(self._raw[1:]).strip()):
-                self._state = _ENVELOPE
-                return None
+                return self._envelope()
         self._no_call("".join(self._raw) + "".join(more), final, expected)
         self._raw = []
         return None
@@ -241,18 +242,11 @@ class Qwen3Parser(JsonCallReader, _QwenParser):
     # the states, run by the base driver (the reading state is the call reader itself: no frame between)
     _s_json = JsonCallReader._read_object
 
-    def _s_envelope(self, final: bool) -> bool:
-        """An envelope that holds nothing a call needs: markup before ``</tool_call>``."""
-        hit = self.scanner.match(_M_CLOSE, final, self._confirm_ws)
-        if hit is PARTIAL:
-            return False
-        if hit is None and not (final and self.scanner.at_end()):
-            self._no_call("".join(self._raw) + self._confirm_text())
-        else:  # </tool_call>, or the end of the output (a cut call): markup
-            self._confirm_ws.clear()
-            self._state = _AFTER_CLOSE if hit else _CONTENT
+    def _envelope(self) -> None:
+        """The head read holds nothing a call needs: base ``_s_envelope`` decides it (markup before ``</tool_call>``)."""
+        self.scanner.head_begin("".join(self._raw))
         self._raw = []
-        return True
+        self._state = _ENVELOPE
 
     def _object_done(self) -> None:
         """The call object ended (its call started): wait for ``</tool_call>``."""
@@ -343,7 +337,10 @@ class Qwen3CoderParser(_QwenParser):
         if marker is PARTIAL:
             return False
         if marker is None:
-            self._no_call(self.scanner.head_text(), final, _M_FUNCTION)
+            if TOOL_CALL_CLOSE.startswith(sc.peek(2)) and not (final and sc.at_end()):
+                self._state = _ENVELOPE  # only whitespace in it so far: base _s_envelope decides (markup)
+            else:
+                self._no_call(self.scanner.head_text(), final, _M_FUNCTION)
         else:  # the name follows: the head's fixed text becomes its first part
             sc.head_keep(marker, join=True)
             self._state = _NAME
@@ -363,7 +360,7 @@ class Qwen3CoderParser(_QwenParser):
         if marker != _TAG_END:  # a new <tool_call> before the name ended
             self._no_call(self.scanner.head_text())
             self._open(marker, final)
-        elif not name or "<" in name or _SPACE.search(name):
+        elif not is_tool_name(name):
             self._no_call(self.scanner.head_text() + marker)
         elif self._orphan:
             if self.tools and all(tool_name(t) != name for t in self.tools):

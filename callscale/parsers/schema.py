@@ -54,6 +54,10 @@ __all__ = [
     "json_as_written",
     "json_container_or_string",
     "UNTYPED",
+    "tool_list",
+    "TOOL_NAME",
+    "TOOL_NAME_RUN",
+    "is_tool_name",
     "tool_name",
     "tool_parameters",
     "tool_parameter_schema",
@@ -62,6 +66,7 @@ __all__ = [
     "parameter_type",
     "schema_typing",
     "resolve_schema",
+    "container_schema",
     "convert",
     "StringOrNull",
     "read_python_literal",
@@ -136,6 +141,36 @@ def _field(obj: Any, key: str) -> Any:
     return getattr(obj, key, None)
 
 
+def tool_list(tools: Any) -> Sequence[Any]:
+    """The request's tool list as the parsers read it: ``tools`` itself when it is a list or a tuple, else ``()``.
+
+    Anything else (``None``, a dict, a string, a number, an iterator) is no tool list, so it is read as
+    no tools: the same answer at every split (an iterator would be used up by the first look-up, a
+    number would raise in the middle of a call; docs/formats.md, "Schema typing"). Never raises.
+    """
+    return tools if type(tools) is list or type(tools) is tuple else ()
+
+
+#: The characters a tool name may not hold (docs/formats.md, "Tool names"): whitespace, control characters,
+#: lone surrogates and the characters formats delimit markup with.
+_NOT_NAME = r"""\s\x00-\x1f\x7f\ud800-\udfff<>{}\[\]()"'`,;=|\\"""
+#: A tool name as models and clients spell it (issue 26): one or more characters, none of them whitespace,
+#: a control character, a lone surrogate or one of ``< > { } [ ] ( ) " ' ` , ; = | \``. So letters and
+#: digits of any script with ``_ - . : / @`` and the like: OpenAI's ``get_weather``, MCP clients'
+#: ``server.tool``, ``server/tool``, ``server:tool-name`` (Gemma 4 writes ``call:server:tool-name{``).
+#: One rule for every format whose name is bare text in its markup; a JSON format's name is a JSON string
+#: (:func:`callscale.parsers.jsonscan.is_call_name`). Whether a name is one of the request's tools is
+#: the tool list's to say (:func:`tool_name`), not this rule's.
+TOOL_NAME = re.compile(f"[^{_NOT_NAME}]+")
+#: A run of tool-name characters, possibly empty (:data:`TOOL_NAME`'s characters), for a name read in pieces.
+TOOL_NAME_RUN = re.compile(f"[^{_NOT_NAME}]*")
+
+
+def is_tool_name(text: str) -> bool:
+    """Whether ``text`` (characters, outer whitespace already stripped) is a tool name (:data:`TOOL_NAME`)."""
+    return TOOL_NAME.fullmatch(text) is not None
+
+
 def tool_name(tool: Any) -> str | None:
     """The function name of one tool in OpenAI form (dict or object)."""
     fn = _field(tool, "function")
@@ -150,7 +185,7 @@ def tool_parameters(tools: Sequence[Any] | None, name: str) -> Mapping[str, Any]
     with the same attributes (pydantic models). Unknown tools give ``{}``;
     nothing here raises on odd input.
     """
-    for tool in tools or ():
+    for tool in tool_list(tools):
         try:
             if tool_name(tool) != name:
                 continue
@@ -284,6 +319,47 @@ def resolve_schema(spec: Any, root: Mapping[str, Any]) -> Any:
         return _resolve(spec, root, MAX_REF_DEPTH)
     except Exception:
         return None
+
+
+def container_schema(spec: Any, kind: str, root: Mapping[str, Any] | None = None) -> Any:
+    """The schema that describes the members of a ``kind`` (``"object"``/``"array"``) value whose schema is
+    ``spec``: ``spec`` itself when it has ``properties`` / ``additionalProperties`` (objects) or ``items``
+    (arrays); else, among its ``anyOf`` / ``oneOf`` / ``allOf`` branches, nested ones and ``$ref``
+    followed (at most :data:`MAX_REF_DEPTH` deep, each schema once), the first that has them, else the
+    first whose ``type`` is ``kind``; else ``spec``. ``None`` when ``spec`` is no schema. Never raises.
+
+    For formats whose values nest (MiniMax M3's element trees): a member's schema is then looked up in
+    the answer (a nested union, ``{"anyOf": [{"anyOf": [..., {"type": "array", "items": ...}]}]}``, is
+    one union: issue 26).
+    """
+    if not isinstance(spec, Mapping):
+        return None
+    field = "properties" if kind == "object" else "items"
+    if field in spec or (kind == "object" and "additionalProperties" in spec):
+        return spec
+    root = root if isinstance(root, Mapping) else {}
+    branches: list[Mapping[str, Any]] = []
+    seen = {id(spec)}
+    todo = [(spec, MAX_REF_DEPTH)]
+    try:
+        while todo:
+            node, depth = todo.pop(0)
+            for union in ("anyOf", "oneOf", "allOf"):
+                for b in node.get(union) or ():
+                    b = _resolve(b, root, depth)
+                    if isinstance(b, Mapping) and id(b) not in seen and depth > 0:
+                        seen.add(id(b))
+                        branches.append(b)
+                        todo.append((b, depth - 1))
+    except Exception:  # a schema of an unexpected shape
+        return spec
+    for branch in branches:  # the first that describes the members, else the first of the type
+        if field in branch or (kind == "object" and "additionalProperties" in branch):
+            return branch
+    for branch in branches:
+        if branch.get("type") == kind:
+            return branch
+    return spec
 
 
 def parameter_type(tools: Sequence[Any] | None, tool: str, param: str) -> str:
@@ -646,6 +722,14 @@ class TypedValue:
         self.mode = "string"
         self.feed = json_fragment
         return '"' + json_fragment(held)
+
+    def unfinished(self) -> bool:
+        """Whether the value's text so far is an array or object still being read that is inside one of its
+        strings (:meth:`callscale.parsers.pyliteral.PyLiteralReader.unfinished`). A format's closing tag met
+        there is text of the value (docs/formats.md, "Schema typing" 6): the encoder writes such a value with
+        ``json.dumps``, whose strings may hold any markup. False for every other value."""
+        reader = self._reader
+        return reader is not None and reader.unfinished()
 
     def end(self) -> str:
         """The value ended: the rest of its JSON text."""

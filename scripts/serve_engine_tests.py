@@ -1,0 +1,180 @@
+"""An engine's own tool-parser tests, run with callscale's parser substituted (and as they are, for reference).
+
+Run it where the engine is installed (docs/serving.md), on test files read
+from the engine's repository (not shipped here)::
+
+    python scripts/serve_engine_tests.py --format kimi_k2 \\
+        PATH/TO/vllm/tests/tool_parsers/test_kimi_k2_tool_parser.py
+
+The file is run twice under pytest: ``engine`` (the engine's own parser) and
+``callscale`` (the engine's parser class for the format, as its test module
+imports it and as ``ToolParserManager`` names it, replaced by
+``callscale.serve.vllm``'s class for the format). Both runs get the same
+tokenizer: the engine's tests load the model's tokenizer from the Hugging
+Face hub, which is not reachable offline, so ``vllm.tokenizers.get_tokenizer``
+and ``transformers.AutoTokenizer.from_pretrained`` return
+:class:`RoundTripTokenizer` (the format's special tokens whole, one id a
+character of other text, encode/decode inverse). Prints passed / failed per
+run and, for callscale's run, each failing test with the first line of its
+error, marked ``also engine`` when the engine's own parser fails it too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+import pytest
+
+FIRST_SPECIAL_ID = 200_000
+
+
+class RoundTripTokenizer:
+    """A Hugging Face-like tokenizer for ``fmt``: special tokens whole, other text one id a character.
+
+    ``all_special_tokens``: the tokens the model marks special
+    (:data:`callscale.tokenizers.MODEL_SPECIAL`). ``decode(encode(t)) == t``.
+    """
+
+    def __init__(self, fmt: str) -> None:
+        import re
+
+        from callscale import tokenizers
+        from callscale.workloads import render
+
+        tokens = list(dict.fromkeys(render.get(fmt).special_tokens))
+        self.special = {t: FIRST_SPECIAL_ID + i for i, t in enumerate(tokens)}
+        self._by_id = {i: t for t, i in self.special.items()}
+        ordered = sorted(tokens, key=len, reverse=True)
+        self._split = re.compile("(" + "|".join(map(re.escape, ordered)) + ")").split
+        self.all_special_tokens = [t for t in tokens if t in set(tokenizers.MODEL_SPECIAL.get(fmt, ()))]
+        self.all_special_ids = [self.special[t] for t in self.all_special_tokens]
+        self.eos_token, self.eos_token_id = None, None
+        self.name_or_path = f"callscale-roundtrip-{fmt}"
+
+    def get_vocab(self) -> dict[str, int]:
+        return dict(self.special)
+
+    @property
+    def vocab(self) -> dict[str, int]:
+        return self.get_vocab()
+
+    def __len__(self) -> int:
+        return FIRST_SPECIAL_ID + len(self.special)
+
+    def tokenize(self, text: str, **_: Any) -> list[str]:
+        out: list[str] = []
+        for piece in self._split(text):
+            if piece in self.special:
+                out.append(piece)
+            else:
+                out.extend(piece)
+        return out
+
+    def encode(self, text: str, add_special_tokens: bool = False, **_: Any) -> list[int]:
+        return [self.special.get(t, ord(t[0]) if len(t) == 1 else 0) for t in self.tokenize(text)]
+
+    def decode(self, ids: Any, skip_special_tokens: bool = False, **_: Any) -> str:
+        ids = [ids] if isinstance(ids, int) else ids
+        return "".join(self._by_id[i] if i in self._by_id else chr(i) for i in ids
+                       if not (skip_special_tokens and i in self._by_id))
+
+    def convert_tokens_to_ids(self, tokens: Any) -> Any:
+        if isinstance(tokens, str):
+            return self.special.get(tokens, ord(tokens) if len(tokens) == 1 else None)
+        return [self.convert_tokens_to_ids(t) for t in tokens]
+
+    def convert_ids_to_tokens(self, ids: Any, skip_special_tokens: bool = False) -> Any:
+        if isinstance(ids, int):
+            return self._by_id.get(ids, chr(ids))
+        return [self.convert_ids_to_tokens(i) for i in ids]
+
+
+class Substitute:
+    """pytest plugin: the tokenizer stand-in always; with ``ours``, callscale's class for the format."""
+
+    def __init__(self, fmt: str, ours: bool) -> None:
+        self.fmt, self.ours = fmt, ours
+        self.results: dict[str, tuple[str, str]] = {}
+
+    def pytest_configure(self, config: Any) -> None:
+        import transformers
+
+        import vllm.tokenizers
+        from callscale import adapters
+
+        tokenizer = RoundTripTokenizer(self.fmt)
+        vllm.tokenizers.get_tokenizer = lambda *a, **k: tokenizer
+        transformers.AutoTokenizer.from_pretrained = staticmethod(lambda *a, **k: tokenizer)
+        if not self.ours:
+            return
+        import importlib
+
+        import callscale.serve.vllm as serve_vllm
+        from callscale.serve import engine_name
+        from vllm.tool_parsers import ToolParserManager
+
+        ours = serve_vllm.PARSERS[engine_name(self.fmt)]
+        for target, fmt in adapters.KNOWN_CLASSES.items():
+            if fmt != self.fmt or not target.startswith("vllm.tool_parsers."):
+                continue
+            module_name, cls_name = target.split(":")
+            try:
+                module = importlib.import_module(module_name)
+            except Exception:
+                continue
+            engine_cls = getattr(module, cls_name, None)
+            setattr(module, cls_name, ours)
+            for name, (path, lazy_cls) in list(ToolParserManager.lazy_parsers.items()):
+                if (path, lazy_cls) == (module_name, cls_name) or ToolParserManager.tool_parsers.get(name) is engine_cls:
+                    ToolParserManager.tool_parsers[name] = ours
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        if report.when == "call" or report.outcome == "failed":
+            if report.outcome == "failed":
+                text = str(report.longrepr.reprcrash.message if hasattr(report.longrepr, "reprcrash")
+                           else report.longrepr)
+                self.results[report.nodeid] = ("failed", text.splitlines()[0][:160] if text else "")
+            elif report.nodeid not in self.results:
+                self.results[report.nodeid] = (report.outcome, "")
+
+
+def run(path: Path, fmt: str, ours: bool) -> dict[str, tuple[str, str]]:
+    root = next((p.parent for p in path.resolve().parents if p.name == "tests"), path.parent)
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    for name, module in list(sys.modules.items()):  # the test modules import the parser class: import them anew
+        if str(getattr(module, "__file__", "") or "").startswith(str(root)):
+            del sys.modules[name]
+    plugin = Substitute(fmt, ours)
+    pytest.main([str(path), "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--no-header", "-rN",
+                 "--rootdir", str(root), "-o", "addopts="], plugins=[plugin])
+    return plugin.results
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--format", required=True, help="callscale format the test file is for")
+    ap.add_argument("files", nargs="+", type=Path)
+    args = ap.parse_args(argv)
+    from callscale.adapters import gpu_stubs
+
+    gpu_stubs.install(("torch", "triton", "llguidance"))
+    for path in args.files:
+        engine = run(path, args.format, ours=False)
+        ours = run(path, args.format, ours=True)
+        for label, results in (("engine", engine), ("callscale", ours)):
+            passed = sum(1 for o, _ in results.values() if o == "passed")
+            failed = sum(1 for o, _ in results.values() if o == "failed")
+            print(f"{path.name} [{args.format}] {label}: {passed} passed, {failed} failed")
+        for nodeid, (outcome, message) in sorted(ours.items()):
+            if outcome == "failed":
+                also = " (also engine)" if engine.get(nodeid, ("",))[0] == "failed" else ""
+                print(f"  FAILED{also} {nodeid.split('::', 1)[1]}: {message}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
