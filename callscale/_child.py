@@ -94,11 +94,12 @@ def _factory(name: str, fmt: str | None):
     return chosen.factory, fmt or chosen.format
 
 
-def _case(workload: str, fmt: str, length: int, spec) -> tuple[list[str], list]:
+def _case(workload: str, fmt: str, length: int, spec) -> tuple[list[str], list, str]:
+    """The case's deltas, tools and the chunking that split it (its own delivery, else the run's)."""
     from callscale.workloads import make
 
     case = make(workload, fmt, length, spec.get("seed", 0))
-    return case.deltas(spec["chunking"]), list(case.tools)
+    return case.deltas(spec["chunking"]), list(case.tools), case.chunking(spec["chunking"])
 
 
 def _stream(factory, deltas, tools) -> None:
@@ -316,6 +317,8 @@ def _count_row(spec, row, requests, say, answer) -> None:
         for index, *_ in row:
             answer(index, error=_error(exc))
         return
+    from callscale.workloads.chunking import drive
+
     cases = {}
     for index, _, _, _, length in row:
         try:
@@ -336,13 +339,14 @@ def _count_row(spec, row, requests, say, answer) -> None:
         if isinstance(case, str):
             answer(index, error=case)
             continue
-        deltas, tools = case
+        deltas, tools, split = case
+        driven = drive(factory, split)  # (detect: the non-streaming path, callscale.workloads.chunking.drive)
         say("case", index=f"{index:09d}")
         if not warm:
             # the row's first length once, uncounted: first-use costs (lazy
             # imports, regex compilation, specialised byte-code)
             try:
-                _outcome(factory, deltas, tools)
+                _outcome(driven, deltas, tools)
             except Exception as exc:
                 answer(index, error=_error(exc))
                 continue
@@ -358,7 +362,7 @@ def _count_row(spec, row, requests, say, answer) -> None:
         gc.disable()
         collect()
         try:
-            _stream_keeping(factory, deltas, tools, results)
+            _stream_keeping(driven, deltas, tools, results)
         except Exception as exc:
             error = exc
         collect()
@@ -494,7 +498,10 @@ def _watchdog(cpu_limit: float, wall_limit: float | None = None, every: float = 
 
 def profile(spec) -> None:
     factory, fmt = _factory(spec["parser"], spec.get("format"))
-    deltas, tools = _case(spec["workload"], fmt, spec["length"], spec)
+    from callscale.workloads.chunking import drive
+
+    deltas, tools, split = _case(spec["workload"], fmt, spec["length"], spec)
+    factory = drive(factory, split)
     seconds = float(spec.get("seconds", 3.0))
     _watchdog(2 * seconds + 5)
     # CPU seconds, not wall seconds: on a busy machine the streaming still gets

@@ -35,6 +35,8 @@ import tracemalloc
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Protocol, Sequence
 
+from .workloads.chunking import drive
+
 __all__ = ["Measurement", "Meter", "ProcessTimeMeter", "METERS", "NullParser", "NULL", "measure",
            "stream_once"]
 
@@ -253,6 +255,7 @@ def measure(factory: ParserFactory, case: Any, chunking: str = "tokens:4", repea
     split = getattr(case, "delivery", None) or str(chunking)
     tools = list(case.tools)
     name = parser_name or getattr(factory, "name", None) or getattr(factory, "__name__", repr(factory))
+    factory = drive(factory, split)  # (detect: the non-streaming path; else the factory itself)
     result = Measurement(
         parser=name,
         format=case.format,

@@ -24,6 +24,10 @@ triggers appears, and the gate passed them all.
   characters) it re-reads everything once: its total is linear (the re-reads
   sum to twice the text, as a doubling buffer's copies do), but its slowest
   single increment grows with the length.
+- :class:`DetectRereads`: streams as ``deepseek_v31`` does (linear under every
+  delivery), but its non-streaming ``detect_and_parse`` re-reads everything
+  read so far at every 32 characters (quadratic): only the ``detect`` delivery
+  (``WORKLOAD+detect``) measures it.
 
 ``tests/`` must be importable: ``--parser input_quadratic_parsers:RereadsOnCjk --format deepseek_v31``.
 """
@@ -35,7 +39,7 @@ import re
 from callscale.parsers.deepseek import DeepSeekV31Parser
 
 __all__ = ["RereadsOnCjk", "RereadsOnAstral", "RereadsOnTab", "RereadsOnEscape", "SlicesEachDelta",
-           "SlowestGrows"]
+           "SlowestGrows", "DetectRereads"]
 
 #: What a re-read looks for: a pattern that rarely matches, so the scan reads every character.
 _REREAD = re.compile(r"<\|[a-z_]+\|>|\\u[0-9a-fA-F]{4}")
@@ -132,3 +136,15 @@ class SlowestGrows(_Rereads):
         while self._next <= self._size:
             self._next *= 2
         return True
+
+
+class DetectRereads(DeepSeekV31Parser):
+    """The built-in ``deepseek_v31`` parser whose ``detect_and_parse`` re-reads the text read so far at every 32 characters."""
+
+    def detect_and_parse(self, text, tools=None):
+        found = 0
+        for at in range(0, len(text), 32):  # everything read so far, again at every 32 characters
+            found += len(_REREAD.findall(text, 0, at))
+        self.rereads = len(range(0, len(text), 32))
+        self.found = found
+        return super().detect_and_parse(text, tools)

@@ -216,3 +216,57 @@ def test_the_default_time_gate_fails_each_fixture(importable_tests, tmp_path):
     assert "write_file@mixed+parts:16" in failed["SlicesEachDelta"]
     slowest = fits[fits["parser"].str.endswith("SlowestGrows")]
     assert any("increment" in str(rule) for rule in slowest["rule"]), slowest.to_dict("records")
+
+
+# ----------------------------------------------------------------- the non-streaming path (detect)
+
+
+def test_detect_drives_detect_and_parse_once_and_streams_nothing():
+    from callscale.workloads.chunking import chunk, drive
+
+    calls = []
+
+    class Recording:
+        def parse_streaming_increment(self, delta, tools=None):
+            calls.append(("increment", delta))
+
+        def finish(self, tools=None):
+            calls.append(("finish",))
+
+        def detect_and_parse(self, text, tools=None):
+            calls.append(("detect", text))
+            return {"normal_text": text, "calls": []}
+
+    assert chunk("abc def", "detect") == ["abc def"]
+    assert drive(Recording, "tokens:4") is Recording  # any streaming chunking: the factory itself
+    parser = drive(Recording, "detect")()
+    assert parser.parse_streaming_increment("abc def", []) == {"normal_text": "abc def", "calls": []}
+    assert parser.parse_streaming_increment("more", []) is None and parser.finish([]) is None
+    assert calls == [("detect", "abc def")]
+
+
+def test_a_detect_row_measures_the_non_streaming_path_and_checks_its_output():
+    from callscale.measure import measure
+    from callscale.workloads.catalog import get
+    from input_quadratic_parsers import DetectRereads
+
+    case = get("write_file+detect")("deepseek_v31", 2048)
+    assert case.deltas("tokens:4") == [case.text]
+    m = measure(DetectRereads, case, "tokens:4", repeats=1, latency=False, memory=False, verify=True)
+    assert (m.chunking, m.deltas, m.error, m.wrong) == ("detect", 1, None, None)
+    parser = DetectRereads()
+    parser.detect_and_parse(case.text, list(case.tools))
+    assert parser.rereads == -(-len(case.text) // 32)  # (its re-read ran, once every 32 characters)
+
+
+@needs_valgrind
+@pytest.mark.slow  # three callgrind children
+def test_the_exact_gate_fails_a_quadratic_detect_and_parse_only_on_the_detect_row(importable_tests, tmp_path):
+    status = cli.main(["gate", "--meter", "instructions", "--no-progress", "--out", str(tmp_path),
+                       "--lengths", "2k,8k,32k", "--workload", "write_file+detect,write_file+whole",
+                       "--parser", "input_quadratic_parsers:DetectRereads", "--workload-format", "deepseek_v31"])
+    failed = _verdicts(__import__("pandas").read_csv(tmp_path / "scaling-fits.csv", keep_default_na=False,
+                                                     na_values=[""]))
+    assert status == 1
+    assert failed["DetectRereads"] == {"write_file+detect"}
+

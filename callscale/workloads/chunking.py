@@ -5,6 +5,7 @@ A chunking spec is a string:
 | spec | deltas |
 |---|---|
 | ``whole`` | the whole text in one delta |
+| ``detect`` | no streaming: the whole text to the parser's ``detect_and_parse(text, tools)`` once (the non-streaming path, an engine's ``extract_tool_calls``), measured as a cost of its own (:func:`drive`) |
 | ``char`` | one character per delta |
 | ``fixed:K`` | K characters per delta (the last may be shorter) |
 | ``random:SEED:MAX`` | seeded random sizes from 1 to MAX characters, splitting anywhere, also inside special tokens |
@@ -34,10 +35,12 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-__all__ = ["Chunking", "parse_chunking", "chunk", "DEFAULT_CHUNKING", "CHECK_CHUNKINGS", "INSIDE_TOKEN_CHUNKINGS",
+__all__ = ["Chunking", "parse_chunking", "chunk", "drive", "DETECT", "DEFAULT_CHUNKING", "CHECK_CHUNKINGS", "INSIDE_TOKEN_CHUNKINGS",
            "STRICT_CHECK_CHUNKINGS", "MODEL_CHUNKINGS", "model_check_chunkings"]
 
 DEFAULT_CHUNKING = "tokens:4"
+#: The chunking of the non-streaming path: one call of ``detect_and_parse`` (:func:`drive`).
+DETECT = "detect"
 
 #: The chunkings ``callscale check`` streams every case under by default, the
 #: splits a detokenizer can make: whole, 1, 2, 3 and 7 characters per delta
@@ -87,7 +90,7 @@ class Chunking:
     seed: int = 0
 
     def __str__(self) -> str:
-        if self.kind in ("whole", "char", "model"):
+        if self.kind in ("whole", "char", "model", "detect"):
             return self.kind
         if self.kind in ("random", "tokens-random", "model-random"):
             return f"{self.kind}:{self.seed}:{self.size}"
@@ -101,7 +104,7 @@ class Chunking:
         if self.kind in ("model", "model-random"):
             pieces = _model_pieces(text, special_tokens, fmt)
             return pieces if self.kind == "model" else _group(pieces, self.size, self.seed)
-        if self.kind == "whole":
+        if self.kind in ("whole", "detect"):
             return [text]
         if self.kind in ("char", "fixed"):
             k = self.size
@@ -221,7 +224,7 @@ def _token_split(text: str, k: int, special_tokens: Sequence[str]) -> list[str]:
     return out
 
 
-_SPEC = re.compile(r"^(whole|char|model|fixed:(\d+)|tokens:(\d+)|parts:(\d+)|(tokens-random|random|model-random):(\d+):(\d+))$")
+_SPEC = re.compile(r"^(whole|detect|char|model|fixed:(\d+)|tokens:(\d+)|parts:(\d+)|(tokens-random|random|model-random):(\d+):(\d+))$")
 
 
 def parse_chunking(spec: str) -> Chunking:
@@ -233,11 +236,11 @@ def parse_chunking(spec: str) -> Chunking:
     hit = _SPEC.match(spec.strip()) if isinstance(spec, str) else None
     if hit is None:
         raise ValueError(
-            f"bad chunking {spec!r}: expected whole, char, fixed:K, tokens:K, parts:N, random:SEED:MAX, tokens-random:SEED:MAX, "
+            f"bad chunking {spec!r}: expected whole, detect, char, fixed:K, tokens:K, parts:N, random:SEED:MAX, tokens-random:SEED:MAX, "
             "model or model-random:SEED:K"
         )
     body = hit.group(1)
-    if body in ("whole", "char", "model"):
+    if body in ("whole", "detect", "char", "model"):
         return Chunking(body)
     if hit.group(2) is not None:
         chunking = Chunking("fixed", int(hit.group(2)))
@@ -258,3 +261,43 @@ def chunk(text: str, spec: str | Chunking = DEFAULT_CHUNKING, special_tokens: Se
     whose tokenizer the ``model`` kinds use (without it they use the stand-in split)."""
     chunking = spec if isinstance(spec, Chunking) else parse_chunking(spec)
     return chunking.split(text, special_tokens, fmt)
+
+
+class _DetectAndParse:
+    """A parser driven by its non-streaming method behind the streaming contract (chunking ``detect``).
+
+    The one delta (the whole text) goes to ``detect_and_parse(text, tools)`` and its result is that
+    increment's; ``finish`` returns None. Any delta after the first is ignored (``detect`` splits a
+    text into one).
+    """
+
+    def __init__(self, parser) -> None:
+        self._parser = parser
+        self._done = False
+
+    def parse_streaming_increment(self, delta, tools=None):
+        if self._done:
+            return None
+        self._done = True
+        return self._parser.detect_and_parse(delta, tools)
+
+    def finish(self, tools=None):
+        return None
+
+
+def drive(factory, chunking):
+    """The factory to stream a case's deltas through under ``chunking`` (a spec or :class:`Chunking`).
+
+    ``factory`` itself, except under ``detect``: then a factory of parsers whose one increment calls
+    ``detect_and_parse`` (the measured cost is the non-streaming path's). Raises ``ValueError`` for a
+    bad spec.
+    """
+    kind = chunking.kind if isinstance(chunking, Chunking) else parse_chunking(str(chunking)).kind
+    if kind != DETECT:
+        return factory
+
+    def detecting():
+        return _DetectAndParse(factory())
+
+    detecting.name = getattr(factory, "name", None) or getattr(factory, "__name__", "parser")
+    return detecting
