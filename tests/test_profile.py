@@ -51,7 +51,11 @@ def test_flame_graph_hottest_frames_are_in_the_parser(tmp_path):
     # A frame title appears once per distinct stack it is on: add them all up.
     frames = re.findall(r"<title>(.*?) \([\d,]+ samples?, ([\d.]+)%\)</title>", svg)
     in_parser = sum(float(p) for t, p in frames if t.startswith("ToolParser.parse_streaming_increment"))
-    assert in_parser > 60, f"parse_streaming_increment holds only {in_parser}% of samples"
+    streaming = sum(float(p) for t, p in frames if t.startswith("_stream "))
+    # of the streaming loop's samples (the child's imports and set-up, a share that moves with the load,
+    # left out), the parser's method holds most: the flame graph shows the parser, not the harness
+    assert streaming > 0 and in_parser / streaming > 0.75, \
+        f"parse_streaming_increment holds only {in_parser}% of samples, the stream loop {streaming}%"
 
 
 # ------------------------------------------------------------ the watchdog bounds CPU time (fair under load)
