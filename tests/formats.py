@@ -30,8 +30,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from callscale.parsers import (deepseek, dsml, gemma, glm, harmony, kimi, kimi_k3, llama, minimax, minimax_m3,
-                               mistral, qwen, step3)
+from callscale.parsers import (cohere, deepseek, dsml, gemma, glm, harmony, kimi, kimi_k3, llama, minimax,
+                               minimax_m3, mistral, qwen, step3)
 from callscale.workloads import render
 from callscale.workloads.render import Call
 
@@ -186,6 +186,12 @@ def _step3(n):
                   + step3.TAG_END + "\n" + step3.INVOKE_CLOSE + step3.CALL_END + step3.CALLS_END), {}
 
 
+def _cohere(n):
+    name = "f" * (n - len('{"tool_call_id": "0", "tool_name": "", "parameters": '))
+    return name, (cohere.START_ACTION + '[\n    {"tool_call_id": "0", "tool_name": "' + name + '", "parameters": {}}\n]'
+                  + cohere.END_ACTION), {}
+
+
 def _gemma(n):
     name = "f" * (n - len(gemma.CALL_PREFIX))
     return name, f"{gemma.CALL_OPEN}{gemma.CALL_PREFIX}{name}{{}}{gemma.CALL_CLOSE}", {}
@@ -338,6 +344,15 @@ FORMATS: dict[str, Format] = {
         stray=(_same("[" + PATH.replace("/", "f")),
                (llama.PYTHON_START + "[f(" + " " * 2000 + PROSE, "[f(" + " " * 2000 + PROSE)),
         heads=(_llama4,), call_start="(city="),
+    "cohere_command": Format(
+        opener=cohere.START_ACTION,
+        empty_envelope=(cohere.START_ACTION + cohere.END_ACTION, cohere.START_ACTION + "[]" + cohere.END_ACTION,
+                        cohere.START_ACTION + "[\n]" + cohere.END_ACTION),
+        broken=_json_args_cut("cohere_command")[:-len("3}")],
+        # the action token is markup; a list that starts no call is content (cohere.py)
+        stray=((cohere.START_ACTION + PROSE, PROSE),
+               (cohere.START_ACTION + '[{"tool_name": "f", "note": "' + PROSE, '[{"tool_name": "f", "note": "' + PROSE)),
+        heads=(_cohere,), json_arguments=True),
     "step3": Format(
         opener=step3.CALLS_BEGIN,
         empty_envelope=(step3.CALLS_BEGIN + step3.CALLS_END, step3.CALLS_BEGIN + "\n" + step3.CALLS_END,

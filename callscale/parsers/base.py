@@ -613,7 +613,8 @@ class ToolParser:
         if held:
             self._emit_content("".join(held))
 
-    def _hold_broken_json(self, tracker: Any, openers: tuple[str, ...], final: bool) -> str | None:
+    def _hold_broken_json(self, tracker: Any, openers: tuple[str, ...], final: bool,
+                          ends: tuple[str, ...] = ()) -> str | None:
         """For a format whose call ends at the bracket that closes its JSON: hold a broken call's text up to there.
 
         ``tracker``: a :class:`callscale.parsers.jsonscan.JsonTracker` at the state of
@@ -624,11 +625,15 @@ class ToolParser:
         string (the held text is content); ``""`` to be called again; ``None``
         when more text is needed (at the end of the output the held text is
         content, see :meth:`_run`). A possible partial opener at the end is
-        held back; each character is read once.
+        held back; each character is read once. ``ends``: tokens that end the
+        broken call before its object closes (outside a JSON string: the held
+        text is dropped, the token consumed and returned), as openers are read.
         """
         sc = self.scanner
         chunk = sc.rest()
         k, opener = len(chunk), ""
+        if ends:
+            openers = openers + ends
         for o in openers:
             j = chunk.find(o, 0, k + len(o) - 1)
             if 0 <= j < k:
@@ -654,7 +659,10 @@ class ToolParser:
             tracker.feed(opener)
             self._hold_broken(opener)
             return ""
-        self._broken_is_content()
+        if opener in ends:
+            self._broken_call_ended()
+        else:
+            self._broken_is_content()
         return opener
 
     def _at_end(self) -> None:

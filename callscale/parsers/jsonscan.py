@@ -476,8 +476,10 @@ class JsonCallLexer(JsonValidator):
     an object), re-escaping raw control characters inside strings (which
     the Hermes formats accept). ``argument_keys``: the keys whose value is
     the arguments object (one of them per object; Hermes: ``arguments``,
-    Llama 3: ``parameters`` or ``arguments``); a repeated ``name`` or
-    arguments key is an error.
+    Llama 3: ``parameters`` or ``arguments``); ``name_keys``: the keys whose
+    string value is the name (one of them per object; ``name``, Cohere
+    Command: ``tool_name`` or ``name``); a repeated name or arguments key is
+    an error.
 
     Attributes read by the parser: ``name`` (``str`` or ``None``),
     ``arguments_done`` (the arguments object was read to its ``}``),
@@ -492,13 +494,14 @@ class JsonCallLexer(JsonValidator):
 
     __slots__ = ("_key_text", "_capture", "_sink", "_capture_parts", "_cap_start", "_pause", "_seen_name",
                  "_seen_arguments", "name", "arguments", "arguments_done", "stream_arguments", "in_argument_text",
-                 "_argument_keys")
+                 "_argument_keys", "_name_keys")
 
     _hooked = True
 
-    def __init__(self, argument_keys: tuple[str, ...] = ("arguments",)) -> None:
+    def __init__(self, argument_keys: tuple[str, ...] = ("arguments",), name_keys: tuple[str, ...] = ("name",)) -> None:
         super().__init__()
         self._argument_keys = argument_keys
+        self._name_keys = name_keys
         self._key_text: str | None = None
         #: None, "key", "name" or "arguments": what the current text is captured into (the list ``_sink``).
         self._capture: str | None = None
@@ -589,7 +592,7 @@ class JsonCallLexer(JsonValidator):
 
     def _member_start(self, text: str, i: int, c: str) -> bool | None:
         key = self._key_text
-        if key == "name":
+        if key in self._name_keys:
             if self._seen_name or c != '"':
                 return None
             self._seen_name = True
@@ -881,6 +884,8 @@ class JsonCallReader:
     """
 
     argument_keys: tuple[str, ...] = ("arguments",)
+    #: The keys whose string value is the call's name (the common head's fast path reads ``"name"`` only).
+    name_keys: tuple[str, ...] = ("name",)
     max_head: int
     _name_only_is_a_call = False
     _cut_head_is_content = False
@@ -948,8 +953,8 @@ class JsonCallReader:
                             return False
         if len(text) > _HEAD_WAIT and room > len(text):  # (a longer head is matched whole too)
             text = sc.peek(room)
-        lexer = self._lexer = JsonCallLexer(self.argument_keys)
-        hit = head_re.match(text)
+        lexer = self._lexer = JsonCallLexer(self.argument_keys, self.name_keys)
+        hit = head_re.match(text) if "name" in self.name_keys else None
         if hit is None:
             self._state = "json"
             return True
