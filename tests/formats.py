@@ -30,7 +30,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from callscale.parsers import (cohere, deepseek, dsml, gemma, glm, harmony, kimi, kimi_k3, llama, minimax,
+from callscale.parsers import (cohere, deepseek, dsml, gemma, glm, harmony, hy_v4, kimi, kimi_k3, llama, minimax,
                                minimax_m3, mistral, qwen, step3)
 from callscale.workloads import render
 from callscale.workloads.render import Call
@@ -190,6 +190,14 @@ def _cohere(n):
     name = "f" * (n - len('{"tool_call_id": "0", "tool_name": "", "parameters": '))
     return name, (cohere.START_ACTION + '[\n    {"tool_call_id": "0", "tool_name": "' + name + '", "parameters": {}}\n]'
                   + cohere.END_ACTION), {}
+
+
+_HY = hy_v4.tags()
+
+
+def _hy_v4(n):
+    name = "f" * n
+    return name, _HY.calls_open + _HY.call_open + name + _HY.call_close + _HY.calls_close, {}
 
 
 def _gemma(n):
@@ -353,6 +361,16 @@ FORMATS: dict[str, Format] = {
         stray=((cohere.START_ACTION + PROSE, PROSE),
                (cohere.START_ACTION + '[{"tool_name": "f", "note": "' + PROSE, '[{"tool_name": "f", "note": "' + PROSE)),
         heads=(_cohere,), json_arguments=True),
+    "hy_v4": Format(
+        opener=_HY.calls_open,
+        empty_envelope=(_HY.calls_open + _HY.calls_close, _HY.calls_open + "\n" + _HY.calls_close,
+                        _HY.calls_open + _HY.call_open + _HY.call_close + _HY.calls_close,
+                        _HY.calls_open + _HY.call_open + " " + _HY.call_close + _HY.calls_close),
+        broken=f"Hi.{_HY.calls_open}{_HY.call_open}get_weather{_HY.key_open}city{_HY.key_close}",
+        # the block token is markup; a call head that is no call is content (hy_v4.py)
+        stray=((_HY.calls_open + PROSE, PROSE), (_HY.calls_open + _HY.call_open + PROSE, _HY.call_open + PROSE),
+               _same("<tool_calls" + PROSE)),
+        heads=(_hy_v4,), value_tag=True, typed="schema"),
     "step3": Format(
         opener=step3.CALLS_BEGIN,
         empty_envelope=(step3.CALLS_BEGIN + step3.CALLS_END, step3.CALLS_BEGIN + "\n" + step3.CALLS_END,
