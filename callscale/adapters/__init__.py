@@ -99,6 +99,12 @@ KNOWN_CLASSES: dict[str, str] = {
     f"{_V}kimi_k3_tool_parser:KimiK3ToolParser": "kimi_k3",
     "vllm.parser.kimi_k3:KimiK3Parser": "kimi_k3",  # vLLM's Parser protocol (parser/parser_manager.py)
     f"{_V}minimax_m3_tool_parser:MinimaxM3ToolParser": "minimax_m3",
+    # issue 26: Cohere Command (vLLM's classes are shims over the cohere_melody package) and Hunyuan V4
+    f"{_S}cohere_command4_detector:CohereCommand4Detector": "cohere_command",
+    f"{_V}cohere_command_tool_parser:CohereCommand3ToolParser": "cohere_command",
+    f"{_V}cohere_command_tool_parser:CohereCommand4ToolParser": "cohere_command",
+    "vllm.parser.cohere_command:CohereCommandParser": "cohere_command",  # vLLM's Parser protocol
+    f"{_V}hy_v4_tool_parser:HYV4ToolParser": "hy_v4",
 }
 
 #: Known classes that an engine also registers for another callscale format (same output syntax).
@@ -111,7 +117,7 @@ ALSO_FORMATS: dict[str, tuple[str, ...]] = {
 NO_FORMAT_CLASSES: frozenset[str] = frozenset(
     [_S + n for n in (
         "apertus2509_detector:Apertus2509Detector", "beam_detector:BeamDetector",
-        "cohere_command4_detector:CohereCommand4Detector", "dots_detector:DotsToolDetector",
+        "dots_detector:DotsToolDetector",
         "gigachat3_detector:GigaChat3Detector", "gigachat35_detector:GigaChat35Detector",
         "hunyuan_detector:HunyuanDetector", "inkling_detector:InklingDetector", "internlm_detector:InternlmDetector",
         "iquest_q1_detector:IQuestQ1Detector", "k2_v3_detector:K2V3Detector", "lfm2_detector:Lfm2Detector", "ling3_detector:Ling3Detector", "mimo_detector:MiMoDetector",
@@ -120,12 +126,11 @@ NO_FORMAT_CLASSES: frozenset[str] = frozenset(
     + ["sglang.srt.parser.response_template:ResponseTemplateToolDetector"]
     + [_V + n for n in (
         "apertus_tool_parser:ApertusToolParser", "beam_tool_parser:BeamToolParser",
-        "cohere_command_tool_parser:CohereCommand3ToolParser", "cohere_command_tool_parser:CohereCommand4ToolParser",
         "dots_tool_parser:DotsToolParser", "ernie45_tool_parser:Ernie45ToolParser",
         "functiongemma_tool_parser:FunctionGemmaToolParser", "gigachat3_tool_parser:GigaChat3ToolParser",
         "granite4_tool_parser:Granite4ToolParser", "granite_20b_fc_tool_parser:Granite20bFCToolParser",
         "granite_engine_tool_parser:GraniteEngineToolParser", "hunyuan_a13b_tool_parser:HunyuanA13BToolParser",
-        "hy_v3_tool_parser:HYV3ToolParser", "hy_v4_tool_parser:HYV4ToolParser",
+        "hy_v3_tool_parser:HYV3ToolParser",
         "inkling_tool_parser:InklingEngineToolParser", "internlm2_tool_parser:Internlm2ToolParser",
         "jamba_tool_parser:JambaToolParser", "k2_horizon_tool_parser:K2HorizonToolParser",
         "lfm2_tool_parser:Lfm2ToolParser", "ling3_tool_parser:Ling3ToolParser",
@@ -139,8 +144,7 @@ NO_FORMAT_CLASSES: frozenset[str] = frozenset(
         # new in vLLM 0.34
         "granite_toolcall_parser:GraniteToolCallToolParser", "ripple_engine_tool_parser:RippleEngineToolParser",
         "zaya_engine_tool_parser:ZayaEngineToolParser")]
-    + ["vllm.parser.cohere_command:CohereCommandParser",
-       "vllm.parser.minicpmv:MiniCPMVUnifiedParser", "vllm.parser.abstract_parser:DelegatingParser"]
+    + ["vllm.parser.minicpmv:MiniCPMVUnifiedParser", "vllm.parser.abstract_parser:DelegatingParser"]
 )
 
 
