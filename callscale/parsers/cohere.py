@@ -27,7 +27,8 @@ COHERE_TRANSITIONS = {
                 "START_RESPONSE, END_RESPONSE, START_TEXT, END_TEXT, END_THINKING, END_ACTION (markup)": "content"},
     "think": {"text END_THINKING": "content"},
     "action": {"ws [": "list", "ws { (one object, no list)": "json_open", "ws END_ACTION (an empty block: markup)":
-               "content", "anything else (the token is markup, the text content)": "content"},
+               "content", "ws START_ACTION (repeated: markup)": "action",
+               "anything else (the token is markup, the text content)": "content"},
     "list": {"ws {": "json_open", "ws ] (no call: markup)": "end",
              "anything else, before a call (the list's text is content)": "content", "anything else": "broken"},
     # the call object: JsonCallReader's states, and where its hooks send cohere_command
@@ -81,7 +82,7 @@ MODEL_SPECIAL = SPECIAL_TOKENS
 _CONTENT = markers(START_ACTION, START_THINKING, START_RESPONSE, END_RESPONSE, START_TEXT, END_TEXT, END_THINKING,
                    END_ACTION)
 _THINK_END = markers(END_THINKING)
-_ACTION = markers("[", "{", END_ACTION)
+_ACTION = markers("[", "{", END_ACTION, START_ACTION)
 _LIST = markers("{", "]")
 _AFTER_OBJECT = markers(",", "]", END_ACTION)
 _END = markers(END_ACTION)
@@ -132,6 +133,10 @@ class CohereCommandParser(JsonCallReader, ToolParser):
             if not (final and sc.at_end()):
                 self._emit_content(text)
             self._state = "content"
+            return True
+        if marker == START_ACTION:  # the action token again: markup, read on after it (its whitespace layout)
+            if self._confirm_ws.runs:
+                self._confirm_ws.clear()
             return True
         head = self._confirm_text()
         if marker == "[":

@@ -23,7 +23,7 @@ HY_V4_TRANSITIONS = {
     "content": {"text": "content", "<tool_calls": "suffix"},
     "suffix": {"S > (S empty, or : and no whitespace, < or >)": "block",
                "anything else, past MAX_HEAD (the head is content)": "content"},
-    "block": {"ws <tool_call S>": "name", "ws </tool_calls S>": "content",
+    "block": {"ws <tool_call S>": "name", "ws </tool_calls S>": "content", "ws <tool_calls S> (repeated: markup)": "block",
               "anything else (the block token markup, the text content)": "content"},
     "name": {"NAME <arg_key S>": "key", "NAME </tool_call S> (no arguments)": "block",
              "</tool_call S> with no name (an empty call: markup)": "block", "another tag, a bad name": "broken",
@@ -77,7 +77,7 @@ class Tags:
         self.value_open, self.value_close = tag("arg_value"), tag("arg_value", True)
         self.tokens = (self.calls_open, self.calls_close, self.call_open, self.call_close, self.key_open,
                        self.key_close, self.value_open, self.value_close)
-        self.in_block = markers(self.call_open, self.calls_close)
+        self.in_block = markers(self.call_open, self.calls_close, self.calls_open)
         # the name ends at the first key or the call's end; any other token there breaks the call
         self.name_end = markers(*self.tokens[1:6], self.value_open, self.value_close)
         self.key_end = markers(self.key_close, self.call_open, self.call_close, self.calls_close, self.key_open,
@@ -184,9 +184,9 @@ class HyV4Parser(ToolParser):
         if marker == t.call_open:
             self.scanner.head_begin()
             self._state = "name"
-        else:
+        elif marker == t.calls_close:
             self._state = "content"
-        return True
+        return True  # (the block's opener again: markup, read on in the block)
 
     def _s_name(self, final: bool) -> bool:
         t = self._t
