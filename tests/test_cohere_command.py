@@ -47,7 +47,7 @@ def test_the_renderer_writes_the_templates_layout():
                     '    {"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Paris", "days": 3}},\n'
                     '    {"tool_call_id": "1", "tool_name": "ping", "parameters": {}}\n'
                     ']<|END_ACTION|>')
-    assert R.render([], content="Hello") == "<|START_RESPONSE|>Hello<|END_RESPONSE|>"
+    assert R.render([], content="Hello") == "Hello"  # (the workloads' plain prose)
 
 
 @pytest.mark.parametrize("calls,content", [

@@ -94,7 +94,8 @@ def test_the_suffix_is_learned_per_block():
     assert got.complete_calls() == [("f", {"k": a.value_close + "v"})]
 
 
-@pytest.mark.parametrize("text", ["<tool_calls foo>", "<tool_calls:>", "<tool_calls: x>", "<tool_callsx>"])
+@pytest.mark.parametrize("text", ["<tool_calls foo>", "<tool_calls:>", "<tool_calls: x>", "<tool_callsx>",
+                                  "<tool_calls:" + "a" * 64 + ">"])
 def test_an_opener_with_a_bad_suffix_is_text(text):
     check_all("a " + text + " b", "a " + text + " b", [])
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 # "a / b": the one the reading decides; tests/test_transitions.py holds the states to the class's).
 HY_V4_TRANSITIONS = {
     "content": {"text": "content", "<tool_calls": "suffix"},
-    "suffix": {"S > (S empty, or : and no whitespace, < or >)": "block",
+    "suffix": {"S > (S empty, or : and no whitespace, < or >; at most MAX_SUFFIX)": "block",
                "anything else, past MAX_HEAD (the head is content)": "content"},
     "block": {"ws <tool_call S>": "name", "ws </tool_calls S>": "content", "ws <tool_calls S> (repeated: markup)": "block",
               "anything else (the block token markup, the text content)": "content"},
@@ -48,7 +48,8 @@ from .schema import UNTYPED, TypedValue, is_tool_name, json_string
 log = logging.getLogger(__name__)
 
 __all__ = [
-    "HyV4Parser", "Tags", "tags", "SUFFIX", "BLOCK_STEM", "SPECIAL_TOKENS", "MODEL_SPECIAL", "HY_V4_TRANSITIONS",
+    "HyV4Parser", "Tags", "tags", "SUFFIX", "MAX_SUFFIX", "BLOCK_STEM", "SPECIAL_TOKENS", "MODEL_SPECIAL",
+    "HY_V4_TRANSITIONS",
 ]
 
 #: The suffix of every public Hy4 checkpoint's tokens (SMG's tests, ``tencent/Hy4-preview``; vLLM's docstring).
@@ -56,6 +57,9 @@ SUFFIX = ":6124c78e"
 #: What opens a block, before its suffix and ``>``: the one content marker.
 BLOCK_STEM = "<tool_calls"
 _SUFFIX_TEXT = re.compile(r"(?::[^\s<>]+)?")  # "" or ":" then no whitespace, "<" or ">" (vLLM's and SMG's)
+#: The longest suffix read as one (the public one is 9 characters): a longer one is text, so that a block's
+#: marker sets stay small whatever the output writes.
+MAX_SUFFIX = 64
 _KEY = re.compile(r'[^<>\n]+')
 _NO_VALUE = TypedValue(UNTYPED)
 
@@ -158,7 +162,7 @@ class HyV4Parser(ToolParser):
             return False  # (with final: the output cut the head, no content)
         head = self.scanner.head_text()
         suffix = head[len(BLOCK_STEM):]
-        if _SUFFIX_TEXT.fullmatch(suffix) is None:  # not a block token: text
+        if len(suffix) > MAX_SUFFIX or _SUFFIX_TEXT.fullmatch(suffix) is None:  # not a block token: text
             self._emit_content(head + marker)
             self._state = "content"
             return True

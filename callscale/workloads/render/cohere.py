@@ -45,7 +45,10 @@ class CohereCommandRenderer(Renderer):
     stray_openers_are_content = False
 
     def render(self, calls: Sequence[Call], content: str = "") -> str:
-        """The model output; with no calls, ``content`` in a response block (nothing when it is empty)."""
+        """The model output; with no calls, ``content`` alone (the workloads' plain prose: a text turn's response
+        block is markup the parser drops, tests/test_cohere_command.py)."""
+        if not calls:
+            return content
         out = [START_RESPONSE, content, END_RESPONSE] if content else []
         if calls:
             out.append(START_ACTION + "[")
