@@ -22,7 +22,7 @@ R = render.get(P)
 SUFFIXES = ("", SUFFIX, ":another-checkpoint")
 
 
-def tool(name, **types):
+def tool(name, /, **types):
     """A tool in OpenAI form whose parameters have the given JSON-schema types (or schemas)."""
     props = {k: (t if isinstance(t, dict) else {"type": t}) for k, t in types.items()}
     return {"type": "function", "function": {"name": name, "parameters": {"type": "object", "properties": props}}}

@@ -21,7 +21,7 @@ P = "minimax_m2"
 R = render.get(P)
 
 
-def tool(name, **types):
+def tool(name, /, **types):
     """A tool in OpenAI form whose parameters have the given JSON-schema types."""
     props = {k: {"type": t} for k, t in types.items()}
     return {"type": "function", "function": {"name": name, "parameters": {"type": "object", "properties": props}}}
