@@ -477,7 +477,10 @@ class JsonCallLexer(JsonValidator):
     the Hermes formats accept). ``argument_keys``: the keys whose value is
     the arguments object (one of them per object; Hermes: ``arguments``,
     Llama 3: ``parameters`` or ``arguments``); a repeated ``name`` or
-    arguments key is an error.
+    arguments key is an error. ``name``: the call's name when the markup
+    around the object gave it already (Inkling's message header): the
+    arguments stream wherever they stand in the object, and a ``name``
+    member that differs from it is an error.
 
     Attributes read by the parser: ``name`` (``str`` or ``None``),
     ``arguments_done`` (the arguments object was read to its ``}``),
@@ -492,13 +495,14 @@ class JsonCallLexer(JsonValidator):
 
     __slots__ = ("_key_text", "_capture", "_sink", "_capture_parts", "_cap_start", "_pause", "_seen_name",
                  "_seen_arguments", "name", "arguments", "arguments_done", "stream_arguments", "in_argument_text",
-                 "_argument_keys")
+                 "_argument_keys", "_expected_name")
 
     _hooked = True
 
-    def __init__(self, argument_keys: tuple[str, ...] = ("arguments",)) -> None:
+    def __init__(self, argument_keys: tuple[str, ...] = ("arguments",), name: str | None = None) -> None:
         super().__init__()
         self._argument_keys = argument_keys
+        self._expected_name = name
         self._key_text: str | None = None
         #: None, "key", "name" or "arguments": what the current text is captured into (the list ``_sink``).
         self._capture: str | None = None
@@ -508,7 +512,7 @@ class JsonCallLexer(JsonValidator):
         self._pause = False
         self._seen_name = False
         self._seen_arguments = False
-        self.name: str | None = None
+        self.name: str | None = name
         self.arguments: list[str] = []
         self.arguments_done = False
         self.stream_arguments = False
@@ -582,7 +586,7 @@ class JsonCallLexer(JsonValidator):
         if key:
             self._key_text = value
             return True
-        if not is_call_name(value):
+        if not is_call_name(value) or (self._expected_name is not None and value != self._expected_name):
             return False
         self.name = value
         return True
@@ -882,6 +886,8 @@ class JsonCallReader:
 
     argument_keys: tuple[str, ...] = ("arguments",)
     max_head: int
+    #: The call's name given by the markup before the object (set before :meth:`_open_object`), else None.
+    _known_name: str | None = None
     _name_only_is_a_call = False
     _cut_head_is_content = False
 
@@ -948,9 +954,10 @@ class JsonCallReader:
                             return False
         if len(text) > _HEAD_WAIT and room > len(text):  # (a longer head is matched whole too)
             text = sc.peek(room)
-        lexer = self._lexer = JsonCallLexer(self.argument_keys)
+        known = self._known_name
+        lexer = self._lexer = JsonCallLexer(self.argument_keys, known)
         hit = head_re.match(text)
-        if hit is None:
+        if hit is None or (known is not None and hit.group(1) != known):
             self._state = "json"
             return True
         sc.take(hit.end())
