@@ -42,7 +42,7 @@ INKLING_TRANSITIONS = {
                  "<|message_model|>, <|content_invoke_tool_json|> (read again)": "content"},
     **json_call_transitions(
         {"the call started and its object closed": "after_object", "no call object (content)": "content",
-         "a call that broke": "broken"}),
+         "a call that broke, or a header's call whose object did": "broken"}),
     "after_object": {"ws END, ws and the end of the output": "between",
                      "ws <|message_model|> or a KIND (its end left out; read again)": "content",
                      "anything else": "broken"},
@@ -197,7 +197,12 @@ class InklingParser(JsonCallReader, ToolParser):
     _s_json = JsonCallReader._read_object
 
     def _not_a_call(self, *more: str, final: bool = False, expected: Markers | None = None) -> None:
-        """No call object: its text is content, unless the end of the output cut it; blanks alone are markup."""
+        """No call object: its text is content, unless the end of the output cut it; blanks alone are markup. An
+        object under a header that named the call (its name disagreeing, a JSON error) is a broken call."""
+        if self._known_name is not None and self._lexer is not None:
+            self._raw = []
+            self._broken()
+            return
         text = "".join(self._raw) + "".join(more)
         header, self._header = self._header, ""
         if header:
