@@ -42,6 +42,7 @@ INKLING_TRANSITIONS = {
                  "<|message_model|>, <|content_invoke_tool_json|> (read again)": "content"},
     **json_call_transitions(
         {"the call started and its object closed": "after_object", "no call object (content)": "content",
+         "<|content_invoke_tool_json|> again at once (the empty block dropped)": "json_open",
          "a call that broke, or a header's call whose object did": "broken"}),
     "after_object": {"ws END, ws and the end of the output": "between",
                      "ws <|message_model|> or a KIND (its end left out; read again)": "content",
@@ -116,16 +117,20 @@ class InklingParser(JsonCallReader, ToolParser):
 
     def _open(self, marker: str, final: bool) -> bool:
         """A token read in content (base ``_s_content``)."""
-        if marker == MESSAGE_MODEL:
+        if marker == INVOKE_TOOL_JSON:
+            self._known_name = None  # (_call_object's work inline: a repeated token costs one frame less)
+            self._header = ""
+            self._open_object("")
+        elif marker == MESSAGE_MODEL:
             self._header_opened = True
             self.scanner.head_begin()
             self._state = "header"
-        elif marker == INVOKE_TOOL_JSON:
-            self._call_object(None, "")
         elif marker == CONTENT_THINKING:
             self._state = "thinking"
-        elif marker in _ENDS:
-            self._state = "between"
+        elif marker in _ENDS:  # (state "between", inline)
+            self._header_opened = False
+            self.scanner.head_begin()
+            self._state = "header"
         return True  # (a text or raw tool block's kind: markup, read on as content)
 
     def _s_between(self, final: bool) -> bool:
@@ -173,8 +178,11 @@ class InklingParser(JsonCallReader, ToolParser):
         self._emit_reasoning(text)
         if marker is None:
             return False
-        self._state = "between"
-        if marker not in _ENDS:  # a message or a call opened in an unclosed thinking block: read again
+        if marker in _ENDS:  # (state "between", inline)
+            self._header_opened = False
+            self.scanner.head_begin()
+            self._state = "header"
+        else:  # a message or a call opened in an unclosed thinking block: read again
             self.scanner.unread(len(marker))
             self._state = "content"
         return True
@@ -196,21 +204,30 @@ class InklingParser(JsonCallReader, ToolParser):
 
     _s_json = JsonCallReader._read_object
 
-    def _not_a_call(self, *more: str, final: bool = False, expected: Markers | None = None) -> None:
+    def _not_a_call(self, *more: str, final: bool = False, expected: Markers | None = None) -> bool | None:
         """No call object: its text is content, unless the end of the output cut it; blanks alone are markup. An
         object under a header that named the call (its name disagreeing, a JSON error) is a broken call."""
         if self._known_name is not None and self._lexer is not None:
             self._raw = []
             self._broken()
             return
-        text = "".join(self._raw) + "".join(more)
-        header, self._header = self._header, ""
-        if header:
-            self._emit_content(header)
-        if not text.isspace():
+        if self._header:
+            self._emit_content(self._header)
+            self._header = ""
+        elif self._lexer is None and not (more or final) and self.scanner.match_literal(INVOKE_TOOL_JSON) is True:
+            # the token again at once (a degenerate model repeating it): the next block, without content's search
+            self._known_name = None
+            self._open_object("")
+            return True
+        raw = self._raw
+        text = raw[0] if len(raw) == 1 else "".join(raw)
+        if more:
+            text += "".join(more)
+        if text and not text.isspace():
             self._head_no_call(text, final, expected)
         self._raw = []
         self._state = "content"
+        return None
 
     def _drop_call(self, final: bool = False, expected: Markers | None = None) -> None:
         log.debug("inkling: malformed call %s abandoned", self._current)
@@ -232,8 +249,11 @@ class InklingParser(JsonCallReader, ToolParser):
             return True
         self._emit_arguments("}")
         self._end_call()
-        self._state = "between"
         if marker is not None and marker not in _ENDS:
             sc.unread(len(marker))
             self._state = "content"
+        else:  # (state "between", inline)
+            self._header_opened = False
+            sc.head_begin()
+            self._state = "header"
         return True

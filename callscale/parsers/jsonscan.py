@@ -792,8 +792,10 @@ _BLANKS = re.compile(r"[ \t\n\r]*")
 _HEAD_WAIT = 256
 
 
-#: The head's opening in the encoders' spelling (json.dumps): the one spelling waited for whole.
+#: The head's opening in the encoders' spellings (json.dumps, and compact as Inkling's engines write it): the
+#: spellings waited for whole.
 _NAME_OPEN = '{"name": "'
+_NAME_OPEN_COMPACT = '{"name":"'
 #: The characters of a name matched whole (no escape, control character or surrogate).
 _NAME_CHARS = re.compile(r'[^"\\\x00-\x1f\ud800-\udfff]+')
 
@@ -807,8 +809,9 @@ def _head_pattern(keys: tuple[str, ...]) -> "re.Pattern[str]":
 
 
 def _head_tails(keys: tuple[str, ...]) -> tuple[str, ...]:
-    """What follows the name in the encoders' spelling of the head, per key: ``", "arguments": {``."""
-    return tuple('", "%s": {' % key for key in keys)
+    """What follows the name in the encoders' spellings of the head, per key: ``", "arguments": {`` and, compact,
+    ``","arguments":{``."""
+    return tuple('", "%s": {' % key for key in keys) + tuple('","%s":{' % key for key in keys)
 
 
 class _Heads(dict):
@@ -868,8 +871,8 @@ class JsonCallReader:
     caller when the call is confirmed). Text outside the arguments value
     before the call starts is a head of at most ``max_head`` characters.
     A head ``{"name": "NAME", KEY: {`` (no escape in NAME) is matched whole by
-    one pattern, and its encoders' spelling is waited for while the unread
-    text is a prefix of it (up to ``_HEAD_WAIT`` characters, nothing read);
+    one pattern, and its encoders' spellings (json.dumps', compact) are waited for while the unread
+    text is a prefix of one (up to ``_HEAD_WAIT`` characters, nothing read);
     any other head is read token by token: the same answers, whatever the split.
 
     The parser sets ``argument_keys``, ``_name_only_is_a_call`` (an object
@@ -940,12 +943,12 @@ class JsonCallReader:
         text = sc.peek(room if room <= _HEAD_WAIT else _HEAD_WAIT + 1)  # (what the wait below reads)
         head_re, tails = _HEADS[self.argument_keys]
         if not final and len(text) <= _HEAD_WAIT and len(text) < room:  # a prefix of the common head waits
-            if len(text) <= 10:
-                if _NAME_OPEN.startswith(text):
-                    return False
-            elif text.startswith(_NAME_OPEN):
-                q = text.find('"', 10)
-                if _NAME_CHARS.fullmatch(text, 10, len(text) if q < 0 else q) is not None:
+            if len(text) <= 10 and (_NAME_OPEN.startswith(text) or _NAME_OPEN_COMPACT.startswith(text)):
+                return False
+            n = 10 if text.startswith(_NAME_OPEN) else 9 if text.startswith(_NAME_OPEN_COMPACT) else 0
+            if n:
+                q = text.find('"', n)
+                if _NAME_CHARS.fullmatch(text, n, len(text) if q < 0 else q) is not None:
                     if q < 0:
                         return False
                     tail = text[q:]  # (no generator here: it would make this frame's locals cells)
