@@ -179,3 +179,9 @@ def test_generated_arguments_read_back(arguments, spec, args_first):
     text = text_block("x") + message("f", obj("f", arguments, args_first))
     for got in (whole_outcome(P, text), stream_outcome(P, chunk(text, spec, SPECIALS))):
         assert got.content == "x" and got.complete_calls() == [("f", arguments)], (spec, text)
+
+
+def test_a_header_the_output_cuts_is_markup_when_a_name_and_text_otherwise():
+    check_all(text_block("Hi.") + MESSAGE_MODEL + "get_wea", "Hi.", [])
+    check_all(text_block("Hi.") + MESSAGE_MODEL + "Sure, here it is.", "Hi.Sure, here it is.", [])
+    check_all("Plain text, no token at all.", "Plain text, no token at all.", [])

@@ -34,7 +34,8 @@ INKLING_TRANSITIONS = {
     "header": {"NAME <|content_invoke_tool_json|> (NAME the call's, or text if the object names another)": "json_open",
                "<|content_text|>, a raw or error tool block's KIND (text before it is content)": "content",
                "<|content_thinking|>": "thinking", "<|message_model|>": "header", "END": "between",
-               "past MAX_HEAD, the end of the output (text: content; after <|message_model|> cut: markup)": "content"},
+               "past MAX_HEAD, the end of the output (text: content; a name after <|message_model|>: cut markup)":
+               "content"},
     "content": {"text": "content", "<|message_model|>": "header", "<|content_thinking|>": "thinking",
                 "<|content_invoke_tool_json|> (no header: the object names the call)": "json_open",
                 "END (markup)": "between", "<|content_text|>, a raw or error tool block's KIND (markup)": "content"},
@@ -127,10 +128,8 @@ class InklingParser(JsonCallReader, ToolParser):
             self._state = "header"
         elif marker == CONTENT_THINKING:
             self._state = "thinking"
-        elif marker in _ENDS:  # (state "between", inline)
-            self._header_opened = False
-            self.scanner.head_begin()
-            self._state = "header"
+        elif marker in _ENDS:
+            return self._s_between(final)
         return True  # (a text or raw tool block's kind: markup, read on as content)
 
     def _s_between(self, final: bool) -> bool:
@@ -149,9 +148,10 @@ class InklingParser(JsonCallReader, ToolParser):
         if marker is None:
             if not final:
                 return False
-            # the end of the output: after <|message_model|> a cut header (markup); else the model's text
+            # the end of the output: after <|message_model|> a name is a cut header (markup); else the model's text
             text = sc.head_text()
-            if not self._header_opened:
+            name = text.strip()
+            if not self._header_opened or (name and not is_tool_name(name)):
                 self._emit_content(text)
             self._state = "content"
             return True
@@ -178,13 +178,10 @@ class InklingParser(JsonCallReader, ToolParser):
         self._emit_reasoning(text)
         if marker is None:
             return False
-        if marker in _ENDS:  # (state "between", inline)
-            self._header_opened = False
-            self.scanner.head_begin()
-            self._state = "header"
-        else:  # a message or a call opened in an unclosed thinking block: read again
-            self.scanner.unread(len(marker))
-            self._state = "content"
+        if marker in _ENDS:
+            return self._s_between(final)
+        self.scanner.unread(len(marker))  # a message or a call opened in an unclosed thinking block: read again
+        self._state = "content"
         return True
 
     # ------------------------------------------------------------------ the call object (JsonCallReader's hooks)
@@ -249,11 +246,8 @@ class InklingParser(JsonCallReader, ToolParser):
             return True
         self._emit_arguments("}")
         self._end_call()
-        if marker is not None and marker not in _ENDS:
-            sc.unread(len(marker))
-            self._state = "content"
-        else:  # (state "between", inline)
-            self._header_opened = False
-            sc.head_begin()
-            self._state = "header"
+        if marker is None or marker in _ENDS:
+            return self._s_between(final)
+        sc.unread(len(marker))
+        self._state = "content"
         return True
