@@ -134,8 +134,9 @@ class DetectorGlue(CallRecord):
 
     A subclass names the engine's result types (:attr:`result_type`, :attr:`item_type`: pydantic
     ``StreamingParseResult`` and ``ToolCallItem``) and comes before the engine's base class.
-    ``parse_streaming_increment`` / ``finish``: one item per call and result (a call's first item
-    carries its name); ``detect_and_parse``: one item per call, by a fresh parser;
+    ``parse_streaming_increment`` / ``finish``: per call and result, the call's name alone
+    (``parameters=""``, its first item, as the engines' own detectors send it) then one item with the
+    arguments parsed in that result; ``detect_and_parse``: one item per call, by a fresh parser;
     ``has_tool_call``: True when callscale's parser finds a call or markup in the text; structural
     tags: not supported (``NotImplementedError``).
     """
@@ -155,6 +156,9 @@ class DetectorGlue(CallRecord):
             if self._calls.add(index, name, arguments):
                 self.current_tool_id = index
                 self.current_tool_name_sent = True
+            if name is not None and arguments:  # the name first, alone (the engines' detectors' order)
+                calls.append(self.item_type(tool_index=index, name=name, parameters=""))
+                name = None
             calls.append(self.item_type(tool_index=index, name=name, parameters=arguments))
         return self.result_type(normal_text=result.normal_text, calls=calls)
 

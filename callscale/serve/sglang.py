@@ -19,8 +19,9 @@ The contract, as SGLang 0.5.23 uses it (``base_format_detector.py``,
   ``parse_streaming_increment(new_text, tools)`` and ``finish(tools)`` take
   SGLang's ``Tool`` list and return its ``StreamingParseResult``
   (``normal_text``, ``calls``: ``ToolCallItem(tool_index, name,
-  parameters)``; a call's first item carries its name, SGLang gives it an id);
-  streamed pieces of one call in one result are merged;
+  parameters)``; a call's first item carries its name alone, with
+  ``parameters=""``, as SGLang's own detectors send it, and SGLang gives it
+  an id); the arguments parsed in one result are one item;
 - ``detect_and_parse`` returns one item per call (name and whole arguments);
 - ``has_tool_call(text)``: True when callscale's parser finds a call or
   markup in ``text`` (a cut call's markup included), so SGLang takes the
