@@ -165,12 +165,31 @@ class Substitute:
 
     def _configure_sglang(self) -> None:
         import importlib
+        import types
+        import unittest
+
+        try:  # CustomTestCase (unittest.TestCase with retries) comes with SGLang's benchmark imports
+            import sglang.test.test_utils  # noqa: F401
+        except ImportError:  # (``datasets`` and more): a plain TestCase in its place
+            stub = types.ModuleType("sglang.test.test_utils")
+            stub.CustomTestCase = unittest.TestCase
+            sys.modules["sglang.test.test_utils"] = stub
 
         from callscale import adapters
         from callscale.serve import engine_name
         from sglang.srt.function_call.function_call_parser import FunctionCallParser
 
         enum = FunctionCallParser.ToolCallParserEnum
+        import transformers
+
+        # the tests that load a model's tokenizer from the hub (offline here): the stand-in, per model name
+        def from_pretrained(name: Any, *args: Any, **kwargs: Any) -> RoundTripTokenizer:
+            known = {"deepseek-v3.2": "deepseek_v32", "deepseek-v3": "deepseek_v3", "kimi": "kimi_k2",
+                     "qwen3-coder": "qwen3_coder", "glm-4.7": "glm47", "glm-4.5": "glm45"}
+            fmt = next((f for key, f in known.items() if key in str(name).lower()), self.fmt or "deepseek_v32")
+            return RoundTripTokenizer(fmt)
+
+        transformers.AutoTokenizer.from_pretrained = staticmethod(from_pretrained)
         if self.ours:
             import callscale.serve.sglang as serve_sglang
         for target, fmt in adapters.KNOWN_CLASSES.items():

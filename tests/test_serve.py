@@ -258,6 +258,14 @@ def test_sglang_a_call_whole_in_one_chunk_sends_its_name_alone_then_its_argument
     assert more == []
 
 
+def test_sglang_pythonic_sends_a_whole_call_in_one_item(sglang_serve):
+    """SGLang's PythonicDetector sends a call's name and arguments in one item (its tests count one item
+    per call); callscale_llama4_pythonic does the same for a call whole in one chunk."""
+    detector = standin_sglang.FunctionCallParser.ToolCallParserEnum["callscale_llama4_pythonic"]()
+    calls = detector.parse_streaming_increment("[get_weather(city='Paris')]", []).calls
+    assert [(c.tool_index, c.name, json.loads(c.parameters)) for c in calls] == [(0, "get_weather", {"city": "Paris"})]
+
+
 def test_sglang_has_tool_call_and_no_structural_tags(sglang_serve):
     detector = standin_sglang.FunctionCallParser.ToolCallParserEnum["callscale_qwen3"]()
     assert detector.has_tool_call('x <tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>')
