@@ -22,8 +22,9 @@ The contract, as SGLang 0.5.23 uses it (``base_format_detector.py``,
   parameters)``; a call's first item carries its name alone, with
   ``parameters=""``, as SGLang's own detectors send it, and SGLang gives it
   an id); the arguments parsed in one result are one item (for
-  ``llama4_pythonic`` and ``gpt_oss``, :data:`WHOLE_CALL_ITEMS`, name and
-  arguments in one item, as SGLang's detectors of them send whole calls);
+  ``llama4_pythonic``, ``gpt_oss`` and ``kimi_k3``, :data:`WHOLE_CALL_ITEMS`,
+  name and arguments in one item, as SGLang's detectors of them send whole
+  calls);
 - ``detect_and_parse`` returns one item per call (name and whole arguments);
 - ``has_tool_call(text)``: True when callscale's parser finds a call or
   markup in ``text`` (a cut call's markup included), so SGLang takes the
@@ -70,10 +71,10 @@ class CallscaleDetector(DetectorGlue, BaseFormatDetector):
         raise NotImplementedError(f"{engine_name(self.format)}: EBNF grammars are not supported by callscale's parsers")
 
 
-#: Formats whose SGLang detector sends a call's name and arguments in one item (``PythonicDetector`` and
-#: ``GptOssDetector`` read whole calls); callscale's detectors for them do the same when a call's name and
-#: arguments arrive in one chunk.
-WHOLE_CALL_ITEMS = frozenset({"llama4_pythonic", "gpt_oss"})
+#: Formats whose SGLang detector sends a call's name and arguments in one item (``PythonicDetector``,
+#: ``GptOssDetector`` and ``KimiK3Detector`` read whole calls); callscale's detectors for them do the same
+#: when a call's name and arguments arrive in one chunk.
+WHOLE_CALL_ITEMS = frozenset({"llama4_pythonic", "gpt_oss", "kimi_k3"})
 
 
 def register() -> dict[str, type]:
