@@ -62,6 +62,8 @@ __all__ = [
     "tool_parameters",
     "tool_parameter_schema",
     "is_new_parameter",
+    "takes_no_arguments",
+    "split_name_and_key",
     "parameter_typing",
     "parameter_type",
     "schema_typing",
@@ -217,6 +219,43 @@ def is_new_parameter(tools: Sequence[Any] | None, tool: str, key: str, used: Any
         return False
     props = tool_parameter_schema(tools, tool)
     return not props or key in props
+
+
+def takes_no_arguments(tools: Sequence[Any] | None, name: str) -> bool:
+    """Whether the request declares a tool ``name`` whose parameters schema lists no properties.
+
+    The guard of the recoveries that read a call the model wrote with stray markup and no
+    arguments as the zero-argument call (GLM's ``<tool_call>NAME</arg_value></tool_call>``,
+    docs/formats.md): only a tool that takes nothing can have lost nothing. False for a name the
+    list does not declare, for no tool list, and for a tool whose schema has properties.
+    """
+    for tool in tool_list(tools):
+        try:
+            if tool_name(tool) == name:
+                return not tool_parameter_schema(tools, name)
+        except Exception:  # a tool object of an unexpected shape
+            return False
+    return False
+
+
+def split_name_and_key(tools: Sequence[Any] | None, text: str) -> tuple[str, str] | None:
+    """``(name, key)`` when ``text`` is a declared tool's name run together with one of its parameters.
+
+    The guard of the recovery for a call whose first key lost its opening tag (GLM-4.7's
+    ``<tool_call>send_commandcommand</arg_key>``, docs/formats.md): the longest name of the request's
+    tools that is a proper prefix of ``text`` and whose schema lists the rest as a property. None
+    when there is no such tool (no tool list, a tool that lists no properties, another rest).
+    """
+    best = None
+    for tool in tool_list(tools):
+        try:
+            name = tool_name(tool)
+        except Exception:  # a tool object of an unexpected shape
+            continue
+        if (isinstance(name, str) and name and len(name) < len(text) and text.startswith(name)
+                and (best is None or len(name) > len(best)) and text[len(name):] in tool_parameter_schema(tools, name)):
+            best = name
+    return None if best is None else (best, text[len(best):])
 
 
 # --------------------------------------------------------------------------- schema -> typing
