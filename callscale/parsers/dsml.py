@@ -64,7 +64,7 @@ from typing import ClassVar
 
 from . import register
 from .base import MAX_HEAD, Layout, ToolParser
-from .schema import UNTYPED, TypedValue, json_string
+from .schema import UNTYPED, TypedValue, is_framed_name, json_string
 from .deepseek import EOS
 from .scanner import OVER, PARTIAL, markers
 
@@ -508,6 +508,8 @@ class DsmlToolParser(ToolParser):
         parsed = _HEAD.fullmatch(head) if closed else None
         attrs = dict(_ATTR.findall(parsed.group(1))) if parsed else {}
         name = attrs.get("name", "")
+        if name and not is_framed_name(name):  # no name any client dispatches: as a tag without one
+            name = ""
         self_closing = bool(parsed and parsed.group(2))
         if closed and self._orphan is None and (not name or (self_closing and not invoke)):
             # a complete tag without what an element needs (a name): markup, never content; in an

@@ -650,12 +650,16 @@ SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def is_call_name(value: object) -> bool:
-    """Whether a JSON call object's ``name`` value names a call: a non-empty string without a lone surrogate.
+    """Whether a JSON call object's ``name`` value names a call: :func:`callscale.parsers.schema.is_framed_name`.
 
-    ``json.loads`` accepts a lone surrogate escape (``"\\ud800"``): a name no server can encode as
-    UTF-8 (docs/formats.md, Qwen3). The JSON call readers (qwen3, llama3_json) and Mistral's array form use it.
+    A string, not only whitespace, with no control character and no lone surrogate: ``json.loads``
+    accepts a lone surrogate escape (``"\\ud800"``), a name no server can encode as UTF-8, and control
+    characters (``"get\\nweather"``), a name no client dispatches (docs/formats.md, "Tool names"). The
+    JSON call readers (qwen3, llama3_json) and Mistral's array form use it.
     """
-    return type(value) is str and bool(value) and SURROGATE.search(value) is None
+    from .schema import is_framed_name  # (schema imports this module)
+
+    return is_framed_name(value)
 _CONTROL_ESCAPES = {chr(k): json.dumps(chr(k))[1:-1] for k in range(32)}
 
 
@@ -950,7 +954,7 @@ class JsonCallReader:
             text = sc.peek(room)
         lexer = self._lexer = JsonCallLexer(self.argument_keys)
         hit = head_re.match(text)
-        if hit is None:
+        if hit is None or not is_call_name(hit.group(1)):  # (a name the one rule rejects: the lexer's path decides)
             self._state = "json"
             return True
         sc.take(hit.end())

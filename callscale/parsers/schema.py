@@ -58,6 +58,8 @@ __all__ = [
     "TOOL_NAME",
     "TOOL_NAME_RUN",
     "is_tool_name",
+    "FRAMED_NAME",
+    "is_framed_name",
     "tool_name",
     "tool_parameters",
     "tool_parameter_schema",
@@ -153,9 +155,12 @@ def tool_list(tools: Any) -> Sequence[Any]:
     return tools if type(tools) is list or type(tools) is tuple else ()
 
 
-#: The characters a tool name may not hold (docs/formats.md, "Tool names"): whitespace, control characters,
-#: lone surrogates and the characters formats delimit markup with.
-_NOT_NAME = r"""\s\x00-\x1f\x7f\ud800-\udfff<>{}\[\]()"'`,;=|\\"""
+#: The characters no tool name may hold in any format (docs/formats.md, "Tool names"): control characters
+#: (no client dispatches such a name) and lone surrogates (no server can encode them as UTF-8).
+_NOT_FRAMED_NAME = r"\x00-\x1f\x7f\ud800-\udfff"
+#: The characters a tool name may not hold where a format judges a name by its characters: those, whitespace
+#: and the characters formats delimit markup with.
+_NOT_NAME = r"""\s""" + _NOT_FRAMED_NAME + r"""<>{}\[\]()"'`,;=|\\"""
 #: A tool name as models and clients spell it (issue 26): one or more characters, none of them whitespace,
 #: a control character, a lone surrogate or one of ``< > { } [ ] ( ) " ' ` , ; = | \``. So letters and
 #: digits of any script with ``_ - . : / @`` and the like: OpenAI's ``get_weather``, MCP clients'
@@ -171,6 +176,18 @@ TOOL_NAME_RUN = re.compile(f"[^{_NOT_NAME}]*")
 def is_tool_name(text: str) -> bool:
     """Whether ``text`` (characters, outer whitespace already stripped) is a tool name (:data:`TOOL_NAME`)."""
     return TOOL_NAME.fullmatch(text) is not None
+
+
+#: A tool name where the format's frame, not its characters, ends it (docs/formats.md, "Tool names"): special
+#: tokens around it (DeepSeek V3/V3.1, Kimi K2's call id, gpt-oss's recipient, Mistral's ``[ARGS]``), a
+#: quoted attribute (DSML's ``name="..."``) or a JSON string (the JSON formats): one or more characters with
+#: no control character and no lone surrogate, not only whitespace. Every :data:`TOOL_NAME` is one.
+FRAMED_NAME = re.compile(f"(?=.*\\S)[^{_NOT_FRAMED_NAME}]+", re.DOTALL)
+
+
+def is_framed_name(text: object) -> bool:
+    """Whether ``text`` is a string and a tool name by :data:`FRAMED_NAME` (a name its format's frame delimits)."""
+    return type(text) is str and FRAMED_NAME.fullmatch(text) is not None
 
 
 def tool_name(tool: Any) -> str | None:
