@@ -15,11 +15,7 @@ from support import CHUNKINGS, assert_parses, load_cases, stream_outcome
 CASES = load_cases()
 
 #: Fault cases that today's parsers still get wrong, with the reason. Strict: a fixed case must leave this set.
-KNOWN_FAILING: dict[str, str] = {
-    "glm47-call-opener-for-first-key-opener": (
-        "issue 26: <tool_call> written where the first <arg_key> belongs; reading it as a key needs a look-ahead "
-        "past the name that the name state does not have (docs/formats.md, GLM, 'Not recovered')"),
-}
+KNOWN_FAILING: dict[str, str] = {}
 
 
 def _marks(case):

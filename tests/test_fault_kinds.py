@@ -238,6 +238,23 @@ def test_a_declared_name_run_together_with_its_first_key_is_read_apart(name):
                       tools=tools_)
 
 
+@pytest.mark.parametrize("name", ["glm45", "glm47"])
+def test_a_call_opener_in_place_of_the_first_key_opener(name):
+    # getsigit/sigit #94, ormandj/sglang-glm53-flash-sm120 #5: '<tool_call>run_command<tool_call>command</arg_key>'
+    tools = [{"type": "function", "function": {"name": "run", "parameters": {
+        "type": "object", "properties": {"command": {"type": "string"}, "n": {"type": "integer"}}}}}]
+    text = "<tool_call>run<tool_call>command</arg_key><arg_value>ls -l</arg_value><arg_key>n</arg_key><arg_value>2</arg_value></tool_call>"
+    assert_parses(name, "Hi." + text, "Hi.", [("run", {"command": "ls -l", "n": 2})], tools=tools)
+    # an undeclared tool, or a key the tool does not take: as before (the first opener is text, the second's
+    # name breaks at the stray </arg_key>)
+    for tools_, key in (([], "command"), (tools, "path")):
+        text = f"<tool_call>run<tool_call>{key}</arg_key><arg_value>ls</arg_value></tool_call>Bye."
+        assert_parses(name, "Hi." + text, "Hi.<tool_call>runBye.", [], tools=tools_)
+    # the second opener starting a real call: the first opener and its name are text, as before
+    call = "<tool_call>run<arg_key>command</arg_key><arg_value>ls</arg_value></tool_call>"
+    assert_parses(name, "Hi.<tool_call>run" + call, "Hi.<tool_call>run", [("run", {"command": "ls"})], tools=tools)
+
+
 @pytest.mark.parametrize("name", ["deepseek_v32", "deepseek_v4"])
 def test_dsml_reads_the_other_versions_block_name(name):
     # sglang #40236: a V4 model writes V3.2's <｜DSML｜function_calls>

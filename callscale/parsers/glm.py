@@ -24,7 +24,10 @@ GLM_TRANSITIONS = {
              "a declared tool that takes no arguments, then </arg_value>, <arg_value> or </arg_key>": "name_stray",
              "a declared tool's name run together with its parameter, then </arg_key> (<arg_key> missing)": "key_done",
              "another name, then </arg_value>, <arg_value> or </arg_key>": "broken",
+             "a declared tool's name, then <tool_call>": "name_key",
              "anything else, past MAX_HEAD, or no name (the opener was text)": "content"},
+    "name_key": {"KEY </arg_key>, KEY a parameter of the tool (<tool_call> stood for <arg_key>)": "key_done",
+                 "anything else (the first opener and name were text; the second opener's name is read)": "name"},
     "name_stray": {"whitespace, then </tool_call> (the zero-argument call)": "content", "anything else": "broken"},
     "key": {"key text, then </arg_key>": "key_done", "<arg_key> before any key text (a repeat: dropped)": "key",
             "another tag, or past MAX_HEAD": "broken"},
@@ -46,8 +49,8 @@ import re
 
 from . import register
 from .base import ToolParser
-from .schema import (TOOL_NAME_RUN, UNTYPED, TypedValue, is_new_parameter, json_string, split_name_and_key,
-                     takes_no_arguments, typed_value)
+from .schema import (TOOL_NAME_RUN, UNTYPED, TypedValue, declares_tool, is_new_parameter, json_string,
+                     split_name_and_key, takes_no_arguments, typed_value)
 from .scanner import OVER, PARTIAL, markers
 
 __all__ = [
@@ -106,6 +109,7 @@ class _GlmParser(ToolParser):
         self._bare_parts: list[str] = []
         self._keys: set[str] = set()   # keys of the current call
         self._cand = ""                # the tag of a recovery candidate in a value
+        self._first_head = ""          # name_key: the first opener's head, content unless it was a call
 
     # ------------------------------------------------------------------ helpers
     def _open(self, marker: str, final: bool = False) -> bool:
@@ -227,6 +231,12 @@ class _GlmParser(ToolParser):
             return True
         if not name:
             return self._empty_opener(marker)
+        if marker == TOOL_CALL and declares_tool(self.tools, name):  # <tool_call> for <arg_key>? (name_key)
+            self._name = name
+            self._first_head = head
+            self.scanner.head_begin()
+            self._state = "name_key"
+            return True
         if marker.endswith(TOOL_CALL):
             return self._not_a_call(marker, False, head)
         self._name = name
@@ -239,6 +249,36 @@ class _GlmParser(ToolParser):
         self._emit_arguments("{}")  # </tool_call>: the inline zero-argument form
         self._end_call()
         self._state = "content"
+        return True
+
+    def _s_name_key(self, final: bool) -> bool:
+        """``<tool_call>`` right after a declared tool's name: it stood for the first ``<arg_key>`` when a
+        parameter of that tool and ``</arg_key>`` follow (getsigit/sigit #94); otherwise the first opener
+        and its name were text, and the text read here is the second opener's name, read on as usual."""
+        sc = self.scanner
+        _, decided = sc.head_run(_KEY_CHARS, final)
+        if not decided:
+            return False
+        hit = sc.match(_M_KEY_END, final) if not sc.head_over() else None
+        if hit is PARTIAL:
+            return False
+        key_text = sc.head_text()
+        key = key_text.strip()
+        if hit is not None and is_new_parameter(self.tools, self._name, key, ()):
+            self._begin_call(self._name)
+            self._keys = set()
+            self._key = key
+            self._state = "key_done"
+            return True
+        if hit is not None:  # read again by the name state
+            sc.unread(len(hit))
+        first, self._first_head = self._first_head, ""
+        self._head_no_call(self._opener + first, False, _M_NAME)
+        self._open(TOOL_CALL)
+        if key_text:
+            sc.head_keep(key_text)
+            if not self._name_ok(key_text):
+                return self._not_a_call(None)
         return True
 
     def _s_name_stray(self, final: bool) -> bool:

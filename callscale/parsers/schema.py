@@ -65,6 +65,7 @@ __all__ = [
     "tool_parameter_schema",
     "is_new_parameter",
     "takes_no_arguments",
+    "declares_tool",
     "split_name_and_key",
     "parameter_typing",
     "parameter_type",
@@ -236,6 +237,18 @@ def is_new_parameter(tools: Sequence[Any] | None, tool: str, key: str, used: Any
         return False
     props = tool_parameter_schema(tools, tool)
     return not props or key in props
+
+
+def declares_tool(tools: Sequence[Any] | None, name: str) -> bool:
+    """Whether the request's tool list declares a tool ``name`` (the guard of recoveries that read
+    misplaced markup as a call only for a tool the request offers). Never raises."""
+    for tool in tool_list(tools):
+        try:
+            if tool_name(tool) == name:
+                return True
+        except Exception:  # a tool object of an unexpected shape
+            continue
+    return False
 
 
 def takes_no_arguments(tools: Sequence[Any] | None, name: str) -> bool:
