@@ -31,7 +31,7 @@ def _expected(case):
 
 def test_every_reported_case_names_its_thread():
     reported = [c for c in CASES if "source" in c]
-    assert len(reported) >= 24
+    assert len(reported) >= 26
     for case in reported:
         assert case["source"].startswith("https://github.com/"), case["id"]
     assert len({c["id"] for c in CASES}) == len(CASES)  # ids are unique
