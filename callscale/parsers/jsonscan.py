@@ -657,9 +657,14 @@ def is_call_name(value: object) -> bool:
     characters (``"get\\nweather"``), a name no client dispatches (docs/formats.md, "Tool names"). The
     JSON call readers (qwen3, llama3_json) and Mistral's array form use it.
     """
-    from .schema import is_framed_name  # (schema imports this module)
+    return type(value) is str and _FRAMED_CHARS.fullmatch(value) is not None and not value.isspace()
 
-    return is_framed_name(value)
+
+#: The characters no tool name may hold in any format (docs/formats.md, "Tool names"): control characters
+#: (no client dispatches such a name) and lone surrogates (no server can encode them as UTF-8). Written here,
+#: the lowest layer, for :func:`is_call_name`; :mod:`callscale.parsers.schema` builds its name rules on it.
+NOT_FRAMED_NAME_CHARS = r"\x00-\x1f\x7f\ud800-\udfff"
+_FRAMED_CHARS = re.compile(f"[^{NOT_FRAMED_NAME_CHARS}]+")
 _CONTROL_ESCAPES = {chr(k): json.dumps(chr(k))[1:-1] for k in range(32)}
 
 

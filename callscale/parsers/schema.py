@@ -40,7 +40,7 @@ from typing import Any, NamedTuple, Sequence
 
 from json.encoder import encode_basestring as _encode_string  # json.dumps(str, ensure_ascii=False)
 
-from .jsonscan import finite_float, strict_loads
+from .jsonscan import NOT_FRAMED_NAME_CHARS, finite_float, is_call_name, strict_loads
 from .pyliteral import MAX_LITERAL_DEPTH, SURROGATE, PyLiteralReader, json_text, read_python_literal  # the one Python literal reader
 
 __all__ = [
@@ -158,7 +158,7 @@ def tool_list(tools: Any) -> Sequence[Any]:
 
 #: The characters no tool name may hold in any format (docs/formats.md, "Tool names"): control characters
 #: (no client dispatches such a name) and lone surrogates (no server can encode them as UTF-8).
-_NOT_FRAMED_NAME = r"\x00-\x1f\x7f\ud800-\udfff"
+_NOT_FRAMED_NAME = NOT_FRAMED_NAME_CHARS  # (jsonscan's, the lowest layer)
 #: The characters a tool name may not hold where a format judges a name by its characters: those, whitespace
 #: and the characters formats delimit markup with.
 _NOT_NAME = r"""\s""" + _NOT_FRAMED_NAME + r"""<>{}\[\]()"'`,;=|\\"""
@@ -187,8 +187,11 @@ FRAMED_NAME = re.compile(f"(?=.*\\S)[^{_NOT_FRAMED_NAME}]+", re.DOTALL)
 
 
 def is_framed_name(text: object) -> bool:
-    """Whether ``text`` is a string and a tool name by :data:`FRAMED_NAME` (a name its format's frame delimits)."""
-    return type(text) is str and FRAMED_NAME.fullmatch(text) is not None
+    """Whether ``text`` is a string and a tool name by :data:`FRAMED_NAME` (a name its format's frame delimits).
+
+    The same test as :func:`callscale.parsers.jsonscan.is_call_name` (one rule; written there without a
+    pattern lookahead, as the JSON readers call it once a call)."""
+    return is_call_name(text)
 
 
 def tool_name(tool: Any) -> str | None:
