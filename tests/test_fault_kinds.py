@@ -287,7 +287,8 @@ def test_dsml_a_parameter_closer_with_no_opener_breaks_the_call(name):
     ('call:f{q:<|"|>look<|"|>n:90}', {"q": "look", "n": 90}),                   # yzma PR #243
     ('call:f{q:<|"|>a<|"|> n:[1,2]}', {"q": "a", "n": [1, 2]}),
     ('call:f{q:["x", \'y\'],n:{"k": "v\\"w"}}', {"q": ["x", "y"], "n": {"k": 'v"w'}}),  # vLLM #51284
-    ("call:f{'q':'it\\'s'}", {"q": "it's"}),
+    ("call:f{\"q\":'it\\'s'}", {"q": "it's"}),
+    ("call:f{'q':1,\"\":2}", {"'q'": 1, '""': 2}),  # a bare key with quotes stays as written (the template's)
 ])
 def test_gemma4_recovers_strings_written_otherwise(text, args):
     assert_parses("gemma4", "Hi.<|tool_call>" + text + "<tool_call|>", "Hi.", [("f", args)],

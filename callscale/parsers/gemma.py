@@ -232,9 +232,10 @@ class Gemma4Parser(ToolParser):
                 return True
             return False
         key = self.scanner.head_text().strip()
-        if len(key) > 1 and key[0] in "\"'" and key[-1] == key[0]:  # a JSON or Python quoted key
+        if len(key) > 2 and key[0] == '"' == key[-1]:  # a key in JSON quotes (a bare key keeps a ' as text)
             ok, value = read_python_literal(key)
-            key = value if ok and isinstance(value, str) else ""
+            if ok and isinstance(value, str) and value:
+                key = value
         if marker != ":" or not key:
             self._fail(marker, "expected a key and ':'")
             return True
