@@ -582,9 +582,10 @@ def fault_items(fmt: str) -> list[CheckItem]:
         calls = [(c["name"], c["arguments"]) for c in exp["calls"]]
         tools = list(case["tools"]) or catalog.tools_for([render.Call(n, a) for n, a in calls])
         items.append(CheckItem(
-            label=case["id"], text=case["text"], tools=tools, expected=outcome_of(exp["content"], calls),
+            label=case["id"], text=case["text"], tools=tools,
+            expected=outcome_of(exp["content"], calls, exp.get("reasoning", "")),
             own_deltas=list(case["deltas"]), strip_content=not case.get("strict_content", False),
-            special_tokens=special_tokens, format=fmt,
+            special_tokens=special_tokens, format=fmt, well_formed=not case.get("broken", False),
         ))
     return items
 

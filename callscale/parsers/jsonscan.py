@@ -654,12 +654,21 @@ SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def is_call_name(value: object) -> bool:
-    """Whether a JSON call object's ``name`` value names a call: a non-empty string without a lone surrogate.
+    """Whether a JSON call object's ``name`` value names a call: :func:`callscale.parsers.schema.is_framed_name`.
 
-    ``json.loads`` accepts a lone surrogate escape (``"\\ud800"``): a name no server can encode as
-    UTF-8 (docs/formats.md, Qwen3). The JSON call readers (qwen3, llama3_json) and Mistral's array form use it.
+    A string, not only whitespace, with no control character and no lone surrogate: ``json.loads``
+    accepts a lone surrogate escape (``"\\ud800"``), a name no server can encode as UTF-8, and control
+    characters (``"get\\nweather"``), a name no client dispatches (docs/formats.md, "Tool names"). The
+    JSON call readers (qwen3, llama3_json) and Mistral's array form use it.
     """
-    return type(value) is str and bool(value) and SURROGATE.search(value) is None
+    return type(value) is str and _FRAMED_CHARS.fullmatch(value) is not None and not value.isspace()
+
+
+#: The characters no tool name may hold in any format (docs/formats.md, "Tool names"): control characters
+#: (no client dispatches such a name) and lone surrogates (no server can encode them as UTF-8). Written here,
+#: the lowest layer, for :func:`is_call_name`; :mod:`callscale.parsers.schema` builds its name rules on it.
+NOT_FRAMED_NAME_CHARS = r"\x00-\x1f\x7f\ud800-\udfff"
+_FRAMED_CHARS = re.compile(f"[^{NOT_FRAMED_NAME_CHARS}]+")
 _CONTROL_ESCAPES = {chr(k): json.dumps(chr(k))[1:-1] for k in range(32)}
 
 
@@ -960,7 +969,8 @@ class JsonCallReader:
         known = self._known_name
         lexer = self._lexer = JsonCallLexer(self.argument_keys, known)
         hit = head_re.match(text)
-        if hit is None or (known is not None and hit.group(1) != known):
+        if hit is None or (known is not None and hit.group(1) != known) or not is_call_name(hit.group(1)):
+            # (a name the one rule rejects: the lexer's path decides)
             self._state = "json"
             return True
         sc.take(hit.end())
