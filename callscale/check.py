@@ -582,9 +582,10 @@ def fault_items(fmt: str) -> list[CheckItem]:
         calls = [(c["name"], c["arguments"]) for c in exp["calls"]]
         tools = list(case["tools"]) or catalog.tools_for([render.Call(n, a) for n, a in calls])
         items.append(CheckItem(
-            label=case["id"], text=case["text"], tools=tools, expected=outcome_of(exp["content"], calls),
+            label=case["id"], text=case["text"], tools=tools,
+            expected=outcome_of(exp["content"], calls, exp.get("reasoning", "")),
             own_deltas=list(case["deltas"]), strip_content=not case.get("strict_content", False),
-            special_tokens=special_tokens, format=fmt,
+            special_tokens=special_tokens, format=fmt, well_formed=not case.get("broken", False),
         ))
     return items
 
@@ -620,11 +621,13 @@ def run_bounded(specs: Sequence[Any], texts: Sequence[Sequence[CheckItem]], chun
 
     A text that overruns is a ``timeout`` failure and the parser's remaining
     texts are skipped (listed as one more failure); a worker that dies under a text is an
-    ``exception`` failure of that text; the next parser goes on. Ctrl-C raises
+    ``exception`` failure of that text; the next parser goes on. An ``smg:`` parser's texts go through
+    SMG's router instead (:func:`callscale.adapters.smg_gateway.check`). Ctrl-C raises
     ``KeyboardInterrupt("PARSER on LABEL")``, every worker stopped.
     """
     from tqdm import tqdm
 
+    from .adapters.smg import is_gateway
     from .bounded import Workers
 
     def handler_for(i: int) -> Callable[[int], CheckResult]:
@@ -637,6 +640,11 @@ def run_bounded(specs: Sequence[Any], texts: Sequence[Sequence[CheckItem]], chun
               disable=None if progress is None else not progress) as bar, \
             Workers(handler_for, timeout, memory_limit) as workers:
         for i, spec in enumerate(specs):
+            if is_gateway(spec.factory):  # an smg: parser: streamed through SMG's router
+                from .adapters import smg_gateway
+
+                results.append(smg_gateway.check(spec, texts[i], timeout, bar))
+                continue
             results.append(_check_one(i, spec, texts[i], workers, bar))
             workers.retire(i)  # one worker per parser: its faults are its own
     return results

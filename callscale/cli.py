@@ -444,6 +444,14 @@ def select(p: argparse.ArgumentParser, args: argparse.Namespace) -> Selection:
     specs = _narrow(p, args, _specs(p, names, args, timeout=_timeout(args, settings),
                                     memory_limit=_memory_limit(args, settings)))
     _team_workloads(p, workloads, specs, lengths, args.seed)
+    from .adapters import smg
+
+    if any(smg.is_gateway(spec.factory) for spec in specs):  # smg: parsers stream DeepSeek tokens (adapters/smg.py)
+        chunking = "model" if args.chunking is None else chunking
+        if smg.unsupported(meter, chunking):
+            p.error(smg.unsupported(meter, chunking))
+        print("note: the smg: parsers get one DeepSeek token a delta (SMG's router detokenizes the stand-in "
+              "worker's token ids)", file=sys.stderr)
     baseline = None
     if getattr(args, "baseline", None) is not None:
         from . import compare
@@ -1022,6 +1030,12 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         print("note: model chunking tokenizers: " + ", ".join(
             f"{fmt} {tokenizers.describe(fmt)}" for fmt in dict.fromkeys(spec.format for spec in specs)),
             file=sys.stderr)
+    from .adapters import smg
+
+    gateways = [smg.is_gateway(spec.factory) for spec in specs]
+    if any(gateways):  # streamed through SMG's router (adapters/smg.py)
+        print(f"note: the smg: parsers stream {', '.join(map(str, smg.CHECK_TOKENS))} DeepSeek tokens a chunk "
+              "through SMG's router, not the chunkings above", file=sys.stderr)
     texts = []
     for spec in specs:
         items = [] if args.no_faults else check.fault_items(spec.format)
@@ -1038,6 +1052,10 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         from callscale import tokenizers
 
         named = tokenizers.note([spec.format for spec in specs])
+    if all(gateways):  # what the report names: the deliveries through the router
+        from .adapters.smg_gateway import check_label
+
+        chunkings, named = [check_label(k) for k in smg.CHECK_TOKENS], None
     for line in check.report(results, chunkings, args.show, named):
         print(line)
     return 0 if all(r.passed for r in results) else 1

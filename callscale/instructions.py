@@ -602,8 +602,19 @@ def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
     folder; the exception's ``item`` is the item the child was on (or would
     run next; ``None`` while it starts), and every item settled before
     it has had its ``on_done`` (so a caller keeps the counts so far).
+    An ``smg:`` parser's items are counted in SMG's router instead
+    (:func:`callscale.adapters.smg_gateway.count_items`, the same :class:`Counted`).
     """
     check_available()
+    if any(_through_gateway(i) for i in items):  # SMG's compiled parsers: counted in its router, not here
+        from .adapters import smg_gateway
+
+        results = smg_gateway.count_items([i for i in items if _through_gateway(i)], chunking, seed, timeout,
+                                          on_done)
+        rest = [i for i in items if not _through_gateway(i)]
+        if rest:
+            results.update(count_items(rest, chunking, seed, timeout, on_done))
+        return {tuple(i): results[tuple(i)] for i in items}
     items = sorted(dict.fromkeys(tuple(i) for i in items), key=lambda i: i[3])  # stable: groups keep their order
     group_of: dict[tuple[str, str, str], list[Item]] = {}
     for item in items:
@@ -629,6 +640,11 @@ def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
         for item in items:  # anything the child skipped without a word
             counting.settle(item, Counted(error="the metered child did not count it"))
     return {item: counting.results[item] for item in items}
+
+
+def _through_gateway(item: Sequence[Any]) -> bool:
+    """An ``smg:`` parser's item: counted by :func:`callscale.adapters.smg_gateway.count_items`."""
+    return str(item[0]).startswith("smg:")
 
 
 _NO_LIMIT = 1e9
@@ -860,7 +876,9 @@ def count_parts(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
     import threading
 
     jobs = auto_jobs() if jobs is None else jobs
-    parts = split_rows(items, jobs)
+    # SMG's parsers in a part of their own (one router per parser, see count_items), the others split as rows
+    gateway = [tuple(i) for i in items if _through_gateway(i)]
+    parts = split_rows([i for i in items if not _through_gateway(i)], jobs) + ([gateway] if gateway else [])
     lock = threading.Lock()
     results: dict[Item, Counted] = {}
 

@@ -347,6 +347,7 @@ class _Matrix:
                                                                       got.error or "not counted")
             return
         chars, deltas, split = self.size(workload, fmt, length)
+        deltas = (got.outcome or {}).get("deltas", deltas)  # an smg: parser's own chunks (adapters/smg_gateway.py)
         self.counted[(name, fmt, workload, length)] = Measurement(
             name, fmt, workload, length, chars, split, deltas, s.repeats, s.meter,
             seconds=float(got.instructions))

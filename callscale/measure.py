@@ -230,6 +230,32 @@ def _error_text(exc: BaseException) -> str:
     return " ".join(text.split())
 
 
+def _through_gateway(factory: Any, case: Any, chunking: Any, name: str, meter: Any, verify: bool, split: str,
+                     deltas: int, repeats: int) -> Measurement:
+    """:func:`measure` of an ``smg:`` parser (:class:`callscale.adapters.smg.GatewayFactory`): its count and
+    outcome come from the meter (SMG's router streamed the case, :mod:`callscale.adapters.smg_gateway`);
+    no latency or memory pass (the parser is not in this process); ``deltas`` are the gateway's chunks."""
+    from .verify import first_difference
+
+    result = Measurement(parser=name, format=case.format, workload=case.workload, length=case.length,
+                         chars=len(case.text), chunking=split, deltas=deltas, repeats=max(1, repeats),
+                         meter=meter.name)
+    outcome = getattr(meter, "outcome", None)
+    try:
+        if outcome is None:
+            raise TypeError(f"{name} is measured under the instructions meter only (SMG's router counts it)")
+        result.seconds = meter.total(factory, case, (), [], repeats, parser_name=name, chunking=str(chunking))
+        got = outcome(name, case, str(chunking)) or {}
+        result.deltas = int(got.get("deltas", deltas))
+        result.tokenizer = got.get("delivery")
+        if verify:
+            result.wrong = first_difference(got, case)
+    except Exception as exc:
+        result.seconds = None
+        result.error = _error_text(exc)
+    return result
+
+
 def measure(factory: ParserFactory, case: Any, chunking: str = "tokens:4", repeats: int = 3, *,
             parser_name: str | None = None, meter: str | Meter = "time", latency: bool = True,
             memory: bool = True, verify: bool = False) -> Measurement:
@@ -255,6 +281,10 @@ def measure(factory: ParserFactory, case: Any, chunking: str = "tokens:4", repea
     split = getattr(case, "delivery", None) or str(chunking)
     tools = list(case.tools)
     name = parser_name or getattr(factory, "name", None) or getattr(factory, "__name__", repr(factory))
+    from .adapters.smg import is_gateway
+
+    if is_gateway(factory):  # an smg: parser: counted and streamed in SMG's router
+        return _through_gateway(factory, case, chunking, name, the_meter, verify, split, len(deltas), repeats)
     factory = drive(factory, split)  # (detect: the non-streaming path; else the factory itself)
     result = Measurement(
         parser=name,

@@ -202,8 +202,12 @@ def resolve(name: str, fmt: str | None = None) -> ParserSpec:
 
     if name == NULL:
         return ParserSpec(NULL, None, NullParser)
-    if name.startswith(smg.PREFIX):  # SMG's compiled parsers: no Python entry yet (adapters/smg.py)
-        raise PluginError(smg.unavailable(name))
+    if name.startswith(smg.PREFIX):  # SMG's compiled parsers, driven through its gateway (adapters/smg.py)
+        reason = smg.unavailable(name, fmt)
+        if reason:
+            raise PluginError(reason)
+        fmt = _known(fmt or smg.FORMATS[name[len(smg.PREFIX):]], name)
+        return ParserSpec(name, fmt, smg.GatewayFactory(name[len(smg.PREFIX):], fmt))
     if is_plugin(name):
         engine, target = split_prefix(name)
         fmt = _known(fmt or known_format(name), name)

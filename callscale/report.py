@@ -160,6 +160,8 @@ def _model_note(run: Run) -> str:
     for m in run.measurements:
         if m.tokenizer and m.format not in named:
             named[m.format] = m.tokenizer
+        elif m.tokenizer and m.tokenizer not in named[m.format]:  # an smg: parser's own delivery (adapters/smg.py)
+            named[m.format] += f" ({m.parser}: {m.tokenizer})"
     return (f"; axis = the size axis: characters, or the number of deltas (the model's tokens) where a pair "
             f"that fails on characters does better on it (docs/gate.md); growth, exponent, steepest and the "
             f"projection are on that axis, on deltas at {format_size(int(_reference(run)))} characters' worth of "

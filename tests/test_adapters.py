@@ -40,7 +40,9 @@ STANDINS = [
 
 
 def _calls(outcome):
-    return outcome.content, [(c.name, json.loads(c.arguments_text)) for c in outcome.calls]
+    """Content and calls; an abandoned call (a case the model wrote broken) by its raw argument text."""
+    return outcome.content, [(c.name, c.arguments_text if c.arguments() is None else json.loads(c.arguments_text))
+                             for c in outcome.calls]
 
 
 def _fault_params():

@@ -14,20 +14,27 @@ from support import CHUNKINGS, assert_parses, load_cases, stream_outcome
 
 CASES = load_cases()
 
-#: Fault cases that today's parsers still get wrong (none since issue 9).
-#: Strict: a fixed case must leave this set.
-KNOWN_FAILING: set[str] = set()
+#: Fault cases that today's parsers still get wrong, with the reason. Strict: a fixed case must leave this set.
+KNOWN_FAILING: dict[str, str] = {}
 
 
 def _marks(case):
     if case["id"] in KNOWN_FAILING:
-        return [pytest.mark.xfail(strict=True, reason="issue 9: not recovered yet")]
+        return [pytest.mark.xfail(strict=True, reason=KNOWN_FAILING[case["id"]])]
     return []
 
 
 def _expected(case):
     exp = case["expected"]
     return exp["content"], [(c["name"], c["arguments"]) for c in exp["calls"]]
+
+
+def test_every_reported_case_names_its_thread():
+    reported = [c for c in CASES if "source" in c]
+    assert len(reported) >= 26
+    for case in reported:
+        assert case["source"].startswith("https://github.com/"), case["id"]
+    assert len({c["id"] for c in CASES}) == len(CASES)  # ids are unique
 
 
 def _need(parser_name):
@@ -43,7 +50,8 @@ def test_fault_case(case):
     assert_parses(
         case["parser"], case["text"], content, calls, tools=case["tools"], chunkings=CHUNKINGS + ["tokens:1", "tokens:3"],
         deltas=case["deltas"], strip_content=not case.get("strict_content", False),
-        special_tokens=render.get(case["parser"]).special_tokens,
+        special_tokens=render.get(case["parser"]).special_tokens, reasoning=case["expected"].get("reasoning", ""),
+        broken=case.get("broken", False),
     )
 
 

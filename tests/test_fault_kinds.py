@@ -143,6 +143,168 @@ def test_a_name_with_markup_characters_is_still_no_call(name):
             assert got.complete_calls() == [], (bad, got)
 
 
+#: The formats whose frame, not the characters, ends a name (schema.FRAMED_NAME; docs/formats.md, "Tool names").
+FRAMED = ["deepseek_v3", "deepseek_v31", "deepseek_v32", "deepseek_v4", "deepseek_v41", "kimi_k2", "gpt_oss",
+          "mistral", "qwen3", "llama3_json"]
+#: Names no client dispatches or no server encodes: a control character, a lone surrogate, only whitespace.
+UNSERVABLE = ["get\x01weather", "get\nweather", "x\ud800", "\t", "\x7f"]
+
+
+def test_every_tool_name_is_a_framed_name():
+    from callscale.parsers.schema import FRAMED_NAME, TOOL_NAME, is_framed_name, is_tool_name
+
+    for text in NAMESPACED + ["get_weather", "a", "名前", "get weather", "a<b>", 'q"', "a{b}", " x "] + UNSERVABLE:
+        assert not is_tool_name(text) or is_framed_name(text), text
+    assert [is_framed_name(t) for t in UNSERVABLE] == [False] * len(UNSERVABLE)
+    assert [is_framed_name(t) for t in ["get weather", "a<b>", "a{b}", "名前"]] == [True] * 4
+    assert not is_framed_name(None) and not is_framed_name("") and not is_framed_name(" ")
+    assert TOOL_NAME.pattern.startswith("[^\\s") and "\\ud800" in FRAMED_NAME.pattern
+
+
+@pytest.mark.parametrize("name", FRAMED)
+def test_a_framed_name_no_client_dispatches_is_no_call(name):
+    """The one rule's part that holds in every format: no control character, no lone surrogate, not only whitespace."""
+    r = render.get(name)
+    for bad in UNSERVABLE:
+        if name == "gpt_oss" and bad.strip() and not bad.isprintable() and any(c.isspace() for c in bad):
+            continue  # a harmony header ends the recipient at whitespace: 'functions.get' is the frame's name
+        text = r.render([Call(bad, {"city": "Paris"})], content="Hi.")
+        for got in (check.whole(parsers.get(name)(), text, []), _drive(name, list(text), [])):
+            assert got.complete_calls() == [], (bad, got)
+
+
+@pytest.mark.parametrize("name", ["deepseek_v3", "deepseek_v31", "deepseek_v32", "deepseek_v4", "kimi_k2", "qwen3",
+                                  "llama3_json"])
+def test_a_framed_name_with_markup_characters_is_a_call(name):
+    """Where the frame ends the name, its characters are the tool list's to judge (as vLLM's parsers take them)."""
+    r = render.get(name)
+    for tool in ["get weather", "a{b}", "工具 搜索"]:
+        text = r.render([Call(tool, {"city": "Paris"})], content="Hi.")
+        assert_parses(name, text, "Hi.", [(tool, {"city": "Paris"})], special_tokens=r.special_tokens,
+                      strip_content=True)
+
+
+# --------------------------------------------------------------------------- repeated tags, stray closers (reports)
+@pytest.mark.parametrize("name", ["glm45", "glm47"])
+def test_a_key_tag_written_twice_is_read_once(name):
+    # vLLM PR #54971: '<arg_key>path</arg_key></arg_key>' gave the key 'path</arg_key>'
+    tools = [{"type": "function", "function": {"name": "ls", "parameters": {
+        "type": "object", "properties": {"path": {"type": "string"}, "n": {"type": "integer"}}}}}]
+    for text in ["<tool_call>ls<arg_key>path</arg_key></arg_key><arg_value>/tmp</arg_value></tool_call>",
+                 "<tool_call>ls<arg_key><arg_key>path</arg_key><arg_value>/tmp</arg_value></tool_call>",
+                 "<tool_call>ls<arg_key>path</arg_key>\n</arg_key>\n<arg_value>/tmp</arg_value>"
+                 "<arg_key>n</arg_key></arg_key><arg_value>2</arg_value></tool_call>"]:
+        args = {"path": "/tmp", "n": 2} if "<arg_key>n" in text else {"path": "/tmp"}
+        assert_parses(name, "Hi." + text, "Hi.", [("ls", args)], tools=tools)
+    # key text before a second opener is still a broken key: no call, no markup in content
+    assert_parses(name, "Hi.<tool_call>ls<arg_key>pa<arg_key>th</arg_key><arg_value>x</arg_value></tool_call>Bye.",
+                  "Hi.Bye.", [], tools=tools, broken=True)
+
+
+NO_ARG_TOOLS = [{"type": "function", "function": {"name": "tool_12", "parameters": {"type": "object", "properties": {}}}},
+                {"type": "function", "function": {"name": "now"}}]
+
+
+@pytest.mark.parametrize("name", ["glm45", "glm47"])
+def test_a_stray_closer_after_a_declared_no_argument_tool_is_that_call(name):
+    # fw-ai-external/python-sdk #119: GLM 5.2 writes '<tool_call>tool_12</arg_value>' on no-argument calls
+    for tool in ("tool_12", "now"):
+        for tag in ("</arg_value>", "<arg_value>", "</arg_key>"):
+            assert_parses(name, f"Hi.<tool_call>{tool}{tag}</tool_call>Bye.", "Hi.Bye.", [(tool, {})],
+                          tools=NO_ARG_TOOLS)
+            assert_parses(name, f"Hi.<tool_call>{tool}{tag}\n</tool_call>", "Hi.", [(tool, {})], tools=NO_ARG_TOOLS)
+            # not followed by </tool_call>: still broken (its text is no call)
+            assert_parses(name, f"Hi.<tool_call>{tool}{tag} Bye.", "Hi. Bye.", [], tools=NO_ARG_TOOLS)
+    # a tool that takes arguments, or one the request does not declare: broken, as before
+    assert_parses(name, "Hi.<tool_call>get_weather</arg_value></tool_call>Bye.", "Hi.Bye.", [], tools=TOOLS)
+    assert_parses(name, "Hi.<tool_call>other</arg_value></tool_call>Bye.", "Hi.Bye.", [], tools=NO_ARG_TOOLS)
+
+
+@pytest.mark.parametrize("name", ["glm45", "glm47"])
+def test_a_declared_name_run_together_with_its_first_key_is_read_apart(name):
+    # vLLM PR #47190: '<tool_call>send_command_to_shellcommand</arg_key>' (the first <arg_key> missing)
+    tools = [{"type": "function", "function": {"name": "send", "parameters": {
+        "type": "object", "properties": {"command": {"type": "string"}, "n": {"type": "integer"}}}}},
+             {"type": "function", "function": {"name": "send_command", "parameters": {
+                 "type": "object", "properties": {"x": {"type": "string"}}}}}]
+    text = "<tool_call>sendcommand</arg_key><arg_value>ls</arg_value><arg_key>n</arg_key><arg_value>2</arg_value></tool_call>"
+    assert_parses(name, text, "", [("send", {"command": "ls", "n": 2})], tools=tools)
+    # the longest declared name whose parameter the rest is
+    text = "<tool_call>send_commandx</arg_key><arg_value>1</arg_value></tool_call>"
+    assert_parses(name, text, "", [("send_command", {"x": "1"})], tools=tools)
+    # no declared name with that parameter, or no tool list: broken, as before
+    for tools_ in (tools, []):
+        assert_parses(name, "Hi.<tool_call>sendpath</arg_key><arg_value>ls</arg_value></tool_call>", "Hi.", [],
+                      tools=tools_)
+
+
+@pytest.mark.parametrize("name", ["glm45", "glm47"])
+def test_a_call_opener_in_place_of_the_first_key_opener(name):
+    # getsigit/sigit #94, ormandj/sglang-glm53-flash-sm120 #5: '<tool_call>run_command<tool_call>command</arg_key>'
+    tools = [{"type": "function", "function": {"name": "run", "parameters": {
+        "type": "object", "properties": {"command": {"type": "string"}, "n": {"type": "integer"}}}}}]
+    text = "<tool_call>run<tool_call>command</arg_key><arg_value>ls -l</arg_value><arg_key>n</arg_key><arg_value>2</arg_value></tool_call>"
+    assert_parses(name, "Hi." + text, "Hi.", [("run", {"command": "ls -l", "n": 2})], tools=tools)
+    # an undeclared tool, or a key the tool does not take: as before (the first opener is text, the second's
+    # name breaks at the stray </arg_key>)
+    for tools_, key in (([], "command"), (tools, "path")):
+        text = f"<tool_call>run<tool_call>{key}</arg_key><arg_value>ls</arg_value></tool_call>Bye."
+        assert_parses(name, "Hi." + text, "Hi.<tool_call>runBye.", [], tools=tools_)
+    # the second opener starting a real call: the first opener and its name are text, as before
+    call = "<tool_call>run<arg_key>command</arg_key><arg_value>ls</arg_value></tool_call>"
+    assert_parses(name, "Hi.<tool_call>run" + call, "Hi.<tool_call>run", [("run", {"command": "ls"})], tools=tools)
+
+
+@pytest.mark.parametrize("name", ["deepseek_v32", "deepseek_v4"])
+def test_dsml_reads_the_other_versions_block_name(name):
+    # sglang #40236: a V4 model writes V3.2's <｜DSML｜function_calls>
+    from callscale.parsers.dsml import SPELLINGS, V32, V4
+
+    other = V4 if SPELLINGS[name] is V32 else V32
+    r = render.get(name)
+    text = r.render([Call("get_weather", ARGS)], content="Hi.").replace(SPELLINGS[name].block, other.block)
+    assert other.block in text
+    assert_parses(name, text, "Hi.", [("get_weather", ARGS)], tools=TOOLS, special_tokens=r.special_tokens)
+
+
+@pytest.mark.parametrize("name", ["deepseek_v32", "deepseek_v4", "deepseek_v41"])
+def test_dsml_a_parameter_closer_with_no_opener_breaks_the_call(name):
+    # sglang PR #39435: '<parameter name="enabled">true</｜DSML｜parameter>' (the opener misspelled) made set_flag({})
+    from callscale.parsers.dsml import SPELLINGS
+
+    sp = SPELLINGS[name]
+    text = (f'Hi.\n\n<{sp.block}>\n<{sp.invoke} name="set_flag">\n<parameter name="enabled">true</{sp.parameter}>\n'
+            f'</{sp.invoke}>\n</{sp.block}>')
+    assert_parses(name, text, "Hi.", [], special_tokens=render.get(name).special_tokens, broken=True)
+    # stray text in an invoke with no such closer after it is still content, as before
+    text = f'<{sp.block}>\n<{sp.invoke} name="f">\n oops \n</{sp.invoke}>\n</{sp.block}>'
+    assert_parses(name, text, "oops", [("f", {})], special_tokens=render.get(name).special_tokens)
+
+
+@pytest.mark.parametrize("text,args", [
+    ('call:f{q:Paris, France<|"|>,n:5}', {"q": "Paris, France", "n": 5}),     # sglang PR #39240
+    ('call:f{q:weather in Tokyo<|"|>}', {"q": "weather in Tokyo"}),
+    ('call:f{q:<|"|>look<|"|>n:90}', {"q": "look", "n": 90}),                   # yzma PR #243
+    ('call:f{q:<|"|>a<|"|> n:[1,2]}', {"q": "a", "n": [1, 2]}),
+    ('call:f{q:["x", \'y\'],n:{"k": "v\\"w"}}', {"q": ["x", "y"], "n": {"k": 'v"w'}}),  # vLLM #51284
+    ("call:f{\"q\":'it\\'s'}", {"q": "it's"}),
+    ("call:f{'q':1,\"\":2}", {"'q'": 1, '""': 2}),  # a bare key with quotes stays as written (the template's)
+])
+def test_gemma4_recovers_strings_written_otherwise(text, args):
+    assert_parses("gemma4", "Hi.<|tool_call>" + text + "<tool_call|>", "Hi.", [("f", args)],
+                  special_tokens=render.get("gemma4").special_tokens)
+
+
+@pytest.mark.parametrize("text", [
+    'call:f{q:Paris,n:<|"|>x<|"|>}',   # a closing <|"|> must be followed by , } or ]: here it opens a string
+    'call:f{q:"x}',                   # an unterminated quote ends at the call's token
+    "call:f{q:<|\"|>a<|\"|>n}",         # no key after the missing comma
+])
+def test_gemma4_string_recoveries_stay_bounded(text):
+    got = check.whole(parsers.get("gemma4")(), "Hi.<|tool_call>" + text + "<tool_call|>Bye.", [])
+    assert got.complete_calls() == [] and got.content == "Hi.Bye."
+
+
 # --------------------------------------------------------------------------- an empty envelope
 #: Envelopes that hold only whitespace: markup (base._s_envelope, one state for the envelope formats).
 ENVELOPES = ["<tool_call></tool_call>", "<tool_call>\n</tool_call>", "<tool_call>\n  \n\t</tool_call>"]

@@ -115,7 +115,7 @@ def test_an_opener_not_followed_by_a_call_is_content(head):
 
 @pytest.mark.parametrize("args", [
     "{a:1,}", "{a:1 2}", "{a:tru}", "{a:007}", "{a:nan}", "{:1}", "{a}", "{a:1]", "{a:[1}",
-    "{a:[1,]}", "{a:1}}", "{a:{b:1}", "{a:\"x\"}", "{a:1}extra", "{a:<|\"|>x<|\"|>b}", "{a b:{c:1}",
+    "{a:[1,]}", "{a:1}}", "{a:{b:1}", "{a:\"x}", "{a:'x}", "{a:x y}", "{a:1}extra", "{a:<|\"|>x<|\"|>b}", "{a b:{c:1}",
 ])
 def test_malformed_arguments_abandon_the_call_only(args):
     text = "Before " + call("bad", args) + " after " + call("good", "{k:" + Q + "v" + Q + "}")

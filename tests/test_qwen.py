@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from callscale import parsers
 from callscale.parsers.base import MAX_HEAD
+from callscale.parsers.schema import is_framed_name
 from callscale import check
 from callscale.parsers.qwen import (
     FUNCTION_CLOSE,
@@ -505,7 +506,8 @@ def _splits(data, text):
 
 
 @SETTINGS
-@given(calls=st.lists(st.tuples(st.text(min_size=1, max_size=8), st.dictionaries(pieces_text, json_value, max_size=4)),
+@given(calls=st.lists(st.tuples(st.text(min_size=1, max_size=8).filter(is_framed_name),  # names: schema.FRAMED_NAME
+                                st.dictionaries(pieces_text, json_value, max_size=4)),
                       max_size=3),
        content=content_text, trailing=content_text, data=st.data())
 def test_qwen3_property_rendered_calls_round_trip_under_any_split(calls, content, trailing, data):

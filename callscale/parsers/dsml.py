@@ -46,7 +46,8 @@ DSML_TRANSITIONS = {
                     "attributes, then /> (a call of no arguments)": "block",
                     "a tag without a name": "broken",
                     "another tag, past MAX_HEAD, a word glued to the name (the tag was text)": "block"},
-    "invoke": {"<P": "param_head", "</I>": "block", "a block-level tag (the invoke never closed)": "block"},
+    "invoke": {"<P": "param_head", "</I>": "block", "a block-level tag (the invoke never closed)": "block",
+               "</P> with no <P (a stray closer: the call is broken)": "broken"},
     "param_head": {"attributes, then > (name=..., string=...)": "value", "a tag without a name": "broken",
                    "another tag, past MAX_HEAD, a word glued to the name (the tag was text)": "invoke"},
     "value": {"text, then </P>": "after_param"},
@@ -63,7 +64,7 @@ from typing import ClassVar
 
 from . import register
 from .base import MAX_HEAD, Layout, ToolParser
-from .schema import UNTYPED, TypedValue, json_string
+from .schema import UNTYPED, TypedValue, is_framed_name, json_string
 from .deepseek import EOS
 from .scanner import OVER, PARTIAL, markers
 
@@ -99,6 +100,17 @@ V4 = Spelling(DSML_TOKEN + "tool_calls", DSML_TOKEN + "invoke", DSML_TOKEN + "pa
 V41 = Spelling(DSML_TOKEN + " calls", DSML_TOKEN + " invoke", DSML_TOKEN + " parameter")
 
 SPELLINGS = {"deepseek_v32": V32, "deepseek_v4": V4, "deepseek_v41": V41}
+
+
+def block_names(spelling: Spelling) -> tuple[str, ...]:
+    """The block tag names a parser of ``spelling`` reads: its own first, then those of the other spellings
+    with the same invoke tag (V3.2's ``function_calls`` and V4's ``tool_calls``: a V4 model writes V3.2's
+    block name, sglang #40236; docs/formats.md, "DSML")."""
+    names = [spelling.block]
+    for other in SPELLINGS.values():
+        if other.invoke == spelling.invoke and other.block not in names:
+            names.append(other.block)
+    return tuple(names)
 SPECIAL_TOKENS = (EOS, DSML_TOKEN)
 
 _NEWLINES = "\r\n"
@@ -154,28 +166,30 @@ class DsmlToolParser(ToolParser):
         # a broken invoke's text ends at its </I> (dropped); a new invoke or block opener, or the
         # block closer, makes it content (the marker is then read again, in the block state)
         cls.broken_ends = (f"</{sp.invoke}>",)
-        cls.broken_restarts = (f"<{sp.invoke}", f"<{sp.block}>", f"</{sp.block}>")
+        blocks = block_names(sp)
+        cls.broken_restarts = (f"<{sp.invoke}", *(f"<{b}>" for b in blocks), *(f"</{b}>" for b in blocks))
         super().__init_subclass__(**kwargs)
 
     def __init__(self) -> None:
         super().__init__()
         sp = self.spelling
-        self._block_open = f"<{sp.block}>"
-        self._block_close = f"</{sp.block}>"
+        blocks = block_names(sp)
+        self._block_opens = opens = tuple(f"<{b}>" for b in blocks)  # its own first
+        self._block_closes = closes = tuple(f"</{b}>" for b in blocks)
         self._invoke_open = f"<{sp.invoke}"
         self._invoke_close = f"</{sp.invoke}>"
         self._param_open = f"<{sp.parameter}"
         self._param_close = f"</{sp.parameter}>"
         lay = self.layout_before_call
-        self._content_markers = markers(lay + self._block_open, self._block_open, lay + self._invoke_open,
+        self._content_markers = markers(*(lay + o for o in opens), *opens, lay + self._invoke_open,
                                           self._invoke_open, EOS)
-        self._m_block = markers(self._invoke_open, self._block_close, self._block_open, EOS)
+        self._m_block = markers(self._invoke_open, *closes, *opens, EOS)
         self._m_invoke = markers(
-            self._param_open, self._invoke_close, self._invoke_open, self._block_close, self._block_open, EOS
+            self._param_open, self._invoke_close, self._invoke_open, *closes, *opens, EOS, self._param_close
         )
         self._m_value = markers(self._param_close, EOS)
         self._m_after_param = markers(self._param_open, self._invoke_close, EOS)
-        self._m_after_invoke = markers(self._invoke_open, self._block_close, self._block_open, EOS)
+        self._m_after_invoke = markers(self._invoke_open, *closes, *opens, EOS)
 
         self._state = _CONTENT
         # the opener (with its layout) of an invoke outside a block
@@ -183,6 +197,8 @@ class DsmlToolParser(ToolParser):
         # stray text inside a block: whitespace after it, content if more stray text follows
         self._stray_open = False
         self._stray_ws = Layout()
+        # text inside an invoke that is no element, held until the tag after it says what it is
+        self._invoke_text: list[str] = []
         # an opening tag being read: its marker (the attribute text: base _head_*), nothing of it read yet
         self._head_marker = ""
         self._head_fresh = False
@@ -204,6 +220,9 @@ class DsmlToolParser(ToolParser):
         while self._orphan is not None:  # no block closer came: it was text
             self._orphan_failed("")
             self._advance(True)
+        if self._invoke_text:  # text in an invoke the output ended in: content, as other stray text
+            text, self._invoke_text = "".join(self._invoke_text), []
+            self._stray(text)
         if self._state not in (_CONTENT, _BLOCK, "broken"):  # inside an invoke: it never closed
             self._abandon_call()
             self._state = _BLOCK
@@ -212,7 +231,7 @@ class DsmlToolParser(ToolParser):
     # ------------------------------------------------------------------ content (base ``_s_content``)
     def _open(self, marker: str, final: bool) -> bool:
         """A marker in content (base ``_s_content`` over ``_content_markers``)."""
-        if marker.endswith(self._block_open):  # the encoder's blank line before it: layout
+        if marker.endswith(self._block_opens):  # the encoder's blank line before it: layout
             self._enter_block()
         elif marker.endswith(self._invoke_open):  # maybe a block whose opener is missing
             self._orphan_begin()
@@ -322,28 +341,44 @@ class DsmlToolParser(ToolParser):
     def _between_elements(self, m, final: bool):
         """Skip layout, then return the next marker of ``m``, passing text before it on as content.
 
-        Returns the marker, or ``None`` when more text is needed (or the end is reached).
+        Returns the marker, or ``None`` when more text is needed (or the end is reached). Text inside
+        an invoke (``m`` is the invoke's set) is held until the tag after it: before a parameter's
+        closer with no opener (a misspelled opener, sglang #39435) it is the broken call's markup.
         """
         sc = self.scanner
         ws = sc.skip_whitespace()
-        if ws and self._stray_open and not self._stray_ws.add(ws):
-            self._emit_content(self._stray_ws.text())
-            self._stray_ws.clear()
+        held = self._invoke_text
+        if ws:
+            if held:
+                held.append(ws)
+            elif self._stray_open and not self._stray_ws.add(ws):
+                self._emit_content(self._stray_ws.text())
+                self._stray_ws.clear()
         marker = sc.match(m, final)
         if marker is PARTIAL:
             return None
+        text = ""
         if marker is None:
             if sc.at_end():
                 return None
             text, marker = sc.find(m)  # a partial marker stays unread, even at the end
             if marker is None and final:  # the output ended in a tag: cut markup, not content
                 sc.take_all()
-            if text:
-                self._stray(text, marker or "")
-                if self._state == _CONTENT:  # it ended an invoke outside a block
-                    return _RETRY
-            if marker is None:
+            if marker is None and text and m is self._m_invoke and self._orphan is None:
+                held.append(text)  # text in an invoke: decided by the tag after it
                 return None
+        if held:
+            text = "".join(held) + text
+            self._invoke_text = []
+        if marker == self._param_close and self._orphan is None:  # a parameter closer with no opener: broken
+            self._broken(text + marker)
+            return _RETRY
+        if text:
+            self._stray(text, marker or "")
+            if self._state == _CONTENT:  # it ended an invoke outside a block
+                return _RETRY
+        if marker is None:
+            return None
         if marker != EOS:
             self._stray_open = False
             self._stray_ws.clear()
@@ -362,11 +397,11 @@ class DsmlToolParser(ToolParser):
     def _block_marker(self, marker: str) -> None:
         if marker == self._invoke_open:
             self._start_head(marker, _INVOKE_HEAD)
-        elif marker == self._block_close:
+        elif marker in self._block_closes:
             self._state = _CONTENT
             if self._orphan is not None:
                 self._orphan_confirmed()
-        elif marker == self._block_open:
+        elif marker in self._block_opens:
             if self._orphan is not None:  # an invoke outside a block, then a block: it was text
                 self._orphan_failed(marker)
                 return
@@ -473,6 +508,8 @@ class DsmlToolParser(ToolParser):
         parsed = _HEAD.fullmatch(head) if closed else None
         attrs = dict(_ATTR.findall(parsed.group(1))) if parsed else {}
         name = attrs.get("name", "")
+        if name and not is_framed_name(name):  # no name any client dispatches: as a tag without one
+            name = ""
         self_closing = bool(parsed and parsed.group(2))
         if closed and self._orphan is None and (not name or (self_closing and not invoke)):
             # a complete tag without what an element needs (a name): markup, never content; in an

@@ -21,15 +21,24 @@ GEMMA4_TRANSITIONS = {
     "content": {"text": "content", "<|tool_call>": "prefix"},
     "prefix": {"call:": "name", "<|tool_call> again (the one before is text)": "prefix", "anything else": "content"},
     "name": {"NAME {": "key_start", "<|tool_call>": "prefix", "no name, or past MAX_HEAD": "content"},
-    "key_start": {'ws <|"|>': "qkey", "ws } (an empty object)": "after_value / end", "anything else": "key"},
+    "key_start": {'ws <|"|>': "qkey", "ws } (an empty object)": "after_value / end",
+                  "anything else (a JSON or Python quoted key too)": "key"},
     "key": {"KEY :": "value", "another mark, or past MAX_HEAD": "broken"},
     "qkey": {'KEY <|"|>': "colon", "past MAX_HEAD": "broken"},
     "colon": {"ws :": "value", "anything else": "broken"},
-    "value": {'ws <|"|>': "string", "ws {": "key_start", "ws [": "array_first", "anything else": "literal"},
+    "value": {'ws <|"|>': "string", "ws {": "key_start", "ws [": "array_first",
+              "ws \" or ' (a JSON or Python string)": "quoted", "anything else": "literal"},
+    "quoted": {"the string up to its closing quote": "after_value"},
     "array_first": {"ws ] (an empty list)": "after_value / end", "anything else": "value"},
     "string": {'text <|"|>': "after_value"},
-    "literal": {"LITERAL ,": "key_start / value", "LITERAL } or ]": "after_value / end", "anything else": "broken"},
-    "after_value": {"ws ,": "key_start / value", "ws } or ]": "after_value / end", "anything else": "broken"},
+    "literal": {"LITERAL ,": "key_start / value", "LITERAL } or ]": "after_value / end",
+                'no literal, then text and <|"|> (the opening <|"|> missing)': "bare",
+                "anything else": "broken"},
+    "bare": {'text <|"|>': "bare_close", "<tool_call|> or <|tool_call>": "broken"},
+    "bare_close": {"ws , } or ] (the <|\"|> closed the string)": "key_start / value / after_value / end",
+                   "anything else": "broken"},
+    "after_value": {"ws ,": "key_start / value", "ws } or ]": "after_value / end",
+                    "ws KEY : in an object (the comma missing)": "key", "anything else": "broken"},
     "end": {"ws <tool_call|>": "content", "anything else": "broken"},
     "broken": {"<tool_call|>": "content", "<|tool_call> (the broken call's text is content)": "content"},
 }
@@ -40,6 +49,7 @@ import re
 
 from . import register
 from .base import ToolParser, json_text
+from .pyliteral import read_python_literal
 from .schema import UNTYPED, json_string, TypedValue, convert, is_tool_name
 
 _NO_VALUE = TypedValue(UNTYPED)
@@ -69,7 +79,11 @@ _LITERAL_END = markers(",", "}", "]", "{", "[", ":", STRING_DELIM, CALL_OPEN, CA
 _AFTER_VALUE = markers(",", "}", "]")
 _KEY_START = markers("}", STRING_DELIM)
 _COLON = markers(":")
-_VALUE_START = markers(STRING_DELIM, "{", "[")
+_VALUE_START = markers(STRING_DELIM, "{", "[", '"', "'")
+#: Inside a JSON or Python quoted string (a value the model wrote without <|"|>): its closing quote or an escape.
+_QUOTED_END = {'"': markers('"', "\\", CALL_OPEN, CALL_CLOSE), "'": markers("'", "\\", CALL_OPEN, CALL_CLOSE)}
+#: A string whose opening <|"|> is missing: its closing <|"|>, or the call's tokens (then it was no string).
+_BARE_END = markers(STRING_DELIM, CALL_OPEN, CALL_CLOSE)
 _ARRAY_END = markers("]")
 _CALL_END = markers(CALL_CLOSE)
 
@@ -92,11 +106,14 @@ _S_VALUE = "value"
 _S_ARRAY_FIRST = "array_first"  # after [
 _S_STRING = "string"
 _S_LITERAL = "literal"
+_S_QUOTED = "quoted"  # a JSON or Python quoted string
+_S_BARE = "bare"  # a string whose opening <|"|> is missing
+_S_BARE_CLOSE = "bare_close"  # after its closing <|"|>
 _S_AFTER_VALUE = "after_value"
 _S_END = "end"  # after the final }: expecting <tool_call|>
 
 _IN_CALL = {_S_KEY_START, _S_KEY, _S_QKEY, _S_COLON, _S_VALUE, _S_ARRAY_FIRST, _S_STRING,
-            _S_LITERAL, _S_AFTER_VALUE, _S_END}
+            _S_LITERAL, _S_QUOTED, _S_BARE, _S_BARE_CLOSE, _S_AFTER_VALUE, _S_END}
 
 
 @register("gemma4")
@@ -215,6 +232,10 @@ class Gemma4Parser(ToolParser):
                 return True
             return False
         key = self.scanner.head_text().strip()
+        if len(key) > 2 and key[0] == '"' == key[-1]:  # a key in JSON quotes (a bare key keeps a ' as text)
+            ok, value = read_python_literal(key)
+            if ok and isinstance(value, str) and value:
+                key = value
         if marker != ":" or not key:
             self._fail(marker, "expected a key and ':'")
             return True
@@ -267,9 +288,76 @@ class Gemma4Parser(ToolParser):
             self._emit_arguments("[")
             self._stack.append(_ARR)
             self._state = _S_ARRAY_FIRST
+        elif marker is not None:  # " or ': a JSON or Python string (read whole, then written as JSON)
+            self._parts = [marker]
+            self._state = _S_QUOTED
         else:
             self._parts = []
             self._state = _S_LITERAL
+        return True
+
+    def _s_quoted(self, final: bool) -> bool:
+        """A value in JSON or Python quotes instead of ``<|"|>`` (docs/formats.md, "Gemma 4"): up to its closing quote."""
+        sc = self.scanner
+        parts = self._parts
+        quote = parts[0]
+        while True:
+            text, marker = sc.find(_QUOTED_END[quote], final)
+            parts.append(text)
+            if marker is None:
+                return False  # (final: _at_end abandons the call)
+            if marker == CALL_OPEN or marker == CALL_CLOSE:  # the call's tokens: it was no string
+                self._parts = []
+                self._fail(marker, "an unterminated quoted string")
+                return True
+            parts.append(marker)
+            if marker == quote:
+                break
+            escaped = sc.take(1)  # the escaped character (a quote or backslash is no end)
+            if not escaped:
+                parts.pop()
+                sc.unread(1)
+                return False
+            parts.append(escaped)
+        ok, value = read_python_literal("".join(parts))
+        self._parts = []
+        if not ok or not isinstance(value, str):
+            self._fail(None, "a bad quoted string")
+            return True
+        self._emit_string(value)
+        self._state = _S_AFTER_VALUE
+        return True
+
+    def _emit_string(self, value: str) -> None:
+        """A whole string value, typed by the schema like a ``<|"|>`` string (schema.TypedValue)."""
+        typing = self._typing if len(self._stack) == 1 else UNTYPED
+        tv = TypedValue(typing) if typing.declared and "string" not in typing.types else _NO_VALUE
+        self._emit_arguments(tv.opening + tv.feed(value) + tv.end())
+
+    def _s_bare(self, final: bool) -> bool:
+        """A string whose opening ``<|"|>`` is missing: its text up to the closing ``<|"|>`` (held)."""
+        text, marker = self.scanner.find(_BARE_END, final)
+        self._parts.append(text)
+        if marker is None:
+            return False  # (final: _at_end abandons the call)
+        if marker != STRING_DELIM:
+            self._fail(marker, "no string: a call token before <|\"|>")
+            return True
+        self._state = _S_BARE_CLOSE
+        return True
+
+    def _s_bare_close(self, final: bool) -> bool:
+        """After the ``<|"|>`` of a string missing its opener: it closed the string when ``,`` ``}`` or ``]`` follows."""
+        marker = self.scanner.match_after_space(_AFTER_VALUE, final)
+        if marker is PARTIAL or (marker is None and self.scanner.at_end()):
+            return False
+        if marker is None:  # an opening <|"|> (the next key's string): the text was no string
+            self._fail(None, "a value that is no literal")
+            return True
+        value = "".join(self._parts).strip()
+        self._parts = []
+        self._emit_string(value)
+        self._punctuation(marker)
         return True
 
     def _s_array_first(self, final: bool) -> bool:
@@ -303,6 +391,10 @@ class Gemma4Parser(ToolParser):
         if literal == _PY_NONE:
             literal = "null"
         if marker not in _AFTER_VALUE.items or _LITERAL.fullmatch(literal) is None:
+            if marker in _AFTER_VALUE.items or marker == STRING_DELIM:  # a string whose <|"|> opener is missing?
+                self._parts = [text for text in (literal, marker) if text != STRING_DELIM]
+                self._state = _S_BARE_CLOSE if marker == STRING_DELIM else _S_BARE
+                return True
             self._fail(marker, f"bad value {literal[:40]!r}")
             return True
         typing = self._typing if len(self._stack) == 1 else UNTYPED
@@ -320,6 +412,12 @@ class Gemma4Parser(ToolParser):
         if marker is PARTIAL or (marker is None and self.scanner.at_end()):
             return False
         if marker is None:
+            if self._stack[-1] == _OBJ:  # a key after a value with no comma between: read as if one were there
+                self._emit_arguments(", ")
+                self._first_key = False
+                self.scanner.head_begin()
+                self._state = _S_KEY
+                return True
             self._fail(None, "expected ',' or a closing bracket")
             return True
         self._punctuation(marker)

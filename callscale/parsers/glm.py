@@ -21,9 +21,18 @@ GLM_TRANSITIONS = {
     "content": {"text": "content", "<tool_call> (glm45: also \\n<tool_call>)": "name"},
     "name": {"a name, then <arg_key>": "key", "a name, then </tool_call> (no arguments)": "content",
              "<tool_call> with no name before it (a repeat: dropped)": "name",
+             "a declared tool that takes no arguments, then </arg_value>, <arg_value> or </arg_key>": "name_stray",
+             "a declared tool's name run together with its parameter, then </arg_key> (<arg_key> missing)": "key_done",
+             "another name, then </arg_value>, <arg_value> or </arg_key>": "broken",
+             "a declared tool's name, then <tool_call>": "name_key",
              "anything else, past MAX_HEAD, or no name (the opener was text)": "content"},
-    "key": {"key text, then </arg_key>": "key_done", "another tag, or past MAX_HEAD": "broken"},
-    "key_done": {"whitespace, then <arg_value>": "value", "anything else": "value_bare"},
+    "name_key": {"KEY </arg_key>, KEY a parameter of the tool (<tool_call> stood for <arg_key>)": "key_done",
+                 "anything else (the first opener and name were text; the second opener's name is read)": "name"},
+    "name_stray": {"whitespace, then </tool_call> (the zero-argument call)": "content", "anything else": "broken"},
+    "key": {"key text, then </arg_key>": "key_done", "<arg_key> before any key text (a repeat: dropped)": "key",
+            "another tag, or past MAX_HEAD": "broken"},
+    "key_done": {"whitespace, then <arg_value>": "value", "whitespace, then </arg_key> (a repeat: dropped)": "key_done",
+                 "anything else": "value_bare"},
     "value": {"text, then </arg_value>": "value_close", "text, then [\\n]<arg_key>": "value_key",
               "text, then [\\n]</tool_call>": "value_call_end"},
     "value_bare": {"text, then </arg_value>": "value_close", "another tag": "broken"},
@@ -40,7 +49,8 @@ import re
 
 from . import register
 from .base import ToolParser
-from .schema import TOOL_NAME_RUN, UNTYPED, TypedValue, is_new_parameter, json_string, typed_value
+from .schema import (TOOL_NAME_RUN, UNTYPED, TypedValue, declares_tool, is_new_parameter, json_string,
+                     split_name_and_key, takes_no_arguments, typed_value)
 from .scanner import OVER, PARTIAL, markers
 
 __all__ = [
@@ -63,8 +73,10 @@ _M_NAME = markers(LAYOUT_OPENER, TOOL_CALL, ARG_KEY, TOOL_CALL_END, ARG_VALUE_EN
 #: A value's or a key's tag right after the name (``<tool_call>NAME</arg_value></tool_call>``): a call the model
 #: wrote broken (base ``_s_broken``), never content.
 _STRAY_AFTER_NAME = frozenset((ARG_VALUE_END, ARG_VALUE, ARG_KEY_END))
-_M_KEY = markers(ARG_KEY_END, TOOL_CALL_END, TOOL_CALL)
-_M_VALUE_OPEN = markers(ARG_VALUE)
+_M_KEY = markers(ARG_KEY_END, TOOL_CALL_END, TOOL_CALL, ARG_KEY)
+# After </arg_key>: the value's opener, or the closer repeated (read once: docs/formats.md, "Repeated tags").
+_M_VALUE_OPEN = markers(ARG_VALUE, ARG_KEY_END)
+_M_CALL_END = markers(TOOL_CALL_END)
 # In a value: its closing tag, and the tags that end a value whose </arg_value> is missing
 # (one newline before them is layout, as the 4.5 template writes one after </arg_value>).
 _M_VALUE = markers(ARG_VALUE_END, "\n" + ARG_KEY, ARG_KEY, "\n" + TOOL_CALL_END, TOOL_CALL_END)
@@ -97,6 +109,7 @@ class _GlmParser(ToolParser):
         self._bare_parts: list[str] = []
         self._keys: set[str] = set()   # keys of the current call
         self._cand = ""                # the tag of a recovery candidate in a value
+        self._first_head = ""          # name_key: the first opener's head, content unless it was a call
 
     # ------------------------------------------------------------------ helpers
     def _open(self, marker: str, final: bool = False) -> bool:
@@ -201,10 +214,29 @@ class _GlmParser(ToolParser):
             return self._not_a_call(None, final, head)
         head = self.scanner.head_text()
         name = head.strip()
-        if marker in _STRAY_AFTER_NAME:  # a stray tag: the head and the tag are the broken call's markup
-            return self._broken()
+        if marker in _STRAY_AFTER_NAME:  # a stray tag: the head and the tag are the broken call's markup ...
+            if name and takes_no_arguments(self.tools, name):  # ... unless the tool takes none (name_stray)
+                self._name = name
+                self._confirm_ws.clear()
+                self._state = "name_stray"
+                return True
+            split = split_name_and_key(self.tools, name) if marker == ARG_KEY_END else None
+            if split is None:
+                return self._broken()
+            # the first key's <arg_key> missing: a declared tool's name run together with its parameter
+            self._name, self._key = split
+            self._begin_call(self._name)
+            self._keys = set()
+            self._state = "key_done"
+            return True
         if not name:
             return self._empty_opener(marker)
+        if marker == TOOL_CALL and declares_tool(self.tools, name):  # <tool_call> for <arg_key>? (name_key)
+            self._name = name
+            self._first_head = head
+            self.scanner.head_begin()
+            self._state = "name_key"
+            return True
         if marker.endswith(TOOL_CALL):
             return self._not_a_call(marker, False, head)
         self._name = name
@@ -219,6 +251,52 @@ class _GlmParser(ToolParser):
         self._state = "content"
         return True
 
+    def _s_name_key(self, final: bool) -> bool:
+        """``<tool_call>`` right after a declared tool's name: it stood for the first ``<arg_key>`` when a
+        parameter of that tool and ``</arg_key>`` follow (getsigit/sigit #94); otherwise the first opener
+        and its name were text, and the text read here is the second opener's name, read on as usual."""
+        sc = self.scanner
+        _, decided = sc.head_run(_KEY_CHARS, final)
+        if not decided:
+            return False
+        hit = sc.match(_M_KEY_END, final) if not sc.head_over() else None
+        if hit is PARTIAL:
+            return False
+        key_text = sc.head_text()
+        key = key_text.strip()
+        if hit is not None and is_new_parameter(self.tools, self._name, key, ()):
+            self._begin_call(self._name)
+            self._keys = set()
+            self._key = key
+            self._state = "key_done"
+            return True
+        if hit is not None:  # read again by the name state
+            sc.unread(len(hit))
+        first, self._first_head = self._first_head, ""
+        self._head_no_call(self._opener + first, False, _M_NAME)
+        self._open(TOOL_CALL)
+        if key_text:
+            sc.head_keep(key_text)
+            if not self._name_ok(key_text):
+                return self._not_a_call(None)
+        return True
+
+    def _s_name_stray(self, final: bool) -> bool:
+        """A stray value's or key's tag after the name of a declared tool that takes no arguments: with
+        ``</tool_call>`` after it (whitespace between is layout) it is that zero-argument call, else broken."""
+        hit = self.scanner.match(_M_CALL_END, final, self._confirm_ws)
+        if hit is PARTIAL:
+            return False
+        if hit is None:
+            return self._broken(self._confirm_text())
+        if self._confirm_ws.runs:
+            self._confirm_ws.clear()
+        self._begin_call(self._name)
+        self._emit_arguments("{}")
+        self._end_call()
+        self._state = "content"
+        return True
+
     def _s_key(self, final: bool) -> bool:
         """A key up to ``</arg_key>``; another tag, the bound or the end of the output decide it otherwise."""
         text, marker = self.scanner.head_find(_M_KEY, final)
@@ -226,6 +304,9 @@ class _GlmParser(ToolParser):
             if marker is OVER:  # too long for a key (only text read can make it so)
                 return self._malformed(None, self.scanner.head_text())
             return self._unclosed() if final else False
+        if marker == ARG_KEY and not self.scanner.head_text().strip():  # the opener repeated: read once
+            self.scanner.head_begin()
+            return True
         if marker != ARG_KEY_END:
             self.scanner.head_begin()  # (its text is the broken call's, from the tag on)
             return self._malformed(marker)
@@ -241,6 +322,8 @@ class _GlmParser(ToolParser):
             return False
         if hit is None and sc.at_end():  # final
             return self._unclosed()
+        if hit == ARG_KEY_END:  # the closer repeated: read once
+            return True
         key = self._key
         keys = self._keys
         head = ("{" if not keys else ", ") + json_string(key) + ": "

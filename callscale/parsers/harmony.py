@@ -33,6 +33,7 @@ import re
 from . import register
 from .base import ToolParser, json_fragment
 from .jsonscan import RawArguments
+from .schema import is_framed_name
 from .scanner import OVER, PARTIAL, markers
 
 __all__ = [
@@ -222,7 +223,7 @@ class HarmonyParser(ToolParser):
         """A message body starts after ``header``: a call's or a text's; true for a text."""
         recipient, channel = read_header(header)
         name = recipient[len(FUNCTIONS):] if recipient.startswith(FUNCTIONS) else recipient
-        if name:
+        if is_framed_name(name):  # (docs/formats.md, "Tool names")
             self._begin_call(name)
             self._function_call = recipient.startswith(FUNCTIONS)
             self._lead = []

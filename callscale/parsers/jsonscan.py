@@ -479,7 +479,10 @@ class JsonCallLexer(JsonValidator):
     Llama 3: ``parameters`` or ``arguments``); ``name_keys``: the keys whose
     string value is the name (one of them per object; ``name``, Cohere
     Command: ``tool_name`` or ``name``); a repeated name or arguments key is
-    an error.
+    an error. ``name``: the call's name when the markup around the object
+    gave it already (Inkling's message header): the arguments stream wherever
+    they stand in the object, and a name member that differs from it is an
+    error.
 
     Attributes read by the parser: ``name`` (``str`` or ``None``),
     ``arguments_done`` (the arguments object was read to its ``}``),
@@ -494,13 +497,15 @@ class JsonCallLexer(JsonValidator):
 
     __slots__ = ("_key_text", "_capture", "_sink", "_capture_parts", "_cap_start", "_pause", "_seen_name",
                  "_seen_arguments", "name", "arguments", "arguments_done", "stream_arguments", "in_argument_text",
-                 "_argument_keys", "_name_keys")
+                 "_argument_keys", "_expected_name", "_name_keys")
 
     _hooked = True
 
-    def __init__(self, argument_keys: tuple[str, ...] = ("arguments",), name_keys: tuple[str, ...] = ("name",)) -> None:
+    def __init__(self, argument_keys: tuple[str, ...] = ("arguments",), name: str | None = None,
+                 name_keys: tuple[str, ...] = ("name",)) -> None:
         super().__init__()
         self._argument_keys = argument_keys
+        self._expected_name = name
         self._name_keys = name_keys
         self._key_text: str | None = None
         #: None, "key", "name" or "arguments": what the current text is captured into (the list ``_sink``).
@@ -511,7 +516,7 @@ class JsonCallLexer(JsonValidator):
         self._pause = False
         self._seen_name = False
         self._seen_arguments = False
-        self.name: str | None = None
+        self.name: str | None = name
         self.arguments: list[str] = []
         self.arguments_done = False
         self.stream_arguments = False
@@ -585,7 +590,7 @@ class JsonCallLexer(JsonValidator):
         if key:
             self._key_text = value
             return True
-        if not is_call_name(value):
+        if not is_call_name(value) or (self._expected_name is not None and value != self._expected_name):
             return False
         self.name = value
         return True
@@ -653,12 +658,21 @@ SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def is_call_name(value: object) -> bool:
-    """Whether a JSON call object's ``name`` value names a call: a non-empty string without a lone surrogate.
+    """Whether a JSON call object's ``name`` value names a call: :func:`callscale.parsers.schema.is_framed_name`.
 
-    ``json.loads`` accepts a lone surrogate escape (``"\\ud800"``): a name no server can encode as
-    UTF-8 (docs/formats.md, Qwen3). The JSON call readers (qwen3, llama3_json) and Mistral's array form use it.
+    A string, not only whitespace, with no control character and no lone surrogate: ``json.loads``
+    accepts a lone surrogate escape (``"\\ud800"``), a name no server can encode as UTF-8, and control
+    characters (``"get\\nweather"``), a name no client dispatches (docs/formats.md, "Tool names"). The
+    JSON call readers (qwen3, llama3_json) and Mistral's array form use it.
     """
-    return type(value) is str and bool(value) and SURROGATE.search(value) is None
+    return type(value) is str and _FRAMED_CHARS.fullmatch(value) is not None and not value.isspace()
+
+
+#: The characters no tool name may hold in any format (docs/formats.md, "Tool names"): control characters
+#: (no client dispatches such a name) and lone surrogates (no server can encode them as UTF-8). Written here,
+#: the lowest layer, for :func:`is_call_name`; :mod:`callscale.parsers.schema` builds its name rules on it.
+NOT_FRAMED_NAME_CHARS = r"\x00-\x1f\x7f\ud800-\udfff"
+_FRAMED_CHARS = re.compile(f"[^{NOT_FRAMED_NAME_CHARS}]+")
 _CONTROL_ESCAPES = {chr(k): json.dumps(chr(k))[1:-1] for k in range(32)}
 
 
@@ -791,8 +805,10 @@ _BLANKS = re.compile(r"[ \t\n\r]*")
 _HEAD_WAIT = 256
 
 
-#: The head's opening in the encoders' spelling (json.dumps): the one spelling waited for whole.
+#: The head's opening in the encoders' spellings (json.dumps, and compact as Inkling's engines write it): the
+#: spellings waited for whole.
 _NAME_OPEN = '{"name": "'
+_NAME_OPEN_COMPACT = '{"name":"'
 #: The characters of a name matched whole (no escape, control character or surrogate).
 _NAME_CHARS = re.compile(r'[^"\\\x00-\x1f\ud800-\udfff]+')
 
@@ -806,8 +822,9 @@ def _head_pattern(keys: tuple[str, ...]) -> "re.Pattern[str]":
 
 
 def _head_tails(keys: tuple[str, ...]) -> tuple[str, ...]:
-    """What follows the name in the encoders' spelling of the head, per key: ``", "arguments": {``."""
-    return tuple('", "%s": {' % key for key in keys)
+    """What follows the name in the encoders' spellings of the head, per key: ``", "arguments": {`` and, compact,
+    ``","arguments":{``."""
+    return tuple('", "%s": {' % key for key in keys) + tuple('","%s":{' % key for key in keys)
 
 
 class _Heads(dict):
@@ -867,8 +884,8 @@ class JsonCallReader:
     caller when the call is confirmed). Text outside the arguments value
     before the call starts is a head of at most ``max_head`` characters.
     A head ``{"name": "NAME", KEY: {`` (no escape in NAME) is matched whole by
-    one pattern, and its encoders' spelling is waited for while the unread
-    text is a prefix of it (up to ``_HEAD_WAIT`` characters, nothing read);
+    one pattern, and its encoders' spellings (json.dumps', compact) are waited for while the unread
+    text is a prefix of one (up to ``_HEAD_WAIT`` characters, nothing read);
     any other head is read token by token: the same answers, whatever the split.
 
     The parser sets ``argument_keys``, ``_name_only_is_a_call`` (an object
@@ -887,6 +904,8 @@ class JsonCallReader:
     #: The keys whose string value is the call's name (the common head's fast path reads ``"name"`` only).
     name_keys: tuple[str, ...] = ("name",)
     max_head: int
+    #: The call's name given by the markup before the object (set before :meth:`_open_object`), else None.
+    _known_name: str | None = None
     _name_only_is_a_call = False
     _cut_head_is_content = False
 
@@ -939,12 +958,12 @@ class JsonCallReader:
         text = sc.peek(room if room <= _HEAD_WAIT else _HEAD_WAIT + 1)  # (what the wait below reads)
         head_re, tails = _HEADS[self.argument_keys]
         if not final and len(text) <= _HEAD_WAIT and len(text) < room:  # a prefix of the common head waits
-            if len(text) <= 10:
-                if _NAME_OPEN.startswith(text):
-                    return False
-            elif text.startswith(_NAME_OPEN):
-                q = text.find('"', 10)
-                if _NAME_CHARS.fullmatch(text, 10, len(text) if q < 0 else q) is not None:
+            if len(text) <= 10 and (_NAME_OPEN.startswith(text) or _NAME_OPEN_COMPACT.startswith(text)):
+                return False
+            n = 10 if text.startswith(_NAME_OPEN) else 9 if text.startswith(_NAME_OPEN_COMPACT) else 0
+            if n:
+                q = text.find('"', n)
+                if _NAME_CHARS.fullmatch(text, n, len(text) if q < 0 else q) is not None:
                     if q < 0:
                         return False
                     tail = text[q:]  # (no generator here: it would make this frame's locals cells)
@@ -953,9 +972,11 @@ class JsonCallReader:
                             return False
         if len(text) > _HEAD_WAIT and room > len(text):  # (a longer head is matched whole too)
             text = sc.peek(room)
-        lexer = self._lexer = JsonCallLexer(self.argument_keys, self.name_keys)
-        hit = head_re.match(text) if "name" in self.name_keys else None
-        if hit is None:
+        known = self._known_name
+        lexer = self._lexer = JsonCallLexer(self.argument_keys, known, self.name_keys)
+        hit = head_re.match(text) if "name" in self.name_keys else None  # (the fast path reads "name" only)
+        if hit is None or (known is not None and hit.group(1) != known) or not is_call_name(hit.group(1)):
+            # (a name the one rule rejects: the lexer's path decides)
             self._state = "json"
             return True
         sc.take(hit.end())

@@ -28,7 +28,7 @@ import re
 
 from . import register
 from .base import ToolParser, json_text, tool_name
-from .schema import tool_list
+from .schema import is_framed_name, tool_list
 from .jsonscan import RawArguments, strict_loads
 from .scanner import OVER, PARTIAL, markers
 
@@ -238,6 +238,8 @@ class KimiK2Parser(ToolParser):
             if tools is not self._names_of:  # the tool names, once per tools object
                 self._names_of, self._names = tools, tool_names(tools)
             name = resolve_name(raw, tools, self._names)
+            if not is_framed_name(name):  # no name any client dispatches (docs/formats.md, "Tool names")
+                name = ""
         else:
             name = ""
         if not name:  # no call: the id text is text of the section

@@ -151,7 +151,7 @@ class MistralParser(ToolParser):
         raw = self.scanner.head_text()
         name = raw.strip()
         spaced = _SPACED.search(name) is not None
-        if marker not in (ARGS, CALL_ID, "{") or not name or spaced:
+        if marker not in (ARGS, CALL_ID, "{") or spaced or not is_call_name(name):
             if marker == "{":
                 raw += marker
                 marker = None

@@ -40,7 +40,7 @@ from typing import Any, NamedTuple, Sequence
 
 from json.encoder import encode_basestring as _encode_string  # json.dumps(str, ensure_ascii=False)
 
-from .jsonscan import finite_float, strict_loads
+from .jsonscan import NOT_FRAMED_NAME_CHARS, finite_float, is_call_name, strict_loads
 from .pyliteral import MAX_LITERAL_DEPTH, SURROGATE, PyLiteralReader, json_text, read_python_literal  # the one Python literal reader
 
 __all__ = [
@@ -58,10 +58,15 @@ __all__ = [
     "TOOL_NAME",
     "TOOL_NAME_RUN",
     "is_tool_name",
+    "FRAMED_NAME",
+    "is_framed_name",
     "tool_name",
     "tool_parameters",
     "tool_parameter_schema",
     "is_new_parameter",
+    "takes_no_arguments",
+    "declares_tool",
+    "split_name_and_key",
     "parameter_typing",
     "parameter_type",
     "schema_typing",
@@ -151,9 +156,12 @@ def tool_list(tools: Any) -> Sequence[Any]:
     return tools if type(tools) is list or type(tools) is tuple else ()
 
 
-#: The characters a tool name may not hold (docs/formats.md, "Tool names"): whitespace, control characters,
-#: lone surrogates and the characters formats delimit markup with.
-_NOT_NAME = r"""\s\x00-\x1f\x7f\ud800-\udfff<>{}\[\]()"'`,;=|\\"""
+#: The characters no tool name may hold in any format (docs/formats.md, "Tool names"): control characters
+#: (no client dispatches such a name) and lone surrogates (no server can encode them as UTF-8).
+_NOT_FRAMED_NAME = NOT_FRAMED_NAME_CHARS  # (jsonscan's, the lowest layer)
+#: The characters a tool name may not hold where a format judges a name by its characters: those, whitespace
+#: and the characters formats delimit markup with.
+_NOT_NAME = r"""\s""" + _NOT_FRAMED_NAME + r"""<>{}\[\]()"'`,;=|\\"""
 #: A tool name as models and clients spell it (issue 26): one or more characters, none of them whitespace,
 #: a control character, a lone surrogate or one of ``< > { } [ ] ( ) " ' ` , ; = | \``. So letters and
 #: digits of any script with ``_ - . : / @`` and the like: OpenAI's ``get_weather``, MCP clients'
@@ -169,6 +177,21 @@ TOOL_NAME_RUN = re.compile(f"[^{_NOT_NAME}]*")
 def is_tool_name(text: str) -> bool:
     """Whether ``text`` (characters, outer whitespace already stripped) is a tool name (:data:`TOOL_NAME`)."""
     return TOOL_NAME.fullmatch(text) is not None
+
+
+#: A tool name where the format's frame, not its characters, ends it (docs/formats.md, "Tool names"): special
+#: tokens around it (DeepSeek V3/V3.1, Kimi K2's call id, gpt-oss's recipient, Mistral's ``[ARGS]``), a
+#: quoted attribute (DSML's ``name="..."``) or a JSON string (the JSON formats): one or more characters with
+#: no control character and no lone surrogate, not only whitespace. Every :data:`TOOL_NAME` is one.
+FRAMED_NAME = re.compile(f"(?=.*\\S)[^{_NOT_FRAMED_NAME}]+", re.DOTALL)
+
+
+def is_framed_name(text: object) -> bool:
+    """Whether ``text`` is a string and a tool name by :data:`FRAMED_NAME` (a name its format's frame delimits).
+
+    The same test as :func:`callscale.parsers.jsonscan.is_call_name` (one rule; written there without a
+    pattern lookahead, as the JSON readers call it once a call)."""
+    return is_call_name(text)
 
 
 def tool_name(tool: Any) -> str | None:
@@ -217,6 +240,55 @@ def is_new_parameter(tools: Sequence[Any] | None, tool: str, key: str, used: Any
         return False
     props = tool_parameter_schema(tools, tool)
     return not props or key in props
+
+
+def declares_tool(tools: Sequence[Any] | None, name: str) -> bool:
+    """Whether the request's tool list declares a tool ``name`` (the guard of recoveries that read
+    misplaced markup as a call only for a tool the request offers). Never raises."""
+    for tool in tool_list(tools):
+        try:
+            if tool_name(tool) == name:
+                return True
+        except Exception:  # a tool object of an unexpected shape
+            continue
+    return False
+
+
+def takes_no_arguments(tools: Sequence[Any] | None, name: str) -> bool:
+    """Whether the request declares a tool ``name`` whose parameters schema lists no properties.
+
+    The guard of the recoveries that read a call the model wrote with stray markup and no
+    arguments as the zero-argument call (GLM's ``<tool_call>NAME</arg_value></tool_call>``,
+    docs/formats.md): only a tool that takes nothing can have lost nothing. False for a name the
+    list does not declare, for no tool list, and for a tool whose schema has properties.
+    """
+    for tool in tool_list(tools):
+        try:
+            if tool_name(tool) == name:
+                return not tool_parameter_schema(tools, name)
+        except Exception:  # a tool object of an unexpected shape
+            return False
+    return False
+
+
+def split_name_and_key(tools: Sequence[Any] | None, text: str) -> tuple[str, str] | None:
+    """``(name, key)`` when ``text`` is a declared tool's name run together with one of its parameters.
+
+    The guard of the recovery for a call whose first key lost its opening tag (GLM-4.7's
+    ``<tool_call>send_commandcommand</arg_key>``, docs/formats.md): the longest name of the request's
+    tools that is a proper prefix of ``text`` and whose schema lists the rest as a property. None
+    when there is no such tool (no tool list, a tool that lists no properties, another rest).
+    """
+    best = None
+    for tool in tool_list(tools):
+        try:
+            name = tool_name(tool)
+        except Exception:  # a tool object of an unexpected shape
+            continue
+        if (isinstance(name, str) and name and len(name) < len(text) and text.startswith(name)
+                and (best is None or len(name) > len(best)) and text[len(name):] in tool_parameter_schema(tools, name)):
+            best = name
+    return None if best is None else (best, text[len(best):])
 
 
 # --------------------------------------------------------------------------- schema -> typing
