@@ -204,6 +204,18 @@ def resolve(name: str, fmt: str | None = None) -> ParserSpec:
         return ParserSpec(NULL, None, NullParser)
     if name.startswith(smg.PREFIX):  # SMG's compiled parsers: no Python entry yet (adapters/smg.py)
         raise PluginError(smg.unavailable(name))
+    if name.startswith("llamacpp:"):  # llama.cpp's C++ parsing through our harness (adapters/llamacpp.py)
+        from .adapters import llamacpp
+
+        reason = llamacpp.unavailable(name, fmt)
+        if reason:
+            raise PluginError(reason)
+        template = name[len(llamacpp.PREFIX):]
+        fmt = _known(fmt or llamacpp.format_of(template), name)
+        try:
+            return ParserSpec(name, fmt, llamacpp.factory(template))
+        except llamacpp.LlamaCppError as exc:
+            raise PluginError(f"parser {name!r}: {exc}") from None
     if is_plugin(name):
         engine, target = split_prefix(name)
         fmt = _known(fmt or known_format(name), name)

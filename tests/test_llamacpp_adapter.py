@@ -1,0 +1,125 @@
+"""``--parser llamacpp:<template>``: llama.cpp's parsing through our harness (callscale/adapters/llamacpp.py;
+docs/engines.md "llama.cpp"). The tests that need the built library skip without it (CI builds nothing)."""
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from callscale import cli
+from callscale.adapters import llamacpp
+from callscale.workloads import render
+
+BUILT = llamacpp.built()
+NEEDS_BUILD = pytest.mark.skipif(not BUILT, reason="llama.cpp is not built here (callscale engines build llamacpp)")
+
+
+@pytest.fixture
+def no_build(monkeypatch, tmp_path):
+    """An empty cache and no build tools: what a machine without cmake/g++ sees."""
+    monkeypatch.setenv("CALLSCALE_CACHE", str(tmp_path))
+    monkeypatch.setattr(llamacpp, "missing_tools", lambda: ["cmake", "a C++ compiler"])
+
+
+def test_without_build_tools_the_gate_exits_2_with_one_line_saying_what_to_install(no_build, capsys):
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["gate", "--meter", "instructions", "--parser", "llamacpp:Qwen3-Coder", "--workload", "write_file"])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err == (
+        "callscale gate: error: parser 'llamacpp:Qwen3-Coder': building llama.cpp needs cmake and a C++ compiler, "
+        "not found; install cmake (3.14 or newer) and a C++17 compiler (apt-get install cmake g++), then run "
+        "`callscale engines build llamacpp` (see callscale gate --help)\n")
+
+
+def test_engines_build_without_tools_exits_2_and_status_says_not_built(no_build, capsys, tmp_path):
+    assert cli.main(["engines", "build", "llamacpp"]) == 2
+    assert capsys.readouterr().err == ("callscale engines build llamacpp: cmake and a C++ compiler not found; install "
+                                       "cmake (3.14 or newer) and a C++17 compiler (apt-get install cmake g++)\n")
+    assert cli.main(["engines", "status", "llamacpp"]) == 1
+    out = capsys.readouterr().out
+    assert out == (f"llamacpp: llama-cpp-python {llamacpp.VERSION}, not built: "
+                   f"{tmp_path}/llamacpp/{llamacpp.VERSION}/build/libcallscale_llamacpp.so\n")
+
+
+def test_a_template_needs_a_name_and_a_known_format(monkeypatch):
+    monkeypatch.setattr(llamacpp, "built", lambda: True)
+    monkeypatch.setattr(llamacpp, "template_source", lambda template: "{{ messages }}")
+    assert llamacpp.unavailable("llamacpp:", None) == ("parser 'llamacpp:': name a chat template, "
+                                                       "llamacpp:<template> (e.g. llamacpp:Qwen3-Coder)")
+    assert "name it with --workload-format" in llamacpp.unavailable("llamacpp:Reka-Edge", None)
+    assert llamacpp.unavailable("llamacpp:Reka-Edge", "qwen3") is None
+    assert llamacpp.unavailable("llamacpp:Qwen3-Coder", None) is None
+
+
+def test_every_mapped_template_reads_a_format_callscale_writes():
+    assert llamacpp.format_of("Qwen3-Coder") == "qwen3_coder"
+    assert llamacpp.format_of("/somewhere/Qwen3-Coder.jinja") == "qwen3_coder"
+    for template, fmt in llamacpp.FORMATS.items():
+        assert render.get(fmt).special_tokens is not None, template
+
+
+def test_the_rebuild_stamp_follows_the_harness_source(monkeypatch, tmp_path):
+    monkeypatch.setenv("CALLSCALE_CACHE", str(tmp_path))
+    build = tmp_path / "llamacpp" / llamacpp.VERSION / "build"
+    build.mkdir(parents=True)
+    (build / llamacpp.LIBRARY).write_bytes(b"")
+    assert not llamacpp.built()  # no stamp
+    (build / "callscale.stamp").write_text(llamacpp._stamp() + "\n")
+    assert llamacpp.built()
+    (build / "callscale.stamp").write_text("0" * 16 + "\n")  # built from another harness
+    assert not llamacpp.built()
+
+
+@NEEDS_BUILD
+def test_the_shipped_templates_include_qwen3_coder_and_every_mapped_one():
+    shipped = llamacpp.templates()
+    assert len(shipped) > 60
+    assert set(llamacpp.FORMATS) <= set(shipped)
+
+
+@NEEDS_BUILD
+def test_a_qwen3_coder_call_streamed_token_by_token_comes_back_whole():
+    from callscale.check import assemble
+    from callscale.workloads import make
+
+    case = make("write_file", "qwen3_coder", 1024, 0)
+    parser = llamacpp.factory("Qwen3-Coder")()
+    tools = list(case.tools)
+    results = [parser.parse_streaming_increment(d, tools) for d in case.deltas("tokens:3")]
+    results.append(parser.finish(tools))
+    got = assemble(results)  # strict: one name per call, indices in order, as a client reads them
+    assert [c.name for c in got.calls] == ["write_file"]
+    assert json.loads(got.calls[0].arguments_text) == case.calls[0].arguments
+    assert got.content == "I'll write the file.\n\n"  # llama.cpp keeps the blank line before the call
+    whole = llamacpp.factory("Qwen3-Coder")().detect_and_parse(case.text, tools)
+    assert [c.name for c in whole.calls] == ["write_file"]
+    assert json.loads(whole.calls[0].parameters) == json.loads(got.calls[0].arguments_text)
+
+
+@NEEDS_BUILD
+def test_counting_brackets_only_the_update():
+    collect = llamacpp.factory("Qwen3-Coder").callscale_collect
+    lib = llamacpp._library()
+    seen = []
+    original = lib.callscale_llamacpp_counting
+    try:
+        lib.callscale_llamacpp_counting = lambda on: seen.append(on)
+        collect(), collect(), collect()
+    finally:
+        lib.callscale_llamacpp_counting = original
+        original(0)
+    assert seen == [1, 0, 1]
+
+
+@pytest.mark.slow
+@NEEDS_BUILD
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+def test_the_exact_gate_finds_llamacpp_qwen3_coder_quadratic_on_write_file(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "callscale", "gate", "--meter", "instructions", "--parser",
+                           "llamacpp:Qwen3-Coder", "--workload", "write_file", "--lengths", "1k,2k,4k",
+                           "--output", str(tmp_path)], capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 1, done.stderr
+    row = next(line for line in done.stdout.splitlines() if "llamacpp:Qwen3-Coder" in line)
+    assert "FAIL" in row or "fail" in row, row
