@@ -145,7 +145,7 @@ def _sdist(folder: Path, say: Callable[[str], None]) -> Path:
     if found:
         return found[0]
     say(f"downloading the llama-cpp-python {VERSION} sdist with pip")
-    _run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "--no-build-isolation",
+    _run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
           f"llama-cpp-python=={VERSION}", "-d", str(folder)], folder / "build.log", "pip download of the sdist")
     found = sorted(folder.glob(f"llama_cpp_python-{VERSION}.tar.gz"))
     if not found:
