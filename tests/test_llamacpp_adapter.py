@@ -116,10 +116,22 @@ def test_counting_brackets_only_the_update():
 @pytest.mark.slow
 @NEEDS_BUILD
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
-def test_the_exact_gate_finds_llamacpp_qwen3_coder_quadratic_on_write_file(tmp_path):
+def test_the_exact_gate_finds_llamacpp_qwen3_coder_super_linear_on_write_file(tmp_path):
+    import csv
+
     done = subprocess.run([sys.executable, "-m", "callscale", "gate", "--meter", "instructions", "--parser",
-                           "llamacpp:Qwen3-Coder", "--workload", "write_file", "--lengths", "1k,2k,4k",
-                           "--output", str(tmp_path)], capture_output=True, text=True, timeout=1800)
+                           "llamacpp:Qwen3-Coder", "--parser", "qwen3_coder", "--workload", "write_file",
+                           "--lengths", "1k,2k,4k", "--out", str(tmp_path)], capture_output=True, text=True,
+                          timeout=1800)
     assert done.returncode == 1, done.stderr
-    row = next(line for line in done.stdout.splitlines() if "llamacpp:Qwen3-Coder" in line)
-    assert "FAIL" in row or "fail" in row, row
+    verdicts = {line.split()[0]: line.split()[-1] for line in done.stdout.splitlines()
+                if line.startswith(("llamacpp:", "qwen3_coder "))}
+    assert verdicts == {"llamacpp:Qwen3-Coder": "FAIL", "qwen3_coder": "ok"}
+    with open(tmp_path / "scaling.csv", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["parser"] != "null"]
+    count = {(r["parser"], int(r["length"])): float(r["seconds"]) for r in rows}
+    theirs = [count["llamacpp:Qwen3-Coder", n] for n in (1024, 2048, 4096)]
+    ours = [count["qwen3_coder", n] for n in (1024, 2048, 4096)]
+    # measured 60,990,733 / 157,553,262 / 466,924,713: each doubling of the call more than 2.5x the cost
+    assert 50e6 < theirs[0] < 75e6 and theirs[1] > 2.5 * theirs[0] and theirs[2] > 2.5 * theirs[1]
+    assert all(t > 10 * o for t, o in zip(theirs, ours))  # ours 3.8M / 6.9M / 13.0M
