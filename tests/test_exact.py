@@ -209,11 +209,11 @@ def _alive(pid: int) -> bool:
 
 @needs_valgrind
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="known fault, open: since the issue-28/30 merges (e25c9ec) the counts move by "
-                   "0.01-0.2% with the checkout's folder (3,821,998 vs 3,826,076 at 1k), as a lookup hashed by "
-                   "address would; the same folder still counts alike (test_two_children_count_what_one_child_counts)")
 def test_two_clones_with_their_own_virtualenvs_count_alike(tmp_path):
-    """Different folders (of different lengths), different virtualenvs, extra files: identical counts."""
+    """Different folders (of different lengths), different virtualenvs, extra files: identical counts.
+
+    (A path made at import time, as ``workloads.content`` once held its folders, put the folder's length into
+    the heap every metered fork starts from: 3,779,263 vs 3,779,603 at 1k.)"""
     code = ("import json; from callscale.instructions import count_items; "
             "items=[(p, p, w, 1024) for p in ('deepseek_v31', 'qwen3') for w in ('write_file', 'many_short_calls')]; "
             "print(json.dumps([c.instructions for c in count_items(items, 'tokens:4').values()]))")

@@ -286,8 +286,10 @@ class ToolParser:
         """
         if self._finished or not delta:
             return StreamingParseResult()
-        # a tool list that is no list or tuple is no tools (schema.tool_list), the same at every split
-        self.tools = tools if type(tools) is list else tool_list(tools)
+        # a tool list that is no list or tuple is no tools (schema.tool_list), the same at every split; read
+        # again only when the request's list is another object (tool_list answers a list or tuple itself)
+        if tools is not self.tools:
+            self.tools = tool_list(tools)
         # the per-delta path of every format (_run(final=False) less its end-of-output steps)
         try:
             states = self._driver
