@@ -56,6 +56,8 @@ def test_a_template_needs_a_name_and_a_known_format(monkeypatch):
 def test_every_mapped_template_reads_a_format_callscale_writes():
     assert llamacpp.format_of("Qwen3-Coder") == "qwen3_coder"
     assert llamacpp.format_of("/somewhere/Qwen3-Coder.jinja") == "qwen3_coder"
+    assert llamacpp.format_of("GLM-4.7-Flash") == "glm47"  # dots in a name are not a suffix
+    assert llamacpp.format_of("/somewhere/deepseek-ai-DeepSeek-V3.1.jinja") == "deepseek_v31"
     for template, fmt in llamacpp.FORMATS.items():
         assert render.get(fmt).special_tokens is not None, template
 
@@ -96,6 +98,21 @@ def test_a_qwen3_coder_call_streamed_token_by_token_comes_back_whole():
     whole = llamacpp.factory("Qwen3-Coder")().detect_and_parse(case.text, tools)
     assert [c.name for c in whole.calls] == ["write_file"]
     assert json.loads(whole.calls[0].parameters) == json.loads(got.calls[0].arguments_text)
+
+
+@NEEDS_BUILD
+@pytest.mark.parametrize("template", ["GLM-4.7-Flash", "deepseek-ai-DeepSeek-V3.1"])
+def test_a_thinking_template_is_applied_with_thinking_off(template):
+    from callscale.check import assemble
+    from callscale.workloads import make
+
+    case = make("write_file", llamacpp.format_of(template), 1024, 0)
+    parser, tools = llamacpp.factory(template)(), list(case.tools)
+    results = [parser.parse_streaming_increment(d, tools) for d in case.deltas("tokens:4")]
+    got = assemble(results + [parser.finish(tools)])
+    assert parser._keep.info["generation_prompt"].endswith("</think>")  # the prompt closes the block
+    assert got.reasoning == "" and [c.name for c in got.calls] == ["write_file"]
+    assert json.loads(got.calls[0].arguments_text) == case.calls[0].arguments
 
 
 @NEEDS_BUILD

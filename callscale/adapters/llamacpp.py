@@ -22,7 +22,10 @@ standard error; several minutes on two cores).
 ``<template>`` is a chat template the sdist ships (``models/templates/NAME.jinja``,
 :func:`templates`), or a path to a ``.jinja`` file. The request the template
 is applied to: one user message, the workload's tools, ``tool_choice`` auto,
-parallel tool calls, reasoning format ``deepseek`` (the server's default).
+parallel tool calls, reasoning format ``deepseek`` (the server's default),
+thinking off (``chat_template_kwargs`` ``enable_thinking`` false: the
+workloads hold no reasoning block, and a thinking template's generation
+prompt would open one, making the whole output reasoning).
 The workloads are rendered in the callscale format of :data:`FORMATS` (else
 ``--workload-format`` names one).
 
@@ -207,9 +210,15 @@ def template_source(template: str) -> str:
                             + (", ".join(shipped) if shipped else "none (not unpacked)")) from None
 
 
+def _stem(template: str) -> str:
+    """A template's name: its file name without ``.jinja`` (``GLM-4.7-Flash`` keeps its dots)."""
+    name = Path(template).name
+    return name[:-len(".jinja")] if name.endswith(".jinja") else name
+
+
 def format_of(template: str) -> str | None:
     """The callscale format a template's output is rendered in (:data:`FORMATS`), else ``None``."""
-    return FORMATS.get(Path(template).stem)
+    return FORMATS.get(_stem(template))
 
 
 def unavailable(selection: str, fmt: str | None, build_now: bool = True) -> str | None:
@@ -254,7 +263,8 @@ def _library() -> Any:
             raise LlamaCppError(f"the llama.cpp harness cannot be loaded: {exc}; run "
                                 "`callscale engines build llamacpp`") from None
         lib.callscale_llamacpp_params_new.restype = ctypes.c_void_p
-        lib.callscale_llamacpp_params_new.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p]
+        lib.callscale_llamacpp_params_new.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
+                                                      ctypes.c_int]
         lib.callscale_llamacpp_params_info.restype = ctypes.c_char_p
         lib.callscale_llamacpp_params_info.argtypes = [ctypes.c_void_p]
         lib.callscale_llamacpp_stream_new.restype = ctypes.c_void_p
@@ -275,7 +285,7 @@ class _Params:
     def __init__(self, source: str, tools: list) -> None:
         self.lib = _library()
         self.handle = self.lib.callscale_llamacpp_params_new(
-            source.encode("utf-8"), json.dumps(list(tools or [])).encode("utf-8"), b"deepseek")
+            source.encode("utf-8"), json.dumps(list(tools or [])).encode("utf-8"), b"deepseek", 0)
         self.info = json.loads(self.lib.callscale_llamacpp_params_info(self.handle).decode("utf-8"))
         if "error" in self.info:
             raise LlamaCppError(f"applying the chat template failed: {self.info['error']}")
@@ -354,6 +364,6 @@ def factory(template: str) -> type:
     streams. :class:`LlamaCppError` when the template cannot be read or the library cannot be loaded."""
     source = template_source(template)
     _library()
-    return type(f"LlamaCpp[{Path(template).stem}]", (LlamaCppParser,),
+    return type(f"LlamaCpp[{_stem(template)}]", (LlamaCppParser,),
                 {"template": template, "_source": source, "_params": {},
                  "callscale_collect": staticmethod(_counting())})

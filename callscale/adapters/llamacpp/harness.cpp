@@ -15,7 +15,7 @@
 //
 // Interface (every string UTF-8; a returned `const char *` stays valid until the next call on
 // the same object):
-//   callscale_llamacpp_params_new(template_source, tools_json, reasoning_format) -> params or NULL
+//   callscale_llamacpp_params_new(template_source, tools_json, reasoning_format, enable_thinking) -> params
 //   callscale_llamacpp_params_info(params) -> JSON {"format", "generation_prompt", "parser_bytes", "callgrind"}
 //                                             or {"error": message} when params_new failed
 //   callscale_llamacpp_params_free(params)
@@ -74,7 +74,7 @@ std::string error_json(const std::string & message) {
 extern "C" {
 
 void * callscale_llamacpp_params_new(const char * template_source, const char * tools_json,
-                                     const char * reasoning_format) {
+                                     const char * reasoning_format, int enable_thinking) {
     auto * p = new params_t();
     try {
         auto tmpls = common_chat_templates_init(/* model */ nullptr, template_source);
@@ -87,6 +87,7 @@ void * callscale_llamacpp_params_new(const char * template_source, const char * 
         inputs.tool_choice         = COMMON_CHAT_TOOL_CHOICE_AUTO;
         inputs.parallel_tool_calls = true;
         inputs.reasoning_format    = common_reasoning_format_from_name(reasoning_format);
+        inputs.enable_thinking     = enable_thinking != 0;
         inputs.add_generation_prompt = true;
         common_chat_params chat_params = common_chat_templates_apply(tmpls.get(), inputs);
         // as the server sets a request's parser parameters (server-schema.cpp)
