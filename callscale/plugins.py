@@ -192,6 +192,8 @@ def resolve(name: str, fmt: str | None = None) -> ParserSpec:
     """The :class:`ParserSpec` for a selection.
 
     ``name``: a registered parser (its format is its name), ``null``,
+    ``llamacpp:<template>`` (llama.cpp through our harness, built first if
+    needed: :mod:`callscale.adapters.llamacpp`),
     ``module.path:Attribute`` with an optional engine prefix (then ``fmt``,
     a format with a renderer, is required unless the class is one of
     :data:`callscale.adapters.KNOWN_CLASSES`), or the name of an entry point
