@@ -5,18 +5,32 @@ from the engine's repository (not shipped here)::
 
     python scripts/serve_engine_tests.py --format kimi_k2 \\
         PATH/TO/vllm/tests/tool_parsers/test_kimi_k2_tool_parser.py
+    python scripts/serve_engine_tests.py --engine sglang \\
+        PATH/TO/sglang/test/registered/function_call/test_function_call_parser.py
 
-The file is run twice under pytest: ``engine`` (the engine's own parser) and
-``callscale`` (the engine's parser class for the format, as its test module
-imports it and as ``ToolParserManager`` names it, replaced by
-``callscale.serve.vllm``'s class for the format). Both runs get the same
-tokenizer: the engine's tests load the model's tokenizer from the Hugging
-Face hub, which is not reachable offline, so ``vllm.tokenizers.get_tokenizer``
-and ``transformers.AutoTokenizer.from_pretrained`` return
-:class:`RoundTripTokenizer` (the format's special tokens whole, one id a
-character of other text, encode/decode inverse). Prints passed / failed per
-run and, for callscale's run, each failing test with the first line of its
-error, marked ``also engine`` when the engine's own parser fails it too.
+Each file is run twice under pytest: ``engine`` (the engine's own parser)
+and ``callscale`` (the engine's parser class for the format, as its test
+module imports it and as the engine's registry names it, replaced by
+callscale's class for the format).
+
+- vLLM (``--format`` required): ``callscale.serve.vllm``'s class replaces
+  vLLM's classes of the format (:data:`callscale.adapters.KNOWN_CLASSES`)
+  and their ``ToolParserManager`` entries. Both runs get the same
+  tokenizer: the tests load the model's tokenizer from the Hugging Face
+  hub, which is not reachable offline, so ``vllm.tokenizers.get_tokenizer``
+  and ``transformers.AutoTokenizer.from_pretrained`` return
+  :class:`RoundTripTokenizer` (the format's special tokens whole, one id a
+  character of other text, encode/decode inverse).
+- SGLang (``--format`` optional: every format when left out):
+  ``callscale.serve.sglang``'s detector replaces each SGLang detector class
+  of a callscale format, in its module and in
+  ``FunctionCallParser.ToolCallParserEnum``. A test is counted under the
+  formats whose detector it constructed (either run); one that constructs
+  none is counted under ``-``.
+
+Prints passed / failed per file, run and format and, for callscale's run,
+each failing test with the first line of its error, marked ``also engine``
+when the engine's own parser fails it too. Exit 0.
 """
 
 from __future__ import annotations
@@ -92,14 +106,32 @@ class RoundTripTokenizer:
         return [self.convert_ids_to_tokens(i) for i in ids]
 
 
-class Substitute:
-    """pytest plugin: the tokenizer stand-in always; with ``ours``, callscale's class for the format."""
+#: The test being run (its pytest node id) and, per node id, the callscale formats whose detector it built.
+CURRENT: dict[str, Any] = {"nodeid": None, "formats": {}}
 
-    def __init__(self, fmt: str, ours: bool) -> None:
-        self.fmt, self.ours = fmt, ours
+
+def _seen(fmt: str) -> None:
+    if CURRENT["nodeid"] is not None:
+        CURRENT["formats"].setdefault(CURRENT["nodeid"], set()).add(fmt)
+
+
+class Substitute:
+    """pytest plugin: with ``ours``, callscale's class for the format(s) in place of the engine's.
+
+    vLLM: the tokenizer stand-in in both runs. SGLang: records which formats' detectors each test builds.
+    """
+
+    def __init__(self, engine: str, fmt: str | None, ours: bool) -> None:
+        self.engine, self.fmt, self.ours = engine, fmt, ours
         self.results: dict[str, tuple[str, str]] = {}
 
     def pytest_configure(self, config: Any) -> None:
+        if self.engine == "sglang":
+            self._configure_sglang()
+        else:
+            self._configure_vllm()
+
+    def _configure_vllm(self) -> None:
         import transformers
 
         import vllm.tokenizers
@@ -131,8 +163,59 @@ class Substitute:
                 if (path, lazy_cls) == (module_name, cls_name) or ToolParserManager.tool_parsers.get(name) is engine_cls:
                     ToolParserManager.tool_parsers[name] = ours
 
+    def _configure_sglang(self) -> None:
+        import importlib
+        import types
+        import unittest
+
+        try:  # CustomTestCase (unittest.TestCase with retries) comes with SGLang's benchmark imports
+            import sglang.test.test_utils  # noqa: F401
+        except ImportError:  # (``datasets`` and more): a plain TestCase in its place
+            stub = types.ModuleType("sglang.test.test_utils")
+            stub.CustomTestCase = unittest.TestCase
+            sys.modules["sglang.test.test_utils"] = stub
+
+        from callscale import adapters
+        from callscale.serve import engine_name
+        from sglang.srt.function_call.function_call_parser import FunctionCallParser
+
+        enum = FunctionCallParser.ToolCallParserEnum
+        import transformers
+
+        # the tests that load a model's tokenizer from the hub (offline here): the stand-in, per model name
+        def from_pretrained(name: Any, *args: Any, **kwargs: Any) -> RoundTripTokenizer:
+            known = {"deepseek-v3.2": "deepseek_v32", "deepseek-v3": "deepseek_v3", "kimi": "kimi_k2",
+                     "qwen3-coder": "qwen3_coder", "glm-4.7": "glm47", "glm-4.5": "glm45"}
+            fmt = next((f for key, f in known.items() if key in str(name).lower()), self.fmt or "deepseek_v32")
+            return RoundTripTokenizer(fmt)
+
+        transformers.AutoTokenizer.from_pretrained = staticmethod(from_pretrained)
+        if self.ours:
+            import callscale.serve.sglang as serve_sglang
+        for target, fmt in adapters.KNOWN_CLASSES.items():
+            if not target.startswith("sglang.srt.function_call.") or self.fmt not in (None, fmt):
+                continue
+            module_name, cls_name = target.split(":")
+            module = importlib.import_module(module_name)
+            engine_cls = ENGINE_CLASSES.setdefault(target, getattr(module, cls_name))
+            if not self.ours:  # the engine's class as it is; its construction recorded (subclasses included)
+                setattr(module, cls_name, engine_cls)
+                _record_engine_init(engine_cls, fmt)
+                continue
+            ours = serve_sglang.DETECTORS[engine_name(fmt)]
+            recording = type(engine_cls.__name__, (ours,), {
+                "__init__": lambda self, *a, _fmt=fmt, _base=ours, **k: (_seen(_fmt), _base.__init__(self, *a, **k))[1],
+                "__module__": ours.__module__})
+            setattr(module, cls_name, recording)
+            for name, cls in list(enum.items()):
+                if cls is engine_cls:
+                    enum[name] = recording
+
+    def pytest_runtest_setup(self, item: Any) -> None:
+        CURRENT["nodeid"] = item.nodeid
+
     def pytest_runtest_logreport(self, report: Any) -> None:
-        if report.when == "call" or report.outcome == "failed":
+        if report.when == "call" or report.outcome != "passed":
             if report.outcome == "failed":
                 text = str(report.longrepr.reprcrash.message if hasattr(report.longrepr, "reprcrash")
                            else report.longrepr)
@@ -141,14 +224,35 @@ class Substitute:
                 self.results[report.nodeid] = (report.outcome, "")
 
 
-def run(path: Path, fmt: str, ours: bool) -> dict[str, tuple[str, str]]:
-    root = next((p.parent for p in path.resolve().parents if p.name == "tests"), path.parent)
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
+#: SGLang's own detector classes (``module:Class`` -> class), kept before any substitution.
+ENGINE_CLASSES: dict[str, type] = {}
+_WRAPPED: set[type] = set()
+
+
+def _record_engine_init(cls: type, fmt: str) -> None:
+    """Wrap ``cls.__init__`` in place (once) so that building it, or a subclass of it, records ``fmt``."""
+    if cls in _WRAPPED:
+        return
+    _WRAPPED.add(cls)
+    original = cls.__init__
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        if type(self) is cls or not any(type(self) is c for c in ENGINE_CLASSES.values()):
+            _seen(fmt)
+        original(self, *args, **kwargs)
+
+    cls.__init__ = __init__
+
+
+def run(path: Path, engine: str, fmt: str | None, ours: bool) -> dict[str, tuple[str, str]]:
+    root = next((p.parent for p in path.resolve().parents if p.name in ("tests", "test")), path.parent)
+    for extra in (root, path.resolve().parent):
+        if str(extra) not in sys.path:
+            sys.path.insert(0, str(extra))
     for name, module in list(sys.modules.items()):  # the test modules import the parser class: import them anew
         if str(getattr(module, "__file__", "") or "").startswith(str(root)):
             del sys.modules[name]
-    plugin = Substitute(fmt, ours)
+    plugin = Substitute(engine, fmt, ours)
     pytest.main([str(path), "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--no-header", "-rN",
                  "--rootdir", str(root), "-o", "addopts="], plugins=[plugin])
     return plugin.results
@@ -156,23 +260,39 @@ def run(path: Path, fmt: str, ours: bool) -> dict[str, tuple[str, str]]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--format", required=True, help="callscale format the test file is for")
+    ap.add_argument("--engine", choices=("vllm", "sglang"), default="vllm")
+    ap.add_argument("--format", help="callscale format the test file is for (vLLM: required; SGLang: every format "
+                                     "when left out)")
     ap.add_argument("files", nargs="+", type=Path)
     args = ap.parse_args(argv)
+    if args.engine == "vllm" and not args.format:
+        ap.error("--format is required with --engine vllm")
     from callscale.adapters import gpu_stubs
 
     gpu_stubs.install(("torch", "triton", "llguidance"))
     for path in args.files:
-        engine = run(path, args.format, ours=False)
-        ours = run(path, args.format, ours=True)
-        for label, results in (("engine", engine), ("callscale", ours)):
-            passed = sum(1 for o, _ in results.values() if o == "passed")
-            failed = sum(1 for o, _ in results.values() if o == "failed")
-            print(f"{path.name} [{args.format}] {label}: {passed} passed, {failed} failed")
+        engine = run(path, args.engine, args.format, ours=False)
+        ours = run(path, args.engine, args.format, ours=True)
+        formats = CURRENT["formats"]
+
+        def key(nodeid: str) -> str:
+            return "+".join(sorted(formats.get(nodeid, ()))) or (args.format if args.engine == "vllm" else "-")
+
+        for group in sorted({key(n) for n in set(engine) | set(ours)}):
+            line = []
+            for label, results in (("engine", engine), ("callscale", ours)):
+                outcomes = [o for n, (o, _) in results.items() if key(n) == group]
+                counts = ", ".join(f"{outcomes.count(o)} {o}" for o in ("passed", "failed", "skipped")
+                                   if o != "skipped" or outcomes.count(o))
+                line.append(f"{label} {counts}")
+            print(f"{path.name} [{group}]: " + "; ".join(line))
         for nodeid, (outcome, message) in sorted(ours.items()):
             if outcome == "failed":
                 also = " (also engine)" if engine.get(nodeid, ("",))[0] == "failed" else ""
-                print(f"  FAILED{also} {nodeid.split('::', 1)[1]}: {message}")
+                print(f"  FAILED{also} [{key(nodeid)}] {nodeid.split('::', 1)[1]}: {message}")
+        for nodeid, (outcome, message) in sorted(engine.items()):
+            if outcome == "failed" and ours.get(nodeid, ("",))[0] != "failed":
+                print(f"  engine only FAILED [{key(nodeid)}] {nodeid.split('::', 1)[1]}: {message}")
     return 0
 
 

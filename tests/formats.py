@@ -32,6 +32,7 @@ from typing import Any, Callable
 
 from callscale.parsers import (deepseek, dsml, gemma, glm, harmony, kimi, kimi_k3, llama, minimax, minimax_m3,
                                mistral, qwen, step3)
+from callscale.parsers import inkling
 from callscale.workloads import render
 from callscale.workloads.render import Call
 
@@ -189,6 +190,18 @@ def _step3(n):
 def _gemma(n):
     name = "f" * (n - len(gemma.CALL_PREFIX))
     return name, f"{gemma.CALL_OPEN}{gemma.CALL_PREFIX}{name}{{}}{gemma.CALL_CLOSE}", {}
+
+
+def _inkling_header(n):
+    # the message header names the call; the object has no name of its own
+    name = "f" * n
+    return name, (inkling.MESSAGE_MODEL + name + inkling.INVOKE_TOOL_JSON + '{"args":{}}' + inkling.END_MESSAGE), {}
+
+
+def _inkling_object(n):
+    # no header: the object's head (outside the args value) is the head
+    name = "f" * (n - len('{"name":"","args":'))
+    return name, inkling.INVOKE_TOOL_JSON + f'{{"name":"{name}","args":{{}}}}' + inkling.END_MESSAGE, {}
 
 
 def _llama3(n):
@@ -352,4 +365,15 @@ FORMATS: dict[str, Format] = {
                (step3.CALLS_BEGIN + step3.CALL_BEGIN + step3.KIND + step3.SEP + step3.INVOKE_OPEN + PROSE,
                 step3.CALL_BEGIN + step3.KIND + step3.SEP + step3.INVOKE_OPEN + PROSE)),
         heads=(_step3,), value_tag=True, typed="schema"),
+    "inkling": Format(
+        opener=inkling.INVOKE_TOOL_JSON,
+        empty_envelope=(inkling.INVOKE_TOOL_JSON + inkling.END_MESSAGE, inkling.INVOKE_TOOL_JSON + "\n" + inkling.END_MESSAGE,
+                        inkling.MESSAGE_MODEL + "get_weather" + inkling.INVOKE_TOOL_JSON + inkling.END_MESSAGE,
+                        inkling.MESSAGE_MODEL + inkling.CONTENT_TEXT + inkling.END_MESSAGE + inkling.END_SAMPLING),
+        broken=(inkling.CONTENT_TEXT + "Hi." + inkling.END_MESSAGE + inkling.MESSAGE_MODEL + "get_weather"
+                + inkling.INVOKE_TOOL_JSON + '{"name":"get_weather","args":{"city":"Paris","days":'),
+        # a tool block that holds no call object is content; a header past MAX_HEAD is the model's text (inkling.py)
+        stray=((inkling.INVOKE_TOOL_JSON + PROSE, PROSE), (inkling.MESSAGE_MODEL + PROSE, PROSE),
+               (inkling.INVOKE_TOOL_JSON + '{"name":"f","note":"' + PROSE, '{"name":"f","note":"' + PROSE)),
+        heads=(_inkling_header, _inkling_object), json_arguments=True),
 }

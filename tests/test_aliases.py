@@ -1,5 +1,5 @@
-"""Format aliases (``callscale.parsers.ALIASES``): GLM-5.x is ``glm47``, Qwen3.5/3.6 and Step-3.5 are
-``qwen3_coder`` (docs/formats.md, "GLM-5.x and Qwen3.5 / Qwen3.6", "Step-3")."""
+"""Format aliases (``callscale.parsers.ALIASES``): GLM-5.x and Poolside V1 (Laguna) are ``glm47``, Qwen3.5/3.6 and
+Step-3.5 are ``qwen3_coder`` (docs/formats.md, "GLM-5.x and Qwen3.5 / Qwen3.6", "Step-3", "Poolside V1")."""
 
 import json
 
@@ -14,7 +14,8 @@ from callscale.workloads import catalog, render
 from callscale.workloads.render import Call
 from support import assert_parses
 
-EXPECTED = {"glm5": "glm47", "qwen3_5": "qwen3_coder", "qwen3_6": "qwen3_coder", "step3p5": "qwen3_coder"}
+EXPECTED = {"glm5": "glm47", "poolside_v1": "glm47", "qwen3_5": "qwen3_coder", "qwen3_6": "qwen3_coder",
+            "step3p5": "qwen3_coder"}
 
 
 def test_each_alias_is_its_format_everywhere_a_name_is_read():
@@ -30,7 +31,7 @@ def test_each_alias_is_its_format_everywhere_a_name_is_read():
 
 
 def test_an_unknown_name_lists_the_aliases():
-    with pytest.raises(KeyError, match="aliases: glm5, qwen3_5, qwen3_6, step3p5"):
+    with pytest.raises(KeyError, match="aliases: glm5, poolside_v1, qwen3_5, qwen3_6, step3p5"):
         parsers.get("glm6")
 
 
@@ -87,3 +88,30 @@ def test_glm5_writes_glm47s_text():
                     "<arg_key>days</arg_key><arg_value>3</arg_value></tool_call><tool_call>noop</tool_call>")
     assert_parses("glm5", text, "Hi.", [("get_weather", {"city": "Paris", "days": 3}), ("noop", {})],
                   tools=[tool("get_weather", city={"type": "string"}, days={"type": "integer"})])
+
+
+def laguna_render(calls, content="", newlines=False):
+    """Tool calls as Poolside Laguna writes them: ``content``, then per call ``<tool_call>NAME``, per argument
+    ``<arg_key>K</arg_key><arg_value>V</arg_value>`` (V verbatim when a string, else JSON), ``</tool_call>``;
+    ``newlines``: the layout of the tool instructions SGLang's and TensorRT-LLM's Poolside readers quote (a
+    newline after the name and after each tag pair, as GLM-4.5 writes)."""
+    nl = "\n" if newlines else ""
+    out = [content]
+    for c in calls:
+        out.append(f"<tool_call>{c.name}{nl}")
+        for k, v in c.arguments.items():
+            v = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+            out.append(f"<arg_key>{k}</arg_key>{nl}<arg_value>{v}</arg_value>{nl}")
+        out.append("</tool_call>")
+    return "".join(out)
+
+
+@pytest.mark.parametrize("newlines", [False, True])
+def test_poolside_v1_writes_text_glm47_reads(newlines):
+    """Laguna's calls: the ``glm47`` renderer's text exactly (no layout), and GLM-4.5's layout read the same."""
+    calls = [Call("edit", ARGS), Call("noop", {}), Call("write_file", {"path": "x.py", "content": "a < b\n</x>\n"})]
+    text = laguna_render(calls, content="Editing.", newlines=newlines)
+    if not newlines:
+        assert text == render.get("poolside_v1").render(calls, content="Editing.")
+    tools = TOOLS + [tool("write_file", path={"type": "string"}, content={"type": "string"})]
+    assert_parses("poolside_v1", text, "Editing.", [(c.name, dict(c.arguments)) for c in calls], tools=tools)

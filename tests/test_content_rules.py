@@ -128,10 +128,29 @@ def _malformed(name):
     text = r.render([CALL], content="Hi.")
     texts = [text[:k] for k in _token_boundaries(text, r.special_tokens)]
     texts.append(FORMATS[name].broken + "\n" + PROSE)
-    if json.dumps(ARGS) in text:
+    if _json_spelling(text) is not None:
         for bad in ("NaN", "-Infinity", '"3"}x'):
-            texts.append(text.replace('"days": 3', f'"days": {bad}'))
+            texts.append(_with_value(text, "days", 3, bad))
     return texts
+
+
+#: The two spellings of JSON arguments the renderers write: json.dumps' default and compact (Inkling's engines).
+_SEPARATORS = ((", ", ": "), (",", ":"))
+
+
+def _json_spelling(text):
+    """The separators ``ARGS`` is spelled with in ``text`` (JSON arguments), or None (not JSON text)."""
+    for seps in _SEPARATORS:
+        if json.dumps(ARGS, separators=seps) in text:
+            return seps
+    return None
+
+
+def _with_value(text, key, value, bad):
+    """``text`` with the JSON member ``"key": value`` (in either spelling) written as ``"key": bad``."""
+    for _, colon in _SEPARATORS:
+        text = text.replace(f'"{key}"{colon}{json.dumps(value)}', f'"{key}"{colon}{bad}')
+    return text
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -151,7 +170,7 @@ def test_an_abandoned_calls_streamed_arguments_never_form_complete_json(name):
 
 
 #: Formats whose arguments are JSON text the model writes (not values typed by a schema).
-JSON_ARGUMENTS = [n for n in NAMES if json.dumps(ARGS) in render.get(n).render([CALL])]
+JSON_ARGUMENTS = [n for n in NAMES if _json_spelling(render.get(n).render([CALL])) is not None]
 
 
 def test_the_json_argument_formats_are_those_their_rows_name():
@@ -163,7 +182,7 @@ def test_the_json_argument_formats_are_those_their_rows_name():
 @pytest.mark.parametrize("bad", ["NaN", "Infinity", "-Infinity"])
 def test_nan_and_infinity_make_a_call_malformed(name, bad):
     r = render.get(name)
-    text = r.render([Call("f", {"a": 1}), CALL], content="Hi.").replace('"a": 1', f'"a": {bad}')
+    text = _with_value(r.render([Call("f", {"a": 1}), CALL], content="Hi."), "a", 1, bad)
     for label, got in _outcomes(name, text).items():
         assert got.complete_calls() == [("get_weather", ARGS)], (label, got.calls)
         assert got.content.strip() == "Hi.", (label, got.content)

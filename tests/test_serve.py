@@ -242,6 +242,30 @@ def test_sglang_stream_and_whole_equal_our_parser(sglang_serve, fmt):
         assert normal == reference_content, case_id
 
 
+def test_sglang_a_call_whole_in_one_chunk_sends_its_name_alone_then_its_arguments(sglang_serve):
+    """SGLang's detectors send a call's name with ``parameters=""`` and the arguments in the next item
+    (SGLang's test_deepseekv31_detector.py asserts it); one chunk holding a whole call gives both."""
+    detector = standin_sglang.FunctionCallParser.ToolCallParserEnum["callscale_deepseek_v31"]()
+    text = ("<\uff5ctool\u2581calls\u2581begin\uff5c><\uff5ctool\u2581call\u2581begin\uff5c>get_weather"
+            "<\uff5ctool\u2581sep\uff5c>{\"city\": \"Tokyo\"}<\uff5ctool\u2581call\u2581end\uff5c>"
+            "<\uff5ctool\u2581calls\u2581end\uff5c>")
+    calls = detector.parse_streaming_increment(text, []).calls
+    assert [(c.tool_index, c.name, c.parameters) for c in calls] == [
+        (0, "get_weather", ""), (0, None, '{"city": "Tokyo"}')]
+    assert detector.prev_tool_call_arr == [{"name": "get_weather", "arguments": {"city": "Tokyo"}}]
+    assert detector.streamed_args_for_tool == ['{"city": "Tokyo"}']
+    more = detector.parse_streaming_increment("", []).calls
+    assert more == []
+
+
+def test_sglang_pythonic_sends_a_whole_call_in_one_item(sglang_serve):
+    """SGLang's PythonicDetector sends a call's name and arguments in one item (its tests count one item
+    per call); callscale_llama4_pythonic does the same for a call whole in one chunk."""
+    detector = standin_sglang.FunctionCallParser.ToolCallParserEnum["callscale_llama4_pythonic"]()
+    calls = detector.parse_streaming_increment("[get_weather(city='Paris')]", []).calls
+    assert [(c.tool_index, c.name, json.loads(c.parameters)) for c in calls] == [(0, "get_weather", {"city": "Paris"})]
+
+
 def test_sglang_has_tool_call_and_no_structural_tags(sglang_serve):
     detector = standin_sglang.FunctionCallParser.ToolCallParserEnum["callscale_qwen3"]()
     assert detector.has_tool_call('x <tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>')

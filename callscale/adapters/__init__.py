@@ -98,6 +98,11 @@ KNOWN_CLASSES: dict[str, str] = {
     f"{_S}minimax_m3:MinimaxM3Detector": "minimax_m3",
     f"{_V}kimi_k3_tool_parser:KimiK3ToolParser": "kimi_k3",
     "vllm.parser.kimi_k3:KimiK3Parser": "kimi_k3",  # vLLM's Parser protocol (parser/parser_manager.py)
+    # issue 26: Inkling (SGLang 0.5.23, vLLM 0.34); Poolside V1 is glm47's text (alias poolside_v1)
+    f"{_S}inkling_detector:InklingDetector": "inkling",
+    f"{_V}inkling_tool_parser:InklingEngineToolParser": "inkling",
+    f"{_S}poolside_v1_detector:PoolsideV1Detector": "glm47",
+    f"{_V}poolside_v1_tool_parser:PoolsideV1ToolParser": "glm47",
     f"{_V}minimax_m3_tool_parser:MinimaxM3ToolParser": "minimax_m3",
 }
 
@@ -113,10 +118,9 @@ NO_FORMAT_CLASSES: frozenset[str] = frozenset(
         "apertus2509_detector:Apertus2509Detector", "beam_detector:BeamDetector",
         "cohere_command4_detector:CohereCommand4Detector", "dots_detector:DotsToolDetector",
         "gigachat3_detector:GigaChat3Detector", "gigachat35_detector:GigaChat35Detector",
-        "hunyuan_detector:HunyuanDetector", "inkling_detector:InklingDetector", "internlm_detector:InternlmDetector",
+        "hunyuan_detector:HunyuanDetector", "internlm_detector:InternlmDetector",
         "iquest_q1_detector:IQuestQ1Detector", "k2_v3_detector:K2V3Detector", "lfm2_detector:Lfm2Detector", "ling3_detector:Ling3Detector", "mimo_detector:MiMoDetector",
-        "minicpm5_detector:MiniCPM5Detector", "muse_glimmer_detector:MuseGlimmerDetector", "poolside_v1_detector:PoolsideV1Detector",
-        "spark25_detector:Spark25Detector", "step3_detector:Step3Detector", "trinity_detector:TrinityDetector")]
+        "minicpm5_detector:MiniCPM5Detector", "muse_glimmer_detector:MuseGlimmerDetector", "spark25_detector:Spark25Detector", "step3_detector:Step3Detector", "trinity_detector:TrinityDetector")]
     + ["sglang.srt.parser.response_template:ResponseTemplateToolDetector"]
     + [_V + n for n in (
         "apertus_tool_parser:ApertusToolParser", "beam_tool_parser:BeamToolParser",
@@ -126,14 +130,13 @@ NO_FORMAT_CLASSES: frozenset[str] = frozenset(
         "granite4_tool_parser:Granite4ToolParser", "granite_20b_fc_tool_parser:Granite20bFCToolParser",
         "granite_engine_tool_parser:GraniteEngineToolParser", "hunyuan_a13b_tool_parser:HunyuanA13BToolParser",
         "hy_v3_tool_parser:HYV3ToolParser", "hy_v4_tool_parser:HYV4ToolParser",
-        "inkling_tool_parser:InklingEngineToolParser", "internlm2_tool_parser:Internlm2ToolParser",
+        "internlm2_tool_parser:Internlm2ToolParser",
         "jamba_tool_parser:JambaToolParser", "k2_horizon_tool_parser:K2HorizonToolParser",
         "lfm2_tool_parser:Lfm2ToolParser", "ling3_tool_parser:Ling3ToolParser",
         "longcat_tool_parser:LongcatFlashToolParser", "mimo_tool_parser:MiMoToolParser",
         "minicpm5xml_tool_parser:MiniCPM5XMLToolParser", "muse_glimmer_tool_parser:MuseGlimmerToolParser", "muse_tool_parser:MuseToolParser",
         "olmo3_tool_parser:Olmo3PythonicToolParser", "phi4mini_tool_parser:Phi4MiniJsonToolParser",
-        "plamo3_engine_tool_parser:Plamo3EngineToolParser", "poolside_v1_tool_parser:PoolsideV1ToolParser",
-        "response_template_tool_parser:ResponseTemplateToolParser",
+        "plamo3_engine_tool_parser:Plamo3EngineToolParser", "response_template_tool_parser:ResponseTemplateToolParser",
         "seed_oss_engine_tool_parser:SeedOssEngineToolParser", "step3_tool_parser:Step3ToolParser",
         "step3p5_tool_parser:Step3p5ToolParser", "step5_tool_parser:Step5ToolParser", "xlam_tool_parser:xLAMToolParser",
         # new in vLLM 0.34

@@ -477,7 +477,10 @@ class JsonCallLexer(JsonValidator):
     the Hermes formats accept). ``argument_keys``: the keys whose value is
     the arguments object (one of them per object; Hermes: ``arguments``,
     Llama 3: ``parameters`` or ``arguments``); a repeated ``name`` or
-    arguments key is an error.
+    arguments key is an error. ``name``: the call's name when the markup
+    around the object gave it already (Inkling's message header): the
+    arguments stream wherever they stand in the object, and a ``name``
+    member that differs from it is an error.
 
     Attributes read by the parser: ``name`` (``str`` or ``None``),
     ``arguments_done`` (the arguments object was read to its ``}``),
@@ -492,13 +495,14 @@ class JsonCallLexer(JsonValidator):
 
     __slots__ = ("_key_text", "_capture", "_sink", "_capture_parts", "_cap_start", "_pause", "_seen_name",
                  "_seen_arguments", "name", "arguments", "arguments_done", "stream_arguments", "in_argument_text",
-                 "_argument_keys")
+                 "_argument_keys", "_expected_name")
 
     _hooked = True
 
-    def __init__(self, argument_keys: tuple[str, ...] = ("arguments",)) -> None:
+    def __init__(self, argument_keys: tuple[str, ...] = ("arguments",), name: str | None = None) -> None:
         super().__init__()
         self._argument_keys = argument_keys
+        self._expected_name = name
         self._key_text: str | None = None
         #: None, "key", "name" or "arguments": what the current text is captured into (the list ``_sink``).
         self._capture: str | None = None
@@ -508,7 +512,7 @@ class JsonCallLexer(JsonValidator):
         self._pause = False
         self._seen_name = False
         self._seen_arguments = False
-        self.name: str | None = None
+        self.name: str | None = name
         self.arguments: list[str] = []
         self.arguments_done = False
         self.stream_arguments = False
@@ -582,7 +586,7 @@ class JsonCallLexer(JsonValidator):
         if key:
             self._key_text = value
             return True
-        if not is_call_name(value):
+        if not is_call_name(value) or (self._expected_name is not None and value != self._expected_name):
             return False
         self.name = value
         return True
@@ -788,8 +792,10 @@ _BLANKS = re.compile(r"[ \t\n\r]*")
 _HEAD_WAIT = 256
 
 
-#: The head's opening in the encoders' spelling (json.dumps): the one spelling waited for whole.
+#: The head's opening in the encoders' spellings (json.dumps, and compact as Inkling's engines write it): the
+#: spellings waited for whole.
 _NAME_OPEN = '{"name": "'
+_NAME_OPEN_COMPACT = '{"name":"'
 #: The characters of a name matched whole (no escape, control character or surrogate).
 _NAME_CHARS = re.compile(r'[^"\\\x00-\x1f\ud800-\udfff]+')
 
@@ -803,8 +809,9 @@ def _head_pattern(keys: tuple[str, ...]) -> "re.Pattern[str]":
 
 
 def _head_tails(keys: tuple[str, ...]) -> tuple[str, ...]:
-    """What follows the name in the encoders' spelling of the head, per key: ``", "arguments": {``."""
-    return tuple('", "%s": {' % key for key in keys)
+    """What follows the name in the encoders' spellings of the head, per key: ``", "arguments": {`` and, compact,
+    ``","arguments":{``."""
+    return tuple('", "%s": {' % key for key in keys) + tuple('","%s":{' % key for key in keys)
 
 
 class _Heads(dict):
@@ -864,8 +871,8 @@ class JsonCallReader:
     caller when the call is confirmed). Text outside the arguments value
     before the call starts is a head of at most ``max_head`` characters.
     A head ``{"name": "NAME", KEY: {`` (no escape in NAME) is matched whole by
-    one pattern, and its encoders' spelling is waited for while the unread
-    text is a prefix of it (up to ``_HEAD_WAIT`` characters, nothing read);
+    one pattern, and its encoders' spellings (json.dumps', compact) are waited for while the unread
+    text is a prefix of one (up to ``_HEAD_WAIT`` characters, nothing read);
     any other head is read token by token: the same answers, whatever the split.
 
     The parser sets ``argument_keys``, ``_name_only_is_a_call`` (an object
@@ -882,6 +889,8 @@ class JsonCallReader:
 
     argument_keys: tuple[str, ...] = ("arguments",)
     max_head: int
+    #: The call's name given by the markup before the object (set before :meth:`_open_object`), else None.
+    _known_name: str | None = None
     _name_only_is_a_call = False
     _cut_head_is_content = False
 
@@ -934,12 +943,12 @@ class JsonCallReader:
         text = sc.peek(room if room <= _HEAD_WAIT else _HEAD_WAIT + 1)  # (what the wait below reads)
         head_re, tails = _HEADS[self.argument_keys]
         if not final and len(text) <= _HEAD_WAIT and len(text) < room:  # a prefix of the common head waits
-            if len(text) <= 10:
-                if _NAME_OPEN.startswith(text):
-                    return False
-            elif text.startswith(_NAME_OPEN):
-                q = text.find('"', 10)
-                if _NAME_CHARS.fullmatch(text, 10, len(text) if q < 0 else q) is not None:
+            if len(text) <= 10 and (_NAME_OPEN.startswith(text) or _NAME_OPEN_COMPACT.startswith(text)):
+                return False
+            n = 10 if text.startswith(_NAME_OPEN) else 9 if text.startswith(_NAME_OPEN_COMPACT) else 0
+            if n:
+                q = text.find('"', n)
+                if _NAME_CHARS.fullmatch(text, n, len(text) if q < 0 else q) is not None:
                     if q < 0:
                         return False
                     tail = text[q:]  # (no generator here: it would make this frame's locals cells)
@@ -948,9 +957,10 @@ class JsonCallReader:
                             return False
         if len(text) > _HEAD_WAIT and room > len(text):  # (a longer head is matched whole too)
             text = sc.peek(room)
-        lexer = self._lexer = JsonCallLexer(self.argument_keys)
+        known = self._known_name
+        lexer = self._lexer = JsonCallLexer(self.argument_keys, known)
         hit = head_re.match(text)
-        if hit is None:
+        if hit is None or (known is not None and hit.group(1) != known):
             self._state = "json"
             return True
         sc.take(hit.end())

@@ -134,8 +134,11 @@ class DetectorGlue(CallRecord):
 
     A subclass names the engine's result types (:attr:`result_type`, :attr:`item_type`: pydantic
     ``StreamingParseResult`` and ``ToolCallItem``) and comes before the engine's base class.
-    ``parse_streaming_increment`` / ``finish``: one item per call and result (a call's first item
-    carries its name); ``detect_and_parse``: one item per call, by a fresh parser;
+    ``parse_streaming_increment`` / ``finish``: per call and result, the call's name alone
+    (``parameters=""``, its first item, as the engines' own detectors send it) then one item with the
+    arguments parsed in that result (one item with both where :attr:`name_alone` is False: the
+    engine's detector of the format sends whole calls); ``detect_and_parse``: one item per call, by a
+    fresh parser;
     ``has_tool_call``: True when callscale's parser finds a call or markup in the text; structural
     tags: not supported (``NotImplementedError``).
     """
@@ -143,6 +146,8 @@ class DetectorGlue(CallRecord):
     format: str = ""
     result_type: Any = None
     item_type: Any = None
+    #: A call's first streamed item carries its name alone (``parameters=""``); False: name and arguments.
+    name_alone: bool = True
 
     def _glue_init(self) -> None:
         from callscale import parsers
@@ -155,6 +160,9 @@ class DetectorGlue(CallRecord):
             if self._calls.add(index, name, arguments):
                 self.current_tool_id = index
                 self.current_tool_name_sent = True
+            if name is not None and arguments and self.name_alone:  # the name alone first
+                calls.append(self.item_type(tool_index=index, name=name, parameters=""))
+                name = None
             calls.append(self.item_type(tool_index=index, name=name, parameters=arguments))
         return self.result_type(normal_text=result.normal_text, calls=calls)
 

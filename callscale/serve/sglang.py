@@ -19,8 +19,12 @@ The contract, as SGLang 0.5.23 uses it (``base_format_detector.py``,
   ``parse_streaming_increment(new_text, tools)`` and ``finish(tools)`` take
   SGLang's ``Tool`` list and return its ``StreamingParseResult``
   (``normal_text``, ``calls``: ``ToolCallItem(tool_index, name,
-  parameters)``; a call's first item carries its name, SGLang gives it an id);
-  streamed pieces of one call in one result are merged;
+  parameters)``; a call's first item carries its name alone, with
+  ``parameters=""``, as SGLang's own detectors send it, and SGLang gives it
+  an id); the arguments parsed in one result are one item (for
+  ``llama4_pythonic``, ``gpt_oss`` and ``kimi_k3``, :data:`WHOLE_CALL_ITEMS`,
+  name and arguments in one item, as SGLang's detectors of them send whole
+  calls);
 - ``detect_and_parse`` returns one item per call (name and whole arguments);
 - ``has_tool_call(text)``: True when callscale's parser finds a call or
   markup in ``text`` (a cut call's markup included), so SGLang takes the
@@ -49,7 +53,7 @@ from sglang.srt.function_call.function_call_parser import FunctionCallParser
 from callscale.serve import engine_name, formats
 from callscale.serve._calls import DetectorGlue, StreamedCalls, class_name
 
-__all__ = ["CallscaleDetector", "DETECTORS", "register"]
+__all__ = ["CallscaleDetector", "DETECTORS", "WHOLE_CALL_ITEMS", "register"]
 
 
 class CallscaleDetector(DetectorGlue, BaseFormatDetector):
@@ -67,13 +71,19 @@ class CallscaleDetector(DetectorGlue, BaseFormatDetector):
         raise NotImplementedError(f"{engine_name(self.format)}: EBNF grammars are not supported by callscale's parsers")
 
 
+#: Formats whose SGLang detector sends a call's name and arguments in one item (``PythonicDetector``,
+#: ``GptOssDetector`` and ``KimiK3Detector`` read whole calls); callscale's detectors for them do the same
+#: when a call's name and arguments arrive in one chunk.
+WHOLE_CALL_ITEMS = frozenset({"llama4_pythonic", "gpt_oss", "kimi_k3"})
+
+
 def register() -> dict[str, type]:
     """One subclass per callscale format, added to SGLang's ``FunctionCallParser.ToolCallParserEnum``
     under ``callscale_<format>``; returns ``{name: class}``. Idempotent."""
     made = {}
     for fmt in formats():
         cls = type(class_name(fmt, "Detector"), (CallscaleDetector,), {
-            "format": fmt, "__module__": __name__,
+            "format": fmt, "__module__": __name__, "name_alone": fmt not in WHOLE_CALL_ITEMS,
             "__doc__": f"callscale's {fmt} parser as an SGLang detector ({engine_name(fmt)})."})
         FunctionCallParser.ToolCallParserEnum[engine_name(fmt)] = cls
         made[engine_name(fmt)] = cls
