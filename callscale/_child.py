@@ -13,7 +13,9 @@ reads them, one short handler per kind).
   instrumentation on once (a client request), then per item streams the case once uncounted
   (first-use costs, and the outcome a client got), settles the collector
   (:func:`_settle_collector`), and streams it again with counting toggled on around nothing
-  but the stream (a fresh parser, every ``parse_streaming_increment``, ``finish``), then
+  but the stream (a fresh parser, every ``parse_streaming_increment``, ``finish``; a factory
+  with a ``callscale_collect`` toggle, a compiled engine's harness, counts only its own work
+  with it instead), then
   dumps the counters labelled ``case INDEX``. The first dump, ``calibration``, holds the
   toggle pair's own cost. It reports on its standard output, one :data:`MESSAGES` line each
   step; an item's answer ``{"outcome", "error"}`` goes to the file ``done.INDEX``
@@ -326,7 +328,8 @@ def _count_row(spec, row, requests, say, answer) -> None:
         except Exception as exc:
             cases[index] = f"workload {workload} for {fmt}: {_error(exc)}"
     requests.start()
-    collect, dump = requests.collect, requests.dump
+    # a compiled engine's harness that counts its own work (adapters/llamacpp.py) gives its toggle
+    collect, dump = getattr(factory, "callscale_collect", None) or requests.collect, requests.dump
     _settle_collector()
     collect()
     collect()

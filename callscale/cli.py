@@ -1081,7 +1081,45 @@ def _parsers(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         for target, fmt in KNOWN_CLASSES.items():
             engine = target.split(".")[0].replace("tensorrt_llm", "trtllm")
             rows.append((target, fmt, f"{engine} class (adapter)"))
+        from .adapters import llamacpp
+
+        if llamacpp.built():
+            for template in llamacpp.templates():
+                rows.append((llamacpp.PREFIX + template, llamacpp.format_of(template) or "?",
+                             f"llama.cpp {llamacpp.VERSION} chat template (harness)"))
     print(tables.render(["parser", "format", "source"], rows, rule=False))
+    return 0
+
+
+# ----------------------------------------------------------------------- engines
+def _engines_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("action", choices=["build", "status"],
+                   help="build: fetch and build a compiled engine's harness (once; cached); status: say whether "
+                        "it is built and where")
+    p.add_argument("engine", choices=["llamacpp"], help="llamacpp: llama.cpp's common library and our harness, "
+                   "from the llama-cpp-python sdist (docs/engines.md)")
+    p.add_argument("--jobs", type=int, default=2, help="parallel compile jobs (default 2)")
+
+
+def _engines(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from .adapters import llamacpp
+
+    if args.jobs < 1:
+        p.error(f"--jobs must be 1 or more, not {args.jobs}")
+    if args.action == "status":
+        state = "built" if llamacpp.built() else "not built"
+        print(f"llamacpp: llama-cpp-python {llamacpp.VERSION}, {state}: {llamacpp.library_path()}")
+        return 0 if llamacpp.built() else 1
+    missing = llamacpp.missing_tools()
+    if missing:
+        print(f"callscale engines build llamacpp: {' and '.join(missing)} not found; install {llamacpp.INSTALL}",
+              file=sys.stderr)
+        return 2
+    try:
+        llamacpp.build(jobs=args.jobs)
+    except llamacpp.LlamaCppError as exc:
+        print(f"callscale engines build llamacpp: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -1179,6 +1217,7 @@ COMMANDS: list[Command] = [
     ("check", _check_arguments, _check),
     ("history", _history_arguments, _history),
     ("parsers", _parsers_arguments, _parsers),
+    ("engines", _engines_arguments, _engines),
     ("init", lambda p: _init_module().add_arguments(p), lambda p, args: _init_module().run(p, args)),
     ("hunt", lambda p: importlib.import_module("callscale.hunt").add_arguments(p),
      lambda p, args: importlib.import_module("callscale.hunt").run(p, args)),
@@ -1193,6 +1232,8 @@ _HELP = {
     "profile": "stream one case under py-spy and write a flame graph (SVG) or a speedscope profile",
     "check": "stream each fault case and workload under many chunkings; compare with the expected "
              "result and with detect_and_parse",
+    "engines": "build a compiled engine's parsing harness once (llamacpp: llama.cpp from the llama-cpp-python "
+               "sdist), or say whether it is built",
     "init": "write asv.conf.json and a benchmark module measuring this repository's parser classes at every "
             "commit (asv run/continuous/find, callscale history)",
     "hunt": "search for the input that makes a parser's cost grow fastest (exact instruction counts); exit 1 "

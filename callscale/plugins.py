@@ -192,6 +192,8 @@ def resolve(name: str, fmt: str | None = None) -> ParserSpec:
     """The :class:`ParserSpec` for a selection.
 
     ``name``: a registered parser (its format is its name), ``null``,
+    ``llamacpp:<template>`` (llama.cpp through our harness, built first if
+    needed: :mod:`callscale.adapters.llamacpp`),
     ``module.path:Attribute`` with an optional engine prefix (then ``fmt``,
     a format with a renderer, is required unless the class is one of
     :data:`callscale.adapters.KNOWN_CLASSES`), or the name of an entry point
@@ -208,6 +210,18 @@ def resolve(name: str, fmt: str | None = None) -> ParserSpec:
             raise PluginError(reason)
         fmt = _known(fmt or smg.FORMATS[name[len(smg.PREFIX):]], name)
         return ParserSpec(name, fmt, smg.GatewayFactory(name[len(smg.PREFIX):], fmt))
+    if name.startswith("llamacpp:"):  # llama.cpp's C++ parsing through our harness (adapters/llamacpp.py)
+        from .adapters import llamacpp
+
+        reason = llamacpp.unavailable(name, fmt)
+        if reason:
+            raise PluginError(reason)
+        template = name[len(llamacpp.PREFIX):]
+        fmt = _known(fmt or llamacpp.format_of(template), name)
+        try:
+            return ParserSpec(name, fmt, llamacpp.factory(template))
+        except llamacpp.LlamaCppError as exc:
+            raise PluginError(f"parser {name!r}: {exc}") from None
     if is_plugin(name):
         engine, target = split_prefix(name)
         fmt = _known(fmt or known_format(name), name)
