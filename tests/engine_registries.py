@@ -152,7 +152,8 @@ FORMAT_OF_NAME = {
                "mistral": "mistral", "pythonic": "llama4_pythonic", "qwen": "qwen3", "qwen25": "qwen3",
                "qwen3_coder": "qwen3_coder", "minimax-m2": "minimax_m2", "hermes": "qwen3", "gemma4": "gemma4",
                "kimi_k3": "kimi_k3", "minimax-m3": "minimax_m3",
-               "inkling": "inkling", "poolside_v1": "glm47", "cohere_command4": "cohere_command"},
+               "inkling": "inkling", "poolside_v1": "glm47", "cohere_command4": "cohere_command",
+               "step3": "step3", "step3p5": "qwen3_coder"},
     "vllm": {"deepseek_v3": "deepseek_v3", "deepseek_v31": "deepseek_v31", "deepseek_v32": "deepseek_v32",
              "deepseek_v4": "deepseek_v4", "deepseek_v41": "deepseek_v41", "glm45": "glm45", "glm47": "glm47",
              "hermes": "qwen3", "qwen3_json": "qwen3", "qwen3_coder": "qwen3_coder", "qwen3_xml": "qwen3_coder",
@@ -161,5 +162,6 @@ FORMAT_OF_NAME = {
              "mistral": "mistral", "openai": "gpt_oss", "gemma4": "gemma4", "harmony": "gpt_oss",
              "kimi_k3": "kimi_k3", "minimax_m3": "minimax_m3",
              "inkling": "inkling", "poolside_v1": "glm47", "cohere_command3": "cohere_command",
-             "cohere_command4": "cohere_command", "cohere_command": "cohere_command", "hy_v4": "hy_v4"},
+             "cohere_command4": "cohere_command", "cohere_command": "cohere_command", "hy_v4": "hy_v4",
+             "step3": "step3", "step3p5": "qwen3_coder"},
 }

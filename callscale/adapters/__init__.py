@@ -110,6 +110,10 @@ KNOWN_CLASSES: dict[str, str] = {
     f"{_V}cohere_command_tool_parser:CohereCommand4ToolParser": "cohere_command",
     "vllm.parser.cohere_command:CohereCommandParser": "cohere_command",  # vLLM's Parser protocol
     f"{_V}hy_v4_tool_parser:HYV4ToolParser": "hy_v4",
+    # issue 26: Step-3 (SGLang 0.5.23, vLLM 0.34); Step-3.5 is Qwen3-Coder's text (alias step3p5, docs/formats.md)
+    f"{_S}step3_detector:Step3Detector": "step3",
+    f"{_V}step3_tool_parser:Step3ToolParser": "step3",
+    f"{_V}step3p5_tool_parser:Step3p5ToolParser": "qwen3_coder",
 }
 
 #: Known classes that an engine also registers for another callscale format (same output syntax).
@@ -126,7 +130,7 @@ NO_FORMAT_CLASSES: frozenset[str] = frozenset(
         "gigachat3_detector:GigaChat3Detector", "gigachat35_detector:GigaChat35Detector",
         "hunyuan_detector:HunyuanDetector", "internlm_detector:InternlmDetector",
         "iquest_q1_detector:IQuestQ1Detector", "k2_v3_detector:K2V3Detector", "lfm2_detector:Lfm2Detector", "ling3_detector:Ling3Detector", "mimo_detector:MiMoDetector",
-        "minicpm5_detector:MiniCPM5Detector", "muse_glimmer_detector:MuseGlimmerDetector", "spark25_detector:Spark25Detector", "step3_detector:Step3Detector", "trinity_detector:TrinityDetector")]
+        "minicpm5_detector:MiniCPM5Detector", "muse_glimmer_detector:MuseGlimmerDetector", "spark25_detector:Spark25Detector", "trinity_detector:TrinityDetector")]
     + ["sglang.srt.parser.response_template:ResponseTemplateToolDetector"]
     + [_V + n for n in (
         "apertus_tool_parser:ApertusToolParser", "beam_tool_parser:BeamToolParser",
@@ -142,8 +146,8 @@ NO_FORMAT_CLASSES: frozenset[str] = frozenset(
         "minicpm5xml_tool_parser:MiniCPM5XMLToolParser", "muse_glimmer_tool_parser:MuseGlimmerToolParser", "muse_tool_parser:MuseToolParser",
         "olmo3_tool_parser:Olmo3PythonicToolParser", "phi4mini_tool_parser:Phi4MiniJsonToolParser",
         "plamo3_engine_tool_parser:Plamo3EngineToolParser", "response_template_tool_parser:ResponseTemplateToolParser",
-        "seed_oss_engine_tool_parser:SeedOssEngineToolParser", "step3_tool_parser:Step3ToolParser",
-        "step3p5_tool_parser:Step3p5ToolParser", "step5_tool_parser:Step5ToolParser", "xlam_tool_parser:xLAMToolParser",
+        "seed_oss_engine_tool_parser:SeedOssEngineToolParser",
+        "step5_tool_parser:Step5ToolParser", "xlam_tool_parser:xLAMToolParser",
         # new in vLLM 0.34
         "granite_toolcall_parser:GraniteToolCallToolParser", "ripple_engine_tool_parser:RippleEngineToolParser",
         "zaya_engine_tool_parser:ZayaEngineToolParser")]
