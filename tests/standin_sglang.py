@@ -13,11 +13,11 @@ Function(name, description, parameters, strict))``) and return a pydantic
 
 import json
 import sys
-import types
 from typing import Dict, List, Optional
 
 from pydantic import BaseModel, Field
 
+from standins import install_as
 from callscale import parsers
 
 
@@ -138,11 +138,5 @@ MODULES = ("sglang", "sglang.srt", "sglang.srt.function_call", "sglang.srt.funct
 
 def install(monkeypatch) -> None:
     """Put this stand-in in ``sys.modules`` under SGLang's module names, with an empty registry."""
-    this = sys.modules[__name__]
     monkeypatch.setattr(FunctionCallParser, "ToolCallParserEnum", {})
-    for name in MODULES:
-        module = types.ModuleType(name)
-        module.__path__ = []
-        module.__dict__.update({k: v for k, v in vars(this).items() if not k.startswith("_")})
-        monkeypatch.setitem(sys.modules, name, module)
-    monkeypatch.delitem(sys.modules, "callscale.serve.sglang", raising=False)
+    install_as(monkeypatch, __name__, MODULES, ("callscale.serve.sglang",))

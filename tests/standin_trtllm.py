@@ -12,11 +12,11 @@ parameters)]``). There is no ``finish``. The parsing itself is our
 """
 
 import sys
-import types
 from typing import Any, Dict, List, Literal, Optional
 
 from pydantic import BaseModel
 
+from standins import install_as
 from callscale import parsers
 
 
@@ -101,11 +101,5 @@ MODULES = ("tensorrt_llm", "tensorrt_llm.serve", "tensorrt_llm.serve.tool_parser
 
 def install(monkeypatch) -> None:
     """Put this stand-in in ``sys.modules`` under TensorRT-LLM's module names, with an empty registry."""
-    this = sys.modules[__name__]
     monkeypatch.setattr(ToolParserFactory, "parsers", {})
-    for name in MODULES:
-        module = types.ModuleType(name)
-        module.__path__ = []
-        module.__dict__.update({k: v for k, v in vars(this).items() if not k.startswith("_")})
-        monkeypatch.setitem(sys.modules, name, module)
-    monkeypatch.delitem(sys.modules, "callscale.serve.trtllm", raising=False)
+    install_as(monkeypatch, __name__, MODULES, ("callscale.serve.trtllm",))

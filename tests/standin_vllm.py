@@ -25,11 +25,11 @@ which vLLM 0.33 serves gpt-oss (``vllm.parser.harmony:HarmonyParser``).
 """
 
 import sys
-import types
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from standins import install_as
 from callscale import parsers
 from callscale.parsers.qwen import SPECIAL_TOKENS
 
@@ -261,15 +261,8 @@ MODULES = ("vllm", "vllm.tool_parsers", "vllm.entrypoints", "vllm.entrypoints.ge
 def install(monkeypatch) -> None:
     """Put this stand-in in ``sys.modules`` under vLLM's module names (``vllm.tool_parsers``, the protocol),
     with an empty registry, so ``import callscale.serve.vllm`` runs as inside vLLM."""
-    this = sys.modules[__name__]
     monkeypatch.setattr(ToolParserManager, "tool_parsers", {})
-    for name in MODULES:
-        module = types.ModuleType(name)
-        module.__path__ = []  # a package: its submodules resolve through sys.modules
-        module.__dict__.update({k: v for k, v in vars(this).items() if not k.startswith("_")})
-        monkeypatch.setitem(sys.modules, name, module)
-    for name in ("callscale.serve.vllm", "callscale_vllm"):
-        monkeypatch.delitem(sys.modules, name, raising=False)
+    install_as(monkeypatch, __name__, MODULES, ("callscale.serve.vllm", "callscale_vllm"))
 
 
 def serve_stream(parser, deltas, request, tokenizer=None):
