@@ -197,3 +197,21 @@ class DetectorGlue(CallRecord):
 def class_name(fmt: str, suffix: str) -> str:
     """``Callscale<Format><suffix>``: ``("qwen3_coder", "ToolParser")`` -> ``CallscaleQwen3CoderToolParser``."""
     return "Callscale" + "".join(part.capitalize() for part in fmt.split("_")) + suffix
+
+
+def register_formats(base: type, module: str, suffix: str, what: str, attributes, add) -> dict[str, type]:
+    """One subclass of ``base`` per callscale format, named :func:`class_name` ``(fmt, suffix)`` in ``module``,
+    with ``format`` and ``attributes(fmt)`` (a dict) set, handed to ``add(name, cls)`` (the engine's registry)
+    under ``callscale_<format>``; returns ``{name: class}``. ``what``: the docstring's "as ..." (an SGLang
+    detector)."""
+    from callscale.serve import engine_name, formats
+
+    made = {}
+    for fmt in formats():
+        name = engine_name(fmt)
+        cls = type(class_name(fmt, suffix), (base,), {
+            "format": fmt, **attributes(fmt), "__module__": module,
+            "__doc__": f"callscale's {fmt} parser as {what} ({name})."})
+        add(name, cls)
+        made[name] = cls
+    return made

@@ -50,8 +50,8 @@ from sglang.srt.function_call.base_format_detector import BaseFormatDetector
 from sglang.srt.function_call.core_types import StreamingParseResult, ToolCallItem
 from sglang.srt.function_call.function_call_parser import FunctionCallParser
 
-from callscale.serve import engine_name, formats
-from callscale.serve._calls import DetectorGlue, StreamedCalls, class_name
+from callscale.serve import engine_name
+from callscale.serve._calls import DetectorGlue, StreamedCalls, register_formats
 
 __all__ = ["CallscaleDetector", "DETECTORS", "WHOLE_CALL_ITEMS", "register"]
 
@@ -80,14 +80,9 @@ WHOLE_CALL_ITEMS = frozenset({"llama4_pythonic", "gpt_oss", "kimi_k3"})
 def register() -> dict[str, type]:
     """One subclass per callscale format, added to SGLang's ``FunctionCallParser.ToolCallParserEnum``
     under ``callscale_<format>``; returns ``{name: class}``. Idempotent."""
-    made = {}
-    for fmt in formats():
-        cls = type(class_name(fmt, "Detector"), (CallscaleDetector,), {
-            "format": fmt, "__module__": __name__, "name_alone": fmt not in WHOLE_CALL_ITEMS,
-            "__doc__": f"callscale's {fmt} parser as an SGLang detector ({engine_name(fmt)})."})
-        FunctionCallParser.ToolCallParserEnum[engine_name(fmt)] = cls
-        made[engine_name(fmt)] = cls
-    return made
+    return register_formats(CallscaleDetector, __name__, "Detector", "an SGLang detector",
+                            lambda fmt: {"name_alone": fmt not in WHOLE_CALL_ITEMS},
+                            FunctionCallParser.ToolCallParserEnum.__setitem__)
 
 
 #: ``callscale_<format>`` -> its class (registered at import); the classes are also module attributes.

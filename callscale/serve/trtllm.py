@@ -28,8 +28,7 @@ from tensorrt_llm.serve.tool_parser.base_tool_parser import BaseToolParser
 from tensorrt_llm.serve.tool_parser.core_types import StreamingParseResult, ToolCallItem
 from tensorrt_llm.serve.tool_parser.tool_parser_factory import ToolParserFactory
 
-from callscale.serve import engine_name, formats
-from callscale.serve._calls import DetectorGlue, StreamedCalls, class_name
+from callscale.serve._calls import DetectorGlue, StreamedCalls, register_formats
 
 __all__ = ["CallscaleToolParser", "PARSERS", "register"]
 
@@ -49,14 +48,8 @@ class CallscaleToolParser(DetectorGlue, BaseToolParser):
 
 def register() -> dict[str, type]:
     """One subclass per format in ``ToolParserFactory.parsers`` under ``callscale_<format>``; ``{name: class}``."""
-    made = {}
-    for fmt in formats():
-        cls = type(class_name(fmt, "ToolParser"), (CallscaleToolParser,), {
-            "format": fmt, "__module__": __name__,
-            "__doc__": f"callscale's {fmt} parser as a TensorRT-LLM tool parser ({engine_name(fmt)})."})
-        ToolParserFactory.parsers[engine_name(fmt)] = cls
-        made[engine_name(fmt)] = cls
-    return made
+    return register_formats(CallscaleToolParser, __name__, "ToolParser", "a TensorRT-LLM tool parser",
+                            lambda fmt: {}, ToolParserFactory.parsers.__setitem__)
 
 
 #: ``callscale_<format>`` -> its class (registered at import); the classes are also module attributes.

@@ -70,8 +70,7 @@ except ImportError:
         return f"chatcmpl-tool-{uuid.uuid4().hex}"
 
 from callscale import parsers
-from callscale.serve import engine_name, formats
-from callscale.serve._calls import CallRecord, StreamedCalls, class_name, merged, whole_calls
+from callscale.serve._calls import CallRecord, StreamedCalls, merged, register_formats, whole_calls
 
 __all__ = ["CallscaleToolParser", "PARSERS", "register", "keeps_special_tokens", "history_tool_calls"]
 
@@ -199,15 +198,10 @@ class CallscaleToolParser(CallRecord, ToolParser):
 def register() -> dict[str, type]:
     """One subclass per callscale format, registered in vLLM's ``ToolParserManager`` under
     ``callscale_<format>``; returns ``{name: class}``. Idempotent (re-registering replaces)."""
-    made = {}
-    for fmt in formats():
-        cls = type(class_name(fmt, "ToolParser"), (CallscaleToolParser,), {
-            "format": fmt, "keep_special_tokens": keeps_special_tokens(fmt), "id_type": ID_TYPES.get(fmt, "random"),
-            "__module__": __name__,
-            "__doc__": f"callscale's {fmt} parser as a vLLM tool parser ({engine_name(fmt)})."})
-        ToolParserManager.register_module(name=engine_name(fmt), module=cls)
-        made[engine_name(fmt)] = cls
-    return made
+    return register_formats(
+        CallscaleToolParser, __name__, "ToolParser", "a vLLM tool parser",
+        lambda fmt: {"keep_special_tokens": keeps_special_tokens(fmt), "id_type": ID_TYPES.get(fmt, "random")},
+        lambda name, cls: ToolParserManager.register_module(name=name, module=cls))
 
 
 #: ``callscale_<format>`` -> its class (registered at import); the classes are also module attributes.
