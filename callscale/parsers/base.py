@@ -36,11 +36,12 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping, Sequence
 
+from .results import StreamingParseResult, ToolCallItem  # (re-exported: the contract's shapes)
+from .results import new_result as _new_result
 from .scanner import MAX_HEAD as _MAX_HEAD
-from .scanner import PARTIAL, Markers, MarkerScanner, markers
+from .scanner import PARTIAL, Markers, MarkerScanner, markers, streaming_increment
 # the tool look-ups moved to parsers/schema.py (schema typing); re-exported here
 from .schema import json_fragment, json_text, parameter_type, tool_list, tool_name, tool_parameter_schema
 from .schema import parameter_typing as parameter_typing_
@@ -133,37 +134,6 @@ class Layout:
         return bool(self.runs)
 
 
-@dataclass(slots=True)
-class ToolCallItem:
-    """One piece of one streamed tool call.
-
-    ``tool_index``: 0, 1, 2, ... in the order calls start. ``name``: the
-    function name, set on the first piece of a call only (``None`` after).
-    ``parameters``: a piece of the arguments JSON text (may be ``""``).
-    """
-
-    tool_index: int
-    name: str | None = None
-    parameters: str = ""
-
-
-@dataclass(slots=True)
-class StreamingParseResult:
-    """What one call of a parser method returns.
-
-    ``normal_text``: content for the client (characters). ``calls``: tool-call
-    pieces, in order. ``reasoning_text``: the model's reasoning (characters),
-    for formats that mark it (gpt-oss's ``analysis`` channel, Mistral's
-    ``[THINK]``); ``""`` for the others. Reasoning is neither content nor
-    dropped.
-    """
-
-    normal_text: str = ""
-    calls: list[ToolCallItem] = field(default_factory=list)
-    reasoning_text: str = ""
-
-
-_new_result = object.__new__
 
 
 class ToolParser:
@@ -277,54 +247,10 @@ class ToolParser:
         self._typings: tuple[Any, dict[tuple[str, str], Any]] = (None, {})  # (the tools list, its typings)
 
     # ----------------------------------------------------------------- protocol
-    def parse_streaming_increment(self, delta: str, tools: Sequence[Any] | None = None) -> StreamingParseResult:
-        """Feed one delta (characters); return the content and call pieces it decides.
-
-        Text that may be the start of a marker is held back (a bounded number
-        of characters) until the next delta or ``finish`` decides it. Never
-        raises on model output.
-        """
-        if self._finished or not delta:
-            return StreamingParseResult()
-        # a tool list that is no list or tuple is no tools (schema.tool_list), the same at every split; read
-        # again only when the request's list is another object (tool_list answers a list or tuple itself)
-        if tools is not self.tools:
-            self.tools = tool_list(tools)
-        # the per-delta path of every format (_run(final=False) less its end-of-output steps)
-        try:
-            states = self._driver
-            if states is not None:  # the feed and the base driver's loop (the waiting rule): one call
-                self.scanner.feed(delta, states, self)
-            else:
-                self.scanner.feed(delta)
-                self._advance(False)
-        except Exception:  # a parser bug must not take down the server's stream (see _run)
-            log.exception("%s parser failed; unread text passed on as content", self.name)
-            self._abandon_call()
-            self._emit_content(self.scanner.take_all())
-        if self._out_args:
-            self._flush_arguments()
-        calls = self._out_calls
-        if calls:
-            self._out_calls = []
-        else:
-            calls = []
-        out = self._out_text
-        if out:
-            self._out_text = []
-            text = "".join(out)  # (one piece: the piece itself)
-        else:
-            text = ""
-        if not self._out_reasoning:  # most formats never write reasoning: no per-increment cost
-            # StreamingParseResult(text, calls) without the generated __init__'s frame (the same fields)
-            result = _new_result(StreamingParseResult)
-            result.normal_text = text
-            result.calls = calls
-            result.reasoning_text = ""
-            return result
-        reasoning = "".join(self._out_reasoning)
-        self._out_reasoning = []
-        return StreamingParseResult(text, calls, reasoning)
+    #: ``parse_streaming_increment(delta, tools) -> StreamingParseResult``: feed one delta (characters);
+    #: return the content and call pieces it decides. It is :func:`callscale.parsers.scanner.streaming_increment`
+    #: (its docstring gives the rule): the feed, the state loop and the result in one Python frame a delta.
+    parse_streaming_increment = streaming_increment
 
     def finish(self, tools: Sequence[Any] | None = None) -> StreamingParseResult:
         """End of generation: report everything still held back; a second call returns nothing."""
@@ -670,17 +596,25 @@ class ToolParser:
     def _at_end(self) -> None:
         """Hook: called once, after the driver, when the output ended (``final``); nothing by default."""
 
+    def _failed(self) -> None:
+        """A parser bug (an exception in a state): keep the contract (never raise). Log it loudly, abandon
+        the open call and pass whatever is unread on as content."""
+        log.exception("%s parser failed; unread text passed on as content", self.name)
+        self._abandon_call()
+        self._emit_content(self.scanner.take_all())
+
+    def _take_tools(self, tools: Sequence[Any] | None) -> None:
+        """The request's tool list, another object than the last one: read (a list or tuple of tools, else
+        none: :func:`callscale.parsers.schema.tool_list`), the same at every split."""
+        self.tools = tool_list(tools)
+
     def _run(self, final: bool) -> StreamingParseResult:
         try:
             self._advance(final)
             if final:
                 self._at_end()
         except Exception:  # a parser bug must not take down the server's stream
-            # Keep the contract (never raise): log it loudly, abandon the open
-            # call and pass whatever is unread on as content.
-            log.exception("%s parser failed; unread text passed on as content", self.name)
-            self._abandon_call()
-            self._emit_content(self.scanner.take_all())
+            self._failed()
         if final:
             self._broken_is_content()
             self._layout.clear()  # whitespace after the last call: layout

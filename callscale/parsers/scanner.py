@@ -24,7 +24,9 @@ from functools import lru_cache
 from json.encoder import encode_basestring as _encode_string  # json.dumps(str, ensure_ascii=False)
 from typing import Any, Callable, Iterable
 
-__all__ = ["Markers", "MarkerScanner", "markers", "lazy_markers", "PARTIAL", "OVER", "MAX_HEAD"]
+from .results import StreamingParseResult, new_result
+
+__all__ = ["Markers", "MarkerScanner", "streaming_increment", "markers", "lazy_markers", "PARTIAL", "OVER", "MAX_HEAD"]
 
 #: Whitespace as ``str.isspace`` tells it (re's ``\s`` on ``str`` is the same test, ``Py_UNICODE_ISSPACE``).
 _SPACE = re.compile(r"\s*")
@@ -153,15 +155,11 @@ class MarkerScanner:
         self._head: list[str] = []  # the bounded head being read (head_begin), in parts
         self._head_len = 0  # its characters that count toward MAX_HEAD
 
-    def feed(self, text: str, states: "dict[str, Callable[[Any, bool], bool]] | None" = None,
-             machine: Any = None) -> None:
+    def feed(self, text: str) -> None:
         """Append a delta, dropping the text already consumed (kept aside when marked).
 
-        With ``states`` (a state table ``{state: _s_<state>}``) and ``machine`` (the parser it belongs
-        to: :class:`callscale.parsers.base.ToolParser`), then run the machine as the base driver does a
-        delta: ``states[machine._state](machine, False)`` while it returns True and text is unread (the
-        waiting rule, ``callscale/parsers/README.md``). One Python call a delta for the feed and the
-        loop: the per-delta path of every format (``ToolParser.parse_streaming_increment``).
+        The per-delta path of every format does this inline (:func:`streaming_increment`) in its two
+        commonest cases, and calls this method in the others.
         """
         pos = self._pos
         if not pos:
@@ -174,9 +172,6 @@ class MarkerScanner:
             self._mark = 0
             self._buf = self._buf[pos:] + text
             self._pos = 0
-        if states is not None:
-            while states[machine._state](machine, False) and self._pos < len(self._buf):
-                pass
 
     # ------------------------------------------------------------------ keeping consumed text
     def mark(self) -> None:
@@ -694,3 +689,67 @@ class MarkerScanner:
         text = "".join(self._head)
         self._head = []
         return text
+
+
+# --------------------------------------------------------------------------- the per-delta path
+def streaming_increment(machine: Any, delta: str, tools: Any = None) -> StreamingParseResult:
+    """Feed one delta (characters); return the content and call pieces it decides.
+
+    ``ToolParser.parse_streaming_increment`` is this function (``machine``: the parser, a
+    :class:`callscale.parsers.base.ToolParser`; ``tools``: the request's tool list). Text that may be the
+    start of a marker is held back (a bounded number of characters) until the next delta or ``finish``
+    decides it. Never raises on model output: a parser bug is logged and the unread text passed on as
+    content (``ToolParser._failed``).
+
+    The delta is appended to the scanner's buffer, then the parser's states run as the base driver runs
+    them (the waiting rule, ``callscale/parsers/README.md``): ``states[machine._state](machine, False)``
+    while it returns True and text is unread; a format that overrides ``_advance`` has that called
+    instead. Then the increment's output is taken from the parser. One function, in this module (the one
+    that may read the scanner's fields), so that a delta costs one Python frame besides the states' own:
+    a frame is about 0.5k instructions, 3-4% of a short call's delta (issue 28's bound).
+    """
+    if machine._finished or not delta:
+        return StreamingParseResult()
+    if tools is not machine.tools:  # (the request's list read again only when it is another object)
+        machine._take_tools(tools)
+    sc = machine.scanner
+    try:
+        pos = sc._pos
+        if not pos:  # feed's two commonest cases, inline: nothing consumed, or everything
+            sc._buf += delta
+        elif pos == len(sc._buf) and sc._mark is None:
+            sc._buf = delta
+            sc._pos = 0
+        else:
+            sc.feed(delta)
+        states = machine._driver
+        if states is not None:
+            while states[machine._state](machine, False) and sc._pos < len(sc._buf):
+                pass
+        else:
+            machine._advance(False)
+    except Exception:
+        machine._failed()
+    if machine._out_args:
+        machine._flush_arguments()
+    calls = machine._out_calls
+    if calls:
+        machine._out_calls = []
+    else:
+        calls = []  # (a list of the result's own: the parser's fills again)
+    out = machine._out_text
+    if out:
+        machine._out_text = []
+        text = "".join(out)  # (one piece: the piece itself)
+    else:
+        text = ""
+    if not machine._out_reasoning:  # most formats never write reasoning: no per-increment cost
+        # StreamingParseResult(text, calls) without the generated __init__'s frame (the same fields)
+        result = new_result(StreamingParseResult)
+        result.normal_text = text
+        result.calls = calls
+        result.reasoning_text = ""
+        return result
+    reasoning = "".join(machine._out_reasoning)
+    machine._out_reasoning = []
+    return StreamingParseResult(text, calls, reasoning)
