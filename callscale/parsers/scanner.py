@@ -158,8 +158,8 @@ class MarkerScanner:
     def feed(self, text: str) -> None:
         """Append a delta, dropping the text already consumed (kept aside when marked).
 
-        The per-delta path of every format does this inline (:func:`streaming_increment`) in its two
-        commonest cases, and calls this method in the others.
+        The per-delta path of every format does this inline (:func:`streaming_increment`) unless a stretch
+        is marked, and calls this method then.
         """
         pos = self._pos
         if not pos:
@@ -715,10 +715,10 @@ def streaming_increment(machine: Any, delta: str, tools: Any = None) -> Streamin
     sc = machine.scanner
     try:
         pos = sc._pos
-        if not pos:  # feed's two commonest cases, inline: nothing consumed, or everything
+        if not pos:  # feed, inline but for a marked stretch (MarkerScanner.feed)
             sc._buf += delta
-        elif pos == len(sc._buf) and sc._mark is None:
-            sc._buf = delta
+        elif sc._mark is None:
+            sc._buf = sc._buf[pos:] + delta if pos < len(sc._buf) else delta  # (all read: the delta alone)
             sc._pos = 0
         else:
             sc.feed(delta)
