@@ -84,3 +84,23 @@ def test_run_check_reports_the_shape_as_a_protocol_failure_with_that_line():
     assert {d.kind for f in result.failures for d in f.differences} == {"protocol"}
     assert all(f.differences[0].detail.startswith("ResultShapeError: result.calls[0] is tuple (0, 'get_weather'")
                for f in result.failures)
+
+
+@pytest.mark.parametrize("name", ["qwen3", "llama4_pythonic", "mistral"])
+def test_each_increment_owns_its_lists_so_a_kept_result_never_changes(name):
+    """A client keeps every result: a later increment must not add to an earlier result's ``calls``.
+
+    The per-delta path (``scanner.streaming_increment``) hands the parser's pending list to the result and
+    starts a new one; an increment with no calls gets a list of its own, not the parser's.
+    """
+    from callscale.workloads import catalog
+
+    case = catalog.make("many_short_calls", name, 600)
+    parser = get(name)()
+    kept = []
+    for delta in case.deltas("char"):
+        result = parser.parse_streaming_increment(delta, case.tools)
+        kept.append((result, list(result.calls), result.normal_text))
+    for result, calls, text in kept:
+        assert result.calls == calls and result.normal_text == text
+    assert sum(len(calls) for _, calls, _ in kept) > 10  # (many calls streamed: the check above had work)
