@@ -3,7 +3,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from callscale.parsers.scanner import PARTIAL, MarkerScanner, lazy_markers, markers
+from callscale.parsers.scanner import PARTIAL, MarkerScanner, lazy_markers, markers, value_state
 from callscale.parsers.schema import UNTYPED, Typing, TypedValue
 
 
@@ -138,46 +138,72 @@ def test_until_value_agrees_with_find_then_feed(pieces, cuts, final, typing_at):
 _VALUE_ENDS = markers("</arg_value>", "\n<arg_key>", "<arg_key>")
 
 
-def test_find_value_sends_a_streamed_strings_escaped_pieces_and_holds_a_partial_marker():
+class _ValueMachine:
+    """What ``scanner.value_state`` reads of a parser: its scanner, ``_value_ends``, ``_tv``, the two hooks."""
+
+    def __init__(self, sc, ends, tv):
+        self.scanner, self._value_ends, self._tv = sc, ends, tv
+        self.sent: list[str] = []
+        self.markers: list[tuple[str | None, bool]] = []
+
+    def _emit_arguments(self, text):
+        self.sent.append(text)
+
+    def _value_marker(self, marker, final):
+        self.markers.append((marker, final))
+        return marker is not None
+
+
+def _value_step(machine, final=False):
+    """One run of the value state: ``(sent, marker)`` as find_value answered them (the JSON text, the marker)."""
+    machine.sent, machine.markers = [], []
+    value_state(machine, final)
+    return "".join(machine.sent), machine.markers[0][0] if machine.markers else None
+
+
+def test_value_state_sends_a_streamed_strings_escaped_pieces_and_holds_a_partial_marker():
     sc = _scanner('a "b"\n</arg_')
-    tv = TypedValue(UNTYPED)
-    assert sc.find_value(_VALUE_ENDS, tv) == ('a \\"b\\"\\n', None)  # a partial closing tag at the end: held
-    assert sc.rest() == "</arg_"
+    vm = _ValueMachine(sc, _VALUE_ENDS, TypedValue(UNTYPED))
+    assert _value_step(vm) == ('a \\"b\\"\\n', None)  # a partial closing tag at the end: held
+    assert sc.rest() == "</arg_" and vm.markers == []  # (no marker, not final: the state waits)
     sc.feed("value>\n<arg_key>")
-    assert sc.find_value(_VALUE_ENDS, tv) == ("", "</arg_value>")
-    assert sc.find_value(_VALUE_ENDS, tv) == ("", "\n<arg_key>") and sc.at_end()
+    assert _value_step(vm) == ("", "</arg_value>")
+    assert _value_step(vm) == ("", "\n<arg_key>") and sc.at_end()
     sc.feed("<arg_key>")
-    assert sc.find_value(_VALUE_ENDS, tv) == ("", "<arg_key>") and sc.at_end()
+    assert _value_step(vm) == ("", "<arg_key>") and sc.at_end()
     sc.feed("x</arg_val")
-    assert sc.find_value(_VALUE_ENDS, tv, final=True) == ("x</arg_val", None) and sc.at_end()  # final: text
+    assert _value_step(vm, final=True) == ("x</arg_val", None) and sc.at_end()  # final: text
+    assert vm.markers == [(None, True)]  # (the end of the output inside the value: the format's step decides)
     # a held value (an integer) sends nothing until it ends; its text is what end() types
     tv = TypedValue(Typing(("integer",)))
     sc = _scanner(" 4")
-    assert sc.find_value(_VALUE_ENDS, tv) == ("", None) and sc.at_end()
+    vm = _ValueMachine(sc, _VALUE_ENDS, tv)
+    assert _value_step(vm) == ("", None) and sc.at_end()
     sc.feed("2 </arg_value>")
-    assert sc.find_value(_VALUE_ENDS, tv) == ("", "</arg_value>")
+    assert _value_step(vm) == ("", "</arg_value>")
     assert tv.end() == "42"
     # a lazy (uncompiled) set reads as find does
     sc = _scanner("ab</x", ">c")
-    assert sc.find_value(lazy_markers("</x>"), TypedValue(UNTYPED)) == ("ab", "</x>")
+    assert _value_step(_ValueMachine(sc, lazy_markers("</x>"), TypedValue(UNTYPED))) == ("ab", "</x>")
     assert sc.rest() == "c"
 
 
 @given(st.lists(st.text(alphabet='ab "\n<>/_ke[1]y', max_size=12), max_size=6), st.booleans(),
        st.sampled_from(range(len(_TYPINGS))), st.sampled_from(["auto", "json", "string"]))
 @settings(max_examples=300, deadline=None)
-def test_find_value_agrees_with_find_then_feed(deltas, final, typing_at, undeclared):
+def test_value_state_agrees_with_find_then_feed(deltas, final, typing_at, undeclared):
     # the plain path: find's text and marker, the text fed to an equal TypedValue; the same answers and position
     typing = _TYPINGS[typing_at]
     m = markers("</arg_value>", "\n<arg_key>", "<arg_key>", "</tool_call>")
     fast, plain = MarkerScanner(), MarkerScanner()
     tv_fast, tv_plain = TypedValue(typing, undeclared), TypedValue(typing, undeclared)
+    vm = _ValueMachine(fast, m, tv_fast)
     for i, d in enumerate(deltas):
         fast.feed(d)
         plain.feed(d)
         last = final and i == len(deltas) - 1
         while True:
-            got = fast.find_value(m, tv_fast, last)
+            got = _value_step(vm, last)
             text, marker = plain.find(m, last)
             assert got == (tv_plain.feed(text) if text else "", marker)
             assert fast.rest() == plain.rest()

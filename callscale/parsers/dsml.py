@@ -66,7 +66,7 @@ from . import register
 from .base import MAX_HEAD, Layout, ToolParser
 from .schema import UNTYPED, TypedValue, is_framed_name, json_string
 from .deepseek import EOS
-from .scanner import OVER, PARTIAL, markers
+from .scanner import OVER, PARTIAL, markers, value_state
 
 __all__ = [
     "DSML_TOKEN",
@@ -187,7 +187,7 @@ class DsmlToolParser(ToolParser):
         self._m_invoke = markers(
             self._param_open, self._invoke_close, self._invoke_open, *closes, *opens, EOS, self._param_close
         )
-        self._m_value = markers(self._param_close, EOS)
+        self._value_ends = markers(self._param_close, EOS)  # (value_state's markers)
         self._m_after_param = markers(self._param_open, self._invoke_close, EOS)
         self._m_after_invoke = markers(self._invoke_open, *closes, *opens, EOS)
 
@@ -555,14 +555,14 @@ class DsmlToolParser(ToolParser):
         self._emit_arguments(self._tv.end())
         self._held = ""
 
-    def _s_value(self, final: bool) -> bool:
-        out, marker = self.scanner.find_value(self._m_value, self._tv, final)
-        if out:  # (a held value sends nothing until it ends)
-            self._emit_arguments(out)
+    #: A value's text up to its parameter's closing tag or EOS: the shared value state (``scanner.value_state``).
+    _s_value = value_state
+
+    def _value_marker(self, marker: str | None, final: bool) -> bool:
+        """The tag that ended a value's text (``value_state``), or None: the stream ended inside the value."""
         if marker is None:
-            if final:  # the stream ended inside a value
-                self._abandon_call()
-                self._state = _BLOCK
+            self._abandon_call()
+            self._state = _BLOCK
             return False
         if marker != EOS:
             self._held = marker

@@ -51,7 +51,7 @@ from . import register
 from .base import ToolParser
 from .schema import (TOOL_NAME_RUN, UNTYPED, TypedValue, declares_tool, is_new_parameter, json_string,
                      split_name_and_key, takes_no_arguments, typed_value)
-from .scanner import OVER, PARTIAL, markers
+from .scanner import OVER, PARTIAL, markers, value_state
 
 __all__ = [
     "TOOL_CALL", "TOOL_CALL_END", "ARG_KEY", "ARG_KEY_END", "ARG_VALUE", "ARG_VALUE_END",
@@ -105,6 +105,7 @@ class _GlmParser(ToolParser):
         self._name = ""
         self._key = ""
         self._tv = TypedValue(UNTYPED)  # the current value's typed writer (schema.TypedValue decides its kind)
+        self._value_ends = _M_VALUE  # (value_state's markers: an instance attribute, read a delta)
         self._bare = False             # its <arg_value> opener is missing: its text is held (_bare_parts)
         self._bare_parts: list[str] = []
         self._keys: set[str] = set()   # keys of the current call
@@ -364,13 +365,14 @@ class _GlmParser(ToolParser):
         self._state = "value_close"
         return True
 
-    def _s_value(self, final: bool) -> bool:
-        """A value's text up to its end, each piece through its typed writer (sent, or held by it)."""
-        out, marker = self.scanner.find_value(_M_VALUE, self._tv, final)
-        if out:  # (a held value sends nothing until it ends)
-            self._emit_arguments(out)
+    #: A value's text up to its end, each piece through its typed writer (sent, or held by it): the shared
+    #: value state (``scanner.value_state``) up to a tag of ``_M_VALUE``; at the tag, :meth:`_value_marker`.
+    _s_value = value_state
+
+    def _value_marker(self, marker: str | None, final: bool) -> bool:
+        """The tag that ended a value's text (``value_state``), or None: the output ended inside the value."""
         if marker is None:
-            return self._unclosed() if final else False
+            return self._unclosed()
         if self._tv.unfinished():  # inside a string of an array or object value: its text
             self._emit_arguments(self._tv.feed(marker))
             return True

@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterable
 
 from .results import StreamingParseResult, new_result
 
-__all__ = ["Markers", "MarkerScanner", "streaming_increment", "markers", "lazy_markers", "PARTIAL", "OVER", "MAX_HEAD"]
+__all__ = ["Markers", "MarkerScanner", "streaming_increment", "value_state", "markers", "lazy_markers", "PARTIAL", "OVER", "MAX_HEAD"]
 
 #: Whitespace as ``str.isspace`` tells it (re's ``\s`` on ``str`` is the same test, ``Py_UNICODE_ISSPACE``).
 _SPACE = re.compile(r"\s*")
@@ -494,50 +494,15 @@ class MarkerScanner:
                 return PARTIAL
         return None
 
-    def find_value(self, m: Markers, value: Any, final: bool = False) -> tuple[str, str | None]:
-        """:meth:`find` of ``m`` whose text goes into ``value``, a :class:`callscale.parsers.schema.TypedValue`: one call.
-
-        Returns ``(json, marker)``: ``json`` is ``value.feed(text)`` of the text :meth:`find` reads (the
-        JSON text to send now, ``""`` while the value is held), ``marker`` and the position as :meth:`find`
-        leaves them. The per-delta step of a value's text: a streamed string's piece (``value.mode ==
-        "string"``, whose ``feed`` is ``json.encoder.encode_basestring`` less the quotes) is escaped here,
-        without a call of ``feed``; ``tests/test_scanner_primitives.py`` holds it to ``find`` then ``feed``.
-        """
-        buf, pos = self._buf, self._pos
-        scan = m._scan
-        if scan:  # find's one search (the marker, or a partial one held back)
-            hit = scan.search(buf, pos)
-            if hit is None:
-                end = self._pos = len(buf)
-                marker = None
-            else:
-                end = hit.start()
-                marker = hit.group()
-                if marker in m.item_set:
-                    self._pos = hit.end()
-                else:
-                    marker = None
-                    if final:
-                        end = len(buf)
-                    self._pos = end
-            text = buf[pos:end]
-        else:  # a lazy or nested set
-            text, marker = self.find(m, final)
-        if not text:
-            return "", marker
-        if value.mode == "string":
-            return _encode_string(text)[1:-1], marker
-        return value.feed(text), marker
-
     def until_value(self, search: Callable[[str, int], "re.Match[str] | None"], literal: str, value: Any,
                     final: bool = False) -> tuple[str, bool]:
-        """:meth:`find_value` up to a literal not compiled into a marker set (one made while streaming): one call.
+        """``value_state``'s reading up to a literal not compiled into a marker set (one made while streaming): one call.
 
         ``search`` is the compiled search of a prefix ``p`` that every such literal starts with
         (``markers(p).scan().search``: ``p``, or a proper prefix of it ending the text), compiled
         once; each of its hits is compared with ``literal`` (MiniMax M3: ``]<]minimax[>[</`` for an
         element's own closing tag). Returns ``(json, found)``: ``json`` is ``value.feed(text)`` of
-        the text read (escaped here for a streamed string, as :meth:`find_value`); ``found``:
+        the text read (escaped here for a streamed string, as ``value_state`` does); ``found``:
         ``literal`` was read after the text (consumed). Else a proper prefix of it that ends the
         buffer is held back (with ``final``, read as text), as :meth:`find` does.
         """
@@ -689,6 +654,53 @@ class MarkerScanner:
         text = "".join(self._head)
         self._head = []
         return text
+
+
+# --------------------------------------------------------------------------- the shared value state
+def value_state(machine: Any, final: bool) -> bool:
+    """A format's value state, written once (``_s_value = value_state``): a value's text up to a marker.
+
+    ``machine`` (a :class:`callscale.parsers.base.ToolParser`) holds ``_value_ends`` (the :class:`Markers`
+    that may end the value), ``_tv`` (the value's :class:`callscale.parsers.schema.TypedValue`) and the
+    format's step at a marker, ``_value_marker(marker, final) -> bool`` (the state's answer). The text up
+    to the first marker (:meth:`MarkerScanner.find`'s reading: a possible partial marker at the end held
+    back unless ``final``) goes through ``_tv`` (a streamed string's piece, ``mode == "string"``, escaped
+    here: ``json.encoder.encode_basestring`` less the quotes, as ``TypedValue.feed`` does) and what it
+    answers is sent (``_emit_arguments``; a held value answers ``""`` until it ends). Then, at a marker
+    (consumed), ``_value_marker(marker, final)``; with none found, False (more text needed), or at the end
+    of the output ``_value_marker(None, True)``. One Python frame a value's delta: the state reads the
+    buffer itself (issue 28's bound); ``tests/test_scanner_primitives.py`` holds it to ``find`` then ``feed``.
+    """
+    sc = machine.scanner
+    m = machine._value_ends
+    buf, pos = sc._buf, sc._pos
+    scan = m._scan
+    if scan:  # find's one search (the marker, or a partial one held back)
+        hit = scan.search(buf, pos)
+        if hit is None:
+            end = sc._pos = len(buf)
+            marker = None
+        else:
+            end = hit.start()
+            marker = hit.group()
+            if marker in m.item_set:
+                sc._pos = hit.end()
+            else:
+                marker = None
+                if final:
+                    end = len(buf)
+                sc._pos = end
+        text = buf[pos:end]
+    else:  # a lazy or nested set
+        text, marker = sc.find(m, final)
+    if text:
+        value = machine._tv
+        out = _encode_string(text)[1:-1] if value.mode == "string" else value.feed(text)
+        if out:  # (a held value sends nothing until it ends)
+            machine._emit_arguments(out)
+    if marker is None:
+        return machine._value_marker(None, True) if final else False
+    return machine._value_marker(marker, final)
 
 
 # --------------------------------------------------------------------------- the per-delta path
