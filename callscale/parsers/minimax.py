@@ -52,7 +52,7 @@ from .base import ToolParser
 from .schema import UNTYPED, TypedValue, is_tool_name, json_string
 
 _NO_VALUE = TypedValue(UNTYPED)
-from .scanner import Markers, OVER, PARTIAL, markers
+from .scanner import Markers, OVER, PARTIAL, markers, value_state
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +87,6 @@ SPECIAL_TOKENS = (BLOCK_OPEN, BLOCK_CLOSE)
 _CONTENT = markers(LAYOUT_NEWLINE + BLOCK_OPEN, BLOCK_OPEN)
 _TAG_END = markers(TAG_END)
 _IN_INVOKE = markers(PARAM_OPEN, INVOKE_CLOSE)
-_VALUE_SCAN = markers(PARAM_CLOSE).scan().search
 _AFTER_PARAM = markers(PARAM_OPEN, INVOKE_CLOSE)
 _AFTER_INVOKE = markers(INVOKE_OPEN, BLOCK_CLOSE, BLOCK_OPEN)
 
@@ -103,6 +102,10 @@ _S_KEY = "key"  # reading a parameter's name
 _S_VALUE = "value"  # reading a parameter's value
 _S_CLOSE1 = "close1"  # after </parameter>: is it the end of the value?
 _S_CLOSE2 = "close2"  # after </parameter> ws </invoke>: is it the end of the call?
+
+
+#: What ends a value's text (value_state).
+_M_VALUE_END = markers(PARAM_CLOSE)
 
 
 class MiniMaxBlocks(ToolParser):
@@ -252,6 +255,7 @@ class MiniMaxM2Parser(MiniMaxBlocks):
     def __init__(self) -> None:
         super().__init__()
         self._n_params = 0
+        self._value_ends = _M_VALUE_END  # (value_state's markers: an instance attribute, read a delta)
         self._tv = _NO_VALUE  # the current value's typed writer (parsers.schema.TypedValue)
         self._typing = UNTYPED  # the schema typing of a typed value (parsers.schema)
 
@@ -312,11 +316,14 @@ class MiniMaxM2Parser(MiniMaxBlocks):
         self._state = _S_VALUE
         return True
 
-    def _s_value(self, final: bool) -> bool:
-        out, found = self.scanner.until_value(_VALUE_SCAN, PARAM_CLOSE, self._tv, final)  # up to </parameter>
-        if out:  # (a held value sends nothing until its end)
-            self._emit_arguments(out)
-        if not found:
+    #: A value's text up to ``</parameter>``, through its typed writer, sent: the shared value state
+    #: (``scanner.value_state``); at the tag, :meth:`_value_marker`.
+    _s_value = value_state
+
+    def _value_marker(self, marker: str | None, final: bool) -> bool:
+        """``</parameter>`` after a value's text (``value_state``), or None: the output ended inside the value
+        (the call is cut: ``_at_end``)."""
+        if marker is None:
             return False
         self._pending = [PARAM_CLOSE]
         self._confirm_ws.clear()

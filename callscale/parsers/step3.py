@@ -47,7 +47,7 @@ import re
 
 from . import register
 from .base import ToolParser
-from .scanner import OVER, PARTIAL, markers
+from .scanner import OVER, PARTIAL, markers, value_state
 from .schema import UNTYPED, TypedValue, is_tool_name, json_string
 
 log = logging.getLogger(__name__)
@@ -83,11 +83,12 @@ _KIND_END = markers(SEP, CALL_END, CALLS_END, CALLS_BEGIN, CALL_BEGIN)
 _INVOKE = markers(INVOKE_OPEN, CALL_END)
 _TAG_END = markers(TAG_END)
 _IN_INVOKE = markers(PARAM_OPEN, INVOKE_CLOSE)
-_VALUE_SCAN = markers(PARAM_CLOSE).scan().search
 _CALL_END = markers(CALL_END)
 
 _KEY = re.compile(r'[^<>"\n]+')
 _NO_VALUE = TypedValue(UNTYPED)
+#: What ends a value's text (value_state).
+_M_VALUE_END = markers(PARAM_CLOSE)
 
 
 @register("step3")
@@ -105,6 +106,7 @@ class Step3Parser(ToolParser):
         self._raw = ""  # the call head read so far (content if it turns out no call)
         self._call_name = ""
         self._n_params = 0
+        self._value_ends = _M_VALUE_END  # (value_state's markers: an instance attribute, read a delta)
         self._tv = _NO_VALUE  # the current value's typed writer (schema.TypedValue)
         self._pending = ""  # closing tags (and whitespace) read after a value, not yet decided
 
@@ -226,11 +228,14 @@ class Step3Parser(ToolParser):
         self._state = "value"
         return True
 
-    def _s_value(self, final: bool) -> bool:
-        out, found = self.scanner.until_value(_VALUE_SCAN, PARAM_CLOSE, self._tv, final)
-        if out:
-            self._emit_arguments(out)
-        if not found:
+    #: A value's text up to ``</parameter>``, through its typed writer, sent: the shared value state
+    #: (``scanner.value_state``); at the tag, :meth:`_value_marker`.
+    _s_value = value_state
+
+    def _value_marker(self, marker: str | None, final: bool) -> bool:
+        """``</parameter>`` after a value's text (``value_state``), or None: the output ended inside the value
+        (the call is cut: ``_at_end``)."""
+        if marker is None:
             return False
         self._pending = PARAM_CLOSE
         self._confirm_ws.clear()
