@@ -2,6 +2,7 @@ import random
 
 import pytest
 
+from callscale.parsers.base import ToolParser
 from callscale.parsers.scanner import PARTIAL, MarkerScanner, markers
 
 BEGIN = "<｜tool▁calls▁begin｜>"
@@ -193,11 +194,11 @@ def test_until_reads_as_find_of_its_one_marker(marker, text):
             assert a._pos == b._pos
 
 
-class _Words:
+class _Words(ToolParser):
     """A two-state machine over the scanner: words up to "|" in state "a", then one "|" in state "b"."""
 
     def __init__(self):
-        self.scanner = MarkerScanner()
+        super().__init__()
         self._state = "a"
         self.log = []
 
@@ -215,26 +216,26 @@ class _Words:
         return True
 
 
-_WORD_STATES = {"a": _Words._s_a, "b": _Words._s_b}
-
-
-def test_feed_with_states_runs_the_machine_while_a_state_goes_on_and_text_is_unread():
+def test_the_increment_runs_the_machine_while_a_state_goes_on_and_text_is_unread():
+    # the per-delta path (scanner.streaming_increment, which is ToolParser.parse_streaming_increment)
     w = _Words()
-    w.scanner.feed("ab|cd|", _WORD_STATES, w)
+    w.parse_streaming_increment("ab|cd|")
     # "b" read the character after the second "|" (none): the loop stopped there, no state ran on nothing
     assert w.log == [("a", "ab", "|"), ("b", "c"), ("a", "d", "|")]
     assert w.scanner.at_end() and w._state == "b"
-    w.scanner.feed("ef", _WORD_STATES, w)  # the consumed text is dropped, the new text read from "b"
+    w.parse_streaming_increment("ef")  # the consumed text is dropped, the new text read from "b"
     assert w.log[3:] == [("b", "e"), ("a", "f", None)]
     assert w.scanner.rest() == ""
+    w.parse_streaming_increment("gh|")  # (text left unread before the delta: "f" was read, nothing held)
+    assert w.log[5:] == [("a", "gh", "|")]
 
 
-def test_feed_with_states_keeps_marked_text_and_matches_feed_then_the_loop():
+def test_the_increment_keeps_marked_text_and_matches_feed_then_the_loop():
     a, b = _Words(), _Words()
     for piece in ("x|", "y", "|z|w"):
-        a.scanner.feed(piece, _WORD_STATES, a)
+        a.parse_streaming_increment(piece)
         b.scanner.feed(piece)
-        while _WORD_STATES[b._state](b, False) and not b.scanner.at_end():
+        while b._states[b._state](b, False) and not b.scanner.at_end():
             pass
         if piece == "x|":
             a.scanner.mark()
