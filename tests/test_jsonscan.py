@@ -9,7 +9,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from callscale import parsers
-from callscale.parsers.jsonscan import BAD_ESCAPE, CONTROL, STRING_END, STRING_OPEN, JsonTracker, JsonValidator, RawArguments
+from callscale.parsers.jsonscan import (BAD_ESCAPE, CONTROL, NEED_MORE, STRING_END, STRING_OPEN, JsonTracker, JsonValidator,
+                                       RawArguments)
 from callscale.parsers.qwen import JsonCallLexer
 
 
@@ -259,3 +260,22 @@ def test_the_validator_reads_the_encoders_spellings_alike_under_every_two_cuts(t
     for a in range(1, len(text)):
         for b in range(a, len(text)):
             assert run([a, b]) == whole, (text, a, b)
+
+
+@given(st.lists(st.sampled_from(['{"name": "f", ', '"arguments": ', '{"a": [1, {"b": "}"}], ', '"c": {}}', '}',
+                                 '"x": {"arguments": 1}, ', '"arguments": {"k": "v"}', ', "name": "g"', " ", "\n"]),
+                max_size=8),
+       st.integers(1, 7))
+@settings(max_examples=300, deadline=None)
+def test_in_arguments_is_true_exactly_while_the_capture_is_the_arguments_value(pieces, size):
+    # the field the reader reads a delta agrees with the lexer's capture after every feed, however it is split
+    text = "".join(pieces)
+    for pause in (False, True):
+        lexer = JsonCallLexer()
+        i = 0
+        while i < len(text):
+            used, status = lexer.feed(text[i:i + size], pause=pause)
+            assert lexer.in_arguments == (lexer._capture == "arguments")
+            if status != NEED_MORE:
+                break
+            i += max(used, 1) if pause else size

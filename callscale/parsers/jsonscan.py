@@ -488,7 +488,8 @@ class JsonCallLexer(JsonValidator):
     ``arguments_done`` (the arguments object was read to its ``}``),
     ``stream_arguments`` (the arguments started after the name was known, so
     they may stream), ``arguments`` (a list of argument text pieces not yet
-    taken; see :meth:`take_arguments`), ``in_argument_text`` (the last
+    taken; see :meth:`take_arguments`), ``in_arguments`` (inside the arguments
+    value, after its ``{`` and before its ``}``), ``in_argument_text`` (the last
     :meth:`feed` ended inside a string of the arguments, no escape pending:
     a next piece with no quote, backslash or control character is argument
     text as it is, and leaves the lexer as it was: a reader may send it
@@ -497,7 +498,7 @@ class JsonCallLexer(JsonValidator):
 
     __slots__ = ("_key_text", "_capture", "_sink", "_capture_parts", "_cap_start", "_pause", "_seen_name",
                  "_seen_arguments", "name", "arguments", "arguments_done", "stream_arguments", "in_argument_text",
-                 "_argument_keys", "_expected_name", "_name_keys")
+                 "_argument_keys", "_expected_name", "_name_keys", "in_arguments")
 
     _hooked = True
 
@@ -521,6 +522,10 @@ class JsonCallLexer(JsonValidator):
         self.arguments_done = False
         self.stream_arguments = False
         self.in_argument_text = False
+        #: True while the lexer is inside the ``arguments`` value (after its ``{``, before its ``}``): a field,
+        #: not a property, read a delta by ``JsonCallReader._read_object`` (set where the capture becomes or
+        #: stops being "arguments").
+        self.in_arguments = False
 
     @property
     def holds_call_member(self) -> bool:
@@ -532,11 +537,6 @@ class JsonCallLexer(JsonValidator):
         text = "".join(self.arguments)
         self.arguments.clear()
         return text
-
-    @property
-    def in_arguments(self) -> bool:
-        """True while the lexer is inside the ``arguments`` value (after its ``{``, before its ``}``)."""
-        return self._capture == "arguments"
 
     def feed(self, chunk: str, pause: bool = False) -> tuple[int, str]:  # type: ignore[override]
         """Lex ``chunk`` (the next characters); return ``(used, status)``.
@@ -610,6 +610,7 @@ class JsonCallLexer(JsonValidator):
             self._seen_arguments = True
             self.stream_arguments = self.name is not None
             self._capture = "arguments"
+            self.in_arguments = True
             self._sink = self.arguments
             self._cap_start = i
             if self._pause:  # the arguments' "{": stop right after it
@@ -624,6 +625,7 @@ class JsonCallLexer(JsonValidator):
         if i > self._cap_start:
             self._sink.append(text[self._cap_start:i])
         self._capture = None
+        self.in_arguments = False
         self.arguments_done = True
         return self._pause
 
@@ -645,6 +647,7 @@ class JsonCallLexer(JsonValidator):
         self.first = "{"
         self._key_text = key
         self._capture = "arguments"
+        self.in_arguments = True
         self._sink = self.arguments
         self._seen_name = self._seen_arguments = True
         self.name = name
