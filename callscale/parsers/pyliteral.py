@@ -524,11 +524,12 @@ class PyArgumentReader:
         n = len(text)
         i = 0
         if self._state == _ST_ARG_TEXT:  # a one-quote string a delta cut: its text, then the tokens after it
-            i = _RUN[self._quote].match(text).end()
-            if i == n:  # the common piece: string text, streamed
-                if i:
+            q = self._quote
+            if q not in text and "\\" not in text:  # the common piece: string text, streamed (no pattern run)
+                if n:
                     self._emit_arguments(_encode_string(text)[1:-1])
                 return self._malformed() if final else False
+            i = _RUN[q].match(text).end()
             if text[i] == "\\":  # an escape: state string reads it
                 self._emit_arguments(_encode_string(text[:i])[1:-1])
                 sc.unread(n - i)
@@ -537,8 +538,10 @@ class PyArgumentReader:
             self._string_end(_encode_string(text[:i])[1:])
             i += 1
         while True:
-            if i < n and text[i] in _SPACE_CHARS:
-                i = _SPACES.match(text, i).end()
+            if i < n and text[i] in _SPACE_CHARS:  # (one space, the separators' own, without a pattern run)
+                i += 1
+                if i < n and text[i] in _SPACE_CHARS:
+                    i = _SPACES.match(text, i).end()
             if i == n:
                 return self._malformed() if final else False
             c = text[i]
