@@ -196,3 +196,16 @@ def test_generated_arguments_read_back(arguments, spec, suffix):
     text = HyV4Renderer(suffix).render([Call("f", arguments)], content="x")
     for got in (whole_outcome(P, text, tools), stream_outcome(P, chunk(text, spec, tags(suffix).tokens), tools)):
         assert got.content == "x" and got.complete_calls() == [("f", arguments)], (spec, text)
+
+
+def test_outputs_of_many_suffixes_leave_no_marker_sets_behind():
+    # a suffix comes from the output: its marker sets are made per block (the first _TAGS_KEPT kept), never
+    # into scanner.markers' cache, which keeps every set it made for the process's life
+    from callscale.parsers.scanner import markers
+
+    before = markers.cache_info().currsize
+    for n in range(200):
+        t = tags(f":ckpt{n:04d}")
+        got = whole_outcome(P, "x" + block(t, call(t, "f", param(t, "k", "1"))))
+        assert got.complete_calls() == [("f", {"k": "1"})]
+    assert markers.cache_info().currsize == before

@@ -42,7 +42,7 @@ import re
 
 from . import register
 from .base import ToolParser
-from .scanner import OVER, PARTIAL, markers
+from .scanner import OVER, PARTIAL, Markers, markers, value_state
 from .schema import UNTYPED, TypedValue, is_tool_name, json_string
 
 log = logging.getLogger(__name__)
@@ -65,11 +65,14 @@ _NO_VALUE = TypedValue(UNTYPED)
 
 
 class Tags:
-    """The structural tokens and marker sets of one suffix (``""`` or ``":6124c78e"``): ``tags(suffix)``."""
+    """The structural tokens and marker sets of one suffix (``""`` or ``":6124c78e"``): ``tags(suffix)``.
+
+    The sets are made here, not through ``scanner.markers`` (whose cache keeps every set it made): a suffix
+    comes from the output, and only the first :data:`_TAGS_KEPT` suffixes' sets are kept."""
 
     __slots__ = ("suffix", "calls_open", "calls_close", "call_open", "call_close", "key_open", "key_close",
                  "value_open", "value_close", "tokens", "in_block", "name_end", "key_end", "value_begin",
-                 "after_value", "broken_markers", "broken_resume_at")
+                 "after_value", "value_end", "broken_markers", "broken_resume_at")
 
     def __init__(self, suffix: str) -> None:
         def tag(name: str, close: bool = False) -> str:
@@ -81,15 +84,16 @@ class Tags:
         self.value_open, self.value_close = tag("arg_value"), tag("arg_value", True)
         self.tokens = (self.calls_open, self.calls_close, self.call_open, self.call_close, self.key_open,
                        self.key_close, self.value_open, self.value_close)
-        self.in_block = markers(self.call_open, self.calls_close, self.calls_open)
+        self.in_block = Markers((self.call_open, self.calls_close, self.calls_open))
         # the name ends at the first key or the call's end; any other token there breaks the call
-        self.name_end = markers(*self.tokens[1:6], self.value_open, self.value_close)
-        self.key_end = markers(self.key_close, self.call_open, self.call_close, self.calls_close, self.key_open,
-                               self.value_open, self.value_close)
-        self.value_begin = markers(self.value_open)
-        self.after_value = markers(self.key_open, self.call_close)
+        self.name_end = Markers((*self.tokens[1:6], self.value_open, self.value_close))
+        self.key_end = Markers((self.key_close, self.call_open, self.call_close, self.calls_close, self.key_open,
+                               self.value_open, self.value_close))
+        self.value_begin = Markers((self.value_open,))
+        self.value_end = Markers((self.value_close,))  # (value_state's markers)
+        self.after_value = Markers((self.key_open, self.call_close))
         # the broken-call tokens of this suffix (base _s_broken reads them from the instance)
-        self.broken_markers = markers(self.call_close, self.calls_close, self.call_open)
+        self.broken_markers = Markers((self.call_close, self.calls_close, self.call_open))
         self.broken_resume_at = {self.call_close: "block", self.calls_close: "content"}
 
 
@@ -115,7 +119,6 @@ SPECIAL_TOKENS = _DEFAULT.tokens
 MODEL_SPECIAL = SPECIAL_TOKENS
 _CONTENT = markers(BLOCK_STEM)
 _GT = markers(">")
-_VALUE_SCAN = markers("</arg_value").scan().search
 
 
 @register("hy_v4")
@@ -132,6 +135,7 @@ class HyV4Parser(ToolParser):
     def __init__(self) -> None:
         super().__init__()
         self._t = _DEFAULT  # the current block's tokens
+        self._value_ends = _DEFAULT.value_end  # (value_state's markers: the current block's, an instance attribute)
         self._call_name = ""
         self._n_params = 0
         self._tv = _NO_VALUE  # the current value's typed writer (schema.TypedValue)
@@ -169,6 +173,7 @@ class HyV4Parser(ToolParser):
         t = self._t
         if t.suffix != suffix:
             t = self._t = tags(suffix)
+            self._value_ends = t.value_end
             self._broken_markers = t.broken_markers
             self._broken_resume_at = t.broken_resume_at
         self._confirm_ws.clear()
@@ -254,14 +259,16 @@ class HyV4Parser(ToolParser):
         self._state = "value"
         return True
 
-    def _s_value(self, final: bool) -> bool:
-        close = self._t.value_close
-        out, found = self.scanner.until_value(_VALUE_SCAN, close, self._tv, final)
-        if out:
-            self._emit_arguments(out)
-        if not found:
+    #: A value's text up to its block's ``</arg_value…>``, through its typed writer, sent: the shared value state
+    #: (``scanner.value_state``, on ``_value_ends``: the block's ``value_end``); at the tag, :meth:`_value_marker`.
+    _s_value = value_state
+
+    def _value_marker(self, marker: str | None, final: bool) -> bool:
+        """The closing tag after a value's text (``value_state``), or None: the output ended inside the value
+        (the call is abandoned: ``_at_end``)."""
+        if marker is None:
             return False
-        self._pending = close
+        self._pending = marker
         self._confirm_ws.clear()
         self._state = "close"
         return True
