@@ -657,10 +657,10 @@ class MarkerScanner:
 
 
 # --------------------------------------------------------------------------- the shared value state
-def value_state(machine: Any, final: bool) -> bool:
+def value_state(self: Any, final: bool) -> bool:
     """A format's value state, written once (``_s_value = value_state``): a value's text up to a marker.
 
-    ``machine`` (a :class:`callscale.parsers.base.ToolParser`) holds ``_value_ends`` (the :class:`Markers`
+    ``self`` (a :class:`callscale.parsers.base.ToolParser`) holds ``_value_ends`` (the :class:`Markers`
     that may end the value), ``_tv`` (the value's :class:`callscale.parsers.schema.TypedValue`) and the
     format's step at a marker, ``_value_marker(marker, final) -> bool`` (the state's answer). The text up
     to the first marker (:meth:`MarkerScanner.find`'s reading: a possible partial marker at the end held
@@ -671,8 +671,8 @@ def value_state(machine: Any, final: bool) -> bool:
     of the output ``_value_marker(None, True)``. One Python frame a value's delta: the state reads the
     buffer itself (issue 28's bound); ``tests/test_scanner_primitives.py`` holds it to ``find`` then ``feed``.
     """
-    sc = machine.scanner
-    m = machine._value_ends
+    sc = self.scanner
+    m = self._value_ends
     buf, pos = sc._buf, sc._pos
     scan = m._scan
     if scan:  # find's one search (the marker, or a partial one held back)
@@ -694,37 +694,37 @@ def value_state(machine: Any, final: bool) -> bool:
     else:  # a lazy or nested set
         text, marker = sc.find(m, final)
     if text:
-        value = machine._tv
+        value = self._tv
         out = _encode_string(text)[1:-1] if value.mode == "string" else value.feed(text)
         if out:  # (a held value sends nothing until it ends)
-            machine._emit_arguments(out)
+            self._emit_arguments(out)
     if marker is None:
-        return machine._value_marker(None, True) if final else False
-    return machine._value_marker(marker, final)
+        return self._value_marker(None, True) if final else False
+    return self._value_marker(marker, final)
 
 
 # --------------------------------------------------------------------------- the per-delta path
-def streaming_increment(machine: Any, delta: str, tools: Any = None) -> StreamingParseResult:
+def streaming_increment(self: Any, delta: str, tools: Any = None) -> StreamingParseResult:
     """Feed one delta (characters); return the content and call pieces it decides.
 
-    ``ToolParser.parse_streaming_increment`` is this function (``machine``: the parser, a
+    ``ToolParser.parse_streaming_increment`` is this function (``self``: the parser, a
     :class:`callscale.parsers.base.ToolParser`; ``tools``: the request's tool list). Text that may be the
     start of a marker is held back (a bounded number of characters) until the next delta or ``finish``
     decides it. Never raises on model output: a parser bug is logged and the unread text passed on as
     content (``ToolParser._failed``).
 
     The delta is appended to the scanner's buffer, then the parser's states run as the base driver runs
-    them (the waiting rule, ``callscale/parsers/README.md``): ``states[machine._state](machine, False)``
+    them (the waiting rule, ``callscale/parsers/README.md``): ``states[self._state](self, False)``
     while it returns True and text is unread; a format that overrides ``_advance`` has that called
     instead. Then the increment's output is taken from the parser. One function, in this module (the one
     that may read the scanner's fields), so that a delta costs one Python frame besides the states' own:
     a frame is about 0.5k instructions, 3-4% of a short call's delta (issue 28's bound).
     """
-    if machine._finished or not delta:
+    if self._finished or not delta:
         return StreamingParseResult()
-    if tools is not machine.tools:  # (the request's list read again only when it is another object)
-        machine._take_tools(tools)
-    sc = machine.scanner
+    if tools is not self.tools:  # (the request's list read again only when it is another object)
+        self._take_tools(tools)
+    sc = self.scanner
     try:
         pos = sc._pos
         if not pos:  # feed, inline but for a marked stretch (MarkerScanner.feed)
@@ -734,36 +734,36 @@ def streaming_increment(machine: Any, delta: str, tools: Any = None) -> Streamin
             sc._pos = 0
         else:
             sc.feed(delta)
-        states = machine._driver
+        states = self._driver
         if states is not None:
-            while states[machine._state](machine, False) and sc._pos < len(sc._buf):
+            while states[self._state](self, False) and sc._pos < len(sc._buf):
                 pass
         else:
-            machine._advance(False)
+            self._advance(False)
     except Exception:
-        machine._failed()
-    if machine._out_args:
-        machine._flush_arguments()
-    calls = machine._out_calls
+        self._failed()
+    if self._out_args:
+        self._flush_arguments()
+    calls = self._out_calls
     if calls:
-        machine._out_calls = []
+        self._out_calls = []
     else:
         calls = []  # (a list of the result's own: the parser's fills again)
-    out = machine._out_text
+    out = self._out_text
     if out:
-        machine._out_text = []
+        self._out_text = []
         text = "".join(out)  # (one piece: the piece itself)
     else:
         text = ""
-    if not machine._out_reasoning:  # most formats never write reasoning: no per-increment cost
+    if not self._out_reasoning:  # most formats never write reasoning: no per-increment cost
         # StreamingParseResult(text, calls) without the generated __init__'s frame (the same fields)
         result = new_result(StreamingParseResult)
         result.normal_text = text
         result.calls = calls
         result.reasoning_text = ""
         return result
-    reasoning = "".join(machine._out_reasoning)
-    machine._out_reasoning = []
+    reasoning = "".join(self._out_reasoning)
+    self._out_reasoning = []
     return StreamingParseResult(text, calls, reasoning)
 
 
