@@ -279,3 +279,68 @@ def test_in_arguments_is_true_exactly_while_the_capture_is_the_arguments_value(p
             if status != NEED_MORE:
                 break
             i += max(used, 1) if pause else size
+
+
+def _head_waits_plainly(text, head_keys, keys):
+    """The wait rule written plainly: ``text`` is a proper prefix of ``{"K1": "V1", ..., "KEY": {`` in
+    json.dumps' or the compact spelling (mixed), each value at least one character with no quote, backslash,
+    control character or surrogate."""
+    parts = []
+    for n, key in enumerate(head_keys):
+        lead = ("{", "{") if n == 0 else ('", ', '",')
+        parts += [(lead[0] + '"%s": "' % key, lead[1] + '"%s":"' % key), None]
+    parts.append(tuple('", "%s": {' % k for k in keys) + tuple('","%s":{' % k for k in keys))
+
+    def value_char(c):
+        return c not in '"\\' and ord(c) >= 0x20 and not 0xD800 <= ord(c) <= 0xDFFF
+
+    def rest(i, k):
+        if i == len(text):
+            return k < len(parts)
+        if k == len(parts):
+            return False
+        if parts[k] is None:
+            j = i
+            while j < len(text) and value_char(text[j]):
+                j += 1
+            return j == len(text) or (j > i and rest(j, k + 1))
+        return any(text.startswith(lit, i) and rest(i + len(lit), k + 1)
+                   or len(text) - i < len(lit) and lit.startswith(text[i:]) for lit in parts[k])
+
+    return rest(0, 0)
+
+
+_HEAD_SPECS = [(("name",), ("arguments",)), (("name",), ("parameters", "arguments")),
+               (("tool_call_id", "tool_name"), ("parameters", "arguments"))]
+
+
+def _head_reader(head_keys, keys):
+    from callscale.parsers.base import ToolParser
+    from callscale.parsers.jsonscan import JsonCallReader
+
+    return type("HeadReader", (JsonCallReader, ToolParser), {
+        "head_keys": head_keys, "argument_keys": keys, "name_keys": (head_keys[-1],), "max_head": 512})
+
+
+_HEAD_READERS = [_head_reader(*spec) for spec in _HEAD_SPECS]
+
+
+@given(st.lists(st.sampled_from(['{', '"', '": "', '":"', '", "', '","', ': {', ':{', 'name', 'tool_name',
+                                 'tool_call_id', 'arguments', 'parameters', 'a', '0', ' ', '\\', '\x01', '{"']),
+                max_size=14),
+       st.sampled_from(range(len(_HEAD_SPECS))))
+@settings(max_examples=1500, deadline=None)
+@example(['{"', 'name', '": "', 'a', '", "', 'arguments', '": {'], 0)
+@example(['{"', 'tool_call_id', '": "', '0', '", "', 'tool_name', '":"', 'a', '","', 'parameters'], 2)
+def test_the_common_heads_wait_agrees_with_its_rule_written_plainly(pieces, spec_at):
+    # JsonCallReader._s_json_head waits (answers False, reads nothing) exactly when the rule says so
+    head_keys, keys = _HEAD_SPECS[spec_at]
+    text = "".join(pieces)
+    reader = _HEAD_READERS[spec_at]()
+    reader._open_object("")
+    reader._state = "json_head"
+    reader.scanner.feed(text)
+    waited = reader._s_json_head(False) is False
+    assert waited == _head_waits_plainly(text, head_keys, keys), text
+    if waited:
+        assert reader._state == "json_head" and reader.scanner.rest() == text

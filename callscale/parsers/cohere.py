@@ -97,6 +97,8 @@ class CohereCommandParser(JsonCallReader, ToolParser):
     transitions = COHERE_TRANSITIONS
     name_keys = NAME_KEYS
     argument_keys = ARGUMENT_KEYS
+    #: The templates' head, matched whole: ``{"tool_call_id": "0", "tool_name": NAME, "parameters": {``.
+    head_keys = (CALL_ID_KEY, NAME_KEYS[0])
     #: SMG's reading: an object with a name and no ``parameters`` is a call with ``{}``.
     _name_only_is_a_call = True
     max_head = MAX_HEAD

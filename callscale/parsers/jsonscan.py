@@ -808,33 +808,58 @@ _BLANKS = re.compile(r"[ \t\n\r]*")
 _HEAD_WAIT = 256
 
 
-#: The head's opening in the encoders' spellings (json.dumps, and compact as Inkling's engines write it): the
-#: spellings waited for whole.
-_NAME_OPEN = '{"name": "'
-_NAME_OPEN_COMPACT = '{"name":"'
-#: The characters of a name matched whole (no escape, control character or surrogate).
+#: The characters of a string member of the head matched whole (no escape, control character or surrogate).
 _NAME_CHARS = re.compile(r'[^"\\\x00-\x1f\ud800-\udfff]+')
+_JSON_WS = r"[ \t\n\r]*"
 
 
-def _head_pattern(keys: tuple[str, ...]) -> "re.Pattern[str]":
-    """The common head of a call object, ``{"name": "NAME", KEY: {`` (JSON whitespace between, a KEY of
-    ``keys``, a NAME of :data:`_NAME_CHARS`): group 1 the name, group 2 the key."""
-    ws = r"[ \t\n\r]*"
-    return re.compile(r'\{%s"name"%s:%s"(%s)"%s,%s"(%s)"%s:%s\{' % (
-        ws, ws, ws, _NAME_CHARS.pattern, ws, ws, "|".join(map(re.escape, keys)), ws, ws))
+def _head_pattern(head_keys: tuple[str, ...], keys: tuple[str, ...]) -> "re.Pattern[str]":
+    """The common head of a call object, ``{"K1": "V1", ..., KEY: {`` (the ``head_keys`` in order, each a
+    string of :data:`_NAME_CHARS`; JSON whitespace between tokens; a KEY of ``keys``): group ``i + 1`` the
+    value of ``head_keys[i]``, the last group the key."""
+    ws = _JSON_WS
+    members = "".join(r'%s"%s"%s:%s"(%s)"%s,' % (ws, re.escape(k), ws, ws, _NAME_CHARS.pattern, ws)
+                      for k in head_keys)
+    return re.compile(r'\{%s%s"(%s)"%s:%s\{' % (members, ws, "|".join(map(re.escape, keys)), ws, ws))
 
 
-def _head_tails(keys: tuple[str, ...]) -> tuple[str, ...]:
-    """What follows the name in the encoders' spellings of the head, per key: ``", "arguments": {`` and, compact,
-    ``","arguments":{``."""
-    return tuple('", "%s": {' % key for key in keys) + tuple('","%s":{' % key for key in keys)
+def _proper_prefixes(words: tuple[str, ...]) -> str:
+    """A pattern that matches a proper prefix of one of ``words``, the empty text included (the longest
+    first: measured faster on the heads streams wait at than a trie's nesting or the empty text first)."""
+    prefixes = sorted({w[:k] for w in words for k in range(len(w))}, key=len, reverse=True)
+    return "(?:%s)" % "|".join(map(re.escape, prefixes))
+
+
+def _head_wait_pattern(head_keys: tuple[str, ...], keys: tuple[str, ...]) -> "re.Pattern[str]":
+    """What a common head still arriving fullmatches (it then waits for the rest, nothing read): a proper
+    prefix of ``{"K1": "V1", ..., "KEY": {`` in the encoders' spellings, ``json.dumps``' and compact (as
+    Inkling's engines write it; the two may mix), each string value at least one character of
+    :data:`_NAME_CHARS` before its quote. Any other spelling is read by the lexer at once.
+    ``tests/test_jsonscan.py`` holds the reader's wait to this rule written plainly."""
+    parts: list[tuple[str, ...] | None] = []  # a literal's spellings, or None: a string member's characters
+    for n, key in enumerate(head_keys):
+        lead = ("{", "{") if n == 0 else ('", ', '",')
+        parts += [(lead[0] + '"%s": "' % key, lead[1] + '"%s":"' % key), None]
+    parts.append(tuple('", "%s": {' % key for key in keys) + tuple('","%s":{' % key for key in keys))
+
+    def prefix(at: int) -> str:
+        part = parts[at]
+        if part is None:
+            whole, proper = _NAME_CHARS.pattern, "(?:%s)?" % _NAME_CHARS.pattern
+        else:
+            whole, proper = "(?:%s)" % "|".join(map(re.escape, part)), _proper_prefixes(part)
+        if at == len(parts) - 1:
+            return proper
+        return "(?:%s%s|%s)" % (whole, prefix(at + 1), proper)
+
+    return re.compile(prefix(0))
 
 
 class _Heads(dict):
-    """``{argument keys: (head pattern, head tails)}``, made on first use (compiled once a key set)."""
+    """``{(head keys, argument keys): (head pattern, wait pattern)}``, made on first use (once a spelling)."""
 
-    def __missing__(self, keys: tuple[str, ...]) -> tuple:
-        value = self[keys] = (_head_pattern(keys), _head_tails(keys))
+    def __missing__(self, spec: tuple[tuple[str, ...], tuple[str, ...]]) -> tuple:
+        value = self[spec] = (_head_pattern(*spec), _head_wait_pattern(*spec))
         return value
 
 
@@ -904,17 +929,25 @@ class JsonCallReader:
     """
 
     argument_keys: tuple[str, ...] = ("arguments",)
-    #: The keys whose string value is the call's name (the common head's fast path reads ``"name"`` only).
+    #: The keys whose string value is the call's name.
     name_keys: tuple[str, ...] = ("name",)
+    #: The common head's string members before the arguments key, in the encoders' order (one of them among
+    #: ``name_keys``: the name): ``{"name": "NAME", KEY: {`` is matched whole (:meth:`_s_json_head`); Cohere
+    #: Command writes ``{"tool_call_id": "0", "tool_name": "NAME", "parameters": {``.
+    head_keys: tuple[str, ...] = ("name",)
     max_head: int
     #: The call's name given by the markup before the object (set before :meth:`_open_object`), else None.
     _known_name: str | None = None
     _name_only_is_a_call = False
     _cut_head_is_content = False
+    _head_spec: tuple | None = None  # (head pattern, wait pattern, the name's group), made with the class
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
-        _HEADS[cls.argument_keys]  # (the head's pattern compiled with the class, at import: not in a stream)
+        names = [n for n, key in enumerate(cls.head_keys) if key in cls.name_keys]
+        # (the head's patterns compiled with the class, at import: not in a stream; no name among its
+        # members, no fast path)
+        cls._head_spec = (*_HEADS[cls.head_keys, cls.argument_keys], names[0] + 1) if names else None
 
     def _open_object(self, raw: str) -> None:
         """Start reading a call object; ``raw`` (the opener text) is content if it is none."""
@@ -955,35 +988,26 @@ class JsonCallReader:
 
     def _s_json_head(self, final: bool) -> bool:
         """State ``"json_head"``: at the object's ``{``, the common head matched whole, or waited for (see
-        :meth:`_s_json_open`); else state ``"json"``."""
+        :meth:`_s_json_open`; the spelling: :attr:`head_keys`); else state ``"json"``."""
         sc = self.scanner
+        head = self._head_spec  # (head pattern, wait pattern, the name's group) or None
         room = self.max_head + 1 - self._obj_head  # (characters the head may still hold, its last "{" not counted)
         text = sc.peek(room if room <= _HEAD_WAIT else _HEAD_WAIT + 1)  # (what the wait below reads)
-        head_re, tails = _HEADS[self.argument_keys]
-        if not final and len(text) <= _HEAD_WAIT and len(text) < room:  # a prefix of the common head waits
-            if len(text) <= 10 and (_NAME_OPEN.startswith(text) or _NAME_OPEN_COMPACT.startswith(text)):
-                return False
-            n = 10 if text.startswith(_NAME_OPEN) else 9 if text.startswith(_NAME_OPEN_COMPACT) else 0
-            if n:
-                q = text.find('"', n)
-                if _NAME_CHARS.fullmatch(text, n, len(text) if q < 0 else q) is not None:
-                    if q < 0:
-                        return False
-                    tail = text[q:]  # (no generator here: it would make this frame's locals cells)
-                    for q in tails:
-                        if len(tail) < len(q) and q.startswith(tail):
-                            return False
+        if head is not None and not final and len(text) <= _HEAD_WAIT and len(text) < room \
+                and head[1].fullmatch(text) is not None:
+            return False  # a proper prefix of the common head in the encoders' spellings: the rest waited for
         if len(text) > _HEAD_WAIT and room > len(text):  # (a longer head is matched whole too)
             text = sc.peek(room)
         known = self._known_name
         lexer = self._lexer = JsonCallLexer(self.argument_keys, known, self.name_keys)
-        hit = head_re.match(text) if "name" in self.name_keys else None  # (the fast path reads "name" only)
-        if hit is None or (known is not None and hit.group(1) != known) or not is_call_name(hit.group(1)):
+        hit = head[0].match(text) if head is not None else None
+        name = hit.group(head[2]) if hit is not None else None
+        if name is None or (known is not None and name != known) or not is_call_name(name):
             # (a name the one rule rejects: the lexer's path decides)
             self._state = "json"
             return True
         sc.take(hit.end())
-        lexer.at_arguments(hit.group(1), hit.group(2))
+        lexer.at_arguments(name, hit.group(hit.lastindex))
         self._start_object_call()
         self._emit_arguments("{")
         return True
