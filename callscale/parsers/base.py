@@ -227,7 +227,7 @@ class ToolParser:
         self._out_text: list[str] = []
         self._out_reasoning: list[str] = []
         self._out_calls: list[ToolCallItem] = []
-        # argument pieces of the last item of _out_calls, joined once per _run
+        # argument pieces of the last item of _out_calls, joined once per increment (and in finish)
         # (appending to a str per piece is quadratic when one delta holds many)
         self._out_args: list[str] = []
         self._next_index = 0
@@ -257,9 +257,25 @@ class ToolParser:
         if self._finished:
             return StreamingParseResult()
         self.tools = tool_list(tools) or self.tools
-        result = self._run(final=True)
+        try:
+            self._advance(True)
+            self._at_end()
+        except Exception:  # a parser bug must not take down the server's stream
+            self._failed()
+        self._broken_is_content()
+        self._layout.clear()  # whitespace after the last call: layout
+        if self._out_args:
+            self._flush_arguments()
+        text = "".join(self._out_text)
+        calls = self._out_calls
+        self._out_text = []
+        self._out_calls = []
         self._finished = True
-        return result
+        if not self._out_reasoning:  # most formats never write reasoning
+            return StreamingParseResult(text, calls)
+        reasoning = "".join(self._out_reasoning)
+        self._out_reasoning = []
+        return StreamingParseResult(text, calls, reasoning)
 
     def detect_and_parse(self, text: str, tools: Sequence[Any] | None = None) -> StreamingParseResult:
         """Parse a whole output: content plus complete calls, arguments as one JSON text each.
@@ -429,7 +445,7 @@ class ToolParser:
         reading goes on in the state ``broken_resume`` gives for that token; at a restart opener the
         held text is content and the opener is read again in state
         ``broken_restart_state``; at the end of the output the held text is content
-        (:meth:`_run`). A format enters it with ``_break_call(rest)`` and
+        (:meth:`finish`). A format enters it with ``_break_call(rest)`` and
         ``self._state = "broken"``. Each character is read once.
         """
         text, marker = self.scanner.find(self._broken_markers, final)
@@ -552,7 +568,7 @@ class ToolParser:
         when one of the format's ``openers`` came first outside a JSON
         string (the held text is content); ``""`` to be called again; ``None``
         when more text is needed (at the end of the output the held text is
-        content, see :meth:`_run`). A possible partial opener at the end is
+        content, see :meth:`finish`). A possible partial opener at the end is
         held back; each character is read once. ``ends``: tokens that end the
         broken call before its object closes (outside a JSON string: the held
         text is dropped, the token consumed and returned), as openers are read.
@@ -607,25 +623,3 @@ class ToolParser:
         """The request's tool list, another object than the last one: read (a list or tuple of tools, else
         none: :func:`callscale.parsers.schema.tool_list`), the same at every split."""
         self.tools = tool_list(tools)
-
-    def _run(self, final: bool) -> StreamingParseResult:
-        try:
-            self._advance(final)
-            if final:
-                self._at_end()
-        except Exception:  # a parser bug must not take down the server's stream
-            self._failed()
-        if final:
-            self._broken_is_content()
-            self._layout.clear()  # whitespace after the last call: layout
-        if self._out_args:
-            self._flush_arguments()
-        text = "".join(self._out_text)
-        calls = self._out_calls
-        self._out_text = []
-        self._out_calls = []
-        if not self._out_reasoning:  # most formats never write reasoning: no per-increment cost
-            return StreamingParseResult(text, calls)
-        reasoning = "".join(self._out_reasoning)
-        self._out_reasoning = []
-        return StreamingParseResult(text, calls, reasoning)
