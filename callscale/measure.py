@@ -177,9 +177,17 @@ METERS: dict[str, Meter] = _meters()
 """The meters by name: ``time`` (the default) and ``instructions`` (callgrind, see callscale.instructions)."""
 
 
+#: Fewest runs whose per-increment minimum the slowest increment is read from (rule ``increment``): a pause
+#: of the machine falls on one run's increment, not on the same one in each (with one run, any pause on a
+#: busy runner could be the slowest increment).
+MIN_INCREMENT_RUNS = 3
+
+
 def _slowest_increment_ms(factory: ParserFactory, deltas: Sequence[str], tools: list, repeats: int) -> float:
+    """The slowest increment (milliseconds): the maximum over the calls of each call's minimum over
+    ``repeats`` runs, at least :data:`MIN_INCREMENT_RUNS` (:func:`_increment_times`)."""
     best: list[float] | None = None
-    for _ in range(max(1, repeats)):
+    for _ in range(max(MIN_INCREMENT_RUNS, repeats)):
         times = _increment_times(factory, deltas, tools)
         best = times if best is None else [min(a, b) for a, b in zip(best, times)]
     return max(best) * 1000.0 if best else 0.0
