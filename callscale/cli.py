@@ -1064,7 +1064,8 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------- parsers
 def _parsers_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--engines", action="store_true",
-                   help="also list the engines' known parser classes and the format of each")
+                   help="also list the engines' known parser classes, SMG's tool parsers (smg:NAME) and "
+                        "llama.cpp's chat templates where built, and the format of each")
 
 
 def _parsers(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
@@ -1081,8 +1082,12 @@ def _parsers(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         for target, fmt in KNOWN_CLASSES.items():
             engine = target.split(".")[0].replace("tensorrt_llm", "trtllm")
             rows.append((target, fmt, f"{engine} class (adapter)"))
-        from .adapters import llamacpp
+        from .adapters import llamacpp, smg
 
+        names = smg.parser_names()  # the installed wheel's; without smg, the ones FORMATS knows
+        where = "smg tool parser (gateway)" if names else f"smg tool parser (gateway; {smg.INSTALL})"
+        for name in names or sorted(smg.FORMATS):
+            rows.append((smg.PREFIX + name, smg.FORMATS.get(name, "?"), where))
         if llamacpp.built():
             for template in llamacpp.templates():
                 rows.append((llamacpp.PREFIX + template, llamacpp.format_of(template) or "?",

@@ -43,7 +43,11 @@ PREFIX = "smg:"
 INSTALL = "pip install 'callscale[smg]'"
 
 #: SMG's tool-parser names (``get_available_tool_call_parsers()``, smg 1.13.0) -> the callscale
-#: format whose workloads they read (the names SMG registers for the same output syntax).
+#: format whose workloads they read (the names SMG registers for the same output syntax). Sources: SMG's
+#: ``crates/tool_parser/src/parsers/*.rs`` (``cohere.rs``: ``<|START_ACTION|>`` and a list of
+#: ``{"tool_name": ..., "parameters": ...}``, Cohere Command's; ``step3.rs``: the ``steptml`` invoke in
+#: DeepSeek-style blocks; ``inkling.rs``: ``<|message_model|>NAME<|content_invoke_tool_json|>``; ``hy_v4``:
+#: the GLM-4.7 calls in ``<tool_calls:S>`` with the suffix learned from the outer marker, docs/formats.md).
 FORMATS: dict[str, str] = {
     "qwen": "qwen3", "qwen2.5": "qwen3", "qwen3": "qwen3",
     "qwen_xml": "qwen3_coder", "qwen_coder": "qwen3_coder",
@@ -52,6 +56,7 @@ FORMATS: dict[str, str] = {
     "glm45_moe": "glm45", "glm47_moe": "glm47", "kimik2": "kimi_k2", "kimi_k3": "kimi_k3",
     "minimax_m2": "minimax_m2", "minimax_m3": "minimax_m3", "gemma4": "gemma4", "mistral": "mistral",
     "llama": "llama3_json", "pythonic": "llama4_pythonic",
+    "cohere": "cohere_command", "step3": "step3", "inkling": "inkling", "hy_v4": "hy_v4",
 }
 
 #: callgrind's ``--toggle-collect`` pattern for the parsers' own work: every ``parse_incremental``
