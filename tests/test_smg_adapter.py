@@ -313,3 +313,11 @@ def test_parsers_engines_lists_smg_s_parsers_with_their_formats(monkeypatch, cap
     assert cli.main(["parsers", "--engines"]) == 0
     rows = {line.split()[0]: line.split(None, 2)[1:] for line in capsys.readouterr().out.splitlines()}
     assert rows["smg:xlam"] == ["?", "smg tool parser (gateway)"] and "smg:cohere" not in rows
+
+
+def test_profile_refuses_an_smg_parser_in_one_line_before_measuring(usable, capsys):
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["profile", "--parser", "smg:qwen_xml", "--workload", "write_file", "--length", "1k"])
+    assert stop.value.code == 2
+    errors = _errors(capsys)
+    assert len(errors) == 1 and "count them with callscale gate --meter instructions --parser smg:qwen_xml" in errors[0]
