@@ -321,3 +321,12 @@ def test_profile_refuses_an_smg_parser_in_one_line_before_measuring(usable, caps
     assert stop.value.code == 2
     errors = _errors(capsys)
     assert len(errors) == 1 and "count them with callscale gate --meter instructions --parser smg:qwen_xml" in errors[0]
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed: the meter is refused first")
+def test_hunt_refuses_an_smg_parser_in_one_line_before_searching(usable, capsys):
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["hunt", "--parser", "smg:hy_v4", "--budget", "5"])
+    assert stop.value.code == 2
+    errors = _errors(capsys)
+    assert len(errors) == 1 and "count them with callscale gate --meter instructions --parser smg:hy_v4" in errors[0]
