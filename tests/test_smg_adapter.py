@@ -330,3 +330,12 @@ def test_hunt_refuses_an_smg_parser_in_one_line_before_searching(usable, capsys)
     assert stop.value.code == 2
     errors = _errors(capsys)
     assert len(errors) == 1 and "count them with callscale gate --meter instructions --parser smg:hy_v4" in errors[0]
+
+
+@pytest.mark.parametrize("new, old", [("smg:hy_v4", "hy_v4"), ("hy_v4", "smg:hy_v4")])
+def test_check_against_refuses_an_smg_parser_on_either_side(usable, capsys, new, old):
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["check", "--parser", new, "--workload-format", "hy_v4", "--against", old])
+    assert stop.value.code == 2
+    errors = _errors(capsys)
+    assert len(errors) == 1 and "check it alone with callscale check --parser smg:hy_v4" in errors[0]
