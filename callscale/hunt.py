@@ -386,6 +386,8 @@ def hunt(spec: Any, budget: float = DEFAULT_BUDGET, seed: int = 0, save: str | P
                 made = mutants(p.candidate, fmt, rng, min(share, room), ways=8 if rank == 0 else 2)[:room]
                 batch += made
                 room -= len(made)
+            if not batch:  # the survey spent and no input measured to mutate: nothing left to try
+                break
             began = time.monotonic()
             timeout = max(5.0, min(CASE_TIMEOUT, budget - elapsed))
             done = _measure(spec.name, fmt, batch, folder, result.rounds, timeout, jobs)

@@ -147,6 +147,26 @@ def test_the_search_stops_within_the_budget_plus_one_measurement(monkeypatch):
         assert not found.failed
 
 
+def test_the_search_ends_when_no_input_could_be_measured(monkeypatch):
+    """Every input refused (a count error, no growth): once the survey is spent there is nothing to mutate, and
+    the search ends, not spinning on empty rounds until the budget."""
+    clock = [0.0]
+    monkeypatch.setattr(hunt.time, "monotonic", lambda: clock[0])
+    batches = []
+
+    def measure(spec_name, fmt, batch, folder, number, timeout, jobs):
+        batches.append(len(batch))
+        clock[0] += 0.001
+        return [hunt.Measured(c, None, error="refused") for c in batch]
+
+    from callscale import plugins
+
+    monkeypatch.setattr(hunt, "_measure", measure)
+    found = hunt.hunt(plugins.resolve("qwen3", None), budget=600.0)
+    assert found.worst is None and len(found.measured) == len(hunt.survey("qwen3", 0))
+    assert found.rounds == len(batches) == -(-len(found.measured) // hunt.BATCH) and 0 not in batches
+
+
 @pytest.mark.parametrize("argv, says", [
     (["--budget", "0"], "--budget: must be more than 0"),
     (["--budget", "soon"], "--budget: not a number of seconds"),
