@@ -166,7 +166,7 @@ def workload_names(workloads: Sequence[Any] | None, default: Sequence[str], form
 def assert_linear(parser: Any, format: str | None = None, *, meter: str | None = None,
                   lengths: Sequence[int | str] | None = None, workloads: Sequence[str] | None = None,
                   threshold: float = 1.3, projection_factor: float = fitting.PROJECTION_FACTOR,
-                  reference_length: int = fitting.REFERENCE_LENGTH, chunking: str = "tokens:4",
+                  reference_length: int = fitting.REFERENCE_LENGTH, chunking: str | None = None,
                   repeats: int = 3, seed: int = 0, timeout: float = 120.0) -> matrix.Run:
     """Measure ``parser`` on ``workloads`` at ``lengths`` and assert that every pair passes the gate.
 
@@ -179,7 +179,9 @@ def assert_linear(parser: Any, format: str | None = None, *, meter: str | None =
     or the generator function itself: :func:`workload_names`). The verdict is
     :func:`callscale.fit.fit`'s with ``threshold``, ``projection_factor`` and
     ``reference_length``, as ``callscale gate`` judges; each case runs under
-    ``timeout`` seconds in a worker process.
+    ``timeout`` seconds in a worker process. ``chunking``: how the text is cut
+    into deltas (default ``tokens:4``; ``model`` for an ``smg:`` parser, the one
+    chunking SMG's router gives, :mod:`callscale.adapters.smg`).
 
     Returns the :class:`callscale.matrix.Run` when every pair passes. Raises
     ``AssertionError`` (the failing rows of the verdict table and each row's
@@ -190,6 +192,10 @@ def assert_linear(parser: Any, format: str | None = None, *, meter: str | None =
     __tracebackhide__ = True  # pytest shows the message, not this function's source
     meter = _meter(meter)
     spec = _spec(parser, format, meter)
+    if chunking is None:
+        from .adapters import smg
+
+        chunking = "model" if smg.is_gateway(spec.factory) else "tokens:4"
     names = workload_names(workloads, DEFAULT_WORKLOADS, [spec.format], _lengths(lengths, meter))
     run = matrix.run([spec], names, _lengths(lengths, meter), chunking=chunking,
                      repeats=repeats, threshold=threshold, meter=meter, seed=seed, latency=False, memory=False,

@@ -339,3 +339,20 @@ def test_check_against_refuses_an_smg_parser_on_either_side(usable, capsys, new,
     assert stop.value.code == 2
     errors = _errors(capsys)
     assert len(errors) == 1 and "check it alone with callscale check --parser smg:hy_v4" in errors[0]
+
+
+def test_assert_linear_streams_an_smg_parser_by_the_model_chunking_by_default(usable, monkeypatch):
+    from callscale import matrix, plugins, testing
+
+    seen = []
+    monkeypatch.setattr(testing, "_meter", lambda meter: "instructions")
+    monkeypatch.setattr(plugins, "probe", lambda specs: specs)
+
+    class Passed:
+        passed = True
+
+    monkeypatch.setattr(matrix, "run", lambda specs, names, lengths, **k: seen.append(k["chunking"]) or Passed())
+    testing.assert_linear("smg:hy_v4", workloads=["write_file"])
+    testing.assert_linear("hy_v4", workloads=["write_file"])
+    testing.assert_linear("smg:hy_v4", workloads=["write_file"], chunking="model-random:1:3")
+    assert seen == ["model", "tokens:4", "model-random:1:3"]
