@@ -377,8 +377,13 @@ def read_python_literal(text: str) -> tuple[bool, Any]:
 
 #: Python's constants as JSON text.
 PY_CONSTANTS = {"True": "true", "False": "false", "None": "null"}
-_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_INTEGER = re.compile(r"[+-]?(?:[0-9]+|0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+)")
+#: Python's number literals (its grammar: an underscore only between digits or after a base prefix; no leading
+#: zero in a decimal integer but zeros), with one sign: matched before the underscores are dropped.
+_DIGITS = r"[0-9](?:_?[0-9])*"
+_DECIMAL = re.compile(r"[+-]?(?:(?:{d})?\.{d}(?:{e})?|{d}\.(?:{e})?|{d}{e})".format(
+    d=_DIGITS, e=r"[eE][+-]?" + _DIGITS))
+_INTEGER = re.compile(r"[+-]?(?:[1-9](?:_?[0-9])*|0(?:_?0)*|0[xX](?:_?[0-9a-fA-F])+|0[oO](?:_?[0-7])+"
+                      r"|0[bB](?:_?[01])+)")
 _HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
 _HEX = frozenset("0123456789abcdefABCDEF")
 _OCTAL = frozenset("01234567")
@@ -390,9 +395,9 @@ def python_number(text: str) -> str | None:
         return text
     plain = text.replace("_", "")
     try:
-        if _INTEGER.fullmatch(plain):
+        if _INTEGER.fullmatch(text):
             return str(int(plain, 0) if not plain.lstrip("+-").isdigit() else int(plain))
-        if _DECIMAL.fullmatch(plain):
+        if _DECIMAL.fullmatch(text):
             value = float(plain)
             return repr(value) if value - value == 0 else None  # (json.dumps's text of a finite float)
     except ValueError:  # digits past Python's int-conversion limit
