@@ -31,3 +31,15 @@ def test_llama4_a_number_python_does_not_read_is_no_value(number):
 def test_llama4_python_number_forms_still_read(number, value):
     out = _both("llama4_pythonic", f"[f(a={number})]")
     assert out.complete_calls() == [("f", {"a": value})] and out.content == ""
+
+
+@pytest.mark.xfail(strict=True, reason="inkling's header state reads a partial token at the end of the output as "
+                                       "header text: the name header cut by the end is then content")
+@pytest.mark.parametrize("cut", ["<", "<|content_invoke_tool_json", "<|content_invoke_tool_json|"])
+def test_inkling_a_name_header_cut_inside_its_token_is_no_content(cut):
+    # docs/formats.md, Inkling: "a <|message_model|> header that is a name, cut by the end of the output, is
+    # markup (a cut call's head)"; DESIGN.md: part of a token of a cut call never reaches content. Without the
+    # partial token the header is dropped; with it, 'get_weather<|content_invoke_tool_json' came out as content.
+    out = _both("inkling", "<|content_text|>Hi<|end_message|><|message_model|>get_weather" + cut)
+    assert out.complete_calls() == []
+    assert out.content == "Hi"
