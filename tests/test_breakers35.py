@@ -43,3 +43,20 @@ def test_inkling_a_name_header_cut_inside_its_token_is_no_content(cut):
     out = _both("inkling", "<|content_text|>Hi<|end_message|><|message_model|>get_weather" + cut)
     assert out.complete_calls() == []
     assert out.content == "Hi"
+
+
+_ARRAY_TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {
+    "type": "object", "properties": {"a": {"type": "array"}}}}}]
+
+
+@pytest.mark.xfail(strict=True, reason="pyliteral reads a backslash before CR or CRLF as an unknown escape "
+                                       "(kept), not as Python's line continuation")
+@pytest.mark.parametrize("newline", ["\r\n", "\r"])
+def test_python_line_continuation_over_crlf(newline):
+    # docs/formats.md, Llama 4 pythonic: Python's escapes, line continuation among them; Schema typing 5: a value
+    # that is not JSON is a Python literal with Python's escapes. Python reads a backslash before CRLF or CR as a
+    # line continuation (ast.literal_eval("'a\\\r\nb'") == 'ab'); 'a\\\r\nb' came out (backslash and CRLF kept).
+    out = _both("llama4_pythonic", f"[f(a='a\\{newline}b')]")
+    assert out.complete_calls() == [("f", {"a": "ab"})]
+    text = f"<tool_call>\n<function=f>\n<parameter=a>\n['a\\{newline}b']\n</parameter>\n</function>\n</tool_call>"
+    assert _both("qwen3_coder", text, _ARRAY_TOOLS).complete_calls() == [("f", {"a": ["ab"]})]
