@@ -49,8 +49,6 @@ _ARRAY_TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {
     "type": "object", "properties": {"a": {"type": "array"}}}}}]
 
 
-@pytest.mark.xfail(strict=True, reason="pyliteral reads a backslash before CR or CRLF as an unknown escape "
-                                       "(kept), not as Python's line continuation")
 @pytest.mark.parametrize("newline", ["\r\n", "\r"])
 def test_python_line_continuation_over_crlf(newline):
     # docs/formats.md, Llama 4 pythonic: Python's escapes, line continuation among them; Schema typing 5: a value

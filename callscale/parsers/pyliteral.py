@@ -34,13 +34,14 @@ MAX_LITERAL_DEPTH = 256
 
 _MISSING = object()
 
-#: Python's one-character string escapes (``\\n`` ...); ``\\<newline>`` is a line continuation.
+#: Python's one-character string escapes (``\\n`` ...); ``\\<newline>`` is a line continuation (and so is a
+#: backslash before CR or CRLF, which Python's tokenizer reads as a newline: :func:`unescape`, :func:`long_escape`).
 SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b",
                   "f": "\f", "v": "\v", "\n": ""}
 #: The escapes JSON has (RFC 8259 7: ``\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX``), by their first letter:
 #: any other escape rules JSON out (:attr:`PyLiteralReader.maybe_json`).
 _JSON_ESCAPES = '"\\/bfnrtu'
-_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}|\n|.)", re.DOTALL)
+_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}|\n|\r\n?|.)", re.DOTALL)
 _LONGEST_ESCAPE = 10  # \U0010FFFF
 _TOKEN = re.compile(r"""
     (?P<ws>[ \t\r\n]+)
@@ -62,6 +63,8 @@ def unescape(m: "re.Match[str]") -> str:
     e = m.group(1)
     if e in SIMPLE_ESCAPES:
         return SIMPLE_ESCAPES[e]
+    if e[0] == "\r":  # a line continuation over CR or CRLF (Python reads either as a newline)
+        return ""
     if e[0] in "xuU":
         code = int(e[1:], 16)
         if code > 0x10FFFF:
@@ -432,6 +435,10 @@ def long_escape(text: str, final: bool) -> tuple[str, int] | None:
         if code > 0x10FFFF:
             raise ValueError("an escape out of range")
         return char_json(chr(code)), 1 + n
+    if c == "\r":  # a line continuation over CR or CRLF (Python reads either as a newline): no character
+        if len(text) < 2 and not final:
+            return None  # (an LF may follow)
+        return "", 2 if text[1:2] == "\n" else 1
     if c in _OCTAL:
         k = 1
         while k < len(text) and k < 3 and text[k] in _OCTAL:
