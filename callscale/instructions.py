@@ -609,11 +609,11 @@ def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
     if any(_through_gateway(i) for i in items):  # SMG's compiled parsers: counted in its router, not here
         from .adapters import smg_gateway
 
-        results = smg_gateway.count_items([i for i in items if _through_gateway(i)], chunking, seed, timeout,
-                                          on_done)
+        # the others first: a metered child started after the gateway's gRPC aborts (count_parts says why)
         rest = [i for i in items if not _through_gateway(i)]
-        if rest:
-            results.update(count_items(rest, chunking, seed, timeout, on_done))
+        results = count_items(rest, chunking, seed, timeout, on_done) if rest else {}
+        results.update(smg_gateway.count_items([i for i in items if _through_gateway(i)], chunking, seed, timeout,
+                                               on_done))
         return {tuple(i): results[tuple(i)] for i in items}
     items = sorted(dict.fromkeys(tuple(i) for i in items), key=lambda i: i[3])  # stable: groups keep their order
     group_of: dict[tuple[str, str, str], list[Item]] = {}
@@ -876,9 +876,11 @@ def count_parts(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
     import threading
 
     jobs = auto_jobs() if jobs is None else jobs
-    # SMG's parsers in a part of their own (one router per parser, see count_items), the others split as rows
+    # SMG's parsers in a part of their own (one router per parser, see count_items), counted after the others,
+    # which are split as rows: its stand-in worker starts gRPC in this process, and a metered child started
+    # after that runs gRPC's fork handlers before its exec and aborts (SIGABRT)
     gateway = [tuple(i) for i in items if _through_gateway(i)]
-    parts = split_rows([i for i in items if not _through_gateway(i)], jobs) + ([gateway] if gateway else [])
+    parts = split_rows([i for i in items if not _through_gateway(i)], jobs)
     lock = threading.Lock()
     results: dict[Item, Counted] = {}
 
@@ -917,6 +919,8 @@ def count_parts(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
                 for thread in threads:
                     thread.join(30)
                 raise
+    if gateway:
+        work(gateway)
     if failures:
         raise failures[0]
     return {tuple(item): results[tuple(item)] for item in items if tuple(item) in results}

@@ -145,13 +145,38 @@ def test_the_gate_counts_smg_items_in_one_gateway_a_parser_with_their_outcomes(f
 
 
 def test_count_parts_gives_the_smg_items_a_part_of_their_own(monkeypatch):
-    parts = []
-    monkeypatch.setattr(instructions, "count_items",
-                        lambda part, *a, **k: parts.append(list(part)) or {i: Counted(1) for i in part})
+    import time
+
+    parts, events = [], []
+
+    def count(part, *args, **kwargs):
+        parts.append(list(part))
+        events.append(("start", list(part)))
+        time.sleep(0.2)  # a child counting: the gateway's part must not start meanwhile
+        events.append(("end", list(part)))
+        return {i: Counted(1) for i in part}
+
+    monkeypatch.setattr(instructions, "count_items", count)
     items = [("deepseek_v32", "deepseek_v32", "write_file", 1024), ("smg:deepseek32", "deepseek_v32", "write_file", 1024),
              ("null", "deepseek_v32", "write_file", 1024), ("smg:deepseek32", "deepseek_v32", "write_file", 2048)]
     instructions.count_parts(items, "model", jobs=2)
     assert sorted(parts) == sorted([[items[0]], [items[2]], [items[1], items[3]]])
+    # after the others have ended: a metered child started after the gateway's gRPC aborts
+    assert events[-2:] == [("start", [items[1], items[3]]), ("end", [items[1], items[3]])]
+
+
+def test_count_items_counts_the_others_before_the_gateway_starts(monkeypatch):
+    own = instructions.count_items
+    order = []
+    monkeypatch.setattr(instructions, "check_available", lambda: None)
+    monkeypatch.setattr(instructions, "count_items",
+                        lambda part, *a, **k: order.append(("child", list(part))) or {i: Counted(1) for i in part})
+    monkeypatch.setattr(smg_gateway, "count_items",
+                        lambda part, *a, **k: order.append(("gateway", list(part))) or {i: Counted(2) for i in part})
+    items = [("smg:deepseek32", "deepseek_v32", "write_file", 1024), ("null", "deepseek_v32", "write_file", 1024)]
+    counted = own(items, "model")
+    assert order == [("child", [items[1]]), ("gateway", [items[0]])]
+    assert counted == {items[0]: Counted(2), items[1]: Counted(1)}
 
 
 def test_a_stream_over_the_timeout_stops_the_parser_s_later_items(fake):
