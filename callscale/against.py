@@ -492,6 +492,13 @@ def run(p, args, lengths: Sequence[int], chunkings: Sequence[str] | None, worklo
     if len(names) != 1:
         p.error("--against compares one parser: name it with --parser (the new one)")
     new_target = names[0]
+    from .adapters import smg
+
+    for target in (new_target, args.against):
+        if target.startswith(smg.PREFIX):
+            p.error(f"--against {args.against}: {target} runs inside SMG's router, not as a parser object these "
+                    f"children can drive increment by increment; check it alone with callscale check --parser "
+                    f"{target}")
     if plugins.takes_format(new_target):
         fmt = (formats or {}).get(new_target) or known_format(new_target)
     else:

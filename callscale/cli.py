@@ -890,6 +890,11 @@ def _profile(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     chunking = _chunking(p, args.chunking if args.chunking is not None else settings.chunking)
     specs = _specs(p, [args.parser], args.format, null=False, timeout=_timeout(args, settings),
                    memory_limit=_memory_limit(args, settings))
+    from .adapters import smg
+
+    if smg.is_gateway(specs[0].factory):
+        p.error(f"--parser {args.parser}: SMG's parsers run compiled inside its router, where py-spy finds no "
+                f"Python frames of theirs; count them with callscale gate --meter instructions --parser {args.parser}")
     named = _workloads(p, [args.workload])
     if len(named) != 1:
         p.error(f"--workload {args.workload}: the file holds {len(named)} records; name one as {named[0]}")

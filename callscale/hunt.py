@@ -508,6 +508,12 @@ def run(p: Any, args: Any) -> int:
                   memory_limit=_memory_limit(args, settings))[0]
     if spec.broken is not None:
         p.error(f"--parser {spec.name}: {spec.broken}")
+    from .adapters import smg
+
+    if smg.is_gateway(spec.factory):
+        p.error(f"--parser {spec.name}: the hunt's deliveries (tokens:K, fixed:K, ...) are not the one DeepSeek token "
+                f"a delta SMG's router gives its parsers; count them with callscale gate --meter instructions "
+                f"--parser {spec.name} --workload W@KIND")
     budget = args.budget if args.budget is not None else DEFAULT_BUDGET
     threshold = args.threshold if args.threshold is not None else settings.threshold
     say = lambda line: print(f"hunt: {line}", file=sys.stderr, flush=True)  # noqa: E731

@@ -313,3 +313,29 @@ def test_parsers_engines_lists_smg_s_parsers_with_their_formats(monkeypatch, cap
     assert cli.main(["parsers", "--engines"]) == 0
     rows = {line.split()[0]: line.split(None, 2)[1:] for line in capsys.readouterr().out.splitlines()}
     assert rows["smg:xlam"] == ["?", "smg tool parser (gateway)"] and "smg:cohere" not in rows
+
+
+def test_profile_refuses_an_smg_parser_in_one_line_before_measuring(usable, capsys):
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["profile", "--parser", "smg:qwen_xml", "--workload", "write_file", "--length", "1k"])
+    assert stop.value.code == 2
+    errors = _errors(capsys)
+    assert len(errors) == 1 and "count them with callscale gate --meter instructions --parser smg:qwen_xml" in errors[0]
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed: the meter is refused first")
+def test_hunt_refuses_an_smg_parser_in_one_line_before_searching(usable, capsys):
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["hunt", "--parser", "smg:hy_v4", "--budget", "5"])
+    assert stop.value.code == 2
+    errors = _errors(capsys)
+    assert len(errors) == 1 and "count them with callscale gate --meter instructions --parser smg:hy_v4" in errors[0]
+
+
+@pytest.mark.parametrize("new, old", [("smg:hy_v4", "hy_v4"), ("hy_v4", "smg:hy_v4")])
+def test_check_against_refuses_an_smg_parser_on_either_side(usable, capsys, new, old):
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["check", "--parser", new, "--workload-format", "hy_v4", "--against", old])
+    assert stop.value.code == 2
+    errors = _errors(capsys)
+    assert len(errors) == 1 and "check it alone with callscale check --parser smg:hy_v4" in errors[0]
