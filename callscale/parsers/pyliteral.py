@@ -34,13 +34,14 @@ MAX_LITERAL_DEPTH = 256
 
 _MISSING = object()
 
-#: Python's one-character string escapes (``\\n`` ...); ``\\<newline>`` is a line continuation.
+#: Python's one-character string escapes (``\\n`` ...); ``\\<newline>`` is a line continuation (and so is a
+#: backslash before CR or CRLF, which Python's tokenizer reads as a newline: :func:`unescape`, :func:`long_escape`).
 SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b",
                   "f": "\f", "v": "\v", "\n": ""}
 #: The escapes JSON has (RFC 8259 7: ``\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX``), by their first letter:
 #: any other escape rules JSON out (:attr:`PyLiteralReader.maybe_json`).
 _JSON_ESCAPES = '"\\/bfnrtu'
-_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}|\n|.)", re.DOTALL)
+_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}|\n|\r\n?|.)", re.DOTALL)
 _LONGEST_ESCAPE = 10  # \U0010FFFF
 _TOKEN = re.compile(r"""
     (?P<ws>[ \t\r\n]+)
@@ -62,6 +63,8 @@ def unescape(m: "re.Match[str]") -> str:
     e = m.group(1)
     if e in SIMPLE_ESCAPES:
         return SIMPLE_ESCAPES[e]
+    if e[0] == "\r":  # a line continuation over CR or CRLF (Python reads either as a newline)
+        return ""
     if e[0] in "xuU":
         code = int(e[1:], 16)
         if code > 0x10FFFF:
@@ -377,8 +380,13 @@ def read_python_literal(text: str) -> tuple[bool, Any]:
 
 #: Python's constants as JSON text.
 PY_CONSTANTS = {"True": "true", "False": "false", "None": "null"}
-_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_INTEGER = re.compile(r"[+-]?(?:[0-9]+|0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+)")
+#: Python's number literals (its grammar: an underscore only between digits or after a base prefix; no leading
+#: zero in a decimal integer but zeros), with one sign: matched before the underscores are dropped.
+_DIGITS = r"[0-9](?:_?[0-9])*"
+_DECIMAL = re.compile(r"[+-]?(?:(?:{d})?\.{d}(?:{e})?|{d}\.(?:{e})?|{d}{e})".format(
+    d=_DIGITS, e=r"[eE][+-]?" + _DIGITS))
+_INTEGER = re.compile(r"[+-]?(?:[1-9](?:_?[0-9])*|0(?:_?0)*|0[xX](?:_?[0-9a-fA-F])+|0[oO](?:_?[0-7])+"
+                      r"|0[bB](?:_?[01])+)")
 _HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
 _HEX = frozenset("0123456789abcdefABCDEF")
 _OCTAL = frozenset("01234567")
@@ -390,9 +398,9 @@ def python_number(text: str) -> str | None:
         return text
     plain = text.replace("_", "")
     try:
-        if _INTEGER.fullmatch(plain):
+        if _INTEGER.fullmatch(text):
             return str(int(plain, 0) if not plain.lstrip("+-").isdigit() else int(plain))
-        if _DECIMAL.fullmatch(plain):
+        if _DECIMAL.fullmatch(text):
             value = float(plain)
             return repr(value) if value - value == 0 else None  # (json.dumps's text of a finite float)
     except ValueError:  # digits past Python's int-conversion limit
@@ -427,6 +435,10 @@ def long_escape(text: str, final: bool) -> tuple[str, int] | None:
         if code > 0x10FFFF:
             raise ValueError("an escape out of range")
         return char_json(chr(code)), 1 + n
+    if c == "\r":  # a line continuation over CR or CRLF (Python reads either as a newline): no character
+        if len(text) < 2 and not final:
+            return None  # (an LF may follow)
+        return "", 2 if text[1:2] == "\n" else 1
     if c in _OCTAL:
         k = 1
         while k < len(text) and k < 3 and text[k] in _OCTAL:
