@@ -558,7 +558,7 @@ class ToolParser:
             self._emit_content("".join(held))
 
     def _hold_broken_json(self, tracker: Any, openers: tuple[str, ...], final: bool,
-                          ends: tuple[str, ...] = ()) -> str | None:
+                          ends: tuple[str, ...] = (), keep: bool = False) -> str | None:
         """For a format whose call ends at the bracket that closes its JSON: hold a broken call's text up to there.
 
         ``tracker``: a :class:`callscale.parsers.jsonscan.JsonTracker` at the state of
@@ -572,6 +572,8 @@ class ToolParser:
         held back; each character is read once. ``ends``: tokens that end the
         broken call before its object closes (outside a JSON string: the held
         text is dropped, the token consumed and returned), as openers are read.
+        ``keep``: the held text is content also when the object closes (an
+        element that is no call, not a call's text: Mistral's array form).
         """
         sc = self.scanner
         chunk = sc.rest()
@@ -592,7 +594,11 @@ class ToolParser:
         at = tracker.feed(chunk[:limit])
         if at >= 0:
             sc.take(at + 1)
-            self._broken_call_ended()
+            if keep:
+                self._hold_broken(chunk[:at + 1])
+                self._broken_is_content()
+            else:
+                self._broken_call_ended()
             return "}"
         sc.take(limit)
         self._hold_broken(chunk[:limit])

@@ -26,8 +26,10 @@ MISTRAL_TRANSITIONS = {
     "args_start": {"ws {": "args", "anything else": "content"},
     "args": {"the arguments' JSON object": "content", "text that is no JSON": "broken_json"},
     "array": {"ws {": "item", "ws ,": "array", "ws ], or anything else": "content"},
-    "item": {"an element (a call, else content)": "array"},
+    "item": {"an element (a call, else content)": "array", "text that is no JSON": "broken_item"},
     "broken_json": {"the bracket that closes the object": "content", "[TOOL_CALLS] (the text is content)": "head"},
+    "broken_item": {"the bracket that closes the element (its text is content)": "array",
+                    "[TOOL_CALLS] (the text is content)": "head"},
 }
 
 import re
@@ -56,8 +58,8 @@ _BLANK = re.compile(r"\s*")
 _SPACED = re.compile(r"\s")
 
 # states: the _s_<state> methods
-_CONTENT, _THINKING, _HEAD, _NAME, _ID, _ARGS_START, _ARGS, _ARRAY, _ITEM, _BROKEN = (
-    "content", "think", "head", "name", "id", "args_start", "args", "array", "item", "broken_json")
+_CONTENT, _THINKING, _HEAD, _NAME, _ID, _ARGS_START, _ARGS, _ARRAY, _ITEM, _BROKEN, _BROKEN_ITEM = (
+    "content", "think", "head", "name", "id", "args_start", "args", "array", "item", "broken_json", "broken_item")
 
 
 @register("mistral")
@@ -260,6 +262,12 @@ class MistralParser(ToolParser):
     def _s_item(self, final: bool) -> bool:
         scanner = self.scanner
         self._item.append(scanner.take(self._args.feed(scanner.rest(), stop_at_close=True)[1]))
+        if self._args.broken():  # no JSON: content up to the bracket that closes it (another shape)
+            self._break_call("".join(self._item))
+            self._item = []
+            self._rest = self._args.rest_tracker()
+            self._state = _BROKEN_ITEM
+            return True
         if not self._args.closed:
             return False  # at the end of the output: an element cut off makes no call
         text = "".join(self._item)
@@ -273,6 +281,18 @@ class MistralParser(ToolParser):
             self._end_call()
         else:
             self._emit_content(text)
+        self._state = _ARRAY
+        return True
+
+    def _s_broken_item(self, final: bool) -> bool:
+        """An array element that is no JSON: content up to the bracket that closes it, then the array goes on."""
+        end = self._hold_broken_json(self._rest, (TOOL_CALLS,), final, keep=True)
+        if end is None:
+            return False
+        if end == "":
+            return True
+        if end == TOOL_CALLS:
+            return self._at_token(end)
         self._state = _ARRAY
         return True
 
