@@ -33,8 +33,6 @@ def test_llama4_python_number_forms_still_read(number, value):
     assert out.complete_calls() == [("f", {"a": value})] and out.content == ""
 
 
-@pytest.mark.xfail(strict=True, reason="inkling's header state reads a partial token at the end of the output as "
-                                       "header text: the name header cut by the end is then content")
 @pytest.mark.parametrize("cut", ["<", "<|content_invoke_tool_json", "<|content_invoke_tool_json|"])
 def test_inkling_a_name_header_cut_inside_its_token_is_no_content(cut):
     # docs/formats.md, Inkling: "a <|message_model|> header that is a name, cut by the end of the output, is

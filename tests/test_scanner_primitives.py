@@ -299,3 +299,14 @@ def test_head_again_ends_a_head_at_its_opener_repeated_and_begins_the_next():
     assert sc.head_again(opener) is None and sc.rest() == "<tool_"  # a partial opener: not consumed here
     sc.feed("call>x")
     assert sc.head_again(opener) == opener and sc.rest() == "x" and sc.head_text() == opener
+
+
+def test_cut_start_finds_the_longest_proper_prefix_of_a_marker_that_ends_the_text():
+    from callscale.parsers.scanner import markers
+
+    m = markers("<|end|>", "<|end_message|>", "<x>")
+    assert m.cut_start("name<|end_mess") == 4
+    assert m.cut_start("name<|en") == 4 and m.cut_start("name<") == 4
+    assert m.cut_start("name<|end|>") == 11  # a whole marker is no cut one
+    assert m.cut_start("name") == 4 and m.cut_start("") == 0
+    assert m.cut_start("a<x") == 1

@@ -148,11 +148,16 @@ class InklingParser(JsonCallReader, ToolParser):
         if marker is None:
             if not final:
                 return False
-            # the end of the output: after <|message_model|> a name is a cut header (markup); else the model's text
+            # the end of the output: after <|message_model|> a name is a cut header (markup), a token the end
+            # cut after it too; else the model's text
             text = sc.head_text()
-            name = text.strip()
-            if not self._header_opened or (name and not is_tool_name(name)):
+            if not self._header_opened:
                 self._emit_content(text)
+            else:
+                text = text[:_M_HEADER.cut_start(text)]
+                name = text.strip()
+                if name and not is_tool_name(name):
+                    self._emit_content(text)
             self._state = "content"
             return True
         text = sc.head_text()

@@ -95,6 +95,16 @@ class Markers:
             self._scan = re.compile(body)
         return self._scan
 
+    def cut_start(self, text: str) -> int:
+        """Where the longest suffix of ``text`` that is a proper prefix of a marker starts (``len(text)``
+        when none): a marker the end of the output cut, which is markup (docs/DESIGN.md, "Output cut inside
+        a call")."""
+        n = len(text)
+        for k in range(min(self.longest - 1, n), 0, -1):
+            if text[n - k:] in self.prefixes:
+                return n - k
+        return n
+
     @property
     def regex(self) -> "re.Pattern[str]":
         """The leftmost marker, the longest at a position (compiled on first use)."""
