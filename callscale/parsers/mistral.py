@@ -284,26 +284,18 @@ class MistralParser(ToolParser):
         self._state = _ARRAY
         return True
 
-    def _s_broken_item(self, final: bool) -> bool:
-        """An array element that is no JSON: content up to the bracket that closes it, then the array goes on."""
-        end = self._hold_broken_json(self._rest, (TOOL_CALLS,), final, keep=True)
+    def _s_broken_json(self, final: bool) -> bool:
+        """A broken call's text: dropped up to the bracket that closes its object, else content. In state
+        ``broken_item`` (an array element that is no JSON) it is content either way, and the array goes on."""
+        item = self._state == _BROKEN_ITEM
+        end = self._hold_broken_json(self._rest, (TOOL_CALLS,), final, keep=item)
         if end is None:
             return False
         if end == "":
             return True
         if end == TOOL_CALLS:
             return self._at_token(end)
-        self._state = _ARRAY
+        self._state = _ARRAY if item else _CONTENT
         return True
 
-    def _s_broken_json(self, final: bool) -> bool:
-        """A broken call's text: dropped up to the bracket that closes its object, else content."""
-        end = self._hold_broken_json(self._rest, (TOOL_CALLS,), final)
-        if end is None:
-            return False
-        if end == "":
-            return True
-        if end == TOOL_CALLS:
-            return self._at_token(end)
-        self._state = _CONTENT
-        return True
+    _s_broken_item = _s_broken_json
