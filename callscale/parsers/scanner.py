@@ -95,15 +95,26 @@ class Markers:
             self._scan = re.compile(body)
         return self._scan
 
-    def cut_start(self, text: str) -> int:
-        """Where the longest suffix of ``text`` that is a proper prefix of a marker starts (``len(text)``
-        when none): a marker the end of the output cut, which is markup (docs/DESIGN.md, "Output cut inside
-        a call")."""
+    def cut_start(self, text: str, start: int = 0) -> int:
+        """Where the longest suffix of ``text[start:]`` that is a proper prefix of a marker starts
+        (``len(text)`` when none): what a non-final read holds back (:meth:`MarkerScanner.find`), and at the
+        end of the output a marker the end cut, which is markup (docs/DESIGN.md, "Output cut inside a call").
+
+        Looks only at the occurrences of the markers' first characters in the last ``longest - 1``
+        characters (``str.find``, not a loop per character).
+        """
         n = len(text)
-        for k in range(min(self.longest - 1, n), 0, -1):
-            if text[n - k:] in self.prefixes:
-                return n - k
-        return n
+        start = max(start, n - self.longest + 1)
+        prefixes = self.prefixes
+        best = n
+        for ch in self.first_chars:
+            i = text.find(ch, start, best)
+            while i >= 0:
+                if text[i:] in prefixes:
+                    best = i
+                    break
+                i = text.find(ch, i + 1, best)
+        return best
 
     @property
     def regex(self) -> "re.Pattern[str]":
@@ -342,24 +353,9 @@ class MarkerScanner:
         return text, (None if marker is OVER else marker)
 
     def _holdback_start(self, m: Markers) -> int:
-        """Start of the longest suffix of the buffer that is a proper prefix of a marker.
-
-        Looks only at the occurrences of the markers' first characters in the
-        last ``longest - 1`` characters (``str.find``, not a loop per character).
-        """
-        buf = self._buf
-        n = len(buf)
-        start = max(self._pos, n - m.longest + 1)
-        prefixes = m.prefixes
-        best = n
-        for ch in m.first_chars:
-            i = buf.find(ch, start, best)
-            while i >= 0:
-                if buf[i:] in prefixes:
-                    best = i
-                    break
-                i = buf.find(ch, i + 1, best)
-        return best
+        """Start of the longest suffix of the unread buffer that is a proper prefix of a marker
+        (:meth:`Markers.cut_start`)."""
+        return m.cut_start(self._buf, self._pos)
 
     def match(self, m: Markers, final: bool = False, layout: Any = None):
         """Which marker of ``m`` starts exactly at the current position.
