@@ -484,7 +484,7 @@ def run(p, args, lengths: Sequence[int], chunkings: Sequence[str] | None, worklo
     """``callscale check --parser NEW --against SPEC``: print the report; 0 when nothing differs, 1
     otherwise; ``p.error`` (exit 2) for unusable options or a side whose parser cannot be loaded.
     ``formats``: the ``--workload-format`` the command line pairs with each ``--parser`` name
-    (``callscale.cli._pairs``; a name missing: none given)."""
+    (:func:`callscale.commands.options.paired_formats`; a name missing: none given)."""
     from . import plugins
     from .adapters import known_format
 
@@ -504,7 +504,7 @@ def run(p, args, lengths: Sequence[int], chunkings: Sequence[str] | None, worklo
     else:
         fmt = new_target
     try:
-        fmt = plugins._known(fmt, new_target)
+        fmt = plugins.known_workload_format(fmt, new_target)
     except plugins.PluginError as exc:
         p.error(str(exc))
     try:

@@ -26,6 +26,7 @@ Every setting is validated here, once, for the file and the command line alike
 
 from __future__ import annotations
 
+import argparse
 import math
 import re
 import sys
@@ -38,7 +39,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["Settings", "DEFAULTS", "ConfigError", "parse_size", "format_size", "parse_lengths",
+__all__ = ["ArgumentParser", "Settings", "DEFAULTS", "ConfigError", "parse_size", "format_size", "parse_lengths",
            "find_pyproject", "load", "check", "check_jobs", "check_lengths", "check_rules", "parse_bytes", "read_toml",
            "RANGES", "MIN_LENGTH", "MIN_TIME_LENGTH", "MAX_LENGTH", "MIN_LENGTHS"]
 
@@ -385,3 +386,11 @@ def _table_changes(table: dict, path: Path) -> dict[str, Any]:
             raise ConfigError(f"[tool.callscale] out must be a path string, got {table['out']!r}")
         changes["out"] = path.parent / table["out"]
     return changes
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with a one-line error: ``callscale scale: error: ...`` on stderr, exit status 2 (the rule every
+    command line of the package follows, as ``[tool.callscale]`` does)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see {self.prog} --help)\n")

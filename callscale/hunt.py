@@ -45,7 +45,7 @@ from .workloads.chunking import chunk
 from .workloads.render import Call
 from .workloads.team import Record, TeamWorkloadError, scale_record, write_file
 
-__all__ = ["Candidate", "Hunt", "hunt", "mutants", "survey", "LENGTHS", "DEFAULT_BUDGET"]
+__all__ = ["Candidate", "Hunt", "hunt", "mutants", "survey", "tried", "worst_characters", "LENGTHS", "DEFAULT_BUDGET"]
 
 #: The two lengths (characters) whose counts give a candidate's growth.
 LENGTHS = (1024, 4096)
@@ -431,127 +431,9 @@ def worst_characters(c: Candidate, limit: int = 16) -> str:
     return shown + (f"; ... {len(c.inserted) - limit} more" if len(c.inserted) > limit else "")
 
 
-# ------------------------------------------------------------------------------------------ the command
-
-def add_arguments(p: Any) -> None:
-    """``callscale hunt``'s options."""
-    from .cli import _jobs, add_parser_options, add_verdict_rules
-
-    add_parser_options(p, null=False)
-    for action in p._actions:
-        if action.dest == "parser":
-            action.help = "the parser to hunt on: a registered parser or module.path:ClassOrFactory (with --workload-format)"
-    p.add_argument("--budget", type=_budget, default=None, metavar="SECONDS",
-                   help=f"seconds the search may take; it stops within the budget plus one measurement "
-                        f"(default {DEFAULT_BUDGET:g})")
-    p.add_argument("--save", metavar="PATH",
-                   help="write the steepest input found as a file: workload (JSON lines) that gate and scale take")
-    p.add_argument("--seed", type=int, default=0, help="seed of the search's choices (default 0)")
-    p.add_argument("--lengths", metavar="SIZES",
-                   help="the confirming run's lengths (default: instruction_lengths of [tool.callscale], 4k,16k,64k)")
-    p.add_argument("--threshold", type=_threshold, metavar="X", help="largest step exponent that passes")
-    add_verdict_rules(p)
-    p.add_argument("--jobs", type=_jobs, metavar="N", help="callgrind children at once, 1-64 or auto")
-
-
-def _budget(text: str) -> float:
-    import argparse
-
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not math.isfinite(value) or not 0 < value <= 86400:
-        raise argparse.ArgumentTypeError(f"must be more than 0 and at most 86400 seconds, got {text}")
-    return value
-
-
-def _threshold(text: str) -> float:
-    from .cli import _setting
-
-    return _setting("threshold")(text)
-
-
-def run(p: Any, args: Any) -> int:
-    """``callscale hunt``: exit 1 when the steepest input found fails the gate's rules, 0 when not, 2 on a bad
-    option."""
-    import sys
-
-    from . import config, report
-    from .cli import _memory_limit, _settings, _specs, _split, _timeout, _verdict_rules
-    from .instructions import MeterUnavailable, check_available
-
-    settings = _settings(p)
-    names = _split(args.parser)
-    if len(names) != 1:
-        p.error("name one parser: --parser NAME (a registered parser or module.path:ClassOrFactory with "
-                "--workload-format)")
-    try:
-        check_available()
-    except MeterUnavailable as exc:
-        p.error(str(exc))
-    try:
-        lengths = (config.check_lengths(args.lengths, "instructions", "--lengths") if args.lengths is not None
-                   else config.check_lengths(settings.instruction_lengths, "instructions",
-                                             "the lengths of [tool.callscale]"))
-    except config.ConfigError as exc:
-        p.error(str(exc))
-    reference, factor = _verdict_rules(p, args, settings)
-    try:
-        config.check_rules(lengths, reference, factor)
-    except config.ConfigError as exc:
-        p.error(str(exc))
-    if args.save is not None:
-        try:
-            report.check_writable(Path(args.save).resolve().parent)
-        except OSError as exc:
-            p.error(f"--save: {exc}")
-    spec = _specs(p, names, args, null=False, timeout=_timeout(args, settings),
-                  memory_limit=_memory_limit(args, settings))[0]
-    if spec.broken is not None:
-        p.error(f"--parser {spec.name}: {spec.broken}")
-    from .adapters import smg
-
-    if smg.is_gateway(spec.factory):
-        p.error(f"--parser {spec.name}: the hunt's deliveries (tokens:K, fixed:K, ...) are not the one DeepSeek token "
-                f"a delta SMG's router gives its parsers; count them with callscale gate --meter instructions "
-                f"--parser {spec.name} --workload W@KIND")
-    budget = args.budget if args.budget is not None else DEFAULT_BUDGET
-    threshold = args.threshold if args.threshold is not None else settings.threshold
-    say = lambda line: print(f"hunt: {line}", file=sys.stderr, flush=True)  # noqa: E731
-    found = hunt(spec, budget, args.seed, args.save, lengths, threshold, reference, factor,
-                 args.jobs if args.jobs is not None else settings.jobs, say)
-    counted = [m for m in found.measured if m.growth is not None]
-    families = sorted({m.candidate.steps[0].split(" of ")[0] if m.candidate.steps else m.candidate.family
-                       for m in found.measured})
-    print(f"hunted {spec.name} ({found.format}) for {found.seconds:.0f} s of a {budget:g} s budget: "
-          f"{len(found.measured)} inputs in {found.rounds} rounds ({len(counted)} counted at "
-          f"{LENGTHS[0]} and {LENGTHS[1]} characters)")
-    print("tried: content kinds (" + (", ".join(_kinds()) or "none installed") + "), characters of every Unicode "
-          f"category ({len(_classes()[0])}) and of every 256-code-point range holding one ({len(_classes()[1])}), "
-          "fragments of the format's markers, deliveries (tokens:K, fixed:K, random and token-random splits, "
-          "whole), repeated slices")
-    failed = [m for m in found.measured if m.growth is None]
-    if failed:
-        print(f"not counted: {len(failed)} inputs (first: {failed[0].candidate.describe()}: "
-              f"{' '.join(str(failed[0].error).split())[:300]})")
-    worst = found.worst
-    if worst is None or found.confirm is None:
-        print("no input could be measured")
-        return 1
-    print(f"steepest input: {worst.candidate.describe()}")
-    print(f"  growth {LENGTHS[0]} -> {LENGTHS[1]} characters: x{4 ** worst.growth:.2f} per 4x (exponent "
-          f"{worst.growth:.3f}; instructions {worst.counts[0]} -> {worst.counts[1]})")
-    print(f"  inserted characters: {worst_characters(worst.candidate)}")
-    print("the gate's row for it (--meter instructions):")
-    for line in report.table(found.confirm).splitlines():
-        print("  " + line)
-    for line in report.gate_lines(found.confirm):
-        print(line)
-    if found.saved is not None:
-        print(f"wrote {found.saved} (as a workload: --workload file:{found.saved})")
-    if found.failed:
-        print(f"hunt: found an input on which {spec.name} fails the gate's rules")
-        return 1
-    print(f"hunt: no input found on which {spec.name} fails the gate's rules")
-    return 0
+def tried() -> str:
+    """What the search tries, in words: content kinds, Unicode categories and ranges, deliveries."""
+    return ("tried: content kinds (" + (", ".join(_kinds()) or "none installed") + "), characters of every Unicode "
+            f"category ({len(_classes()[0])}) and of every 256-code-point range holding one ({len(_classes()[1])}), "
+            "fragments of the format's markers, deliveries (tokens:K, fixed:K, random and token-random splits, "
+            "whole), repeated slices")

@@ -27,37 +27,18 @@ Each parser is imported (and built once) here first, so a typo fails now
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-__all__ = ["add_arguments", "run", "write", "BENCHMARK_DIR", "DEFAULT_LENGTHS", "DEFAULT_WORKLOADS"]
+__all__ = ["write", "BENCHMARK_DIR", "DEFAULT_LENGTHS", "DEFAULT_WORKLOADS"]
 
 BENCHMARK_DIR = "callscale_benchmarks"
 #: Call lengths (characters) measured by default: four, 2x apart, small because counts are exact.
 DEFAULT_LENGTHS = (1024, 2048, 4096, 8192)
 DEFAULT_WORKLOADS = ("write_file", "many_short_calls", "repeated_opener")
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--parser", action="append", metavar="MODULE:CLASS", required=True,
-                   help="a parser class or factory of the repository (module.path:ClassOrFactory); repeat "
-                        "or comma-separate")
-    from .cli import WorkloadFormat
-
-    p.add_argument("--workload-format", "--format", dest="format", metavar="NAME", action=WorkloadFormat,
-                   help="the format whose workloads to render for the parsers (not needed for the engines' "
-                        "known classes; see callscale parsers --engines)")
-    p.add_argument("--workload", action="append", metavar="NAME",
-                   help=f"a workload; repeat or comma-separate (default: {', '.join(DEFAULT_WORKLOADS)})")
-    p.add_argument("--lengths", metavar="SIZES",
-                   help="at least three call lengths in characters (default 1k,2k,4k,8k)")
-    p.add_argument("--chunking", default="tokens:4", metavar="SPEC", help="chunking of the streams (default tokens:4)")
-    p.add_argument("--dir", default=".", metavar="DIR", help="the repository's top level (default: here)")
-    p.add_argument("--force", action="store_true", help="overwrite asv.conf.json and callscale_benchmarks/")
 
 
 def _branch(folder: Path) -> str:
@@ -119,74 +100,3 @@ def write(folder: Path, parsers: dict[str, str], workloads: list[str], lengths: 
     (bench / "__init__.py").write_text('"""asv benchmarks written by `callscale init`."""\n', encoding="utf-8")
     shutil.copyfile(Path(__file__).with_name("init_templates") / "callscale_series.py", bench / "callscale_series.py")
     return [conf, bench / "__init__.py", bench / "callscale_series.py", bench / "callscale.json"]
-
-
-def run(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    """``callscale init``: check the selections, import each parser once, write the files; exit 0 (2: bad option)."""
-    import os
-
-    from . import config, plugins
-    from .adapters import known_format
-    from .workloads import catalog
-    from .workloads.chunking import parse_chunking
-
-    folder = Path(args.dir)
-    if not folder.is_dir():
-        p.error(f"--dir {folder}: no such folder")
-    targets = [t.strip() for value in args.parser for t in value.split(",") if t.strip()]
-    workloads = [w.strip() for value in args.workload or () for w in value.split(",") if w.strip()] \
-        or list(DEFAULT_WORKLOADS)
-    from .workloads import team
-
-    named: list[str] = []
-    for name in workloads:
-        if team.is_team(name):  # a team's own workload: module:function or file:PATH (an absolute path)
-            here = os.getcwd()
-            os.chdir(folder)  # imported as the benchmarks will, from the repository's top level
-            try:
-                named += team.expand(name)
-            except team.TeamWorkloadError as exc:
-                p.error(str(exc))
-            finally:
-                os.chdir(here)
-        elif name not in catalog.names():
-            p.error(f"unknown workload {name!r}; known: {', '.join(catalog.names())} (or a team's own: "
-                    "module.path:function, file:PATH)")
-        else:
-            named.append(name)
-    workloads = named
-    try:
-        lengths = list(config.parse_lengths(args.lengths)) if args.lengths else list(DEFAULT_LENGTHS)
-        parse_chunking(args.chunking)
-    except (config.ConfigError, ValueError) as exc:
-        p.error(str(exc))
-    parsers: dict[str, str] = {}
-    here = os.getcwd()
-    os.chdir(folder)  # the parsers import as they will from the repository's top level
-    try:
-        for target in targets:
-            if not plugins.is_plugin(target):
-                p.error(f"--parser {target!r}: name a class or factory of the repository as module.path:Class")
-            try:
-                spec = plugins.resolve(target, args.format or known_format(target))
-                spec = plugins.probe([spec])[0]  # imported and built once (in a child): a typo fails now
-            except plugins.PluginError as exc:
-                p.error(str(exc))
-            parsers[target] = spec.format
-        try:  # a team workload is made once in each format: a spec that cannot be made fails now
-            team.validate(workloads, list(parsers.values()), lengths)
-        except team.TeamWorkloadError as exc:
-            p.error(str(exc))
-    finally:
-        os.chdir(here)
-    try:
-        written = write(folder, parsers, workloads, lengths, args.chunking, args.force)
-    except FileExistsError as exc:
-        p.error(str(exc))
-    except OSError as exc:
-        p.error(f"cannot write to {folder}: {exc}")
-    for path in written:
-        print(f"wrote {path}")
-    print("next: asv machine --yes; asv run (every commit of the branch: asv run ALL), asv continuous BASE HEAD, "
-          "asv find BASE..HEAD CallscaleFit.track_exponent, callscale history (see docs/workflows.md in callscale)")
-    return 0

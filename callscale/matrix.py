@@ -24,7 +24,7 @@ from .bounded import DEFAULT_MEMORY_LIMIT, Terminated, Workers
 from .measure import METERS, NULL, Measurement, NullParser, measure
 from .plugins import ParserSpec
 
-__all__ = ["Row", "Run", "run", "make_case", "Interrupted", "Settings", "Plan", "plan"]
+__all__ = ["Row", "Run", "run", "fit_row", "make_case", "Interrupted", "Settings", "Plan", "plan"]
 
 
 def make_case(workload: str, fmt: str, length: int, seed: int = 0) -> Any:
@@ -104,8 +104,11 @@ def _failed(spec_name: str, fmt: str, workload: str, length: int, chunking: str,
     return Measurement(spec_name, fmt, workload, length, 0, chunking, 0, repeats, meter, error=error)
 
 
-def _fit_row(name: str, fmt: str | None, workload: str, ms: list[Measurement], threshold: float,
-             floor: bool = False, cost_only: bool = False, **rules: float) -> Row:
+def fit_row(name: str, fmt: str | None, workload: str, ms: list[Measurement], threshold: float,
+            floor: bool = False, cost_only: bool = False, **rules: float) -> Row:
+    """One row of the table: ``ms`` (one parser x workload, any order) fitted and judged by
+    :func:`callscale.fit.fit` under ``threshold`` and ``rules`` (``reference_length``, ``projection_factor``);
+    ``floor``: the null parser's row; ``cost_only``: a wrong output passes when its cost does."""
     ms = sorted(ms, key=lambda m: m.length)
     lengths = [m.chars or m.length for m in ms]
     # under the model's tokens the size is judged on characters and on deltas (callscale.fit, docs/gate.md)
@@ -462,7 +465,7 @@ class _Matrix:
             if floor is not None:
                 self.result.floor_rows.append(floor)
             for i, spec in enumerate(self.plan.tested):
-                row = _fit_row(spec.name, spec.format, workload, self.by_key.get((spec.name, workload), []),
+                row = fit_row(spec.name, spec.format, workload, self.by_key.get((spec.name, workload), []),
                                s.threshold, cost_only=s.cost_only, **s.rules)
                 if s.meter in CONFIRM_METERS and _verdict(row) == fitting.FAIL:
                     row = self.second_look(i, spec, workload, row)
@@ -479,7 +482,7 @@ class _Matrix:
                 chosen.append(next(m for m in found if m.seconds == median))
         if not chosen:
             return None
-        return _fit_row(NULL, None, workload, chosen, self.s.threshold, floor=True, **self.s.rules)
+        return fit_row(NULL, None, workload, chosen, self.s.threshold, floor=True, **self.s.rules)
 
     def second_look(self, index: int, spec: ParserSpec, workload: str, row: Row) -> Row:
         """Rounds of 2 x repeats more runs, the lengths taken in turn (one run of each, then again)
@@ -503,7 +506,7 @@ class _Matrix:
                             m.max_increment_ms = min(m.max_increment_ms, again.max_increment_ms)
                         m.repeats += again.repeats
                         spent += again.seconds
-            row = _fit_row(spec.name, spec.format, workload, row.measurements, s.threshold,
+            row = fit_row(spec.name, spec.format, workload, row.measurements, s.threshold,
                            cost_only=s.cost_only, **s.rules)
             if _verdict(row) != fitting.FAIL or spent > CONFIRM_ROUND_BUDGET:
                 break

@@ -31,8 +31,8 @@ from typing import Any, Callable
 
 from .measure import NULL, NullParser
 
-__all__ = ["ParserSpec", "PluginError", "resolve", "load_factory", "is_plugin", "takes_format", "REQUIRED_METHODS",
-           "ENTRY_POINT_GROUP", "entry_points", "entry_point_format", "LazyFactory", "probe", "Broken"]
+__all__ = ["ParserSpec", "PluginError", "resolve", "load_factory", "is_plugin", "takes_format",
+           "known_workload_format", "REQUIRED_METHODS", "ENTRY_POINT_GROUP", "entry_points", "entry_point_format", "LazyFactory", "probe", "Broken"]
 
 REQUIRED_METHODS = ("parse_streaming_increment", "finish")
 
@@ -208,7 +208,7 @@ def resolve(name: str, fmt: str | None = None) -> ParserSpec:
         reason = smg.unavailable(name, fmt)
         if reason:
             raise PluginError(reason)
-        fmt = _known(fmt or smg.FORMATS[name[len(smg.PREFIX):]], name)
+        fmt = known_workload_format(fmt or smg.FORMATS[name[len(smg.PREFIX):]], name)
         return ParserSpec(name, fmt, smg.GatewayFactory(name[len(smg.PREFIX):], fmt))
     if name.startswith("llamacpp:"):  # llama.cpp's C++ parsing through our harness (adapters/llamacpp.py)
         from .adapters import llamacpp
@@ -217,14 +217,14 @@ def resolve(name: str, fmt: str | None = None) -> ParserSpec:
         if reason:
             raise PluginError(reason)
         template = name[len(llamacpp.PREFIX):]
-        fmt = _known(fmt or llamacpp.format_of(template), name)
+        fmt = known_workload_format(fmt or llamacpp.format_of(template), name)
         try:
             return ParserSpec(name, fmt, llamacpp.factory(template))
         except llamacpp.LlamaCppError as exc:
             raise PluginError(f"parser {name!r}: {exc}") from None
     if is_plugin(name):
         engine, target = split_prefix(name)
-        fmt = _known(fmt or known_format(name), name)
+        fmt = known_workload_format(fmt or known_format(name), name)
         if not target.partition(":")[0] or not target.partition(":")[2]:
             raise PluginError(f"bad parser {target!r}: expected module.path:ClassOrFactory")
         return ParserSpec(name, fmt, LazyFactory(target, fmt, engine), plugin=True)
@@ -240,7 +240,7 @@ def resolve(name: str, fmt: str | None = None) -> ParserSpec:
         fmt = fmt or entry_point_format(ep)
         if not fmt:  # the format is an attribute of the factory: read in a child, not here
             fmt = _entry_point_attribute_format(target, name)
-        fmt = _known(fmt, name)
+        fmt = known_workload_format(fmt, name)
         return ParserSpec(name, fmt, LazyFactory(target, fmt), plugin=True)
     raise PluginError(f"unknown parser {name!r}; known: {', '.join(known + sorted(points) + [NULL])},"
                       " or module.path:ClassOrFactory with --workload-format (see callscale parsers)")
@@ -306,7 +306,7 @@ def probe(specs: list[ParserSpec], timeout: float | None = 120.0,
     return out
 
 
-def _known(fmt: str | None, name: str) -> str:
+def known_workload_format(fmt: str | None, name: str) -> str:
     """``fmt`` checked against the renderers (:class:`PluginError` when missing or unknown)."""
     if not fmt:
         raise PluginError(f"parser {name!r} needs --workload-format NAME: the format whose workloads "

@@ -56,7 +56,7 @@ def merge(paths: Sequence[Path | str], threshold: float, reference_length: float
     time meter's second look does).
     """
     from . import compare
-    from .matrix import Run, _fit_row
+    from .matrix import Run, fit_row
     from .measure import NULL, Measurement
 
     frames = []
@@ -115,9 +115,9 @@ def merge(paths: Sequence[Path | str], threshold: float, reference_length: float
                 median = statistics.median_low([m.seconds for m in found])
                 floor_ms.append(next(m for m in found if m.seconds == median))
         if floor_ms:
-            run.floor_rows.append(_fit_row(NULL, None, workload, floor_ms, threshold, floor=True, **rules))
+            run.floor_rows.append(fit_row(NULL, None, workload, floor_ms, threshold, floor=True, **rules))
     for (parser, fmt, workload), ms in by_pair.items():
-        run.rows.append(_fit_row(parser, fmt, workload, ms, threshold, **rules))
+        run.rows.append(fit_row(parser, fmt, workload, ms, threshold, **rules))
     return run
 
 

@@ -103,7 +103,7 @@ def _spec(parser: Any, fmt: str | None, meter: str) -> plugins.ParserSpec:
         if fmt is None:
             raise TypeError("callscale: a parser object needs its format (the format whose workloads to render)")
         label = f"{getattr(parser, '__module__', '?')}:{getattr(parser, '__qualname__', repr(parser))}"
-        return plugins.ParserSpec(label, plugins._known(fmt, label), factory, plugin=True)
+        return plugins.ParserSpec(label, plugins.known_workload_format(fmt, label), factory, plugin=True)
     try:
         spec = plugins.resolve(name, fmt if plugins.takes_format(name) else None)
         return plugins.probe([spec])[0]  # imported and built once in a child: a load error is named here

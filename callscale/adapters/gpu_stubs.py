@@ -246,10 +246,10 @@ def _site_packages() -> Path:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m callscale.adapters.gpu_stubs install|uninstall|run -- CMD``; exit 2 on a bad option."""
-    from callscale.cli import ArgumentParser  # one-line errors, exit 2
+    from callscale.config import ArgumentParser  # one-line errors, exit 2
 
     p = ArgumentParser(prog="python -m callscale.adapters.gpu_stubs",
-                                description="Stand-in modules for torch/triton on a machine without a GPU.")
+                       description="Stand-in modules for torch/triton on a machine without a GPU.")
     p.add_argument("action", choices=["install", "uninstall", "run"],
                    help="install: write a .pth into this interpreter's site-packages; uninstall: remove it; "
                         "run -- CMD ...: run one command with the stand-ins")

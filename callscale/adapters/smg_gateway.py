@@ -452,7 +452,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     from callscale import config
     from callscale import fit as fitting
-    from callscale.cli import ArgumentParser
+    from callscale.config import ArgumentParser
     from callscale.instructions import count_items as count
 
     from .smg import FORMATS, GATE_CHUNKINGS
