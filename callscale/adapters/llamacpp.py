@@ -148,7 +148,9 @@ def _sdist(folder: Path, say: Callable[[str], None]) -> Path:
     if found:
         return found[0]
     say(f"downloading the llama-cpp-python {VERSION} sdist with pip")
-    _run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+    # --no-binary for this one package only: pip prepares the sdist's metadata in a build environment, and with
+    # ":all:" it built that environment's tools (scikit-build-core, cmake, ninja) from source too (6 minutes)
+    _run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", "llama-cpp-python",
           f"llama-cpp-python=={VERSION}", "-d", str(folder)], folder / "build.log", "pip download of the sdist")
     found = sorted(folder.glob(f"llama_cpp_python-{VERSION}.tar.gz"))
     if not found:

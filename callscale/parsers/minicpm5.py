@@ -69,10 +69,10 @@ CDATA_CLOSE = "]]>"
 TOOL_CALL_OPEN = "<tool_call>"
 TOOL_CALL_CLOSE = "</tool_call>"
 
-#: The tags' heads the MiniCPM5 vocabulary holds as special tokens (a detokenizer that skips special tokens
-#: leaves `` name="get_weather">``: ollama #18483), which a detokenizer emits whole.
-SPECIAL_TOKENS = ("<function", "</function>", "<param", "</param>")
-MODEL_SPECIAL = SPECIAL_TOKENS
+#: No tag is kept whole: the MLX tokenizer splits ``<function`` (``<f`` + ``unct``: mlx-serve PR #315), so the
+#: tags are text a chunking may split anywhere (docs/formats.md, "MiniCPM5").
+SPECIAL_TOKENS: tuple[str, ...] = ()
+MODEL_SPECIAL: tuple[str, ...] = ()
 
 #: The newline the template writes before a call (after content) is layout: read with the opener.
 LAYOUT_OPENER = "\n" + FUNCTION_OPEN
