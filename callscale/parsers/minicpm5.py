@@ -25,9 +25,11 @@ MINICPM5_TRANSITIONS = {
     "content": {"text": "content", '[\\n]<function name="': "name", "<tool_call>": "wrap"},
     "wrap": {'ws <function name="': "name", "ws </tool_call> (an empty envelope: markup)": "content",
              "anything else (the opener and ws are content)": "content"},
-    "name": {'NAME ">': "body", "a bad name, < or \\n in it, or past MAX_HEAD (the head is content)": "content"},
+    "name": {'NAME ">': "body", '<function name=" again (the head before it is text)': "name",
+             "a bad name, < or \\n in it, or past MAX_HEAD (the head is content)": "content"},
     "body": {'ws <param name="': "key", "ws </function>": "function_end", "anything else": "broken"},
-    "key": {'KEY ">': "value_open", "a bad key, or past MAX_HEAD": "broken"},
+    "key": {'KEY ">': "value_open", 'KEY "> <![CDATA[': "cdata", 'KEY "> anything else': "value",
+            "a bad key, or past MAX_HEAD": "broken"},
     "value_open": {"<![CDATA[": "cdata", "anything else": "value"},
     "value": {"text </param>": "value_close"},
     "value_close": {'ws <param name="': "key", "ws </function>": "function_end",
@@ -82,7 +84,6 @@ _TAG_END = markers(TAG_END)
 #: What ends a name's head: its ``">``, or a character no name holds (the head is then text).
 _NAME_END = markers(TAG_END, "<", "\n")
 _IN_FUNCTION = markers(PARAM_OPEN, FUNCTION_CLOSE)
-_CDATA = markers(CDATA_OPEN)
 _PARAM_CLOSE = markers(PARAM_CLOSE)
 _CDATA_CLOSE = markers(CDATA_CLOSE)
 
@@ -147,6 +148,16 @@ class MiniCpm5Parser(ToolParser):
 
     def _s_name(self, final: bool) -> bool:
         sc = self.scanner
+        if not sc.head_size():  # the opener repeated (a degenerate model): each but the last is text
+            hit = sc.match_literal(FUNCTION_OPEN, final)
+            if hit is PARTIAL:
+                return False
+            if hit:
+                n = 1 + sc.skip_repeats(FUNCTION_OPEN)
+                self._emit_content(sc.head_text() + FUNCTION_OPEN * (n - 1))
+                sc.head_begin(FUNCTION_OPEN)
+                self._wrapped = False
+                return True
         _, marker = sc.head_find(_NAME_END, final)
         if marker is None:
             return False  # (with final: the output cut the head, no content)
@@ -193,14 +204,16 @@ class MiniCpm5Parser(ToolParser):
         head = ", " if self._n_params else ""
         self._n_params += 1
         self._emit_arguments(head + json_string(key) + ": " + tv.opening)
-        self._state = "value_open"
-        return True
+        return self._s_value_open(final)
 
     def _s_value_open(self, final: bool) -> bool:
-        marker = self.scanner.match(_CDATA, final)
-        if marker is PARTIAL:
+        """A value's start: a CDATA section, or text (``value_open`` only while a part of ``<![CDATA[`` is all
+        there is to read)."""
+        hit = self.scanner.match_literal(CDATA_OPEN, final)
+        if hit is PARTIAL:
+            self._state = "value_open"
             return False
-        if marker is None:
+        if not hit:
             self._value_ends = _PARAM_CLOSE
             self._state = "value"
         else:
@@ -284,7 +297,7 @@ class MiniCpm5Parser(ToolParser):
     def _close_call(self) -> None:
         self._emit_arguments("}")
         self._end_call()
-        self._state = "function_end"
+        self._state = "function_end" if self._wrapped else "content"
 
     def _fail(self, why: str) -> bool:
         log.debug("minicpm5: call %r abandoned: %s", self._call_name, why)

@@ -20,7 +20,8 @@ from __future__ import annotations
 # reading decides; tests/test_transitions.py holds the states to the class's).
 SOLAR_OPEN2_TRANSITIONS = {
     "content": {"text": "content", "CALL_START": "name"},
-    "name": {"NAME \\n": "body", "NAME ARG_START (the newline missing)": "key", "NAME CALL_END (no arguments)": "content",
+    "name": {"NAME \\n": "body", "CALL_START again (a repeat: markup)": "name",
+             "NAME ARG_START (the newline missing)": "key", "NAME CALL_END (no arguments)": "content",
              "an empty head's CALL_END or CALL_START (markup)": "content / name",
              "a bad or empty name, ARG_VALUE or ARG_END": "broken", "past MAX_HEAD (the head is content)": "content",
              "a head then CALL_START (the head is content)": "name"},
@@ -105,6 +106,8 @@ class SolarOpen2Parser(ToolParser):
     # ------------------------------------------------------------------ the call head
     def _s_name(self, final: bool) -> bool:
         sc = self.scanner
+        if not sc.head_size() and sc.skip_repeats(CALL_START):  # the start token repeated: each but the last markup
+            return True
         _, marker = sc.head_find(_NAME_END, final)
         if marker is None:
             return False  # (with final: the output cut the head, no content)
