@@ -12,17 +12,12 @@ from callscale.parsers.solar_open2 import ARG_END, ARG_START, ARG_VALUE, CALL_EN
 from callscale.workloads import render
 from callscale.workloads.chunking import chunk
 from callscale.workloads.render import Call
-from support import CHUNKINGS, assert_parses, json_values, stream_outcome, whole_outcome
+from support import (CHUNKINGS, assert_parses, assert_typed_arguments_read_back, json_values, stream_outcome,
+                     typed_tool as tool, whole_outcome)
 
 P = "solar_open2"
 R = render.get(P)
 SPECIALS = R.special_tokens
-
-
-def tool(name, **types):
-    """A tool in OpenAI form whose parameters have the given JSON-schema types."""
-    props = {k: {"type": t} for k, t in types.items()}
-    return {"type": "function", "function": {"name": name, "parameters": {"type": "object", "properties": props}}}
 
 
 def call(name, *args, end=CALL_END):
@@ -149,9 +144,4 @@ def test_a_long_value_streams_before_the_call_ends():
                        json_values(st.text("ab zé\n\t\"'\\{}[]<>|/:,.=0", max_size=8)), max_size=3),
        st.sampled_from(CHUNKINGS))
 def test_generated_arguments_read_back(arguments, spec):
-    types = {k: {str: "string", bool: "boolean", int: "integer", float: "number", list: "array", dict: "object",
-                 type(None): "null"}[type(v)] for k, v in arguments.items()}
-    tools = [tool("f", **types)]
-    text = R.render([Call("f", arguments)], content="x")
-    for got in (whole_outcome(P, text, tools), stream_outcome(P, chunk(text, spec, SPECIALS), tools)):
-        assert got.content == "x" and got.complete_calls() == [("f", arguments)], (spec, text)
+    assert_typed_arguments_read_back(P, arguments, spec)
