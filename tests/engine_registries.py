@@ -153,7 +153,7 @@ FORMAT_OF_NAME = {
                "qwen3_coder": "qwen3_coder", "minimax-m2": "minimax_m2", "hermes": "qwen3", "gemma4": "gemma4",
                "kimi_k3": "kimi_k3", "minimax-m3": "minimax_m3",
                "inkling": "inkling", "poolside_v1": "glm47", "cohere_command4": "cohere_command",
-               "step3": "step3", "step3p5": "qwen3_coder"},
+               "step3": "step3", "step3p5": "qwen3_coder", "minicpm5": "minicpm5"},
     "vllm": {"deepseek_v3": "deepseek_v3", "deepseek_v31": "deepseek_v31", "deepseek_v32": "deepseek_v32",
              "deepseek_v4": "deepseek_v4", "deepseek_v41": "deepseek_v41", "glm45": "glm45", "glm47": "glm47",
              "hermes": "qwen3", "qwen3_json": "qwen3", "qwen3_coder": "qwen3_coder", "qwen3_xml": "qwen3_coder",
@@ -163,5 +163,5 @@ FORMAT_OF_NAME = {
              "kimi_k3": "kimi_k3", "minimax_m3": "minimax_m3",
              "inkling": "inkling", "poolside_v1": "glm47", "cohere_command3": "cohere_command",
              "cohere_command4": "cohere_command", "cohere_command": "cohere_command", "hy_v4": "hy_v4",
-             "step3": "step3", "step3p5": "qwen3_coder"},
+             "step3": "step3", "step3p5": "qwen3_coder", "minicpm5": "minicpm5"},
 }

@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 from callscale.parsers import (cohere, deepseek, dsml, gemma, glm, harmony, hy_v4, kimi, kimi_k3, llama, minimax,
                                minimax_m3, mistral, qwen, step3)
-from callscale.parsers import inkling
+from callscale.parsers import inkling, minicpm5, solar_open2
 from callscale.workloads import render
 from callscale.workloads.render import Call
 
@@ -191,6 +191,22 @@ def _cohere(n):
     name = "f" * (n - len('{"tool_call_id": "0", "tool_name": "", "parameters": '))
     return name, (cohere.START_ACTION + '[\n    {"tool_call_id": "0", "tool_name": "' + name + '", "parameters": {}}\n]'
                   + cohere.END_ACTION), {}
+
+
+def _solar_open2(n):
+    name = "f" * n
+    return name, solar_open2.CALL_START + name + solar_open2.NAME_END + solar_open2.CALL_END, {}
+
+
+def _minicpm5(n):
+    name = "f" * n
+    return name, minicpm5.FUNCTION_OPEN + name + minicpm5.TAG_END + minicpm5.FUNCTION_CLOSE, {}
+
+
+def _minicpm5_wrapped(n):
+    name = "f" * n  # (the whitespace after <tool_call> is layout, bounded on its own)
+    return name, (minicpm5.TOOL_CALL_OPEN + "\n" + minicpm5.FUNCTION_OPEN + name + minicpm5.TAG_END
+                  + minicpm5.FUNCTION_CLOSE + "\n" + minicpm5.TOOL_CALL_CLOSE), {}
 
 
 _HY = hy_v4.tags()
@@ -398,6 +414,23 @@ FORMATS: dict[str, Format] = {
                (step3.CALLS_BEGIN + step3.CALL_BEGIN + step3.KIND + step3.SEP + step3.INVOKE_OPEN + PROSE,
                 step3.CALL_BEGIN + step3.KIND + step3.SEP + step3.INVOKE_OPEN + PROSE)),
         heads=(_step3,), value_tag=True, typed="schema"),
+    "solar_open2": Format(
+        opener=solar_open2.CALL_START,
+        empty_envelope=(solar_open2.CALL_START + solar_open2.CALL_END,
+                        solar_open2.CALL_START + solar_open2.NAME_END + solar_open2.CALL_END,
+                        solar_open2.CALL_START + solar_open2.CALL_START + solar_open2.CALL_END),
+        broken=(f"Hi.{solar_open2.CALL_START}get_weather\n{solar_open2.ARG_START}city{solar_open2.ARG_END}"),
+        # the start token is markup; a head with no name line is content (solar_open2.py)
+        stray=((solar_open2.CALL_START + PROSE, PROSE), (solar_open2.CALL_START + PATH, PATH)),
+        heads=(_solar_open2,), value_tag=True, typed="schema"),
+    "minicpm5": Format(
+        opener=minicpm5.FUNCTION_OPEN,
+        empty_envelope=(minicpm5.TOOL_CALL_OPEN + minicpm5.TOOL_CALL_CLOSE,
+                        minicpm5.TOOL_CALL_OPEN + "\n" + minicpm5.TOOL_CALL_CLOSE),
+        broken=f"Hi.\n{minicpm5.FUNCTION_OPEN}get_weather{minicpm5.TAG_END}",
+        # the call's tags are plain text: a head that is no call is content (minicpm5.py)
+        stray=(_same(minicpm5.FUNCTION_OPEN + PROSE), _same(minicpm5.TOOL_CALL_OPEN + minicpm5.FUNCTION_OPEN + PATH)),
+        heads=(_minicpm5, _minicpm5_wrapped), value_tag=True, typed="schema"),
     "inkling": Format(
         opener=inkling.INVOKE_TOOL_JSON,
         empty_envelope=(inkling.INVOKE_TOOL_JSON + inkling.END_MESSAGE, inkling.INVOKE_TOOL_JSON + "\n" + inkling.END_MESSAGE,

@@ -11,7 +11,7 @@ CHUNKINGS = ["whole", *INSIDE_TOKEN_CHUNKINGS]
 
 __all__ = ["CHUNKINGS", "load_cases", "stream_outcome", "whole_outcome", "assert_parses", "split_at",
            "split_by_sizes", "json_values", "assert_round_trip", "calls_strategy",
-           "assert_arguments_stream", "assert_odd_output_agrees"]
+           "assert_arguments_stream", "assert_odd_output_agrees", "typed_tool", "assert_typed_arguments_read_back"]
 
 
 def split_at(text: str, cuts) -> list[str]:
@@ -155,3 +155,29 @@ def assert_odd_output_agrees(parser_name, pieces, seed, runs=300):
         by_char = stream_outcome(parser_name, list(text))
         assert not check.compare(by_char, stream_outcome(parser_name, [text])), text
         assert not check.compare(by_char, whole_outcome(parser_name, text)), text
+
+
+_JSON_TYPE = {str: "string", bool: "boolean", int: "integer", float: "number", list: "array", dict: "object",
+              type(None): "null"}
+
+
+def typed_tool(name, **types):
+    """A tool in OpenAI form whose parameters have the given JSON-schema types (``type`` values)."""
+    props = {k: {"type": t} for k, t in types.items()}
+    return {"type": "function", "function": {"name": name, "parameters": {"type": "object", "properties": props}}}
+
+
+def assert_typed_arguments_read_back(parser_name, arguments, spec):
+    """``arguments`` of one call ``f``, each declared by its JSON type, rendered after content ``"x"``, come back
+    whole and streamed under chunking ``spec``: what a schema-typed format's renderer writes, the schema types
+    back."""
+    from callscale.workloads import render
+    from callscale.workloads.chunking import chunk
+    from callscale.workloads.render import Call
+
+    tools = [typed_tool("f", **{k: _JSON_TYPE[type(v)] for k, v in arguments.items()})]
+    r = render.get(parser_name)
+    text = r.render([Call("f", arguments)], content="x")
+    for got in (whole_outcome(parser_name, text, tools),
+                stream_outcome(parser_name, chunk(text, spec, r.special_tokens), tools)):
+        assert got.content == "x" and got.complete_calls() == [("f", arguments)], (spec, text)

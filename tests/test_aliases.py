@@ -1,5 +1,6 @@
-"""Format aliases (``callscale.parsers.ALIASES``): GLM-5.x and Poolside V1 (Laguna) are ``glm47``, Qwen3.5/3.6 and
-Step-3.5 are ``qwen3_coder`` (docs/formats.md, "GLM-5.x and Qwen3.5 / Qwen3.6", "Step-3", "Poolside V1")."""
+"""Format aliases (``callscale.parsers.ALIASES``): GLM-5.x and Poolside V1 (Laguna) are ``glm47``, Qwen3.5/3.6,
+Step-3.5, BerryLM and Nemotron 3 are ``qwen3_coder`` (docs/formats.md, "GLM-5.x and Qwen3.5 / Qwen3.6", "Step-3",
+"Poolside V1", "BerryLM and Nemotron 3")."""
 
 import json
 
@@ -14,7 +15,7 @@ from callscale.workloads import catalog, render
 from callscale.workloads.render import Call
 from support import assert_parses
 
-EXPECTED = {"glm5": "glm47", "poolside_v1": "glm47", "qwen3_5": "qwen3_coder", "qwen3_6": "qwen3_coder",
+EXPECTED = {"berrylm": "qwen3_coder", "glm5": "glm47", "nemotron_v3": "qwen3_coder", "poolside_v1": "glm47", "qwen3_5": "qwen3_coder", "qwen3_6": "qwen3_coder",
             "step3p5": "qwen3_coder"}
 
 
@@ -31,7 +32,7 @@ def test_each_alias_is_its_format_everywhere_a_name_is_read():
 
 
 def test_an_unknown_name_lists_the_aliases():
-    with pytest.raises(KeyError, match="aliases: glm5, poolside_v1, qwen3_5, qwen3_6, step3p5"):
+    with pytest.raises(KeyError, match="aliases: berrylm, glm5, nemotron_v3, poolside_v1, qwen3_5, qwen3_6, step3p5"):
         parsers.get("glm6")
 
 

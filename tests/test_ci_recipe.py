@@ -146,6 +146,27 @@ def test_gpu_stubs_bad_action_is_one_line_exit_2():
     assert "invalid choice: 'bogus'" in proc.stderr
 
 
+def test_gpu_stubs_run_from_a_folder_holding_a_clone_named_callscale(tmp_path):
+    # python -m puts the working directory first: a clone there named callscale is a namespace package that
+    # shadowed this one (`from callscale.cli import ...` failed: "cannot import name '__version__'")
+    import callscale
+
+    (tmp_path / "callscale").mkdir()
+    (tmp_path / "callscale" / "README.md").write_text("a clone of the repository\n")
+    ours = os.path.dirname(callscale.__file__)
+    code = textwrap.dedent(f"""
+        import runpy, sys, types
+        ns = types.ModuleType("callscale")  # what the import system makes of the clone: no __file__
+        ns.__path__ = [{str(tmp_path / "callscale")!r}, {ours!r}]
+        sys.modules["callscale"] = ns
+        sys.argv = ["gpu_stubs", "bogus"]
+        runpy.run_module("callscale.adapters.gpu_stubs", run_name="__main__")
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert proc.returncode == 2 and "invalid choice: 'bogus'" in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
 def test_gpu_stubs_take_module_before_or_after_the_action(tmp_path, monkeypatch, capsys):
     import callscale.adapters.gpu_stubs as s
 

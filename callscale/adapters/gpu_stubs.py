@@ -289,5 +289,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _own_package() -> None:
+    """Read ``callscale`` from the package this file belongs to. ``python -m`` puts the working directory first
+    on ``sys.path``: there a folder named ``callscale`` (a clone of the repository) is a namespace package that
+    shadows the installed one (``from callscale.cli import ...`` then fails). A no-op otherwise."""
+    package = sys.modules.get("callscale")
+    if package is None or getattr(package, "__file__", None) is not None:
+        return
+    root = str(Path(__file__).resolve().parents[2])
+    cwd = os.getcwd()
+    sys.path[:] = [root] + [p for p in sys.path if p not in ("", cwd, root)]
+    for name in [m for m in sys.modules if m == "callscale" or m.startswith("callscale.")]:
+        del sys.modules[name]
+
+
 if __name__ == "__main__":
+    _own_package()
     sys.exit(main())

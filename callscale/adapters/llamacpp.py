@@ -87,7 +87,8 @@ FORMATS: dict[str, str] = {
     "Kimi-K3": "kimi_k3", "GLM-4.6": "glm45", "GLM-4.7-Flash": "glm47", "MiniMax-M2": "minimax_m2",
     "MiniMax-M3": "minimax_m3", "google-gemma-4-31B-it": "gemma4", "openai-gpt-oss-120b": "gpt_oss",
     "meta-llama-Llama-3.1-8B-Instruct": "llama3_json", "meta-llama-Llama-3.2-3B-Instruct": "llama3_json",
-    "meta-llama-Llama-3.3-70B-Instruct": "llama3_json",
+    "meta-llama-Llama-3.3-70B-Instruct": "llama3_json", "openbmb-MiniCPM5-1B": "minicpm5",
+    "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16": "qwen3_coder",
 }
 
 
@@ -148,7 +149,9 @@ def _sdist(folder: Path, say: Callable[[str], None]) -> Path:
     if found:
         return found[0]
     say(f"downloading the llama-cpp-python {VERSION} sdist with pip")
-    _run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+    # --no-binary for this one package only: pip prepares the sdist's metadata in a build environment, and with
+    # ":all:" it built that environment's tools (scikit-build-core, cmake, ninja) from source too (6 minutes)
+    _run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", "llama-cpp-python",
           f"llama-cpp-python=={VERSION}", "-d", str(folder)], folder / "build.log", "pip download of the sdist")
     found = sorted(folder.glob(f"llama_cpp_python-{VERSION}.tar.gz"))
     if not found:

@@ -26,9 +26,12 @@ _REGISTRY: dict[str, type[ToolParser]] = {}
 #: family whose chat template writes exactly a known format's tool calls is
 #: that format; ``get``, ``--parser``, ``--workload-format`` and ``callscale
 #: parsers`` accept the alias. The evidence for each is in ``docs/formats.md``
-#: ("GLM-5.x and Qwen3.5 / Qwen3.6"; "Step-3" for ``step3p5``; "Poolside V1" for ``poolside_v1``).
+#: ("GLM-5.x and Qwen3.5 / Qwen3.6"; "Step-3" for ``step3p5``; "Poolside V1" for ``poolside_v1``; "BerryLM and
+#: Nemotron 3" for ``berrylm`` and ``nemotron_v3``).
 ALIASES: dict[str, str] = {
+    "berrylm": "qwen3_coder",  # BerryLM: vLLM's berrylm parser and SGLang's detector read Qwen3-Coder's XML
     "glm5": "glm47",  # GLM-5.x: GLM-4.7's tool-call text; vLLM and SGLang serve it with glm47
+    "nemotron_v3": "qwen3_coder",  # Nemotron 3: vLLM's nemotron_v3 parser is its Qwen3 XML one; SMG: qwen_xml
     "poolside_v1": "glm47",  # Poolside Laguna: GLM-4.5/4.7's tags, content then <tool_call> with no newline
     "qwen3_5": "qwen3_coder",  # Qwen3.5: Qwen3-Coder's XML (scalars as JSON, which qwen3_coder reads)
     "qwen3_6": "qwen3_coder",  # Qwen3.6: the same template as Qwen3.5
