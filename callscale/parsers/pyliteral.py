@@ -149,20 +149,36 @@ class PyLiteralReader:
         self.as_json = True
         self.json = ""
 
-    def feed(self, text: str) -> None:
-        """The next piece of the literal's text."""
+    def feed(self, text: str, stop_at_close: bool = False) -> int:
+        """The next piece of the literal's text; returns how many of its characters were read.
+
+        All of them, unless ``stop_at_close``: then reading stops right after the bracket (or quote) that
+        completes the value, and the characters after it are left unread (the text that follows a literal
+        element in a list: ``, {...}]``). :meth:`done` tells whether the value is complete.
+        """
         if self._failed or not text:
-            return
+            return len(text)
+        tail = self._tail
         try:
-            self._read(self._tail + text if self._tail else text, False)
+            end = self._read(tail + text if tail else text, False, stop_at_close)
         except (ValueError, KeyError, IndexError, TypeError, OverflowError):
             self._failed = True
             self._tail = ""
             self._out = self._done = []
-            return
+            return len(text)
         if len(self._out) > 64:  # so end() joins few pieces: its cost stays small for a long value
             self._done.append("".join(self._out))
             self._out = []
+        return end - len(tail)
+
+    def done(self) -> bool:
+        """Whether a whole value was read (its closing bracket or quote); False after a failure."""
+        return not self._failed and self._result is not _MISSING
+
+    @property
+    def failed(self) -> bool:
+        """Whether the text read so far stopped being a literal."""
+        return self._failed
 
     def unfinished(self) -> bool:
         """Whether the text read so far still reads as a literal and is inside one of its strings (so it
@@ -201,10 +217,13 @@ class PyLiteralReader:
         return True, self._result
 
     # ------------------------------------------------------------------ reading
-    def _read(self, buf: str, final: bool) -> None:
+    def _read(self, buf: str, final: bool, stop: bool = False) -> int:
+        """Read ``buf``; returns where reading stopped (``len(buf)``, or with ``stop`` where the value completed)."""
         pos, n = 0, len(buf)
         self._tail = ""
         while pos < n:
+            if stop and self._result is not _MISSING:
+                return pos
             quote = self._quote
             if quote:
                 run = _RUN[quote].match(buf, pos)
@@ -222,7 +241,7 @@ class PyLiteralReader:
                     continue
                 if not final and n - pos < _LONGEST_ESCAPE:  # a partial escape may continue
                     self._tail = buf[pos:]
-                    return
+                    return n
                 m = _ESCAPE.match(buf, pos)
                 if m is None:
                     raise ValueError("a backslash at the end")
@@ -243,7 +262,7 @@ class PyLiteralReader:
                 rest = buf[pos:]
                 if not final and (rest in _WORD_PREFIXES or (len(rest) < 3 and _NUMBERISH.fullmatch(rest))):
                     self._tail = rest
-                    return
+                    return n
                 raise ValueError(f"unexpected text at {pos}")
             kind = m.lastgroup
             if kind == "ws":
@@ -255,7 +274,7 @@ class PyLiteralReader:
                     if n - pos > _MAX_TAIL:
                         raise ValueError("a number too long")
                     self._tail = buf[pos:]
-                    return
+                    return n
             pos = m.end()
             tok = m.group()
             if self._result is not _MISSING:
@@ -276,6 +295,7 @@ class PyLiteralReader:
                 if tok[0] in "TFN":
                     self.maybe_json = False
                 self._value(_WORDS[tok])
+        return n
 
     def _start_value(self) -> None:
         """A value (or key) starts here: check its place, write the separator before it."""

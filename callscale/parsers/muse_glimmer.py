@@ -1,0 +1,154 @@
+"""Meta Muse Glimmer tool calls (``muse_glimmer``).
+
+The format (sources: the Muse-Glimmer-30B ``chat_template.jinja`` as the
+engines read it: vLLM's ``vllm/parser/muse_glimmer.py``, SMG's
+``muse_glimmer.rs``, llama.cpp's ``common_chat_params_init_muse_glimmer``;
+a real output in llama.cpp issue #29240) and every reading rule:
+``docs/formats.md``, "Muse Glimmer" (the one place). The prompt ends with
+``<|start|>assistant``, so the output opens inside a message header; each
+message names its recipient (``self``: reasoning, ``user``: content, else a
+tool) and a tool message holds one ATEM block::
+
+     to=self<|message|>REASONING<|eom|><|start|>assistant to=user<|message|>CONTENT<|eom|>
+    <|start|>assistant to=get_weather<|message|><atem:function_calls>
+    <atem:invoke name="get_weather">
+    <atem:parameter name="city">Paris</atem:parameter>
+    </atem:invoke>
+    </atem:function_calls><|eom|>
+
+The block, invoke and parameters are MiniMax M2's grammar in the ``atem:``
+spelling (``minimax.MiniMaxM2Parser``'s states, its tags as data); this
+module holds the message framing: the header, the reasoning body, the
+tool message's block opener.
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import register
+from .minimax import BLOCK_TRANSITIONS, MINIMAX_M2_TRANSITIONS, TAG_END, MiniMaxM2Parser  # (TAG_END: the same)
+from .scanner import OVER, PARTIAL, markers
+
+# The transition table, as h11 writes its rules: {state: {what it reads: next state}} (the states are the
+# ``_s_<state>`` methods; "content" (a user message's body, and text outside messages), "broken" and MiniMax M2's
+# block states are shared; ``ws``: whitespace; "a / b": the one the reading decides).
+MUSE_GLIMMER_TRANSITIONS = {
+    **MINIMAX_M2_TRANSITIONS,
+    "begin": {"to= or <|message|> (the header the prompt opened)": "header", "anything else": "content"},
+    "content": {"text": "content", "<|start|>": "header", "<|message|>, <|eom|>, <|eot|> (dropped)": "content"},
+    "header": {"[assistant] [to=self] <|message|>": "reasoning", "[assistant] [to=user] <|message|>": "content",
+               "[assistant] to=NAME <|message|>": "tool",
+               "anything else, a token, or past MAX_HEAD (the header's text is content)": "content / header"},
+    "reasoning": {"text (reasoning)": "reasoning", "<|eom|>, <|eot|>": "content", "<|start|>": "header"},
+    "tool": {"<atem:function_calls>": "block", "anything else (the body is content)": "content"},
+    "broken": {**BLOCK_TRANSITIONS["broken"], "<|eom|>, <|eot|>": "content",
+               "<|start|> (the broken call's text is content)": "content"},
+}
+
+__all__ = ["START", "MESSAGE", "EOM", "EOT", "TO", "SELF", "USER", "ASSISTANT", "BLOCK_OPEN", "BLOCK_CLOSE",
+           "INVOKE_OPEN", "INVOKE_CLOSE", "PARAM_OPEN", "PARAM_CLOSE", "TAG_END", "SPECIAL_TOKENS",
+           "MuseGlimmerParser"]
+
+#: The message framing: special tokens of the Muse Glimmer tokenizer (SMG's ``CONTROL_TOKENS``).
+START = "<|start|>"
+MESSAGE = "<|message|>"
+EOM = "<|eom|>"
+EOT = "<|eot|>"
+SPECIAL_TOKENS = (START, MESSAGE, EOM, EOT)
+#: A header: ``<|start|>`` + role + ``" to="`` + recipient + ``<|message|>``.
+ASSISTANT = "assistant"
+TO = " to="
+#: The recipients that are no tool: reasoning, the user (content).
+SELF = "self"
+USER = "user"
+#: The ATEM block (plain text, not special tokens).
+BLOCK_OPEN = "<atem:function_calls>"
+BLOCK_CLOSE = "</atem:function_calls>"
+INVOKE_OPEN = '<atem:invoke name="'
+INVOKE_CLOSE = "</atem:invoke>"
+PARAM_OPEN = '<atem:parameter name="'
+PARAM_CLOSE = "</atem:parameter>"
+
+_M_BEGIN = markers(TO, TO.lstrip(), MESSAGE)
+_M_CONTENT = markers(START, MESSAGE, EOM, EOT)
+_M_HEADER = markers(MESSAGE, START, EOM, EOT)
+_M_REASONING = markers(EOM, EOT, START)
+_M_TOOL = markers(BLOCK_OPEN)
+#: A header's words: the role (after ``<|start|>``), the recipient (``to=NAME``).
+_HEADER = re.compile(r"\s*(?:assistant)?\s*(?:to=(\S*))?\s*")
+
+
+@register("muse_glimmer")
+class MuseGlimmerParser(MiniMaxM2Parser):
+    """Streaming parser of Muse Glimmer messages; rules: ``docs/formats.md``, "Muse Glimmer"."""
+
+    transitions = MUSE_GLIMMER_TRANSITIONS
+
+    writes_reasoning = True
+    layout_before_call = ""
+    block_open = BLOCK_OPEN
+    block_close = BLOCK_CLOSE
+    invoke_open = INVOKE_OPEN
+    invoke_close = INVOKE_CLOSE
+    param_open = PARAM_OPEN
+    param_close = PARAM_CLOSE
+    message_ends = (EOM, EOT)
+    message_restarts = (START,)
+    _content_markers = _M_CONTENT
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._state = "begin"
+
+    def _open(self, marker: str, final: bool) -> bool:
+        """A token in content: ``<|start|>`` opens a header; a stray ``<|message|>``, ``<|eom|>``, ``<|eot|>``
+        is dropped."""
+        if marker == START:
+            self.scanner.head_begin()
+            self._state = "header"
+        return True
+
+    def _s_begin(self, final: bool) -> bool:
+        hit = self.scanner.match(_M_BEGIN, final)
+        if hit is PARTIAL:
+            return False
+        if hit is None:
+            self._state = "content"
+        else:
+            self.scanner.head_begin(hit)
+            self._state = "header"
+        return True
+
+    def _s_header(self, final: bool) -> bool:
+        _, marker = self.scanner.head_find(_M_HEADER, final)
+        if marker is None and not final:
+            return False
+        raw = self.scanner.head_text()
+        words = _HEADER.fullmatch(raw) if marker == MESSAGE else None
+        if words is None:  # no header: its text is content (one the end of the output cut: dropped)
+            if marker is OVER or marker is not None or not self._cut_by_end(final):
+                self._emit_content(raw)
+            self._state = "content"
+            return marker is None or marker is OVER or self._open(marker, final)
+        recipient = words.group(1) or USER
+        self._state = "reasoning" if recipient == SELF else "content" if recipient == USER else "tool"
+        return True
+
+    def _s_reasoning(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_M_REASONING, final)
+        self._emit_reasoning(text)
+        if marker is None:
+            return False
+        self._state = "content"
+        return self._open(marker, final)
+
+    def _s_tool(self, final: bool) -> bool:
+        hit = self.scanner.match(_M_TOOL, final)
+        if hit is PARTIAL:
+            return False
+        if hit is None:  # a tool message that holds no block: its body is content
+            self._state = "content"
+            return True
+        return MiniMaxM2Parser._open(self, hit, final)
+
