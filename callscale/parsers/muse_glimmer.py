@@ -36,12 +36,18 @@ from .scanner import OVER, PARTIAL, markers
 MUSE_GLIMMER_TRANSITIONS = {
     **MINIMAX_M2_TRANSITIONS,
     "begin": {"to= or <|message|> (the header the prompt opened)": "header", "anything else": "content"},
-    "content": {"text": "content", "<|start|>": "header", "<|message|>, <|eom|>, <|eot|> (dropped)": "content"},
-    "header": {"[assistant] [to=self] <|message|>": "reasoning", "[assistant] [to=user] <|message|>": "content",
+    "content": {"text (outside messages)": "content", "<atem:function_calls> (a block with no header)": "block",
+                "<|start|>, or to= (a header with no <|start|>)": "header",
+                "<|message|>, <|eom|>, <|eot|> (dropped)": "content"},
+    "header": {"[assistant] to=self <|message|>": "reasoning", "[assistant] [to=user] <|message|>": "text",
                "[assistant] to=NAME <|message|>": "tool",
-               "anything else, a token, or past MAX_HEAD (the header's text is content)": "content / header"},
-    "reasoning": {"text (reasoning)": "reasoning", "<|eom|>, <|eot|>": "content", "<|start|>": "header"},
-    "tool": {"<atem:function_calls>": "block", "anything else (the body is content)": "content"},
+               "[assistant] [to=NAME] then a token (no body: markup)": "content / header",
+               "anything else, or past MAX_HEAD (the header's text is content)": "content / header"},
+    "text": {"text (content)": "text", "<|message|> (dropped)": "text", "<|eom|>, <|eot|>": "content",
+             "<|start|>": "header"},
+    "reasoning": {"text (reasoning)": "reasoning", "<|message|> (dropped)": "reasoning", "<|eom|>, <|eot|>": "content",
+                  "<|start|>": "header"},
+    "tool": {"<atem:function_calls>": "block", "anything else (the body is content)": "text"},
     "broken": {**BLOCK_TRANSITIONS["broken"], "<|eom|>, <|eot|>": "content",
                "<|start|> (the broken call's text is content)": "content"},
 }
@@ -71,9 +77,9 @@ PARAM_OPEN = '<atem:parameter name="'
 PARAM_CLOSE = "</atem:parameter>"
 
 _M_BEGIN = markers(TO, TO.lstrip(), MESSAGE)
-_M_CONTENT = markers(START, MESSAGE, EOM, EOT)
+_M_CONTENT = markers(BLOCK_OPEN, START, MESSAGE, EOM, EOT, TO.lstrip())
 _M_HEADER = markers(MESSAGE, START, EOM, EOT)
-_M_REASONING = markers(EOM, EOT, START)
+_M_BODY = markers(START, MESSAGE, EOM, EOT)
 _M_TOOL = markers(BLOCK_OPEN)
 #: A header's words: the role (after ``<|start|>``), the recipient (``to=NAME``).
 _HEADER = re.compile(r"\s*(?:assistant)?\s*(?:to=(\S*))?\s*")
@@ -102,11 +108,28 @@ class MuseGlimmerParser(MiniMaxM2Parser):
         self._state = "begin"
 
     def _open(self, marker: str, final: bool) -> bool:
-        """A token in content: ``<|start|>`` opens a header; a stray ``<|message|>``, ``<|eom|>``, ``<|eot|>``
-        is dropped."""
+        """A marker outside messages: an ATEM block (the header the model left out), ``<|start|>`` (a header);
+        a stray ``<|message|>``, ``<|eom|>``, ``<|eot|>`` is dropped."""
+        if marker == BLOCK_OPEN:
+            return MiniMaxM2Parser._open(self, marker, final)
         if marker == START:
             self.scanner.head_begin()
             self._state = "header"
+        elif marker == TO.lstrip():  # a header whose <|start|> the model left out (a guess: bounded)
+            self.scanner.head_begin(marker)
+            self._state = "header"
+        return True
+
+    def _after_body(self, marker: str | None) -> bool:
+        """A message body (text, reasoning) read up to ``marker``: a header at ``<|start|>``, outside messages at
+        ``<|eom|>`` / ``<|eot|>``; a stray ``<|message|>`` is dropped."""
+        if marker is None:
+            return False
+        if marker == START:
+            self.scanner.head_begin()
+            self._state = "header"
+        elif marker != MESSAGE:
+            self._state = "content"
         return True
 
     def _s_begin(self, final: bool) -> bool:
@@ -125,30 +148,34 @@ class MuseGlimmerParser(MiniMaxM2Parser):
         if marker is None and not final:
             return False
         raw = self.scanner.head_text()
-        words = _HEADER.fullmatch(raw) if marker == MESSAGE else None
-        if words is None:  # no header: its text is content (one the end of the output cut: dropped)
-            if marker is OVER or marker is not None or not self._cut_by_end(final):
+        words = _HEADER.fullmatch(raw) if marker is not OVER else None
+        if marker != MESSAGE or words is None:
+            # a header's words ended by a token (no body), or cut by the end of the output: markup, dropped;
+            # else no header: its text is content
+            if words is None and (marker is not None or not self._cut_by_end(final)):
                 self._emit_content(raw)
             self._state = "content"
             return marker is None or marker is OVER or self._open(marker, final)
         recipient = words.group(1) or USER
-        self._state = "reasoning" if recipient == SELF else "content" if recipient == USER else "tool"
+        self._state = "reasoning" if recipient == SELF else "text" if recipient == USER else "tool"
         return True
 
+    def _s_text(self, final: bool) -> bool:
+        text, marker = self.scanner.find(_M_BODY, final)
+        self._emit_content(text)
+        return self._after_body(marker)
+
     def _s_reasoning(self, final: bool) -> bool:
-        text, marker = self.scanner.find(_M_REASONING, final)
+        text, marker = self.scanner.find(_M_BODY, final)
         self._emit_reasoning(text)
-        if marker is None:
-            return False
-        self._state = "content"
-        return self._open(marker, final)
+        return self._after_body(marker)
 
     def _s_tool(self, final: bool) -> bool:
         hit = self.scanner.match(_M_TOOL, final)
         if hit is PARTIAL:
             return False
         if hit is None:  # a tool message that holds no block: its body is content
-            self._state = "content"
+            self._state = "text"
             return True
         return MiniMaxM2Parser._open(self, hit, final)
 

@@ -131,7 +131,7 @@ class PyLiteralReader:
     """
 
     __slots__ = ("_stack", "_result", "_tail", "_quote", "_parts", "_out", "_failed", "_exact", "_done", "maybe_json",
-                 "as_json", "json")
+                 "as_json", "json", "_broke_at")
 
     def __init__(self) -> None:
         # stack entries: [container, closer, pending key, expecting, has items]; expecting is
@@ -144,6 +144,7 @@ class PyLiteralReader:
         self._out: list[str] = []     # the JSON text so far (pieces)
         self._done: list[str] = []    # ... and before them, joined a few dozen pieces at a time
         self._failed = False
+        self._broke_at = 0
         self._exact = True
         self.maybe_json = True
         self.as_json = True
@@ -154,7 +155,10 @@ class PyLiteralReader:
 
         All of them, unless ``stop_at_close``: then reading stops right after the bracket (or quote) that
         completes the value, and the characters after it are left unread (the text that follows a literal
-        element in a list: ``, {...}]``). :meth:`done` tells whether the value is complete.
+        element in a list: ``, {...}]``). :meth:`done` tells whether the value is complete. When the piece
+        stops being a literal (:attr:`failed`), where it stopped: the token that broke it starts there (a
+        call's text that breaks into prose: the prose starts there); negative when that token began in the
+        pieces before (a word or escape held back at their end: at most a few characters).
         """
         if self._failed or not text:
             return len(text)
@@ -165,7 +169,7 @@ class PyLiteralReader:
             self._failed = True
             self._tail = ""
             self._out = self._done = []
-            return len(text)
+            return self._broke_at - len(tail)
         if len(self._out) > 64:  # so end() joins few pieces: its cost stays small for a long value
             self._done.append("".join(self._out))
             self._out = []
@@ -221,80 +225,84 @@ class PyLiteralReader:
         """Read ``buf``; returns where reading stopped (``len(buf)``, or with ``stop`` where the value completed)."""
         pos, n = 0, len(buf)
         self._tail = ""
-        while pos < n:
-            if stop and self._result is not _MISSING:
-                return pos
-            quote = self._quote
-            if quote:
-                run = _RUN[quote].match(buf, pos)
-                if run.end() > pos:
-                    self._parts.append(run.group())
-                    pos = run.end()
-                if pos >= n:
-                    break
-                if buf[pos] == quote:
-                    pos += 1
-                    self._quote = ""
-                    value = "".join(self._parts)
-                    self._parts = []
-                    self._value(value)
+        try:
+            while pos < n:
+                if stop and self._result is not _MISSING:
+                    return pos
+                quote = self._quote
+                if quote:
+                    run = _RUN[quote].match(buf, pos)
+                    if run.end() > pos:
+                        self._parts.append(run.group())
+                        pos = run.end()
+                    if pos >= n:
+                        break
+                    if buf[pos] == quote:
+                        pos += 1
+                        self._quote = ""
+                        value = "".join(self._parts)
+                        self._parts = []
+                        self._value(value)
+                        continue
+                    if not final and n - pos < _LONGEST_ESCAPE:  # a partial escape may continue
+                        self._tail = buf[pos:]
+                        return n
+                    m = _ESCAPE.match(buf, pos)
+                    if m is None:
+                        raise ValueError("a backslash at the end")
+                    e = m.group(1)
+                    if e[0] not in _JSON_ESCAPES or e == "\n":
+                        self.maybe_json = False
+                    char = unescape(m)
+                    if e[0] == "/" or "\ud800" <= char <= "\udfff":
+                        self.as_json = False  # JSON reads "/" and joins a surrogate pair; Python does neither
+                    self._parts.append(char)
+                    pos = m.end()
                     continue
-                if not final and n - pos < _LONGEST_ESCAPE:  # a partial escape may continue
-                    self._tail = buf[pos:]
-                    return n
-                m = _ESCAPE.match(buf, pos)
+                m = _TOKEN.match(buf, pos)
                 if m is None:
-                    raise ValueError("a backslash at the end")
-                e = m.group(1)
-                if e[0] not in _JSON_ESCAPES or e == "\n":
-                    self.maybe_json = False
-                char = unescape(m)
-                if e[0] == "/" or "\ud800" <= char <= "\udfff":
-                    self.as_json = False  # JSON reads "/" and joins a surrogate pair; Python does neither
-                self._parts.append(char)
-                pos = m.end()
-                continue
-            m = _TOKEN.match(buf, pos)
-            if m is None:
-                if self._result is not _MISSING and buf[pos].isspace():
-                    pos += 1  # whitespace after the value, of any kind ``str.strip`` removes
+                    if self._result is not _MISSING and buf[pos].isspace():
+                        pos += 1  # whitespace after the value, of any kind ``str.strip`` removes
+                        continue
+                    rest = buf[pos:]
+                    if not final and (rest in _WORD_PREFIXES or (len(rest) < 3 and _NUMBERISH.fullmatch(rest))):
+                        self._tail = rest
+                        return n
+                    raise ValueError(f"unexpected text at {pos}")
+                kind = m.lastgroup
+                if kind == "ws":
+                    pos = m.end()
                     continue
-                rest = buf[pos:]
-                if not final and (rest in _WORD_PREFIXES or (len(rest) < 3 and _NUMBERISH.fullmatch(rest))):
-                    self._tail = rest
-                    return n
-                raise ValueError(f"unexpected text at {pos}")
-            kind = m.lastgroup
-            if kind == "ws":
+                if kind in ("num", "word") and not final:
+                    end = _NUMBERISH.match(buf, m.end()).end() if kind == "num" else m.end()
+                    if end >= n:  # it may go on in the next piece
+                        if n - pos > _MAX_TAIL:
+                            raise ValueError("a number too long")
+                        self._tail = buf[pos:]
+                        return n
                 pos = m.end()
-                continue
-            if kind in ("num", "word") and not final:
-                end = _NUMBERISH.match(buf, m.end()).end() if kind == "num" else m.end()
-                if end >= n:  # it may go on in the next piece
-                    if n - pos > _MAX_TAIL:
-                        raise ValueError("a number too long")
-                    self._tail = buf[pos:]
-                    return n
-            pos = m.end()
-            tok = m.group()
-            if self._result is not _MISSING:
-                raise ValueError("text after the value")
-            if kind == "quote":
-                self._start_value()
-                if tok == "'":
-                    self.maybe_json = False
-                self._quote = tok
-                self._parts = []
-            elif kind == "punct":
-                self._punct(tok)
-            elif kind == "num":
-                if "_" in tok or tok[0] in "+." or tok.endswith(".") or ".e" in tok or ".E" in tok:
-                    self.maybe_json = False
-                self._value(_number(tok))
-            else:
-                if tok[0] in "TFN":
-                    self.maybe_json = False
-                self._value(_WORDS[tok])
+                tok = m.group()
+                if self._result is not _MISSING:
+                    raise ValueError("text after the value")
+                if kind == "quote":
+                    self._start_value()
+                    if tok == "'":
+                        self.maybe_json = False
+                    self._quote = tok
+                    self._parts = []
+                elif kind == "punct":
+                    self._punct(tok)
+                elif kind == "num":
+                    if "_" in tok or tok[0] in "+." or tok.endswith(".") or ".e" in tok or ".E" in tok:
+                        self.maybe_json = False
+                    self._value(_number(tok))
+                else:
+                    if tok[0] in "TFN":
+                        self.maybe_json = False
+                    self._value(_WORDS[tok])
+        except (ValueError, KeyError, IndexError, TypeError, OverflowError):
+            self._broke_at = pos  # (where the text stopped being a literal: feed answers it)
+            raise
         return n
 
     def _start_value(self) -> None:

@@ -32,9 +32,10 @@ SARASHINA_TRANSITIONS = {
     "calls": {"ws [": "array", "<|tool_calls|> again (dropped)": "calls",
               "anything else (the token dropped, the text content)": "content"},
     "array": {"ws {": "item", "ws ,": "array", "ws ] (the list's end), or anything else (content)": "content"},
-    "item": {"an element (a call, else content)": "array",
-             "text that is no literal, or <|tool_calls|> inside the element (its text is content)": "content",
+    "item": {"an element (a call, else content)": "array", "<|tool_calls|> inside the element (its text is content)":
+             "content", "text that is no literal (the element is a broken call)": "broken",
              "the end of the output inside the element (a cut call: dropped)": "content"},
+    "broken": {"<|tool_calls|> (the text after the break is content)": "content"},
 }
 
 __all__ = ["TOOL_CALLS", "SPECIAL_TOKENS", "SarashinaParser"]
@@ -47,6 +48,7 @@ _M_CONTENT = markers(TOOL_CALLS)
 _M_LIST = markers("[", TOOL_CALLS)
 _M_ARRAY = markers("{", ",", "]")
 _BARE = re.compile(r"\s*(\[)?\s*")
+_SPACE = re.compile(r"\s*")
 
 
 @register("sarashina")
@@ -55,6 +57,8 @@ class SarashinaParser(ToolParser):
 
     transitions = SARASHINA_TRANSITIONS
     _content_markers = _M_CONTENT
+    # a broken call's text from where it broke is content (at the end of the output, or a new calls token)
+    broken_restarts = (TOOL_CALLS,)
 
     def __init__(self) -> None:
         super().__init__()
@@ -63,7 +67,8 @@ class SarashinaParser(ToolParser):
         self._item: list[str] = []  # the element's text read so far (content if it makes no call)
 
     def _open(self, marker: str, final: bool) -> bool:
-        """``<|tool_calls|>`` in content: a list follows."""
+        """``<|tool_calls|>`` in content: a list follows (its whitespace before ``[``: a bounded head)."""
+        self.scanner.head_begin()
         self._state = "calls"
         return True
 
@@ -83,16 +88,19 @@ class SarashinaParser(ToolParser):
 
     def _s_calls(self, final: bool) -> bool:
         sc = self.scanner
-        hit = sc.match(_M_LIST, final, self._confirm_ws)
+        sc.head_run(_SPACE, final)
+        hit = None if sc.head_over() else sc.match(_M_LIST, final)
         if hit is PARTIAL:
             return False
+        blank = sc.head_text()
         if hit == "[":
-            self._confirm_ws.clear()
             self._state = "array"
-        elif hit is None:  # no list: the token is dropped, what follows is content
-            self._emit_content(self._confirm_text())
+        elif hit == TOOL_CALLS:  # the token again: the one before, and the whitespace after it, dropped
+            sc.head_begin()
+        else:  # no list: the token is dropped, what follows is content
+            self._emit_content(blank)
             self._state = "content"
-        return True  # (the token again: read on in this state)
+        return True
 
     def _s_array(self, final: bool) -> bool:
         """In the list, between elements."""
@@ -110,22 +118,29 @@ class SarashinaParser(ToolParser):
         return True
 
     def _s_item(self, final: bool) -> bool:
-        """An element, up to the bracket that closes it: a call, or content."""
+        """An element, up to the bracket that closes it: a call, or content; a broken call where it stops being
+        a literal."""
         sc = self.scanner
         text, marker = sc.find(_M_CONTENT, final)
         reader = self._reader
         used = reader.feed(text, True)
-        self._item.append(text[:used])
         if reader.done():  # the element closed: the rest is read again in the list
+            self._item.append(text[:used])
             sc.unread(len(text) - used + (len(marker) if marker else 0))
             self._element()
             self._state = "array"
             return True
-        if reader.failed or marker is not None:  # no literal, or the calls token inside it: content
-            self._emit_content("".join(self._item))
+        if reader.failed:  # a broken call: its text up to the break is dropped, what follows held (base state)
+            item = "".join(self._item)
             self._item = []
             if marker is not None:
                 sc.unread(len(marker))
+            return self._broken((item + text)[len(item) + used:])
+        self._item.append(text)
+        if marker is not None:  # the calls token inside the element: its text is content
+            self._emit_content("".join(self._item))
+            self._item = []
+            sc.unread(len(marker))
             self._state = "content"
             return True
         if final:  # the end of the output cut the element: a cut call, dropped
