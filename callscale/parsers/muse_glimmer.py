@@ -35,7 +35,8 @@ from .scanner import OVER, PARTIAL, markers
 # block states are shared; ``ws``: whitespace; "a / b": the one the reading decides).
 MUSE_GLIMMER_TRANSITIONS = {
     **MINIMAX_M2_TRANSITIONS,
-    "begin": {"to= or <|message|> (the header the prompt opened)": "header", "anything else": "content"},
+    "begin": {"to= (the header the prompt opened)": "header", "<|message|> (no recipient)": "text",
+              "anything else": "content"},
     "content": {"text (outside messages)": "content", "<atem:function_calls> (a block with no header)": "block",
                 "<|start|>, or to= (a header with no <|start|>)": "header",
                 "<|message|>, <|eom|>, <|eot|> (dropped)": "content"},
@@ -138,6 +139,8 @@ class MuseGlimmerParser(MiniMaxM2Parser):
             return False
         if hit is None:
             self._state = "content"
+        elif hit == MESSAGE:  # a header with no recipient: the user's
+            self._state = "text"
         else:
             self.scanner.head_begin(hit)
             self._state = "header"
@@ -150,10 +153,12 @@ class MuseGlimmerParser(MiniMaxM2Parser):
         raw = self.scanner.head_text()
         words = _HEADER.fullmatch(raw) if marker is not OVER else None
         if marker != MESSAGE or words is None:
-            # a header's words ended by a token (no body), or cut by the end of the output: markup, dropped;
-            # else no header: its text is content
-            if words is None and (marker is not None or not self._cut_by_end(final)):
+            if marker is None:  # the end of the output: a header guessed from to= is the model's text, else cut
+                if raw.lstrip().startswith("to="):
+                    self._emit_content(raw)
+            elif words is None:  # past MAX_HEAD, or text that is no header: content
                 self._emit_content(raw)
+            # (else a header's words ended by a token, no body: markup, dropped)
             self._state = "content"
             return marker is None or marker is OVER or self._open(marker, final)
         recipient = words.group(1) or USER
@@ -174,7 +179,8 @@ class MuseGlimmerParser(MiniMaxM2Parser):
         hit = self.scanner.match(_M_TOOL, final)
         if hit is PARTIAL:
             return False
-        if hit is None:  # a tool message that holds no block: its body is content
+        if hit is None:  # a tool message that holds no block: its body is content (an opener cut by the end: dropped)
+            self._cut_by_end(final, _M_TOOL)
             self._state = "text"
             return True
         return MiniMaxM2Parser._open(self, hit, final)
