@@ -91,3 +91,11 @@ def test_round_trip_under_any_split(calls, content, cuts):
 def test_odd_output_agrees_streamed_and_whole():
     pieces = [TOOL_CALLS, "[", "]", "{", "}", "'name'", "'arguments'", ": ", ", ", "'f'", "True", "x", " ", "\\", "'"]
     assert_odd_output_agrees(P, pieces, seed=11)
+
+
+def test_an_element_that_closes_right_after_an_escape_under_every_split():
+    # the reader holds up to ten characters after a backslash (an escape may go on): the element's close, and
+    # the text after it, may arrive in pieces before the reader sees it
+    check_all(TOOL_CALLS + "[{'':'','':{'':'\\n'}}'name", "{'':'','':{'':'\\n'}}'name", [])
+    check_all(TOOL_CALLS + "[{'name': 'f', 'arguments': {'a': '\\n'}}, {'name': 'g', 'arguments': {}}]tail", "tail",
+              [("f", {"a": "\n"}), ("g", {})])

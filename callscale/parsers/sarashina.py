@@ -125,8 +125,14 @@ class SarashinaParser(ToolParser):
         reader = self._reader
         used = reader.feed(text, True)
         if reader.done():  # the element closed: the rest is read again in the list
-            self._item.append(text[:used])
-            sc.unread(len(text) - used + (len(marker) if marker else 0))
+            sc.unread(len(text) + (len(marker) if marker else 0))
+            if used < 0:  # it closed in a piece read before (held by the reader as a possible escape)
+                item = "".join(self._item)
+                self._item = [item[:len(item) + used]]
+                sc.push_back(item[len(item) + used:])
+            else:
+                self._item.append(text[:used])
+                sc.take(used)
             self._element()
             self._state = "array"
             return True
