@@ -1075,7 +1075,6 @@ def _parsers_arguments(p: argparse.ArgumentParser) -> None:
 
 def _parsers(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from . import plugins
-    from .adapters import KNOWN_CLASSES
 
     from callscale import parsers
 
@@ -1084,19 +1083,9 @@ def _parsers(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     for name, ep in sorted(plugins.entry_points().items()):
         rows.append((name, plugins.entry_point_format(ep) or "?", f"entry point {ep.value}"))
     if args.engines:
-        for target, fmt in KNOWN_CLASSES.items():
-            engine = target.split(".")[0].replace("tensorrt_llm", "trtllm")
-            rows.append((target, fmt, f"{engine} class (adapter)"))
-        from .adapters import llamacpp, smg
+        from .adapters.listing import engine_rows
 
-        names = smg.parser_names()  # the installed wheel's; without smg, the ones FORMATS knows
-        where = "smg tool parser (gateway)" if names else f"smg tool parser (gateway; {smg.INSTALL})"
-        for name in names or sorted(smg.FORMATS):
-            rows.append((smg.PREFIX + name, smg.FORMATS.get(name, "?"), where))
-        if llamacpp.built():
-            for template in llamacpp.templates():
-                rows.append((llamacpp.PREFIX + template, llamacpp.format_of(template) or "?",
-                             f"llama.cpp {llamacpp.VERSION} chat template (harness)"))
+        rows += engine_rows()
     print(tables.render(["parser", "format", "source"], rows, rule=False))
     return 0
 
