@@ -24,11 +24,10 @@ from __future__ import annotations
 from typing import Sequence
 
 from callscale.parsers.muse_glimmer import (ASSISTANT, BLOCK_CLOSE, BLOCK_OPEN, EOM, INVOKE_CLOSE, INVOKE_OPEN,
-                                            MESSAGE, PARAM_CLOSE, PARAM_OPEN, SPECIAL_TOKENS, START, TAG_END, TO,
-                                            USER)
+                                            MESSAGE, PARAM_CLOSE, PARAM_OPEN, SPECIAL_TOKENS, START, TO, USER)
 
 from . import Call, Renderer, register
-from .minimax import value_text
+from .minimax import invoke_text
 
 __all__ = ["MuseGlimmerRenderer"]
 
@@ -55,10 +54,9 @@ class MuseGlimmerRenderer(Renderer):
         for i, call in enumerate(calls):
             if i:
                 out += [START, ASSISTANT]
-            out += [TO, call.name, MESSAGE, BLOCK_OPEN, "\n", INVOKE_OPEN, call.name, TAG_END, "\n"]
-            for key, value in call.arguments.items():
-                out += [PARAM_OPEN, key, TAG_END, value_text(value), PARAM_CLOSE, "\n"]
-            out += [INVOKE_CLOSE, "\n", BLOCK_CLOSE, EOM]
+            out += [TO, call.name, MESSAGE, BLOCK_OPEN, "\n"]
+            out += invoke_text(call, INVOKE_OPEN, PARAM_OPEN, PARAM_CLOSE, INVOKE_CLOSE)
+            out += [BLOCK_CLOSE, EOM]
         return "".join(out)
 
 
