@@ -73,7 +73,7 @@ def test_a_list_cut_by_the_end_of_the_output_is_dropped():
 
 def test_the_literal_reader_stops_at_the_close_and_answers_where_it_broke():
     r = PyLiteralReader()
-    assert r.feed("{'a': [1, '}]'], 'b': None}, {", True) == len("{'a': [1, '}]'], 'b': None}") and r.done()
+    assert r.feed("{'a': [1, '}]'], 'b': None}, {", True) == len("{'a': [1, '}]'], 'b': None}") and r.closed
     r = PyLiteralReader()
     assert r.feed("{'a': Tr", True) == 8 and not r.failed  # (a word that may go on: held)
     assert r.feed("ouble", True) == -2 and r.failed  # the word began two characters before this piece

@@ -130,8 +130,8 @@ class PyLiteralReader:
     the two read apart, ``\\/`` and an escaped surrogate (JSON joins a pair).
     """
 
-    __slots__ = ("_stack", "_result", "_tail", "_quote", "_parts", "_out", "_failed", "_exact", "_done", "maybe_json",
-                 "as_json", "json", "_broke_at")
+    __slots__ = ("_stack", "_result", "_tail", "_quote", "_parts", "_out", "failed", "_exact", "_done", "maybe_json",
+                 "as_json", "json", "_broke_at", "closed")
 
     def __init__(self) -> None:
         # stack entries: [container, closer, pending key, expecting, has items]; expecting is
@@ -143,7 +143,8 @@ class PyLiteralReader:
         self._parts: list[str] = []   # the string's characters so far
         self._out: list[str] = []     # the JSON text so far (pieces)
         self._done: list[str] = []    # ... and before them, joined a few dozen pieces at a time
-        self._failed = False
+        self.failed = False  # the text read so far stopped being a literal
+        self.closed = False  # a whole value was read (its closing bracket or quote)
         self._broke_at = 0
         self._exact = True
         self.maybe_json = True
@@ -155,18 +156,22 @@ class PyLiteralReader:
 
         All of them, unless ``stop_at_close``: then reading stops right after the bracket (or quote) that
         completes the value, and the characters after it are left unread (the text that follows a literal
-        element in a list: ``, {...}]``). :meth:`done` tells whether the value is complete. When the piece
+        element in a list: ``, {...}]``). :attr:`closed` tells whether the value is complete. When the piece
         stops being a literal (:attr:`failed`), where it stopped: the token that broke it starts there (a
         call's text that breaks into prose: the prose starts there); negative when that token began in the
         pieces before (a word or escape held back at their end: at most a few characters).
         """
-        if self._failed or not text:
+        if self.failed or not text:
             return len(text)
         tail = self._tail
+        quote = self._quote
+        if quote and not tail and quote not in text and "\\" not in text:  # inside a string, no quote or escape
+            self._parts.append(text)  # (what _read's string run does, without its frame: a streamed value's delta)
+            return len(text)
         try:
             end = self._read(tail + text if tail else text, False, stop_at_close)
         except (ValueError, KeyError, IndexError, TypeError, OverflowError):
-            self._failed = True
+            self.failed = True
             self._tail = ""
             self._out = self._done = []
             return self._broke_at - len(tail)
@@ -175,21 +180,13 @@ class PyLiteralReader:
             self._out = []
         return end - len(tail)
 
-    def done(self) -> bool:
-        """Whether a whole value was read (its closing bracket or quote); False after a failure."""
-        return not self._failed and self._result is not _MISSING
-
-    @property
-    def failed(self) -> bool:
-        """Whether the text read so far stopped being a literal."""
-        return self._failed
 
     def unfinished(self) -> bool:
         """Whether the text read so far still reads as a literal and is inside one of its strings (so it
         cannot end here: any text may follow in a string, while markup outside one is no literal). False
         once the text stopped reading, or when the unread tail (a possible partial escape at the end) may
         close the string: then nothing is known."""
-        if self._failed:
+        if self.failed:
             return False
         tail, quote = self._tail, self._quote
         if tail and quote:  # an escape at the end: inside the string unless the tail holds its quote
@@ -206,13 +203,13 @@ class PyLiteralReader:
 
     def end(self) -> tuple[bool, Any]:
         """The text ended: ``(True, value)`` when it was one literal, else ``(False, None)``. Call once."""
-        if not self._failed:
+        if not self.failed:
             try:
                 self._read(self._tail, True)
             except (ValueError, KeyError, IndexError, TypeError, OverflowError):
-                self._failed = True
-        if self._failed or self._stack or self._quote or self._result is _MISSING:
-            self._failed = True
+                self.failed = True
+        if self.failed or self._stack or self._quote or self._result is _MISSING:
+            self.failed = True
             self._out = []
             return False, None
         self._done.append("".join(self._out))
@@ -227,7 +224,7 @@ class PyLiteralReader:
         self._tail = ""
         try:
             while pos < n:
-                if stop and self._result is not _MISSING:
+                if stop and self.closed:
                     return pos
                 quote = self._quote
                 if quote:
@@ -365,6 +362,7 @@ class PyLiteralReader:
         stack = self._stack
         if not stack:
             self._result = value
+            self.closed = True
             return
         top = stack[-1]
         if top[3] == "key":

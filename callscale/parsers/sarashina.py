@@ -32,10 +32,10 @@ SARASHINA_TRANSITIONS = {
     "calls": {"ws [": "array", "<|tool_calls|> again (dropped)": "calls",
               "anything else (the token dropped, the text content)": "content"},
     "array": {"ws {": "item", "ws ,": "array", "ws ] (the list's end), or anything else (content)": "content"},
-    "item": {"an element (a call, else content)": "array", "<|tool_calls|> inside the element (its text is content)":
-             "content", "text that is no literal (the element is a broken call)": "broken",
+    "item": {"an element (a call, else content)": "array",
+             "text that is no literal (the element is a broken call)": "broken",
              "the end of the output inside the element (a cut call: dropped)": "content"},
-    "broken": {"<|tool_calls|> (the text after the break is content)": "content"},
+    "broken": {"<|tool_calls|> (the text after the break is content)": "content / calls"},
 }
 
 __all__ = ["TOOL_CALLS", "SPECIAL_TOKENS", "SarashinaParser"]
@@ -88,6 +88,10 @@ class SarashinaParser(ToolParser):
 
     def _s_calls(self, final: bool) -> bool:
         sc = self.scanner
+        if sc.skip_repeats(TOOL_CALLS):  # the token again (a degenerate model): the ones before, and the blank, dropped
+            sc.head_begin()
+            if sc.at_end():
+                return False
         sc.head_run(_SPACE, final)
         hit = None if sc.head_over() else sc.match(_M_LIST, final)
         if hit is PARTIAL:
@@ -119,36 +123,29 @@ class SarashinaParser(ToolParser):
 
     def _s_item(self, final: bool) -> bool:
         """An element, up to the bracket that closes it: a call, or content; a broken call where it stops being
-        a literal."""
+        a literal (a calls token in it is its text: inside a string, else where it breaks)."""
         sc = self.scanner
-        text, marker = sc.find(_M_CONTENT, final)
+        text = sc.take_all()
         reader = self._reader
         used = reader.feed(text, True)
-        if reader.done():  # the element closed: the rest is read again in the list
-            sc.unread(len(text) + (len(marker) if marker else 0))
+        if reader.closed:  # the element closed: the rest is read again in the list
             if used < 0:  # it closed in a piece read before (held by the reader as a possible escape)
+                sc.unread(len(text))
                 item = "".join(self._item)
                 self._item = [item[:len(item) + used]]
                 sc.push_back(item[len(item) + used:])
             else:
                 self._item.append(text[:used])
-                sc.take(used)
+                sc.unread(len(text) - used)
             self._element()
             self._state = "array"
             return True
-        if reader.failed:  # a broken call: its text up to the break is dropped, what follows held (base state)
+        if reader.failed:  # a broken call: its text up to the break is dropped, what follows read by the base state
             item = "".join(self._item)
             self._item = []
-            if marker is not None:
-                sc.unread(len(marker))
-            return self._broken((item + text)[len(item) + used:])
+            sc.push_back((item + text)[len(item) + used:])
+            return self._broken()
         self._item.append(text)
-        if marker is not None:  # the calls token inside the element: its text is content
-            self._emit_content("".join(self._item))
-            self._item = []
-            sc.unread(len(marker))
-            self._state = "content"
-            return True
         if final:  # the end of the output cut the element: a cut call, dropped
             self._item = []
             self._state = "content"
