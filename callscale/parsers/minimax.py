@@ -86,9 +86,6 @@ SPECIAL_TOKENS = (BLOCK_OPEN, BLOCK_CLOSE)
 
 _CONTENT = markers(LAYOUT_NEWLINE + BLOCK_OPEN, BLOCK_OPEN)
 _TAG_END = markers(TAG_END)
-_IN_INVOKE = markers(PARAM_OPEN, INVOKE_CLOSE)
-_AFTER_PARAM = markers(PARAM_OPEN, INVOKE_CLOSE)
-_AFTER_INVOKE = markers(INVOKE_OPEN, BLOCK_CLOSE, BLOCK_OPEN)
 
 _SPACE = re.compile(r"\s*")
 _KEY = re.compile(r'[^<>"\n]+')
@@ -102,10 +99,6 @@ _S_KEY = "key"  # reading a parameter's name
 _S_VALUE = "value"  # reading a parameter's value
 _S_CLOSE1 = "close1"  # after </parameter>: is it the end of the value?
 _S_CLOSE2 = "close2"  # after </parameter> ws </invoke>: is it the end of the call?
-
-
-#: What ends a value's text (value_state).
-_M_VALUE_END = markers(PARAM_CLOSE)
 
 
 class MiniMaxBlocks(ToolParser):
@@ -129,14 +122,31 @@ class MiniMaxBlocks(ToolParser):
     block_close: ClassVar[str] = ""
     invoke_open: ClassVar[str] = ""
     invoke_close: ClassVar[str] = ""
+    #: A parameter's tags (M2's spelling and the formats that share its invoke body): ``param_open`` up to the key.
+    param_open: ClassVar[str] = ""
+    param_close: ClassVar[str] = ""
+    #: Tokens outside the block that also end a broken call (read on as content), and openers outside it that
+    #: restart (the broken call's text is content): a format whose block sits in a message (Muse Glimmer).
+    message_ends: ClassVar[tuple[str, ...]] = ()
+    message_restarts: ClassVar[tuple[str, ...]] = ()
     #: What may follow in a block (class creation): an invoke, the block's end, a new block.
     block_markers: ClassVar[Markers | None] = None
+    #: What may follow in an invoke, after a parameter's closing tag (a parameter, the invoke's end), and after
+    #: the invoke's closing tag (an invoke, the block's end, a new block); what ends a value (class creation).
+    invoke_markers: ClassVar[Markers | None] = None
+    after_invoke_markers: ClassVar[Markers | None] = None
+    value_end_markers: ClassVar[Markers | None] = None
 
     def __init_subclass__(cls, **kwargs) -> None:
         if cls.block_open:
             cls.block_markers = markers(cls.invoke_open, cls.block_close, cls.block_open)
-            cls.broken_resume = {cls.invoke_close: "block", cls.block_close: "content"}
-            cls.broken_restarts = (cls.block_open,)
+            cls.broken_resume = {cls.invoke_close: "block", cls.block_close: "content",
+                                 **dict.fromkeys(cls.message_ends, "content")}
+            cls.broken_restarts = (cls.block_open, *cls.message_restarts)
+        if cls.param_open:
+            cls.invoke_markers = markers(cls.param_open, cls.invoke_close)
+            cls.after_invoke_markers = markers(cls.invoke_open, cls.block_close, cls.block_open)
+            cls.value_end_markers = markers(cls.param_close)
         super().__init_subclass__(**kwargs)
 
     def __init__(self) -> None:
@@ -250,12 +260,14 @@ class MiniMaxM2Parser(MiniMaxBlocks):
     block_close = BLOCK_CLOSE
     invoke_open = INVOKE_OPEN
     invoke_close = INVOKE_CLOSE
+    param_open = PARAM_OPEN
+    param_close = PARAM_CLOSE
     _content_markers = _CONTENT
 
     def __init__(self) -> None:
         super().__init__()
         self._n_params = 0
-        self._value_ends = _M_VALUE_END  # (value_state's markers: an instance attribute, read a delta)
+        self._value_ends = self.value_end_markers  # (value_state's markers: an instance attribute, read a delta)
         self._tv = _NO_VALUE  # the current value's typed writer (parsers.schema.TypedValue)
         self._typing = UNTYPED  # the schema typing of a typed value (parsers.schema)
 
@@ -269,7 +281,7 @@ class MiniMaxM2Parser(MiniMaxBlocks):
         if state in (_S_BLOCK, _S_NAME):
             pass  # the output cut the block's call head: its markup is no content (DESIGN.md)
         elif state in (_S_INVOKE, _S_KEY, _S_VALUE, _S_CLOSE1):
-            log.debug("minimax_m2: call %r never closed; abandoned", self._call_name)
+            log.debug("%s: call %r never closed; abandoned", self.name, self._call_name)
             self._abandon_call()
         self._raw = []
         self._state = _S_CONTENT
@@ -284,14 +296,15 @@ class MiniMaxM2Parser(MiniMaxBlocks):
         self._state = _S_INVOKE
 
     def _s_invoke(self, final: bool) -> bool:
-        marker = self.scanner.match_after_space(_IN_INVOKE, final)
-        if marker == PARAM_OPEN:
+        in_invoke = self.invoke_markers
+        marker = self.scanner.match_after_space(in_invoke, final)
+        if marker == self.param_open:
             self.scanner.head_begin()
             self._state = _S_KEY
-        elif marker == INVOKE_CLOSE:
+        elif marker == self.invoke_close:
             self._close_call()
             self._state = _S_BLOCK
-        elif marker is PARTIAL or self._cut_by_end(final, _IN_INVOKE):
+        elif marker is PARTIAL or self._cut_by_end(final, in_invoke):
             return False  # a partial tag, or nothing unread; or the output cut the call
         else:
             self._fail("unexpected text inside <invoke>")
@@ -325,35 +338,36 @@ class MiniMaxM2Parser(MiniMaxBlocks):
         (the call is cut: ``_at_end``)."""
         if marker is None:
             return False
-        self._pending = [PARAM_CLOSE]
+        self._pending = [self.param_close]
         self._confirm_ws.clear()
         self._state = _S_CLOSE1
         return True
 
     def _s_close1(self, final: bool) -> bool:
-        marker = self.scanner.match(_AFTER_PARAM, final, self._confirm_ws)
+        marker = self.scanner.match(self.invoke_markers, final, self._confirm_ws)
         if marker is PARTIAL:
             return False
-        if marker == PARAM_OPEN:
+        if marker == self.param_open:
             self._confirm_ws.clear()
             self._end_value()
             self.scanner.head_begin()
             self._state = _S_KEY
-        elif marker == INVOKE_CLOSE:
-            self._pending = [PARAM_CLOSE, self._confirm_text(), INVOKE_CLOSE]
+        elif marker == self.invoke_close:
+            self._pending = [self.param_close, self._confirm_text(), marker]
             self._state = _S_CLOSE2
         else:  # the closing tag was value text
             self._reject_close()
         return True
 
     def _s_close2(self, final: bool) -> bool:
-        if final and self._cut_by_end(final, _AFTER_INVOKE):  # the end of the output (or a cut tag) follows </invoke>
+        after = self.after_invoke_markers
+        if final and self._cut_by_end(final, after):  # the end of the output (or a cut tag) follows </invoke>
             self._confirm_ws.clear()
             self._end_value()
             self._close_call()
             self._state = _S_BLOCK
             return False
-        marker = self.scanner.match(_AFTER_INVOKE, final, self._confirm_ws)
+        marker = self.scanner.match(after, final, self._confirm_ws)
         if marker is PARTIAL:
             return False
         if marker is None:
@@ -362,11 +376,11 @@ class MiniMaxM2Parser(MiniMaxBlocks):
         self._confirm_ws.clear()
         self._end_value()
         self._close_call()
-        if marker == INVOKE_OPEN:
+        if marker == self.invoke_open:
             self._raw = [marker]
             self.scanner.head_begin()
             self._state = _S_NAME
-        elif marker == BLOCK_CLOSE:
+        elif marker == self.block_close:
             self._state = _S_CONTENT
         else:
             self._open_block(marker)
@@ -391,7 +405,7 @@ class MiniMaxM2Parser(MiniMaxBlocks):
         self._raw = []
 
     def _fail(self, why: str) -> None:
-        log.debug("minimax_m2: call %r abandoned: %s", self._call_name, why)
+        log.debug("%s: call %r abandoned: %s", self.name, self._call_name, why)
         self._pending = []
         self._confirm_ws.clear()
         self._tv = _NO_VALUE

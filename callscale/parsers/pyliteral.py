@@ -130,8 +130,8 @@ class PyLiteralReader:
     the two read apart, ``\\/`` and an escaped surrogate (JSON joins a pair).
     """
 
-    __slots__ = ("_stack", "_result", "_tail", "_quote", "_parts", "_out", "_failed", "_exact", "_done", "maybe_json",
-                 "as_json", "json")
+    __slots__ = ("_stack", "_result", "_tail", "_quote", "_parts", "_out", "failed", "_exact", "_done", "maybe_json",
+                 "as_json", "json", "_broke_at", "closed")
 
     def __init__(self) -> None:
         # stack entries: [container, closer, pending key, expecting, has items]; expecting is
@@ -143,33 +143,50 @@ class PyLiteralReader:
         self._parts: list[str] = []   # the string's characters so far
         self._out: list[str] = []     # the JSON text so far (pieces)
         self._done: list[str] = []    # ... and before them, joined a few dozen pieces at a time
-        self._failed = False
+        self.failed = False  # the text read so far stopped being a literal
+        self.closed = False  # a whole value was read (its closing bracket or quote)
+        self._broke_at = 0
         self._exact = True
         self.maybe_json = True
         self.as_json = True
         self.json = ""
 
-    def feed(self, text: str) -> None:
-        """The next piece of the literal's text."""
-        if self._failed or not text:
-            return
+    def feed(self, text: str, stop_at_close: bool = False) -> int:
+        """The next piece of the literal's text; returns how many of its characters were read.
+
+        All of them, unless ``stop_at_close``: then reading stops right after the bracket (or quote) that
+        completes the value, and the characters after it are left unread (the text that follows a literal
+        element in a list: ``, {...}]``). :attr:`closed` tells whether the value is complete. When the piece
+        stops being a literal (:attr:`failed`), where it stopped: the token that broke it starts there (a
+        call's text that breaks into prose: the prose starts there); negative when that token began in the
+        pieces before (a word or escape held back at their end: at most a few characters).
+        """
+        if self.failed or not text:
+            return len(text)
+        tail = self._tail
+        quote = self._quote
+        if quote and not tail and quote not in text and "\\" not in text:  # inside a string, no quote or escape
+            self._parts.append(text)  # (what _read's string run does, without its frame: a streamed value's delta)
+            return len(text)
         try:
-            self._read(self._tail + text if self._tail else text, False)
+            end = self._read(tail + text if tail else text, False, stop_at_close)
         except (ValueError, KeyError, IndexError, TypeError, OverflowError):
-            self._failed = True
+            self.failed = True
             self._tail = ""
             self._out = self._done = []
-            return
+            return self._broke_at - len(tail)
         if len(self._out) > 64:  # so end() joins few pieces: its cost stays small for a long value
             self._done.append("".join(self._out))
             self._out = []
+        return end - len(tail)
+
 
     def unfinished(self) -> bool:
         """Whether the text read so far still reads as a literal and is inside one of its strings (so it
         cannot end here: any text may follow in a string, while markup outside one is no literal). False
         once the text stopped reading, or when the unread tail (a possible partial escape at the end) may
         close the string: then nothing is known."""
-        if self._failed:
+        if self.failed:
             return False
         tail, quote = self._tail, self._quote
         if tail and quote:  # an escape at the end: inside the string unless the tail holds its quote
@@ -186,13 +203,13 @@ class PyLiteralReader:
 
     def end(self) -> tuple[bool, Any]:
         """The text ended: ``(True, value)`` when it was one literal, else ``(False, None)``. Call once."""
-        if not self._failed:
+        if not self.failed:
             try:
                 self._read(self._tail, True)
             except (ValueError, KeyError, IndexError, TypeError, OverflowError):
-                self._failed = True
-        if self._failed or self._stack or self._quote or self._result is _MISSING:
-            self._failed = True
+                self.failed = True
+        if self.failed or self._stack or self._quote or self._result is _MISSING:
+            self.failed = True
             self._out = []
             return False, None
         self._done.append("".join(self._out))
@@ -201,81 +218,89 @@ class PyLiteralReader:
         return True, self._result
 
     # ------------------------------------------------------------------ reading
-    def _read(self, buf: str, final: bool) -> None:
+    def _read(self, buf: str, final: bool, stop: bool = False) -> int:
+        """Read ``buf``; returns where reading stopped (``len(buf)``, or with ``stop`` where the value completed)."""
         pos, n = 0, len(buf)
         self._tail = ""
-        while pos < n:
-            quote = self._quote
-            if quote:
-                run = _RUN[quote].match(buf, pos)
-                if run.end() > pos:
-                    self._parts.append(run.group())
-                    pos = run.end()
-                if pos >= n:
-                    break
-                if buf[pos] == quote:
-                    pos += 1
-                    self._quote = ""
-                    value = "".join(self._parts)
-                    self._parts = []
-                    self._value(value)
+        try:
+            while pos < n:
+                if stop and self.closed:
+                    return pos
+                quote = self._quote
+                if quote:
+                    run = _RUN[quote].match(buf, pos)
+                    if run.end() > pos:
+                        self._parts.append(run.group())
+                        pos = run.end()
+                    if pos >= n:
+                        break
+                    if buf[pos] == quote:
+                        pos += 1
+                        self._quote = ""
+                        value = "".join(self._parts)
+                        self._parts = []
+                        self._value(value)
+                        continue
+                    if not final and n - pos < _LONGEST_ESCAPE:  # a partial escape may continue
+                        self._tail = buf[pos:]
+                        return n
+                    m = _ESCAPE.match(buf, pos)
+                    if m is None:
+                        raise ValueError("a backslash at the end")
+                    e = m.group(1)
+                    if e[0] not in _JSON_ESCAPES or e == "\n":
+                        self.maybe_json = False
+                    char = unescape(m)
+                    if e[0] == "/" or "\ud800" <= char <= "\udfff":
+                        self.as_json = False  # JSON reads "/" and joins a surrogate pair; Python does neither
+                    self._parts.append(char)
+                    pos = m.end()
                     continue
-                if not final and n - pos < _LONGEST_ESCAPE:  # a partial escape may continue
-                    self._tail = buf[pos:]
-                    return
-                m = _ESCAPE.match(buf, pos)
+                m = _TOKEN.match(buf, pos)
                 if m is None:
-                    raise ValueError("a backslash at the end")
-                e = m.group(1)
-                if e[0] not in _JSON_ESCAPES or e == "\n":
-                    self.maybe_json = False
-                char = unescape(m)
-                if e[0] == "/" or "\ud800" <= char <= "\udfff":
-                    self.as_json = False  # JSON reads "/" and joins a surrogate pair; Python does neither
-                self._parts.append(char)
-                pos = m.end()
-                continue
-            m = _TOKEN.match(buf, pos)
-            if m is None:
-                if self._result is not _MISSING and buf[pos].isspace():
-                    pos += 1  # whitespace after the value, of any kind ``str.strip`` removes
+                    if self._result is not _MISSING and buf[pos].isspace():
+                        pos += 1  # whitespace after the value, of any kind ``str.strip`` removes
+                        continue
+                    rest = buf[pos:]
+                    if not final and (rest in _WORD_PREFIXES or (len(rest) < 3 and _NUMBERISH.fullmatch(rest))):
+                        self._tail = rest
+                        return n
+                    raise ValueError(f"unexpected text at {pos}")
+                kind = m.lastgroup
+                if kind == "ws":
+                    pos = m.end()
                     continue
-                rest = buf[pos:]
-                if not final and (rest in _WORD_PREFIXES or (len(rest) < 3 and _NUMBERISH.fullmatch(rest))):
-                    self._tail = rest
-                    return
-                raise ValueError(f"unexpected text at {pos}")
-            kind = m.lastgroup
-            if kind == "ws":
+                if kind in ("num", "word") and not final:
+                    end = _NUMBERISH.match(buf, m.end()).end() if kind == "num" else m.end()
+                    if end >= n:  # it may go on in the next piece
+                        if n - pos > _MAX_TAIL:
+                            raise ValueError("a number too long")
+                        self._tail = buf[pos:]
+                        return n
                 pos = m.end()
-                continue
-            if kind in ("num", "word") and not final:
-                end = _NUMBERISH.match(buf, m.end()).end() if kind == "num" else m.end()
-                if end >= n:  # it may go on in the next piece
-                    if n - pos > _MAX_TAIL:
-                        raise ValueError("a number too long")
-                    self._tail = buf[pos:]
-                    return
-            pos = m.end()
-            tok = m.group()
-            if self._result is not _MISSING:
-                raise ValueError("text after the value")
-            if kind == "quote":
-                self._start_value()
-                if tok == "'":
-                    self.maybe_json = False
-                self._quote = tok
-                self._parts = []
-            elif kind == "punct":
-                self._punct(tok)
-            elif kind == "num":
-                if "_" in tok or tok[0] in "+." or tok.endswith(".") or ".e" in tok or ".E" in tok:
-                    self.maybe_json = False
-                self._value(_number(tok))
-            else:
-                if tok[0] in "TFN":
-                    self.maybe_json = False
-                self._value(_WORDS[tok])
+                tok = m.group()
+                if self._result is not _MISSING:
+                    raise ValueError("text after the value")
+                if kind == "quote":
+                    self._start_value()
+                    if tok == "'":
+                        self.maybe_json = False
+                    self._quote = tok
+                    self._parts = []
+                elif kind == "punct":
+                    self._punct(tok)
+                elif kind == "num":
+                    if "_" in tok or tok[0] in "+." or tok.endswith(".") or ".e" in tok or ".E" in tok:
+                        self.maybe_json = False
+                    self._value(_number(tok))
+                else:
+                    if tok[0] in "TFN":
+                        self.maybe_json = False
+                    self._value(_WORDS[tok])
+        except (ValueError, KeyError, IndexError, TypeError, OverflowError):
+            self._broke_at = pos  # (where the text stopped being a literal: feed answers it)
+            raise
+        return n
 
     def _start_value(self) -> None:
         """A value (or key) starts here: check its place, write the separator before it."""
@@ -337,6 +362,7 @@ class PyLiteralReader:
         stack = self._stack
         if not stack:
             self._result = value
+            self.closed = True
             return
         top = stack[-1]
         if top[3] == "key":

@@ -37,7 +37,7 @@ from callscale.parsers.minimax import (
 
 from . import Call, Renderer, register
 
-__all__ = ["MiniMaxM2Renderer", "value_text"]
+__all__ = ["MiniMaxM2Renderer", "value_text", "invoke_text"]
 
 
 def value_text(value: Any) -> str:
@@ -45,6 +45,16 @@ def value_text(value: Any) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False)
+
+
+def invoke_text(call: Call, invoke_open: str, param_open: str, param_close: str, invoke_close: str) -> list[str]:
+    """One invoke's pieces in M2's grammar (the tags of a spelling: M2's, Muse Glimmer's ``atem:``): its head,
+    one parameter a line, its closing tag and the newline after it."""
+    out = [invoke_open, call.name, TAG_END, "\n"]
+    for key, value in call.arguments.items():
+        out += [param_open, key, TAG_END, value_text(value), param_close, "\n"]
+    out += [invoke_close, "\n"]
+    return out
 
 
 class MiniMaxM2Renderer(Renderer):
@@ -66,10 +76,7 @@ class MiniMaxM2Renderer(Renderer):
             return content
         out = [content, LAYOUT_NEWLINE, BLOCK_OPEN, "\n"]
         for call in calls:
-            out += [INVOKE_OPEN, call.name, TAG_END, "\n"]
-            for key, value in call.arguments.items():
-                out += [PARAM_OPEN, key, TAG_END, value_text(value), PARAM_CLOSE, "\n"]
-            out += [INVOKE_CLOSE, "\n"]
+            out += invoke_text(call, INVOKE_OPEN, PARAM_OPEN, PARAM_CLOSE, INVOKE_CLOSE)
         out.append(BLOCK_CLOSE)
         return "".join(out)
 

@@ -1,0 +1,101 @@
+"""The Sarashina parser (``sarashina``): rendered calls read back under every split, the bare list at the start of
+the output, Python literals, elements that make no call, broken and cut lists (docs/formats.md, "Sarashina")."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from callscale import parsers
+from callscale.parsers.pyliteral import PyLiteralReader
+from callscale.parsers.sarashina import TOOL_CALLS
+from callscale.workloads import render
+from callscale.workloads.render import Call
+from support import CHUNKINGS, assert_odd_output_agrees, assert_parses, assert_round_trip, calls_strategy
+
+P = "sarashina"
+R = render.get(P)
+SPECIALS = R.special_tokens
+
+
+def check_all(text, content, calls, broken=False):
+    assert_parses(P, text, content, calls, chunkings=CHUNKINGS, special_tokens=SPECIALS, broken=broken)
+
+
+def test_registered_with_a_renderer():
+    assert P in parsers.names() and P in render.names()
+    assert parsers.get(P).name == P and R.opener == TOOL_CALLS
+
+
+def test_the_renderer_writes_smgs_layout():
+    text = R.render([Call("get_weather", {"city": "Tokyo", "ok": True, "n": None})], content="Let me check.")
+    assert text == "Let me check.<|tool_calls|>[{'name': 'get_weather', 'arguments': {'city': 'Tokyo', 'ok': True, 'n': None}}]"
+
+
+def test_smgs_cases():
+    # crates/tool_parser/src/parsers/sarashina.rs, its tests
+    check_all(TOOL_CALLS + "[{'name': 'get_weather', 'arguments': {'city': 'Tokyo'}}]", "",
+              [("get_weather", {"city": "Tokyo"})])
+    check_all("[{'name': 'get_weather', 'arguments': {'city': 'Tokyo'}}]", "", [("get_weather", {"city": "Tokyo"})])
+    check_all("Let me check." + TOOL_CALLS + "[{'name': 'ping', 'arguments': {}}]", "Let me check.", [("ping", {})])
+    check_all("[{'name': 'search', 'arguments': {'q': 'rust'}}, {'name': 'get_weather', 'arguments': {'city': 'Paris'}}]",
+              "", [("search", {"q": "rust"}), ("get_weather", {"city": "Paris"})])
+    check_all("[{'name': 'flags', 'arguments': {'a': True, 'b': False, 'c': None}}]", "",
+              [("flags", {"a": True, "b": False, "c": None})])
+    check_all("[{'name': 'say', 'arguments': {'text': 'it\\'s [done]'}}]", "", [("say", {"text": "it's [done]"})])
+    check_all("The weather in Tokyo is sunny.", "The weather in Tokyo is sunny.", [])
+    check_all("[1, 2, 3]", "[1, 2, 3]", [])
+
+
+def test_a_bare_list_only_at_the_start_of_the_output():
+    text = "See [{'name': 'f', 'arguments': {}}]"
+    check_all(text, text, [])
+    check_all("  \n[ {'name': 'f', 'arguments': {}} ]", "", [("f", {})])
+
+
+def test_an_element_that_is_no_call_is_content_and_the_list_goes_on():
+    check_all(TOOL_CALLS + "[{'x': 1}, {'name': 'f', 'arguments': {}}]", "{'x': 1}", [("f", {})])
+    check_all(TOOL_CALLS + "[{'name': 'f', 'arguments': [1]}]", "{'name': 'f', 'arguments': [1]}", [])
+
+
+def test_prose_after_a_broken_call_is_content():
+    text = TOOL_CALLS + "[{'name': 'f', 'arguments': {'a': oops and then prose."
+    check_all(text, "oops and then prose.", [], broken=True)
+    check_all(text + TOOL_CALLS + "[{'name': 'g', 'arguments': {}}]", "oops and then prose.", [("g", {})], broken=True)
+
+
+def test_a_list_cut_by_the_end_of_the_output_is_dropped():
+    full = "Hi." + TOOL_CALLS + "[{'name': 'f', 'arguments': {'a': 'b'}}]"
+    for k in range(len("Hi." + TOOL_CALLS), len(full) - 1):
+        got = parsers.get(P)().detect_and_parse(full[:k], [])
+        assert got.normal_text == "Hi." and got.calls == [], k
+
+
+def test_the_literal_reader_stops_at_the_close_and_answers_where_it_broke():
+    r = PyLiteralReader()
+    assert r.feed("{'a': [1, '}]'], 'b': None}, {", True) == len("{'a': [1, '}]'], 'b': None}") and r.closed
+    r = PyLiteralReader()
+    assert r.feed("{'a': Tr", True) == 8 and not r.failed  # (a word that may go on: held)
+    assert r.feed("ouble", True) == -2 and r.failed  # the word began two characters before this piece
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(calls=calls_strategy(SPECIALS), content=st.sampled_from(["", "Hi.", "a [b] {c}"]),
+       cuts=st.lists(st.integers(0, 2000), max_size=6))
+def test_round_trip_under_any_split(calls, content, cuts):
+    calls = [Call(c.name, {k: v for k, v in c.arguments.items() if TOOL_CALLS not in repr(v) + k})
+             for c in calls]  # (the calls token never inside a value)
+    assert_round_trip(P, calls, content, "", cuts)
+
+
+def test_odd_output_agrees_streamed_and_whole():
+    pieces = [TOOL_CALLS, "[", "]", "{", "}", "'name'", "'arguments'", ": ", ", ", "'f'", "True", "x", " ", "\\", "'"]
+    assert_odd_output_agrees(P, pieces, seed=11)
+
+
+def test_an_element_that_closes_right_after_an_escape_under_every_split():
+    # the reader holds up to ten characters after a backslash (an escape may go on): the element's close, and
+    # the text after it, may arrive in pieces before the reader sees it
+    check_all(TOOL_CALLS + "[{'':'','':{'':'\\n'}}'name", "{'':'','':{'':'\\n'}}'name", [])
+    check_all(TOOL_CALLS + "[{'name': 'f', 'arguments': {'a': '\\n'}}, {'name': 'g', 'arguments': {}}]tail", "tail",
+              [("f", {"a": "\n"}), ("g", {})])
