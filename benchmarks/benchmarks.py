@@ -50,13 +50,14 @@ import os
 import time
 
 from callscale import parsers as _parsers
+from callscale.config import DEFAULTS as _SETTINGS  # the one definition of a run's defaults
 
 #: Every registered format (the registry's names, sorted).
 PARSERS = _parsers.names()
 WORKLOADS = ["write_file", "many_short_calls", "repeated_opener"]
-#: Call lengths in characters.
-LENGTHS = [4096, 16384, 65536]
-CHUNKING = "tokens:4"
+#: Call lengths in characters (the gate's, :class:`callscale.config.Settings`).
+LENGTHS = list(_SETTINGS.lengths)
+CHUNKING = _SETTINGS.chunking
 #: The chunking of the ``Model*`` benchmarks: the model's own tokens, where its tokenizer is installed.
 MODEL_CHUNKING = "model"
 METERS = ["time", "instructions"]
@@ -64,9 +65,9 @@ METERS = ["time", "instructions"]
 #: ``callscale history`` fits an exponent per commit from them.
 INSTRUCTION_LENGTHS = [512, 2048, 8192]
 #: Lengths (characters) the exponent is fitted over, per meter (instructions: small, exact).
-FIT_LENGTHS = {"time": [4096, 16384, 65536], "instructions": [1024, 2048, 4096, 8192]}
+FIT_LENGTHS = {"time": list(_SETTINGS.lengths), "instructions": [1024, 2048, 4096, 8192]}
 #: Process-time runs per length for the ``time`` exponent; the minimum counts.
-FIT_REPEATS = 3
+FIT_REPEATS = _SETTINGS.repeats
 
 
 def selected_meters() -> list[str]:

@@ -328,7 +328,7 @@ def _count_row(spec, row, requests, say, answer) -> None:
         except Exception as exc:
             cases[index] = f"workload {workload} for {fmt}: {_error(exc)}"
     requests.start()
-    # a compiled engine's harness that counts its own work (adapters/llamacpp.py) gives its toggle
+    # a compiled engine's harness that counts its own work (callscale.adapters) gives its toggle
     collect, dump = getattr(factory, "callscale_collect", None) or requests.collect, requests.dump
     _settle_collector()
     collect()

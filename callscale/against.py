@@ -492,11 +492,11 @@ def run(p, args, lengths: Sequence[int], chunkings: Sequence[str] | None, worklo
     if len(names) != 1:
         p.error("--against compares one parser: name it with --parser (the new one)")
     new_target = names[0]
-    from .adapters import smg
+    from .adapters import runs_elsewhere
 
     for target in (new_target, args.against):
-        if target.startswith(smg.PREFIX):
-            p.error(f"--against {args.against}: {target} runs inside SMG's router, not as a parser object these "
+        if runs_elsewhere(target):
+            p.error(f"--against {args.against}: {runs_elsewhere(target)}, not as a parser object these "
                     f"children can drive increment by increment; check it alone with callscale check --parser "
                     f"{target}")
     if plugins.takes_format(new_target):

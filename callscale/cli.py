@@ -52,8 +52,9 @@ __all__ = ["main", "build_parser"]
 def build_parser() -> ArgumentParser:
     """The argument parser with one subparser per module of :data:`callscale.commands.COMMANDS`; each subparser
     stores its parser as ``command_parser`` (where ``run`` reports a bad option)."""
-    p = ArgumentParser(prog="callscale", description="Measure how a streaming tool-call parser's cost "
-                                                    "grows with call length, and gate CI on it.")
+    p = ArgumentParser(prog="callscale",
+                       description="Measure how a streaming tool-call parser's cost grows with call length, and gate "
+                                   "CI on it.")
     p.add_argument("--version", action="version", version=f"callscale {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, text in COMMANDS.items():

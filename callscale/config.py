@@ -64,16 +64,21 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class Settings:
-    """Resolved defaults. ``lengths`` in characters, ascending; ``out`` a directory."""
+    """One run's settings, defined once: these defaults (:data:`DEFAULTS`, the gate's rule thresholds among them),
+    over which ``[tool.callscale]`` (:func:`load`) and then the command line go. Every command, the asv suite
+    (benchmarks/benchmarks.py), the pytest API (:mod:`callscale.testing`), :class:`callscale.matrix.Settings` and
+    :mod:`callscale.fit` take their defaults from here. ``lengths`` in characters, ascending; ``out`` a directory.
+    """
 
     threshold: float = 1.3
+    """The largest step exponent that passes (the gate's step rule)."""
     reference_length: int = 256 * 1024
     """Length (characters) the fitted ``c + a*n + b*n**2`` is projected to (:mod:`callscale.fit`)."""
     projection_factor: float = 3.0
     """Largest ratio of the projected cost to the linear projection that passes."""
     timeout: float = 120.0
     """Seconds one case (one parser on one case, all its passes) may take before it is stopped."""
-    memory_limit: int = 4 * 1024 ** 3
+    memory_limit: int = 4 * 1024 ** 3  # callscale.bounded.DEFAULT_MEMORY_LIMIT
     """Bytes of address space each child measuring a parser may take (``resource.RLIMIT_AS``)."""
     lengths: tuple[int, ...] = (4096, 16384, 65536)
     instruction_lengths: tuple[int, ...] = (4096, 16384, 65536)

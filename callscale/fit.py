@@ -67,6 +67,8 @@ from typing import Sequence
 
 import numpy as np
 
+from .config import DEFAULTS
+
 __all__ = ["Fit", "exponent", "step_growth", "step_exponents", "quadratic_fit", "fit", "judge_output", "OK", "FAIL",
            "ERROR", "TIMEOUT", "WRONG_OUTPUT", "REFERENCE_LENGTH", "PROJECTION_FACTOR",
            "PROJECTION_MIN_STEP"]
@@ -79,10 +81,13 @@ TIMEOUT = "timeout"
 WRONG_OUTPUT = "wrong output"
 """The verdict of a series whose parser streamed a result other than the case's (:mod:`callscale.verify`)."""
 MIN_POINTS = 3
-REFERENCE_LENGTH = 256 * 1024
-"""Default length (characters) the fitted cost is projected to."""
-PROJECTION_FACTOR = 3.0
-"""Default largest ratio of the projected cost to the linear projection that passes."""
+REFERENCE_LENGTH = DEFAULTS.reference_length
+"""Default length (characters) the fitted cost is projected to (:class:`callscale.config.Settings`)."""
+PROJECTION_FACTOR = DEFAULTS.projection_factor
+"""Default largest ratio of the projected cost to the linear projection that passes
+(:class:`callscale.config.Settings`)."""
+THRESHOLD = DEFAULTS.threshold
+"""Default largest step exponent that passes (:class:`callscale.config.Settings`)."""
 
 PROJECTION_MIN_STEP = 1.05
 """The projection rule fails a series only when its steepest step is over this: a quadratic term the

@@ -40,6 +40,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from .config import DEFAULTS
 from .workloads import catalog, render
 from .workloads.chunking import chunk
 from .workloads.render import Call
@@ -351,8 +352,9 @@ def _better(a: Measured, b: Measured | None) -> bool:
 
 
 def hunt(spec: Any, budget: float = DEFAULT_BUDGET, seed: int = 0, save: str | Path | None = None,
-         gate_lengths: Sequence[int] = (4096, 16384, 65536), threshold: float = 1.3,
-         reference_length: int = 256 * 1024, projection_factor: float = 3.0, jobs: int | None = None,
+         gate_lengths: Sequence[int] = DEFAULTS.instruction_lengths, threshold: float = DEFAULTS.threshold,
+         reference_length: int = DEFAULTS.reference_length, projection_factor: float = DEFAULTS.projection_factor,
+         jobs: int | None = None,
          say: Callable[[str], None] = lambda line: None) -> Hunt:
     """Search for ``spec``'s steepest input within ``budget`` seconds (see the module docstring).
 

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+from .adapters.protocol import counted_elsewhere
 from .bounded import terminate_as_interrupt
 
 __all__ = ["MeterUnavailable", "MeterError", "interpreter", "count_instructions", "check_available",
@@ -602,18 +603,20 @@ def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
     folder; the exception's ``item`` is the item the child was on (or would
     run next; ``None`` while it starts), and every item settled before
     it has had its ``on_done`` (so a caller keeps the counts so far).
-    An ``smg:`` parser's items are counted in SMG's router instead
-    (:func:`callscale.adapters.smg_gateway.count_items`, the same :class:`Counted`).
+    A subject that counts its own items (:func:`callscale.adapters.protocol.counted_elsewhere`: SMG's router)
+    gives them through :meth:`callscale.adapters.protocol.Subject.count_items`, the same :class:`Counted`.
     """
     check_available()
-    if any(_through_gateway(i) for i in items):  # SMG's compiled parsers: counted in its router, not here
-        from .adapters import smg_gateway
-
+    if any(counted_elsewhere(i[0]) for i in items):  # subjects that count their own items (SMG's router)
         # the others first: a metered child started after the gateway's gRPC aborts (count_parts says why)
-        rest = [i for i in items if not _through_gateway(i)]
+        rest = [i for i in items if not counted_elsewhere(i[0])]
         results = count_items(rest, chunking, seed, timeout, on_done) if rest else {}
-        results.update(smg_gateway.count_items([i for i in items if _through_gateway(i)], chunking, seed, timeout,
-                                               on_done))
+        own: dict[str, list] = {}
+        for i in items:
+            if counted_elsewhere(i[0]):
+                own.setdefault(str(i[0]), []).append(i)
+        for name, theirs in own.items():
+            results.update(counted_elsewhere(name).count_items(theirs, chunking, seed, timeout, on_done))
         return {tuple(i): results[tuple(i)] for i in items}
     items = sorted(dict.fromkeys(tuple(i) for i in items), key=lambda i: i[3])  # stable: groups keep their order
     group_of: dict[tuple[str, str, str], list[Item]] = {}
@@ -642,11 +645,6 @@ def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
     return {item: counting.results[item] for item in items}
 
 
-def _through_gateway(item: Sequence[Any]) -> bool:
-    """An ``smg:`` parser's item: counted by :func:`callscale.adapters.smg_gateway.count_items`."""
-    return str(item[0]).startswith("smg:")
-
-
 _NO_LIMIT = 1e9
 
 
@@ -665,10 +663,10 @@ class _Counting:
         self.killed: set[int] = set()
         self.ended = self.timed_out = False
         self.debug = bool(os.environ.get("CALLSCALE_DEBUG_CHILD"))
-        from ._child import MESSAGES  # here, not at the top: the metered child imports this module
-
+        # one handler per kind the child sends (tests/test_child_messages.py holds them equal to its MESSAGES)
         self.handlers: dict[str, Callable[[dict, float], None]] = {
-            kind: getattr(self, f"on_{kind}") for kind in MESSAGES}
+            name[len("on_"):]: getattr(self, name) for name in dir(type(self))
+            if name.startswith("on_") and name != "on_deadline"}
 
     def read(self) -> None:
         """Read the child's messages until it closes its output, dispatching each by its kind."""
@@ -876,11 +874,11 @@ def count_parts(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
     import threading
 
     jobs = auto_jobs() if jobs is None else jobs
-    # SMG's parsers in a part of their own (one router per parser, see count_items), counted after the others,
-    # which are split as rows: its stand-in worker starts gRPC in this process, and a metered child started
+    # the subjects that count their own items (SMG's router) in a part of their own, counted after the others,
+    # which are split as rows: SMG's stand-in worker starts gRPC in this process, and a metered child started
     # after that runs gRPC's fork handlers before its exec and aborts (SIGABRT)
-    gateway = [tuple(i) for i in items if _through_gateway(i)]
-    parts = split_rows([i for i in items if not _through_gateway(i)], jobs)
+    gateway = [tuple(i) for i in items if counted_elsewhere(i[0])]
+    parts = split_rows([i for i in items if not counted_elsewhere(i[0])], jobs)
     lock = threading.Lock()
     results: dict[Item, Counted] = {}
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from . import fit as fitting
-from .config import format_size
+from .config import DEFAULTS, format_size
 from .bounded import DEFAULT_MEMORY_LIMIT, Terminated, Workers
 from .measure import METERS, NULL, Measurement, NullParser, measure
 from .plugins import ParserSpec
@@ -165,17 +165,17 @@ class Settings:
     :func:`callscale.instructions.auto_jobs`).
     """
 
-    chunking: Any = "tokens:4"
-    repeats: int = 3
-    threshold: float = 1.3
+    chunking: Any = DEFAULTS.chunking
+    repeats: int = DEFAULTS.repeats
+    threshold: float = DEFAULTS.threshold
     meter: str = "time"
     seed: int = 0
     latency: bool = True
     memory: bool = True
     progress: bool | None = None
     case_maker: Callable[[str, str, int, int], Any] = make_case
-    reference_length: float = fitting.REFERENCE_LENGTH
-    projection_factor: float = fitting.PROJECTION_FACTOR
+    reference_length: float = DEFAULTS.reference_length
+    projection_factor: float = DEFAULTS.projection_factor
     timeout: float | None = None
     memory_limit: int | None = DEFAULT_MEMORY_LIMIT
     cost_only: bool = False
@@ -350,7 +350,7 @@ class _Matrix:
                                                                       got.error or "not counted")
             return
         chars, deltas, split = self.size(workload, fmt, length)
-        deltas = (got.outcome or {}).get("deltas", deltas)  # an smg: parser's own chunks (adapters/smg_gateway.py)
+        deltas = (got.outcome or {}).get("deltas", deltas)  # a subject's own chunks (adapters/protocol.py)
         self.counted[(name, fmt, workload, length)] = Measurement(
             name, fmt, workload, length, chars, split, deltas, s.repeats, s.meter,
             seconds=float(got.instructions))

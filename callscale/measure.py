@@ -251,11 +251,12 @@ def _error_text(exc: BaseException) -> str:
     return " ".join(text.split())
 
 
-def _through_gateway(factory: Any, case: Any, chunking: Any, name: str, meter: Any, verify: bool, split: str,
-                     deltas: int, repeats: int) -> Measurement:
-    """:func:`measure` of an ``smg:`` parser (:class:`callscale.adapters.smg.GatewayFactory`): its count and
-    outcome come from the meter (SMG's router streamed the case, :mod:`callscale.adapters.smg_gateway`);
-    no latency or memory pass (the parser is not in this process); ``deltas`` are the gateway's chunks."""
+def _measured_elsewhere(factory: Any, case: Any, chunking: Any, name: str, meter: Any, verify: bool, split: str,
+                        deltas: int, repeats: int) -> Measurement:
+    """:func:`measure` of a subject that makes no streamer here (:mod:`callscale.adapters.protocol`; SMG's router):
+    its count and outcome come from the meter, which had the subject count its own items
+    (:meth:`callscale.adapters.protocol.Subject.count_items`); no latency or memory pass (the parser is not in
+    this process); ``deltas`` are the subject's chunks."""
     from .verify import first_difference
 
     result = Measurement(parser=name, format=case.format, workload=case.workload, length=case.length,
@@ -264,7 +265,9 @@ def _through_gateway(factory: Any, case: Any, chunking: Any, name: str, meter: A
     outcome = getattr(meter, "outcome", None)
     try:
         if outcome is None:
-            raise TypeError(f"{name} is measured under the instructions meter only (SMG's router counts it)")
+            from .adapters.protocol import cannot
+
+            raise TypeError(f"{name} is measured under the instructions meter only ({cannot(factory, 'time')})")
         result.seconds = meter.total(factory, case, (), [], repeats, parser_name=name, chunking=str(chunking))
         got = outcome(name, case, str(chunking)) or {}
         result.deltas = int(got.get("deltas", deltas))
@@ -302,10 +305,10 @@ def measure(factory: ParserFactory, case: Any, chunking: str = "tokens:4", repea
     split = getattr(case, "delivery", None) or str(chunking)
     tools = list(case.tools)
     name = parser_name or getattr(factory, "name", None) or getattr(factory, "__name__", repr(factory))
-    from .adapters.smg import is_gateway
+    from .adapters.protocol import cannot
 
-    if is_gateway(factory):  # an smg: parser: counted and streamed in SMG's router
-        return _through_gateway(factory, case, chunking, name, the_meter, verify, split, len(deltas), repeats)
+    if cannot(factory, "stream"):  # a subject streamed elsewhere (SMG's router): the meter holds its count
+        return _measured_elsewhere(factory, case, chunking, name, the_meter, verify, split, len(deltas), repeats)
     factory = drive(factory, split)  # (detect: the non-streaming path; else the factory itself)
     result = Measurement(
         parser=name,

@@ -191,37 +191,26 @@ def load_factory(target: str, fmt: str | None = None, engine: str | None = None)
 def resolve(name: str, fmt: str | None = None) -> ParserSpec:
     """The :class:`ParserSpec` for a selection.
 
-    ``name``: a registered parser (its format is its name), ``null``,
-    ``llamacpp:<template>`` (llama.cpp through our harness, built first if
-    needed: :mod:`callscale.adapters.llamacpp`),
+    ``name``: a registered parser (its format is its name), ``null``, a
+    selection with a prefix of :data:`callscale.adapters.PREFIXED` (an engine
+    reached through a harness of ours),
     ``module.path:Attribute`` with an optional engine prefix (then ``fmt``,
     a format with a renderer, is required unless the class is one of
     :data:`callscale.adapters.KNOWN_CLASSES`), or the name of an entry point
     of :data:`ENTRY_POINT_GROUP` (``fmt`` overrides its format). Raises
     :class:`PluginError` with a one-line message otherwise.
     """
-    from .adapters import known_format, smg, split_prefix
+    from .adapters import AdapterError, known_format, prefixed, split_prefix
 
     if name == NULL:
         return ParserSpec(NULL, None, NullParser)
-    if name.startswith(smg.PREFIX):  # SMG's compiled parsers, driven through its gateway (adapters/smg.py)
-        reason = smg.unavailable(name, fmt)
-        if reason:
-            raise PluginError(reason)
-        fmt = known_workload_format(fmt or smg.FORMATS[name[len(smg.PREFIX):]], name)
-        return ParserSpec(name, fmt, smg.GatewayFactory(name[len(smg.PREFIX):], fmt))
-    if name.startswith("llamacpp:"):  # llama.cpp's C++ parsing through our harness (adapters/llamacpp.py)
-        from .adapters import llamacpp
-
-        reason = llamacpp.unavailable(name, fmt)
-        if reason:
-            raise PluginError(reason)
-        template = name[len(llamacpp.PREFIX):]
-        fmt = known_workload_format(fmt or llamacpp.format_of(template), name)
+    adapter = prefixed(name)  # an engine reached through a harness of ours (adapters.PREFIXED)
+    if adapter is not None:
         try:
-            return ParserSpec(name, fmt, llamacpp.factory(template))
-        except llamacpp.LlamaCppError as exc:
-            raise PluginError(f"parser {name!r}: {exc}") from None
+            fmt, subject = adapter.subject(name, fmt, known_workload_format)
+        except AdapterError as exc:
+            raise PluginError(str(exc)) from None
+        return ParserSpec(name, fmt, subject)
     if is_plugin(name):
         engine, target = split_prefix(name)
         fmt = known_workload_format(fmt or known_format(name), name)

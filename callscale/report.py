@@ -15,7 +15,7 @@ import math
 from pathlib import Path
 from typing import Any
 from . import tables
-from .config import format_size
+from .config import DEFAULTS, format_size
 from .fit import ERROR, FAIL, PROJECTION_MIN_STEP, TIMEOUT, WRONG_OUTPUT
 from .matrix import Row, Run
 from .measure import NULL, Measurement
@@ -160,7 +160,7 @@ def _model_note(run: Run) -> str:
     for m in run.measurements:
         if m.tokenizer and m.format not in named:
             named[m.format] = m.tokenizer
-        elif m.tokenizer and m.tokenizer not in named[m.format]:  # an smg: parser's own delivery (adapters/smg.py)
+        elif m.tokenizer and m.tokenizer not in named[m.format]:  # a subject's own delivery (adapters/protocol.py)
             named[m.format] += f" ({m.parser}: {m.tokenizer})"
     return (f"; axis = the size axis: characters, or the number of deltas (the model's tokens) where a pair "
             f"that fails on characters does better on it (docs/gate.md); growth, exponent, steepest and the "
@@ -171,7 +171,7 @@ def _model_note(run: Run) -> str:
 
 def _reference(run: Run) -> float:
     fits = [r.fit for r in run.rows + run.floor_rows]
-    return fits[0].reference_length if fits else 256 * 1024
+    return fits[0].reference_length if fits else DEFAULTS.reference_length
 
 
 def _factor(run: Run) -> float:

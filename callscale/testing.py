@@ -42,7 +42,8 @@ import unittest
 from pathlib import Path
 from typing import Any, Sequence
 
-from . import check, config, fit as fitting, matrix, plugins, report
+from . import check, config, matrix, plugins, report
+from .config import DEFAULTS
 
 __all__ = ["assert_linear", "assert_chunking_invariant", "parser_path", "DEFAULT_WORKLOADS",
            "DEFAULT_INSTRUCTION_LENGTHS", "DEFAULT_TIME_LENGTHS"]
@@ -165,9 +166,9 @@ def workload_names(workloads: Sequence[Any] | None, default: Sequence[str], form
 
 def assert_linear(parser: Any, format: str | None = None, *, meter: str | None = None,
                   lengths: Sequence[int | str] | None = None, workloads: Sequence[str] | None = None,
-                  threshold: float = 1.3, projection_factor: float = fitting.PROJECTION_FACTOR,
-                  reference_length: int = fitting.REFERENCE_LENGTH, chunking: str | None = None,
-                  repeats: int = 3, seed: int = 0, timeout: float = 120.0) -> matrix.Run:
+                  threshold: float = DEFAULTS.threshold, projection_factor: float = DEFAULTS.projection_factor,
+                  reference_length: int = DEFAULTS.reference_length, chunking: str | None = None,
+                  repeats: int = DEFAULTS.repeats, seed: int = 0, timeout: float = DEFAULTS.timeout) -> matrix.Run:
     """Measure ``parser`` on ``workloads`` at ``lengths`` and assert that every pair passes the gate.
 
     ``parser``: a registered name, ``"module:ClassOrFactory"`` or the object
@@ -180,8 +181,8 @@ def assert_linear(parser: Any, format: str | None = None, *, meter: str | None =
     :func:`callscale.fit.fit`'s with ``threshold``, ``projection_factor`` and
     ``reference_length``, as ``callscale gate`` judges; each case runs under
     ``timeout`` seconds in a worker process. ``chunking``: how the text is cut
-    into deltas (default ``tokens:4``; ``model`` for an ``smg:`` parser, the one
-    chunking SMG's router gives, :mod:`callscale.adapters.smg`).
+    into deltas (default ``tokens:4``, or the one delivery a subject streamed elsewhere takes:
+    :meth:`callscale.adapters.protocol.Subject.chunking`).
 
     Returns the :class:`callscale.matrix.Run` when every pair passes. Raises
     ``AssertionError`` (the failing rows of the verdict table and each row's
@@ -192,10 +193,10 @@ def assert_linear(parser: Any, format: str | None = None, *, meter: str | None =
     __tracebackhide__ = True  # pytest shows the message, not this function's source
     meter = _meter(meter)
     spec = _spec(parser, format, meter)
-    if chunking is None:
-        from .adapters import smg
+    if chunking is None:  # a subject streamed elsewhere takes its own delivery (adapters/protocol.py)
+        from .adapters.protocol import subject_of
 
-        chunking = "model" if smg.is_gateway(spec.factory) else "tokens:4"
+        chunking = subject_of(spec.factory).chunking(meter, "tokens:4", False)[0]
     names = workload_names(workloads, DEFAULT_WORKLOADS, [spec.format], _lengths(lengths, meter))
     run = matrix.run([spec], names, _lengths(lengths, meter), chunking=chunking,
                      repeats=repeats, threshold=threshold, meter=meter, seed=seed, latency=False, memory=False,

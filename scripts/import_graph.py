@@ -32,14 +32,15 @@ PACKAGE = "callscale"
 #: prefix matches is in the top layer.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("parsers", ("callscale.parsers",)),
-    ("workloads", ("callscale.workloads", "callscale.tokenizers")),
-    ("base", ("=callscale", "callscale.config", "callscale.settings", "callscale.tables", "callscale.fit", "callscale.bounded",
-              "callscale.environment", "callscale.flamediff", "callscale.verify")),
-    ("meters", ("callscale.measure", "callscale.instructions", "callscale.check", "callscale.plugins",
-                "callscale._child", "callscale._against_child", "callscale.exports", "callscale.adapters.protocol")),
-    ("adapters", ("callscale.adapters",)),
-    ("runs", ("callscale.matrix", "callscale.report", "callscale.profile", "callscale.against", "callscale.hunt",
-              "callscale.history", "callscale.compare", "callscale.summary", "callscale.shard", "callscale.init",
+    ("workloads", ("callscale.workloads", "callscale.tokenizers", "callscale.outcome")),
+    ("base", ("=callscale", "callscale.config", "callscale.settings", "callscale.tables", "callscale.fit",
+              "callscale.bounded", "callscale.environment", "callscale.flamediff")),
+    ("meters", ("callscale.measure", "callscale.instructions", "callscale.check", "callscale.verify",
+                "callscale.exports", "callscale.adapters.protocol")),
+    ("adapters", ("callscale.adapters", "callscale.plugins")),
+    ("runs", ("callscale._child", "callscale._against_child", "callscale.matrix", "callscale.report",
+              "callscale.profile", "callscale.against", "callscale.hunt", "callscale.history", "callscale.compare",
+              "callscale.summary", "callscale.shard", "callscale.init",
               "callscale.testing", "callscale.serve", "callscale.init_templates")),
     ("commands", ("callscale.commands",)),
     ("entry points", ("callscale.cli", "callscale.__main__", "callscale.pytest_plugin")),
@@ -136,6 +137,16 @@ def _resolve(name: str, modules: set[str]) -> str | None:
     return None
 
 
+def imported_from(node: ast.ImportFrom, package: str) -> str:
+    """The absolute module name ``from ... import`` names, read in ``package`` (relative levels resolved)."""
+    base = node.module or ""
+    if node.level:
+        anchor = package.split(".")
+        anchor = anchor[:len(anchor) - (node.level - 1)]
+        base = ".".join(anchor + ([base] if base else []))
+    return base
+
+
 def build(root: Path = ROOT, folders: bool = False) -> Graph:
     """The graph of the package under ``root`` (``folders``: the folders of :data:`FOLDERS` as one module)."""
     files = sorted((root / PACKAGE).rglob("*.py"))
@@ -162,11 +173,7 @@ def build(root: Path = ROOT, folders: bool = False) -> Graph:
             if isinstance(n, ast.Import):
                 targets = [a.name for a in n.names]
             elif isinstance(n, ast.ImportFrom):
-                base = n.module or ""
-                if n.level:
-                    anchor = package.split(".")
-                    anchor = anchor[:len(anchor) - (n.level - 1)]
-                    base = ".".join(anchor + ([base] if base else []))
+                base = imported_from(n, package)
                 targets = [f"{base}.{a.name}" for a in n.names] if base else []
             elif (isinstance(n, ast.Call) and getattr(n.func, "attr", getattr(n.func, "id", None)) == "import_module"
                   and n.args and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str)):
@@ -200,11 +207,7 @@ def private_uses(root: Path = ROOT) -> list[str]:
         bound: set[str] = set()
         for n in ast.walk(tree):
             if isinstance(n, ast.ImportFrom):
-                base = n.module or ""
-                if n.level:
-                    anchor = package.split(".")
-                    anchor = anchor[:len(anchor) - (n.level - 1)]
-                    base = ".".join(anchor + ([base] if base else []))
+                base = imported_from(n, package)
                 if _resolve(base, modules) is None:
                     continue
                 for a in n.names:

@@ -52,3 +52,33 @@ def test_a_bad_option_names_its_command(capsys):
 def test_no_module_takes_another_modules_private_names():
     found = {line.split(":", 2)[0] + ":" + line.split(":", 2)[2] for line in import_graph.private_uses()}
     assert found <= REGISTRY_FLAGS, sorted(found - REGISTRY_FLAGS)
+
+
+def test_the_import_graph_has_no_circle_and_few_imports_up():
+    graph = import_graph.build()
+    assert len(graph.modules) > 100 and len(graph.edges) > 300  # the whole package was read
+    assert graph.circles() == []
+    assert len(graph.up()) <= import_graph.ALLOWED_UP, graph.up()
+
+
+def test_the_graph_finds_a_circle_and_an_import_up(tmp_path):
+    package = tmp_path / "callscale"
+    (package / "parsers").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "parsers" / "__init__.py").write_text("def f():\n    from callscale import cli\n")
+    (package / "cli.py").write_text("from .parsers import f\n")
+    graph = import_graph.build(tmp_path)
+    assert graph.circles() == [["callscale.cli", "callscale.parsers"]]
+    assert graph.up() == [("callscale.parsers", "callscale.cli")]
+    assert graph.in_functions == 1
+
+
+def test_no_core_module_names_an_engine():
+    """The engines are reached through callscale.adapters (the protocol, adapters/protocol.py): no module of the
+    core or of the commands names one, in code, comments or strings."""
+    import re
+
+    core = sorted((ROOT / "callscale").glob("*.py")) + sorted((ROOT / "callscale" / "commands").glob("*.py"))
+    named = [f"{path.name}:{n}" for path in core for n, line in enumerate(path.read_text().splitlines(), 1)
+             if re.search(r"smg|llamacpp", line)]
+    assert len(core) > 30 and named == []

@@ -66,7 +66,7 @@ def test_an_smg_parser_resolves_to_a_gateway_factory_of_its_format(usable):
 
     spec = plugins.resolve("smg:qwen_xml")
     assert (spec.name, spec.format, spec.factory.parser) == ("smg:qwen_xml", "qwen3_coder", "qwen_xml")
-    assert smg.is_gateway(spec.factory) and not spec.plugin
+    assert smg_gateway.is_gateway(spec.factory) and not spec.plugin
     with pytest.raises(TypeError, match="runs only inside SMG's router"):
         spec.factory()
     assert plugins.resolve("smg:llama", "llama3_json").format == "llama3_json"
@@ -201,7 +201,7 @@ def test_a_gateway_measurement_reads_its_count_and_judges_its_output(fake):
 
     right = _right("write_file", "qwen3_coder", 1024)
     wrong = _right("write_file", "qwen3_coder", 2048, lose=4)
-    factory = smg.GatewayFactory("qwen_xml", "qwen3_coder")
+    factory = smg_gateway.GatewayFactory("qwen_xml", "qwen3_coder")
     meter = instructions.InstructionMeter()
     ok = measure(factory, right, "model", parser_name="smg:qwen_xml", meter=meter, verify=True)
     bad = measure(factory, wrong, "model", parser_name="smg:qwen_xml", meter=meter, verify=True)
@@ -221,7 +221,7 @@ def test_check_streams_each_text_at_1_2_and_3_tokens_and_classifies_like_any_par
     _right("many_short_calls", "qwen3_coder", 1024, lose=0)
     items = check.workload_items("qwen3_coder", ["write_file", "many_short_calls"], [1024])
     FakeGateway.answers[items[1].text] = (items[1].expected.content, [])  # every call dropped
-    spec = ParserSpec("smg:qwen_xml", "qwen3_coder", smg.GatewayFactory("qwen_xml", "qwen3_coder"))
+    spec = ParserSpec("smg:qwen_xml", "qwen3_coder", smg_gateway.GatewayFactory("qwen_xml", "qwen3_coder"))
     result = check.run_bounded([spec], [items], ["tokens:4"], timeout=30, progress=False)[0]
     assert fake.started == [("qwen_xml", "time")]
     assert (result.items, result.streams, len(result.failures)) == (2, 6, 3)

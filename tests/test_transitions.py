@@ -1,7 +1,8 @@
-"""Every built-in format's transition table (issue 28: it opens the format's module, as h11 writes its rules,
-and the class names it as ``transitions``) stays true: its states are the parser class's own ``_s_<state>``
-steps (and base's content and broken states), every next state it names is one, and every state a parser
-enters while streaming the headline workloads is in it."""
+"""Every built-in format's transition table (it opens the format's module, as h11 writes its rules, and the
+class names it as ``transitions``) stays true: its states are the parser class's own ``_s_<state>`` steps (and
+base's content and broken states), every next state it names is one, every state a parser enters while streaming
+the headline workloads is in it, and every transition a parser makes on the catalog's workloads, the fault cases
+and seeded random splits is one the table names."""
 
 import pytest
 
@@ -72,3 +73,55 @@ def test_the_json_call_readers_table_names_its_states():
     for reads in jsonscan.JSON_CALL_TRANSITIONS.values():
         for nxt in reads.values():
             assert nxt in jsonscan.JSON_CALL_TRANSITIONS or nxt == "format"
+
+
+#: The deliveries every text is streamed under: whole, one token, four tokens, one character, and seeded random
+#: splits (the fuzz seeds), with each fault case's own deltas besides.
+_DELIVERIES = ("whole", "tokens:1", "tokens:4", "char", "random:0:8", "random:1:8", "random:2:8", "random:3:8")
+
+
+def _recording(cls, seen: set):
+    """``cls`` with its state recorded: each change ``(state, next state)`` made while streaming goes to ``seen``
+    (the state set while the parser is built is not a transition)."""
+
+    class Recording(cls):
+        @property
+        def _state(self):
+            return self.__dict__["_recorded_state"]
+
+        @_state.setter
+        def _state(self, value):
+            old = self.__dict__.get("_recorded_state")
+            if self.__dict__.get("_recording") and old != value:
+                seen.add((old, value))
+            self.__dict__["_recorded_state"] = value
+
+    return Recording
+
+
+def _table_pairs(table) -> set:
+    return {(state, one) for state, reads in table.items() for nxt in reads.values() for one in nxt.split(" / ")}
+
+
+@pytest.mark.parametrize("name", _formats())
+def test_every_transition_taken_is_in_the_table(name):
+    """Every workload of the catalog (1k characters), every fault case (with its own deltas too), under
+    :data:`_DELIVERIES`: each state change the parser makes is a (state, next state) its table names."""
+    from callscale import check
+    from callscale.workloads.chunking import chunk
+
+    cls = parsers.get(name)
+    seen: set = set()
+    recording = _recording(cls, seen)
+    items = check.fault_items(name) + check.workload_items(name, catalog.names(), [1024])
+    for item in items:
+        deliveries = [chunk(item.text, spec, item.special_tokens) for spec in _DELIVERIES]
+        for deltas in deliveries + ([item.own_deltas] if item.own_deltas else []):
+            parser = recording()
+            parser.__dict__["_recording"] = True
+            for delta in deltas:
+                parser.parse_streaming_increment(delta, item.tools)
+            parser.finish(item.tools)
+    assert len(seen) >= 4  # the states were recorded
+    missing = sorted(seen - _table_pairs(cls.transitions))
+    assert missing == [], f"{cls.__name__} moves {missing}, which its table does not name"

@@ -1,6 +1,8 @@
 """Adapters that let ``--parser`` name a serving engine's own tool-parser class.
 
-Three engine protocols are spoken (one module each):
+Every subject of measurement speaks one protocol, :class:`callscale.adapters.protocol.Subject` (make a
+streamer, count, time, check, profile, and what it cannot do). Three engines' Python classes are driven in this
+process (one module each):
 
 - :mod:`.trtllm`: TensorRT-LLM's ``BaseToolParser`` (``tensorrt_llm.serve.tool_parser``);
 - :mod:`.sglang`: SGLang's ``BaseFormatDetector`` (``sglang.srt.function_call``);
@@ -22,18 +24,16 @@ whose workloads fit them, so ``--workload-format`` can be left out for them.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 from typing import Any, Callable
 
-__all__ = ["ENGINES", "PREFIXES", "KNOWN_CLASSES", "ALSO_FORMATS", "NO_FORMAT_CLASSES", "split_prefix", "known_format", "engine_of", "adapt",
-           "AdapterError"]
+__all__ = ["ENGINES", "PREFIXES", "KNOWN_CLASSES", "ALSO_FORMATS", "NO_FORMAT_CLASSES", "split_prefix", "known_format",
+           "engine_of", "adapt", "PREFIXED", "prefixed", "runs_elsewhere",
+           "ENGINE_PARSERS", "BUILT_HARNESSES", "BUILT_HARNESSES_SHORT", "AdapterError", "Subject",
+           "subject_of"]
 
-#: Engine name -> (top-level package, the pip distribution that provides it).
-ENGINES: dict[str, tuple[str, str]] = {
-    "trtllm": ("tensorrt_llm", "tensorrt-llm"),
-    "sglang": ("sglang", "sglang"),
-    "vllm": ("vllm", "vllm"),
-}
+from .protocol import ENGINES, AdapterError, Subject, subject_of  # noqa: F401  (the protocol; re-exported)
 PREFIXES = tuple(f"{name}:" for name in ENGINES)
 
 _T = "tensorrt_llm.serve.tool_parser."
@@ -161,10 +161,6 @@ NO_FORMAT_CLASSES: frozenset[str] = frozenset(
 )
 
 
-class AdapterError(ValueError):
-    """An engine class that no adapter can drive, or an engine that is not installed (one-line message)."""
-
-
 def split_prefix(target: str) -> tuple[str | None, str]:
     """``"vllm:pkg.mod:Cls"`` -> ``("vllm", "pkg.mod:Cls")``; no prefix -> ``(None, target)``."""
     for name in ENGINES:
@@ -176,6 +172,43 @@ def split_prefix(target: str) -> tuple[str | None, str]:
 def known_format(target: str) -> str | None:
     """The format of an engine's known class (``module:Class``, with or without a prefix), else ``None``."""
     return KNOWN_CLASSES.get(split_prefix(target)[1])
+
+
+#: Selection prefix -> the adapter module whose ``subject(selection, fmt, check_format)`` gives ``(format,
+#: subject)`` for it: SMG's gateway (``smg:NAME``) and llama.cpp's harness (``llamacpp:TEMPLATE``).
+PREFIXED: dict[str, str] = {"smg:": "callscale.adapters.smg_gateway", "llamacpp:": "callscale.adapters.llamacpp"}
+
+
+def prefixed(selection: str) -> Any:
+    """The adapter module of :data:`PREFIXED` whose prefix ``selection`` starts with, else ``None``."""
+    for prefix, module in PREFIXED.items():
+        if selection.startswith(prefix):
+            return importlib.import_module(module)
+    return None
+
+
+#: What :func:`callscale.adapters.listing.engine_rows` lists, in words (``callscale parsers --help``).
+ENGINE_PARSERS = ("the engines' known parser classes, SMG's tool parsers (smg:NAME) and llama.cpp's chat templates "
+                  "(with what to install or build where one cannot run yet)")
+
+
+#: Engines whose harness ``callscale engines build NAME`` builds -> (the adapter module, what it builds in words).
+#: The module offers ``built()``, ``library_path()``, ``missing_tools()``, ``build(jobs=)`` (raising a
+#: ``RuntimeError``), ``SOURCE`` and ``INSTALL``.
+BUILT_HARNESSES: dict[str, tuple[str, str]] = {
+    "llamacpp": ("callscale.adapters.llamacpp",
+                 "llama.cpp's common library and our harness, from the llama-cpp-python sdist (docs/engines.md)"),
+}
+#: The harnesses in a few words (``callscale --help``).
+BUILT_HARNESSES_SHORT = "llamacpp: llama.cpp from the llama-cpp-python sdist"
+
+
+def runs_elsewhere(target: str) -> str | None:
+    """``"TARGET runs inside ..."`` when the selection ``target`` names a subject that makes no parser object in
+    this process (``smg:NAME``: SMG's router), else ``None``; read from the name alone (nothing is imported)."""
+    from .smg import PREFIX
+
+    return f"{target} runs inside SMG's router" if target.startswith(PREFIX) else None
 
 
 def engine_missing(module_name: str) -> str | None:

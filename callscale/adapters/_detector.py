@@ -53,12 +53,12 @@ def make_factory(cls: Any, engine: str, tool_names: Sequence[str], protocol_modu
     Raises :class:`~callscale.adapters.AdapterError` when ``cls`` lacks
     ``parse_streaming_increment`` or ``detect_and_parse``.
     """
-    from . import AdapterError
+    from .protocol import AdapterError
 
     missing = [m for m in ("parse_streaming_increment", "detect_and_parse") if not callable(getattr(cls, m, None))]
     if missing:
         name = getattr(cls, "__name__", cls)
-        from . import ENGINES
+        from .protocol import ENGINES
 
         roots = {(getattr(k, "__module__", "") or "").split(".")[0] for k in getattr(cls, "__mro__", (cls,))}
         if ENGINES.get(engine, ("",))[0] not in roots and not callable(getattr(cls, "finish", None)):

@@ -74,6 +74,8 @@ __all__ = ["PREFIX", "VERSION", "INSTALL", "FORMATS", "LlamaCppError", "cache_fo
 PREFIX = "llamacpp:"
 #: The llama-cpp-python sdist whose ``vendor/llama.cpp`` is built.
 VERSION = "0.3.36"
+#: What the harness is built from, in words (``callscale engines status llamacpp``).
+SOURCE = f"llama-cpp-python {VERSION}"
 #: What the build needs, in one line.
 INSTALL = "cmake (3.14 or newer) and a C++17 compiler (apt-get install cmake g++)"
 HERE = Path(__file__).with_name("llamacpp")
@@ -370,3 +372,21 @@ def factory(template: str) -> type:
     return type(f"LlamaCpp[{_stem(template)}]", (LlamaCppParser,),
                 {"template": template, "_source": source, "_params": {},
                  "callscale_collect": staticmethod(_counting())})
+
+
+def subject(selection: str, fmt: str | None, check_format: Callable[[str | None, str], str]) -> tuple[str, type]:
+    """``(format, parser class)`` for the selection ``llamacpp:<template>`` (the library built first if needed):
+    an in-process subject (:class:`callscale.adapters.protocol.InProcess`). ``check_format(fmt, selection)``
+    checks the format against the renderers. :class:`callscale.adapters.protocol.AdapterError` (one line) when it
+    cannot be used here."""
+    from .protocol import AdapterError
+
+    reason = unavailable(selection, fmt)
+    if reason:
+        raise AdapterError(reason)
+    template = selection[len(PREFIX):]
+    fmt = check_format(fmt or format_of(template), selection)
+    try:
+        return fmt, factory(template)
+    except LlamaCppError as exc:
+        raise AdapterError(f"parser {selection!r}: {exc}") from None

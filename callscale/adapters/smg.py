@@ -13,8 +13,10 @@ streaming path (a request in, token ids from a worker, detokenized deltas
 through ``parse_incremental``, SSE out).
 
 So an ``smg:<name>`` parser has no Python parser object: its
-:class:`ParserSpec` factory is a :class:`GatewayFactory`, which the gate and
-``check`` recognise and hand to :mod:`callscale.adapters.smg_gateway`. That
+:class:`ParserSpec` factory is a :class:`callscale.adapters.smg_gateway.GatewayFactory`, a
+:class:`callscale.adapters.protocol.Subject` that counts and checks through
+SMG's router and cannot stream, time or profile. This module holds the facts
+(names, formats, deliveries, what is missing); :mod:`callscale.adapters.smg_gateway` drives the router. That
 module drives the router on loopback against a stand-in SGLang scheduler
 which streams a case's DeepSeek token ids; under ``--meter instructions``
 callgrind's ``--toggle-collect`` on the parsers' ``parse_incremental``
@@ -35,8 +37,8 @@ from __future__ import annotations
 
 import importlib.util
 
-__all__ = ["PREFIX", "INSTALL", "FORMATS", "TOGGLE_COLLECT", "GATE_CHUNKINGS", "CHECK_TOKENS", "GatewayFactory",
-           "installed", "parser_names", "unavailable", "unsupported", "is_gateway"]
+__all__ = ["PREFIX", "INSTALL", "FORMATS", "TOGGLE_COLLECT", "GATE_CHUNKINGS", "CHECK_TOKENS", "installed",
+           "parser_names", "unavailable", "unsupported"]
 
 PREFIX = "smg:"
 #: What to install for the ``smg:`` parsers.
@@ -87,32 +89,6 @@ def parser_names() -> list[str]:
 GATE_CHUNKINGS: dict[str, int] = {"model": 1}
 #: ``callscale check``'s deliveries through the gateway: DeepSeek tokens a chunk.
 CHECK_TOKENS: tuple[int, ...] = (1, 2, 3)
-
-
-class GatewayFactory:
-    """The factory of an ``smg:<name>`` :class:`callscale.plugins.ParserSpec`: no parser in this process.
-
-    ``parser``: SMG's tool-parser name; ``format``: the callscale format of
-    the text it reads. Calling it raises ``TypeError`` (its parser runs only
-    inside SMG's router): the gate counts it through
-    :func:`callscale.adapters.smg_gateway.count_items`, ``check`` through
-    :func:`callscale.adapters.smg_gateway.check`.
-    """
-
-    def __init__(self, parser: str, format: str) -> None:
-        self.parser, self.format = parser, format
-        self.name = PREFIX + parser
-
-    def __call__(self) -> None:
-        raise TypeError(f"{self.name} runs only inside SMG's router (callscale.adapters.smg_gateway)")
-
-    def __repr__(self) -> str:
-        return f"GatewayFactory({self.parser!r}, {self.format!r})"
-
-
-def is_gateway(factory: object) -> bool:
-    """True for an ``smg:`` parser's factory (:class:`GatewayFactory`)."""
-    return isinstance(factory, GatewayFactory)
 
 
 def unsupported(meter: str, chunking: str) -> str | None:

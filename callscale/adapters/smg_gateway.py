@@ -52,9 +52,12 @@ from concurrent import futures
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from .smg import TOGGLE_COLLECT, installed, parser_names
+from .protocol import AdapterError, Subject
+from . import smg  # its functions looked up at each call (a test stands in for them)
+from .smg import CHECK_TOKENS, FORMATS, GATE_CHUNKINGS, PREFIX, TOGGLE_COLLECT
 
-__all__ = ["GatewayError", "StandinWorker", "Gateway", "token_deltas", "count_items", "check", "delivery", "main"]
+__all__ = ["GatewayError", "StandinWorker", "Gateway", "GatewayFactory", "token_deltas", "count_items", "check",
+           "check_label", "delivery", "subject", "is_gateway", "main"]
 
 #: The chat template the router renders the (ignored) prompt with: the stand-in worker answers every request
 #: with the stream it was given, whatever the prompt.
@@ -167,7 +170,7 @@ class Gateway:
     """
 
     def __init__(self, parser: str, meter: str = "instructions", start_timeout: float = 900.0) -> None:
-        if not installed():
+        if not smg.installed():
             raise GatewayError("the smg engine is not installed (pip install 'callscale[smg]')")
         if meter == "instructions" and (shutil.which("valgrind") is None or shutil.which("callgrind_control") is None):
             raise GatewayError("valgrind is not installed: install the Debian package with `apt-get install valgrind`")
@@ -327,9 +330,7 @@ def count_items(items: Sequence[tuple[str, str, str, int]], chunking: str, seed:
     ``on_done(item, counted)``: called as each item is settled.
     """
     from callscale.instructions import Counted, timeout_in_words
-    from callscale.matrix import make_case
-
-    from .smg import GATE_CHUNKINGS, PREFIX, unsupported
+    from callscale.workloads import catalog
 
     results: dict = {}
 
@@ -338,7 +339,7 @@ def count_items(items: Sequence[tuple[str, str, str, int]], chunking: str, seed:
         if on_done is not None:
             on_done(item, counted)
 
-    reason = unsupported("instructions", str(chunking))
+    reason = smg.unsupported("instructions", str(chunking))
     by_parser: dict[str, list[tuple]] = {}
     for item in dict.fromkeys(tuple(i) for i in items):
         by_parser.setdefault(item[0], []).append(item)
@@ -354,7 +355,7 @@ def count_items(items: Sequence[tuple[str, str, str, int]], chunking: str, seed:
                 for n, (_, fmt, workload, length) in enumerate(own):
                     item = own[n]
                     try:
-                        case = make_case(workload, fmt, length, seed)
+                        case = catalog.make(workload, fmt, length, seed=seed)
                         if getattr(case, "delivery", None):
                             raise GatewayError(f"its delivery {case.delivery} cannot go through SMG's router "
                                                "(it streams DeepSeek tokens)")
@@ -399,8 +400,6 @@ def check(spec: Any, items: Sequence[Any], timeout: float | None = None, bar: An
     """
     from callscale.check import CheckResult, Difference, Failure, Outcome, StreamedCall, differences
 
-    from .smg import CHECK_TOKENS
-
     tokens = tuple(tokens or CHECK_TOKENS)
     result = CheckResult(spec.name)
     try:
@@ -441,6 +440,79 @@ def check_label(per_chunk: int) -> str:
     return f"smg-tokens:{per_chunk}"
 
 
+class GatewayFactory(Subject):
+    """The subject of an ``smg:<name>`` :class:`callscale.plugins.ParserSpec`: no parser in this process.
+
+    ``parser``: SMG's tool-parser name; ``format``: the callscale format of
+    the text it reads. Calling it raises ``TypeError`` (its parser runs only
+    inside SMG's router): it counts through :func:`count_items` and checks
+    through :func:`check`.
+    """
+
+    prefix = PREFIX
+
+    def __init__(self, parser: str, format: str) -> None:
+        self.parser, self.format = parser, format
+        self.name = PREFIX + parser
+
+    @property
+    def cannot(self) -> dict[str, str]:  # type: ignore[override]
+        return {
+            "stream": f"{self.name} runs only inside SMG's router (callscale.adapters.smg_gateway)",
+            "time": smg.unsupported("time", "model") or "",
+            "profile": f"--parser {self.name}: SMG's parsers run compiled inside its router, where py-spy finds no "
+                       f"Python frames of theirs; count them with callscale gate --meter instructions --parser "
+                       f"{self.name}",
+        }
+
+    def __call__(self) -> None:
+        raise TypeError(self.cannot["stream"])
+
+    def __repr__(self) -> str:
+        return f"GatewayFactory({self.parser!r}, {self.format!r})"
+
+    def chunking(self, meter: str, chunking: str, given: bool) -> tuple[str, str | None]:
+        """``model`` unless one was named (the router detokenizes: one DeepSeek token a delta); ``ValueError``
+        under the time meter or another chunking (:func:`unsupported`)."""
+        chunking = chunking if given else "model"
+        reason = smg.unsupported(meter, chunking)
+        if reason:
+            raise ValueError(reason)
+        return chunking, ("note: the smg: parsers get one DeepSeek token a delta (SMG's router detokenizes the "
+                          "stand-in worker's token ids)")
+
+    def check_chunkings(self, chunkings: Sequence[str]) -> tuple[list[str], str | None]:
+        """The router's deliveries, :data:`CHECK_TOKENS` DeepSeek tokens a chunk, whatever ``chunkings`` say."""
+        return [check_label(k) for k in CHECK_TOKENS], (
+            f"note: the smg: parsers stream {', '.join(map(str, CHECK_TOKENS))} DeepSeek tokens a chunk through "
+            "SMG's router, not the chunkings above")
+
+    @classmethod
+    def count_items(cls, items: Sequence[tuple], chunking: str, seed: int, timeout: float | None,
+                    on_done: Callable[[tuple, Any], None] | None) -> dict:
+        return count_items(items, chunking, seed, timeout, on_done)
+
+    def check_items(self, spec: Any, items: Sequence[Any], timeout: float | None, bar: Any) -> Any:
+        return check(spec, items, timeout, bar)
+
+
+def subject(selection: str, fmt: str | None, check_format: Callable[[str | None, str], str]
+            ) -> tuple[str, GatewayFactory]:
+    """``(format, subject)`` for the selection ``smg:<name>``: a :class:`GatewayFactory`. ``check_format(fmt,
+    selection)`` checks the format against the renderers. :class:`callscale.adapters.protocol.AdapterError` (one
+    line, :func:`unavailable`) when it cannot be used here."""
+    reason = smg.unavailable(selection, fmt)
+    if reason:
+        raise AdapterError(reason)
+    fmt = check_format(fmt or FORMATS[selection[len(PREFIX):]], selection)
+    return fmt, GatewayFactory(selection[len(PREFIX):], fmt)
+
+
+def is_gateway(factory: object) -> bool:
+    """True for an ``smg:`` parser's factory (:class:`GatewayFactory`)."""
+    return isinstance(factory, GatewayFactory)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m callscale.adapters.smg_gateway NAME [--format FMT] [--workload W] [--lengths 1k,2k,4k]``.
 
@@ -455,18 +527,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     from callscale.config import ArgumentParser
     from callscale.instructions import count_items as count
 
-    from .smg import FORMATS, GATE_CHUNKINGS
-
     p = ArgumentParser(prog="python -m callscale.adapters.smg_gateway",
                        description="SMG's Rust tool parser through the gateway's streaming path, instructions counted")
     p.add_argument("parser", help="an SMG tool-parser name (smg.smg_rs.get_available_tool_call_parsers())")
     p.add_argument("--format", help="the callscale format of the workload text (default: the parser's, smg.FORMATS)")
     p.add_argument("--workload", default="write_file")
     p.add_argument("--lengths", default="1k,2k,4k")
-    p.add_argument("--threshold", type=float, default=1.3, metavar="X",
-                   help="largest step exponent that passes (the gate's step rule; default 1.3)")
+    p.add_argument("--threshold", type=float, default=config.DEFAULTS.threshold, metavar="X",
+                   help=f"largest step exponent that passes (the gate's step rule; default {config.DEFAULTS.threshold:g})")
     args = p.parse_args(argv)
-    names = parser_names()
+    names = smg.parser_names()
     if names and args.parser not in names:
         p.error(f"smg has no tool parser {args.parser!r}; it lists {', '.join(names)}")
     fmt = args.format or FORMATS.get(args.parser)

@@ -445,7 +445,7 @@ def factory(cls: Any, fmt: str) -> Callable[[], Any]:
     Raises :class:`~callscale.adapters.AdapterError` when ``cls`` lacks
     ``extract_tool_calls_streaming``.
     """
-    from . import AdapterError
+    from .protocol import AdapterError
 
     # a Parser (vLLM's DelegatingParser also has extract_tool_calls_streaming, which its serving layer
     # does not call: parse_delta is what it drives)

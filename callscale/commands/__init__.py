@@ -8,6 +8,8 @@ are in :mod:`callscale.commands.options`, what the measuring commands share in :
 
 from __future__ import annotations
 
+from ..adapters import BUILT_HARNESSES_SHORT
+
 COMMANDS: dict[str, str] = {
     "scale": "measure how each parser's streaming cost grows with call length; print the table, write CSV and PNG",
     "gate": "exit 0 when every parser's steepest step and projected cost pass, 1 otherwise",
@@ -19,8 +21,8 @@ COMMANDS: dict[str, str] = {
     "history": "from asv's results, write a self-contained HTML page and PNGs of the instruction counts and "
                "scaling exponents per commit",
     "parsers": None,
-    "engines": "build a compiled engine's parsing harness once (llamacpp: llama.cpp from the llama-cpp-python "
-               "sdist), or say whether it is built",
+    "engines": f"build a compiled engine's parsing harness once ({BUILT_HARNESSES_SHORT}), or say whether it is "
+               "built",
     "init": "write asv.conf.json and a benchmark module measuring this repository's parser classes at every "
             "commit (asv run/continuous/find, callscale history)",
     "hunt": "search for the input that makes a parser's cost grow fastest (exact instruction counts); exit 1 "

@@ -52,14 +52,16 @@ def run(args: argparse.Namespace) -> int:
         p.error(str(exc))
     if not lengths:
         p.error("--lengths needs at least one size")
-    chunkings = [check_chunking(p, spec) for spec in split_values([args.chunkings])] if args.chunkings else list(CHECK_CHUNKINGS)
+    chunkings = ([check_chunking(p, spec) for spec in split_values([args.chunkings])] if args.chunkings
+                 else list(CHECK_CHUNKINGS))
     if args.strict:
         chunkings += [spec for spec in INSIDE_TOKEN_CHUNKINGS if spec not in chunkings]
     if args.against is not None:
         from .. import against
 
         return against.run(p, args, lengths, chunkings if args.chunkings or args.strict else None,
-                           check_workloads(p, split_values(args.workload) or catalog.names()), timeout_of(args, load_settings(p)),
+                           check_workloads(p, split_values(args.workload) or catalog.names()),
+                           timeout_of(args, load_settings(p)),
                            dict(paired_formats(p, args, split_values(args.parser))))
     if not split_values(args.parser):
         from callscale import parsers
@@ -68,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     settings = load_settings(p)
     timeout = timeout_of(args, settings)
     specs = narrow(p, args, parser_specs(p, split_values(args.parser), args, null=False, timeout=timeout,
-                                    memory_limit=memory_limit_of(args, settings)))
+                                         memory_limit=memory_limit_of(args, settings)))
     workloads = check_workloads(p, split_values(args.workload) or catalog.names())
     check_team_workloads(p, workloads, specs, lengths, args.seed)
     if not args.chunkings:  # the model's own tokens where a tokenizer is installed (issue 20)
@@ -83,12 +85,12 @@ def run(args: argparse.Namespace) -> int:
         print("note: model chunking tokenizers: " + ", ".join(
             f"{fmt} {tokenizers.describe(fmt)}" for fmt in dict.fromkeys(spec.format for spec in specs)),
             file=sys.stderr)
-    from ..adapters import smg
+    from ..adapters.protocol import subject_of
 
-    gateways = [smg.is_gateway(spec.factory) for spec in specs]
-    if any(gateways):  # streamed through SMG's router (adapters/smg.py)
-        print(f"note: the smg: parsers stream {', '.join(map(str, smg.CHECK_TOKENS))} DeepSeek tokens a chunk "
-              "through SMG's router, not the chunkings above", file=sys.stderr)
+    # a subject streamed elsewhere delivers its own chunks (the protocol's check_chunkings)
+    own = [subject_of(spec.factory).check_chunkings(chunkings) for spec in specs]
+    for note in dict.fromkeys(note for _, note in own if note):
+        print(note, file=sys.stderr)
     texts = []
     for spec in specs:
         items = [] if args.no_faults else check.fault_items(spec.format)
@@ -105,10 +107,8 @@ def run(args: argparse.Namespace) -> int:
         from callscale import tokenizers
 
         named = tokenizers.note([spec.format for spec in specs])
-    if all(gateways):  # what the report names: the deliveries through the router
-        from ..adapters.smg_gateway import check_label
-
-        chunkings, named = [check_label(k) for k in smg.CHECK_TOKENS], None
+    if own and all(theirs != chunkings for theirs, _ in own):  # what the report names: the subjects' deliveries
+        chunkings, named = own[0][0], None
     for line in check.report(results, chunkings, args.show, named):
         print(line)
     return 0 if all(r.passed for r in results) else 1

@@ -45,5 +45,5 @@ def run(args: argparse.Namespace) -> int:
     for line in differ:
         print(line)
     ok = write_summary(summary.compare_markdown(result, args.base, args.new, differ),
-                        Path(args.summary) if args.summary is not None else None)
+                       Path(args.summary) if args.summary is not None else None)
     return 1 if result.worse or not ok else 0

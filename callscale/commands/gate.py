@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from .measuring import (Selection, against_baseline, environment_lines, environment_of, interrupted, measure, select,
@@ -48,8 +49,9 @@ def gate_from(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                                       for m in r.measurements])
         except compare.CompareError as exc:
             p.error(f"--baseline: {exc}")
-    sel = Selection(specs=[], workloads=[], lengths=merged.lengths, chunking=merged.chunking, repeats=merged.repeats,
-                    threshold=threshold, meter=merged.meter, seed=0, settings=settings, baseline=base,
+    run = replace(settings, lengths=tuple(merged.lengths), chunking=merged.chunking, repeats=merged.repeats,
+                  threshold=threshold, reference_length=reference, projection_factor=factor)
+    sel = Selection(specs=[], workloads=[], meter=merged.meter, seed=0, settings=run, baseline=base,
                     environment=environment.read(environment.beside(args.from_csv[0])))  # the shards' run
     print_verdict(merged)
     return judge(sel, merged, wanted, Path(args.summary) if args.summary is not None else None)

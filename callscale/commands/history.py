@@ -8,8 +8,7 @@ import sys
 from pathlib import Path
 
 from .measuring import shown
-from .options import (add_verdict_rules, load_settings, parser_of, positive_float, setting_type,
-                      verdict_rules)
+from .options import add_threshold, add_verdict_rules, load_settings, parser_of, positive_float, verdict_rules
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -19,8 +18,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "results/asv)")
     p.add_argument("--out", metavar="DIR", help="where to write index.html, instructions.png, exponents.png and "
                                                 "history.csv (default: results/history)")
-    p.add_argument("--threshold", type=setting_type("threshold"), metavar="X",
-                   help="largest scaling exponent that passes (default from [tool.callscale])")
+    add_threshold(p)
     add_verdict_rules(p)
     p.add_argument("--factor", type=positive_float, default=1.05, metavar="X",
                    help="list the counts that moved by more than this factor between commits (default 1.05)")

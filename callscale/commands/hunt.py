@@ -75,15 +75,16 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             p.error(f"--save: {exc}")
     spec = parser_specs(p, names, args, null=False, timeout=timeout_of(args, settings),
-                  memory_limit=memory_limit_of(args, settings))[0]
+                        memory_limit=memory_limit_of(args, settings))[0]
     if spec.broken is not None:
         p.error(f"--parser {spec.name}: {spec.broken}")
-    from ..adapters import smg
+    from ..adapters.protocol import subject_of
 
-    if smg.is_gateway(spec.factory):
-        p.error(f"--parser {spec.name}: the hunt's deliveries (tokens:K, fixed:K, ...) are not the one DeepSeek token "
-                f"a delta SMG's router gives its parsers; count them with callscale gate --meter instructions "
-                f"--parser {spec.name} --workload W@KIND")
+    try:  # the hunt counts under deliveries of its own choosing (tokens:K, fixed:K, ...)
+        subject_of(spec.factory).chunking("instructions", "tokens:4", True)
+    except ValueError as exc:
+        p.error(f"--parser {spec.name}: the hunt's deliveries (tokens:K, fixed:K, ...) cannot reach it: {exc}; count "
+                f"them with callscale gate --meter instructions --parser {spec.name} --workload W@KIND")
     budget = args.budget if args.budget is not None else DEFAULT_BUDGET
     threshold = args.threshold if args.threshold is not None else settings.threshold
     say = lambda line: print(f"hunt: {line}", file=sys.stderr, flush=True)  # noqa: E731

@@ -30,7 +30,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true", help="overwrite asv.conf.json and callscale_benchmarks/")
 
 
-
 def run(args: argparse.Namespace) -> int:
     """``callscale init``: check the selections, import each parser once, write the files; exit 0 (2: bad option)."""
     from .. import config, plugins

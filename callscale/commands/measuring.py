@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import config
@@ -17,30 +17,40 @@ from .options import (check_chunking, check_team_workloads, check_workloads, loa
 
 @dataclass
 class Selection:
-    """The validated selectors of a measuring command."""
+    """The validated selectors of a measuring command: what to measure (``specs``, ``workloads``, ``meter``,
+    ``seed``) and the run's :class:`callscale.config.Settings`, the command line's values over
+    ``[tool.callscale]`` over the defaults (its ``lengths`` are this meter's; threshold, rules, chunking, repeats,
+    timeout, memory limit and jobs are read from it)."""
 
     specs: list[ParserSpec]
     workloads: list[str]
-    lengths: tuple[int, ...]
-    chunking: str
-    repeats: int
-    threshold: float
     meter: str
     seed: int
     settings: config.Settings
-    reference_length: int = 256 * 1024
-    projection_factor: float = 3.0
-    timeout: float = 120.0
     baseline: object = None
     """The ``--baseline`` file read as a DataFrame (:func:`callscale.compare.load`), or ``None``."""
-    memory_limit: int | None = None
-    """Bytes of address space per measuring child (``--memory-limit``)."""
     cost_only: bool = False
     """``--cost-only``: a ``wrong output`` row passes when its cost does."""
-    jobs: int | None = None
-    """``--jobs``: callgrind children at once (``None``: auto)."""
     environment: dict | None = None
     """This run's environment (:func:`environment_of`), computed once; ``gate --from``: the shards' run."""
+
+    @property
+    def lengths(self) -> tuple[int, ...]:
+        return self.settings.lengths
+
+    @property
+    def chunking(self) -> str:
+        return self.settings.chunking
+
+    @property
+    def threshold(self) -> float:
+        return self.settings.threshold
+
+    @property
+    def rules(self) -> dict[str, float]:
+        """The projection rule's keywords (``reference_length``, ``projection_factor``)."""
+        return {"reference_length": self.settings.reference_length,
+                "projection_factor": self.settings.projection_factor}
 
 
 def select(p: argparse.ArgumentParser, args: argparse.Namespace) -> Selection:
@@ -83,16 +93,9 @@ def select(p: argparse.ArgumentParser, args: argparse.Namespace) -> Selection:
     except config.ConfigError as exc:
         p.error(str(exc))
     specs = narrow(p, args, parser_specs(p, names, args, timeout=timeout_of(args, settings),
-                                    memory_limit=memory_limit_of(args, settings)))
+                                         memory_limit=memory_limit_of(args, settings)))
     check_team_workloads(p, workloads, specs, lengths, args.seed)
-    from ..adapters import smg
-
-    if any(smg.is_gateway(spec.factory) for spec in specs):  # smg: parsers stream DeepSeek tokens (adapters/smg.py)
-        chunking = "model" if args.chunking is None else chunking
-        if smg.unsupported(meter, chunking):
-            p.error(smg.unsupported(meter, chunking))
-        print("note: the smg: parsers get one DeepSeek token a delta (SMG's router detokenizes the stand-in "
-              "worker's token ids)", file=sys.stderr)
+    chunking = subjects_chunking(p, specs, meter, chunking, args.chunking is not None)
     baseline = None
     if getattr(args, "baseline", None) is not None:
         from .. import compare
@@ -109,30 +112,52 @@ def select(p: argparse.ArgumentParser, args: argparse.Namespace) -> Selection:
                                           for w in workloads for n in lengths])
         except compare.CompareError as exc:
             p.error(f"--baseline: {exc}")
-    return Selection(specs=specs, workloads=workloads, lengths=lengths, chunking=chunking, repeats=repeats,
-                     threshold=threshold, meter=meter, seed=args.seed, settings=settings, reference_length=reference,
-                     projection_factor=factor, timeout=timeout_of(args, settings), baseline=baseline,
-                     memory_limit=memory_limit_of(args, settings), cost_only=bool(getattr(args, "cost_only", False)),
-                     jobs=getattr(args, "jobs", None) if getattr(args, "jobs", None) is not None else settings.jobs)
+    run = replace(settings, lengths=tuple(lengths), chunking=chunking, repeats=repeats, threshold=threshold,
+                  reference_length=reference, projection_factor=factor, timeout=timeout_of(args, settings),
+                  memory_limit=memory_limit_of(args, settings),
+                  jobs=getattr(args, "jobs", None) if getattr(args, "jobs", None) is not None else settings.jobs)
+    return Selection(specs=specs, workloads=workloads, meter=meter, seed=args.seed, settings=run, baseline=baseline,
+                     cost_only=bool(getattr(args, "cost_only", False)))
+
+
+def subjects_chunking(p: argparse.ArgumentParser, specs: list, meter: str, chunking: str, given: bool) -> str:
+    """The run's chunking as the subjects take it (:meth:`callscale.adapters.protocol.Subject.chunking`: a subject
+    that streams elsewhere may take one delivery only), each subject's note said once on stderr; ``p.error`` when
+    a subject cannot be measured under ``meter`` and the chunking."""
+    from ..adapters.protocol import subject_of
+
+    notes: list[str] = []
+    taken = chunking
+    for spec in specs:
+        try:
+            own, note = subject_of(spec.factory).chunking(meter, chunking, given)
+        except ValueError as exc:
+            p.error(str(exc))
+        taken = own if own != chunking else taken
+        if note and note not in notes:
+            notes.append(note)
+            print(note, file=sys.stderr)
+    return taken
 
 
 def measure(sel: Selection, args: argparse.Namespace, detail: bool, on_measurement=None):
+    """:func:`callscale.matrix.run` of the selection under its settings (``detail``: scale's latency and memory
+    passes too); what a parser started is stopped before it returns."""
     from .. import matrix
 
-    if sel.chunking.startswith("model"):  # which tokenizer cut the deltas (issue 20)
+    run = sel.settings
+    if run.chunking.startswith("model"):  # which tokenizer cut the deltas
         from .. import tokenizers
 
         print("note: model chunking tokenizers: " + tokenizers.note([s.format for s in sel.specs]), file=sys.stderr)
     from ..bounded import stop_new
 
     try:
-        return matrix.run(sel.specs, sel.workloads, sel.lengths, chunking=sel.chunking, repeats=sel.repeats,
-                          threshold=sel.threshold, meter=sel.meter, seed=sel.seed,
+        return matrix.run(sel.specs, sel.workloads, run.lengths, chunking=run.chunking, repeats=run.repeats,
+                          threshold=run.threshold, meter=sel.meter, seed=sel.seed,
                           latency=detail or sel.meter == "time",  # the gate's slowest-increment rule (time meter)
-                          memory=detail, progress=args.progress, reference_length=sel.reference_length,
-                          projection_factor=sel.projection_factor, timeout=sel.timeout,
-                          memory_limit=sel.memory_limit, cost_only=sel.cost_only, on_measurement=on_measurement,
-                          jobs=sel.jobs)
+                          memory=detail, progress=args.progress, timeout=run.timeout, memory_limit=run.memory_limit,
+                          cost_only=sel.cost_only, on_measurement=on_measurement, jobs=run.jobs, **sel.rules)
     finally:
         stop_new()  # what a parser started (a detached process too) is gone before anything is written
 

@@ -121,7 +121,8 @@ def add_parser_options(p: argparse.ArgumentParser, null: bool = True, short_form
                           "the --parser it follows")
 
 
-def paired_formats(p: argparse.ArgumentParser, args: argparse.Namespace, names: Sequence[str]) -> list[tuple[str, str | None]]:
+def paired_formats(p: argparse.ArgumentParser, args: argparse.Namespace,
+                   names: Sequence[str]) -> list[tuple[str, str | None]]:
     """``(parser, format)`` for each selected parser name: the only ``--workload-format`` for every
     parser, or, when there are several, the one right after the parser's ``--parser`` option.
     ``p.error`` when a ``--workload-format`` follows no ``--parser`` or a second one follows the same."""
@@ -160,7 +161,7 @@ def check_chunking(p: argparse.ArgumentParser, spec: str) -> str:
 
 
 def parser_specs(p: argparse.ArgumentParser, names: Sequence[str], fmt: object, null: bool = True,
-           timeout: float | None = None, memory_limit: int | None = None) -> list[ParserSpec]:
+                 timeout: float | None = None, memory_limit: int | None = None) -> list[ParserSpec]:
     """Resolve parser selections (``p.error`` on an unusable one); ``null``: the floor parser is allowed.
 
     ``fmt``: the parsed arguments (each ``--workload-format`` paired by :func:`paired_formats`), or one format
@@ -233,8 +234,8 @@ def check_workloads(p: argparse.ArgumentParser, names: Sequence[str]) -> list[st
     return list(dict.fromkeys(out))
 
 
-def check_team_workloads(p: argparse.ArgumentParser, workloads: Sequence[str], specs: Sequence, lengths: Sequence[int],
-                    seed: int = 0) -> None:
+def check_team_workloads(p: argparse.ArgumentParser, workloads: Sequence[str], specs: Sequence,
+                         lengths: Sequence[int], seed: int = 0) -> None:
     """Make each team workload in each selected format at the shortest and longest length (``p.error``,
     one line, when one cannot be made), before anything is measured."""
     from callscale.workloads import team
@@ -243,6 +244,12 @@ def check_team_workloads(p: argparse.ArgumentParser, workloads: Sequence[str], s
         team.validate(workloads, [getattr(s, "format", None) for s in specs], lengths, seed)
     except team.TeamWorkloadError as exc:
         p.error(str(exc))
+
+
+def add_threshold(p: argparse.ArgumentParser) -> None:
+    """``--threshold X``: the largest step exponent that passes (the gate's step rule)."""
+    p.add_argument("--threshold", type=setting_type("threshold"), metavar="X",
+                   help="largest scaling exponent that passes (default from [tool.callscale])")
 
 
 def add_selectors(p: argparse.ArgumentParser) -> None:
@@ -258,8 +265,7 @@ def add_selectors(p: argparse.ArgumentParser) -> None:
                         "model-random:SEED:K (default from [tool.callscale])")
     p.add_argument("--repeats", type=setting_type("repeats"), metavar="N",
                    help="timed runs per measurement; the minimum counts (default from [tool.callscale]: 3)")
-    p.add_argument("--threshold", type=setting_type("threshold"), metavar="X",
-                   help="largest scaling exponent that passes (default from [tool.callscale])")
+    add_threshold(p)
     p.add_argument("--seed", type=int, default=0, help="workload seed (default 0)")
     p.add_argument("--meter", choices=sorted(METERS), default="time",
                    help="time: process seconds, min over --repeats (default); instructions: "

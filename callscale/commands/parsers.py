@@ -6,21 +6,18 @@ from __future__ import annotations
 import argparse
 
 from .. import tables
-
+from ..adapters import ENGINE_PARSERS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """``callscale parsers``'s options."""
     p.add_argument("--engines", action="store_true",
-                   help="also list the engines' known parser classes, SMG's tool parsers (smg:NAME) and "
-                        "llama.cpp's chat templates where built, and the format of each")
+                   help=f"also list {ENGINE_PARSERS}, and the format of each")
 
 
 def run(args: argparse.Namespace) -> int:
     """``callscale parsers``: print the table; 0."""
-    from .. import plugins
-
-    from callscale import parsers
+    from .. import parsers, plugins
 
     rows = [(name, name, "built-in") for name in parsers.names()]
     rows += [(alias, fmt, f"alias of {fmt} (docs/formats.md)") for alias, fmt in sorted(parsers.ALIASES.items())]

@@ -65,12 +65,11 @@ def run(args: argparse.Namespace) -> int:
         p.error(str(exc))
     chunking = check_chunking(p, args.chunking if args.chunking is not None else settings.chunking)
     specs = parser_specs(p, [args.parser], args.format, null=False, timeout=timeout_of(args, settings),
-                   memory_limit=memory_limit_of(args, settings))
-    from ..adapters import smg
+                         memory_limit=memory_limit_of(args, settings))
+    from ..adapters.protocol import cannot
 
-    if smg.is_gateway(specs[0].factory):
-        p.error(f"--parser {args.parser}: SMG's parsers run compiled inside its router, where py-spy finds no "
-                f"Python frames of theirs; count them with callscale gate --meter instructions --parser {args.parser}")
+    if cannot(specs[0].factory, "profile"):
+        p.error(cannot(specs[0].factory, "profile"))
     named = check_workloads(p, [args.workload])
     if len(named) != 1:
         p.error(f"--workload {args.workload}: the file holds {len(named)} records; name one as {named[0]}")
@@ -107,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def profile_against(p: argparse.ArgumentParser, args: argparse.Namespace, head: Path, length: int, chunking: str,
-                     settings: config.Settings) -> int:
+                    settings: config.Settings) -> int:
     """``profile --against REV|FILE``: the base's collapsed stacks (a file, or the same case profiled at the
     commit), then the differential SVG, the difffolded file and the table of the frames that grew most."""
     from .. import flamediff, profile

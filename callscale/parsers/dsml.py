@@ -50,7 +50,7 @@ DSML_TRANSITIONS = {
                "</P> with no <P (a stray closer: the call is broken)": "broken"},
     "param_head": {"attributes, then > (name=..., string=...)": "value", "a tag without a name": "broken",
                    "another tag, past MAX_HEAD, a word glued to the name (the tag was text)": "invoke"},
-    "value": {"text, then </P>": "after_param"},
+    "value": {"text, then </P>": "after_param", "the end of the output inside the call": "block"},
     "after_param": {"whitespace, then <P": "param_head", "whitespace, then </I>": "after_invoke",
                     "anything else (</P> was value text)": "value"},
     "after_invoke": {"whitespace, then <I, </B>, <B> or the end of the output": "block",

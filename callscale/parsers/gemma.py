@@ -30,7 +30,7 @@ GEMMA4_TRANSITIONS = {
               "ws \" or ' (a JSON or Python string)": "quoted", "anything else": "literal"},
     "quoted": {"the string up to its closing quote": "after_value"},
     "array_first": {"ws ] (an empty list)": "after_value / end", "anything else": "value"},
-    "string": {'text <|"|>': "after_value"},
+    "string": {'text <|"|>': "after_value", "the end of the output inside the call": "content"},
     "literal": {"LITERAL ,": "key_start / value", "LITERAL } or ]": "after_value / end",
                 'no literal, then text and <|"|> (the opening <|"|> missing)': "bare",
                 "anything else": "broken"},

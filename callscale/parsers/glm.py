@@ -34,6 +34,7 @@ GLM_TRANSITIONS = {
     "key_done": {"whitespace, then <arg_value>": "value", "whitespace, then </arg_key> (a repeat: dropped)": "key_done",
                  "anything else": "value_bare"},
     "value": {"text, then </arg_value>": "value_close", "text, then [\\n]<arg_key>": "value_key",
+              "the end of the output inside the call": "content",
               "text, then [\\n]</tool_call>": "value_call_end"},
     "value_bare": {"text, then </arg_value>": "value_close", "another tag": "broken"},
     "value_close": {"whitespace, then <arg_key>": "key", "whitespace, then </tool_call>": "content",

@@ -30,7 +30,7 @@ HY_V4_TRANSITIONS = {
              "past MAX_HEAD (the head is content)": "content"},
     "key": {"KEY </arg_key S>": "key_done", "another tag, a bad key, past MAX_HEAD": "broken"},
     "key_done": {"ws <arg_value S>": "value", "anything else": "broken"},
-    "value": {"text </arg_value S>": "close"},
+    "value": {"text </arg_value S>": "close", "the end of the output inside the call": "content"},
     "close": {"ws <arg_key S>": "key", "ws </tool_call S>": "block",
               "anything else (the tag was value text)": "value"},
     "broken": {"</tool_call S> (the call's text dropped)": "block", "</tool_calls S> (dropped)": "content",

@@ -45,7 +45,7 @@ INKLING_TRANSITIONS = {
         {"the call started and its object closed": "after_object", "no call object (content)": "content",
          "<|content_invoke_tool_json|> again at once (the empty block dropped)": "json_open",
          "a call that broke, or a header's call whose object did": "broken"}),
-    "after_object": {"ws END, ws and the end of the output": "between",
+    "after_object": {"ws END, ws and the end of the output (then read at once as between reads)": "header",
                      "ws <|message_model|> or a KIND (its end left out; read again)": "content",
                      "anything else": "broken"},
     "broken": {"END (the call's text dropped)": "between",

@@ -29,7 +29,7 @@ KIMI_K3_TRANSITIONS = {
     "call": {"ws ARG_HEAD": "arg_head", "ws JSON_HEAD": "json_head", "ws CALL_CLOSE": "tools",
              "anything else": "broken"},
     "arg_head": {"ATTRS SEP with a new key": "value", "a bad head, past MAX_HEAD": "broken"},
-    "value": {"text (typed, streamed)": "value", "ARG_CLOSE": "close1"},
+    "value": {"text (typed, streamed)": "value", "ARG_CLOSE": "close1", "the end of the output inside the call": "content"},
     "close1": {"ws ARG_HEAD": "arg_head", "ws CALL_CLOSE": "close2", "anything else (value text)": "value"},
     "close2": {"ws CALL_HEAD": "call_head", "ws TOOLS_CLOSE": "content", "the end": "tools",
                "anything else (value text)": "value"},

@@ -36,10 +36,13 @@ LLAMA4_PYTHONIC_TRANSITIONS = {
     "args": {"a separator, number, word or key": "args", "a quote": "open_quote",
              "a one-quote string's text a delta cut": "arg_text", ") (the arguments' end)": "after_call",
              "malformed (the call abandoned)": "content"},
-    "arg_text": {"the string's text, then its quote": "args", "the buffer's end": "arg_text"},
+    "arg_text": {"the string's text, then its quote": "args", "the buffer's end": "arg_text",
+                 "the string's text and its quote, then another string the buffer cuts (read as args reads it)":
+                 "string"},
     "open_quote": {"the same quote twice more (triple-quoted) or any other character": "string",
                    "the closing quote (an empty string)": "args"},
-    "string": {"text up to its quote": "args", "a backslash before a longer escape": "escape"},
+    "string": {"text up to its quote": "args", "a backslash before a longer escape": "escape",
+               "the end of the output inside the call": "content"},
     "escape": {"the escape's characters": "string", "a malformed escape": "content"},
     "after_call": {", (the next call)": "head", "] (the list's end)": "content", "anything else": "content"},
 }

@@ -35,7 +35,7 @@ MINIMAX_M2_TRANSITIONS = {
     "name": {'NAME ">': "invoke", "no name, or past MAX_HEAD (content)": "content"},
     "invoke": {'ws <parameter name="': "key", "ws </invoke>": "block", "anything else": "broken"},
     "key": {'KEY ">': "value", "a bad key, or past MAX_HEAD": "broken"},
-    "value": {"text </parameter>": "close1"},
+    "value": {"text </parameter>": "close1", "the end of the output inside the call": "content"},
     "close1": {'ws <parameter name="': "key", "ws </invoke>": "close2",
                "anything else (the tag was value text)": "value"},
     "close2": {'ws <invoke name="': "name", "ws </minimax:tool_call>": "content", "ws <minimax:tool_call>": "block",

@@ -38,7 +38,7 @@ MINIMAX_M3_TRANSITIONS = {
             "a bad or repeated name, too deep, or past MAX_HEAD": "broken"},
     "opened": {"ws, its own closing tag (an empty element)": "body", "ws NS< (a container)": "tag",
                "anything else": "text"},
-    "text": {"text, its own closing tag": "confirm"},
+    "text": {"text, its own closing tag": "confirm", "the end of the output inside the call": "content"},
     "confirm": {"ws NS (left unread)": "body", "the end of the output": "body",
                 "anything else (the tag was value text)": "text"},
 }

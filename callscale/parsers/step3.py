@@ -33,7 +33,7 @@ STEP3_TRANSITIONS = {
     "name": {'NAME ">': "body", "an empty or bad name": "broken", "past MAX_HEAD (content)": "content"},
     "body": {'ws <steptml:parameter name="': "key", "ws </steptml:invoke>": "end", "anything else": "broken"},
     "key": {'KEY ">': "value", "a bad key, or past MAX_HEAD": "broken"},
-    "value": {"text </steptml:parameter>": "close1"},
+    "value": {"text </steptml:parameter>": "close1", "the end of the output inside the call": "content"},
     "close1": {'ws <steptml:parameter name="': "key", "ws </steptml:invoke>": "close2",
                "anything else (the tag was value text)": "value"},
     "close2": {"ws CALL_END": "block", "anything else (the tags were value text)": "value"},

@@ -209,9 +209,9 @@ def _reference(fmt: str, text: str, tools: Sequence[dict] | None) -> tuple[Any, 
 def _reference_cached(fmt: str, text: str, key: str | None) -> tuple[Any, list[dict]]:
     tools = json.loads(key) if key is not None else None
     from callscale import parsers
-    from callscale.check import stream
+    from callscale.outcome import stream
 
-    from .catalog import tools_for
+    from .tools import tools_for
 
     factory = parsers.get(fmt)
     if tools is None:
@@ -350,15 +350,13 @@ def _scaled_case(fmt: str, name: str, length: int, seed: int, path: str, number:
 def validate(names: Sequence[str], formats: Sequence[str], lengths: Sequence[int], seed: int = 0) -> None:
     """Make each team workload of ``names`` in each format at the shortest and longest length, so a spec
     that cannot be used fails before measuring; raises :class:`TeamWorkloadError` (one line)."""
-    from .catalog import make
-
     for name in names:
         if not is_team(name):
             continue
         for fmt in dict.fromkeys(f for f in formats if f):
             for length in sorted({min(lengths), max(lengths)}):
                 try:
-                    make(name, fmt, int(length), seed)
+                    workload(name)(fmt, int(length), seed)
                 except TeamWorkloadError:
                     raise
                 except (KeyError, ValueError, TypeError) as exc:
