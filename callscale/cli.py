@@ -136,10 +136,27 @@ class _InOrder(argparse._AppendAction):
     so each ``--workload-format`` pairs with the ``--parser`` it follows (:func:`_pairs`)."""
 
     def __call__(self, parser, namespace, values, option_string=None):
+        from .report import STYLES
+
+        if option_string == "--format" and hasattr(namespace, "output") and values in STYLES:
+            namespace.output = values  # scale/gate: the output's style (add_output); else the workload's format
+            return
         warn_deprecated_format(parser.prog, option_string, namespace)
         super().__call__(parser, namespace, values, option_string)
         order = list(getattr(namespace, "in_order", None) or [])
         namespace.in_order = order + [(self.dest, values)]
+
+
+def add_output(p: argparse.ArgumentParser) -> None:
+    """``--wide`` and ``--format table|wide|json|csv|markdown``: what scale and gate print
+    (:func:`callscale.report.show`)."""
+    p.add_argument("--wide", dest="output", action="store_const", const="wide", default="table",
+                   help="print every column (the figure at each length, the projection, the slowest increment)")
+    p.set_defaults(output="table")
+    p.epilog = ("--format json|csv|markdown prints the run for a machine or a pull request on stdout (the verdict "
+                "lines on stderr); --format table (the default) fits 120 columns, one line per parser x workload, "
+                "the failing first; any other --format value names the workload's format (deprecated: "
+                "--workload-format)")
 
 
 def add_parser_options(p: argparse.ArgumentParser, null: bool = True, short_format: bool = True) -> None:
@@ -643,6 +660,7 @@ def _shown(path: Path) -> str:
 # ----------------------------------------------------------------------- scale
 def _scale_arguments(p: argparse.ArgumentParser) -> None:
     add_selectors(p)
+    add_output(p)
     add_export(p)
     p.add_argument("--out", metavar="DIR", help="where to write scaling.csv, scaling-fits.csv and scaling.png "
                                                 "(default: results/ next to pyproject.toml)")
@@ -679,9 +697,7 @@ def _scale(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             else:
                 print(f"callscale: the journal {_shown(journal.path)} holds {journal.count} of them", file=sys.stderr)
             return status
-        print(report.table(run))
-        for line in report.error_lines(run):
-            print(f"error: {line}")
+        report.show(run, args.output, out=_shown(out))
         reservation.release()
         try:
             written = report.write_outputs(run, out)
@@ -697,7 +713,8 @@ def _scale(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     finally:
         reservation.release()
         journal.close()
-    print(f"wrote {', '.join(_shown(path) for path in written)} in {time.perf_counter() - started:.0f} s")
+    print(f"wrote {', '.join(_shown(path) for path in written)} in {time.perf_counter() - started:.0f} s",
+          file=report.stream(args.output))
     exported = _write_exports(wanted, run)
     return _against_baseline(sel, run) or (0 if exported else 1)
 
@@ -705,6 +722,7 @@ def _scale(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------- gate
 def _gate_arguments(p: argparse.ArgumentParser) -> None:
     add_selectors(p)
+    add_output(p)
     p.add_argument("--out", metavar="DIR", help="also write scaling.csv, scaling-fits.csv and scaling.png there, "
                                                 "as scale does (without its slowest-increment and memory columns)")
     add_summary(p)
@@ -735,12 +753,7 @@ def _gate_from(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             compare.check_base(base, [(r.parser, r.workload, m.length) for r in run.rows for m in r.measurements])
         except compare.CompareError as exc:
             p.error(f"--baseline: {exc}")
-    print(report.table(run))
-    for line in report.error_lines(run):
-        print(f"error: {line}")
-    print()
-    for line in report.gate_lines(run):
-        print(line)
+    report.show(run, args.output, gate=True)
     sel = Selection([], [], run.lengths, run.chunking, run.repeats, threshold, run.meter, 0, settings, baseline=base)
     from . import environment
 
@@ -776,18 +789,14 @@ def _gate(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         run = _run(sel, args, detail=False)
     except Interrupted as exc:
         return _interrupted(exc, out)
-    print(report.table(run))
-    for line in report.error_lines(run):
-        print(f"error: {line}")
-    print()
-    for line in report.gate_lines(run):
-        print(line)
+    report.show(run, args.output, gate=True, out=args.out)
     written_ok = True
     if out is not None:
         try:
             written = report.write_outputs(run, out)
             env_path = _write_environment(sel, out)
-            print(f"wrote {', '.join(_shown(path) for path in written + ([env_path] if env_path else []))}")
+            print(f"wrote {', '.join(_shown(path) for path in written + ([env_path] if env_path else []))}",
+                  file=report.stream(args.output))
         except OSError as exc:
             print(f"callscale gate: cannot write the results: {exc}", file=sys.stderr)
             written_ok = False

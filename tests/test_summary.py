@@ -39,9 +39,9 @@ def test_gate_summary_puts_the_verdict_and_the_failing_row_first_with_its_reprod
     assert lines[0] == "### callscale gate: FAILED (1 of 2 parser x workload pairs)"
     rows = [line for line in lines if line.startswith("| `")]
     assert [r.split(" | ")[0] for r in rows] == [f"| `{QUAD}`", "| `deepseek_v31`"]
-    assert rows[0].split(" | ")[2:6] == ["**FAIL** (step+projection)", "1.88 (step 1.90)", "839459819 instr",
-                                         "770147"]  # 839459819 instructions / 1090 deltas
-    assert rows[1].split(" | ")[2:5] == ["ok", "1.01 (step 1.02)", "14295279 instr"]
+    assert rows[0].split(" | ")[2:6] == ["**FAIL** (step+projection)", "1.88 (step 1.90)", "839,459,819 instr",
+                                         "770,147"]  # 839459819 instructions / 1090 deltas
+    assert rows[1].split(" | ")[2:5] == ["ok", "1.01 (step 1.02)", "14,295,279 instr"]
     assert f"- `{QUAD}` on write_file (step+projection): steepest step 1.90 > 1.3" in text
     assert (f"  reproduce: `callscale gate --parser {QUAD} --workload-format deepseek_v31 --workload write_file "
             "--lengths 1k,2k,4k --chunking tokens:4 --meter instructions`") in lines
