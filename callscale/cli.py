@@ -1251,6 +1251,8 @@ _HELP = {
     "profile": "stream one case under py-spy and write a flame graph (SVG) or a speedscope profile",
     "check": "stream each fault case and workload under many chunkings; compare with the expected "
              "result and with detect_and_parse",
+    "parsers": "list the parsers --parser knows (registered, aliases, entry points; --engines: the serving "
+               "engines' classes)",
     "engines": "build a compiled engine's parsing harness once (llamacpp: llama.cpp from the llama-cpp-python "
                "sdist), or say whether it is built",
     "init": "write asv.conf.json and a benchmark module measuring this repository's parser classes at every "
@@ -1264,12 +1266,13 @@ _HELP = {
 
 def build_parser() -> ArgumentParser:
     """The argument parser with one subparser per entry of :data:`COMMANDS`."""
+    # allow_abbrev=False: --length 4k is not taken for --lengths (nor any prefix for an option)
     p = ArgumentParser(prog="callscale", description="Measure how a streaming tool-call parser's cost "
-                                                    "grows with call length, and gate CI on it.")
+                                                    "grows with call length, and gate CI on it.", allow_abbrev=False)
     p.add_argument("--version", action="version", version=f"callscale {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, add_arguments, run in COMMANDS:
-        sp = sub.add_parser(name, help=_HELP.get(name), description=_HELP.get(name))
+        sp = sub.add_parser(name, help=_HELP.get(name), description=_HELP.get(name), allow_abbrev=False)
         add_arguments(sp)
         sp.set_defaults(_run=run, _parser=sp)
     return p

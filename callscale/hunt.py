@@ -29,6 +29,7 @@ steepest input found, as a ``file:`` workload, at the gate's instruction lengths
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import math
 import random
@@ -452,6 +453,8 @@ def add_arguments(p: Any) -> None:
     p.add_argument("--threshold", type=_threshold, metavar="X", help="largest step exponent that passes")
     add_verdict_rules(p)
     p.add_argument("--jobs", type=_jobs, metavar="N", help="callgrind children at once, 1-64 or auto")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="a line per round on stderr (default: on; --no-progress: only the result)")
 
 
 def _budget(text: str) -> float:
@@ -518,7 +521,10 @@ def run(p: Any, args: Any) -> int:
                 f"--parser {spec.name} --workload W@KIND")
     budget = args.budget if args.budget is not None else DEFAULT_BUDGET
     threshold = args.threshold if args.threshold is not None else settings.threshold
-    say = lambda line: print(f"hunt: {line}", file=sys.stderr, flush=True)  # noqa: E731
+    def say(line: str) -> None:  # a line per round, unless --no-progress
+        if args.progress is not False:
+            print(f"hunt: {line}", file=sys.stderr, flush=True)
+
     found = hunt(spec, budget, args.seed, args.save, lengths, threshold, reference, factor,
                  args.jobs if args.jobs is not None else settings.jobs, say)
     counted = [m for m in found.measured if m.growth is not None]

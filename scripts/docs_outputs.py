@@ -114,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     files = [p.resolve() for p in args.files] or DOCS
     status = 0
+    ran: dict[tuple[str, str | None], list[str]] = {}  # a command documented twice runs once
     for path in files:
         found = examples(path)
         if args.list:
@@ -122,8 +123,12 @@ def main(argv: list[str] | None = None) -> int:
             continue
         done = {}
         for example in found:
-            print(f"running {path.relative_to(ROOT)}:{example.start}: {example.command}", file=sys.stderr)
-            out = run(example)
+            key = (example.command, example.drop)
+            if key not in ran:
+                print(f"running {path.relative_to(ROOT)}:{example.start}: {example.command}", file=sys.stderr)
+            out = ran[key] if key in ran else run(example)
+            if out is not None:
+                ran[key] = out
             if out is None:
                 status = 1
                 continue

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from callscale import parsers
-from callscale.cli import main
+from callscale.cli import COMMANDS, build_parser, main
 
 TESTS = Path(__file__).parent
 QUADRATIC = "quadratic_parser:QuadraticParser"
@@ -58,6 +59,10 @@ def needs(parser: str):
     (["scale", "--parser", "no_such_module_xyz:Parser", "--workload-format", "deepseek_v31"], "cannot import"),
     (["scale", "--workload-format", "deepseek_v31"], "--workload-format applies to module.path:ClassOrFactory"),
     (["scale", "--no-such-option"], "unrecognized arguments"),
+    (["scale", "--length", "4k"], "unrecognized arguments: --length 4k"),  # no prefix of --lengths
+    (["gate", "--thresh", "2"], "unrecognized arguments: --thresh 2"),
+    (["check", "--parser", "qwen3", "--against", "no-such-rev"], "--against no-such-rev: no commit of the git "
+                                                                  "repository at "),
     (["frobnicate"], "invalid choice"),
     ([], "required"),
 ])
@@ -70,6 +75,19 @@ def test_bad_options_exit_2_with_one_line(capsys, argv, says):
     lines = err.splitlines()
     assert len(lines) == 1, err
     assert lines[0].startswith("callscale") and ": error: " in lines[0] and says in lines[0], lines[0]
+
+
+def test_every_command_has_a_line_in_the_help(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    for name, _, _ in COMMANDS:
+        assert re.search(rf"^    {name} +\S", out, re.M), (name, out)
+
+
+def test_hunt_takes_no_progress():
+    args = build_parser().parse_args(["hunt", "--parser", "qwen3", "--no-progress"])
+    assert args.progress is False
 
 
 def test_gate_passes_a_linear_parser(capsys):
