@@ -173,7 +173,10 @@ def _tree(base: Mapping[str, int], head: Mapping[str, int]) -> _Node:
 
 
 def _colour(change: float, largest: float) -> str:
-    """White for no change, to red (grew) or blue (shrank) at the largest change."""
+    """Light grey for no change (under 0.05 points), else from white to red (grew) or blue (shrank) at the
+    largest change."""
+    if abs(change) < 0.0005:
+        return "rgb(238,238,238)"
     t = min(1.0, abs(change) / largest) if largest > 0 else 0.0
     fade = int(235 - 175 * t)
     return f"rgb(250,{fade},{fade})" if change > 0 else f"rgb({fade},{fade},250)"

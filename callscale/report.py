@@ -272,10 +272,19 @@ def machine(run: Run, style: str) -> str:
             record["figures"] = {str(m.length): m.seconds for m in row.measurements if not m.error}
             record["errors"] = {str(m.length): m.error for m in row.measurements if m.error}
             pairs.append(record)
-        return json.dumps({"meter": run.meter, "unit": _UNIT.get(run.meter, run.meter), "chunking": str(run.chunking),
-                           "repeats": run.repeats, "lengths": list(run.lengths), "threshold": run.threshold,
-                           "passed": run.passed, "pairs": pairs}, indent=2, allow_nan=False,
-                          default=str)
+        def finite(value: Any) -> Any:  # JSON has no NaN or infinity: null
+            if isinstance(value, float) and not math.isfinite(value):
+                return None
+            if isinstance(value, dict):
+                return {k: finite(v) for k, v in value.items()}
+            if isinstance(value, list):
+                return [finite(v) for v in value]
+            return value
+
+        return json.dumps(finite({"meter": run.meter, "unit": _UNIT.get(run.meter, run.meter),
+                                  "chunking": str(run.chunking), "repeats": run.repeats, "lengths": list(run.lengths),
+                                  "threshold": run.threshold, "passed": run.passed, "pairs": pairs}),
+                          indent=2, allow_nan=False, default=str)
     if style == "csv":
         import csv
         import io

@@ -10,8 +10,8 @@ screen of a differential flame graph for a planted change.
   120-column terminal (Pillow, DejaVu Sans Mono, the font matplotlib ships); the text in ``scale.txt``.
 - ``flamediff.png``: a throw-away git repository whose ``HEAD~1`` holds a linear DeepSeek V3.1 parser (ours)
   and ``HEAD`` the planted quadratic one (``tests/quadratic_parser.py``: it re-reads its buffer on every
-  delta), then ``callscale profile --against HEAD~1`` at 8k characters; the differential SVG's first 1200 x
-  700 pixels screenshotted by headless Chromium (``apt-get install chromium``).
+  delta), then ``callscale profile --against HEAD~1`` at 8k characters; the differential SVG's first screen
+  (1200 pixels wide, at most 700 high) screenshotted by headless Chromium (``apt-get install chromium``).
 
 Exit status 0, or 1 when a command failed (its error on stderr).
 """
@@ -114,8 +114,11 @@ def flamediff_shot() -> Path:
         drawn = svg.with_name("team.diff.svg")
         OUT.mkdir(parents=True, exist_ok=True)
         target = OUT / "flamediff.png"
+        import re
+
+        tall = int(re.search(r'height="(\d+)"', drawn.read_text(encoding="utf-8")).group(1))
         subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                        "--hide-scrollbars", f"--screenshot={target}", "--window-size=1200,700",
+                        "--hide-scrollbars", f"--screenshot={target}", f"--window-size=1200,{min(700, tall)}",
                         drawn.as_uri()], check=True, capture_output=True, timeout=120)
     return target
 
