@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Mapping
 
 __all__ = ["read", "parse", "normalize_frame", "write_diff", "Frame", "frames", "svg", "STREAM", "OUTSIDE",
-           "from_streaming", "headline"]
+           "from_streaming", "grown", "headline"]
 
 STREAM = re.compile(r"^_stream \((?:.*/)?callscale/_child\.py(?::\d+)?\)$")
 """The profile child's streaming loop (:func:`callscale._child._stream`, frame name without its line):
@@ -137,15 +137,22 @@ def from_streaming(stacks: Mapping[str, int]) -> dict[str, int]:
     return out if found else dict(stacks)
 
 
+def grown(base: Mapping[str, int], head: Mapping[str, int], most: int = 10) -> list[Frame]:
+    """The ``most`` frames under the streaming loop whose share of the samples grew most, by at least 0.5
+    points (:func:`frames` of :func:`from_streaming`'s stacks, the loop and :data:`OUTSIDE` left out)."""
+    found = [f for f in frames(from_streaming(base), from_streaming(head))
+             if f.change >= 0.005 and f.name not in (OUTSIDE, "all") and not STREAM.match(f.name)]
+    return found[:most]
+
+
 def headline(base: Mapping[str, int], head: Mapping[str, int], most: int = 3) -> str:
-    """What grew, in words: the ``most`` frames whose share of the samples grew most (at least 0.5 points),
-    ``NAME +C points (B% -> H%)``, joined by ``; ``; ``no frame's share grew`` when none did."""
-    grown = [f for f in frames(from_streaming(base), from_streaming(head)) if f.change >= 0.005 and f.name != OUTSIDE]
-    grown = [f for f in grown if not STREAM.match(f.name)][:most] or grown[:most]
-    if not grown:
+    """What grew, in words: the :func:`grown` frames, ``NAME +C points (B% -> H%)`` joined by ``; ``;
+    ``no frame's share grew`` when none did."""
+    grown_ = grown(base, head, most)
+    if not grown_:
         return "no frame's share grew"
     return "; ".join(f"{_short(f.name)} {100 * f.change:+.1f} points ({100 * f.base:.1f}% -> {100 * f.head:.1f}%)"
-                     for f in grown)
+                     for f in grown_)
 
 
 def _short(name: str) -> str:
