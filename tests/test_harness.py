@@ -342,7 +342,7 @@ def test_plot_writes_a_png(small_run, tmp_path):
 
 def test_fmt_figure_keeps_three_significant_digits():
     assert [report.fmt_figure(v) for v in (None, 0.0, 0.000123456, 0.0123456, 1.23456, 12.3456, 1234.5)] == [
-        "-", "0", "0.000123", "0.0123", "1.23", "12.3", "1234"]
+        "-", "0", "0.000123", "0.0123", "1.23", "12.3", "1,234"]
 
 
 # --------------------------------------------------------------------- settings and plugins
