@@ -106,3 +106,38 @@ def test_the_passing_rows_are_cut_after_max_passing(tmp_path, monkeypatch):
     text = (tmp_path / "s.md").read_text()
     assert "| `deepseek_v31`" not in text
     assert "... and 1 more passing pairs (scaling-fits.csv holds every row)" in text
+
+
+# ------------------------------------------------------------ what gate prints: compact, --wide, --format
+def test_gate_prints_the_compact_table_by_default_and_the_wide_one_on_request(capsys):
+    assert _main(["gate", "--from", str(RUN)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:4] == ["parser", "workload", "exponent", "steepest"] and max(map(len, out)) <= 120
+    assert out[2].startswith(f"{QUAD} ") and out[2].split()[-2:] == ["step+projection", "FAIL"]  # failing first
+    assert _main(["gate", "--from", str(RUN), "--wide"]) == 1
+    wide = capsys.readouterr().out.splitlines()
+    assert wide[0].split()[2:4] == ["1k", "instr"] and "839,459,819" in "\n".join(wide)
+
+
+@pytest.mark.parametrize("style", ["json", "csv", "markdown"])
+def test_gate_format_puts_the_run_alone_on_stdout_and_the_verdict_on_stderr(capsys, style):
+    import csv
+    import io
+    import json
+
+    assert _main(["gate", "--from", str(RUN), "--format", style]) == 1
+    captured = capsys.readouterr()
+    assert "gate failed: 1 of 2 parser x workload pairs" in captured.err and "gate failed" not in captured.out
+    if style == "json":
+        pairs = {p["parser"]: p for p in json.loads(captured.out)["pairs"]}
+        assert pairs[QUAD]["verdict"] == "FAIL" and pairs["deepseek_v31"]["verdict"] == "ok"
+        with open(RUN, newline="") as f:  # the figure at each length, as the file holds it (a number)
+            measured = {r["length"]: float(r["seconds"]) for r in csv.DictReader(f) if r["parser"] == QUAD}
+        assert pairs[QUAD]["figures"] == measured and len(measured) >= 3
+    elif style == "csv":
+        rows = list(csv.DictReader(io.StringIO(captured.out)))
+        assert {r["parser"]: r["verdict"] for r in rows} == {"null": "floor", "deepseek_v31": "ok", QUAD: "FAIL"}
+    else:
+        lines = captured.out.splitlines()
+        assert lines[0].startswith("| parser |") and lines[2].startswith(f"| {QUAD} |")
+        assert lines[-1] == "2 parser x workload pairs (2 parsers x 1 workload): 1 ok, 1 FAIL"
