@@ -143,7 +143,19 @@ def parse_spec(spec: str, new_target: str) -> Side:
         return Side(f"{target}@{head}", target, Path(head).resolve())
     if not spec:
         raise AgainstError("--against needs a commit, a folder or a parser")
+    if not _names_a_parser(spec):
+        raise AgainstError(f"--against {spec}: no commit of the git repository at {Path.cwd()}, no folder, and no "
+                           f"parser of that name (a registered one, see callscale parsers, or module.path:Class)")
     return Side(spec, spec, Path.cwd())
+
+
+def _names_a_parser(spec: str) -> bool:
+    """Whether ``spec`` can name a parser: ``module.path:Class`` (an engine's prefix too), a registered
+    name or alias, ``null``, or an installed entry point."""
+    from . import parsers, plugins
+
+    return (plugins.is_plugin(spec) or spec in parsers.names() or spec in parsers.ALIASES
+            or spec == plugins.NULL or spec in plugins.entry_points())
 
 
 # ---------------------------------------------------------------------------------------- the corpus

@@ -54,11 +54,12 @@ def build_parser() -> ArgumentParser:
     stores its parser as ``command_parser`` (where ``run`` reports a bad option)."""
     p = ArgumentParser(prog="callscale",
                        description="Measure how a streaming tool-call parser's cost grows with call length, and gate "
-                                   "CI on it.")
+                                   "CI on it.", allow_abbrev=False)
     p.add_argument("--version", action="version", version=f"callscale {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, text in COMMANDS.items():
-        sp = sub.add_parser(name, help=text, description=text)
+        # allow_abbrev=False: --length 4k is not taken for --lengths (nor any prefix for an option)
+        sp = sub.add_parser(name, help=text, description=text, allow_abbrev=False)
         importlib.import_module(f"callscale.commands.{name}").add_arguments(sp)
         sp.set_defaults(command_parser=sp)
     return p

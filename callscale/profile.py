@@ -4,8 +4,11 @@
 through fresh parsers again and again for a few seconds, so the parser's
 own frames dominate) under ``py-spy record`` and writes a flame graph (SVG)
 or a speedscope profile (JSON). Frames are by function (py-spy's
-``--function``), and the flame graph's title names the parser, workload,
-length and chunking.
+``--function``). The flame graph is drawn from py-spy's collapsed stacks by
+:func:`callscale.flamediff.svg`: it starts at the streaming loop, the parser's
+frames under it on the first screen, the start-up, imports and building of the
+case folded into one grey frame; its title names the parser, workload, length
+and chunking.
 
 Errors: :class:`ProfilerUnavailable` when py-spy is missing or cannot attach
 (ptrace not permitted); the message is one line that says how to fix it.
@@ -85,13 +88,12 @@ def profile(
     path: a git worktree of another commit profiles that commit's modules; see :func:`worktree`).
     ``output_format`` ``raw``: collapsed stacks (:mod:`callscale.flamediff` reads them).
     """
-    from ._child import HUNG, RAISED
-
     if output_format not in FORMATS:
         raise ValueError(f"unknown profile format {output_format!r}; known: {', '.join(FORMATS)}")
     pyspy = find_py_spy()
     if pyspy is None:
-        raise ProfilerUnavailable("py-spy is not installed: run `python -m pip install py-spy` (or `pip install -e '.[bench]'`)")
+        raise ProfilerUnavailable("py-spy is not installed (a dependency of callscale: installed with --no-deps?): "
+                                  "run `python -m pip install py-spy`")
     out = Path(output) if output is not None else default_output(parser, workload, length, output_format)
     out = out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -102,25 +104,41 @@ def profile(
     root = str(Path(__file__).resolve().parent.parent)
     env = dict(os.environ)
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    # a flame graph: py-spy's collapsed stacks, drawn by flamediff (from the streaming loop on)
+    sampled = out.with_name(f".{out.name}.folded") if output_format == "flamegraph" else out
     cmd = [
-        pyspy, "record", "--format", output_format, "--output", str(out), "--rate", str(rate),
+        pyspy, "record", "--format", "raw" if output_format == "flamegraph" else output_format,
+        "--output", str(sampled), "--rate", str(rate),
         "--function", "--nonblocking", "--", sys.executable, "-m", "callscale._child", json.dumps(spec),
     ]
     try:
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, cwd=cwd)
-    except subprocess.TimeoutExpired:
-        raise CaseFailed(f"py-spy and the case took more than --timeout {timeout:g} s; stopped") from None
+        try:
+            proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+        except subprocess.TimeoutExpired:
+            raise CaseFailed(f"py-spy and the case took more than --timeout {timeout:g} s; stopped") from None
+        return _finish(proc, out, sampled, parser, workload, length, chunking)
+    finally:
+        if sampled != out:
+            sampled.unlink(missing_ok=True)
+
+
+def _finish(proc: subprocess.CompletedProcess, out: Path, sampled: Path, parser: str, workload: str, length: int,
+            chunking: str) -> Path:
+    """What py-spy's run left: the case's failure raised, or the flame graph drawn from ``sampled`` (when it
+    is not ``out`` itself); returns ``out``."""
+    from ._child import HUNG, RAISED
+
     text = proc.stdout + proc.stderr
     for line in text.splitlines():
         if line.startswith(RAISED):
             out.unlink(missing_ok=True)
             raise CaseFailed(f"{parser} raised on {workload} at {length} characters: {line[len(RAISED):]}")
         if line.startswith(HUNG):
-            _retitle(out, f"{parser} on {workload}, {length} characters ({chunking}), stopped unfinished")
+            _draw(sampled, out, f"{parser} on {workload}, {length} characters ({chunking}), stopped unfinished")
             kept = f"; the samples so far are in {out}" if out.exists() else ""
             raise CaseFailed(f"{parser} did not finish {workload} at {length} characters within "
                              f"{line[len(HUNG):]} (a hang?){kept}")
-    if proc.returncode != 0 or not out.exists():
+    if proc.returncode != 0 or not sampled.exists():
         lowered = text.lower()
         if "permission denied" in lowered or "operation not permitted" in lowered or "ptrace" in lowered:
             raise ProfilerUnavailable(
@@ -129,28 +147,23 @@ def profile(
             )
         lines = [line for line in text.splitlines() if line.strip()]
         raise RuntimeError(f"py-spy failed (exit {proc.returncode}): {lines[-1] if lines else 'no output'}")
-    _retitle(out, f"{parser} on {workload}, {length} characters ({chunking})")
+    _draw(sampled, out, f"{parser} on {workload}, {length} characters ({chunking})")
     return out
 
 
-def _retitle(path: Path, what: str) -> None:
-    """Put ``what`` in a flame graph's title, in place of py-spy's command line (which the SVG clips).
+def _draw(sampled: Path, out: Path, what: str) -> None:
+    """Draw the flame graph of the collapsed stacks ``sampled`` at ``out``, titled ``what``
+    (:func:`callscale.flamediff.svg`, no base); nothing when ``sampled`` is ``out`` (raw, speedscope) or holds
+    no stack."""
+    from . import flamediff
 
-    py-spy's SVG has ``<text id="title" ...>COMMAND</text>``; frames are by
-    function (``--function``: samples aggregated by a function's first line).
-    Other formats and files without that element are left as they are.
-    """
-    import html
-    import re
-
-    if path.suffix != ".svg" or not path.exists():
+    if sampled == out or not sampled.exists():
         return
-    text = path.read_text(encoding="utf-8")
-    title = html.escape(f"{what}: frames by function, py-spy samples")
-    new, found = re.subn(r'(<text id="title"[^>]*>)[^<]*(</text>)', lambda m: m.group(1) + title + m.group(2),
-                         text, count=1)
-    if found:
-        path.write_text(new, encoding="utf-8")
+    try:
+        stacks = flamediff.read(sampled, keep_lines=True)  # by function: a frame's line is its function's first
+    except ValueError:
+        return
+    flamediff.svg(None, stacks, out, f"{what}: frames by function, py-spy samples")
 
 
 class BadRevision(ValueError):

@@ -20,7 +20,8 @@ from .fit import ERROR, FAIL, PROJECTION_MIN_STEP, TIMEOUT, WRONG_OUTPUT
 from .matrix import Row, Run
 from .measure import NULL, Measurement
 
-__all__ = ["CSV_COLUMNS", "FIT_COLUMNS", "fmt_figure", "table", "error_lines", "gate_lines", "frame",
+__all__ = ["CSV_COLUMNS", "FIT_COLUMNS", "fmt_figure", "STYLES", "WIDTH", "GROUP_OVER", "compact", "show",
+           "machine", "total_line", "stream", "table", "error_lines", "gate_lines", "frame",
            "why", "fits_frame", "write_csv", "write_fits_csv", "plot", "OUTPUTS", "PARTIAL", "write_outputs",
            "write_partial", "check_writable", "OutInUse", "lock_out", "JOURNAL", "Journal", "space_needed", "reserve", "Reservation"]
 
@@ -62,13 +63,14 @@ _UNIT = {"time": "s", "instructions": "instr"}
 
 
 def fmt_figure(value: float | None) -> str:
-    """A figure with three significant digits in fixed notation (``-`` for ``None``)."""
+    """A figure with three significant digits in fixed notation, thousands separated by commas from 100 up
+    (``3,651,688``; ``-`` for ``None``)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
     if value == 0:
         return "0"
     if abs(value) >= 100:
-        return f"{value:.0f}"
+        return f"{value:,.0f}"
     digits = max(0, 2 - math.floor(math.log10(abs(value))))
     return f"{value:.{digits}f}"
 
@@ -113,6 +115,217 @@ def _ordered_rows(run: Run) -> list[list[Row]]:
         if group:
             groups.append(group)
     return groups
+
+
+STYLES = ("table", "wide", "json", "csv", "markdown")
+"""What ``scale`` and ``gate`` print (``--wide``, ``--format``): ``table`` the compact table that fits
+:data:`WIDTH` columns (:func:`compact`), ``wide`` every column (:func:`table`); for machines and pull
+requests ``json``, ``csv`` (the rows of ``scaling-fits.csv``) and ``markdown`` (:func:`machine`), alone on
+stdout, the verdict lines on stderr."""
+MACHINE = ("json", "csv", "markdown")
+WIDTH = 120
+"""The columns the compact output fits: a longer line (an exception's text, a failing pair's reason) is
+wrapped, its rest indented."""
+GROUP_OVER = 30
+"""Passing pairs over which the compact table gives one line per parser (the range over its workloads)
+in place of one per pair; a failing pair always has a line of its own, first."""
+
+
+def _two(value: float | None) -> str:
+    return "-" if value is None else f"{0.0 if abs(value) < 0.005 else value:.2f}"  # no "-0.00"
+
+
+def _times(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}x"
+
+
+def _pair_cells(row: Row, run: Run) -> list[str]:
+    """A compact line's cells: parser, workload, exponent, steepest, x linear, x floor, failed rule, verdict."""
+    fit = row.fit
+    axis = [fit.axis if fit.exponent is not None else "-"] if _by_model(run) else []
+    return [row.parser + (" (median floor)" if row.floor else ""), row.workload, *axis, _two(fit.exponent),
+            _two(fit.steepest), _times(fit.projection_ratio),
+            "1.0" if row.floor else fmt_figure(row.x_floor(run.floors)),
+            "-" if row.floor or not fit.rule else fit.rule, "floor" if row.floor else fit.verdict]
+
+
+def _span(values: list[float], shown) -> str:
+    """``lo..hi`` of ``values`` each ``shown`` (one figure when they show alike; ``-`` when none)."""
+    if not values:
+        return "-"
+    lo, hi = shown(min(values)), shown(max(values))
+    return lo if lo == hi else f"{lo}..{hi}"
+
+
+def _group_cells(name: str, rows: list[Row], run: Run, of: int) -> list[str]:
+    """One line for ``rows`` (one parser's passing pairs, or the floor's): the range of the exponent and of
+    x floor over them, the highest steepest step and x linear, and their verdicts."""
+    fits = [r.fit for r in rows]
+    floors = [x for r in rows if (x := r.x_floor(run.floors)) is not None]
+    verdicts = sorted({"floor" if r.floor else r.fit.verdict for r in rows})
+    axis = ["/".join(sorted({f.axis for f in fits if f.exponent is not None})) or "-"] if _by_model(run) else []
+    return [name, f"all {of}" if len(rows) == of else f"{len(rows)} of {of}", *axis,
+            _span([f.exponent for f in fits if f.exponent is not None], _two),
+            _two(max((f.steepest for f in fits if f.steepest is not None), default=None)),
+            _times(max((f.projection_ratio for f in fits if f.projection_ratio is not None), default=None)),
+            "1.0" if rows[0].floor else _span(floors, fmt_figure), "-", "/".join(verdicts)]
+
+
+def _compact_header(run: Run) -> list[str]:
+    return ["parser", "workload", *(["axis"] if _by_model(run) else []), "exponent", "steepest", f"x linear @{format_size(int(_reference(run)))}",
+            "x floor", "failed rule", "verdict"]
+
+
+def _compact_figures(run: Run) -> set[int]:
+    """The compact table's columns of figures (aligned right): exponent to x floor."""
+    first = 3 if _by_model(run) else 2
+    return set(range(first, first + 4))
+
+
+def _failing_first(run: Run) -> tuple[list[Row], list[Row]]:
+    failing = run.offenders
+    return failing, [r for r in run.rows if r not in failing]
+
+
+def compact(run: Run, *, out: Path | str | None = None) -> str:
+    """The console table that fits :data:`WIDTH` columns: one line per parser x workload with what decides
+    its verdict (exponent, steepest step, the projection's multiple of linear, x floor, failed rule,
+    verdict), the failing pairs first, the ``null`` floor last; over :data:`GROUP_OVER` passing pairs, one
+    line per parser for them (``all 5`` workloads, figures as ranges or the highest). Then what the columns
+    are and where every figure is (``out``: the folder the CSVs go to; :func:`table` is the wide table)."""
+    failing, passing = _failing_first(run)
+    workloads = [w for w in run.workloads if any(r.workload == w for r in run.rows + run.floor_rows)]
+    grouped = len(passing) > GROUP_OVER and len(workloads) > 1
+    body: list[list[str] | None] = [_pair_cells(r, run) for r in failing]
+    if grouped:
+        parsers: dict[str, list[Row]] = {}
+        for r in passing:
+            parsers.setdefault(r.parser, []).append(r)
+        good = [_group_cells(name, rows, run, len(workloads)) for name, rows in parsers.items()]
+        floor = [_group_cells(f"{NULL} (median floor)", run.floor_rows, run, len(workloads))] if run.floor_rows else []
+    else:
+        good = [_pair_cells(r, run) for r in passing]
+        floor = [_pair_cells(r, run) for r in run.floor_rows]
+    for part in (good, floor):
+        body += ([None] if body and part else []) + part
+    reference = format_size(int(_reference(run)))
+    note = _METER_NOTE.get(run.meter, run.meter).format(repeats=run.repeats)
+    notes = [f"figures: {note}; chunking {run.chunking}; lengths {', '.join(format_size(n) for n in run.lengths)} "
+             f"characters (k = 1024)" + ("; a workload named W+CHUNKING is split by that chunking"
+                                         if any("+" in w for w in run.workloads) else "")
+             + (_model_note(run) if _by_model(run) else ""),
+             f"exponent: the log-log slope; steepest: the largest step's; x linear: the cost fitted at {reference} "
+             f"over the linear projection (docs/gate.md); x floor: cost at {format_size(run.lengths[-1])} / the null "
+             f"parser's",
+             f"FAIL: steepest > {run.threshold:g} (rule step), or x linear > {_factor(run):g} with a step over "
+             f"{PROJECTION_MIN_STEP:g} (rule projection)"
+             + ("; a pair failing by time is measured again, the minimum kept" if run.meter == "time" else "")]
+    where = f"; every figure: {Path(out) / OUTPUTS[0]}" if out is not None else ""
+    if grouped:
+        notes.append(f"passing pairs: a line per parser (exponent, x floor: lowest..highest; steepest, x linear: the "
+                     f"highest); a line per pair: --wide or --format csv{where}")
+    else:
+        notes.append(f"every column: --wide{where}")
+    return "\n".join([tables.render(_compact_header(run), body, right=_compact_figures(run)), "", *_wrapped(notes)])
+
+
+def total_line(run: Run) -> str:
+    """The one-line total: pairs, parsers x workloads, how many passed and failed (by verdict)."""
+    parsers = len({r.parser for r in run.rows})
+    workloads = len({r.workload for r in run.rows})
+    counts: dict[str, int] = {}
+    for r in run.rows:
+        counts[r.fit.verdict] = counts.get(r.fit.verdict, 0) + 1
+    failed = len(run.offenders)  # a wrong output judged by its cost alone (--cost-only) passes
+    verdicts = ", ".join(f"{n:,} {v}" for v, n in sorted(counts.items(), key=lambda item: item[0] != "ok"))
+    return (f"{len(run.rows):,} parser x workload pair{'s' if len(run.rows) != 1 else ''} ({parsers} parser"
+            f"{'s' if parsers != 1 else ''} x {workloads} workload{'s' if workloads != 1 else ''}): "
+            f"{verdicts or 'none'}" + ("" if failed else ", all passed"))
+
+
+def _wrapped(lines: list[str], width: int = WIDTH) -> list[str]:
+    """Each line cut at spaces to ``width`` columns, the rest indented by two spaces."""
+    import textwrap
+
+    out: list[str] = []
+    for line in lines:
+        out += textwrap.wrap(line, width, subsequent_indent="  ", break_long_words=False,
+                             break_on_hyphens=False) if len(line) > width else [line]
+    return out
+
+
+def machine(run: Run, style: str) -> str:
+    """The run for a machine or a pull request: ``json`` (the run's settings, ``passed``, and per parser x
+    workload the figure at each length (characters -> the meter's unit), the fit and the verdict; the
+    floor rows with ``"floor": true``), ``csv`` (the rows of ``scaling-fits.csv``, :data:`FIT_COLUMNS`) or
+    ``markdown`` (every pair's compact line, the failing first, and the total). Raises ``ValueError``
+    on another ``style``."""
+    if style == "json":
+        import json
+
+        pairs = []
+        for row, record in zip([*run.floor_rows, *run.rows], _fit_records(run)):
+            record = {k: v for k, v in record.items() if k not in ("lengths", "threshold")}
+            record["floor"] = row.floor
+            record["x_floor"] = 1.0 if row.floor else row.x_floor(run.floors)
+            record["max_increment_ms"] = row.max_increment_ms
+            record["figures"] = {str(m.length): m.seconds for m in row.measurements if not m.error}
+            record["errors"] = {str(m.length): m.error for m in row.measurements if m.error}
+            pairs.append(record)
+        def finite(value: Any) -> Any:  # JSON has no NaN or infinity: null
+            if isinstance(value, float) and not math.isfinite(value):
+                return None
+            if isinstance(value, dict):
+                return {k: finite(v) for k, v in value.items()}
+            if isinstance(value, list):
+                return [finite(v) for v in value]
+            return value
+
+        return json.dumps(finite({"meter": run.meter, "unit": _UNIT.get(run.meter, run.meter),
+                                  "chunking": str(run.chunking), "repeats": run.repeats, "lengths": list(run.lengths),
+                                  "threshold": run.threshold, "passed": run.passed, "pairs": pairs}),
+                          indent=2, allow_nan=False, default=str)
+    if style == "csv":
+        import csv
+        import io
+
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, FIT_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows({k: "" if v is None else v for k, v in r.items()} for r in _fit_records(run))
+        return buffer.getvalue().rstrip("\n")
+    if style == "markdown":
+        failing, passing = _failing_first(run)
+        body = [_pair_cells(r, run) for r in [*failing, *passing, *run.floor_rows]]
+        return tables.render(_compact_header(run), body, right=_compact_figures(run), markdown=True) + "\n\n" + total_line(run)
+    raise ValueError(f"no machine style {style!r}; one of {', '.join(MACHINE)}")
+
+
+def stream(style: str):
+    """Where the human lines go under ``style``: stdout, or stderr when stdout holds a machine style."""
+    import sys
+
+    return sys.stderr if style in MACHINE else sys.stdout
+
+
+def show(run: Run, style: str = "table", *, gate: bool = False, out: Path | str | None = None) -> None:
+    """Print ``run`` in ``style`` (:data:`STYLES`): the table (:func:`compact` or the wide :func:`table`)
+    and the errors, then the gate's verdict lines (``gate``) or the :func:`total`; a machine style alone on
+    stdout, the error and verdict lines on stderr. ``out``: where :func:`write_outputs` puts the files."""
+    if style in MACHINE:
+        print(machine(run, style))
+    else:
+        print(table(run) if style == "wide" else compact(run, out=out))
+    say = stream(style)
+    fit = _wrapped if style != "wide" else (lambda lines: lines)
+    for line in fit([f"error: {line}" for line in error_lines(run)]):
+        print(line, file=say)
+    if gate:
+        print(file=say)
+        for line in fit(gate_lines(run)):
+            print(line, file=say)
+    elif style != "wide":
+        print(total_line(run), file=say)
 
 
 def table(run: Run) -> str:
@@ -232,15 +445,14 @@ def gate_lines(run: Run) -> list[str]:
         lines.append(f"--cost-only: {len(judged_alone)} pair(s) with wrong output judged by their cost alone ("
                      + ", ".join(f"{r.parser} on {r.workload}" for r in judged_alone) + ")")
     if run.passed:
-        lines.append(f"gate passed: {total} parser x workload pair{'s' if total != 1 else ''}, "
+        lines.append(f"gate passed: {total:,} parser x workload pair{'s' if total != 1 else ''}, "
                      f"every step exponent <= {run.threshold:g} and every projection at "
                      f"{format_size(int(_reference(run)))} <= {_factor(run):g}x the linear one"
                      + (f" or its steps within {PROJECTION_MIN_STEP:g} (fit.PROJECTION_MIN_STEP)"
                         if any((r.fit.projection_ratio or 0) > _factor(run) for r in run.rows) else ""))
     else:
-        lines.append(f"gate failed: {len(run.offenders)} of {total} parser x workload pairs failed a rule "
-                     f"(step exponent <= {run.threshold:g}, projection <= {_factor(run):g}x linear), "
-                     f"timed out or raised")
+        lines.append(f"gate failed: {len(run.offenders):,} of {total:,} parser x workload pairs broke a rule "
+                     f"(step <= {run.threshold:g}, projection <= {_factor(run):g}x linear), timed out or raised")
     return lines
 
 
@@ -269,6 +481,11 @@ def fits_frame(run: Run):
     """One row per parser x workload (pandas DataFrame, :data:`FIT_COLUMNS`); floor rows included."""
     import pandas as pd
 
+    return pd.DataFrame.from_records(_fit_records(run), columns=FIT_COLUMNS)
+
+
+def _fit_records(run: Run) -> list[dict]:
+    """One dict per parser x workload, the floor rows first (the keys of :data:`FIT_COLUMNS`)."""
     records = []
     for row in [*run.floor_rows, *run.rows]:
         records.append({
@@ -292,7 +509,7 @@ def fits_frame(run: Run):
             "reason": row.fit.reason or None,
             "axis": row.fit.axis,
         })
-    return pd.DataFrame.from_records(records, columns=FIT_COLUMNS)
+    return records
 
 
 def write_csv(run: Run, path: Path | str) -> Path:

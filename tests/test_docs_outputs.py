@@ -11,7 +11,7 @@ import pytest
 
 from callscale import cli, config
 from callscale.matrix import Run
-from callscale.report import table
+from callscale.report import compact, table
 
 ROOT = Path(__file__).resolve().parent.parent
 spec = importlib.util.spec_from_file_location("docs_outputs", ROOT / "scripts" / "docs_outputs.py")
@@ -24,7 +24,7 @@ EXAMPLES = [e for path in docs_outputs.DOCS for e in docs_outputs.examples(path)
 
 def test_the_readme_marks_its_gate_and_check_examples():
     commands = [e.command for e in EXAMPLES if e.path.name == "README.md"]
-    assert any("callscale gate --meter instructions" in c for c in commands)
+    assert any("callscale gate " in c and "--meter instructions" in c for c in commands)
     assert any(c.startswith("callscale check") for c in commands)
 
 
@@ -42,9 +42,37 @@ def test_each_documented_gate_table_has_todays_header(example):
     args = cli.build_parser().parse_known_args(example.argv())[0]
     meter = args.meter
     lengths = config.check_lengths(args.lengths, meter) if args.lengths else (4096, 16384, 65536)
-    header = table(Run(lengths, ("write_file",), "tokens:4", 1, 1.3, meter)).splitlines()[0]
+    run = Run(lengths, ("write_file",), "tokens:4", 1, 1.3, meter)
+    header = (table(run) if args.output == "wide" else compact(run)).splitlines()[0]  # compact: the default
     block = example.path.read_text(encoding="utf-8").splitlines()[example.start + example.command_lines]
     assert block.split() == header.split(), "run scripts/docs_outputs.py to regenerate the block"
+
+
+COUNTED = [e for e in EXAMPLES if "--meter instructions" in e.command]
+
+
+def test_the_counted_examples_are_found():
+    assert any(e.path.name == "README.md" for e in COUNTED)
+
+
+@pytest.mark.slow  # each counted example runs under callgrind (~25 s of CPU): the integration tier
+@pytest.mark.parametrize("example", COUNTED, ids=lambda e: f"{e.path.name}:{e.start}")
+def test_each_documented_instruction_count_is_current(example):
+    """The counts a marked instruction-meter example documents are what it counts now, each within
+    docs_outputs.COUNT_TOLERANCE (counts repeat to about 0.001% from run to run; a change to a parser moves
+    them by more): a stale block fails here, and ``python scripts/docs_outputs.py`` rewrites it."""
+    documented = example.path.read_text(encoding="utf-8").splitlines()[example.start + example.command_lines:example.end]
+    fresh = docs_outputs.run(example)
+    assert fresh is not None, example.command
+    old, new = docs_outputs.counts(documented), docs_outputs.counts(fresh)
+    assert old and len(old) == len(new), (old, new)
+    stale = [(a, b) for a, b in zip(old, new) if abs(b - a) > docs_outputs.COUNT_TOLERANCE * a]
+    assert not stale, (f"{example.path.name}:{example.start}: documented -> counted now {stale}; run "
+                       f"python scripts/docs_outputs.py {example.path.relative_to(ROOT)}")
+
+
+def test_counts_are_read_with_their_separators():
+    assert docs_outputs.counts(["a  3,655,016  25,603,004  4.0 (4.0)  1.00", "x 2,297 1.0"]) == [3655016, 25603004, 2297]
 
 
 def test_the_script_rewrites_a_block_and_prints_the_diff(tmp_path, monkeypatch):

@@ -262,6 +262,79 @@ def test_table_shows_floor_parsers_and_verdicts(small_run):
     assert report.error_lines(small_run) == ["broken on write_file at 1k, 2k, 4k: RuntimeError: boom at delta 3"]
 
 
+def test_compact_table_fits_120_columns_with_the_failing_pairs_first(small_run):
+    text = report.compact(small_run, out="results")
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= report.WIDTH, text
+    assert lines[0].split() == ["parser", "workload", "exponent", "steepest", "x", "linear", "@256k", "x", "floor",
+                                "failed", "rule", "verdict"]
+    body = [line for line in lines[2:lines.index("", 2)]]  # up to the first blank line: the failing pairs
+    assert [line.split()[0] for line in body] == ["quadratic", "broken"] or \
+        [line.split()[0] for line in body] == ["deepseek_v31", "quadratic", "broken"]  # a noisy 1k-4k by time
+    quadratic = next(r for r in small_run.rows if r.parser == "quadratic").fit
+    cells = next(line for line in body if line.startswith("quadratic ")).split()
+    assert cells[2:5] == [f"{quadratic.exponent:.2f}", f"{quadratic.steepest:.2f}", f"{quadratic.projection_ratio:.1f}x"]
+    assert cells[-2:] == ["step+projection", "FAIL"]
+    assert next(line for line in lines if line.startswith("null (median floor)")).split()[-1] == "floor"
+    assert "every column: --wide; every figure: results/scaling.csv" in text
+
+
+def test_compact_table_gives_a_line_per_parser_over_the_limit(small_run, monkeypatch):
+    import dataclasses
+
+    # the same pairs under two workload names: 2 x 3 pairs, one line per parser once over the limit
+    rows = [dataclasses.replace(r, workload=w) for w in ("write_file", "other") for r in small_run.rows]
+    floors = [dataclasses.replace(r, workload=w) for w in ("write_file", "other") for r in small_run.floor_rows]
+    run = dataclasses.replace(small_run, workloads=("write_file", "other"), rows=rows, floor_rows=floors)
+    monkeypatch.setattr(report, "GROUP_OVER", 0)
+    lines = report.compact(run).splitlines()
+    failing = [line.split()[0] for line in lines[2:lines.index("", 2)]]
+    assert failing.count("quadratic") == 2 and failing.count("broken") == 2
+    passing = [line for line in lines if line.split()[:1] == ["deepseek_v31"] and "all 2" in line]
+    if "deepseek_v31" not in failing:
+        linear = next(r for r in small_run.rows if r.parser == "deepseek_v31").fit
+        assert len(passing) == 1 and passing[0].split()[1:6] == [
+            "all", "2", f"{linear.exponent:.2f}", f"{linear.steepest:.2f}", f"{linear.projection_ratio:.1f}x"]
+    assert next(line for line in lines if line.startswith("null (median floor)")).split()[3:5] == ["all", "2"]
+    assert any(line.startswith("passing pairs: a line per parser") for line in lines)
+
+
+def test_total_line_counts_the_pairs_by_verdict(small_run):
+    verdicts = sorted(r.fit.verdict for r in small_run.rows)
+    line = report.total_line(small_run)
+    assert line.startswith("3 parser x workload pairs (3 parsers x 1 workload): ")
+    assert f"{verdicts.count('ERROR')} ERROR" in line and f"{verdicts.count('FAIL')} FAIL" in line
+    assert not line.endswith("all passed")
+
+
+def test_machine_styles_carry_every_pair(small_run):
+    import csv
+    import io
+    import json
+
+    data = json.loads(report.machine(small_run, "json"))
+    assert data["meter"] == "time" and data["lengths"] == [1024, 2048, 4096] and data["passed"] is False
+    pairs = {p["parser"]: p for p in data["pairs"]}
+    assert set(pairs) == {NULL, "deepseek_v31", "quadratic", "broken"} and pairs[NULL]["floor"] is True
+    quadratic = next(r for r in small_run.rows if r.parser == "quadratic")
+    assert pairs["quadratic"]["exponent"] == quadratic.fit.exponent and pairs["quadratic"]["verdict"] == "FAIL"
+    assert pairs["quadratic"]["figures"] == {str(m.length): m.seconds for m in quadratic.measurements}
+    assert pairs["broken"]["errors"]["1024"] == "RuntimeError: boom at delta 3" and pairs["broken"]["figures"] == {}
+    rows = list(csv.DictReader(io.StringIO(report.machine(small_run, "csv"))))
+    assert list(rows[0]) == report.FIT_COLUMNS and [r["parser"] for r in rows][0] == NULL and len(rows) == 4
+    assert float(next(r for r in rows if r["parser"] == "quadratic")["exponent"]) == quadratic.fit.exponent
+    markdown = report.machine(small_run, "markdown").splitlines()
+    assert markdown[0].startswith("| parser | workload | exponent |") and markdown[2].startswith("| quadratic ")
+    assert markdown[-1] == report.total_line(small_run)
+    with pytest.raises(ValueError):
+        report.machine(small_run, "yaml")
+
+
+def test_counts_have_thousands_separators():
+    assert report.fmt_figure(3651688) == "3,651,688" and report.fmt_figure(512.4) == "512"
+    assert report.fmt_figure(0.00199) == "0.00199" and report.fmt_figure(None) == "-"
+
+
 def test_plot_writes_a_png(small_run, tmp_path):
     path = report.plot(small_run, tmp_path / "plot" / "scaling.png")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000
@@ -269,7 +342,7 @@ def test_plot_writes_a_png(small_run, tmp_path):
 
 def test_fmt_figure_keeps_three_significant_digits():
     assert [report.fmt_figure(v) for v in (None, 0.0, 0.000123456, 0.0123456, 1.23456, 12.3456, 1234.5)] == [
-        "-", "0", "0.000123", "0.0123", "1.23", "12.3", "1234"]
+        "-", "0", "0.000123", "0.0123", "1.23", "12.3", "1,234"]
 
 
 # --------------------------------------------------------------------- settings and plugins

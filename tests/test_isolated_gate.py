@@ -65,7 +65,7 @@ def callscale(*argv: str, cwd: Path | str = TESTS, timeout: float = 240, env: di
 def gate(parsers: str, fmt: str | None, meter: list[str], *extra: str, workload: str = "write_file",
          timeout: float = 240, env: dict | None = None) -> subprocess.CompletedProcess:
     argv = ["gate", "--parser", parsers, *(["--workload-format", fmt] if fmt else []), "--workload", workload,
-            "--no-progress", *meter, *extra]
+            "--no-progress", "--wide", *meter, *extra]  # --wide: the figure at each length
     return callscale(*argv, timeout=timeout, env=env)
 
 
@@ -84,11 +84,11 @@ def assert_unaffected(out: str, parser: str = "deepseek_v31") -> None:
     wrong output)."""
     cells = row(out, parser)
     figures = cells[2:5]
-    assert all(float(f) > 0 for f in figures), cells
+    assert all(float(f.replace(",", "")) > 0 for f in figures), cells
     assert cells[-1] == "ok" or (_by_time(out) and cells[-2:] in (["step", "FAIL"], ["projection", "FAIL"],
                                                                   ["step+projection", "FAIL"])), out
     floor = next(line for line in out.splitlines() if line.startswith("null (median floor)")).split()
-    assert all(float(f) > 0 for f in floor[4:7]) and floor[-1] == "floor", floor
+    assert all(float(f.replace(",", "")) > 0 for f in floor[4:7]) and floor[-1] == "floor", floor
 
 
 def _by_time(out: str) -> bool:
@@ -277,7 +277,7 @@ def test_row4_a_plugin_that_patches_the_clock_changes_no_other_figure(meter):
     proc = gate("rogue_parsers:PatchesTheClock,deepseek_v31", "deepseek_v31", meter)
     assert "ERROR" not in proc.stdout, proc.stdout
     # its own figures too: the meter's clock is the one time had when callscale was imported
-    assert all(float(f) > 0 for f in row(proc.stdout, "rogue_parsers:PatchesTheClock")[2:5]), proc.stdout
+    assert all(float(f.replace(",", "")) > 0 for f in row(proc.stdout, "rogue_parsers:PatchesTheClock")[2:5]), proc.stdout
     assert_unaffected(proc.stdout)
 
 
@@ -296,7 +296,7 @@ def test_row5_os_exit_fails_only_its_own_row(meter):
 def test_row6_a_plugin_that_changes_directory_does_not_move_the_results(meter, tmp_path):
     out = f"res-{os.getpid()}-{meter[1]}"  # relative: the plug-in's chdir("/") would send it to /res-...
     proc = callscale("scale", "--parser", "rogue_parsers:ChangesDirectory,deepseek_v31", "--workload-format",
-                     "deepseek_v31", "--workload", "write_file", "--no-progress", "--out", out, *meter,
+                     "deepseek_v31", "--workload", "write_file", "--no-progress", "--wide", "--out", out, *meter,
                      cwd=tmp_path, env=CHILD_ENV)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     written = pd.read_csv(tmp_path / out / "scaling.csv", keep_default_na=False, na_values=[""])
@@ -318,7 +318,7 @@ def test_row7_sys_exit_at_import_is_its_rows_reason(meter):
 @pytest.mark.parametrize("meter", BOTH)
 def test_row7_a_plugin_that_replaces_print_and_open_leaves_the_output_and_files(meter, tmp_path):
     proc = callscale("scale", "--parser", "rogue_patches_io:Parser,deepseek_v31", "--workload-format",
-                     "deepseek_v31", "--workload", "write_file", "--no-progress", "--out", str(tmp_path), *meter)
+                     "deepseek_v31", "--workload", "write_file", "--no-progress", "--wide", "--out", str(tmp_path), *meter)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert row(proc.stdout, "rogue_patches_io:Parser")[-1] == "ok"
     assert_unaffected(proc.stdout)

@@ -109,6 +109,43 @@ def test_flamediff_matches_frames_without_line_numbers_and_reads_shares():
     assert [f.name for f in flamediff.frames(base, head)][0] == "rescan (p.py)"
 
 
+LOOP = "<module> (callscale/_child.py:1);profile (callscale/_child.py:502);_stream (callscale/_child.py:107)"
+
+
+def test_the_flame_graph_starts_at_the_streaming_loop_and_folds_the_rest():
+    from callscale import flamediff
+
+    base = flamediff.parse(f"<module> (callscale/_child.py:1);<module> (importlib:3) 300\n"
+                           f"{LOOP};ToolParser.parse_streaming_increment (scanner.py:9) 600\n"
+                           f"{LOOP};ToolParser.parse_streaming_increment (scanner.py:9);P._reparse (p.py:4) 100\n")
+    head = flamediff.parse(f"<module> (callscale/_child.py:1);<module> (importlib:3) 200\n"
+                           f"{LOOP};ToolParser.parse_streaming_increment (scanner.py:9) 300\n"
+                           f"{LOOP};ToolParser.parse_streaming_increment (scanner.py:9);P._reparse (p.py:4) 500\n")
+    cut = flamediff.from_streaming(head)
+    assert cut == {flamediff.OUTSIDE: 200, "_stream (callscale/_child.py);ToolParser.parse_streaming_increment "
+                   "(scanner.py)": 300, "_stream (callscale/_child.py);ToolParser.parse_streaming_increment "
+                   "(scanner.py);P._reparse (p.py)": 500}
+    assert flamediff.from_streaming({"a;b": 3}) == {"a;b": 3}  # no streaming loop: as it is
+    # P._reparse: 10% -> 50% of the samples; parse_streaming_increment 70% -> 80%
+    assert flamediff.headline(base, head) == ("P._reparse +40.0 points (10.0% -> 50.0%); "
+                                              "ToolParser.parse_streaming_increment +10.0 points (70.0% -> 80.0%)")
+
+
+def test_the_differential_svg_puts_the_grown_frames_at_the_top_and_says_so(tmp_path):
+    from callscale import flamediff
+
+    base = flamediff.parse(f"{LOOP};parse (p.py:1) 90\n{LOOP};parse (p.py:1);rescan (p.py:2) 10\n<module> (x.py:1) 100")
+    head = flamediff.parse(f"{LOOP};parse (p.py:1) 50\n{LOOP};parse (p.py:1);rescan (p.py:2) 50\n<module> (x.py:1) 100")
+    svg = flamediff.svg(base, head, tmp_path / "d.svg", "team on write_file").read_text()
+    assert '<text id="title" x="600.0" y="20" text-anchor="middle" font-size="15">team on write_file: rescan ' \
+           '+20.0 points (5.0% -&gt; 25.0%)</text>' in svg
+    boxes = {t: int(y) for t, y in re.findall(r"<title>(.*?) \(base .*?</title><rect x=\"[\d.]+\" y=\"(\d+)\"", svg)}
+    # hanging from the top: the root, the loop, the parser, the grown frame, all within the first 140 pixels
+    assert boxes["all"] < boxes["_stream (callscale/_child.py)"] < boxes["parse (p.py)"] < boxes["rescan (p.py)"] < 140
+    assert boxes[flamediff.OUTSIDE] == boxes["_stream (callscale/_child.py)"]  # one frame beside the loop
+    assert "<module> (x.py)" not in svg
+
+
 def _team_repo(tmp_path: Path) -> Path:
     """A git repository whose HEAD~1 holds a linear DeepSeek V3.1 parser and HEAD the quadratic one."""
     repo = tmp_path / "team"

@@ -39,9 +39,9 @@ def test_gate_summary_puts_the_verdict_and_the_failing_row_first_with_its_reprod
     assert lines[0] == "### callscale gate: FAILED (1 of 2 parser x workload pairs)"
     rows = [line for line in lines if line.startswith("| `")]
     assert [r.split(" | ")[0] for r in rows] == [f"| `{QUAD}`", "| `deepseek_v31`"]
-    assert rows[0].split(" | ")[2:6] == ["**FAIL** (step+projection)", "1.88 (step 1.90)", "839459819 instr",
-                                         "770147"]  # 839459819 instructions / 1090 deltas
-    assert rows[1].split(" | ")[2:5] == ["ok", "1.01 (step 1.02)", "14295279 instr"]
+    assert rows[0].split(" | ")[2:6] == ["**FAIL** (step+projection)", "1.88 (step 1.90)", "839,459,819 instr",
+                                         "770,147"]  # 839459819 instructions / 1090 deltas
+    assert rows[1].split(" | ")[2:5] == ["ok", "1.01 (step 1.02)", "14,295,279 instr"]
     assert f"- `{QUAD}` on write_file (step+projection): steepest step 1.90 > 1.3" in text
     assert (f"  reproduce: `callscale gate --parser {QUAD} --workload-format deepseek_v31 --workload write_file "
             "--lengths 1k,2k,4k --chunking tokens:4 --meter instructions`") in lines
@@ -106,3 +106,38 @@ def test_the_passing_rows_are_cut_after_max_passing(tmp_path, monkeypatch):
     text = (tmp_path / "s.md").read_text()
     assert "| `deepseek_v31`" not in text
     assert "... and 1 more passing pairs (scaling-fits.csv holds every row)" in text
+
+
+# ------------------------------------------------------------ what gate prints: compact, --wide, --format
+def test_gate_prints_the_compact_table_by_default_and_the_wide_one_on_request(capsys):
+    assert _main(["gate", "--from", str(RUN)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:4] == ["parser", "workload", "exponent", "steepest"] and max(map(len, out)) <= 120
+    assert out[2].startswith(f"{QUAD} ") and out[2].split()[-2:] == ["step+projection", "FAIL"]  # failing first
+    assert _main(["gate", "--from", str(RUN), "--wide"]) == 1
+    wide = capsys.readouterr().out.splitlines()
+    assert wide[0].split()[2:4] == ["1k", "instr"] and "839,459,819" in "\n".join(wide)
+
+
+@pytest.mark.parametrize("style", ["json", "csv", "markdown"])
+def test_gate_format_puts_the_run_alone_on_stdout_and_the_verdict_on_stderr(capsys, style):
+    import csv
+    import io
+    import json
+
+    assert _main(["gate", "--from", str(RUN), "--format", style]) == 1
+    captured = capsys.readouterr()
+    assert "gate failed: 1 of 2 parser x workload pairs" in captured.err and "gate failed" not in captured.out
+    if style == "json":
+        pairs = {p["parser"]: p for p in json.loads(captured.out)["pairs"]}
+        assert pairs[QUAD]["verdict"] == "FAIL" and pairs["deepseek_v31"]["verdict"] == "ok"
+        with open(RUN, newline="") as f:  # the figure at each length, as the file holds it (a number)
+            measured = {r["length"]: float(r["seconds"]) for r in csv.DictReader(f) if r["parser"] == QUAD}
+        assert pairs[QUAD]["figures"] == measured and len(measured) >= 3
+    elif style == "csv":
+        rows = list(csv.DictReader(io.StringIO(captured.out)))
+        assert {r["parser"]: r["verdict"] for r in rows} == {"null": "floor", "deepseek_v31": "ok", QUAD: "FAIL"}
+    else:
+        lines = captured.out.splitlines()
+        assert lines[0].startswith("| parser |") and lines[2].startswith(f"| {QUAD} |")
+        assert lines[-1] == "2 parser x workload pairs (2 parsers x 1 workload): 1 ok, 1 FAIL"

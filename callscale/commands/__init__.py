@@ -20,7 +20,8 @@ COMMANDS: dict[str, str] = {
              "result and with detect_and_parse",
     "history": "from asv's results, write a self-contained HTML page and PNGs of the instruction counts and "
                "scaling exponents per commit",
-    "parsers": None,
+    "parsers": "list the parsers --parser knows (registered, aliases, entry points; --engines: the serving "
+               "engines' classes)",
     "engines": f"build a compiled engine's parsing harness once ({BUILT_HARNESSES_SHORT}), or say whether it is "
                "built",
     "init": "write asv.conf.json and a benchmark module measuring this repository's parser classes at every "

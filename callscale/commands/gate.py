@@ -11,13 +11,14 @@ from pathlib import Path
 
 from .measuring import (Selection, against_baseline, environment_lines, environment_of, interrupted, measure, select,
                         shown, write_environment, write_exports, write_summary)
-from .options import (add_export, add_selectors, add_summary, export_targets, load_settings,
+from .options import (add_export, add_output, add_selectors, add_summary, export_targets, load_settings,
                       parser_of, verdict_rules)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """``callscale gate``'s options."""
     add_selectors(p)
+    add_output(p)
     p.add_argument("--out", metavar="DIR", help="also write scaling.csv, scaling-fits.csv and scaling.png there, "
                                                 "as scale does (without its slowest-increment and memory columns)")
     add_summary(p)
@@ -53,20 +54,16 @@ def gate_from(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                   threshold=threshold, reference_length=reference, projection_factor=factor)
     sel = Selection(specs=[], workloads=[], meter=merged.meter, seed=0, settings=run, baseline=base,
                     environment=environment.read(environment.beside(args.from_csv[0])))  # the shards' run
-    print_verdict(merged)
+    print_verdict(merged, args.output)
     return judge(sel, merged, wanted, Path(args.summary) if args.summary is not None else None)
 
 
-def print_verdict(measured) -> None:
-    """The table, its error lines and the gate's verdict lines (:func:`callscale.report.gate_lines`)."""
+def print_verdict(measured, style: str, out: str | None = None) -> None:
+    """The table (in ``style``: :func:`callscale.report.show`), its error lines and the gate's verdict lines
+    (:func:`callscale.report.gate_lines`)."""
     from .. import report
 
-    print(report.table(measured))
-    for line in report.error_lines(measured):
-        print(f"error: {line}")
-    print()
-    for line in report.gate_lines(measured):
-        print(line)
+    report.show(measured, style, gate=True, out=out)
 
 
 def judge(sel: Selection, measured, wanted: list, summary_path: Path | None, written_ok: bool = True) -> int:
@@ -105,13 +102,14 @@ def run(args: argparse.Namespace) -> int:
         measured = measure(sel, args, detail=False)
     except Interrupted as exc:
         return interrupted(exc, out)
-    print_verdict(measured)
+    print_verdict(measured, args.output, out=args.out)
     written_ok = True
     if out is not None:
         try:
             written = report.write_outputs(measured, out)
             env_path = write_environment(sel, out)
-            print(f"wrote {', '.join(shown(path) for path in written + ([env_path] if env_path else []))}")
+            print(f"wrote {', '.join(shown(path) for path in written + ([env_path] if env_path else []))}",
+                  file=report.stream(args.output))
         except OSError as exc:
             print(f"callscale gate: cannot write the results: {exc}", file=sys.stderr)
             written_ok = False

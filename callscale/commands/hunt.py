@@ -29,6 +29,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threshold", type=setting_type("threshold"), metavar="X", help="largest step exponent that passes")
     add_verdict_rules(p)
     p.add_argument("--jobs", type=parse_jobs, metavar="N", help="callgrind children at once, 1-64 or auto")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="a line per round on stderr (default: on; --no-progress: only the result)")
 
 
 def budget_seconds(text: str) -> float:
@@ -87,7 +89,10 @@ def run(args: argparse.Namespace) -> int:
                 f"them with callscale gate --meter instructions --parser {spec.name} --workload W@KIND")
     budget = args.budget if args.budget is not None else DEFAULT_BUDGET
     threshold = args.threshold if args.threshold is not None else settings.threshold
-    say = lambda line: print(f"hunt: {line}", file=sys.stderr, flush=True)  # noqa: E731
+    def say(line: str) -> None:  # a line per round, unless --no-progress
+        if args.progress is not False:
+            print(f"hunt: {line}", file=sys.stderr, flush=True)
+
     found = hunt(spec, budget, args.seed, args.save, lengths, threshold, reference, factor,
                  args.jobs if args.jobs is not None else settings.jobs, say)
     counted = [m for m in found.measured if m.growth is not None]

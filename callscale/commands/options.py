@@ -94,10 +94,27 @@ class InOrder(argparse._AppendAction):
     so each ``--workload-format`` pairs with the ``--parser`` it follows (:func:`paired_formats`)."""
 
     def __call__(self, parser, namespace, values, option_string=None):
+        from ..report import STYLES
+
+        if option_string == "--format" and hasattr(namespace, "output") and values in STYLES:
+            namespace.output = values  # scale/gate: the output's style (add_output); else the workload's format
+            return
         warn_deprecated_format(parser.prog, option_string, namespace)
         super().__call__(parser, namespace, values, option_string)
         order = list(getattr(namespace, "in_order", None) or [])
         namespace.in_order = order + [(self.dest, values)]
+
+
+def add_output(p: argparse.ArgumentParser) -> None:
+    """``--wide`` and ``--format table|wide|json|csv|markdown``: what scale and gate print
+    (:func:`callscale.report.show`)."""
+    p.add_argument("--wide", dest="output", action="store_const", const="wide", default="table",
+                   help="print every column (the figure at each length, the projection, the slowest increment)")
+    p.set_defaults(output="table")
+    p.epilog = ("--format json|csv|markdown prints the run for a machine or a pull request on stdout (the verdict "
+                "lines on stderr); --format table (the default) fits 120 columns, one line per parser x workload, "
+                "the failing first; any other --format value names the workload's format (deprecated: "
+                "--workload-format)")
 
 
 def add_parser_options(p: argparse.ArgumentParser, null: bool = True, short_format: bool = True,

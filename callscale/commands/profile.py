@@ -134,9 +134,9 @@ def profile_against(p: argparse.ArgumentParser, args: argparse.Namespace, head: 
     drawn = flamediff.svg(base, new, f"{stem}.diff.svg",
                           f"{args.parser} on {args.workload}, {length} characters ({chunking}): head against "
                           f"{args.against}")
-    grown = [f for f in flamediff.frames(base, new) if f.change > 0.005][:10]
+    grown = flamediff.grown(base, new)  # under the streaming loop, as the graph draws them
     rows = [[f.name, f"{100 * f.base:.1f}%", f"{100 * f.head:.1f}%", f"{100 * f.change:+.1f}"] for f in grown]
-    print(f"frames whose share of the samples grew most (head against {args.against}):")
+    print(f"frames of the streaming whose share of the samples grew most (head against {args.against}):")
     print(tables.render(["frame", "base", "head", "points"], rows, right={1, 2, 3}) if rows else "(none grew)")
     print(f"wrote {shown(head)}, {shown(base_path)}, {shown(diff)}, {shown(drawn)}")
     return 0

@@ -11,12 +11,13 @@ import time
 from pathlib import Path
 
 from .measuring import against_baseline, interrupted, measure, select, shown, write_environment, write_exports
-from .options import add_export, add_selectors, export_targets, parser_of
+from .options import add_export, add_output, add_selectors, export_targets, parser_of
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """``callscale scale``'s options."""
     add_selectors(p)
+    add_output(p)
     add_export(p)
     p.add_argument("--out", metavar="DIR", help="where to write scaling.csv, scaling-fits.csv and scaling.png "
                                                 "(default: results/ next to pyproject.toml)")
@@ -56,9 +57,7 @@ def run(args: argparse.Namespace) -> int:
             else:
                 print(f"callscale: the journal {shown(journal.path)} holds {journal.count} of them", file=sys.stderr)
             return status
-        print(report.table(measured))
-        for line in report.error_lines(measured):
-            print(f"error: {line}")
+        report.show(measured, args.output, out=shown(out))
         reservation.release()
         try:
             written = report.write_outputs(measured, out)
@@ -74,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         reservation.release()
         journal.close()
-    print(f"wrote {', '.join(shown(path) for path in written)} in {time.perf_counter() - started:.0f} s")
+    print(f"wrote {', '.join(shown(path) for path in written)} in {time.perf_counter() - started:.0f} s",
+          file=report.stream(args.output))
     exported = write_exports(wanted, measured)
     return against_baseline(sel, measured) or (0 if exported else 1)
