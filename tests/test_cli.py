@@ -81,7 +81,7 @@ def test_every_command_has_a_line_in_the_help(capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
     out = capsys.readouterr().out
-    for name, _, _ in COMMANDS:
+    for name in COMMANDS:
         assert re.search(rf"^    {name} +\S", out, re.M), (name, out)
 
 
