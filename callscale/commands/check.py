@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
                                          memory_limit=memory_limit_of(args, settings)))
     workloads = check_workloads(p, split_values(args.workload) or catalog.names())
     check_team_workloads(p, workloads, specs, lengths, args.seed)
-    if not args.chunkings:  # the model's own tokens where a tokenizer is installed (issue 20)
+    if not args.chunkings:  # the model's own tokens where a tokenizer is installed
         from callscale.workloads.chunking import model_check_chunkings
 
         extra, note = model_check_chunkings([spec.format for spec in specs])
@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         stop_new()
     named = None
-    if any(str(c).startswith("model") for c in chunkings):  # which tokenizer cut the model deltas (issue 20)
+    if any(str(c).startswith("model") for c in chunkings):  # which tokenizer cut the model deltas
         from callscale import tokenizers
 
         named = tokenizers.note([spec.format for spec in specs])
