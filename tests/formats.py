@@ -428,7 +428,7 @@ FORMATS: dict[str, Format] = {
         broken=(f"Hi.{solar_open2.CALL_START}get_weather\n{solar_open2.ARG_START}city{solar_open2.ARG_END}"),
         # the start token is markup; a head with no name line is content (solar_open2.py)
         stray=((solar_open2.CALL_START + PROSE, PROSE), (solar_open2.CALL_START + PATH, PATH)),
-        heads=(_solar_open2,), value_tag=True, typed="schema"),
+        heads=(_solar_open2,), typed="schema"),  # (a value's end token is special: nothing waits on what follows)
     "minicpm5": Format(
         opener=minicpm5.FUNCTION_OPEN,
         empty_envelope=(minicpm5.TOOL_CALL_OPEN + minicpm5.TOOL_CALL_CLOSE,

@@ -36,7 +36,8 @@ MINICPM5_TRANSITIONS = {
                     "anything else (the tag was value text)": "value"},
     "cdata": {"text ]]>": "cdata_close"},
     "cdata_close": {"ws </param>": "body", "anything else (]]> was value text)": "cdata"},
-    "function_end": {"(bare)": "content", "ws </tool_call>": "content", 'ws <function name="': "name",
+    "function_end": {'(bare) \\n<function name="': "name", "(bare) anything else": "content",
+                     "ws </tool_call>": "content", 'ws <function name="': "name",
                      "anything else (content)": "content"},
     "broken": {"</function> (the call's text dropped)": "function_end", "</tool_call> (dropped)": "content",
                '<function name=", <tool_call> (the text is content)': "content"},
@@ -269,9 +270,12 @@ class MiniCpm5Parser(ToolParser):
         return True
 
     def _s_function_end(self, final: bool) -> bool:
-        if not self._wrapped:
+        if not self._wrapped:  # the next call's newline and opener, compared while they arrive; else content
+            hit = self.scanner.match_literal(LAYOUT_OPENER, final)
+            if hit is PARTIAL:
+                return False
             self._state = "content"
-            return True
+            return self._open(LAYOUT_OPENER, final) if hit else True
         marker = self.scanner.match(_WRAP, final, self._confirm_ws)
         if marker is PARTIAL:
             return False
@@ -297,7 +301,7 @@ class MiniCpm5Parser(ToolParser):
     def _close_call(self) -> None:
         self._emit_arguments("}")
         self._end_call()
-        self._state = "function_end" if self._wrapped else "content"
+        self._state = "function_end"
 
     def _fail(self, why: str) -> bool:
         log.debug("minicpm5: call %r abandoned: %s", self._call_name, why)
