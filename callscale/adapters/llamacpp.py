@@ -87,7 +87,7 @@ FORMATS: dict[str, str] = {
     "Kimi-K3": "kimi_k3", "GLM-4.6": "glm45", "GLM-4.7-Flash": "glm47", "MiniMax-M2": "minimax_m2",
     "MiniMax-M3": "minimax_m3", "google-gemma-4-31B-it": "gemma4", "openai-gpt-oss-120b": "gpt_oss",
     "meta-llama-Llama-3.1-8B-Instruct": "llama3_json", "meta-llama-Llama-3.2-3B-Instruct": "llama3_json",
-    "meta-llama-Llama-3.3-70B-Instruct": "llama3_json",
+    "meta-llama-Llama-3.3-70B-Instruct": "llama3_json", "muse-glimmer": "muse_glimmer",
 }
 
 
