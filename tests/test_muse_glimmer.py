@@ -46,12 +46,13 @@ def test_registered_with_a_renderer():
 
 
 def test_the_renderer_writes_the_templates_layout():
-    # one message a call after the prompt's <|start|>assistant; render_atem's lines joined by newlines
+    # llama.cpp's muse-glimmer.jinja: one message a call after the prompt's <|start|>assistant, render_atem's lines
+    # joined by newlines, the last message's end token <|eot|>
     text = R.render([Call("get_weather", {"city": "Paris", "days": 3, "hot": True, "tags": ["a"]})], content="Hi.")
     assert text == (' to=user<|message|>Hi.<|eom|><|start|>assistant to=get_weather<|message|><atem:function_calls>\n'
                     '<atem:invoke name="get_weather">\n<atem:parameter name="city">Paris</atem:parameter>\n'
                     '<atem:parameter name="days">3</atem:parameter>\n<atem:parameter name="hot">true</atem:parameter>\n'
-                    '<atem:parameter name="tags">["a"]</atem:parameter>\n</atem:invoke>\n</atem:function_calls><|eom|>')
+                    '<atem:parameter name="tags">["a"]</atem:parameter>\n</atem:invoke>\n</atem:function_calls><|eot|>')
 
 
 def test_reasoning_answer_and_two_tool_messages():

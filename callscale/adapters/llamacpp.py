@@ -90,6 +90,7 @@ FORMATS: dict[str, str] = {
     "MiniMax-M3": "minimax_m3", "google-gemma-4-31B-it": "gemma4", "openai-gpt-oss-120b": "gpt_oss",
     "meta-llama-Llama-3.1-8B-Instruct": "llama3_json", "meta-llama-Llama-3.2-3B-Instruct": "llama3_json",
     "meta-llama-Llama-3.3-70B-Instruct": "llama3_json", "openbmb-MiniCPM5-1B": "minicpm5",
+    "muse-glimmer": "muse_glimmer",
     "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16": "qwen3_coder",
 }
 

@@ -43,6 +43,7 @@ SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"
 _JSON_ESCAPES = '"\\/bfnrtu'
 _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}|\n|\r\n?|.)", re.DOTALL)
 _LONGEST_ESCAPE = 10  # \U0010FFFF
+_LONG_ESCAPES = frozenset("xuU01234567\r")  # the escapes longer than a backslash and one character (or that may be)
 _TOKEN = re.compile(r"""
     (?P<ws>[ \t\r\n]+)
   | (?P<punct>[\[\](){},:])
@@ -241,8 +242,8 @@ class PyLiteralReader:
                         self._parts = []
                         self._value(value)
                         continue
-                    if not final and n - pos < _LONGEST_ESCAPE:  # a partial escape may continue
-                        self._tail = buf[pos:]
+                    if not final and n - pos < _LONGEST_ESCAPE and (pos + 1 == n or buf[pos + 1] in _LONG_ESCAPES):
+                        self._tail = buf[pos:]  # a partial escape may continue (\n, \' and the like are whole)
                         return n
                     m = _ESCAPE.match(buf, pos)
                     if m is None:

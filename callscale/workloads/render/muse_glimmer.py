@@ -1,18 +1,20 @@
 """Renderer for Meta Muse Glimmer tool calls (``muse_glimmer``).
 
-What the Muse-Glimmer-30B ``chat_template.jinja`` writes for an assistant
-turn, after the prompt's ``<|start|>assistant`` (the layout SMG's
-``muse_glimmer.rs`` and llama.cpp's tests read; a real output: llama.cpp
-issue #29240)::
+What the Muse-Glimmer-30B chat template (llama.cpp's
+``models/templates/muse-glimmer.jinja``, llama-cpp-python 0.3.36) writes for
+an assistant turn after the prompt's ``<|start|>assistant``, the answer
+before the calls as a ``to=user`` message ended by ``<|eom|>`` (llama.cpp
+PR #26879; a real output: llama.cpp issue #29240)::
 
      to=user<|message|>CONTENT<|eom|><|start|>assistant to=NAME<|message|><atem:function_calls>
     <atem:invoke name="NAME">
     <atem:parameter name="KEY">VALUE</atem:parameter>
     </atem:invoke>
-    </atem:function_calls><|eom|>
+    </atem:function_calls><|eot|>
 
 One message a call (its recipient the call's name), the ATEM lines joined
-by newlines. The template's ``render_atem`` writes a string verbatim,
+by newlines; each call's message ends with ``<|eom|>``, the last with
+``<|eot|>`` (the template's ``end_token`` before the tool results). The template's ``render_atem`` writes a string verbatim,
 ``true``/``false``, ``null``, and a list or mapping as JSON; a number as
 its text (JSON's). With no calls the output is the content alone (the
 workloads' plain prose). Token strings come from
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from callscale.parsers.muse_glimmer import (ASSISTANT, BLOCK_CLOSE, BLOCK_OPEN, EOM, INVOKE_CLOSE, INVOKE_OPEN,
+from callscale.parsers.muse_glimmer import (ASSISTANT, BLOCK_CLOSE, BLOCK_OPEN, EOM, EOT, INVOKE_CLOSE, INVOKE_OPEN,
                                             MESSAGE, PARAM_CLOSE, PARAM_OPEN, SPECIAL_TOKENS, START, TO, USER)
 
 from . import Call, Renderer, register
@@ -56,7 +58,7 @@ class MuseGlimmerRenderer(Renderer):
                 out += [START, ASSISTANT]
             out += [TO, call.name, MESSAGE, BLOCK_OPEN, "\n"]
             out += invoke_text(call, INVOKE_OPEN, PARAM_OPEN, PARAM_CLOSE, INVOKE_CLOSE)
-            out += [BLOCK_CLOSE, EOM]
+            out += [BLOCK_CLOSE, EOT if i == len(calls) - 1 else EOM]
         return "".join(out)
 
 
