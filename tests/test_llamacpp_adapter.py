@@ -152,3 +152,19 @@ def test_the_exact_gate_finds_llamacpp_qwen3_coder_super_linear_on_write_file(tm
     # measured 60,990,733 / 157,553,262 / 466,924,713: each doubling of the call more than 2.5x the cost
     assert 50e6 < theirs[0] < 75e6 and theirs[1] > 2.5 * theirs[0] and theirs[2] > 2.5 * theirs[1]
     assert all(t > 10 * o for t, o in zip(theirs, ours))  # ours 3.8M / 6.9M / 13.0M
+
+
+def test_a_cmake_cache_of_another_copy_of_callscale_is_dropped(tmp_path):
+    """A build folder configured by another copy of callscale (a worktree, a virtualenv) names another source in
+    its CMake cache, which cmake refuses; the build drops that cache (and keeps one of its own source)."""
+    build = tmp_path / "build"
+    (build / "CMakeFiles").mkdir(parents=True)
+    (build / "objects.o").write_text("kept")
+    cache = build / "CMakeCache.txt"
+    cache.write_text(f"CMAKE_BUILD_TYPE:STRING=Release\nCMAKE_HOME_DIRECTORY:INTERNAL={llamacpp.HERE}\n")
+    llamacpp._forget_other_source(build)
+    assert cache.is_file() and (build / "CMakeFiles").is_dir()
+    cache.write_text("CMAKE_HOME_DIRECTORY:INTERNAL=/elsewhere/callscale/adapters/llamacpp\n")
+    llamacpp._forget_other_source(build)
+    assert not cache.exists() and not (build / "CMakeFiles").exists()
+    assert (build / "objects.o").read_text() == "kept"

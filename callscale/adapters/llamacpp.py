@@ -162,6 +162,21 @@ def _sdist(folder: Path, say: Callable[[str], None]) -> Path:
     return found[0]
 
 
+def _forget_other_source(build_folder: Path) -> None:
+    """Drop a CMake cache that another copy of callscale configured (another checkout, a virtualenv, a worktree:
+    the harness's CMakeLists.txt at another path), which CMake would refuse ("does not match the source ... used
+    to generate cache"); the compiled objects stay, so only what changed is compiled again."""
+    cache = build_folder / "CMakeCache.txt"
+    if not cache.is_file():
+        return
+    for line in cache.read_text(errors="replace").splitlines():
+        if line.startswith("CMAKE_HOME_DIRECTORY:"):
+            if Path(line.split("=", 1)[1]).resolve() != HERE.resolve():
+                cache.unlink()
+                shutil.rmtree(build_folder / "CMakeFiles", ignore_errors=True)
+            return
+
+
 def build(say: Callable[[str], None] | None = None, jobs: int = 2) -> float:
     """Fetch the sdist (pip), unpack it, configure and build the harness library; returns the seconds taken.
 
@@ -188,6 +203,7 @@ def build(say: Callable[[str], None] | None = None, jobs: int = 2) -> float:
     log = folder / "build.log"
     say(f"building llama.cpp's common library and the harness in {folder / 'build'} with -j{jobs} "
         f"(several minutes on two cores; log {log})")
+    _forget_other_source(folder / "build")
     _run(["cmake", "-S", str(HERE), "-B", str(folder / "build"), f"-DLLAMA_CPP_SOURCE={_source()}",
           "-DCMAKE_BUILD_TYPE=Release", "-DGGML_CCACHE=OFF"], log, "cmake configure")
     _run(["cmake", "--build", str(folder / "build"), "--target", "callscale_llamacpp", f"-j{jobs}"], log,
