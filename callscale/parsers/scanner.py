@@ -451,14 +451,16 @@ class MarkerScanner:
         return text
 
     # --- coarse primitives (issue 28)
-    def skip_repeats(self, literal: str) -> int:
+    def skip_repeats(self, literal: str, head_start: bool = False) -> int:
         """Consume the copies of ``literal`` (non-empty) that follow one another at the current position: how many.
 
         Openers in a row (``<|tool_call><|tool_call>``): each but the last opens no call. 0 when
         ``literal`` does not start here (nothing consumed); a partial copy at the end is not consumed.
+        ``head_start``: only at the start of a head (nothing read since :meth:`head_begin`, :meth:`head_size`
+        0), else 0: the opener again right after the opener (GLM's ``<tool_call>``), one call.
         """
         buf, pos = self._buf, self._pos
-        if not buf.startswith(literal, pos):
+        if not buf.startswith(literal, pos) or (head_start and self._head_len):
             return 0
         size = len(literal)
         end = pos + size
