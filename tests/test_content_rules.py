@@ -285,30 +285,7 @@ def test_an_invoke_opener_glued_to_prose_in_a_block_is_text(name):
 #: this file's chunkings, with each row's ``empty_envelope``.
 
 
-def _peak_after_call(name, n_ws):
-    import tracemalloc
-    parser = parsers.get(name)()
-    text = render.get(name).render([CALL], content="Hi.")
-    parser.parse_streaming_increment(text, TOOLS)
-    tracemalloc.start()
-    try:
-        for _ in range(n_ws // 1000):
-            parser.parse_streaming_increment("".join([" \n"] * 500), TOOLS)  # a new string each delta
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
-#: Formats whose held whitespace after a call still grows (none: llama.py holds it as a base.Layout too).
-WS_NOT_YET: set[str] = set()
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.xfail(strict=True, reason="issue 18: i18a's format")]
-                                  if n in WS_NOT_YET else []) for n in NAMES])
-def test_whitespace_held_after_a_call_does_not_grow_with_it(name):
-    # issue 18 (7): 3.2-16.4 bytes a character held in all 16 parsers; now run lengths, bounded
-    small, large = _peak_after_call(name, 8_000), _peak_after_call(name, 128_000)
-    assert large < 2 * small + 4096, (small, large)
+# whitespace held after a call, at any length: tests/test_layout_memory.py
 
 
 MARK = "VALUEMARK"

@@ -344,3 +344,18 @@ def test_the_common_heads_wait_agrees_with_its_rule_written_plainly(pieces, spec
     assert waited == _head_waits_plainly(text, head_keys, keys), text
     if waited:
         assert reader._state == "json_head" and reader.scanner.rest() == text
+
+
+def test_strict_loads_reads_nesting_to_its_bound_on_every_python():
+    from callscale.parsers.jsonscan import MAX_JSON_DEPTH, strict_loads
+
+    depth = MAX_JSON_DEPTH
+    value = strict_loads("[" * depth + "]" * depth)
+    for _ in range(depth - 1):
+        assert type(value) is list and len(value) == 1
+        value = value[0]
+    assert value == []
+    with pytest.raises(RecursionError):  # json itself reads about 10,000 levels on 3.13, under 1,000 on 3.11
+        strict_loads('{"a": ' + "[" * (depth + 1) + "]" * (depth + 1) + "}")
+    quoted = '["' + "[{" * depth + '\\"[", {"k": []}]'  # brackets inside strings are text
+    assert strict_loads(quoted) == ["[{" * depth + '"[', {"k": []}]

@@ -90,7 +90,7 @@ def test_run_check_reports_the_shape_as_a_protocol_failure_with_that_line():
 def test_each_increment_owns_its_lists_so_a_kept_result_never_changes(name):
     """A client keeps every result: a later increment must not add to an earlier result's ``calls``.
 
-    The per-delta path (``scanner.streaming_increment``) hands the parser's pending list to the result and
+    The per-delta path (``ToolParser.parse_streaming_increment``) hands the parser's pending list to the result and
     starts a new one; an increment with no calls gets a list of its own, not the parser's.
     """
     from callscale.workloads import catalog

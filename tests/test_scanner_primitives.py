@@ -42,6 +42,18 @@ def test_skip_repeats_consumes_openers_in_a_row_not_a_partial_one():
     assert sc.skip_repeats(opener) == 0  # nothing unread
 
 
+def test_skip_repeats_at_a_head_start_only_where_no_head_text_was_read():
+    opener = "<tool_call>"
+    sc = _scanner(opener * 2 + "x")
+    sc.head_begin(opener)
+    sc.head_keep("get")  # head text read: the opener here is no repeat of the head's own
+    assert sc.skip_repeats(opener, head_start=True) == 0 and sc.rest() == opener * 2 + "x"
+    assert sc.skip_repeats(opener) == 2  # (without head_start: wherever it stands)
+    sc = _scanner(opener * 2 + "x")
+    sc.head_begin(opener)
+    assert sc.skip_repeats(opener, head_start=True) == 2 and sc.rest() == "x"
+
+
 _MARKS = markers(",", "}", "]", '<|"|>')
 
 

@@ -41,7 +41,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 from .results import StreamingParseResult, ToolCallItem  # (re-exported: the contract's shapes)
 from .results import new_result as _new_result
 from .scanner import MAX_HEAD as _MAX_HEAD
-from .scanner import PARTIAL, Markers, MarkerScanner, markers, streaming_increment
+from .scanner import PARTIAL, Markers, MarkerScanner, markers
 # the tool look-ups moved to parsers/schema.py (schema typing); re-exported here
 from .schema import json_fragment, json_text, parameter_type, tool_list, tool_name, tool_parameter_schema
 from .schema import parameter_typing as parameter_typing_
@@ -136,6 +136,22 @@ class Layout:
 
 
 
+class _Advanced(dict):
+    """The state table of a format that overrides ``ToolParser._advance``: whatever the state, a delta runs
+    ``_advance(False)`` once (:meth:`callscale.parsers.scanner.MarkerScanner.run` reads a table, not a method)."""
+
+    def __missing__(self, state: str) -> Any:
+        return _advance_once
+
+
+def _advance_once(machine: "ToolParser", final: bool) -> bool:
+    machine._advance(final)
+    return False
+
+
+_ADVANCED = _Advanced()
+
+
 class ToolParser:
     """Base class: one streaming state machine serves all three methods.
 
@@ -221,7 +237,8 @@ class ToolParser:
         # the class's state table when the base driver runs it (else None), kept per instance: it is read a
         # delta, and CPython 3.11 specialises an instance attribute's read, not a class attribute's. (One
         # attribute: an instance of more than 30 attributes keeps them in a dict of its own, read slower.)
-        self._driver = type(self)._states if type(self)._driven else None
+        # (None once the output ended: finish)
+        self._driver = type(self)._states if type(self)._driven else _ADVANCED
         self.scanner = MarkerScanner()
         self.tools: Sequence[Any] = ()
         self._out_text: list[str] = []
@@ -247,10 +264,48 @@ class ToolParser:
         self._typings: tuple[Any, dict[tuple[str, str], Any]] = (None, {})  # (the tools list, its typings)
 
     # ----------------------------------------------------------------- protocol
-    #: ``parse_streaming_increment(delta, tools) -> StreamingParseResult``: feed one delta (characters);
-    #: return the content and call pieces it decides. It is :func:`callscale.parsers.scanner.streaming_increment`
-    #: (its docstring gives the rule): the feed, the state loop and the result in one Python frame a delta.
-    parse_streaming_increment = streaming_increment
+    def parse_streaming_increment(self, delta: str, tools: Sequence[Any] | None = None) -> StreamingParseResult:
+        """Feed one delta (characters); return the content and call pieces it decides.
+
+        ``tools``: the request's tool list (read again only when it is another object than the last
+        one). Text that may be the start of a marker is held back (a bounded number of characters)
+        until the next delta or :meth:`finish` decides it. Never raises on model output: a parser bug
+        is logged and the unread text passed on as content (:meth:`_failed`).
+
+        The scanner's :meth:`~callscale.parsers.scanner.MarkerScanner.run` appends the delta and runs
+        the states as the base driver does (the waiting rule, ``callscale/parsers/README.md``); a format
+        that overrides :meth:`_advance` has the delta fed and that called instead. Then the increment's
+        output is taken from the parser.
+        """
+        states = self._driver
+        if states is None or not delta:  # (None: the output ended, finish)
+            return StreamingParseResult()
+        if tools is not self.tools:  # (the request's list read again only when it is another object)
+            self._take_tools(tools)
+        try:
+            self.scanner.run(delta, states, self)
+        except Exception:
+            self._failed()
+        if self._out_args:
+            self._flush_arguments()
+        calls = self._out_calls  # (the result's own list: the parser's fills again)
+        self._out_calls = []
+        out = self._out_text
+        if out:
+            self._out_text = []
+            text = "".join(out)  # (one piece: the piece itself)
+        else:
+            text = ""
+        if not self._out_reasoning:  # most formats never write reasoning: no per-increment cost
+            # StreamingParseResult(text, calls) without the generated __init__'s frame (the same fields)
+            result = _new_result(StreamingParseResult)
+            result.normal_text = text
+            result.calls = calls
+            result.reasoning_text = ""
+            return result
+        reasoning = "".join(self._out_reasoning)
+        self._out_reasoning = []
+        return StreamingParseResult(text, calls, reasoning)
 
     def finish(self, tools: Sequence[Any] | None = None) -> StreamingParseResult:
         """End of generation: report everything still held back; a second call returns nothing."""
@@ -271,6 +326,7 @@ class ToolParser:
         self._out_text = []
         self._out_calls = []
         self._finished = True
+        self._driver = None
         if not self._out_reasoning:  # most formats never write reasoning
             return StreamingParseResult(text, calls)
         reasoning = "".join(self._out_reasoning)

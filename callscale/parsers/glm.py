@@ -192,7 +192,7 @@ class _GlmParser(ToolParser):
         A partial marker stays unread, even at the end of the output (then it is a cut call's markup).
         """
         sc = self.scanner
-        if not sc.head_size() and sc.skip_repeats(TOOL_CALL):  # the opener repeated: each but the last dropped
+        if sc.skip_repeats(TOOL_CALL, True):  # the opener repeated right after it: each but the last dropped
             self._opener = TOOL_CALL
             return True
         text, marker = sc.head_find(_M_NAME, False)

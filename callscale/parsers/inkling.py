@@ -134,8 +134,16 @@ class InklingParser(JsonCallReader, ToolParser):
 
     def _s_between(self, final: bool) -> bool:
         """Between blocks (and at the output's start): text up to a token is read as a header not opened by
-        ``<|message_model|>`` (the model's text unless it names the call that follows)."""
+        ``<|message_model|>`` (the model's text unless it names the call that follows). After a call, the
+        whitespace before it is layout (base ``_emit_content``: held as its length, dropped before the next
+        call), not header text: a header is bounded (``MAX_HEAD``), layout is not."""
         self._header_opened = False
+        if self._after_call:
+            sc = self.scanner
+            self._emit_content(sc.skip_whitespace())
+            if not final and sc.at_end():
+                self._state = "between"
+                return False
         self.scanner.head_begin()
         self._state = "header"
         return True

@@ -1,8 +1,7 @@
 """What a parser method returns: :class:`StreamingParseResult` and its :class:`ToolCallItem` pieces.
 
 The shapes of the contract (``callscale/parsers/base.py`` describes it; ``base`` re-exports both
-names). A module of their own so that the scanner's per-delta path
-(:func:`callscale.parsers.scanner.streaming_increment`) and the base class build them alike.
+names). A module of their own: the shapes apart from the machinery that builds them.
 """
 
 from __future__ import annotations

@@ -24,9 +24,7 @@ from functools import lru_cache
 from json.encoder import encode_basestring as _encode_string  # json.dumps(str, ensure_ascii=False)
 from typing import Any, Callable, Iterable
 
-from .results import StreamingParseResult, new_result
-
-__all__ = ["Markers", "MarkerScanner", "streaming_increment", "value_state", "markers", "lazy_markers", "PARTIAL", "OVER", "MAX_HEAD"]
+__all__ = ["Markers", "MarkerScanner", "value_state", "markers", "lazy_markers", "PARTIAL", "OVER", "MAX_HEAD"]
 
 #: Whitespace as ``str.isspace`` tells it (re's ``\s`` on ``str`` is the same test, ``Py_UNICODE_ISSPACE``).
 _SPACE = re.compile(r"\s*")
@@ -177,22 +175,33 @@ class MarkerScanner:
         self._head_len = 0  # its characters that count toward MAX_HEAD
 
     def feed(self, text: str) -> None:
-        """Append a delta, dropping the text already consumed (kept aside when marked).
+        """Append a delta, dropping the text already consumed (kept aside when marked)."""
+        self.run(text, None, None)
 
-        The per-delta path of every format does this inline (:func:`streaming_increment`) unless a stretch
-        is marked, and calls this method then.
+    def run(self, delta: str, states: Any, machine: Any) -> None:
+        """The per-delta primitive: :meth:`feed` ``delta``, then run ``machine``'s states while text is unread.
+
+        ``states`` is the machine's state table (``{name: step}``, a step ``(machine, final) -> bool``) and
+        ``machine._state`` names the current state (a :class:`callscale.parsers.base.ToolParser`: its
+        ``_driver`` and ``_state``); ``states[machine._state](machine, False)`` runs while it returns True
+        and text is unread (the waiting rule, ``callscale/parsers/README.md``). With ``states`` None it
+        only feeds. ``ToolParser.parse_streaming_increment`` calls it once a delta: one Python call for
+        the feed and the state loop, in the module that reads the buffer.
         """
         pos = self._pos
         if not pos:
-            self._buf += text
+            self._buf += delta
         elif self._mark is None:
-            self._buf = self._buf[pos:] + text if pos < len(self._buf) else text  # (all read: the delta alone)
+            self._buf = self._buf[pos:] + delta if pos < len(self._buf) else delta  # (all read: the delta alone)
             self._pos = 0
-        else:
+        else:  # a marked stretch: the consumed text kept aside (mark)
             self._kept.append(self._buf[self._mark:pos])
             self._mark = 0
-            self._buf = self._buf[pos:] + text
+            self._buf = self._buf[pos:] + delta
             self._pos = 0
+        if states is not None:
+            while states[machine._state](machine, False) and self._pos < len(self._buf):
+                pass
 
     # ------------------------------------------------------------------ keeping consumed text
     def mark(self) -> None:
@@ -442,14 +451,16 @@ class MarkerScanner:
         return text
 
     # --- coarse primitives (issue 28)
-    def skip_repeats(self, literal: str) -> int:
+    def skip_repeats(self, literal: str, head_start: bool = False) -> int:
         """Consume the copies of ``literal`` (non-empty) that follow one another at the current position: how many.
 
         Openers in a row (``<|tool_call><|tool_call>``): each but the last opens no call. 0 when
         ``literal`` does not start here (nothing consumed); a partial copy at the end is not consumed.
+        ``head_start``: only at the start of a head (nothing read since :meth:`head_begin`, :meth:`head_size`
+        0), else 0: the opener again right after the opener (GLM's ``<tool_call>``), one call.
         """
         buf, pos = self._buf, self._pos
-        if not buf.startswith(literal, pos):
+        if not buf.startswith(literal, pos) or (head_start and self._head_len):
             return 0
         size = len(literal)
         end = pos + size
@@ -707,72 +718,3 @@ def value_state(self: Any, final: bool) -> bool:
     if marker is None:
         return self._value_marker(None, True) if final else False
     return self._value_marker(marker, final)
-
-
-# --------------------------------------------------------------------------- the per-delta path
-def streaming_increment(self: Any, delta: str, tools: Any = None) -> StreamingParseResult:
-    """Feed one delta (characters); return the content and call pieces it decides.
-
-    ``ToolParser.parse_streaming_increment`` is this function (``self``: the parser, a
-    :class:`callscale.parsers.base.ToolParser`; ``tools``: the request's tool list). Text that may be the
-    start of a marker is held back (a bounded number of characters) until the next delta or ``finish``
-    decides it. Never raises on model output: a parser bug is logged and the unread text passed on as
-    content (``ToolParser._failed``).
-
-    The delta is appended to the scanner's buffer, then the parser's states run as the base driver runs
-    them (the waiting rule, ``callscale/parsers/README.md``): ``states[self._state](self, False)``
-    while it returns True and text is unread; a format that overrides ``_advance`` has that called
-    instead. Then the increment's output is taken from the parser. One function, in this module (the one
-    that may read the scanner's fields), so that a delta costs one Python frame besides the states' own:
-    a frame is about 0.5k instructions, 3-4% of a short call's delta (issue 28's bound).
-    """
-    if self._finished or not delta:
-        return StreamingParseResult()
-    if tools is not self.tools:  # (the request's list read again only when it is another object)
-        self._take_tools(tools)
-    sc = self.scanner
-    try:
-        pos = sc._pos
-        if not pos:  # feed, inline but for a marked stretch (MarkerScanner.feed)
-            sc._buf += delta
-        elif sc._mark is None:
-            sc._buf = sc._buf[pos:] + delta if pos < len(sc._buf) else delta  # (all read: the delta alone)
-            sc._pos = 0
-        else:
-            sc.feed(delta)
-        states = self._driver
-        if states is not None:
-            while states[self._state](self, False) and sc._pos < len(sc._buf):
-                pass
-        else:
-            self._advance(False)
-    except Exception:
-        self._failed()
-    if self._out_args:
-        self._flush_arguments()
-    calls = self._out_calls
-    if calls:
-        self._out_calls = []
-    else:
-        calls = []  # (a list of the result's own: the parser's fills again)
-    out = self._out_text
-    if out:
-        self._out_text = []
-        text = "".join(out)  # (one piece: the piece itself)
-    else:
-        text = ""
-    if not self._out_reasoning:  # most formats never write reasoning: no per-increment cost
-        # StreamingParseResult(text, calls) without the generated __init__'s frame (the same fields)
-        result = new_result(StreamingParseResult)
-        result.normal_text = text
-        result.calls = calls
-        result.reasoning_text = ""
-        return result
-    reasoning = "".join(self._out_reasoning)
-    self._out_reasoning = []
-    return StreamingParseResult(text, calls, reasoning)
-
-
-# It is ToolParser's method: profiles (py-spy reads the code's qualified name) and tracebacks name it so.
-streaming_increment.__code__ = streaming_increment.__code__.replace(
-    co_name="parse_streaming_increment", co_qualname="ToolParser.parse_streaming_increment")
