@@ -46,6 +46,8 @@ INKLING_TRANSITIONS = {
          "<|content_invoke_tool_json|> again at once (the empty block dropped)": "json_open",
          "a call that broke, or a header's call whose object did": "broken"}),
     "after_object": {"ws END, ws and the end of the output (then read at once as between reads)": "header",
+                     "ws END, then layout whitespace up to the end of what arrived (between waits for more)":
+                         "between",
                      "ws <|message_model|> or a KIND (its end left out; read again)": "content",
                      "anything else": "broken"},
     "broken": {"END (the call's text dropped)": "between",

@@ -34,7 +34,7 @@ MINICPM5_TRANSITIONS = {
     "value": {"text </param>": "value_close"},
     "value_close": {'ws <param name="': "key", "ws </function>": "function_end",
                     "anything else (the tag was value text)": "value"},
-    "cdata": {"text ]]>": "cdata_close"},
+    "cdata": {"text ]]>": "cdata_close", "the end of the output inside the call": "content"},
     "cdata_close": {"ws </param>": "body", "anything else (]]> was value text)": "cdata"},
     "function_end": {'(bare) \\n<function name="': "name", "(bare) anything else": "content",
                      "ws </tool_call>": "content", 'ws <function name="': "name",
