@@ -5,8 +5,8 @@ formats (Qwen3-Coder, GLM, MiniMax, Gemma 4) and Llama 4 writes whole calls
 in Python syntax. What a literal may hold is :func:`read_python_literal`'s
 rule (strings in single or double quotes with Python's escapes, finite ints
 and floats, ``True``/``False``/``None`` and JSON's ``true``/``false``/``null``,
-lists and tuples (as lists), dicts with string keys, a trailing comma inside
-brackets, at most :data:`MAX_LITERAL_DEPTH` deep; after the value, whitespace of
+lists and tuples (as lists; ``(x)`` without a comma is ``x``, as Python reads
+it), dicts with string keys, a trailing comma inside brackets, at most :data:`MAX_LITERAL_DEPTH` deep; after the value, whitespace of
 any kind ``str.strip`` removes).
 
 :class:`PyLiteralReader` reads it from pieces as they arrive (``feed``),
@@ -76,6 +76,19 @@ def unescape(m: "re.Match[str]") -> str:
 
 
 _PLAIN_INT = re.compile(r"[+-]?(?:0|[1-9][0-9]*)")  # the common number: no underscore, point or exponent
+
+
+def _escape_cut(buf: str, pos: int) -> bool:
+    """Whether the escape at ``buf[pos]`` (a backslash) may go on past the end of ``buf`` (a backslash alone, or
+    a hex, octal or CR escape shorter than its longest form): only then is it held for the next piece."""
+    if pos + 1 >= len(buf):
+        return True
+    if buf[pos + 1] in SIMPLE_ESCAPES:
+        return False
+    try:
+        return long_escape(buf[pos + 1:pos + _LONGEST_ESCAPE], False) is None
+    except ValueError:  # (no escape: the reader's own escape rule rejects it)
+        return False
 
 
 def _number(text: str) -> int | float:
@@ -220,18 +233,20 @@ class PyLiteralReader:
     # ------------------------------------------------------------------ reading
     def _read(self, buf: str, final: bool, stop: bool = False) -> int:
         """Read ``buf``; returns where reading stopped (``len(buf)``, or with ``stop`` where the value completed)."""
-        pos, n = 0, len(buf)
+        pos = start = 0
+        n = len(buf)
         self._tail = ""
         try:
             while pos < n:
                 if stop and self.closed:
                     return pos
+                start = pos  # (where the token read now starts: where the text broke, if it breaks)
                 quote = self._quote
                 if quote:
                     run = _RUN[quote].match(buf, pos)
                     if run.end() > pos:
                         self._parts.append(run.group())
-                        pos = run.end()
+                        pos = start = run.end()
                     if pos >= n:
                         break
                     if buf[pos] == quote:
@@ -241,7 +256,7 @@ class PyLiteralReader:
                         self._parts = []
                         self._value(value)
                         continue
-                    if not final and n - pos < _LONGEST_ESCAPE:  # a partial escape may continue
+                    if not final and n - pos < _LONGEST_ESCAPE and _escape_cut(buf, pos):  # it may go on
                         self._tail = buf[pos:]
                         return n
                     m = _ESCAPE.match(buf, pos)
@@ -298,7 +313,7 @@ class PyLiteralReader:
                         self.maybe_json = False
                     self._value(_WORDS[tok])
         except (ValueError, KeyError, IndexError, TypeError, OverflowError):
-            self._broke_at = pos  # (where the text stopped being a literal: feed answers it)
+            self._broke_at = start  # (where the token that broke the literal starts: feed answers it)
             raise
         return n
 
@@ -341,6 +356,10 @@ class PyLiteralReader:
                 self.maybe_json = False  # a trailing comma
             stack.pop()
             self._out.append("}" if tok == "}" else "]")
+            if tok == ")" and top[3] == "sep" and len(top[0]) == 1:  # (x): Python's parentheses, x itself
+                self._exact = False  # (the JSON text is written from the value at the end)
+                self._value(top[0][0], written=True)
+                return
             self._value(top[0], written=True)
         elif tok == ",":
             if top[3] != "sep":
