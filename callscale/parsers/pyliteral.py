@@ -6,8 +6,9 @@ in Python syntax. What a literal may hold is :func:`read_python_literal`'s
 rule (strings in single or double quotes with Python's escapes, finite ints
 and floats, ``True``/``False``/``None`` and JSON's ``true``/``false``/``null``,
 lists and tuples (as lists; ``(x)`` without a comma is ``x``, as Python reads
-it), dicts with string keys, a trailing comma inside brackets, at most :data:`MAX_LITERAL_DEPTH` deep; after the value, whitespace of
-any kind ``str.strip`` removes).
+it), dicts with string keys, a trailing comma inside brackets, at most
+:data:`MAX_LITERAL_DEPTH` deep; after the value, whitespace of any kind
+``str.strip`` removes).
 
 :class:`PyLiteralReader` reads it from pieces as they arrive (``feed``),
 keeping only the container stack, the value built so far, the JSON text of
@@ -233,20 +234,18 @@ class PyLiteralReader:
     # ------------------------------------------------------------------ reading
     def _read(self, buf: str, final: bool, stop: bool = False) -> int:
         """Read ``buf``; returns where reading stopped (``len(buf)``, or with ``stop`` where the value completed)."""
-        pos = start = 0
-        n = len(buf)
+        pos, n = 0, len(buf)
         self._tail = ""
         try:
             while pos < n:
                 if stop and self.closed:
                     return pos
-                start = pos  # (where the token read now starts: where the text broke, if it breaks)
                 quote = self._quote
                 if quote:
                     run = _RUN[quote].match(buf, pos)
                     if run.end() > pos:
                         self._parts.append(run.group())
-                        pos = start = run.end()
+                        pos = run.end()
                     if pos >= n:
                         break
                     if buf[pos] == quote:
@@ -292,8 +291,7 @@ class PyLiteralReader:
                             raise ValueError("a number too long")
                         self._tail = buf[pos:]
                         return n
-                pos = m.end()
-                tok = m.group()
+                tok = m.group()  # (pos stays at its start until it is read: where the text broke, if it breaks)
                 if self._result is not _MISSING:
                     raise ValueError("text after the value")
                 if kind == "quote":
@@ -312,8 +310,9 @@ class PyLiteralReader:
                     if tok[0] in "TFN":
                         self.maybe_json = False
                     self._value(_WORDS[tok])
+                pos = m.end()
         except (ValueError, KeyError, IndexError, TypeError, OverflowError):
-            self._broke_at = start  # (where the token that broke the literal starts: feed answers it)
+            self._broke_at = pos  # (where the token that broke the literal starts: feed answers it)
             raise
         return n
 
