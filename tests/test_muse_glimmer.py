@@ -138,3 +138,6 @@ def test_a_tool_message_whose_block_follows_whitespace_or_prose_is_a_call():
     # a tool message with no block stays content, its whitespace too
     check_all(header("f", True) + "\n not a block" + EOM, "\n not a block", [])
     check_all(header("f", True) + "\n " + EOM + "x", "\n x", [])
+    # the whitespace is kept where the block starts no call (its text content), or the body is only whitespace
+    check_all(header("f", True) + "\n" + BLOCK_OPEN + "\n" + EOM + " after", "\n" + BLOCK_OPEN + "\n after", [])
+    check_all(header("f", True) + "\n", "\n", [])

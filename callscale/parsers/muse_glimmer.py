@@ -186,11 +186,12 @@ class MuseGlimmerParser(MiniMaxM2Parser):
         hit = sc.match(_M_TOOL, final, self._confirm_ws)  # (the whitespace held: bounded)
         if hit is PARTIAL:
             return False
-        if hit is not None:
-            self._confirm_ws.clear()
-            return MiniMaxM2Parser._open(self, hit, final)
         blank = self._confirm_text()
-        if not self._cut_by_end(final, _M_TOOL):  # (an opener cut by the end: dropped, the whitespace before it too)
+        if hit is not None:
+            MiniMaxM2Parser._open(self, hit, final)
+            self._raw[0] = blank + hit  # (content with the block's text if the block starts no call)
+            return True
+        if sc.at_end() or not self._cut_by_end(final, _M_TOOL):  # (an opener cut by the end: dropped, with it)
             self._emit_content(blank)
         self._state = "tool_text"
         return True
