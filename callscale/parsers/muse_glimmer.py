@@ -183,14 +183,17 @@ class MuseGlimmerParser(MiniMaxM2Parser):
         """A tool message's body: its block, whitespace before it layout; else content up to the block
         (state ``tool_text``)."""
         sc = self.scanner
-        hit = sc.match(_M_TOOL, final, self._confirm_ws)  # (the whitespace held: bounded)
+        hit = sc.match(_M_TOOL, final)
+        if hit is None:  # whitespace first (held: bounded), or other text
+            hit = sc.match(_M_TOOL, final, self._confirm_ws)
         if hit is PARTIAL:
             return False
-        blank = self._confirm_text()
         if hit is not None:
             MiniMaxM2Parser._open(self, hit, final)
-            self._raw[0] = blank + hit  # (content with the block's text if the block starts no call)
+            if self._confirm_ws.runs:  # (content with the block's text if the block starts no call)
+                self._raw[0] = self._confirm_text() + hit
             return True
+        blank = self._confirm_text()
         if sc.at_end() or not self._cut_by_end(final, _M_TOOL):  # (an opener cut by the end: dropped, with it)
             self._emit_content(blank)
         self._state = "tool_text"
