@@ -127,3 +127,18 @@ def test_odd_output_agrees_streamed_and_whole():
     pieces = [START, ASSISTANT, TO, "self", "user", "f", MESSAGE, EOM, EOT, BLOCK_OPEN, BLOCK_CLOSE, INVOKE_OPEN,
               INVOKE_CLOSE, PARAM_OPEN, PARAM_CLOSE, TAG_END, "x", " ", "\n", "<", "to="]
     assert_odd_output_agrees(P, pieces, seed=7)
+
+
+def test_a_tool_message_whose_block_follows_whitespace_or_prose_is_a_call():
+    # docs/formats.md, Muse Glimmer: a tool message holds one ATEM block (its body is content only when it holds
+    # none); DESIGN.md: markup never reaches content. A newline after <|message|> (or prose before the block) made
+    # the whole body content: the call was lost and its ATEM markup came out as content.
+    for before, content in [("\n", ""), ("\n\n  ", ""), (" ", ""), ("Calling now.\n", "Calling now.\n")]:
+        text = header("user", True) + "Hi." + EOM + header("f") + before + block("f", ("a", "1")) + EOM + " ok"
+        check_all(text, "Hi." + content + " ok", [("f", {"a": "1"})])
+    # a tool message with no block stays content, its whitespace too
+    check_all(header("f", True) + "\n not a block" + EOM, "\n not a block", [])
+    check_all(header("f", True) + "\n " + EOM + "x", "\n x", [])
+    # the whitespace is kept where the block starts no call (its text content), or the body is only whitespace
+    check_all(header("f", True) + "\n" + BLOCK_OPEN + "\n" + EOM + " after", "\n" + BLOCK_OPEN + "\n after", [])
+    check_all(header("f", True) + "\n", "\n", [])

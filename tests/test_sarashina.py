@@ -99,3 +99,40 @@ def test_an_element_that_closes_right_after_an_escape_under_every_split():
     check_all(TOOL_CALLS + "[{'':'','':{'':'\\n'}}'name", "{'':'','':{'':'\\n'}}'name", [])
     check_all(TOOL_CALLS + "[{'name': 'f', 'arguments': {'a': '\\n'}}, {'name': 'g', 'arguments': {}}]tail", "tail",
               [("f", {"a": "\n"}), ("g", {})])
+
+
+def test_an_element_whose_last_escape_is_near_the_end_of_the_output_is_a_call():
+    # docs/formats.md, Sarashina: an element that closes is a call; only an element the end of the output cuts is
+    # dropped. The reader held the ten characters after a backslash (an escape may go on) even when the escape was
+    # already whole, so an output ending a few characters after one (`'C:\\'}}]`, `'line\n'}}]`) lost the call.
+    for value, read in [("'x\\\\'", "x\\"), ("'a\\n'", "a\n"), ("'x\\\ny'", "xy"), ("'\\x41'", "A"), ("'\\101'", "A"),
+                        ("'\\q'", "\\q")]:
+        check_all(TOOL_CALLS + "[{'name': 'f', 'arguments': {'a': " + value + "}}]", "", [("f", {"a": read})])
+        check_all(TOOL_CALLS + "[{'name': 'f', 'arguments': {'a': " + value + "}}] ok", " ok", [("f", {"a": read})])
+
+
+def test_the_token_that_breaks_a_call_starts_the_content():
+    # docs/formats.md, Sarashina: where an element's text stops being a Python literal, its text up to there is
+    # dropped and what follows is content; PyLiteralReader.feed: "the token that broke it starts there". The
+    # breaking token (a second comma, a closer after a colon, a quote or number where a comma belongs) was dropped
+    # with the call: `[1,,2]` left `2]}}] ok`.
+    head = TOOL_CALLS + "[{'name': 'f', 'arguments': {'a': "
+    for bad, content in [("[1,,2]}}] ok", ",2]}}] ok"), ("{'b':}}}] ok", "}}}] ok"), ("'x' 'y'}}] ok", "'y'}}] ok"),
+                         ("1 2}}] ok", "2}}] ok"), ("{'b': 1 'c'}}}] ok", "'c'}}}] ok")]:
+        check_all(head + bad, content, [], broken=True)
+
+
+def test_a_number_python_does_not_read_breaks_at_its_start_under_every_split():
+    # a decimal integer past Python's 4300 digits is no literal: streamed one character a delta the reader gave up
+    # at the number's start (the number content), the whole text after it (the number dropped)
+    for digits in (4400, 5200):
+        text = TOOL_CALLS + "[{'name': 'f', 'arguments': {'a': 1" + "0" * digits + "}}] ok"
+        check_all(text, "1" + "0" * digits + "}}] ok", [], broken=True)
+
+
+def test_a_parenthesized_value_is_the_value_a_tuple_is_a_list():
+    # Python reads `(1)` as 1 and `(1,)` as a one-item tuple (ast.literal_eval); `(1)` came out as [1]
+    head = TOOL_CALLS + "[{'name': 'f', 'arguments': {'a': "
+    for value, read in [("(1)", 1), ("((('s')))", "s"), ("({'b': (2)})", {"b": 2}), ("(1,)", [1]), ("()", []),
+                        ("(1, 2)", [1, 2]), ("[(3)]", [3])]:
+        check_all(head + value + "}}]", "", [("f", {"a": read})])

@@ -48,7 +48,10 @@ MUSE_GLIMMER_TRANSITIONS = {
              "<|start|>": "header"},
     "reasoning": {"text (reasoning)": "reasoning", "<|message|> (dropped)": "reasoning", "<|eom|>, <|eot|>": "content",
                   "<|start|>": "header"},
-    "tool": {"<atem:function_calls>": "block", "anything else (the body is content)": "text"},
+    "tool": {"ws <atem:function_calls> (the whitespace: layout)": "block",
+             "anything else (content up to the block)": "tool_text"},
+    "tool_text": {"text (content)": "tool_text", "<atem:function_calls>": "block", "<|message|> (dropped)": "tool_text",
+                  "<|eom|>, <|eot|>": "content", "<|start|>": "header"},
     "broken": {**BLOCK_TRANSITIONS["broken"], "<|eom|>, <|eot|>": "content",
                "<|start|> (the broken call's text is content)": "content"},
 }
@@ -82,6 +85,7 @@ _M_CONTENT = markers(BLOCK_OPEN, START, MESSAGE, EOM, EOT, TO.lstrip())
 _M_HEADER = markers(MESSAGE, START, EOM, EOT)
 _M_BODY = markers(START, MESSAGE, EOM, EOT)
 _M_TOOL = markers(BLOCK_OPEN)
+_M_TOOL_BODY = markers(BLOCK_OPEN, START, MESSAGE, EOM, EOT)
 #: A header's words: the role (after ``<|start|>``), the recipient (``to=NAME``).
 _HEADER = re.compile(r"\s*(?:assistant)?\s*(?:to=(\S*))?\s*")
 
@@ -176,12 +180,32 @@ class MuseGlimmerParser(MiniMaxM2Parser):
         return self._after_body(marker)
 
     def _s_tool(self, final: bool) -> bool:
-        hit = self.scanner.match(_M_TOOL, final)
+        """A tool message's body: its block, whitespace before it layout; else content up to the block
+        (state ``tool_text``)."""
+        sc = self.scanner
+        hit = sc.match(_M_TOOL, final)
+        if hit is None:  # whitespace first (held: bounded), or other text
+            hit = sc.match(_M_TOOL, final, self._confirm_ws)
         if hit is PARTIAL:
             return False
-        if hit is None:  # a tool message that holds no block: its body is content (an opener cut by the end: dropped)
-            self._cut_by_end(final, _M_TOOL)
-            self._state = "text"
+        if hit is not None:
+            MiniMaxM2Parser._open(self, hit, final)
+            if self._confirm_ws.runs:  # (content with the block's text if the block starts no call)
+                self._raw[0] = self._confirm_text() + hit
             return True
-        return MiniMaxM2Parser._open(self, hit, final)
+        blank = self._confirm_text()
+        if sc.at_end() or not self._cut_by_end(final, _M_TOOL):  # (an opener cut by the end: dropped, with it)
+            self._emit_content(blank)
+        self._state = "tool_text"
+        return True
 
+    def _s_tool_text(self, final: bool) -> bool:
+        """A tool message's text before its block (content), or its whole body when it holds none."""
+        sc = self.scanner
+        text, marker = sc.find(_M_TOOL_BODY)  # (a partial marker held, even at the end: see below)
+        self._emit_content(text)
+        if marker == BLOCK_OPEN:
+            return MiniMaxM2Parser._open(self, marker, final)
+        if marker is None and final and not self._cut_by_end(final, _M_TOOL):  # (an opener cut by the end: dropped)
+            self._emit_content(sc.take_all())
+        return self._after_body(marker)

@@ -5,9 +5,10 @@ formats (Qwen3-Coder, GLM, MiniMax, Gemma 4) and Llama 4 writes whole calls
 in Python syntax. What a literal may hold is :func:`read_python_literal`'s
 rule (strings in single or double quotes with Python's escapes, finite ints
 and floats, ``True``/``False``/``None`` and JSON's ``true``/``false``/``null``,
-lists and tuples (as lists), dicts with string keys, a trailing comma inside
-brackets, at most :data:`MAX_LITERAL_DEPTH` deep; after the value, whitespace of
-any kind ``str.strip`` removes).
+lists and tuples (as lists; ``(x)`` without a comma is ``x``, as Python reads
+it), dicts with string keys, a trailing comma inside brackets, at most
+:data:`MAX_LITERAL_DEPTH` deep; after the value, whitespace of any kind
+``str.strip`` removes).
 
 :class:`PyLiteralReader` reads it from pieces as they arrive (``feed``),
 keeping only the container stack, the value built so far, the JSON text of
@@ -43,7 +44,6 @@ SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"
 _JSON_ESCAPES = '"\\/bfnrtu'
 _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}|\n|\r\n?|.)", re.DOTALL)
 _LONGEST_ESCAPE = 10  # \U0010FFFF
-_LONG_ESCAPES = frozenset("xuU01234567\r")  # the escapes longer than a backslash and one character (or that may be)
 _TOKEN = re.compile(r"""
     (?P<ws>[ \t\r\n]+)
   | (?P<punct>[\[\](){},:])
@@ -77,6 +77,19 @@ def unescape(m: "re.Match[str]") -> str:
 
 
 _PLAIN_INT = re.compile(r"[+-]?(?:0|[1-9][0-9]*)")  # the common number: no underscore, point or exponent
+
+
+def _escape_cut(buf: str, pos: int) -> bool:
+    """Whether the escape at ``buf[pos]`` (a backslash) may go on past the end of ``buf`` (a backslash alone, or
+    a hex, octal or CR escape shorter than its longest form): only then is it held for the next piece."""
+    if pos + 1 >= len(buf):
+        return True
+    if buf[pos + 1] in SIMPLE_ESCAPES:
+        return False
+    try:
+        return long_escape(buf[pos + 1:pos + _LONGEST_ESCAPE], False) is None
+    except ValueError:  # (no escape: the reader's own escape rule rejects it)
+        return False
 
 
 def _number(text: str) -> int | float:
@@ -242,8 +255,8 @@ class PyLiteralReader:
                         self._parts = []
                         self._value(value)
                         continue
-                    if not final and n - pos < _LONGEST_ESCAPE and (pos + 1 == n or buf[pos + 1] in _LONG_ESCAPES):
-                        self._tail = buf[pos:]  # a partial escape may continue (\n, \' and the like are whole)
+                    if not final and n - pos < _LONGEST_ESCAPE and _escape_cut(buf, pos):  # it may go on
+                        self._tail = buf[pos:]
                         return n
                     m = _ESCAPE.match(buf, pos)
                     if m is None:
@@ -278,8 +291,7 @@ class PyLiteralReader:
                             raise ValueError("a number too long")
                         self._tail = buf[pos:]
                         return n
-                pos = m.end()
-                tok = m.group()
+                tok = m.group()  # (pos stays at its start until it is read: where the text broke, if it breaks)
                 if self._result is not _MISSING:
                     raise ValueError("text after the value")
                 if kind == "quote":
@@ -298,8 +310,9 @@ class PyLiteralReader:
                     if tok[0] in "TFN":
                         self.maybe_json = False
                     self._value(_WORDS[tok])
+                pos = m.end()
         except (ValueError, KeyError, IndexError, TypeError, OverflowError):
-            self._broke_at = pos  # (where the text stopped being a literal: feed answers it)
+            self._broke_at = pos  # (where the token that broke the literal starts: feed answers it)
             raise
         return n
 
@@ -342,6 +355,10 @@ class PyLiteralReader:
                 self.maybe_json = False  # a trailing comma
             stack.pop()
             self._out.append("}" if tok == "}" else "]")
+            if tok == ")" and top[3] == "sep" and len(top[0]) == 1:  # (x): Python's parentheses, x itself
+                self._exact = False  # (the JSON text is written from the value at the end)
+                self._value(top[0][0], written=True)
+                return
             self._value(top[0], written=True)
         elif tok == ",":
             if top[3] != "sep":
