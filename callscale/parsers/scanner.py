@@ -441,7 +441,7 @@ class MarkerScanner:
         self._pos = len(self._buf)
         return text
 
-    # --- coarse primitives (issue 28)
+    # --- coarse primitives
     def skip_repeats(self, literal: str) -> int:
         """Consume the copies of ``literal`` (non-empty) that follow one another at the current position: how many.
 
@@ -541,7 +541,7 @@ class MarkerScanner:
             return _encode_string(text)[1:-1], found
         return value.feed(text), found
 
-    # --- the bounded call head (issue 28: one call a step; the rule is base.MAX_HEAD's)
+    # --- the bounded call head (one call a step; the rule is base.MAX_HEAD's)
     def head_begin(self, prefix: str = "", counted: int = 0) -> None:
         """Start reading a call head; ``prefix`` (the opener) is kept with its text, not counted.
 
@@ -560,7 +560,7 @@ class MarkerScanner:
         with no marker (decided whatever the split: no marker can start there any more); else None (more
         text is needed, or, with ``final``, the output ended inside the head). A possible partial marker
         at the end is held back unless ``final``, as :meth:`find` does (:meth:`find_within` is this read
-        for any bound; ``tests/test_head_bound.py`` holds it to :meth:`find`).
+        for any bound; ``tests/parsers/test_head_bound.py`` holds it to :meth:`find`).
         """
         buf, pos = self._buf, self._pos
         limit = MAX_HEAD + 1 - self._head_len
@@ -675,7 +675,7 @@ def value_state(self: Any, final: bool) -> bool:
     answers is sent (``_emit_arguments``; a held value answers ``""`` until it ends). Then, at a marker
     (consumed), ``_value_marker(marker, final)``; with none found, False (more text needed), or at the end
     of the output ``_value_marker(None, True)``. One Python frame a value's delta: the state reads the
-    buffer itself (issue 28's bound); ``tests/test_scanner_primitives.py`` holds it to ``find`` then ``feed``.
+    buffer itself; ``tests/parsers/test_scanner_primitives.py`` holds it to ``find`` then ``feed``.
     """
     sc = self.scanner
     m = self._value_ends
@@ -724,7 +724,7 @@ def streaming_increment(self: Any, delta: str, tools: Any = None) -> StreamingPa
     while it returns True and text is unread; a format that overrides ``_advance`` has that called
     instead. Then the increment's output is taken from the parser. One function, in this module (the one
     that may read the scanner's fields), so that a delta costs one Python frame besides the states' own:
-    a frame is about 0.5k instructions, 3-4% of a short call's delta (issue 28's bound).
+    a frame is about 0.5k instructions, 3-4% of a short call's delta.
     """
     if self._finished or not delta:
         return StreamingParseResult()
