@@ -1,5 +1,5 @@
 #!/bin/bash
-# The rows of docs/engines.md's vLLM 0.34 table: one `callscale gate --meter instructions` per engine class and
+# The rows of the vLLM 0.34 table (docs/measurements/2026-12-03-every-engine-qwen3-coder-deepseek-v32.md): one `callscale gate --meter instructions` per engine class and
 # workload, beside our parser of the same format (its reference row), on the model's tokens.
 #
 # usage: scripts/engine_rows.sh OUTDIR [WORKLOAD ...]

@@ -444,7 +444,7 @@ def test_the_argument_end_markers_are_found_by_one_search(name):
     CALLS_BEGIN + CALL_BEGIN + "function" + SEP + "  " + SEP + "\n" + CALL_END + "ok",
 ])
 def test_a_separator_inside_a_head_reads_alike_at_every_split(name, text):
-    # k23g's fuzz: a separator token in the name, split over two deltas, came as two name pieces, so the
+    # a differential fuzz: a separator token in the name, split over two deltas, came as two name pieces, so the
     # head no longer held "nothing but its tokens" (docs/formats.md) and its markup became content
     whole = whole_outcome(name, text)
     for cut in range(len(text) + 1):

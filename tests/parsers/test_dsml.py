@@ -454,7 +454,7 @@ def test_a_block_after_an_invoke_in_prose_is_still_read(name):
     f'Hi.<{I} name="a">y  \n\n<{I} name="b">\n</{I}>\nBye  ',
 ])
 def test_an_invoke_outside_a_block_then_the_layout_before_an_opener_reads_alike_at_every_split(name, text):
-    # k23g's fuzz (6): the whitespace that ended such an invoke's text was sent as it was read in
+    # a differential fuzz: the whitespace that ended such an invoke's text was sent as it was read in
     # one delta, but decided by the content state's layout rule when the next delta brought the opener
     text = spell(name, text)
     whole = whole_outcome(name, text)

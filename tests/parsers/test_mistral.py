@@ -196,7 +196,7 @@ def test_rendered_calls_parse_back_under_any_split(calls, content, array, data):
 
 
 def test_an_array_element_whose_name_is_a_lone_surrogate_is_no_call():
-    # k23g's fuzz: the array form took "\ud800" as a name (a name no server can encode as UTF-8); the JSON
+    # a differential fuzz: the array form took "\ud800" as a name (a name no server can encode as UTF-8); the JSON
     # call readers refuse it (jsonscan.is_call_name), and the element is content like another bad shape
     text = '[TOOL_CALLS][{"name": "\\ud800", "arguments": {}}, {"name": "ok", "arguments": {"a": 1}}]'
     got = parsers.get("mistral")().detect_and_parse(text)
