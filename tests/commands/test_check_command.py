@@ -10,7 +10,6 @@ from callscale.workloads.chunking import CHECK_CHUNKINGS, STRICT_CHECK_CHUNKINGS
 from support import HELPERS
 
 
-
 def test_check_passes_a_correct_parser(capsys):
     status = cli.main(["check", "--parser", "deepseek_v31,deepseek_v32", "--workload", "write_file,unclosed_call"])
     out = capsys.readouterr().out

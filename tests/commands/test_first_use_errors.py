@@ -12,7 +12,6 @@ from callscale.cli import main
 from support import HELPERS
 
 
-
 def _run(argv, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(argv)

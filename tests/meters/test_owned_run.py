@@ -14,7 +14,6 @@ import pytest
 from support import HELPERS, ROOT
 
 
-
 def _callscale(*argv: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
     full = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{HELPERS}", **(env or {})}
     return subprocess.run([sys.executable, "-m", "callscale", *argv], cwd=HELPERS, env=full, capture_output=True,

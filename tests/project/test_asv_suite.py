@@ -22,7 +22,6 @@ from callscale.workloads import catalog
 from support import ROOT
 
 
-
 def _load_suite():
     spec = importlib.util.spec_from_file_location("callscale_asv_suite", ROOT / "benchmarks" / "benchmarks.py")
     module = importlib.util.module_from_spec(spec)
