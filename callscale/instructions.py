@@ -302,8 +302,8 @@ def _dump(path: Path) -> tuple[str, int]:
 
 
 def ended_in_words(code: int | None) -> str:
-    """How a process ended, in words: ``exit 3``, ``killed by SIGSEGV`` (issue 17's
-    ``callscale.bounded.exit_words`` where it exists, the same words otherwise)."""
+    """How a process ended, in words: ``exit 3``, ``killed by SIGSEGV`` (the isolated
+    gate's ``callscale.bounded.exit_words`` where it exists, the same words otherwise)."""
     try:
         from .bounded import exit_words  # type: ignore[attr-defined]
     except ImportError:
@@ -321,7 +321,7 @@ def ended_in_words(code: int | None) -> str:
 
 
 def timeout_in_words(seconds: float) -> str:
-    """``timeout after 5 s`` (issue 17's ``callscale.bounded.timeout_words`` where it exists)."""
+    """``timeout after 5 s`` (``callscale.bounded.timeout_words`` where it exists)."""
     try:
         from .bounded import timeout_words  # type: ignore[attr-defined]
     except ImportError:
@@ -663,7 +663,7 @@ class _Counting:
         self.killed: set[int] = set()
         self.ended = self.timed_out = False
         self.debug = bool(os.environ.get("CALLSCALE_DEBUG_CHILD"))
-        # one handler per kind the child sends (tests/test_child_messages.py holds them equal to its MESSAGES)
+        # one handler per kind the child sends (tests/meters/test_child_messages.py holds them equal to its MESSAGES)
         self.handlers: dict[str, Callable[[dict, float], None]] = {
             name[len("on_"):]: getattr(self, name) for name in dir(type(self))
             if name.startswith("on_") and name != "on_deadline"}

@@ -9,12 +9,12 @@ A fenced block is regenerated when the line before its opening fence is the mark
     <!-- docs-output -->                       (or <!-- docs-output drop="REGEX" -->)
 
 and its first line is the command, ``$ `` and the command (continued on the next lines after a trailing
-``\\``). The command runs with ``bash -c`` from the repository's root (``cd tests && ...`` works), this
+``\\``). The command runs with ``bash -c`` from the repository's root (``cd tests/helpers && ...`` works), this
 checkout first on ``PYTHONPATH``; its standard output replaces the block's lines after the command, less the
 lines matching ``drop`` (a note too long to read in a README). Run it before a release, on a quiet machine,
 and say in the prose around a block which machine and load it ran on when that matters (wall times).
 Prints a unified diff of each file it changed; exit status 0, or 1 when a command could not be run.
-``tests/test_docs_outputs.py`` checks that every marked command is still accepted by ``callscale``'s parser
+``tests/project/test_docs_outputs.py`` checks that every marked command is still accepted by ``callscale``'s parser
 and that each gate table's header is the one ``callscale`` prints now; in the integration tier (``-m slow``)
 it runs every marked ``--meter instructions`` example and fails when a documented count (:func:`counts`)
 differs from today's by more than :data:`COUNT_TOLERANCE`. Times are not asserted (they move 2x with the load).

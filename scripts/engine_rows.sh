@@ -1,10 +1,10 @@
 #!/bin/bash
-# The rows of docs/engines.md's vLLM 0.34 table: one `callscale gate --meter instructions` per engine class and
+# The rows of the vLLM 0.34 table (docs/measurements/2026-12-03-every-engine-qwen3-coder-deepseek-v32.md): one `callscale gate --meter instructions` per engine class and
 # workload, beside our parser of the same format (its reference row), on the model's tokens.
 #
 # usage: scripts/engine_rows.sh OUTDIR [WORKLOAD ...]
 #   run inside the virtualenv that holds the engine (docs/engines.md, "Installing an engine's parsers");
-#   WORKLOAD defaults to write_file many_short_calls repeated_opener; issue 30's content kinds and deliveries
+#   WORKLOAD defaults to write_file many_short_calls repeated_opener; the content kinds and deliveries
 #   are workload names too (write_file@mixed write_file@mixed+parts:16 write_file@cjk write_file+char ...).
 #   ENGINE_ROWS_LENGTHS (default 2k,4k,8k), ENGINE_ROWS_TIMEOUT (seconds a case, default 2400) and
 #   ENGINE_ROWS_ONLY (a format: run that format's classes only) change the run.

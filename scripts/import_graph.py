@@ -12,7 +12,7 @@ Reads every ``.py`` file under ``callscale/`` with :mod:`ast` (imports written i
     python scripts/import_graph.py            # the figures, then each circle and each import up
     python scripts/import_graph.py --folders  # parsers/, workloads/, adapters/, serve/ as one module each
 
-The layers are documented in docs/DESIGN.md ("Layout"); tests/test_layers.py fails on a circle or on more
+The layers are documented in docs/DESIGN.md ("Layout"); tests/project/test_layers.py fails on a circle or on more
 imports up than :data:`ALLOWED_UP`.
 """
 

@@ -9,7 +9,7 @@ screen of a differential flame graph for a planted change.
   ``--no-progress --out`` a temporary folder (shown as ``results``), its standard output drawn as a
   120-column terminal (Pillow, DejaVu Sans Mono, the font matplotlib ships); the text in ``scale.txt``.
 - ``flamediff.png``: a throw-away git repository whose ``HEAD~1`` holds a linear DeepSeek V3.1 parser (ours)
-  and ``HEAD`` the planted quadratic one (``tests/quadratic_parser.py``: it re-reads its buffer on every
+  and ``HEAD`` the planted quadratic one (``tests/helpers/quadratic_parser.py``: it re-reads its buffer on every
   delta), then ``callscale profile --against HEAD~1`` at 8k characters; the differential SVG's first screen
   (1200 pixels wide, at most 700 high) screenshotted by headless Chromium (``apt-get install chromium``).
 

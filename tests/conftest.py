@@ -1,4 +1,10 @@
-"""Test-run options and one rule for every test.
+"""Test-run options, the helpers' folder, and one rule for every test.
+
+- tests/helpers/ (fixture parsers, stand-in engines, ``support``, ``formats``,
+  data) is put first on ``sys.path``: a test in any subject folder
+  (parsers/, workloads/, meters/, commands/, adapters/, project/) writes
+  ``from support import ...``. Test module names are unique across the
+  folders (pytest's default "prepend" import mode imports them by base name).
 
 - ``--run-benchmarks`` runs the pytest-benchmark micro-benchmarks: tests
   marked ``benchmark_suite`` are skipped without it, so the default
@@ -10,8 +16,14 @@
 """
 
 import logging
+import sys
+from pathlib import Path
 
 import pytest
+
+HELPERS = str(Path(__file__).resolve().parent / "helpers")
+if HELPERS not in sys.path:
+    sys.path.insert(0, HELPERS)
 
 import callscale.parsers
 

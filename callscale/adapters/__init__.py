@@ -45,7 +45,7 @@ _V = "vllm.tool_parsers."
 #: ``tool_parser_factory.py``, SGLang's ``function_call_parser.py`` (0.5.23),
 #: vLLM's ``tool_parsers/__init__.py`` and ``parser/parser_manager.py`` (0.34.0); every class
 #: registered there is here, in :data:`ALSO_FORMATS` or in :data:`NO_FORMAT_CLASSES`
-#: (tests/engine_registries.py holds the registries as written down, and a test checks).
+#: (tests/helpers/engine_registries.py holds the registries as written down, and a test checks).
 KNOWN_CLASSES: dict[str, str] = {
     f"{_T}deepseekv3_parser:DeepSeekV3Parser": "deepseek_v3",
     f"{_T}deepseekv31_parser:DeepSeekV31Parser": "deepseek_v31",
@@ -91,26 +91,26 @@ KNOWN_CLASSES: dict[str, str] = {
     f"{_V}pythonic_tool_parser:PythonicToolParser": "llama4_pythonic",
     f"{_V}gptoss_tool_parser:GptOssToolParser": "gpt_oss",  # a stub that raises (0.33, 0.34): use HarmonyParser
     "vllm.parser.harmony:HarmonyParser": "gpt_oss",  # vLLM's Parser protocol (parser/parser_manager.py)
-    # issue 16: the frontier formats (TensorRT-LLM, SGLang 0.5.23, vLLM 0.33.0)
+    # the frontier formats (TensorRT-LLM, SGLang 0.5.23, vLLM 0.33.0)
     f"{_T}kimi_k3_tool_parser:KimiK3ToolParser": "kimi_k3",
     f"{_T}minimax_m3_parser:MiniMaxM3ToolParser": "minimax_m3",
     f"{_S}kimik3_detector:KimiK3Detector": "kimi_k3",
     f"{_S}minimax_m3:MinimaxM3Detector": "minimax_m3",
     f"{_V}kimi_k3_tool_parser:KimiK3ToolParser": "kimi_k3",
     "vllm.parser.kimi_k3:KimiK3Parser": "kimi_k3",  # vLLM's Parser protocol (parser/parser_manager.py)
-    # issue 26: Inkling (SGLang 0.5.23, vLLM 0.34); Poolside V1 is glm47's text (alias poolside_v1)
+    # Inkling (SGLang 0.5.23, vLLM 0.34); Poolside V1 is glm47's text (alias poolside_v1)
     f"{_S}inkling_detector:InklingDetector": "inkling",
     f"{_V}inkling_tool_parser:InklingEngineToolParser": "inkling",
     f"{_S}poolside_v1_detector:PoolsideV1Detector": "glm47",
     f"{_V}poolside_v1_tool_parser:PoolsideV1ToolParser": "glm47",
     f"{_V}minimax_m3_tool_parser:MinimaxM3ToolParser": "minimax_m3",
-    # issue 26: Cohere Command (vLLM's classes are shims over the cohere_melody package) and Hunyuan V4
+    # Cohere Command (vLLM's classes are shims over the cohere_melody package) and Hunyuan V4
     f"{_S}cohere_command4_detector:CohereCommand4Detector": "cohere_command",
     f"{_V}cohere_command_tool_parser:CohereCommand3ToolParser": "cohere_command",
     f"{_V}cohere_command_tool_parser:CohereCommand4ToolParser": "cohere_command",
     "vllm.parser.cohere_command:CohereCommandParser": "cohere_command",  # vLLM's Parser protocol
     f"{_V}hy_v4_tool_parser:HYV4ToolParser": "hy_v4",
-    # issue 26: Step-3 (SGLang 0.5.23, vLLM 0.34); Step-3.5 is Qwen3-Coder's text (alias step3p5, docs/formats.md)
+    # Step-3 (SGLang 0.5.23, vLLM 0.34); Step-3.5 is Qwen3-Coder's text (alias step3p5, docs/formats.md)
     f"{_S}step3_detector:Step3Detector": "step3",
     f"{_V}step3_tool_parser:Step3ToolParser": "step3",
     f"{_V}step3p5_tool_parser:Step3p5ToolParser": "qwen3_coder",

@@ -29,7 +29,7 @@ stand-ins let it import:
   (``None``), so xgrammar's ``tvm_ffi`` does not try to compile a torch
   extension at import. With
   ``--module xgrammar`` too, every tool parser vLLM 0.33 registers, and
-  ``vllm.parser.harmony``, imports (``tests/test_adapters.py``).
+  ``vllm.parser.harmony``, imports (``tests/adapters/test_adapters.py``).
 
 A parser that really computes with torch (a tensor op) gets stand-ins back
 and will not parse; that is the engine's model code, not a tool parser.

@@ -176,7 +176,7 @@ class ToolParser:
     reasoning_end: ClassVar[Markers | None] = None
 
     #: The format's transition table, as h11 writes its rules: {state: {what it reads: next state}} (a next
-    #: state ``"a / b"``: either). It opens the format's module; tests/test_transitions.py holds it to the
+    #: state ``"a / b"``: either). It opens the format's module; tests/parsers/test_transitions.py holds it to the
     #: class's ``_s_<state>`` steps and to the states a parser enters on real workloads.
     transitions: ClassVar[dict[str, dict[str, str]]] = {}
 

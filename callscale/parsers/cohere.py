@@ -21,7 +21,7 @@ from .jsonscan import json_call_transitions
 
 # The transition table, as h11 writes its rules: {state: {what it reads: next state}} (the states are the
 # ``_s_<state>`` methods; "content", "think" and "broken" are base.ToolParser's; ``ws``: whitespace; "a / b":
-# the one the reading decides; tests/test_transitions.py holds the states to the class's).
+# the one the reading decides; tests/parsers/test_transitions.py holds the states to the class's).
 COHERE_TRANSITIONS = {
     "content": {"text": "content", "START_ACTION": "action", "START_THINKING": "think",
                 "START_RESPONSE, END_RESPONSE, START_TEXT, END_TEXT, END_THINKING, END_ACTION (markup)": "content"},

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 # The transition table, as h11 writes its rules: {state: {what it reads: next state}} (``B``, ``I``, ``P``:
 # the spelling's block, invoke and parameter tag names; whitespace between elements is layout, ``EOS`` is
-# dropped wherever it appears; "content" and "broken" are base.ToolParser's; tests/test_transitions.py
+# dropped wherever it appears; "content" and "broken" are base.ToolParser's; tests/parsers/test_transitions.py
 # holds it to the class's states and to the states real workloads enter).
 DSML_TRANSITIONS = {
     "content": {"text": "content", "[\\n\\n]<B>": "block",
@@ -136,7 +136,7 @@ _AFTER_INVOKE = "after_invoke"  # after a candidate </P> ... </I>: is it the rea
 _RETRY = object()
 
 #: What ends the attribute text of an opening tag: its ``>``, an EOS to drop, or
-#: the start of another DSML tag (then the tag was cut short: text, issue 18).
+#: the start of another DSML tag (then the tag was cut short: text).
 _TAG_START = "<" + DSML_TOKEN
 _TAG_END_START = "</" + DSML_TOKEN
 _HEAD_STOPS = markers(">", EOS, _TAG_START, _TAG_END_START)
@@ -513,7 +513,7 @@ class DsmlToolParser(ToolParser):
         self_closing = bool(parsed and parsed.group(2))
         if closed and self._orphan is None and (not name or (self_closing and not invoke)):
             # a complete tag without what an element needs (a name): markup, never content; in an
-            # invoke it breaks the call (held to its </I>, base.py), issue 18 (5, 8)
+            # invoke it breaks the call (held to its </I>, base.py)
             self._broken()  # an invoke without a name: no call; its text up to its </I> is dropped
             return
         if not name or (self_closing and not invoke):

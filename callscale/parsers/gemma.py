@@ -16,7 +16,7 @@ from __future__ import annotations
 
 # The transition table, as h11 writes its rules: {state: {what it reads: next state}} (the states are the
 # ``_s_<state>`` methods; "content", "think" and "broken" are base.ToolParser's; ``ws``: whitespace; "a / b": the
-# one the reading decides; tests/test_transitions.py holds the states to the class's).
+# one the reading decides; tests/parsers/test_transitions.py holds the states to the class's).
 GEMMA4_TRANSITIONS = {
     "content": {"text": "content", "<|tool_call>": "prefix"},
     "prefix": {"call:": "name", "<|tool_call> again (the one before is text)": "prefix", "anything else": "content"},

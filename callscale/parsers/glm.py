@@ -16,7 +16,7 @@ from __future__ import annotations
 
 # The transition table, as h11 writes its rules: {state: {what it reads: next state}} (the states are the
 # ``_s_<state>`` methods; "content" and "broken" are base.ToolParser's; ``\\n`` before a tag is layout;
-# tests/test_transitions.py holds it to the class's states and to the states real workloads enter).
+# tests/parsers/test_transitions.py holds it to the class's states and to the states real workloads enter).
 GLM_TRANSITIONS = {
     "content": {"text": "content", "<tool_call> (glm45: also \\n<tool_call>)": "name"},
     "name": {"a name, then <arg_key>": "key", "a name, then </tool_call> (no arguments)": "content",

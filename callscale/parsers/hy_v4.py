@@ -18,7 +18,7 @@ from __future__ import annotations
 
 # The transition table, as h11 writes its rules: {state: {what it reads: next state}} (the states are the
 # ``_s_<state>`` methods; "content" and "broken" are base.ToolParser's; ``ws``: whitespace; ``S``: the suffix;
-# "a / b": the one the reading decides; tests/test_transitions.py holds the states to the class's).
+# "a / b": the one the reading decides; tests/parsers/test_transitions.py holds the states to the class's).
 HY_V4_TRANSITIONS = {
     "content": {"text": "content", "<tool_calls": "suffix"},
     "suffix": {"S > (S empty, or : and no whitespace, < or >; at most MAX_SUFFIX)": "block",

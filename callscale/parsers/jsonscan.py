@@ -278,7 +278,7 @@ class JsonValidator(JsonTracker):
             if self.inside:
                 if self.escape or self._hex_left:
                     j, event = self.string_run(text, i)
-                else:  # string_run's step with no escape pending (tests/test_jsonscan.py: json.loads at every split)
+                else:  # string_run's step with no escape pending (tests/parsers/test_jsonscan.py: json.loads at every split)
                     hit = _STRICT_STOP.search(text, i)
                     if hit is None:
                         return n, _NEED
@@ -861,7 +861,7 @@ def _head_wait_pattern(head_keys: tuple[str, ...], keys: tuple[str, ...]) -> "re
     prefix of ``{"K1": "V1", ..., "KEY": {`` in the encoders' spellings, ``json.dumps``' and compact (as
     Inkling's engines write it; the two may mix), each string value at least one character of
     :data:`_NAME_CHARS` before its quote. Any other spelling is read by the lexer at once.
-    ``tests/test_jsonscan.py`` holds the reader's wait to this rule written plainly."""
+    ``tests/parsers/test_jsonscan.py`` holds the reader's wait to this rule written plainly."""
     parts: list[tuple[str, ...] | None] = []  # a literal's spellings, or None: a string member's characters
     for n, key in enumerate(head_keys):
         lead = ("{", "{") if n == 0 else ('", ', '",')

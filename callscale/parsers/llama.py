@@ -13,7 +13,7 @@ from __future__ import annotations
 from .jsonscan import json_call_transitions
 
 # The transition tables, as h11 writes its rules: {state: {what it reads: next state}} (the states are the
-# ``_s_<state>`` methods; "content" and "broken" are base.ToolParser's; tests/test_transitions.py holds each
+# ``_s_<state>`` methods; "content" and "broken" are base.ToolParser's; tests/parsers/test_transitions.py holds each
 # to its class's states and to the states real workloads enter).
 LLAMA3_JSON_TRANSITIONS = {
     "content": {"text": "content", "{ (read again by the call reader)": "json_open",

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 # The transition table, as h11 writes its rules: {state: {what it reads: next state}} (the states are the
 # ``_s_<state>`` methods; "content" and "broken" are base.ToolParser's; ``ws``: whitespace; "a / b": the one the
-# reading decides; tests/test_transitions.py holds the states to the class's).
+# reading decides; tests/parsers/test_transitions.py holds the states to the class's).
 MINICPM5_TRANSITIONS = {
     "content": {"text": "content", '[\\n]<function name="': "name", "<tool_call>": "wrap"},
     "wrap": {'ws <function name="': "name", "ws </tool_call> (an empty envelope: markup)": "content",

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 # The transition table, as h11 writes its rules: {state: {what it reads: next state}} (the states are the
 # ``_s_<state>`` methods; "content", "think" and "broken" are base.ToolParser's; ``ws``: whitespace; "a / b": the
-# one the reading decides; tests/test_transitions.py holds the states to the class's).
+# one the reading decides; tests/parsers/test_transitions.py holds the states to the class's).
 # MiniMaxBlocks' states (M2 and M3), with each format's own after an invoke's name (M2: "invoke", M3: "body"):
 BLOCK_TRANSITIONS = {
     "content": {"text": "content", "[\\n]<block open>": "block"},

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 # The transition table, as h11 writes its rules: {state: {what it reads: next state}} (the states are the
 # ``_s_<state>`` methods; "content", "think" and "broken" are base.ToolParser's; ``ws``: whitespace; "a / b": the
-# one the reading decides; tests/test_transitions.py holds the states to the class's).
+# one the reading decides; tests/parsers/test_transitions.py holds the states to the class's).
 MISTRAL_TRANSITIONS = {
     "content": {"text": "content", "[TOOL_CALLS]": "head", "[THINK]": "think",
                 "[ARGS], [CALL_ID], [/THINK] (stray: dropped)": "content"},

@@ -450,7 +450,7 @@ class MarkerScanner:
         self._pos = len(self._buf)
         return text
 
-    # --- coarse primitives (issue 28)
+    # --- coarse primitives
     def skip_repeats(self, literal: str, head_start: bool = False) -> int:
         """Consume the copies of ``literal`` (non-empty) that follow one another at the current position: how many.
 
@@ -552,7 +552,7 @@ class MarkerScanner:
             return _encode_string(text)[1:-1], found
         return value.feed(text), found
 
-    # --- the bounded call head (issue 28: one call a step; the rule is base.MAX_HEAD's)
+    # --- the bounded call head (one call a step; the rule is base.MAX_HEAD's)
     def head_begin(self, prefix: str = "", counted: int = 0) -> None:
         """Start reading a call head; ``prefix`` (the opener) is kept with its text, not counted.
 
@@ -571,7 +571,7 @@ class MarkerScanner:
         with no marker (decided whatever the split: no marker can start there any more); else None (more
         text is needed, or, with ``final``, the output ended inside the head). A possible partial marker
         at the end is held back unless ``final``, as :meth:`find` does (:meth:`find_within` is this read
-        for any bound; ``tests/test_head_bound.py`` holds it to :meth:`find`).
+        for any bound; ``tests/parsers/test_head_bound.py`` holds it to :meth:`find`).
         """
         buf, pos = self._buf, self._pos
         limit = MAX_HEAD + 1 - self._head_len
@@ -686,7 +686,7 @@ def value_state(self: Any, final: bool) -> bool:
     answers is sent (``_emit_arguments``; a held value answers ``""`` until it ends). Then, at a marker
     (consumed), ``_value_marker(marker, final)``; with none found, False (more text needed), or at the end
     of the output ``_value_marker(None, True)``. One Python frame a value's delta: the state reads the
-    buffer itself (issue 28's bound); ``tests/test_scanner_primitives.py`` holds it to ``find`` then ``feed``.
+    buffer itself; ``tests/parsers/test_scanner_primitives.py`` holds it to ``find`` then ``feed``.
     """
     sc = self.scanner
     m = self._value_ends

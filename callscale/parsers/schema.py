@@ -162,7 +162,7 @@ _NOT_FRAMED_NAME = NOT_FRAMED_NAME_CHARS  # (jsonscan's, the lowest layer)
 #: The characters a tool name may not hold where a format judges a name by its characters: those, whitespace
 #: and the characters formats delimit markup with.
 _NOT_NAME = r"""\s""" + _NOT_FRAMED_NAME + r"""<>{}\[\]()"'`,;=|\\"""
-#: A tool name as models and clients spell it (issue 26): one or more characters, none of them whitespace,
+#: A tool name as models and clients spell it: one or more characters, none of them whitespace,
 #: a control character, a lone surrogate or one of ``< > { } [ ] ( ) " ' ` , ; = | \``. So letters and
 #: digits of any script with ``_ - . : / @`` and the like: OpenAI's ``get_weather``, MCP clients'
 #: ``server.tool``, ``server/tool``, ``server:tool-name`` (Gemma 4 writes ``call:server:tool-name{``).
@@ -402,7 +402,7 @@ def container_schema(spec: Any, kind: str, root: Mapping[str, Any] | None = None
 
     For formats whose values nest (MiniMax M3's element trees): a member's schema is then looked up in
     the answer (a nested union, ``{"anyOf": [{"anyOf": [..., {"type": "array", "items": ...}]}]}``, is
-    one union: issue 26).
+    one union).
     """
     if not isinstance(spec, Mapping):
         return None
@@ -701,8 +701,8 @@ class TypedValue:
     This is the one place that decides a value's kind: a format reads ``mode``
     (``"string"``: ``feed`` is :func:`json_fragment`) and never decides it beside it.
     At any split of the text, what it sends is exactly what the mode's whole-value
-    rule gives for the whole text (:func:`typed_json`; tests/test_typed_escapes.py,
-    tests/test_schema.py).
+    rule gives for the whole text (:func:`typed_json`; tests/parsers/test_typed_escapes.py,
+    tests/parsers/test_schema.py).
     """
 
     __slots__ = ("typing", "mode", "feed", "opening", "_gate", "_parts", "_done", "_reader")

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 # The transition table, as h11 writes its rules: {state: {what it reads: next state}} (the states are the
 # ``_s_<state>`` methods; "content" and "broken" are base.ToolParser's; ``ws``: whitespace; "a / b": the one the
-# reading decides; tests/test_transitions.py holds the states to the class's).
+# reading decides; tests/parsers/test_transitions.py holds the states to the class's).
 STEP3_TRANSITIONS = {
     "content": {"text": "content", "CALLS_BEGIN": "block"},
     "block": {"ws CALL_BEGIN": "kind", "ws CALLS_END": "content", "ws CALLS_BEGIN, ws CALL_END (markup)": "block",

@@ -197,7 +197,7 @@ def _numbers_piece(rng: random.Random) -> str:
 def _folder(name: str) -> Path:
     """``callscale/parsers`` or ``callscale/workloads/render``, made when read: a path held from import time
     would put the checkout folder's length into the heap every metered fork starts from (exact counts
-    moved by 0.01-0.2% with the folder; tests/test_exact.py)."""
+    moved by 0.01-0.2% with the folder; tests/meters/test_exact.py)."""
     here = Path(__file__).resolve().parent
     return here.parent / "parsers" if name == "parsers" else here / "render"
 _MARKUP_CHARS = set("<>|[]｜`=:.\"")

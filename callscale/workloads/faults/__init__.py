@@ -11,7 +11,7 @@ __all__ = ["CASES_FILES", "load"]
 #: ``streaming-faults.jsonl``: splits that broke streaming parsers;
 #: ``model-output.jsonl``: what models really write (schema typing, the
 #: mistakes the field recovers from); ``reported-outputs.jsonl``: outputs
-#: from public reports of 2025-2026 (issue 26), each naming its thread in
+#: from public reports of 2025-2026, each naming its thread in
 #: ``source``. Same fields; a case may carry ``tools``.
 CASES_FILES = (
     Path(__file__).with_name("streaming-faults.jsonl"),

@@ -40,7 +40,7 @@ class Renderer:
     tokenizer marks special (vLLM's ``all_special_tokens``; engine parsers drop
     special tokens that are not their terminals), spelled with the parser
     module's constants; ``callscale.tokenizers.MODEL_SPECIAL`` reads it, and
-    ``None`` (unstated) fails ``tests/test_tokenizers.py``. ``opener``: the
+    ``None`` (unstated) fails ``tests/workloads/test_tokenizers.py``. ``opener``: the
     calls-block opener, what a degenerate model repeats.
     ``schema_typed``: values are strings unless the tool schema gives another
     type, so a workload must pass tools with schemas. ``closing_tags``: the

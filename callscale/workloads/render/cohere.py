@@ -46,7 +46,7 @@ class CohereCommandRenderer(Renderer):
 
     def render(self, calls: Sequence[Call], content: str = "") -> str:
         """The model output; with no calls, ``content`` alone (the workloads' plain prose: a text turn's response
-        block is markup the parser drops, tests/test_cohere_command.py)."""
+        block is markup the parser drops, tests/parsers/test_cohere_command.py)."""
         if not calls:
             return content
         out = [START_RESPONSE, content, END_RESPONSE] if content else []
