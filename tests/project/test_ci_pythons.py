@@ -11,13 +11,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import ROOT
 
 try:
     import tomllib
 except ImportError:  # Python 3.10
     import tomli as tomllib
 
-ROOT = Path(__file__).resolve().parent.parent
 RECIPE = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 
