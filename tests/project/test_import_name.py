@@ -39,13 +39,16 @@ def test_team_packages_named_parsers_and_workloads_are_measured(tmp_path: Path):
     assert all(r["error"] == "" and float(r["seconds"]) > 0 for r in rows)
 
 
-def test_the_distribution_installs_no_top_level_parsers_or_workloads():
-    import importlib.util
-
-    import callscale.parsers
-    import callscale.workloads
-
-    assert callscale.parsers.__name__ == "callscale.parsers"
-    assert callscale.workloads.__name__ == "callscale.workloads"
-    for name in ("parsers", "workloads"):
-        assert importlib.util.find_spec(name) is None, name
+def test_the_distribution_installs_no_top_level_parsers_or_workloads(tmp_path: Path):
+    """Asked in a process of its own, from an empty folder: the test run's own path holds tests/parsers/ and
+    tests/workloads/ (the tests by subject), which are not what the distribution installs."""
+    probe = textwrap.dedent("""
+        import importlib.util
+        import callscale.parsers, callscale.workloads
+        assert callscale.parsers.__name__ == "callscale.parsers"
+        assert callscale.workloads.__name__ == "callscale.workloads"
+        print([name for name in ("parsers", "workloads") if importlib.util.find_spec(name) is not None])
+    """)
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]", proc.stdout
