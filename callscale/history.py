@@ -51,8 +51,9 @@ from typing import Sequence
 import pandas as pd
 
 from . import fit as fitting
+from .compare import LIMITS
 
-__all__ = ["EXACT_SERIES", "find_series", "HistoryError", "BadResults", "load_results", "exact_series", "exponents",
+__all__ = ["EXACT_SERIES", "find_series", "HistoryError", "BadFigure", "BadResults", "load_results", "exact_series", "exponents",
            "verdict_changes",
            "count_changes", "commit_link", "write"]
 
@@ -62,6 +63,15 @@ EXACT_SERIES = "benchmarks.InstructionCount.track_instructions"
 
 class HistoryError(ValueError):
     """The results cannot give a history (missing folder, no results, bad option); the message is one line."""
+
+
+class BadFigure(HistoryError):
+    """A result file that reads but holds a figure no run gives (zero, negative, infinite, above
+    :data:`LIMIT`, or one parameter combination given twice): the history is refused, ``--skip-bad`` or not."""
+
+
+#: The largest instruction count a figure may be: the instruction meter's limit of every scaling.csv.
+LIMIT = LIMITS["instructions"]
 
 
 class BadResults(HistoryError):
@@ -117,11 +127,21 @@ def _file_rows(path: Path, benchmark: str, names: list[str]) -> list[dict]:
     if len(combos) != len(values):
         raise ValueError(f"{len(values)} figures for {len(combos)} parameter combinations")
     rows = []
+    seen: set = set()
     for combo, value in zip(combos, values):
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
             raise ValueError(f"figure {value!r} for {dict(zip(keys, combo))} is not a number")
+        where = f"{path}: {', '.join(f'{k} {v}' for k, v in zip(keys, combo))}"
+        if combo in seen:
+            raise BadFigure(f"{where}: given twice (one figure per parameter combination)")
+        seen.add(combo)
+        if value is not None and not (isinstance(value, float) and math.isnan(value)):  # asv: None failed, NaN skipped
+            if not math.isfinite(value) or value <= 0:
+                raise BadFigure(f"{where}: figure {value:g} is not a positive finite number")
+            if value > LIMIT:
+                raise BadFigure(f"{where}: figure {value:g} is above any measurement ({LIMIT:g} instructions)")
         row = {"machine": path.parent.name, "env": data.get("env_name", ""), "commit": data["commit_hash"],
-               "date": stamp}
+               "date": stamp, "file": str(path)}
         row.update(zip(keys, combo))
         row["value"] = float("nan") if value is None else float(value)
         rows.append(row)
@@ -154,11 +174,20 @@ def load_results(results_dir: Path | str, benchmark: str = EXACT_SERIES, skip_ba
             continue
         try:
             rows += _file_rows(path, benchmark, names)
+        except BadFigure:
+            raise  # a file that reads but holds a figure no run gives: refused, not passed over
         except ValueError as exc:
             bad.append((path, " ".join(str(exc).split())))
     if bad and not skip_bad:
         raise BadResults(bad)
     frame = pd.DataFrame(rows)
+    key = [c for c in frame.columns if c not in ("date", "value", "file")]
+    if len(frame) and frame.duplicated(key).any():
+        twice = frame[frame.duplicated(key, keep=False)]
+        raise BadFigure(f"{' and '.join(dict.fromkeys(twice['file']))}: the figures of commit "
+                        f"{twice['commit'].iloc[0][:10]} on {twice['machine'].iloc[0]} ({twice['env'].iloc[0]}) "
+                        "are given twice (one result file per commit and environment)")
+    frame = frame.drop(columns=["file"], errors="ignore")
     frame.attrs["bad"] = bad
     frame.attrs["benchmark"] = benchmark
     return frame
