@@ -43,6 +43,7 @@ import io
 import itertools
 import json
 import math
+import shlex
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +53,7 @@ import pandas as pd
 
 from . import fit as fitting
 from .compare import LIMITS
+from .report import literal_text
 
 __all__ = ["EXACT_SERIES", "find_series", "HistoryError", "BadFigure", "BadResults", "load_results", "exact_series", "exponents",
            "verdict_changes",
@@ -408,6 +410,7 @@ def _xaxis(ax, commits: Sequence[str]) -> None:
     ax.set_xlim(-0.5, len(commits) - 0.5)
 
 
+@literal_text
 def _plot_instructions(series: pd.DataFrame, changed: pd.DataFrame, path: Path) -> Path:
     commits = _commits(series)
     x = {c: i for i, c in enumerate(commits)}
@@ -438,6 +441,7 @@ def _plot_instructions(series: pd.DataFrame, changed: pd.DataFrame, path: Path) 
     return path
 
 
+@literal_text
 def _plot_exponents(fits: pd.DataFrame, changed: pd.DataFrame, threshold: float, path: Path,
                     factor: float = fitting.PROJECTION_FACTOR) -> Path:
     """The two figures the verdict judges, per commit: the steepest step exponent (solid, left axis) and
@@ -494,10 +498,12 @@ def _table(frame: pd.DataFrame, template: str | None, empty: str) -> str:
     if frame.empty:
         return f"<p>{html.escape(empty)}</p>"
     shown = frame.copy()
+    for column in shown.columns:  # names and verdicts came from asv's files: shown as text, never markup
+        shown[column] = [html.escape(v) if isinstance(v, str) else v for v in shown[column]]
     for column in ("commit", "previous"):
         if column in shown:
-            shown[column] = [f'<a href="{html.escape(commit_link(c, template))}"><code>{c[:10]}</code></a>'
-                             for c in shown[column]]
+            shown[column] = [f'<a href="{html.escape(commit_link(c, template))}"><code>{html.escape(c[:10])}</code></a>'
+                             for c in frame[column]]
     return shown.to_html(index=False, escape=False, float_format=lambda v: f"{v:,.3f}" if abs(v) < 100 else f"{v:,.0f}",
                          border=0, classes="t")
 
@@ -545,8 +551,9 @@ def write(out: Path | str, results_dir: Path | str, threshold: float, factor: fl
     table.to_csv(csv, index=False)
     commits = series.drop_duplicates("commit")[["commit", "date"]]  # in order
     commit_rows = "".join(
-        f'<tr id="commit-{html.escape(c)}"><td><a href="{html.escape(commit_link(c, commit_url))}"><code>{c}</code>'
-        f'</a></td><td>{d:%Y-%m-%d %H:%M} UTC</td><td><code>git show {c[:10]}</code></td>'
+        f'<tr id="commit-{html.escape(c)}"><td><a href="{html.escape(commit_link(c, commit_url))}"><code>'
+        f'{html.escape(c)}</code></a></td><td>{d:%Y-%m-%d %H:%M} UTC</td><td><code>git show '
+        f'{html.escape(shlex.quote(c[:10]))}</code></td>'
         f'<td>{int((fits[(fits["commit"] == c)]["verdict"] != fitting.OK).sum())}</td></tr>'
         for c, d in commits.itertuples(index=False))
     page = out / "index.html"

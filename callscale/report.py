@@ -343,6 +343,22 @@ PASSING_COLORS = ["#1b9e77", "#7570b3", "#66a61e", "#a6761d", "#1f78b4", "#66666
 """The line colours of passing parsers in ``scaling.png``, one per parser in turn (no red: red is a failure)."""
 
 
+def literal_text(draw):
+    """``draw`` with every text of its figure shown as written: no mathtext, so a ``$`` in a parser's or a
+    workload's name is a dollar sign, never a formula (nor a parse error at saving)."""
+    import functools
+
+    @functools.wraps(draw)
+    def drawn(*args, **kwargs):
+        import matplotlib
+
+        with matplotlib.rc_context({"text.parse_math": False}):
+            return draw(*args, **kwargs)
+
+    return drawn
+
+
+@literal_text
 def plot(run: Run, path: Path | str) -> Path:
     """Write ``scaling.png``: per workload, each parser's cost per character against length.
 
