@@ -584,7 +584,8 @@ def add_export(p: argparse.ArgumentParser) -> None:
 
 
 def _exports(p: argparse.ArgumentParser, args: argparse.Namespace) -> list:
-    """The ``--export`` values as ``(format, path)`` (``p.error`` on a bad one, before measuring)."""
+    """The ``--export`` values as ``(format, path)`` (``p.error`` on a bad one, and on a ``--summary`` path
+    that holds no regular file, before measuring)."""
     from . import exports
 
     out = []
@@ -593,6 +594,11 @@ def _exports(p: argparse.ArgumentParser, args: argparse.Namespace) -> list:
             out.append(exports.parse(spec))
         except exports.ExportError as exc:
             p.error(str(exc))
+    if getattr(args, "summary", None) is not None:
+        try:
+            exports.regular_file(args.summary)
+        except OSError as exc:
+            p.error(f"--summary: {exc}")
     return out
 
 
@@ -819,6 +825,8 @@ def _compare_arguments(p: argparse.ArgumentParser) -> None:
 def _compare(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from . import compare
 
+    _exports(p, args)  # --summary: a regular file's path
+
     try:
         base, new = compare.load(args.base), compare.load(args.new)
         result = compare.compare(base, new, max_ratio=args.max_ratio, max_step=args.max_step)
@@ -907,8 +915,11 @@ def _profile(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         output = Path(output).with_suffix(".folded")
     from . import report
 
+    from .exports import regular_file
+
     try:
         report.check_writable(Path(output).parent)
+        regular_file(output)
     except OSError as exc:
         p.error(f"-o: {exc}")
     try:

@@ -538,8 +538,12 @@ def write(out: Path | str, results_dir: Path | str, threshold: float, factor: fl
     verdicts = verdict_changes(fits)
     counts = count_changes(series, factor)
     marked = pd.concat([verdicts[["commit", "parser"]], counts[["commit", "parser"]]])
+    from .exports import regular_file
+
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    for name in ("instructions.png", "exponents.png", "history.csv", "index.html"):
+        regular_file(out / name)  # never into a device, a directory or a pipe
     ipng = _plot_instructions(series, marked, out / "instructions.png")
     epng = _plot_exponents(fits, verdicts, threshold, out / "exponents.png",
                            (rules or {}).get("projection_factor", fitting.PROJECTION_FACTOR))

@@ -465,15 +465,24 @@ def check_writable(folder: Path | str) -> Path:
     """Make ``folder`` (and parents) and prove a file can be created in it; returns it.
 
     Raises ``OSError`` with a one-line message when it cannot (not a folder,
-    no permission, a read-only or virtual file system such as ``/proc``).
+    no permission, a read-only or virtual file system such as ``/proc``, one of the files a run writes
+    there is no regular file: :func:`callscale.exports.regular_file`).
     """
     import tempfile
+
+    from .environment import FILE as ENVIRONMENT
+    from .exports import NotRegularFile, regular_file
+    from .summary import FILE as SUMMARY
 
     folder = Path(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".callscale-probe-"):
             pass
+        for name in (*OUTPUTS, PARTIAL, SUMMARY, ENVIRONMENT):  # what a run writes there: regular files only
+            regular_file(folder / name)
+    except NotRegularFile:
+        raise
     except OSError as exc:
         raise OSError(f"cannot write to {folder}: {exc.strerror or exc}") from None
     return folder
@@ -536,8 +545,12 @@ def write_outputs(run: Run, folder: Path | str) -> list[Path]:
     import os
     import tempfile
 
+    from .exports import regular_file
+
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    for name in OUTPUTS:
+        regular_file(folder / name)
     writers = (lambda p: frame(run).to_csv(p, index=False), lambda p: fits_frame(run).to_csv(p, index=False),
                lambda p: plot(run, p))
     pairs: list[tuple[Path, Path]] = []

@@ -214,11 +214,14 @@ def compare_markdown(result: Any, base: str = "base", new: str = "new",
 def write(text: str, path: Path | str | None = None, environ: Any = None) -> list[Path]:
     """Write ``text`` to ``path`` (parent folders made; replaced) and append it to the file named by
     ``$GITHUB_STEP_SUMMARY`` when that is set (``environ``: the environment, default ``os.environ``).
-    Returns the paths written; raises ``OSError``."""
+    Returns the paths written; raises ``OSError`` (:class:`callscale.exports.NotRegularFile` when ``path``
+    holds something other than a regular file)."""
+    from .exports import regular_file
+
     environ = os.environ if environ is None else environ
     written = []
     if path is not None:
-        path = Path(path)
+        path = regular_file(path)  # never a device, a directory or a pipe
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         written.append(path)
