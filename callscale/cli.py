@@ -759,10 +759,16 @@ def _gate_from(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     summary_ok = _write_summary(summary.gate_markdown(run, compared[0] if compared else None, environment=differ),
                                 Path(args.summary) if args.summary is not None else None)
     exported = _write_exports(wanted, run)
-    return 0 if run.passed and not worse and summary_ok and exported else 1
+    return report.closing(run, worse=bool(worse), summary=summary_ok, exported=exported)
 
 
 def _gate(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from . import integrity  # what was measured must not have changed callscale's own files
+
+    return integrity.guarded(lambda: _gate_run(p, args))
+
+
+def _gate_run(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from . import report
 
     from .matrix import Interrupted
@@ -806,7 +812,7 @@ def _gate(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     summary_ok = _write_summary(summary.gate_markdown(run, compared[0] if compared else None, environment=differ),
                                 where)
     exported = _write_exports(wanted, run)
-    return 0 if run.passed and not worse and written_ok and summary_ok and exported else 1
+    return report.closing(run, worse=bool(worse), written=written_ok, summary=summary_ok, exported=exported)
 
 
 # ----------------------------------------------------------------------- compare

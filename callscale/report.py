@@ -244,6 +244,25 @@ def gate_lines(run: Run) -> list[str]:
     return lines
 
 
+def closing(run: Run, *, worse: bool = False, written: bool = True, summary: bool = True,
+            exported: bool = True) -> int:
+    """The gate's exit status once everything after the verdict ran: 1 when the rules failed a pair
+    (:func:`gate_lines` closed with ``gate failed:``), or when they passed but a pair got worse than the
+    baseline or a result, the summary or an export could not be written: then the closing line
+    ``gate failed: ...`` is printed here, so the last verdict line always says what the status says;
+    else 0 (the ``gate passed:`` line stands)."""
+    if not run.passed:
+        return 1
+    why = [what for what, bad in (("a pair got worse than the baseline", worse),
+                                  ("the results could not be written", not written),
+                                  ("the summary could not be written", not summary),
+                                  ("an export could not be written", not exported)) if bad]
+    if why:
+        print(f"gate failed: {'; '.join(why)} (every pair passed the rules)")
+        return 1
+    return 0
+
+
 def frame(run: Run):
     """The tidy table of measurements (pandas DataFrame, :data:`CSV_COLUMNS`)."""
     import pandas as pd
