@@ -274,13 +274,15 @@ def _workloads(p: argparse.ArgumentParser, names: Sequence[str]) -> list[str]:
 
 
 def _team_workloads(p: argparse.ArgumentParser, workloads: Sequence[str], specs: Sequence, lengths: Sequence[int],
-                    seed: int = 0) -> None:
+                    seed: int = 0, timeout: float | None = None) -> None:
     """Make each team workload in each selected format at the shortest and longest length (``p.error``,
     one line, when one cannot be made), before anything is measured."""
     from callscale.workloads import team
 
+    plugins = [str(getattr(s.factory, "target", getattr(s.factory, "__module__", ""))).partition(":")[0]
+               for s in specs if getattr(s, "plugin", False)]
     try:
-        team.validate(workloads, [getattr(s, "format", None) for s in specs], lengths, seed)
+        team.validate(workloads, [getattr(s, "format", None) for s in specs], lengths, seed, timeout, plugins)
     except team.TeamWorkloadError as exc:
         p.error(str(exc))
 
@@ -443,7 +445,7 @@ def select(p: argparse.ArgumentParser, args: argparse.Namespace) -> Selection:
         p.error(str(exc))
     specs = _narrow(p, args, _specs(p, names, args, timeout=_timeout(args, settings),
                                     memory_limit=_memory_limit(args, settings)))
-    _team_workloads(p, workloads, specs, lengths, args.seed)
+    _team_workloads(p, workloads, specs, lengths, args.seed, _timeout(args, settings))
     from .adapters import smg
 
     if any(smg.is_gateway(spec.factory) for spec in specs):  # smg: parsers stream DeepSeek tokens (adapters/smg.py)
