@@ -72,3 +72,55 @@ def test_what_a_generator_prints_stays_out_of_the_table(capsys, in_tests):
     assert status == 0, (out, err)
     assert "PRINTED" not in out and "PRINTED" not in err
     assert out.splitlines()[0].startswith("parser ")
+
+
+# ------------------------------------------------------------------ recorded outputs: depth and size
+def deep_file(tmp_path: Path, levels: int) -> Path:
+    """A ``file:`` workload: one DeepSeek V3.1 ``write_file`` call whose ``content`` nests ``levels`` lists deep."""
+    import sys
+
+    from callscale.workloads import render
+    from callscale.workloads.team import Record, write_file
+
+    nested: object = "x"
+    for _ in range(levels):
+        nested = [nested]
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 4 * levels + 1000))  # the fixture's own json.dumps recurses
+    try:
+        text = render.get("deepseek_v31").render([render.Call("write_file", {"path": "a", "content": nested})],
+                                                 "Saving.")
+        path = tmp_path / f"deep{levels}.jsonl"
+        write_file(str(path), [Record(text)])
+    finally:
+        sys.setrecursionlimit(limit)
+    return path
+
+
+@pytest.mark.parametrize("levels", [400, 5000])
+@pytest.mark.parametrize("command", ["gate", "check"])
+def test_a_recorded_output_nested_too_deep_is_one_line(capsys, tmp_path, levels, command):
+    # before: a RecursionError traceback in callscale's own tool typing and comparison (check blamed the parser)
+    path = deep_file(tmp_path, levels)
+    extra = ["--lengths", "1k,2k,4k"] if command == "gate" else ["--lengths", "1k"]
+    status, out, err = run_main(capsys, command, "--parser", "deepseek_v31", "--workload", f"file:{path}", *extra)
+    assert status == 2 and out == "" and len(err.strip().splitlines()) == 1, (status, out, err)
+    assert f"the calls' arguments nest {levels + 1} deep, more than the 100 callscale compares" in err
+
+
+def test_a_recorded_output_within_the_depth_is_checked(capsys, tmp_path):
+    path = deep_file(tmp_path, 99)
+    status, out, err = run_main(capsys, "check", "--parser", "deepseek_v31", "--workload", f"file:{path}",
+                                "--lengths", "1k")
+    assert status == 0 and out.rstrip().endswith("all agree"), (out, err)
+
+
+def test_a_file_of_recorded_outputs_over_the_size_limit_is_one_line(capsys, tmp_path, monkeypatch):
+    from callscale.workloads import team
+
+    path = deep_file(tmp_path, 3)
+    monkeypatch.setattr(team, "MAX_FILE_BYTES", 100)  # the real limit is 64 MiB
+    status, out, err = run_main(capsys, "gate", "--parser", "deepseek_v31", "--workload", f"file:{path}",
+                                "--lengths", "1k,2k,4k")
+    assert status == 2 and len(err.strip().splitlines()) == 1, (status, out, err)
+    assert f"file:{path}: {path.stat().st_size} bytes, more than the 100 a file of recorded outputs may hold" in err

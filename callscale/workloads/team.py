@@ -43,7 +43,7 @@ from .render import Call
 
 __all__ = ["TeamCase", "TeamWorkloadError", "Record", "is_team", "workload", "expand", "load_file",
            "scale_record", "reference_case", "generate", "validate", "write_file", "FILE_PREFIX", "MAX_GROWTH",
-           "GENERATOR_TIMEOUT"]
+           "GENERATOR_TIMEOUT", "MAX_DEPTH", "MAX_FILE_BYTES", "depth"]
 
 FILE_PREFIX = "file:"
 
@@ -129,6 +129,9 @@ def _load(path: str, mtime: float) -> tuple[Record, ...]:
             value = json.loads(line)
         except ValueError as exc:
             raise TeamWorkloadError(f"file:{path} line {number}: not JSON ({exc})") from None
+        except RecursionError:
+            raise TeamWorkloadError(f"file:{path} line {number}: nested deeper than a record may be "
+                                    f"({depth(line)} deep; arguments up to {MAX_DEPTH})") from None
         records.append(_record(value, f"file:{path} line {number}"))
     if not records:
         raise TeamWorkloadError(f"file:{path}: no record (one JSON object a line, each with a \"text\")")
@@ -146,14 +149,50 @@ def _split_file(name: str) -> tuple[str, int | None]:
     return os.path.abspath(os.path.expanduser(path)), number
 
 
+#: The largest ``file:`` workload read (bytes): recorded outputs of a model, not a corpus.
+MAX_FILE_BYTES = 64 * 1024 * 1024
+
+#: The deepest nesting of a call's arguments (objects and arrays) a team workload may hold: callscale's
+#: own comparison and tool typing recurse per level, so deeper outputs are refused with one line, where the
+#: parsers (iterative) read any depth.
+MAX_DEPTH = 100
+
+
+def depth(text: str) -> int:
+    """How deep the JSON ``text`` nests (objects and arrays; brackets inside strings not counted), read
+    in one pass without recursion; ``0`` for a scalar."""
+    deepest = level = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            level += 1
+            deepest = max(deepest, level)
+        elif ch in "]}":
+            level -= 1
+    return deepest
+
+
 def load_file(path: str) -> tuple[Record, ...]:
-    """The records of a JSON-lines file (cached while the file is unchanged); :class:`TeamWorkloadError`."""
+    """The records of a JSON-lines file (cached while the file is unchanged); :class:`TeamWorkloadError`
+    (also for a file over :data:`MAX_FILE_BYTES`)."""
     path = os.path.abspath(os.path.expanduser(path))
     try:
-        mtime = os.stat(path).st_mtime
+        info = os.stat(path)
     except OSError as exc:
         raise TeamWorkloadError(f"file:{path}: cannot read it: {exc.strerror or exc}") from None
-    return _load(path, mtime)
+    if info.st_size > MAX_FILE_BYTES:
+        raise TeamWorkloadError(f"file:{path}: {info.st_size} bytes, more than the {MAX_FILE_BYTES} a file of "
+                                "recorded outputs may hold")
+    return _load(path, info.st_mtime)
 
 
 def expand(name: str) -> list[str]:
@@ -225,8 +264,19 @@ def _reference_cached(fmt: str, text: str, key: str | None) -> tuple[Any, list[d
     factory = parsers.get(fmt)
     if tools is None:
         first = stream(factory(), [text], [], strict=False)
+        _shallow(first)
         tools = tools_for([Call(n, a) for n, a in first.complete_calls() if n])
-    return stream(factory(), [text], list(tools), strict=False), list(tools)
+    read = stream(factory(), [text], list(tools), strict=False)
+    _shallow(read)
+    return read, list(tools)
+
+
+def _shallow(outcome: Any) -> None:
+    """Refuse an output whose calls' arguments nest deeper than :data:`MAX_DEPTH` (one line)."""
+    deepest = max((depth(c.arguments_text) for c in outcome.calls), default=0)
+    if deepest > MAX_DEPTH:
+        raise TeamWorkloadError(f"the calls' arguments nest {deepest} deep, more than the {MAX_DEPTH} callscale "
+                                "compares")
 
 
 def _strings(value: Any) -> list[str]:
@@ -307,6 +357,9 @@ def reference_case(fmt: str, workload: str, length: int, record: Record, seed: i
     """A :class:`TeamCase` of ``record``'s text, expected: what our ``fmt`` parser reads from it."""
     from . import render
 
+    if len(record.text) > MAX_GROWTH * length:
+        raise TeamWorkloadError(f"{len(record.text)} characters for {length} (more than {MAX_GROWTH}x the length "
+                                "asked)")
     outcome, tools = _reference(fmt, record.text, record.tools)
     calls = tuple(Call(n or "", a) for n, a in outcome.complete_calls())
     return TeamCase(format=fmt, workload=workload, length=length, text=record.text, tools=tuple(tools),
@@ -401,7 +454,10 @@ def generate(name: str, fmt: str, length: int, seed: int = 0) -> Case:
         value["tools"] = tuple(value["tools"])
         value["special_tokens"] = tuple(value["special_tokens"])
         return Case(**{**value, "workload": name})
-    return reference_case(fmt, name, length, _record(value, where), seed)
+    try:
+        return reference_case(fmt, name, length, _record(value, where), seed)
+    except TeamWorkloadError as exc:
+        raise TeamWorkloadError(f"{where}: {exc}") if not str(exc).startswith(where) else exc from None
 
 
 def _serve(request: str) -> None:
