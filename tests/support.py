@@ -155,3 +155,15 @@ def assert_odd_output_agrees(parser_name, pieces, seed, runs=300):
         by_char = stream_outcome(parser_name, list(text))
         assert not check.compare(by_char, stream_outcome(parser_name, [text])), text
         assert not check.compare(by_char, whole_outcome(parser_name, text)), text
+
+
+def run_main(capsys, *argv: str) -> tuple[int, str, str]:
+    """``callscale ARGV`` in this process: (exit status, standard output, standard error)."""
+    from callscale.cli import main
+
+    try:
+        status = main(list(argv))
+    except SystemExit as exc:
+        status = exc.code
+    out, err = capsys.readouterr()
+    return status, out, err

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from callscale.cli import main
+from support import run_main
 
 RUN = Path(__file__).parent / "data" / "gate-one-failing.csv"
 
@@ -27,15 +27,6 @@ SPOILS = [
     ("negative", "-1", "figure -1 is not a positive finite number"),
     ("absurd", "1e308", "figure 1e+308 is above any measurement (1e+15 under the instructions meter)"),
 ]
-
-
-def run_main(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        status = main(list(argv))
-    except SystemExit as exc:
-        status = exc.code
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def frame() -> pd.DataFrame:

@@ -10,18 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from callscale.cli import main
+from support import run_main
 
 TESTS = Path(__file__).parent
-
-
-def run_main(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        status = main(list(argv))
-    except SystemExit as exc:
-        status = exc.code
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 @pytest.fixture

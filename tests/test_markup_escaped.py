@@ -14,19 +14,12 @@ import pandas as pd
 import pytest
 
 from callscale import summary
-from callscale.cli import main
+from support import run_main
 
 RUN = Path(__file__).parent / "data" / "gate-one-failing.csv"
 EVIL = "q`x|<img src=x onerror=alert(1)>[Approve](https://e.example)`` $a$ _b_ ~~c~~"
 EVIL_WORKLOAD = "write|<b>file</b>[w](https://w.example)"
 EVIL_ERROR = "ValueError: <img src=y onerror=alert(2)> | [Merge](https://m.example) `tick"
-
-
-def _main(argv):
-    try:
-        return main(argv)
-    except SystemExit as exc:
-        return exc.code
 
 
 @pytest.fixture(autouse=True)
@@ -87,9 +80,9 @@ def test_text_and_code_show_markup_as_it_is():
     assert code_spans(summary.code("x ``` y`"))[0] == ["x ``` y`"]
 
 
-def test_the_summary_shows_a_parsers_workloads_and_exceptions_text_as_text(tmp_path):
+def test_the_summary_shows_a_parsers_workloads_and_exceptions_text_as_text(capsys, tmp_path):
     path = tmp_path / "s.md"
-    assert _main(["gate", "--from", str(evil_run(tmp_path)), "--summary", str(path)]) == 1
+    assert run_main(capsys, "gate", "--from", str(evil_run(tmp_path)), "--summary", str(path))[0] == 1
     lines = path.read_text().splitlines()
     table = [line for line in lines if line.startswith("| ")]
     assert len(table) == 3  # the header and two pairs
@@ -112,7 +105,7 @@ def test_the_summary_shows_a_parsers_workloads_and_exceptions_text_as_text(tmp_p
     assert argv[:4] == ["callscale", "gate", "--parser", EVIL] and argv[argv.index("--workload") + 1] == EVIL_WORKLOAD
 
 
-def test_compare_summary_shows_names_and_paths_as_text(tmp_path):
+def test_compare_summary_shows_names_and_paths_as_text(capsys, tmp_path):
     run = evil_run(tmp_path)
     df = pd.read_csv(run, keep_default_na=False, dtype=str)
     df = df[df["error"] == ""]
@@ -122,7 +115,7 @@ def test_compare_summary_shows_names_and_paths_as_text(tmp_path):
     df.to_csv(base, index=False)
     df.assign(seconds=[str(float(v) * 2) for v in df["seconds"]]).to_csv(new, index=False)
     path = tmp_path / "c.md"
-    assert _main(["compare", str(base), str(new), "--summary", str(path)]) == 1
+    assert run_main(capsys, "compare", str(base), str(new), "--summary", str(path))[0] == 1
     lines = path.read_text().splitlines()
     spans, rest = code_spans(lines[2])
     assert spans[:2] == [str(base), str(new)]
@@ -144,7 +137,7 @@ def test_history_page_shows_names_from_asv_results_as_text(tmp_path, capsys):
                "result_columns": ["result", "params"], "results": {bench: [counts, params]}}
         (root / f"{commit[:8]}-py.json").write_text(json.dumps(doc))
     out = tmp_path / "page"
-    assert _main(["history", "--results", str(tmp_path / "asv"), "--out", str(out)]) == 0
+    assert run_main(capsys, "history", "--results", str(tmp_path / "asv"), "--out", str(out))[0] == 0
     page = (out / "index.html").read_text()
     assert "<img src=x" not in page and "<b>w" not in page  # before: both were markup in the verdict table
     assert "&lt;img src=x onerror=alert(1)&gt;$x$" in page and "&lt;b&gt;w&lt;/b&gt;" in page

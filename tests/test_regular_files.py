@@ -15,18 +15,9 @@ from pathlib import Path
 import pytest
 
 from callscale import exports
-from callscale.cli import main
+from support import run_main
 
 RUN = Path(__file__).parent / "data" / "gate-one-failing.csv"
-
-
-def run_main(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        status = main(list(argv))
-    except SystemExit as exc:
-        status = exc.code
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def make(kind: str, path: Path) -> Path:
