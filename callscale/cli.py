@@ -915,7 +915,7 @@ def _profile(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if len(named) != 1:
         p.error(f"--workload {args.workload}: the file holds {len(named)} records; name one as {named[0]}")
     args.workload = named[0]
-    _team_workloads(p, named, specs, [length], 0)
+    _team_workloads(p, named, specs, [length], 0, _timeout(args, settings))
     output = args.output
     if output is None:
         output = profile.default_output(args.parser, args.workload, length, args.output_format, settings.out)
@@ -1041,7 +1041,7 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     specs = _narrow(p, args, _specs(p, _split(args.parser), args, null=False, timeout=timeout,
                                     memory_limit=_memory_limit(args, settings)))
     workloads = _workloads(p, _split(args.workload) or catalog.names())
-    _team_workloads(p, workloads, specs, lengths, args.seed)
+    _team_workloads(p, workloads, specs, lengths, args.seed, timeout)
     if not args.chunkings:  # the model's own tokens where a tokenizer is installed (issue 20)
         from callscale.workloads.chunking import model_check_chunkings
 
