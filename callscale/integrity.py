@@ -89,7 +89,6 @@ def guarded(command: Callable[[], int], what: str = "gate", root: Path | str = P
 def _tampered(before: dict[str, str], root: Path | str, what: str, say: Callable[[str], None]) -> int:
     changed = changes(before, snapshot(root))
     shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
-    say(f"{what} failed: callscale's own files changed during the run ({shown} in {root}): what was measured "
-        "wrote them, so no figure or verdict of this run holds; reinstall callscale and remove that parser or "
-        "workload")
+    say(f"{what} failed: callscale's own files changed during the run ({shown} in {root}): no figure or verdict "
+        "of this run holds (a parser or workload measured may have written them; so may an edit made meanwhile)")
     return TAMPERED
