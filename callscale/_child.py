@@ -306,7 +306,8 @@ def _count_row(spec, row, requests, say, answer) -> None:
             for index, *_ in row:
                 answer(index, error=_error(exc))
             return
-    if ":" in parser:  # a plug-in: from the caller's folder or PYTHONPATH (only this fork lists them)
+    if ":" in parser or ":" in workload.partition("+")[0]:
+        # a plug-in, a team's generator: from the caller's folder or PYTHONPATH (only this fork lists them)
         sys.path.extend(spec.get("plugin_path", []))
     try:
         factory = _factory(parser, fmt)[0]

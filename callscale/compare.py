@@ -25,7 +25,7 @@ from . import fit as fitting, tables
 from .config import format_size
 from .report import fmt_figure
 
-__all__ = ["CompareError", "DEFAULTS", "Pair", "Comparison", "load", "check_base", "run_triples", "compare", "table", "summary"]
+__all__ = ["CompareError", "DEFAULTS", "Pair", "Comparison", "load", "LIMITS", "check_rows", "check_base", "run_triples", "compare", "table", "summary"]
 
 #: ``(max_ratio, max_step)`` per meter: the largest cost ratio and exponent increase that pass.
 DEFAULTS = {"instructions": (1.05, 0.05), "time": (1.5, 0.25)}
@@ -94,39 +94,63 @@ def load(path: Path | str) -> Any:
     return df
 
 
-def check_base(df: Any, run: Iterable[tuple[str, str, int]] | None = None) -> None:
-    """Refuse a base file that would silently weaken the comparison: raise :class:`CompareError`
+#: The largest figure a row may hold, per meter (instructions; seconds): far past any case callscale measures
+#: (10**15 instructions are days under callgrind; 10**5 seconds is a day per repeat), so a figure above it is
+#: a corrupt or forged file, not a measurement. A meter not listed takes the time meter's limit.
+LIMITS = {"instructions": 1e15, "time": 1e5}
+
+
+def check_rows(df: Any, *, failed_ok: bool = False) -> None:
+    """Refuse a scaling.csv whose figures would make a verdict fail open: raise :class:`CompareError`
     (one line naming the file and its first offending row, by line number) when a row's figure
-    (``seconds``) is empty, not a number, zero, negative or not finite, a row holds an error, a row
-    repeats an earlier one's parser, format, workload and length, the file holds no rows, or
-    (``run``: the ``(parser, workload, length)`` triples the new run measures) no parser row of
-    the file is one of ``run``'s. ``df``: from :func:`load`."""
+    (``seconds``) is empty, not a number, zero, negative, not finite or above the meter's limit
+    (:data:`LIMITS`), its length is not a whole number of characters, a row repeats an earlier one's
+    parser, format, workload and length, or the file holds no rows. ``failed_ok``: a row that holds an
+    error (a parser that raised or timed out) needs no figure (a run's own results, as ``gate --from``
+    and ``compare``'s new file read them); otherwise such a row is refused too (a baseline needs a figure
+    for every row). ``df``: from :func:`load`. The one check every figure that enters a verdict passes."""
     import pandas as pd
 
-    path = df.attrs.get("path", "the base file")
+    path = df.attrs.get("path", "the file")
     if not len(df):
-        raise CompareError(f"{path} holds no rows: nothing to compare with")
+        raise CompareError(f"{path} holds no rows: nothing to judge")
     figures = pd.to_numeric(df["seconds"], errors="coerce")
     formats = df["format"] if "format" in df.columns else [""] * len(df)
+    limit = LIMITS.get(str(df["meter"].iloc[0]), LIMITS["time"])
     seen: dict[tuple, int] = {}
     for at, (row, figure, fmt) in enumerate(zip(df.itertuples(index=False), figures, formats)):
         line = at + 2  # the header is line 1
         where = f"{path} line {line} ({row.parser} on {row.workload} at {_size(row.length)})"
-        if isinstance(row.error, str) and row.error.strip():
+        failed = isinstance(row.error, str) and bool(row.error.strip())
+        if failed and not failed_ok:
             raise CompareError(f"{where}: the base run failed there ({' '.join(row.error.split())}); "
                                "a baseline needs a figure for every row")
         if not _whole(row.length):
             raise CompareError(f"{where}: length {row.length!s} is not a whole number of characters")
-        if pd.isna(row.seconds):
-            raise CompareError(f"{where}: no figure (seconds is empty)")
-        if not math.isfinite(figure) or figure <= 0:
-            shown = str(row.seconds) if pd.isna(figure) else f"{figure:g}"
-            raise CompareError(f"{where}: figure {shown} is not a positive finite number")
+        if not failed:
+            if pd.isna(row.seconds):
+                raise CompareError(f"{where}: no figure (seconds is empty) and no error")
+            if not math.isfinite(figure) or figure <= 0:
+                shown = str(row.seconds) if pd.isna(figure) else f"{figure:g}"
+                raise CompareError(f"{where}: figure {shown} is not a positive finite number")
+            if figure > limit:
+                raise CompareError(f"{where}: figure {figure:g} is above any measurement ({limit:g} under the "
+                                   f"{df['meter'].iloc[0]} meter)")
         key = (str(row.parser), str(fmt), str(row.workload), str(row.length))
         if key in seen:
             raise CompareError(f"{where}: repeats line {seen[key]} (one row per parser, format, workload "
                                "and length)")
         seen[key] = line
+
+
+def check_base(df: Any, run: Iterable[tuple[str, str, int]] | None = None) -> None:
+    """Refuse a base file that would silently weaken the comparison: :func:`check_rows` (a row that
+    holds an error refused too), and (``run``: the ``(parser, workload, length)`` triples the new run
+    measures) no parser row of the file is one of ``run``'s. Raises :class:`CompareError`."""
+    if not len(df):
+        raise CompareError(f"{df.attrs.get('path', 'the base file')} holds no rows: nothing to compare with")
+    check_rows(df)
+    path = df.attrs.get("path", "the base file")
     if run is not None:
         wanted = {(str(p), str(w), int(n)) for p, w, n in run}
         ours = _series(df)
@@ -193,6 +217,7 @@ def compare(base: Any, new: Any, *, max_ratio: float | None = None, max_step: fl
     a, b = _series(base), _series(new)
     if not any(k in a for k in b):
         raise CompareError("the two files have no parser x workload pair in common: nothing to compare")
+    check_rows(new, failed_ok=True)
     check_base(base, run_triples(new))
     pairs = []
     for key in [k for k in b if k in a]:

@@ -112,7 +112,9 @@ def fingerprint(parsers: Iterable[str] = ()) -> dict[str, Any]:
 
 def write(env: Mapping[str, Any], folder: Path | str) -> Path:
     """Write ``env`` as ``folder/environment.json`` (sorted keys, indented); returns the path. Raises ``OSError``."""
-    path = Path(folder) / FILE
+    from .exports import regular_file
+
+    path = regular_file(Path(folder) / FILE)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{FILE}.{os.getpid()}")
     tmp.write_text(json.dumps(dict(env), indent=1, sort_keys=True) + "\n", encoding="utf-8")

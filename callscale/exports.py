@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
 from .config import format_size
 
-__all__ = ["FORMATS", "ExportError", "parse", "bmf", "write"]
+__all__ = ["FORMATS", "ExportError", "NotRegularFile", "regular_file", "parse", "bmf", "write"]
 
 #: The export formats and what each is.
 FORMATS = {"bmf": "Bencher Metric Format JSON"}
@@ -29,13 +30,45 @@ class ExportError(ValueError):
     """An ``--export`` value that is not ``FORMAT:PATH`` with a known format (one-line message)."""
 
 
+class NotRegularFile(OSError):
+    """A path callscale would write that is there and is no regular file (one-line message)."""
+
+
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symbolic link"))
+
+
+def regular_file(path: Path | str) -> Path:
+    """``path`` when callscale may write a file there: nothing is there, or a regular file (not followed
+    through a symbolic link). Every file callscale writes for a person or another tool (``--export``,
+    ``--summary``, the results in ``--out``) passes here first, so no run replaces or writes into a
+    device node (``/dev/full``, ``/dev/null``), a directory, a named pipe (which would block the run), a
+    socket or a symbolic link. Raises :class:`NotRegularFile` saying what is there."""
+    path = Path(path)
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return path
+    except OSError as exc:
+        raise NotRegularFile(f"{path}: {exc.strerror or exc}") from None
+    if stat.S_ISREG(mode):
+        return path
+    kind = next((name for test, name in _KINDS if test(mode)), "no regular file")
+    raise NotRegularFile(f"{path} is {kind}; callscale writes only regular files (give a file's path)")
+
+
 def parse(spec: str) -> tuple[str, Path]:
-    """``"bmf:results/bmf.json"`` -> ``("bmf", Path("results/bmf.json"))``. Raises :class:`ExportError`."""
+    """``"bmf:results/bmf.json"`` -> ``("bmf", Path("results/bmf.json"))``. Raises :class:`ExportError`
+    for an unknown format and for a path where something other than a regular file is
+    (:func:`regular_file`)."""
     fmt, sep, path = spec.partition(":")
     if not sep or not path or fmt not in FORMATS:
         raise ExportError(f"--export {spec}: expected FORMAT:PATH with FORMAT one of "
                           f"{', '.join(f'{k} ({v})' for k, v in FORMATS.items())}")
-    return fmt, Path(path)
+    try:
+        return fmt, regular_file(path)
+    except NotRegularFile as exc:
+        raise ExportError(f"--export {spec}: {exc}") from None
 
 
 def _metric(value: float | None) -> dict[str, float] | None:
@@ -63,8 +96,8 @@ def bmf(run: Any) -> dict[str, dict[str, dict[str, float]]]:
 
 def write(fmt: str, path: Path | str, run: Any) -> Path:
     """Write ``run`` as ``fmt`` to ``path`` (through a temporary file; parents made). Returns the path;
-    raises ``OSError``."""
-    path = Path(path)
+    raises ``OSError`` (:class:`NotRegularFile` when something other than a regular file is there)."""
+    path = regular_file(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps({"bmf": bmf}[fmt](run), indent=1) + "\n"
     tmp = path.with_name(f".{path.name}.{os.getpid()}")

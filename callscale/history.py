@@ -43,6 +43,7 @@ import io
 import itertools
 import json
 import math
+import shlex
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,8 +52,10 @@ from typing import Sequence
 import pandas as pd
 
 from . import fit as fitting
+from .compare import LIMITS
+from .report import literal_text
 
-__all__ = ["EXACT_SERIES", "find_series", "HistoryError", "BadResults", "load_results", "exact_series", "exponents",
+__all__ = ["EXACT_SERIES", "find_series", "HistoryError", "BadFigure", "BadResults", "load_results", "exact_series", "exponents",
            "verdict_changes",
            "count_changes", "commit_link", "write"]
 
@@ -62,6 +65,15 @@ EXACT_SERIES = "benchmarks.InstructionCount.track_instructions"
 
 class HistoryError(ValueError):
     """The results cannot give a history (missing folder, no results, bad option); the message is one line."""
+
+
+class BadFigure(HistoryError):
+    """A result file that reads but holds a figure no run gives (zero, negative, infinite, above
+    :data:`LIMIT`, or one parameter combination given twice): the history is refused, ``--skip-bad`` or not."""
+
+
+#: The largest instruction count a figure may be: the instruction meter's limit of every scaling.csv.
+LIMIT = LIMITS["instructions"]
 
 
 class BadResults(HistoryError):
@@ -117,11 +129,21 @@ def _file_rows(path: Path, benchmark: str, names: list[str]) -> list[dict]:
     if len(combos) != len(values):
         raise ValueError(f"{len(values)} figures for {len(combos)} parameter combinations")
     rows = []
+    seen: set = set()
     for combo, value in zip(combos, values):
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
             raise ValueError(f"figure {value!r} for {dict(zip(keys, combo))} is not a number")
+        where = f"{path}: {', '.join(f'{k} {v}' for k, v in zip(keys, combo))}"
+        if combo in seen:
+            raise BadFigure(f"{where}: given twice (one figure per parameter combination)")
+        seen.add(combo)
+        if value is not None and not (isinstance(value, float) and math.isnan(value)):  # asv: None failed, NaN skipped
+            if not math.isfinite(value) or value <= 0:
+                raise BadFigure(f"{where}: figure {value:g} is not a positive finite number")
+            if value > LIMIT:
+                raise BadFigure(f"{where}: figure {value:g} is above any measurement ({LIMIT:g} instructions)")
         row = {"machine": path.parent.name, "env": data.get("env_name", ""), "commit": data["commit_hash"],
-               "date": stamp}
+               "date": stamp, "file": str(path)}
         row.update(zip(keys, combo))
         row["value"] = float("nan") if value is None else float(value)
         rows.append(row)
@@ -154,11 +176,20 @@ def load_results(results_dir: Path | str, benchmark: str = EXACT_SERIES, skip_ba
             continue
         try:
             rows += _file_rows(path, benchmark, names)
+        except BadFigure:
+            raise  # a file that reads but holds a figure no run gives: refused, not passed over
         except ValueError as exc:
             bad.append((path, " ".join(str(exc).split())))
     if bad and not skip_bad:
         raise BadResults(bad)
     frame = pd.DataFrame(rows)
+    key = [c for c in frame.columns if c not in ("date", "value", "file")]
+    if len(frame) and frame.duplicated(key).any():
+        twice = frame[frame.duplicated(key, keep=False)]
+        raise BadFigure(f"{' and '.join(dict.fromkeys(twice['file']))}: the figures of commit "
+                        f"{twice['commit'].iloc[0][:10]} on {twice['machine'].iloc[0]} ({twice['env'].iloc[0]}) "
+                        "are given twice (one result file per commit and environment)")
+    frame = frame.drop(columns=["file"], errors="ignore")
     frame.attrs["bad"] = bad
     frame.attrs["benchmark"] = benchmark
     return frame
@@ -379,6 +410,7 @@ def _xaxis(ax, commits: Sequence[str]) -> None:
     ax.set_xlim(-0.5, len(commits) - 0.5)
 
 
+@literal_text
 def _plot_instructions(series: pd.DataFrame, changed: pd.DataFrame, path: Path) -> Path:
     commits = _commits(series)
     x = {c: i for i, c in enumerate(commits)}
@@ -409,6 +441,7 @@ def _plot_instructions(series: pd.DataFrame, changed: pd.DataFrame, path: Path) 
     return path
 
 
+@literal_text
 def _plot_exponents(fits: pd.DataFrame, changed: pd.DataFrame, threshold: float, path: Path,
                     factor: float = fitting.PROJECTION_FACTOR) -> Path:
     """The two figures the verdict judges, per commit: the steepest step exponent (solid, left axis) and
@@ -465,10 +498,12 @@ def _table(frame: pd.DataFrame, template: str | None, empty: str) -> str:
     if frame.empty:
         return f"<p>{html.escape(empty)}</p>"
     shown = frame.copy()
+    for column in shown.columns:  # names and verdicts came from asv's files: shown as text, never markup
+        shown[column] = [html.escape(v) if isinstance(v, str) else v for v in shown[column]]
     for column in ("commit", "previous"):
         if column in shown:
-            shown[column] = [f'<a href="{html.escape(commit_link(c, template))}"><code>{c[:10]}</code></a>'
-                             for c in shown[column]]
+            shown[column] = [f'<a href="{html.escape(commit_link(c, template))}"><code>{html.escape(c[:10])}</code></a>'
+                             for c in frame[column]]
     return shown.to_html(index=False, escape=False, float_format=lambda v: f"{v:,.3f}" if abs(v) < 100 else f"{v:,.0f}",
                          border=0, classes="t")
 
@@ -503,8 +538,12 @@ def write(out: Path | str, results_dir: Path | str, threshold: float, factor: fl
     verdicts = verdict_changes(fits)
     counts = count_changes(series, factor)
     marked = pd.concat([verdicts[["commit", "parser"]], counts[["commit", "parser"]]])
+    from .exports import regular_file
+
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    for name in ("instructions.png", "exponents.png", "history.csv", "index.html"):
+        regular_file(out / name)  # never into a device, a directory or a pipe
     ipng = _plot_instructions(series, marked, out / "instructions.png")
     epng = _plot_exponents(fits, verdicts, threshold, out / "exponents.png",
                            (rules or {}).get("projection_factor", fitting.PROJECTION_FACTOR))
@@ -516,8 +555,9 @@ def write(out: Path | str, results_dir: Path | str, threshold: float, factor: fl
     table.to_csv(csv, index=False)
     commits = series.drop_duplicates("commit")[["commit", "date"]]  # in order
     commit_rows = "".join(
-        f'<tr id="commit-{html.escape(c)}"><td><a href="{html.escape(commit_link(c, commit_url))}"><code>{c}</code>'
-        f'</a></td><td>{d:%Y-%m-%d %H:%M} UTC</td><td><code>git show {c[:10]}</code></td>'
+        f'<tr id="commit-{html.escape(c)}"><td><a href="{html.escape(commit_link(c, commit_url))}"><code>'
+        f'{html.escape(c)}</code></a></td><td>{d:%Y-%m-%d %H:%M} UTC</td><td><code>git show '
+        f'{html.escape(shlex.quote(c[:10]))}</code></td>'
         f'<td>{int((fits[(fits["commit"] == c)]["verdict"] != fitting.OK).sum())}</td></tr>'
         for c, d in commits.itertuples(index=False))
     page = out / "index.html"

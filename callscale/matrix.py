@@ -485,17 +485,20 @@ class _Matrix:
         return fit_row(NULL, None, workload, chosen, self.s.threshold, floor=True, **self.s.rules)
 
     def second_look(self, index: int, spec: ParserSpec, workload: str, row: Row) -> Row:
-        """Rounds of 2 x repeats more runs, the lengths taken in turn (one run of each, then again)
-        so a burst falls on every length alike; the minimum kept per length; another round, after a
+        """Rounds of 2 x repeats more runs, the lengths taken in turn (one run of each, in an order shuffled
+        each pass, then again) so a burst, or a slow phase of the machine's load, falls on every length alike; the minimum kept per length; another round, after a
         pause, while the pair still fails and a round is cheap. Returns the row fitted again."""
+        import random
+
         s = self.s
         cases = {m.length: s.case_maker(workload, spec.format, m.length, s.seed) for m in row.measurements}
+        order = random.Random(f"{spec.name}/{workload}")  # a pass's order of lengths: shuffled, the same each run
         for look in range(CONFIRM_ROUNDS):
             if look:
                 time.sleep(CONFIRM_PAUSE * look)
             spent = 0.0
             for _ in range(2 * s.repeats):
-                for m in row.measurements:
+                for m in order.sample(row.measurements, len(row.measurements)):
                     self.running = f"{spec.name} on {workload} at {m.length} (second look)"
                     self.bar.set_postfix_str(self.running)
                     again = self.bounded(index, spec.name, spec.format, workload, m.length, cases[m.length], 1,

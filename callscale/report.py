@@ -456,6 +456,25 @@ def gate_lines(run: Run) -> list[str]:
     return lines
 
 
+def closing(run: Run, *, worse: bool = False, written: bool = True, summary: bool = True,
+            exported: bool = True) -> int:
+    """The gate's exit status once everything after the verdict ran: 1 when the rules failed a pair
+    (:func:`gate_lines` closed with ``gate failed:``), or when they passed but a pair got worse than the
+    baseline or a result, the summary or an export could not be written: then the closing line
+    ``gate failed: ...`` is printed here, so the last verdict line always says what the status says;
+    else 0 (the ``gate passed:`` line stands)."""
+    if not run.passed:
+        return 1
+    why = [what for what, bad in (("a pair got worse than the baseline", worse),
+                                  ("the results could not be written", not written),
+                                  ("the summary could not be written", not summary),
+                                  ("an export could not be written", not exported)) if bad]
+    if why:
+        print(f"gate failed: {'; '.join(why)} (every pair passed the rules)")
+        return 1
+    return 0
+
+
 def frame(run: Run):
     """The tidy table of measurements (pandas DataFrame, :data:`CSV_COLUMNS`)."""
     import pandas as pd
@@ -560,6 +579,22 @@ PASSING_COLORS = ["#1b9e77", "#7570b3", "#66a61e", "#a6761d", "#1f78b4", "#66666
 """The line colours of passing parsers in ``scaling.png``, one per parser in turn (no red: red is a failure)."""
 
 
+def literal_text(draw):
+    """``draw`` with every text of its figure shown as written: no mathtext, so a ``$`` in a parser's or a
+    workload's name is a dollar sign, never a formula (nor a parse error at saving)."""
+    import functools
+
+    @functools.wraps(draw)
+    def drawn(*args, **kwargs):
+        import matplotlib
+
+        with matplotlib.rc_context({"text.parse_math": False}):
+            return draw(*args, **kwargs)
+
+    return drawn
+
+
+@literal_text
 def plot(run: Run, path: Path | str) -> Path:
     """Write ``scaling.png``: per workload, each parser's cost per character against length.
 
@@ -666,15 +701,24 @@ def check_writable(folder: Path | str) -> Path:
     """Make ``folder`` (and parents) and prove a file can be created in it; returns it.
 
     Raises ``OSError`` with a one-line message when it cannot (not a folder,
-    no permission, a read-only or virtual file system such as ``/proc``).
+    no permission, a read-only or virtual file system such as ``/proc``, one of the files a run writes
+    there is no regular file: :func:`callscale.exports.regular_file`).
     """
     import tempfile
+
+    from .environment import FILE as ENVIRONMENT
+    from .exports import NotRegularFile, regular_file
+    from .summary import FILE as SUMMARY
 
     folder = Path(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".callscale-probe-"):
             pass
+        for name in (*OUTPUTS, PARTIAL, SUMMARY, ENVIRONMENT):  # what a run writes there: regular files only
+            regular_file(folder / name)
+    except NotRegularFile:
+        raise
     except OSError as exc:
         raise OSError(f"cannot write to {folder}: {exc.strerror or exc}") from None
     return folder
@@ -737,8 +781,12 @@ def write_outputs(run: Run, folder: Path | str) -> list[Path]:
     import os
     import tempfile
 
+    from .exports import regular_file
+
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    for name in OUTPUTS:
+        regular_file(folder / name)
     writers = (lambda p: frame(run).to_csv(p, index=False), lambda p: fits_frame(run).to_csv(p, index=False),
                lambda p: plot(run, p))
     pairs: list[tuple[Path, Path]] = []

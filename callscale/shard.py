@@ -49,8 +49,9 @@ def shard(items: Sequence[Any], which: tuple[int, int]) -> list[Any]:
 def merge(paths: Sequence[Path | str], threshold: float, reference_length: float, projection_factor: float):
     """One :class:`callscale.matrix.Run` from the ``scaling.csv`` of each shard; the rows fitted again.
 
-    The files must share one meter, chunking and set of lengths (else
-    :class:`ShardError`). A parser x workload present in two files is an
+    Each file's rows must pass :func:`callscale.compare.check_rows` (a positive finite figure in every
+    row without an error, no row twice), and the files must share one meter, chunking and set of lengths
+    (else :class:`ShardError`). A parser x workload present in two files is an
     error; the ``null`` floor of a format, measured by every shard holding
     that format, is taken once (the smallest figure where they differ, as the
     time meter's second look does).
@@ -63,6 +64,7 @@ def merge(paths: Sequence[Path | str], threshold: float, reference_length: float
     for path in paths:
         try:
             frames.append(compare.load(path))
+            compare.check_rows(frames[-1], failed_ok=True)  # the figures every verdict's input passes
         except compare.CompareError as exc:
             raise ShardError(str(exc)) from None
     if not frames:

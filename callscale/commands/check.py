@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     specs = narrow(p, args, parser_specs(p, split_values(args.parser), args, null=False, timeout=timeout,
                                          memory_limit=memory_limit_of(args, settings)))
     workloads = check_workloads(p, split_values(args.workload) or catalog.names())
-    check_team_workloads(p, workloads, specs, lengths, args.seed)
+    check_team_workloads(p, workloads, specs, lengths, args.seed, timeout)
     if not args.chunkings:  # the model's own tokens where a tokenizer is installed
         from callscale.workloads.chunking import model_check_chunkings
 

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from .measuring import write_summary
-from .options import add_summary, parser_of, setting_type
+from .options import add_summary, export_targets, parser_of, setting_type
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -27,6 +27,8 @@ def run(args: argparse.Namespace) -> int:
     """``callscale compare``: 1 when a pair got worse or the summary cannot be written, else 0; 2 bad input."""
     p = parser_of(args, "compare")
     from .. import compare
+
+    export_targets(p, args)  # --summary: a regular file's path
 
     try:
         base, new = compare.load(args.base), compare.load(args.new)

@@ -68,8 +68,9 @@ def print_verdict(measured, style: str, out: str | None = None) -> None:
 
 def judge(sel: Selection, measured, wanted: list, summary_path: Path | None, written_ok: bool = True) -> int:
     """The ending both ways of gating share: compare with ``--baseline``, write the summary and the
-    ``--export`` files; 0 when every pair passed, nothing got worse and everything was written, else 1."""
-    from .. import summary
+    ``--export`` files; 0 when every pair passed, nothing got worse and everything was written, else 1 (with
+    the closing ``gate failed:`` line, :func:`callscale.report.closing`)."""
+    from .. import report, summary
 
     compared: list = []
     worse = against_baseline(sel, measured, compared)
@@ -78,11 +79,19 @@ def judge(sel: Selection, measured, wanted: list, summary_path: Path | None, wri
     summary_ok = write_summary(summary.gate_markdown(measured, compared[0] if compared else None,
                                                      environment=differ), summary_path)
     exported = write_exports(wanted, measured)
-    return 0 if measured.passed and not worse and written_ok and summary_ok and exported else 1
+    return report.closing(measured, worse=bool(worse), written=written_ok, summary=summary_ok, exported=exported)
 
 
 def run(args: argparse.Namespace) -> int:
-    """``callscale gate``: the exit status (0 pass, 1 fail, 2 bad option, 125 cannot test, 130/143 stopped)."""
+    """``callscale gate``: the exit status (0 pass, 1 fail, 2 bad option, 3 callscale's own files changed during
+    the run (:func:`callscale.integrity.guarded`), 125 cannot test, 130/143 stopped)."""
+    from .. import integrity  # what was measured must not have changed callscale's own files
+
+    return integrity.guarded(lambda: gate_run(args))
+
+
+def gate_run(args: argparse.Namespace) -> int:
+    """The gate itself (:func:`run` guards it)."""
     p = parser_of(args, "gate")
     from .. import report, summary
     from ..matrix import Interrupted

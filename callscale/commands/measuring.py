@@ -94,7 +94,7 @@ def select(p: argparse.ArgumentParser, args: argparse.Namespace) -> Selection:
         p.error(str(exc))
     specs = narrow(p, args, parser_specs(p, names, args, timeout=timeout_of(args, settings),
                                          memory_limit=memory_limit_of(args, settings)))
-    check_team_workloads(p, workloads, specs, lengths, args.seed)
+    check_team_workloads(p, workloads, specs, lengths, args.seed, timeout_of(args, settings))
     chunking = subjects_chunking(p, specs, meter, chunking, args.chunking is not None)
     baseline = None
     if getattr(args, "baseline", None) is not None:

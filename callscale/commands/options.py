@@ -252,13 +252,16 @@ def check_workloads(p: argparse.ArgumentParser, names: Sequence[str]) -> list[st
 
 
 def check_team_workloads(p: argparse.ArgumentParser, workloads: Sequence[str], specs: Sequence,
-                         lengths: Sequence[int], seed: int = 0) -> None:
+                         lengths: Sequence[int], seed: int = 0, timeout: float | None = None) -> None:
     """Make each team workload in each selected format at the shortest and longest length (``p.error``,
-    one line, when one cannot be made), before anything is measured."""
+    one line, when one cannot be made), before anything is measured. A generator runs in a child process of its
+    own under ``timeout`` seconds (:func:`callscale.workloads.team.validate`), never in a plug-in's module."""
     from callscale.workloads import team
 
+    plugins = [str(getattr(s.factory, "target", getattr(s.factory, "__module__", ""))).partition(":")[0]
+               for s in specs if getattr(s, "plugin", False)]
     try:
-        team.validate(workloads, [getattr(s, "format", None) for s in specs], lengths, seed)
+        team.validate(workloads, [getattr(s, "format", None) for s in specs], lengths, seed, timeout, plugins)
     except team.TeamWorkloadError as exc:
         p.error(str(exc))
 
@@ -396,7 +399,8 @@ def add_export(p: argparse.ArgumentParser) -> None:
 
 
 def export_targets(p: argparse.ArgumentParser, args: argparse.Namespace) -> list:
-    """The ``--export`` values as ``(format, path)`` (``p.error`` on a bad one, before measuring)."""
+    """The ``--export`` values as ``(format, path)`` (``p.error`` on a bad one, and on a ``--summary`` path
+    that holds no regular file, before measuring)."""
     from .. import exports
 
     out = []
@@ -405,6 +409,11 @@ def export_targets(p: argparse.ArgumentParser, args: argparse.Namespace) -> list
             out.append(exports.parse(spec))
         except exports.ExportError as exc:
             p.error(str(exc))
+    if getattr(args, "summary", None) is not None:
+        try:
+            exports.regular_file(args.summary)
+        except OSError as exc:
+            p.error(f"--summary: {exc}")
     return out
 
 

@@ -74,16 +74,18 @@ def run(args: argparse.Namespace) -> int:
     if len(named) != 1:
         p.error(f"--workload {args.workload}: the file holds {len(named)} records; name one as {named[0]}")
     args.workload = named[0]
-    check_team_workloads(p, named, specs, [length], 0)
+    check_team_workloads(p, named, specs, [length], 0, timeout_of(args, settings))
     output = args.output
     if output is None:
         output = profile.default_output(args.parser, args.workload, length, args.output_format, settings.out)
     if args.against is not None and Path(output).suffix != ".folded":  # -o x.svg: x.folded, x.diff.svg, ...
         output = Path(output).with_suffix(".folded")
     from .. import report
+    from ..exports import regular_file
 
     try:
         report.check_writable(Path(output).parent)
+        regular_file(output)
     except OSError as exc:
         p.error(f"-o: {exc}")
     try:

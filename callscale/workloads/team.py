@@ -42,7 +42,8 @@ from .case import Case
 from .render import Call
 
 __all__ = ["TeamCase", "TeamWorkloadError", "Record", "is_team", "workload", "expand", "load_file",
-           "scale_record", "reference_case", "validate", "write_file", "FILE_PREFIX"]
+           "scale_record", "reference_case", "generate", "validate", "write_file", "FILE_PREFIX", "MAX_GROWTH",
+           "GENERATOR_TIMEOUT", "MAX_DEPTH", "MAX_FILE_BYTES", "depth"]
 
 FILE_PREFIX = "file:"
 
@@ -128,6 +129,9 @@ def _load(path: str, mtime: float) -> tuple[Record, ...]:
             value = json.loads(line)
         except ValueError as exc:
             raise TeamWorkloadError(f"file:{path} line {number}: not JSON ({exc})") from None
+        except RecursionError:
+            raise TeamWorkloadError(f"file:{path} line {number}: nested deeper than a record may be "
+                                    f"({depth(line)} deep; arguments up to {MAX_DEPTH})") from None
         records.append(_record(value, f"file:{path} line {number}"))
     if not records:
         raise TeamWorkloadError(f"file:{path}: no record (one JSON object a line, each with a \"text\")")
@@ -145,14 +149,50 @@ def _split_file(name: str) -> tuple[str, int | None]:
     return os.path.abspath(os.path.expanduser(path)), number
 
 
+#: The largest ``file:`` workload read (bytes): recorded outputs of a model, not a corpus.
+MAX_FILE_BYTES = 64 * 1024 * 1024
+
+#: The deepest nesting of a call's arguments (objects and arrays) a team workload may hold: callscale's
+#: own comparison and tool typing recurse per level, so deeper outputs are refused with one line, where the
+#: parsers (iterative) read any depth.
+MAX_DEPTH = 100
+
+
+def depth(text: str) -> int:
+    """How deep the JSON ``text`` nests (objects and arrays; brackets inside strings not counted), read
+    in one pass without recursion; ``0`` for a scalar."""
+    deepest = level = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            level += 1
+            deepest = max(deepest, level)
+        elif ch in "]}":
+            level -= 1
+    return deepest
+
+
 def load_file(path: str) -> tuple[Record, ...]:
-    """The records of a JSON-lines file (cached while the file is unchanged); :class:`TeamWorkloadError`."""
+    """The records of a JSON-lines file (cached while the file is unchanged); :class:`TeamWorkloadError`
+    (also for a file over :data:`MAX_FILE_BYTES`)."""
     path = os.path.abspath(os.path.expanduser(path))
     try:
-        mtime = os.stat(path).st_mtime
+        info = os.stat(path)
     except OSError as exc:
         raise TeamWorkloadError(f"file:{path}: cannot read it: {exc.strerror or exc}") from None
-    return _load(path, mtime)
+    if info.st_size > MAX_FILE_BYTES:
+        raise TeamWorkloadError(f"file:{path}: {info.st_size} bytes, more than the {MAX_FILE_BYTES} a file of "
+                                "recorded outputs may hold")
+    return _load(path, info.st_mtime)
 
 
 def expand(name: str) -> list[str]:
@@ -169,14 +209,22 @@ def expand(name: str) -> list[str]:
         if len(records) == 1:
             return [f"{FILE_PREFIX}{path}"]
         return [f"{FILE_PREFIX}{path}#{n}" for n in range(1, len(records) + 1)]
-    _generator(name)
+    _split_generator(name)  # imported and called only in its own child (:func:`generate`)
     return [name]
 
 
-def _generator(name: str) -> Callable[..., Any]:
+def _split_generator(name: str) -> tuple[str, str]:
+    """``"module.path:function"`` -> its two parts; :class:`TeamWorkloadError` when it is not of that form."""
     module, _, attr = name.partition(":")
     if not module or not attr:
         raise TeamWorkloadError(f"workload {name!r}: expected module.path:function or file:PATH")
+    return module, attr
+
+
+def _generator(name: str) -> Callable[..., Any]:
+    """The generator function of ``name``, imported in this process: only the generator's own child
+    (:func:`_serve`) calls this; the harness never imports a generator's module."""
+    module, attr = _split_generator(name)
     cwd = os.getcwd()
     if cwd not in sys.path and "" not in sys.path:
         sys.path.insert(0, cwd)
@@ -216,8 +264,19 @@ def _reference_cached(fmt: str, text: str, key: str | None) -> tuple[Any, list[d
     factory = parsers.get(fmt)
     if tools is None:
         first = stream(factory(), [text], [], strict=False)
+        _shallow(first)
         tools = tools_for([Call(n, a) for n, a in first.complete_calls() if n])
-    return stream(factory(), [text], list(tools), strict=False), list(tools)
+    read = stream(factory(), [text], list(tools), strict=False)
+    _shallow(read)
+    return read, list(tools)
+
+
+def _shallow(outcome: Any) -> None:
+    """Refuse an output whose calls' arguments nest deeper than :data:`MAX_DEPTH` (one line)."""
+    deepest = max((depth(c.arguments_text) for c in outcome.calls), default=0)
+    if deepest > MAX_DEPTH:
+        raise TeamWorkloadError(f"the calls' arguments nest {deepest} deep, more than the {MAX_DEPTH} callscale "
+                                "compares")
 
 
 def _strings(value: Any) -> list[str]:
@@ -298,6 +357,9 @@ def reference_case(fmt: str, workload: str, length: int, record: Record, seed: i
     """A :class:`TeamCase` of ``record``'s text, expected: what our ``fmt`` parser reads from it."""
     from . import render
 
+    if len(record.text) > MAX_GROWTH * length:
+        raise TeamWorkloadError(f"{len(record.text)} characters for {length} (more than {MAX_GROWTH}x the length "
+                                "asked)")
     outcome, tools = _reference(fmt, record.text, record.tools)
     calls = tuple(Call(n or "", a) for n, a in outcome.complete_calls())
     return TeamCase(format=fmt, workload=workload, length=length, text=record.text, tools=tuple(tools),
@@ -321,21 +383,125 @@ def workload(name: str) -> Callable[[str, int, int], Case]:
             return _scaled_case(fmt, name, length, seed, path, number or 1, mtime)
 
         return from_file
-    fn = _generator(name)
+    _split_generator(name)
 
     def generated(fmt: str, length: int, seed: int = 0) -> Case:
-        try:
-            out = fn(fmt, length, seed)
-        except Exception as exc:
-            raise TeamWorkloadError(f"workload {name!r} raised on {fmt} at {length}: {type(exc).__name__}: "
-                                    f"{' '.join(str(exc).split())}") from None
-        if isinstance(out, Case):
-            return dataclasses.replace(out, workload=name) if out.workload != name else out
-        if isinstance(out, str):
-            out = {"text": out}
-        return reference_case(fmt, name, length, _record(out, f"workload {name!r} on {fmt} at {length}"), seed)
+        return generate(name, fmt, length, seed)
 
     return generated
+
+
+# ---------------------------------------------------------------------------------------------- generators
+#: How many times the asked length a generator's output may be (characters); a longer one is an error.
+MAX_GROWTH = 4
+
+#: Seconds a generator's child may take to import the generator and return one output, unless
+#: :func:`validate` was given the run's ``--timeout``.
+GENERATOR_TIMEOUT = 120.0
+
+_timeout = GENERATOR_TIMEOUT
+
+
+@functools.lru_cache(maxsize=256)
+def generate(name: str, fmt: str, length: int, seed: int = 0) -> Case:
+    """The case of the generator ``name`` (``module.path:function``) in ``fmt`` at ``length``.
+
+    The generator runs in a child process of its own (``python -c`` calling :func:`_serve`, a new
+    session, standard input closed, its output captured, never shown), so the harness never imports
+    its module and nothing it does there reaches the run: a ``sys.exit``, a hang (stopped after the
+    run's ``--timeout``, :data:`GENERATOR_TIMEOUT` by default, the child's process group killed), a
+    crash, printing, patching callscale's modules. Its answer comes back as JSON data (text, a record,
+    or a ``Case``'s fields). Raises :class:`TeamWorkloadError` (one line) for each of those, and for an
+    output longer than :data:`MAX_GROWTH` times ``length`` characters.
+    """
+    import signal
+    import subprocess
+    import tempfile
+
+    where = f"workload {name!r} on {fmt} at {length}"
+    with tempfile.TemporaryDirectory(prefix="callscale-generator-") as folder:
+        answer = os.path.join(folder, "answer.json")
+        request = json.dumps({"name": name, "format": fmt, "length": length, "seed": seed, "answer": answer,
+                              "path": [p or os.getcwd() for p in sys.path]})
+        code = "import sys; from callscale.workloads.team import _serve; _serve(sys.argv[1])"
+        proc = subprocess.Popen([sys.executable, "-c", code, request], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+                                cwd=os.getcwd())
+        try:
+            said, _ = proc.communicate(timeout=_timeout)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            proc.communicate()
+            raise TeamWorkloadError(f"{where}: the generator did not return within {_timeout:g} s (--timeout)") \
+                from None
+        try:
+            with open(answer, encoding="utf-8") as fh:
+                kind, value = json.load(fh)
+        except (OSError, ValueError):
+            last = " ".join((said or b"").decode("utf-8", "replace").split()[-30:])
+            how = f"exit status {proc.returncode}" if proc.returncode >= 0 else f"signal {-proc.returncode}"
+            raise TeamWorkloadError(f"{where}: the generator's process ended ({how}) without returning an "
+                                    f"output" + (f" (it printed: {last[-200:]})" if last else "")) from None
+    if kind == "error":
+        raise TeamWorkloadError(f"{where}: {value}")
+    if kind == "raised":
+        raise TeamWorkloadError(f"workload {name!r} raised on {fmt} at {length}: {value}")
+    if kind == "case":
+        value["calls"] = tuple(Call(n, a) for n, a in value["calls"])
+        value["tools"] = tuple(value["tools"])
+        value["special_tokens"] = tuple(value["special_tokens"])
+        return Case(**{**value, "workload": name})
+    try:
+        return reference_case(fmt, name, length, _record(value, where), seed)
+    except TeamWorkloadError as exc:
+        raise TeamWorkloadError(f"{where}: {exc}") if not str(exc).startswith(where) else exc from None
+
+
+def _serve(request: str) -> None:
+    """The generator's child (:func:`generate`): import it, call it once, check its output, write the
+    answer ``[kind, value]`` (``"text"``: a record dict; ``"case"``: a ``Case``'s fields; ``"error"``:
+    the one-line reason) to the request's ``answer`` file."""
+    spec = json.loads(request)
+    for folder in reversed(spec["path"]):
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+    length = int(spec["length"])
+
+    def answer(kind: str, value: Any) -> None:
+        with open(spec["answer"], "w", encoding="utf-8") as fh:
+            json.dump([kind, value], fh, ensure_ascii=False)
+
+    try:
+        fn = _generator(spec["name"])
+        out = fn(spec["format"], length, int(spec["seed"]))
+    except SystemExit as exc:
+        return answer("error", f"the generator called sys.exit({exc.code!r})")
+    except TeamWorkloadError as exc:
+        return answer("error", str(exc).partition(": ")[2] or str(exc))
+    except BaseException as exc:
+        return answer("raised", f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}")
+    if isinstance(out, Case):
+        value = {f.name: getattr(out, f.name) for f in dataclasses.fields(Case)}
+        value["calls"] = [[c.name, c.arguments] for c in out.calls]
+        kind, text = "case", out.text
+    elif isinstance(out, str):
+        kind, value, text = "text", {"text": out}, out
+    elif isinstance(out, dict):
+        kind, value, text = "text", out, out.get("text")
+    else:
+        kind, value, text = "text", out, None  # _record says why it is none
+    if isinstance(text, str) and len(text) > MAX_GROWTH * length:
+        return answer("error", f"the generator returned {len(text)} characters for {length} (more than "
+                               f"{MAX_GROWTH}x the length asked)")
+    try:
+        answer(kind, value)
+    except (TypeError, ValueError, RecursionError) as exc:
+        answer("error", f"the generator's output is not JSON data: {type(exc).__name__}: {exc}")
+    except BaseException:
+        answer("error", f"the generator's output could not be sent (not JSON data: {type(value).__name__})")
 
 
 @functools.lru_cache(maxsize=256)
@@ -347,12 +513,24 @@ def _scaled_case(fmt: str, name: str, length: int, seed: int, path: str, number:
         raise TeamWorkloadError(f"workload {name!r} in {fmt} at {length}: {exc}") from None
 
 
-def validate(names: Sequence[str], formats: Sequence[str], lengths: Sequence[int], seed: int = 0) -> None:
+def validate(names: Sequence[str], formats: Sequence[str], lengths: Sequence[int], seed: int = 0,
+             timeout: float | None = None, plugins: Sequence[str] = ()) -> None:
     """Make each team workload of ``names`` in each format at the shortest and longest length, so a spec
-    that cannot be used fails before measuring; raises :class:`TeamWorkloadError` (one line)."""
+    that cannot be used fails before measuring; raises :class:`TeamWorkloadError` (one line).
+    ``timeout``: seconds a generator may take for one output in this process from now on (the run's
+    ``--timeout``). ``plugins``: the modules of the ``module:Factory`` parsers under test; a generator
+    in one of them is refused (making its cases would import the parser's module into the harness)."""
+    global _timeout
+    if timeout is not None:
+        _timeout = float(timeout) if timeout > 0 else GENERATOR_TIMEOUT
     for name in names:
         if not is_team(name):
             continue
+        if not name.startswith(FILE_PREFIX):
+            module = _split_generator(name)[0]
+            if any(module == m or module.startswith(m + ".") or m.startswith(module + ".") for m in plugins):
+                raise TeamWorkloadError(f"workload {name!r}: the generator lives in the module of the parser under "
+                                        f"test ({module}); put it in a module of its own, which imports no parser")
         for fmt in dict.fromkeys(f for f in formats if f):
             for length in sorted({min(lengths), max(lengths)}):
                 try:

@@ -196,3 +196,13 @@ def assert_typed_arguments_read_back(parser_name, arguments, spec):
     for got in (whole_outcome(parser_name, text, tools),
                 stream_outcome(parser_name, chunk(text, spec, r.special_tokens), tools)):
         assert got.content == "x" and got.complete_calls() == [("f", arguments)], (spec, text)
+def run_main(capsys, *argv: str) -> tuple[int, str, str]:
+    """``callscale ARGV`` in this process: (exit status, standard output, standard error)."""
+    from callscale.cli import main
+
+    try:
+        status = main(list(argv))
+    except SystemExit as exc:
+        status = exc.code
+    out, err = capsys.readouterr()
+    return status, out, err
