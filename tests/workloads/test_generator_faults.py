@@ -1,7 +1,7 @@
 """A team's workload generator (``--workload module:function``) runs in a child process of its own, under
 ``--timeout``, its output captured: one that exits, hangs, returns more than 4x the length asked, or lives in the
 module of the parser under test is one line and exit status 2 before anything is measured or written, and what
-one prints never reaches the table. tests/bad_generators.py holds them."""
+one prints never reaches the table. tests/helpers/bad_generators.py holds them."""
 
 from __future__ import annotations
 
@@ -10,14 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from support import run_main
-
-TESTS = Path(__file__).parent
+from support import run_main, HELPERS
 
 
 @pytest.fixture
 def in_tests(monkeypatch):
-    monkeypatch.chdir(TESTS)
+    monkeypatch.chdir(HELPERS)
 
 
 @pytest.mark.parametrize("name, says", [

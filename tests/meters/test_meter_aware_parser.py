@@ -1,4 +1,4 @@
-"""A parser written to detect its harness can pass one meter; the other fails it. tests/valgrind_aware_parser.py
+"""A parser written to detect its harness can pass one meter; the other fails it. tests/helpers/valgrind_aware_parser.py
 looks for valgrind and rereads its buffer on every delta only where it is absent: the instruction gate counts the
 built-in parser's work and passes it, the time gate (blocking in .ci/run, as .ci/run runs it: default lengths,
 repeats and second look) runs it natively and fails it. docs/gate.md: what each meter sees."""
@@ -11,16 +11,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import HELPERS, ROOT
 
-TESTS = Path(__file__).resolve().parent
 PARSER = ["--parser", "valgrind_aware_parser:Parser", "--workload-format", "deepseek_v31", "--workload",
           "write_file", "--no-progress"]
 
 
 def gate(*argv: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CALLSCALE_")}
-    env["PYTHONPATH"] = os.pathsep.join([str(TESTS.parent), str(TESTS)])
-    return subprocess.run([sys.executable, "-m", "callscale", "gate", *PARSER, *argv], cwd=TESTS, env=env,
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(HELPERS)])
+    return subprocess.run([sys.executable, "-m", "callscale", "gate", *PARSER, *argv], cwd=HELPERS, env=env,
                           capture_output=True, text=True, timeout=1200)
 
 

@@ -1,6 +1,6 @@
 """What a person views shows what came from a parser, a workload, a file or an exception as text, never as
 markup: the Markdown summary (``--summary``, a pull-request comment, the job summary), history's page and the
-figures' titles. tests/data/gate-one-failing.csv is a real run (deepseek_v31 and tests/quadratic_parser.py).
+figures' titles. tests/helpers/data/gate-one-failing.csv is a real run (deepseek_v31 and tests/helpers/quadratic_parser.py).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 
 from callscale import summary
-from support import run_main
+from support import run_main, HELPERS
 
-RUN = Path(__file__).parent / "data" / "gate-one-failing.csv"
+RUN = HELPERS / "data" / "gate-one-failing.csv"
 EVIL = "q`x|<img src=x onerror=alert(1)>[Approve](https://e.example)`` $a$ _b_ ~~c~~"
 EVIL_WORKLOAD = "write|<b>file</b>[w](https://w.example)"
 EVIL_ERROR = "ValueError: <img src=y onerror=alert(2)> | [Merge](https://m.example) `tick"

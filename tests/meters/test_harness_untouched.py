@@ -2,7 +2,7 @@
 measured fails the gate (one closing ``gate failed:`` line, exit status 3), and ``.ci/run`` fails a gate step
 that exits 0 without its ``gate passed:`` line or during which the package's files changed.
 
-Each test runs a copy of the package in its own folder (tests/tampering_parser.py tampers only with the copy
+Each test runs a copy of the package in its own folder (tests/helpers/tampering_parser.py tampers only with the copy
 named by ``CALLSCALE_TEST_TAMPER``); the worktree's files are never written.
 """
 
@@ -18,9 +18,8 @@ from pathlib import Path
 import pytest
 
 from callscale import integrity
+from support import HELPERS, ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
-TESTS = Path(__file__).resolve().parent
 GATE = ["gate", "--parser", "tampering_parser:Parser", "--workload-format", "deepseek_v31", "--workload",
         "write_file", "--lengths", "4k,8k,16k", "--repeats", "1", "--no-progress"]
 EXIT_FIRST = "import sys; sys.exit(0)\n"
@@ -30,7 +29,7 @@ EXIT_FIRST = "import sys; sys.exit(0)\n"
 def copy(tmp_path: Path) -> Path:
     """A folder holding a copy of the package (``callscale/``) and the tampering fixture."""
     shutil.copytree(ROOT / "callscale", tmp_path / "callscale", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(TESTS / "tampering_parser.py", tmp_path)
+    shutil.copy(HELPERS / "tampering_parser.py", tmp_path)
     return tmp_path
 
 

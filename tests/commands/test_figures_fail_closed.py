@@ -3,7 +3,7 @@ turn a verdict into a pass: ``gate --from``, both files of ``compare`` and ``--b
 that repeats, a missing, non-finite, zero, negative or absurd figure with one line and exit status 2;
 ``callscale history`` refuses such figures in asv's result files the same way.
 
-tests/data/gate-one-failing.csv is a real run: deepseek_v31 (linear) and tests/quadratic_parser.py on
+tests/helpers/data/gate-one-failing.csv is a real run: deepseek_v31 (linear) and tests/helpers/quadratic_parser.py on
 write_file at 1k, 2k, 4k under the instruction meter; the quadratic parser's rows are file lines 4, 7, 10.
 """
 
@@ -15,9 +15,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from support import run_main
+from support import run_main, HELPERS
 
-RUN = Path(__file__).parent / "data" / "gate-one-failing.csv"
+RUN = HELPERS / "data" / "gate-one-failing.csv"
 
 SPOILS = [
     ("empty", "", "no figure (seconds is empty) and no error"),

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from callscale import exports
-from support import run_main
+from support import run_main, HELPERS
 
-RUN = Path(__file__).parent / "data" / "gate-one-failing.csv"
+RUN = HELPERS / "data" / "gate-one-failing.csv"
 
 
 def make(kind: str, path: Path) -> Path:
