@@ -29,6 +29,8 @@ OUTPUTS = ("scaling.csv", "scaling-fits.csv", "scaling.png")
 """The set ``scale`` writes: measurements, fits, plot."""
 PARTIAL = "scaling.partial.csv"
 """Where the measurements taken before an interrupt go."""
+SUMMARY = "summary.md"
+"""The Markdown summary's name in ``--out`` (:mod:`callscale.summary` writes it)."""
 JOURNAL = "scaling.journal.{pid}.csv"
 """Where each measurement goes as it is taken (:class:`Journal`; ``{pid}`` the run's process id, so two
 runs sharing one ``--out`` keep a journal each); removed once the set is written."""
@@ -708,7 +710,6 @@ def check_writable(folder: Path | str) -> Path:
 
     from .environment import FILE as ENVIRONMENT
     from .exports import NotRegularFile, regular_file
-    from .summary import FILE as SUMMARY
 
     folder = Path(folder)
     try:

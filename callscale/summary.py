@@ -31,8 +31,8 @@ __all__ = ["MAX_PASSING", "FILE", "text", "code", "gate_markdown", "compare_mark
 
 #: Passing rows listed at most; the rest are counted in one line (failing rows are always listed).
 MAX_PASSING = 30
-#: The summary's name in ``--out``.
-FILE = "summary.md"
+#: The summary's name in ``--out`` (:data:`callscale.report.SUMMARY`, which the run's folder checks name too).
+FILE = report.SUMMARY
 
 _UNIT = {"time": "s", "instructions": "instr"}
 
