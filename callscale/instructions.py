@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+from . import _metered
 from .bounded import terminate_as_interrupt
 
 __all__ = ["MeterUnavailable", "MeterError", "interpreter", "count_instructions", "check_available",
@@ -253,16 +254,6 @@ def _compile_project(root: str) -> None:
         pass
 
 
-def format_modules() -> dict[str, str]:
-    """``{registered parser name: module stem}`` of the built-in parsers (``callscale/parsers/STEM.py``; its
-    renderer is ``callscale/workloads/render/STEM.py``): the child's forks import their own format's
-    modules alone (:func:`callscale._child._import_own`), so a count does not move when another format's
-    module changes."""
-    from callscale import parsers
-
-    return {name: parsers.get(name).__module__.rsplit(".", 1)[-1] for name in parsers.names()}
-
-
 _TOTAL = re.compile(r"^(?:summary|totals):\s*(\d+)", re.MULTILINE)
 _EOF = object()
 _TRIGGER = re.compile(r"^desc: Trigger: Client Request: (.+)$", re.MULTILINE)
@@ -341,23 +332,59 @@ def _kill_live() -> None:
             pass
 
 
-def _write_markers(path: Path, fmt: str, workload: str) -> None:
-    """For a row whose content kind holds format markers (``@markup``, ``@mixed``), the markers of its
-    format, read here once (:func:`callscale.workloads.content.format_markers`) for the fork, which would
-    read every parser module's source under valgrind (seconds a row)."""
-    try:
-        from callscale.workloads import content
+def _row_stems(parser: str) -> list[str]:
+    """The module stems a row's fork imports for ``parser``: a built-in parser's module
+    (``callscale/parsers/STEM.py``) alone; ``[]`` for ``null`` and for plug-ins (imported through
+    :mod:`callscale.plugins` in the fork)."""
+    from callscale import parsers
 
-        if content.needs_markers(workload):
-            path.write_text(json.dumps(list(content.format_markers(fmt))), encoding="utf-8")
-    except Exception:  # an unknown format or workload: the fork reports it when it makes the case
-        pass
+    if parser == "null" or ":" in parser:
+        return []
+    try:
+        module = parsers.get(parser).__module__
+    except KeyError:
+        return []
+    return [module.rsplit(".", 1)[-1]] if module.startswith("callscale.parsers.") else []
+
+
+def _case_file(index: int, workload: str, fmt: str, length: int, chunking: str, seed: int,
+               team: bool) -> tuple[dict, bool]:
+    """One case, made here (natively, not under valgrind) for the metered fork: ``({"index", "length",
+    "deltas", "tools"} or ``{..., "error"}``, whether the chunking is ``detect``)``. A team workload's
+    case is left to the fork (its generator runs there, not in this process)."""
+    from callscale.workloads import make
+    from callscale.workloads.chunking import DETECT, Chunking, parse_chunking
+
+    entry = {"index": f"{index:09d}", "length": length}
+    if team:
+        return entry, False
+    try:
+        case = make(workload, fmt, length, seed)
+        entry.update(deltas=case.deltas(chunking), tools=list(case.tools))
+        split = case.chunking(chunking)
+        return entry, (split if isinstance(split, Chunking) else parse_chunking(str(split))).kind == DETECT
+    except Exception as exc:
+        entry["error"] = f"workload {workload} for {fmt}: {' '.join(f'{type(exc).__name__}: {exc}'.split())}"
+        return entry, False
+
+
+def _cache_environment() -> dict[str, str]:
+    """The caller's variables that say where engines' builds and downloads are cached (``CALLSCALE_CACHE``,
+    ``XDG_CACHE_HOME``, ``HOME``), for a plug-in row's fork (:mod:`callscale.adapters.llamacpp` reads them);
+    a built-in parser's fork never sees them."""
+    return {name: os.environ[name] for name in CACHE_VARIABLES if name in os.environ}
+
+
+#: The caller's environment variables a plug-in row's fork gets (see :func:`_cache_environment`).
+CACHE_VARIABLES = ("CALLSCALE_CACHE", "XDG_CACHE_HOME", "HOME")
 
 
 class _Child:
-    """One callgrind child over a list of items: start, read its protocol lines, stop it."""
+    """One callgrind child over a list of items: write its files, start it, read its protocol lines, stop it."""
 
     def __init__(self, items: Sequence[Item], chunking: str, seed: int, folder: Path) -> None:
+        from callscale.workloads import team
+
         self.items = list(items)
         self.folder = folder
         (folder / "items").mkdir()
@@ -365,21 +392,34 @@ class _Child:
         for index, item in enumerate(self.items):
             rows.setdefault(item[:3], []).append([index, *item])
         self.rows = list(rows.values())
-        for number, row in enumerate(self.rows):  # one file each: a fork reads its own, not the selection
-            fixed = [[f"{entry[0]:09d}", *entry[1:]] for entry in row]  # the same length at any position
-            (folder / "items" / f"{number:06d}").write_text(json.dumps(fixed), encoding="utf-8")
-            _write_markers(folder / "items" / f"{number:06d}.markers", row[0][2], row[0][3])
+        # one file per row, per length and for the row's warm-up case: a fork reads its own, and nothing
+        # of the selection (how many lengths, which others) reaches the state a count starts from
+        for number, row in enumerate(self.rows):
+            parser, fmt, workload = row[0][1:4]
+            name = folder / "items" / f"{number:06d}"
+            made = team.is_team(workload)
+            warm, detect = _case_file(0, workload, fmt, _metered.WARM_LENGTH, chunking, seed, made)
+            (folder / "items" / f"{number:06d}.warm").write_text(json.dumps(warm), encoding="utf-8")
+            for k, (index, *_, length) in enumerate(row):
+                entry = _case_file(index, workload, fmt, length, chunking, seed, made)[0]
+                (folder / "items" / f"{number:06d}.{k:03d}").write_text(json.dumps(entry), encoding="utf-8")
+            (folder / "items" / f"{number:06d}.indexes").write_text(json.dumps([f"{e[0]:09d}" for e in row]))
+            header = {"parser": parser, "format": fmt, "workload": workload, "chunking": chunking, "seed": seed,
+                      "stems": _row_stems(parser), "detect": detect, "make": made, "first": f"{row[0][0]:09d}",
+                      "lengths": f"{len(row):09d}"}
+            name.write_text(json.dumps(header), encoding="utf-8")
         first, caller, plugins = path_links(folder)
-        spec = {"kind": "instructions", "count": len(self.rows), "items": "items", "chunking": chunking,
-                "seed": seed, "path": caller, "plugin_path": plugins, "pth_imports": pth_imports(caller_path()),
-                "format_modules": format_modules()}
+        plugin = {"path": caller, "plugin_path": plugins, "pth_imports": pth_imports(caller_path()),
+                  "environ": _cache_environment()}
+        (folder / "plugin.json").write_text(json.dumps(plugin), encoding="utf-8")
         spec_file = "spec.json"
-        (folder / spec_file).write_text(json.dumps(spec), encoding="utf-8")
+        (folder / spec_file).write_text(json.dumps({"count": len(self.rows), "require_valgrind": True}),
+                                        encoding="utf-8")
         self.out = "cg.%p.out"  # one file per fork (%p: its process id), in the child's folder
         self.err_path = folder / "stderr.txt"
         cmd = [_valgrind(), "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=no",
                f"--callgrind-out-file={self.out}", "--dump-instr=no", "--compress-strings=no",
-               "--compress-pos=no", interpreter(), "-m", "callscale._child", f"@{spec_file}"]
+               "--compress-pos=no", interpreter(), "-S", "-c", _metered.START_CODE, f"@{spec_file}"]
         self.err = open(self.err_path, "wb")
         # its own process group (session), so a stop kills valgrind and anything it started
         self.proc = subprocess.Popen(cmd, env=child_environment(first), cwd=folder, stdin=subprocess.DEVNULL,
@@ -568,12 +608,13 @@ def _kill_fork(pid: int, parent: int) -> None:
 class _Fork:
     """One running fork of the metered child (see :func:`count_items`)."""
 
-    pid: int
+    pid: int  # the row's fork
     index: int  # the item it is on (its row's first until it starts a case)
     streaming: bool  # streaming a case (else importing its parser or making its cases)
     deadline: float  # monotonic seconds
     started: float = 0.0  # monotonic seconds when its case started
     cpu_start: float | None = None  # its CPU seconds then (:func:`callscale.bounded.cpu_seconds`)
+    streamer: int | None = None  # the length fork streaming the case (the row fork's child)
 
 
 def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: float | None = None,
@@ -665,10 +706,8 @@ class _Counting:
         self.killed: set[int] = set()
         self.ended = self.timed_out = False
         self.debug = bool(os.environ.get("CALLSCALE_DEBUG_CHILD"))
-        from ._child import MESSAGES  # here, not at the top: the metered child imports this module
-
         self.handlers: dict[str, Callable[[dict, float], None]] = {
-            kind: getattr(self, f"on_{kind}") for kind in MESSAGES}
+            kind: getattr(self, f"on_{kind}") for kind in _metered.MESSAGES}
 
     def read(self) -> None:
         """Read the child's messages until it closes its output, dispatching each by its kind."""
@@ -708,7 +747,9 @@ class _Counting:
                                            else f"{kind}: not run ({words} at {where})"))
 
     def kill(self, fork: _Fork) -> None:
-        """Stop a fork (the child then reports it ``ended``)."""
+        """Stop a fork and the length fork it waits for (the child then reports it ``ended``)."""
+        if fork.streamer is not None:
+            _kill_fork(fork.streamer, fork.pid)
         _kill_fork(fork.pid, self.child.proc.pid)
         self.killed.add(fork.pid)
 
@@ -743,7 +784,7 @@ class _Counting:
 
         if not fork.streaming or self.timeout is None or fork.cpu_start is None:
             return 0.0
-        used = cpu_seconds(fork.pid)
+        used = cpu_seconds(fork.streamer)
         if used is None:
             return 0.0
         left = self.timeout - (used - fork.cpu_start)
@@ -761,11 +802,11 @@ class _Counting:
     def on_case(self, message: dict, now: float) -> None:
         index = int(message["index"])
         fork = self.forks[self.number_of[index]]
-        fork.index, fork.streaming = index, True
+        fork.index, fork.streaming, fork.streamer = index, True, int(message["pid"])
         fork.deadline = now + (self.timeout if self.timeout is not None else _NO_LIMIT)
         from .bounded import cpu_seconds
 
-        fork.started, fork.cpu_start = now, cpu_seconds(fork.pid)
+        fork.started, fork.cpu_start = now, cpu_seconds(fork.streamer)
 
     def on_done(self, message: dict, now: float) -> None:
         index = int(message["index"])
@@ -774,7 +815,7 @@ class _Counting:
         if answer.get("error") is not None:
             self.settle(item, Counted(error=answer["error"], outcome=answer.get("outcome")))
         else:
-            dumps = self.child.dumps(fork.pid)
+            dumps = self.child.dumps(fork.streamer)
             total, calibration = dumps.get(f"case {index:09d}"), dumps.get("calibration")
             if total is None or calibration is None:
                 self.settle(item, Counted(error=f"callgrind wrote no count for it ({len(dumps)} dumps)"))
