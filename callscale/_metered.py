@@ -31,8 +31,8 @@ Steps:
    ``case`` with its process id, settles the collector (:func:`settle_collector`), counts a toggle
    pair (dump ``calibration``), then the stream alone (a fresh parser, every
    ``parse_streaming_increment``, ``finish``; dump ``case INDEX``), switches instrumentation off,
-   assembles what a client got (:func:`callscale.check.assemble`), writes ``done.INDEX`` and says
-   ``done``. A length fork that dies (a parser's ``os._exit``, a segfault, a kill on timeout) ends
+   writes what the parser returned (:func:`callscale.streaming.plain`, each result's text and calls) to
+   ``done.INDEX`` and says ``done`` (the caller assembles what a client got). A length fork that dies (a parser's ``os._exit``, a segfault, a kill on timeout) ends
    its row fork the same way, and the row's longer lengths are not run.
 
 A parser that prints writes to standard error, not into the protocol (:data:`MESSAGES`, one JSON
@@ -57,7 +57,7 @@ MESSAGES: dict[str, tuple[tuple[str, ...], str]] = {
     "row": (("number", "pid"), "a fork started row NUMBER (the file items/NUMBER) as process PID"),
     "case": (("index", "pid"), "item INDEX's length fork (process PID) starts its streams (a parser's own time "
                                "starts)"),
-    "done": (("index",), "item INDEX is settled: its answer {outcome, error} is in the file done.INDEX"),
+    "done": (("index",), "item INDEX is settled: its answer {results, error} is in the file done.INDEX"),
     "ended": (("number", "status"), "the fork of row NUMBER (negative: a placeholder fork) was waited for; "
                                     "status: its exit status as os.waitstatus_to_exitcode gives it, +000"),
     "end": (("cpu",), "every row ended (cpu: the child's CPU seconds, %012.3f)"),
@@ -276,11 +276,11 @@ class _Run:
         self.out.write(self.line(kind, **fields) + "\n")
         self.out.flush()
 
-    def answer(self, index: str, outcome: dict | None = None, error: str | None = None) -> None:
-        # the answer (an outcome is as long as the case) in a file: each line stays shorter than PIPE_BUF
+    def answer(self, index: str, results: list | None = None, error: str | None = None) -> None:
+        # the answer (the results are as long as the case) in a file: each line stays shorter than PIPE_BUF
         fd = self.open(f"{self.folder}/done.{index}", self.flags, 0o600)
         try:
-            view = memoryview(self.dumps({"outcome": outcome, "error": error}).encode("utf-8"))
+            view = memoryview(self.dumps({"results": results, "error": error}).encode("utf-8"))
             while view:
                 view = view[self.write(fd, view):]
         finally:
@@ -327,7 +327,6 @@ def _row(run: _Run, name: str) -> None:
 
     warm = _made(row, f"{name}.warm")
     requests = run.requests
-    requests.start()
     # a compiled engine's harness that counts its own work (adapters/llamacpp.py) gives its toggle
     collect = getattr(factory, "callscale_collect", None) or requests.collect
     if warm.get("error") is None:
@@ -374,6 +373,7 @@ def _length(run: _Run, row: dict, path: str, factory, collect) -> None:
     case = None
     run.say("case", index=index, pid=f"{os.getpid():09d}")
     settle_collector()
+    requests.start()  # instrumentation on for the count alone (what ran before ran uninstrumented, faster)
     results: list = []
     error = None
     # The collector is off while counting: right after a freeze its long-lived total is 0, so full
@@ -395,11 +395,9 @@ def _length(run: _Run, row: dict, path: str, factory, collect) -> None:
     if error is not None:
         run.answer(index, error=_error(error))
         return
-    from callscale.check import assemble
+    from callscale.streaming import plain
 
-    got = assemble(results, strict=False)
-    run.answer(index, outcome={"content": got.content, "reasoning": got.reasoning,
-                               "calls": [[call.name, call.arguments_text] for call in got.calls]})
+    run.answer(index, results=[plain(result) for result in results])
 
 
 def _ended(run: _Run, wait, pid: int, number: int) -> None:

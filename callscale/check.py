@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from callscale.parsers.jsonscan import strict_loads
+from callscale.streaming import _get
 
 __all__ = ["Outcome", "StreamedCall", "stream", "whole", "assemble", "compare", "differences", "Difference", "KINDS",
            "outcome_of", "ProtocolError", "ResultShapeError", "result_shape", "CheckItem", "CheckResult", "Failure", "run_check", "fault_items",
@@ -100,12 +101,6 @@ def _shaped(result: Any, streaming: bool) -> Any:
     if problem is not None:
         raise ResultShapeError(problem)
     return result
-
-
-def _get(obj: Any, key: str, default: Any = None) -> Any:
-    if isinstance(obj, dict):
-        return obj.get(key, default)
-    return getattr(obj, key, default)
 
 
 @dataclass

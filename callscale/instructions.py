@@ -479,11 +479,20 @@ class _Child:
         return " | ".join([line for line in text.splitlines() if line.strip() and not line.startswith("==")][-n:])
 
     def answer(self, index: int) -> dict:
-        """The answer a fork wrote for item ``index`` (``done.INDEX``: ``{"outcome", "error"}``)."""
+        """What a fork answered for item ``index``: ``{"outcome", "error"}``, the outcome assembled here from
+        the results it wrote (``done.INDEX``: ``{"results", "error"}``, :func:`callscale.streaming.plain`)."""
+        from .check import assemble
+        from .streaming import from_plain
+
         try:
-            return json.loads((self.folder / f"done.{index:09d}").read_text(encoding="utf-8"))
+            answer = json.loads((self.folder / f"done.{index:09d}").read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             return {"error": f"the metered child's answer cannot be read: {exc}"}
+        if answer.get("results") is None:
+            return {"outcome": None, "error": answer.get("error")}
+        got = assemble([from_plain(result) for result in answer["results"]], strict=False)
+        return {"outcome": {"content": got.content, "reasoning": got.reasoning,
+                            "calls": [[call.name, call.arguments_text] for call in got.calls]}, "error": None}
 
     def dumps(self, pid: int | None) -> dict[str, int]:
         """``{label: instructions}`` of the dumps one fork (process id) wrote so far."""

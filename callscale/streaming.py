@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-__all__ = ["NULL", "NullParser", "DetectAndParse"]
+__all__ = ["NULL", "NullParser", "DetectAndParse", "plain", "from_plain"]
 
 NULL = "null"
 """The name of the built-in floor parser (:class:`NullParser`)."""
@@ -54,3 +54,31 @@ class DetectAndParse:
 
     def finish(self, tools=None):
         return None
+
+
+def plain(result: Any) -> list:
+    """One parser result as JSON-able data: ``[normal_text, reasoning_text, [[tool_index, name,
+    parameters], ...]]`` (a result may be an object or a dict; parameters that are not text, as some
+    parsers send a dict, become JSON text). :func:`callscale.check.assemble` reads it back
+    (:func:`from_plain`)."""
+    calls = []
+    for item in _get(result, "calls", None) or ():
+        params = _get(item, "parameters", "") or ""
+        if not isinstance(params, str):
+            import json
+
+            params = json.dumps(params, ensure_ascii=False)
+        calls.append([_get(item, "tool_index"), _get(item, "name"), params])
+    return [_get(result, "normal_text", "") or "", _get(result, "reasoning_text", "") or "", calls]
+
+
+def from_plain(data: list) -> dict:
+    """A result of :func:`plain` as a dict of the contract's fields (what :func:`callscale.check.assemble` reads)."""
+    return {"normal_text": data[0], "reasoning_text": data[1],
+            "calls": [{"tool_index": i, "name": name, "parameters": params} for i, name, params in data[2]]}
+
+
+def _get(obj: Any, key: str, default: Any = None) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(key, default)
+    return getattr(obj, key, default)
