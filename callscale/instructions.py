@@ -109,25 +109,59 @@ def check_available() -> None:
 _FIXED_ENV = {"PYTHONHASHSEED": "0", "LC_ALL": "C.UTF-8", "PYTHONIOENCODING": "utf-8", "PYTHONDONTWRITEBYTECODE": "1"}
 
 
-def child_environment(links: Sequence[str] = ()) -> dict[str, str]:
+def child_environment(links: Sequence[str] = (), pycache: str | None = None) -> dict[str, str]:
     """The metered child's whole environment: fixed, so counts do not move with the caller's.
 
-    The size of the environment block shifts where the child's stack and heap
-    lie, which moves instruction counts by ~0.1% (string copies run a
-    different number of instructions at another alignment). So the child gets
-    only :data:`_FIXED_ENV` and a ``PYTHONPATH``: ``links`` (see
-    :func:`path_links`), else this project's root, the current directory (for
-    ``module:Factory`` parsers) and the caller's ``PYTHONPATH``. Byte-code
-    of this project is compiled here first (:func:`_compile_project`), so
-    every child loads the same ``.pyc`` files instead of the first one
-    compiling them; children write no byte-code (``PYTHONDONTWRITEBYTECODE``),
-    so a plug-in module without a ``.pyc`` is compiled in memory alike on
-    every run instead of differently on the first.
+    The size of the environment block shifts where the child's stack and heap lie, which moves
+    instruction counts by ~0.1%. So the child gets only :data:`_FIXED_ENV`, a ``PYTHONPATH``
+    (``links``: see :func:`path_links`; else this project's root, the current directory and the
+    caller's ``PYTHONPATH``) and, with ``pycache``, ``PYTHONPYCACHEPREFIX`` (the byte-code
+    :func:`compile_for_child` wrote there). Children write no byte-code (``PYTHONDONTWRITEBYTECODE``):
+    a module without it is compiled in memory alike on every run.
     """
-    root = str(Path(__file__).resolve().parent.parent)
-    _compile_project(root)
-    paths = list(links) or [root] + _last_paths()
-    return dict(_FIXED_ENV, PYTHONPATH=os.pathsep.join(dict.fromkeys(paths)))
+    paths = list(links) or [str(Path(__file__).resolve().parent.parent)] + _last_paths()
+    env = dict(_FIXED_ENV, PYTHONPATH=os.pathsep.join(dict.fromkeys(paths)))
+    if pycache is not None:
+        env["PYTHONPYCACHEPREFIX"] = pycache
+    return env
+
+
+#: Compiles each file named in its arguments in a fork of its own (so a file's byte-code does not
+#: depend on the files compiled before it), then the rest of the folder of the first in one go.
+_COMPILER = """import compileall, os, py_compile, sys
+for path in sys.argv[2:]:
+    pid = os.fork()
+    if pid == 0:
+        try:
+            py_compile.compile(path, doraise=True)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+compileall.compile_dir(sys.argv[1], quiet=2)
+"""
+
+
+def compile_for_child(package: str, pycache: str) -> None:
+    """Compile the byte-code the metered child loads, into ``pycache`` (its ``PYTHONPYCACHEPREFIX``), by a
+    fresh interpreter with the child's fixed environment.
+
+    ``package``: this package as the child imports it (``p/00/callscale``, so each code object's file name
+    is the one it is loaded from). Byte-code records whether each string constant was interned when it
+    was compiled, which depends on what the compiling process did before (a 1-character string is one
+    object for the whole process): the same file compiled by a caller that had run asv's suite and by
+    one that had not differed, and moved a count by 2 instructions. So the modules a metered fork
+    imports before it counts (:mod:`callscale._metered` says which) are compiled each from the same
+    fresh state, and nothing is written into the checkout. Failures are left to the child, which then
+    compiles in memory.
+    """
+    first = ["__init__.py", "_metered.py", "streaming.py"]
+    files = [os.path.join(package, name) for name in first]
+    files += sorted(str(p) for p in Path(package, "parsers").glob("*.py"))
+    try:
+        subprocess.run([interpreter(), "-S", "-c", _COMPILER, package, *files], env=child_environment((), pycache),
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+    except (OSError, subprocess.SubprocessError):
+        pass
 
 
 CHILD_FOLDER_PARENT = "/tmp"
@@ -236,22 +270,6 @@ def caller_path() -> list[str]:
     list, so counts still repeat.
     """
     return [p for p in sys.path if p]
-
-
-#: The folder name compiled into this project's byte-code (``co_filename``), the same in every checkout.
-_COMPILED_AS = "/callscale-checkout"
-
-
-def _compile_project(root: str) -> None:
-    """Compile this project's byte-code as if it lay in :data:`_COMPILED_AS` (same file names in any
-    checkout; the import system renames a code object's file to where it was loaded from)."""
-    import compileall
-
-    try:
-        compileall.compile_dir(os.path.join(root, "callscale"), quiet=2, force=True,
-                               ddir=os.path.join(_COMPILED_AS, "callscale"))
-    except OSError:  # a read-only checkout: children compile in memory, alike each time
-        pass
 
 
 _TOTAL = re.compile(r"^(?:summary|totals):\s*(\d+)", re.MULTILINE)
@@ -409,6 +427,7 @@ class _Child:
                       "lengths": f"{len(row):09d}"}
             name.write_text(json.dumps(header), encoding="utf-8")
         first, caller, plugins = path_links(folder)
+        compile_for_child(os.path.join(first[0], "callscale"), str(folder / "c"))
         plugin = {"path": caller, "plugin_path": plugins, "pth_imports": pth_imports(caller_path()),
                   "environ": _cache_environment()}
         (folder / "plugin.json").write_text(json.dumps(plugin), encoding="utf-8")
@@ -422,7 +441,7 @@ class _Child:
                "--compress-pos=no", interpreter(), "-S", "-c", _metered.START_CODE, f"@{spec_file}"]
         self.err = open(self.err_path, "wb")
         # its own process group (session), so a stop kills valgrind and anything it started
-        self.proc = subprocess.Popen(cmd, env=child_environment(first), cwd=folder, stdin=subprocess.DEVNULL,
+        self.proc = subprocess.Popen(cmd, env=child_environment(first, str(folder / "c")), cwd=folder, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=self.err, start_new_session=True,
                                      preexec_fn=_no_address_randomisation)
         _LIVE.add(self)  # so a Ctrl-C in the main thread can stop a child another thread runs
