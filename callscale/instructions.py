@@ -7,25 +7,13 @@ reads, per length, the instructions executed by the streaming work alone
 (every ``parse_streaming_increment`` and the ``finish``), not interpreter
 start-up, imports or workload generation.
 
-How the streaming work is isolated: the child calls a marker function right
-before the first increment and right after ``finish`` (``sys.getswitchinterval``,
-which nothing else in the child calls), and callgrind is told to dump its
-counters on entry to that function's C implementation
-(``--dump-before=sys_getswitchinterval``). Each dump holds the instructions
-since the previous one, so the dump between the two markers of a length is
-that length's streaming count. A last pair of back-to-back markers measures
-the marker's own cost, which is subtracted. This is the same subtraction as
-running the case twice (once stopping before the first increment) but takes
-one child process per format (for all its parsers, workloads and lengths)
-instead of two per case.
-
-Counts repeat exactly for the same interpreter binary, code, inputs and
-directory: ``PYTHONHASHSEED=0`` fixes string hashing, valgrind loads
-programs at fixed addresses, and the child's environment is fixed (its size
-alone moves counts by ~0.1%; see :func:`child_environment`). The child
-imports what the caller can: it gets the caller's ``sys.path`` (a
-virtualenv's site-packages included, see :func:`caller_path`) in its
-argument, not in its environment.
+How: the cases are made here and written to files; one callgrind child
+(:mod:`callscale._metered`, started by a clean exec with a fixed environment:
+:func:`child_environment`) forks once per row and once per length, and counts
+one stream with callgrind's counting toggled on around it alone (a client
+request); a calibration pair of toggles is subtracted. A count depends on the
+parser's modules and the case, not on the caller (docs/exact.md, "Why the
+counts repeat").
 
 Errors: :class:`MeterUnavailable` when valgrind is missing or the interpreter
 is not a traceable ELF binary (message says how to fix it);
@@ -128,7 +116,9 @@ def child_environment(links: Sequence[str] = (), pycache: str | None = None) -> 
 
 #: Compiles each file named in its arguments in a fork of its own (so a file's byte-code does not
 #: depend on the files compiled before it), then the rest of the folder of the first in one go.
-_COMPILER = """import compileall, os, py_compile, sys
+_COMPILER = """import sys
+del sys.path[0]
+import compileall, os, py_compile
 for path in sys.argv[2:]:
     pid = os.fork()
     if pid == 0:
@@ -141,12 +131,13 @@ compileall.compile_dir(sys.argv[1], quiet=2)
 """
 
 
-def compile_for_child(package: str, pycache: str) -> None:
+def compile_for_child(package: str, pycache: str, links: Sequence[str]) -> None:
     """Compile the byte-code the metered child loads, into ``pycache`` (its ``PYTHONPYCACHEPREFIX``), by a
     fresh interpreter with the child's fixed environment.
 
     ``package``: this package as the child imports it (``p/00/callscale``, so each code object's file name
-    is the one it is loaded from). Byte-code records whether each string constant was interned when it
+    is the one it is loaded from); ``links``: the child's ``PYTHONPATH`` (:func:`path_links`): the
+    compiler runs with the child's environment, in the child's folder, with no working folder on its path. Byte-code records whether each string constant was interned when it
     was compiled, which depends on what the compiling process did before (a 1-character string is one
     object for the whole process): the same file compiled by a caller that had run asv's suite and by
     one that had not differed, and moved a count by 2 instructions. So the modules a metered fork
@@ -154,12 +145,12 @@ def compile_for_child(package: str, pycache: str) -> None:
     fresh state, and nothing is written into the checkout. Failures are left to the child, which then
     compiles in memory.
     """
-    first = ["__init__.py", "_metered.py", "streaming.py"]
-    files = [os.path.join(package, name) for name in first]
-    files += sorted(str(p) for p in Path(package, "parsers").glob("*.py"))
+    linked = os.path.join(os.path.dirname(os.path.dirname(package)), "pk")  # p/pk (see path_links)
+    files = [os.path.join(package, name) for name in ("__init__.py", "_metered.py")]
+    files += [os.path.join(linked, "streaming.py")] + sorted(str(p) for p in Path(linked, "parsers").glob("*.py"))
     try:
-        subprocess.run([interpreter(), "-S", "-c", _COMPILER, package, *files], env=child_environment((), pycache),
-                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+        subprocess.run([interpreter(), "-S", "-c", _COMPILER, linked, *files], env=child_environment(links, pycache),
+                       cwd=os.path.dirname(os.path.dirname(os.path.dirname(package))), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
     except (OSError, subprocess.SubprocessError):
         pass
 
@@ -210,7 +201,12 @@ def path_links(folder: Path) -> tuple[list[str], list[str], list[str]]:
     own = base / "00"
     own.mkdir()
     package = Path(__file__).resolve().parent
-    os.symlink(package, own / "callscale")
+    # the child's first import path holds the two files it starts from; every other module of the package
+    # it loads by name from the link p/pk (_metered.PackageFinder), listing no folder of the checkout
+    (own / "callscale").mkdir()
+    for name in ("__init__.py", "_metered.py"):
+        os.symlink(package / name, own / "callscale" / name)
+    os.symlink(package, base / "pk")
     last = _last_paths()
     entries = [p for p in dict.fromkeys(caller_path() + last) if p]
     names = {}
@@ -427,7 +423,7 @@ class _Child:
                       "lengths": f"{len(row):09d}"}
             name.write_text(json.dumps(header), encoding="utf-8")
         first, caller, plugins = path_links(folder)
-        compile_for_child(os.path.join(first[0], "callscale"), str(folder / "c"))
+        compile_for_child(os.path.join(first[0], "callscale"), str(folder / "c"), first)
         plugin = {"path": caller, "plugin_path": plugins, "pth_imports": pth_imports(caller_path()),
                   "environ": _cache_environment()}
         (folder / "plugin.json").write_text(json.dumps(plugin), encoding="utf-8")
