@@ -97,21 +97,18 @@ def check_available() -> None:
 _FIXED_ENV = {"PYTHONHASHSEED": "0", "LC_ALL": "C.UTF-8", "PYTHONIOENCODING": "utf-8", "PYTHONDONTWRITEBYTECODE": "1"}
 
 
-def child_environment(links: Sequence[str] = (), pycache: str | None = None) -> dict[str, str]:
+def child_environment(links: Sequence[str] = ()) -> dict[str, str]:
     """The metered child's whole environment: fixed, so counts do not move with the caller's.
 
     The size of the environment block shifts where the child's stack and heap lie, which moves
-    instruction counts by ~0.1%. So the child gets only :data:`_FIXED_ENV`, a ``PYTHONPATH``
+    instruction counts by ~0.1%. So the child gets only :data:`_FIXED_ENV` and a ``PYTHONPATH``
     (``links``: see :func:`path_links`; else this project's root, the current directory and the
-    caller's ``PYTHONPATH``) and, with ``pycache``, ``PYTHONPYCACHEPREFIX`` (the byte-code
-    :func:`compile_for_child` wrote there). Children write no byte-code (``PYTHONDONTWRITEBYTECODE``):
-    a module without it is compiled in memory alike on every run.
+    caller's ``PYTHONPATH``). Children write no byte-code (``PYTHONDONTWRITEBYTECODE``): what they load
+    was compiled by :func:`compile_for_child`, and a module without it is compiled in memory alike on
+    every run.
     """
     paths = list(links) or [str(Path(__file__).resolve().parent.parent)] + _last_paths()
-    env = dict(_FIXED_ENV, PYTHONPATH=os.pathsep.join(dict.fromkeys(paths)))
-    if pycache is not None:
-        env["PYTHONPYCACHEPREFIX"] = pycache
-    return env
+    return dict(_FIXED_ENV, PYTHONPATH=os.pathsep.join(dict.fromkeys(paths)))
 
 
 #: Compiles each file named in its arguments in a fork of its own (so a file's byte-code does not
@@ -131,8 +128,8 @@ compileall.compile_dir(sys.argv[1], quiet=2)
 """
 
 
-def compile_for_child(package: str, pycache: str, links: Sequence[str]) -> None:
-    """Compile the byte-code the metered child loads, into ``pycache`` (its ``PYTHONPYCACHEPREFIX``), by a
+def compile_for_child(package: str, links: Sequence[str]) -> None:
+    """Compile the byte-code the metered child loads (into the package's ``__pycache__`` folders), by a
     fresh interpreter with the child's fixed environment.
 
     ``package``: this package as the child imports it (``p/00/callscale``, so each code object's file name
@@ -142,14 +139,14 @@ def compile_for_child(package: str, pycache: str, links: Sequence[str]) -> None:
     object for the whole process): the same file compiled by a caller that had run asv's suite and by
     one that had not differed, and moved a count by 2 instructions. So the modules a metered fork
     imports before it counts (:mod:`callscale._metered` says which) are compiled each from the same
-    fresh state, and nothing is written into the checkout. Failures are left to the child, which then
-    compiles in memory.
+    fresh state, every run. Failures (a read-only checkout) are left to the child, which then compiles
+    in memory, alike on every run.
     """
     linked = os.path.join(os.path.dirname(os.path.dirname(package)), "pk")  # p/pk (see path_links)
     files = [os.path.join(package, name) for name in ("__init__.py", "_metered.py")]
     files += [os.path.join(linked, "streaming.py")] + sorted(str(p) for p in Path(linked, "parsers").glob("*.py"))
     try:
-        subprocess.run([interpreter(), "-S", "-c", _COMPILER, linked, *files], env=child_environment(links, pycache),
+        subprocess.run([interpreter(), "-S", "-c", _COMPILER, linked, *files], env=child_environment(links),
                        cwd=os.path.dirname(os.path.dirname(os.path.dirname(package))), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
     except (OSError, subprocess.SubprocessError):
         pass
@@ -423,7 +420,7 @@ class _Child:
                       "lengths": f"{len(row):09d}"}
             name.write_text(json.dumps(header), encoding="utf-8")
         first, caller, plugins = path_links(folder)
-        compile_for_child(os.path.join(first[0], "callscale"), str(folder / "c"), first)
+        compile_for_child(os.path.join(first[0], "callscale"), first)
         plugin = {"path": caller, "plugin_path": plugins, "pth_imports": pth_imports(caller_path()),
                   "environ": _cache_environment()}
         (folder / "plugin.json").write_text(json.dumps(plugin), encoding="utf-8")
@@ -437,7 +434,7 @@ class _Child:
                "--compress-pos=no", interpreter(), "-S", "-c", _metered.START_CODE, f"@{spec_file}"]
         self.err = open(self.err_path, "wb")
         # its own process group (session), so a stop kills valgrind and anything it started
-        self.proc = subprocess.Popen(cmd, env=child_environment(first, str(folder / "c")), cwd=folder, stdin=subprocess.DEVNULL,
+        self.proc = subprocess.Popen(cmd, env=child_environment(first), cwd=folder, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=self.err, start_new_session=True,
                                      preexec_fn=_no_address_randomisation)
         _LIVE.add(self)  # so a Ctrl-C in the main thread can stop a child another thread runs
