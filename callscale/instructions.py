@@ -111,21 +111,30 @@ def child_environment(links: Sequence[str] = ()) -> dict[str, str]:
     return dict(_FIXED_ENV, PYTHONPATH=os.pathsep.join(dict.fromkeys(paths)))
 
 
+#: The folder name compiled into the child's byte-code (its code objects' file name), never the one it is
+#: loaded from: the import system then renames every code object's file at load, alike in every run
+#: (a ``.pyc`` written by another run's compiler, under that run's folder name, is loaded alike).
+_COMPILED_AS = "/callscale-checkout/callscale"
+
 #: Compiles each file named in its arguments in a fork of its own (so a file's byte-code does not
-#: depend on the files compiled before it), then the rest of the folder of the first in one go.
+#: depend on the files compiled before it), then the rest of the package in one go. argv: the package
+#: as the child imports its modules (``p/pk``), the folder the child starts from (``p/00/callscale``),
+#: the files.
 _COMPILER = """import sys
 del sys.path[0]
 import compileall, os, py_compile
-for path in sys.argv[2:]:
+linked, own = sys.argv[1], sys.argv[2]
+for path in sys.argv[3:]:
     pid = os.fork()
     if pid == 0:
         try:
-            py_compile.compile(path, doraise=True)
+            name = os.path.relpath(path, linked if path.startswith(linked + os.sep) else own)
+            py_compile.compile(path, dfile=os.path.join(%r, name), doraise=True)
         finally:
             os._exit(0)
     os.waitpid(pid, 0)
-compileall.compile_dir(sys.argv[1], quiet=2)
-"""
+compileall.compile_dir(linked, quiet=2, ddir=%r)
+""" % (_COMPILED_AS, _COMPILED_AS)
 
 
 def compile_for_child(package: str, links: Sequence[str]) -> None:
@@ -146,7 +155,7 @@ def compile_for_child(package: str, links: Sequence[str]) -> None:
     files = [os.path.join(package, name) for name in ("__init__.py", "_metered.py")]
     files += [os.path.join(linked, "streaming.py")] + sorted(str(p) for p in Path(linked, "parsers").glob("*.py"))
     try:
-        subprocess.run([interpreter(), "-S", "-c", _COMPILER, linked, *files], env=child_environment(links),
+        subprocess.run([interpreter(), "-S", "-c", _COMPILER, linked, package, *files], env=child_environment(links),
                        cwd=os.path.dirname(os.path.dirname(os.path.dirname(package))), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
     except (OSError, subprocess.SubprocessError):
         pass
