@@ -338,18 +338,11 @@ def _row(run: _Run, name: str) -> None:
             _answer_all(run, name, _error(exc))
             return
     warm = None
-    wait, fork = os.waitpid, os.fork
+    # a placeholder length fork first: every length's fork then starts after the same fork-and-wait
+    # (its process id and status objects allocated and freed), the first as the third
+    _length_fork(run, row, name, -1, factory, collect)
     for k in range(int(row["lengths"])):
-        pid = fork()
-        if pid == 0:
-            code = 0
-            try:
-                _length(run, row, f"{name}.{k:03d}", factory, collect)
-            except BaseException:
-                code = 70
-            finally:
-                os._exit(code)
-        status = os.waitstatus_to_exitcode(wait(pid, 0)[1])
+        status = _length_fork(run, row, name, k, factory, collect)
         if status < 0:  # killed (a timeout) or crashed: the row fork ends the same way
             import signal
 
@@ -357,6 +350,23 @@ def _row(run: _Run, name: str) -> None:
             os.kill(os.getpid(), -status)
         if status != 0:
             os._exit(status)
+
+
+def _length_fork(run: _Run, row: dict, name: str, k: int, factory, collect) -> int:
+    """Fork, count length ``k`` of the row in the fork (``-1``: a placeholder that ends at once), wait for
+    it; its exit status (:func:`os.waitstatus_to_exitcode`). Every object this allocates is freed when it
+    returns, so each call leaves the row fork as the one before it did."""
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            if k >= 0:
+                _length(run, row, f"{name}.{k:03d}", factory, collect)
+        except BaseException:
+            code = 70
+        finally:
+            os._exit(code)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
 
 
 def _length(run: _Run, row: dict, path: str, factory, collect) -> None:
