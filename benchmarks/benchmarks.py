@@ -27,12 +27,16 @@ failed.
   not a new interpreter. Without valgrind, or at a commit without the
   instruction meter, every parameter is skipped (``n/a``).
 - ``ScalingExponent.track_scaling_exponent``: the fitted scaling exponent
-  per parser, workload and meter (least-squares slope of log cost on log
-  length, :func:`callscale.fit.exponent`), so asv's regression detection
-  flags the commit where an exponent jumps. Meter ``time``: process seconds
-  at 4k, 16k, 64k characters; meter ``instructions``: callgrind instruction
-  counts of the streaming alone at 1k-8k (needs valgrind; about 15 s of CPU
-  per parser and workload). The environment variable ``CALLSCALE_METER``
+  per parser, workload and meter, as ``callscale gate`` and ``callscale history``
+  fit it (:func:`callscale.fit.exponent`: least-squares slope of log cost on
+  log length of the case's text, :func:`callscale.workloads.catalog.text_lengths`),
+  so asv's regression detection flags the commit where an exponent jumps.
+  Meter ``time``: process seconds at 4k, 16k, 64k characters; meter
+  ``instructions``: the counts of ``InstructionCount`` (``INSTRUCTION_LENGTHS``,
+  taken once in ``setup_cache``), so this series and ``callscale history`` show
+  one figure for one set of counts (the gate's, at its own lengths, 4k-64k by
+  default, reads higher for a quadratic parser: a call's fixed cost flattens
+  small lengths). The environment variable ``CALLSCALE_METER``
   (comma-separated, default ``time``) says which meters run; the others are
   skipped, so each meter keeps its own series in the results.
 - ``ModelStreamTime.time_stream`` and ``ModelInstructionCount.track_instructions``:
@@ -64,8 +68,8 @@ METERS = ["time", "instructions"]
 #: Call lengths in characters of the exact series (``InstructionCount``); three, 4x apart, so
 #: ``callscale history`` fits an exponent per commit from them.
 INSTRUCTION_LENGTHS = [512, 2048, 8192]
-#: Lengths (characters) the exponent is fitted over, per meter (instructions: small, exact).
-FIT_LENGTHS = {"time": list(_SETTINGS.lengths), "instructions": [1024, 2048, 4096, 8192]}
+#: Lengths (characters) the exponent is fitted over, per meter (instructions: the exact series' own).
+FIT_LENGTHS = {"time": list(_SETTINGS.lengths), "instructions": INSTRUCTION_LENGTHS}
 #: Process-time runs per length for the ``time`` exponent; the minimum counts.
 FIT_REPEATS = _SETTINGS.repeats
 
@@ -267,7 +271,14 @@ class ScalingExponent:
     param_names = ["parser", "workload", "meter"]
     timeout = 900
 
-    def setup(self, parser, workload, meter):
+    def setup_cache(self):
+        if "instructions" not in selected_meters():
+            return {"unavailable": "meter instructions not selected (CALLSCALE_METER)"}
+        return _count_all()
+
+    setup_cache.timeout = 1800
+
+    def setup(self, cache, parser, workload, meter):
         if meter not in selected_meters():
             raise NotImplementedError(f"meter {meter} not selected (CALLSCALE_METER)")
         self.measure, self.exponent = _harness("measure", "exponent")
@@ -275,27 +286,23 @@ class ScalingExponent:
         # skip fast when the parser or workload is missing here
         _case(parser, workload, self.lengths[0])
         if meter == "instructions":
-            try:
-                from callscale.instructions import MeterUnavailable, check_available, count_instructions
-            except ImportError as exc:
-                raise NotImplementedError(f"no instruction meter at this commit: {exc}") from None
-            try:
-                check_available()
-            except MeterUnavailable as exc:
-                raise NotImplementedError(str(exc)) from None
-            self.count_instructions = count_instructions
+            InstructionCount.setup(self, cache, parser, workload, self.lengths[0])
 
-    def track_scaling_exponent(self, parser, workload, meter):
+    def track_scaling_exponent(self, cache, parser, workload, meter):
+        cases = [_case(parser, workload, length)[1] for length in self.lengths]
         if meter == "instructions":
-            counts = self.count_instructions(parser, parser, workload, self.lengths, CHUNKING)
-            return float(self.exponent(self.lengths, [counts[n] for n in self.lengths]))
+            counts = [cache["counts"][parser, workload, n] for n in self.lengths]
+            failed = [c for c in counts if isinstance(c, str)]
+            if failed:
+                raise RuntimeError(failed[0])
+            return float(self.exponent([len(case.text) for case in cases], counts))
         seconds = []
-        for length in self.lengths:
-            factory, case = _case(parser, workload, length)
+        factory = _case(parser, workload, self.lengths[0])[0]
+        for case in cases:
             m = self.measure(factory, case, CHUNKING, repeats=FIT_REPEATS, latency=False, memory=False)
             if m.error:
                 raise RuntimeError(m.error)
             seconds.append(m.seconds)
-        return float(self.exponent(self.lengths, seconds))
+        return float(self.exponent([len(case.text) for case in cases], seconds))
 
     track_scaling_exponent.unit = "exponent"

@@ -302,12 +302,15 @@ def _commits(series: pd.DataFrame) -> list[str]:
 
 def exponents(series: pd.DataFrame, threshold: float, rules: dict | None = None) -> pd.DataFrame:
     """Per commit, parser and workload: ``exponent`` and ``verdict`` of :func:`callscale.fit.fit`
-    over the lengths measured (instruction counts), with ``date``; sorted by date. ``rules``: the
+    over the lengths measured (instruction counts), with ``date``; sorted by date. The exponent is the
+    gate's: fitted on each case's text length (:func:`_text_lengths`), so the same counts give the same
+    figure here, in ``gate`` and in asv's ``track_scaling_exponent``. ``rules``: the
     projection rule's keyword arguments of :func:`callscale.fit.fit` (``reference_length``,
     ``projection_factor``; default: its defaults)."""
     rows = []
     for (commit, parser, workload), group in series.groupby(["commit", "parser", "workload"], sort=False):
-        result = fitting.fit(list(group["length"]), list(group["instructions"]), threshold, **(rules or {}))
+        lengths = _text_lengths(workload, parser, list(group["length"]))
+        result = fitting.fit(lengths, list(group["instructions"]), threshold, **(rules or {}))
         rows.append({"commit": commit, "date": group["date"].iloc[0], "parser": parser, "workload": workload,
                      "exponent": result.exponent, "verdict": result.verdict, "steepest": result.steepest,
                      "projection_ratio": result.projection_ratio})
@@ -315,6 +318,18 @@ def exponents(series: pd.DataFrame, threshold: float, rules: dict | None = None)
     order = {c: i for i, c in enumerate(_commits(series))}
     return out.sort_values(["parser", "workload"], kind="stable").sort_values(
         "commit", key=lambda s: s.map(order), kind="stable").reset_index(drop=True)
+
+
+def _text_lengths(workload: str, fmt: str, lengths: list) -> list:
+    """The text lengths of the cases asv counted (:func:`callscale.workloads.catalog.text_lengths`, from this
+    checkout's workloads: the same as at the commit measured where the workloads did not change); the
+    requested lengths where this checkout cannot make the case (a format or workload it does not know)."""
+    from .workloads.catalog import text_lengths
+
+    try:
+        return text_lengths(workload, fmt, [int(n) for n in lengths])
+    except Exception:
+        return lengths
 
 
 def verdict_changes(fits: pd.DataFrame) -> pd.DataFrame:
@@ -569,7 +584,9 @@ def write(out: Path | str, results_dir: Path | str, threshold: float, factor: fl
 <p>{len(commits)} commit{'' if len(commits) == 1 else 's'} ({commits['date'].iloc[0]:%Y-%m-%d} to {commits['date'].iloc[-1]:%Y-%m-%d}),
 {series['parser'].nunique()} parsers, {series['workload'].nunique()} workloads, lengths
 {', '.join(str(n) for n in sorted(series['length'].unique()))} characters; callgrind instruction counts of
-streaming (<code>{html.escape(benchmark)}</code>). Exponent: least-squares slope of log instructions on log length;
+streaming (<code>{html.escape(benchmark)}</code>). Exponent: least-squares slope of log instructions on log length
+of the case's text, over these lengths (<code>callscale.fit.exponent</code>, as <code>callscale gate</code> fits it over
+its own lengths, 4k-64k by default: small lengths read lower, a call's fixed cost flattening them);
 verdict as <code>callscale gate</code>, threshold {threshold:g}.
 At the last commit: {'<span class="fail">' + str(len(failing)) + ' failing</span>' if len(failing) else 'every verdict ok'}.</p>
 <h2>Verdict changes</h2>

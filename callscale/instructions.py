@@ -7,25 +7,13 @@ reads, per length, the instructions executed by the streaming work alone
 (every ``parse_streaming_increment`` and the ``finish``), not interpreter
 start-up, imports or workload generation.
 
-How the streaming work is isolated: the child calls a marker function right
-before the first increment and right after ``finish`` (``sys.getswitchinterval``,
-which nothing else in the child calls), and callgrind is told to dump its
-counters on entry to that function's C implementation
-(``--dump-before=sys_getswitchinterval``). Each dump holds the instructions
-since the previous one, so the dump between the two markers of a length is
-that length's streaming count. A last pair of back-to-back markers measures
-the marker's own cost, which is subtracted. This is the same subtraction as
-running the case twice (once stopping before the first increment) but takes
-one child process per format (for all its parsers, workloads and lengths)
-instead of two per case.
-
-Counts repeat exactly for the same interpreter binary, code, inputs and
-directory: ``PYTHONHASHSEED=0`` fixes string hashing, valgrind loads
-programs at fixed addresses, and the child's environment is fixed (its size
-alone moves counts by ~0.1%; see :func:`child_environment`). The child
-imports what the caller can: it gets the caller's ``sys.path`` (a
-virtualenv's site-packages included, see :func:`caller_path`) in its
-argument, not in its environment.
+How: the cases are made here and written to files; one callgrind child
+(:mod:`callscale._metered`, started by a clean exec with a fixed environment:
+:func:`child_environment`) forks once per row and once per length, and counts
+one stream with callgrind's counting toggled on around it alone (a client
+request); a calibration pair of toggles is subtracted. A count depends on the
+parser's modules and the case, not on the caller (docs/exact.md, "Why the
+counts repeat").
 
 Errors: :class:`MeterUnavailable` when valgrind is missing or the interpreter
 is not a traceable ELF binary (message says how to fix it);
@@ -48,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+from . import _metered
 from .adapters.protocol import counted_elsewhere
 from .bounded import terminate_as_interrupt
 
@@ -112,22 +101,65 @@ _FIXED_ENV = {"PYTHONHASHSEED": "0", "LC_ALL": "C.UTF-8", "PYTHONIOENCODING": "u
 def child_environment(links: Sequence[str] = ()) -> dict[str, str]:
     """The metered child's whole environment: fixed, so counts do not move with the caller's.
 
-    The size of the environment block shifts where the child's stack and heap
-    lie, which moves instruction counts by ~0.1% (string copies run a
-    different number of instructions at another alignment). So the child gets
-    only :data:`_FIXED_ENV` and a ``PYTHONPATH``: ``links`` (see
-    :func:`path_links`), else this project's root, the current directory (for
-    ``module:Factory`` parsers) and the caller's ``PYTHONPATH``. Byte-code
-    of this project is compiled here first (:func:`_compile_project`), so
-    every child loads the same ``.pyc`` files instead of the first one
-    compiling them; children write no byte-code (``PYTHONDONTWRITEBYTECODE``),
-    so a plug-in module without a ``.pyc`` is compiled in memory alike on
-    every run instead of differently on the first.
+    The size of the environment block shifts where the child's stack and heap lie, which moves
+    instruction counts by ~0.1%. So the child gets only :data:`_FIXED_ENV` and a ``PYTHONPATH``
+    (``links``: see :func:`path_links`; else this project's root, the current directory and the
+    caller's ``PYTHONPATH``). Children write no byte-code (``PYTHONDONTWRITEBYTECODE``): what they load
+    was compiled by :func:`compile_for_child`, and a module without it is compiled in memory alike on
+    every run.
     """
-    root = str(Path(__file__).resolve().parent.parent)
-    _compile_project(root)
-    paths = list(links) or [root] + _last_paths()
+    paths = list(links) or [str(Path(__file__).resolve().parent.parent)] + _last_paths()
     return dict(_FIXED_ENV, PYTHONPATH=os.pathsep.join(dict.fromkeys(paths)))
+
+
+#: The folder name compiled into the child's byte-code (its code objects' file name), never the one it is
+#: loaded from: the import system then renames every code object's file at load, alike in every run
+#: (a ``.pyc`` written by another run's compiler, under that run's folder name, is loaded alike).
+_COMPILED_AS = "/callscale-checkout/callscale"
+
+#: Compiles each file named in its arguments in a fork of its own (so a file's byte-code does not
+#: depend on the files compiled before it), then the rest of the package in one go. argv: the package
+#: as the child imports its modules (``p/pk``), the folder the child starts from (``p/00/callscale``),
+#: the files.
+_COMPILER = """import sys
+del sys.path[0]
+import compileall, os, py_compile
+linked, own = sys.argv[1], sys.argv[2]
+for path in sys.argv[3:]:
+    pid = os.fork()
+    if pid == 0:
+        try:
+            name = os.path.relpath(path, linked if path.startswith(linked + os.sep) else own)
+            py_compile.compile(path, dfile=os.path.join(%r, name), doraise=True)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+compileall.compile_dir(linked, quiet=2, ddir=%r)
+""" % (_COMPILED_AS, _COMPILED_AS)
+
+
+def compile_for_child(package: str, links: Sequence[str]) -> None:
+    """Compile the byte-code the metered child loads (into the package's ``__pycache__`` folders), by a
+    fresh interpreter with the child's fixed environment.
+
+    ``package``: this package as the child imports it (``p/00/callscale``, so each code object's file name
+    is the one it is loaded from); ``links``: the child's ``PYTHONPATH`` (:func:`path_links`): the
+    compiler runs with the child's environment, in the child's folder, with no working folder on its path. Byte-code records whether each string constant was interned when it
+    was compiled, which depends on what the compiling process did before (a 1-character string is one
+    object for the whole process): the same file compiled by a caller that had run asv's suite and by
+    one that had not differed, and moved a count by 2 instructions. So the modules a metered fork
+    imports before it counts (:mod:`callscale._metered` says which) are compiled each from the same
+    fresh state, every run. Failures (a read-only checkout) are left to the child, which then compiles
+    in memory, alike on every run.
+    """
+    linked = os.path.join(os.path.dirname(os.path.dirname(package)), "pk")  # p/pk (see path_links)
+    files = [os.path.join(package, name) for name in ("__init__.py", "_metered.py")]
+    files += [os.path.join(linked, "streaming.py")] + sorted(str(p) for p in Path(linked, "parsers").glob("*.py"))
+    try:
+        subprocess.run([interpreter(), "-S", "-c", _COMPILER, linked, package, *files], env=child_environment(links),
+                       cwd=os.path.dirname(os.path.dirname(os.path.dirname(package))), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+    except (OSError, subprocess.SubprocessError):
+        pass
 
 
 CHILD_FOLDER_PARENT = "/tmp"
@@ -176,7 +208,12 @@ def path_links(folder: Path) -> tuple[list[str], list[str], list[str]]:
     own = base / "00"
     own.mkdir()
     package = Path(__file__).resolve().parent
-    os.symlink(package, own / "callscale")
+    # the child's first import path holds the two files it starts from; every other module of the package
+    # it loads by name from the link p/pk (_metered.PackageFinder), listing no folder of the checkout
+    (own / "callscale").mkdir()
+    for name in ("__init__.py", "_metered.py"):
+        os.symlink(package / name, own / "callscale" / name)
+    os.symlink(package, base / "pk")
     last = _last_paths()
     entries = [p for p in dict.fromkeys(caller_path() + last) if p]
     names = {}
@@ -236,32 +273,6 @@ def caller_path() -> list[str]:
     list, so counts still repeat.
     """
     return [p for p in sys.path if p]
-
-
-#: The folder name compiled into this project's byte-code (``co_filename``), the same in every checkout.
-_COMPILED_AS = "/callscale-checkout"
-
-
-def _compile_project(root: str) -> None:
-    """Compile this project's byte-code as if it lay in :data:`_COMPILED_AS` (same file names in any
-    checkout; the import system renames a code object's file to where it was loaded from)."""
-    import compileall
-
-    try:
-        compileall.compile_dir(os.path.join(root, "callscale"), quiet=2, force=True,
-                               ddir=os.path.join(_COMPILED_AS, "callscale"))
-    except OSError:  # a read-only checkout: children compile in memory, alike each time
-        pass
-
-
-def format_modules() -> dict[str, str]:
-    """``{registered parser name: module stem}`` of the built-in parsers (``callscale/parsers/STEM.py``; its
-    renderer is ``callscale/workloads/render/STEM.py``): the child's forks import their own format's
-    modules alone (:func:`callscale._child._import_own`), so a count does not move when another format's
-    module changes."""
-    from callscale import parsers
-
-    return {name: parsers.get(name).__module__.rsplit(".", 1)[-1] for name in parsers.names()}
 
 
 _TOTAL = re.compile(r"^(?:summary|totals):\s*(\d+)", re.MULTILINE)
@@ -342,23 +353,59 @@ def _kill_live() -> None:
             pass
 
 
-def _write_markers(path: Path, fmt: str, workload: str) -> None:
-    """For a row whose content kind holds format markers (``@markup``, ``@mixed``), the markers of its
-    format, read here once (:func:`callscale.workloads.content.format_markers`) for the fork, which would
-    read every parser module's source under valgrind (seconds a row)."""
-    try:
-        from callscale.workloads import content
+def _row_stems(parser: str) -> list[str]:
+    """The module stems a row's fork imports for ``parser``: a built-in parser's module
+    (``callscale/parsers/STEM.py``) alone; ``[]`` for ``null`` and for plug-ins (imported through
+    :mod:`callscale.plugins` in the fork)."""
+    from callscale import parsers
 
-        if content.needs_markers(workload):
-            path.write_text(json.dumps(list(content.format_markers(fmt))), encoding="utf-8")
-    except Exception:  # an unknown format or workload: the fork reports it when it makes the case
-        pass
+    if parser == "null" or ":" in parser:
+        return []
+    try:
+        module = parsers.get(parser).__module__
+    except KeyError:
+        return []
+    return [module.rsplit(".", 1)[-1]] if module.startswith("callscale.parsers.") else []
+
+
+def _case_file(index: int, workload: str, fmt: str, length: int, chunking: str, seed: int,
+               team: bool) -> tuple[dict, bool]:
+    """One case, made here (natively, not under valgrind) for the metered fork: ``({"index", "length",
+    "deltas", "tools"} or ``{..., "error"}``, whether the chunking is ``detect``)``. A team workload's
+    case is left to the fork (its generator runs there, not in this process)."""
+    from callscale.workloads import make
+    from callscale.workloads.chunking import DETECT, Chunking, parse_chunking
+
+    entry = {"index": f"{index:09d}", "length": length}
+    if team:
+        return entry, False
+    try:
+        case = make(workload, fmt, length, seed)
+        entry.update(deltas=case.deltas(chunking), tools=list(case.tools))
+        split = case.chunking(chunking)
+        return entry, (split if isinstance(split, Chunking) else parse_chunking(str(split))).kind == DETECT
+    except Exception as exc:
+        entry["error"] = f"workload {workload} for {fmt}: {' '.join(f'{type(exc).__name__}: {exc}'.split())}"
+        return entry, False
+
+
+def _cache_environment() -> dict[str, str]:
+    """The caller's variables that say where engines' builds and downloads are cached (``CALLSCALE_CACHE``,
+    ``XDG_CACHE_HOME``, ``HOME``), for a plug-in row's fork (a compiled engine's harness in :mod:`callscale.adapters` reads them);
+    a built-in parser's fork never sees them."""
+    return {name: os.environ[name] for name in CACHE_VARIABLES if name in os.environ}
+
+
+#: The caller's environment variables a plug-in row's fork gets (see :func:`_cache_environment`).
+CACHE_VARIABLES = ("CALLSCALE_CACHE", "XDG_CACHE_HOME", "HOME")
 
 
 class _Child:
-    """One callgrind child over a list of items: start, read its protocol lines, stop it."""
+    """One callgrind child over a list of items: write its files, start it, read its protocol lines, stop it."""
 
     def __init__(self, items: Sequence[Item], chunking: str, seed: int, folder: Path) -> None:
+        from callscale.workloads import team
+
         self.items = list(items)
         self.folder = folder
         (folder / "items").mkdir()
@@ -366,21 +413,35 @@ class _Child:
         for index, item in enumerate(self.items):
             rows.setdefault(item[:3], []).append([index, *item])
         self.rows = list(rows.values())
-        for number, row in enumerate(self.rows):  # one file each: a fork reads its own, not the selection
-            fixed = [[f"{entry[0]:09d}", *entry[1:]] for entry in row]  # the same length at any position
-            (folder / "items" / f"{number:06d}").write_text(json.dumps(fixed), encoding="utf-8")
-            _write_markers(folder / "items" / f"{number:06d}.markers", row[0][2], row[0][3])
+        # one file per row, per length and for the row's warm-up case: a fork reads its own, and nothing
+        # of the selection (how many lengths, which others) reaches the state a count starts from
+        for number, row in enumerate(self.rows):
+            parser, fmt, workload = row[0][1:4]
+            name = folder / "items" / f"{number:06d}"
+            made = team.is_team(workload)
+            warm, detect = _case_file(0, workload, fmt, _metered.WARM_LENGTH, chunking, seed, made)
+            (folder / "items" / f"{number:06d}.warm").write_text(json.dumps(warm), encoding="utf-8")
+            for k, (index, *_, length) in enumerate(row):
+                entry = _case_file(index, workload, fmt, length, chunking, seed, made)[0]
+                (folder / "items" / f"{number:06d}.{k:03d}").write_text(json.dumps(entry), encoding="utf-8")
+            (folder / "items" / f"{number:06d}.indexes").write_text(json.dumps([f"{e[0]:09d}" for e in row]))
+            header = {"parser": parser, "format": fmt, "workload": workload, "chunking": chunking, "seed": seed,
+                      "stems": _row_stems(parser), "detect": detect, "make": made, "first": f"{row[0][0]:09d}",
+                      "lengths": f"{len(row):09d}"}
+            name.write_text(json.dumps(header), encoding="utf-8")
         first, caller, plugins = path_links(folder)
-        spec = {"kind": "instructions", "count": len(self.rows), "items": "items", "chunking": chunking,
-                "seed": seed, "path": caller, "plugin_path": plugins, "pth_imports": pth_imports(caller_path()),
-                "format_modules": format_modules()}
+        compile_for_child(os.path.join(first[0], "callscale"), first)
+        plugin = {"path": caller, "plugin_path": plugins, "pth_imports": pth_imports(caller_path()),
+                  "environ": _cache_environment()}
+        (folder / "plugin.json").write_text(json.dumps(plugin), encoding="utf-8")
         spec_file = "spec.json"
-        (folder / spec_file).write_text(json.dumps(spec), encoding="utf-8")
+        (folder / spec_file).write_text(json.dumps({"count": len(self.rows), "require_valgrind": True}),
+                                        encoding="utf-8")
         self.out = "cg.%p.out"  # one file per fork (%p: its process id), in the child's folder
         self.err_path = folder / "stderr.txt"
         cmd = [_valgrind(), "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=no",
                f"--callgrind-out-file={self.out}", "--dump-instr=no", "--compress-strings=no",
-               "--compress-pos=no", interpreter(), "-m", "callscale._child", f"@{spec_file}"]
+               "--compress-pos=no", interpreter(), "-S", "-c", _metered.START_CODE, f"@{spec_file}"]
         self.err = open(self.err_path, "wb")
         # its own process group (session), so a stop kills valgrind and anything it started
         self.proc = subprocess.Popen(cmd, env=child_environment(first), cwd=folder, stdin=subprocess.DEVNULL,
@@ -440,11 +501,20 @@ class _Child:
         return " | ".join([line for line in text.splitlines() if line.strip() and not line.startswith("==")][-n:])
 
     def answer(self, index: int) -> dict:
-        """The answer a fork wrote for item ``index`` (``done.INDEX``: ``{"outcome", "error"}``)."""
+        """What a fork answered for item ``index``: ``{"outcome", "error"}``, the outcome assembled here from
+        the results it wrote (``done.INDEX``: ``{"results", "error"}``, :func:`callscale.streaming.plain`)."""
+        from .check import assemble
+        from .streaming import from_plain
+
         try:
-            return json.loads((self.folder / f"done.{index:09d}").read_text(encoding="utf-8"))
+            answer = json.loads((self.folder / f"done.{index:09d}").read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             return {"error": f"the metered child's answer cannot be read: {exc}"}
+        if answer.get("results") is None:
+            return {"outcome": None, "error": answer.get("error")}
+        got = assemble([from_plain(result) for result in answer["results"]], strict=False)
+        return {"outcome": {"content": got.content, "reasoning": got.reasoning,
+                            "calls": [[call.name, call.arguments_text] for call in got.calls]}, "error": None}
 
     def dumps(self, pid: int | None) -> dict[str, int]:
         """``{label: instructions}`` of the dumps one fork (process id) wrote so far."""
@@ -569,12 +639,13 @@ def _kill_fork(pid: int, parent: int) -> None:
 class _Fork:
     """One running fork of the metered child (see :func:`count_items`)."""
 
-    pid: int
+    pid: int  # the row's fork
     index: int  # the item it is on (its row's first until it starts a case)
     streaming: bool  # streaming a case (else importing its parser or making its cases)
     deadline: float  # monotonic seconds
     started: float = 0.0  # monotonic seconds when its case started
     cpu_start: float | None = None  # its CPU seconds then (:func:`callscale.bounded.cpu_seconds`)
+    streamer: int | None = None  # the length fork streaming the case (the row fork's child)
 
 
 def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: float | None = None,
@@ -650,8 +721,8 @@ _NO_LIMIT = 1e9
 
 class _Counting:
     """The parent's side of one callgrind child (:func:`count_items`): what it settled, the forks
-    running (two at a time, see :mod:`callscale._child`) by row number, and one short handler per
-    message kind of :data:`callscale._child.MESSAGES` (``on_KIND``), plus :meth:`on_deadline`."""
+    running (two at a time, see :mod:`callscale._metered`) by row number, and one short handler per
+    message kind of :data:`callscale._metered.MESSAGES` (``on_KIND``), plus :meth:`on_deadline`."""
 
     def __init__(self, items: list[Item], child: _Child, timeout: float | None,
                  on_done: Callable[[Item, Counted], None] | None) -> None:
@@ -663,10 +734,8 @@ class _Counting:
         self.killed: set[int] = set()
         self.ended = self.timed_out = False
         self.debug = bool(os.environ.get("CALLSCALE_DEBUG_CHILD"))
-        # one handler per kind the child sends (tests/meters/test_child_messages.py holds them equal to its MESSAGES)
         self.handlers: dict[str, Callable[[dict, float], None]] = {
-            name[len("on_"):]: getattr(self, name) for name in dir(type(self))
-            if name.startswith("on_") and name != "on_deadline"}
+            kind: getattr(self, f"on_{kind}") for kind in _metered.MESSAGES}
 
     def read(self) -> None:
         """Read the child's messages until it closes its output, dispatching each by its kind."""
@@ -706,7 +775,9 @@ class _Counting:
                                            else f"{kind}: not run ({words} at {where})"))
 
     def kill(self, fork: _Fork) -> None:
-        """Stop a fork (the child then reports it ``ended``)."""
+        """Stop a fork and the length fork it waits for (the child then reports it ``ended``)."""
+        if fork.streamer is not None:
+            _kill_fork(fork.streamer, fork.pid)
         _kill_fork(fork.pid, self.child.proc.pid)
         self.killed.add(fork.pid)
 
@@ -741,7 +812,7 @@ class _Counting:
 
         if not fork.streaming or self.timeout is None or fork.cpu_start is None:
             return 0.0
-        used = cpu_seconds(fork.pid)
+        used = cpu_seconds(fork.streamer)
         if used is None:
             return 0.0
         left = self.timeout - (used - fork.cpu_start)
@@ -759,11 +830,11 @@ class _Counting:
     def on_case(self, message: dict, now: float) -> None:
         index = int(message["index"])
         fork = self.forks[self.number_of[index]]
-        fork.index, fork.streaming = index, True
+        fork.index, fork.streaming, fork.streamer = index, True, int(message["pid"])
         fork.deadline = now + (self.timeout if self.timeout is not None else _NO_LIMIT)
         from .bounded import cpu_seconds
 
-        fork.started, fork.cpu_start = now, cpu_seconds(fork.pid)
+        fork.started, fork.cpu_start = now, cpu_seconds(fork.streamer)
 
     def on_done(self, message: dict, now: float) -> None:
         index = int(message["index"])
@@ -772,7 +843,7 @@ class _Counting:
         if answer.get("error") is not None:
             self.settle(item, Counted(error=answer["error"], outcome=answer.get("outcome")))
         else:
-            dumps = self.child.dumps(fork.pid)
+            dumps = self.child.dumps(fork.streamer)
             total, calibration = dumps.get(f"case {index:09d}"), dumps.get("calibration")
             if total is None or calibration is None:
                 self.settle(item, Counted(error=f"callgrind wrote no count for it ({len(dumps)} dumps)"))
@@ -839,7 +910,7 @@ def split_rows(items: Sequence[Item], parts: int) -> list[list[Item]]:
     length so far (ties: the first), so the children's work is balanced by
     characters streamed. Each list keeps the items' order. A count does not
     depend on which list its row is in (each fork starts from the child's
-    pristine state: see :mod:`callscale._child`).
+    pristine state: see :mod:`callscale._metered`).
     """
     rows: dict[tuple[str, str, str], list[Item]] = {}
     for item in items:

@@ -35,35 +35,13 @@ import tracemalloc
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Protocol, Sequence
 
+from .streaming import NULL, NullParser
 from .workloads.chunking import drive
 
 __all__ = ["Measurement", "Meter", "ProcessTimeMeter", "METERS", "NullParser", "NULL", "measure",
            "stream_once"]
 
 ParserFactory = Callable[[], Any]
-
-NULL = "null"
-"""The name of the built-in floor parser (:class:`NullParser`)."""
-
-
-class NullParser:
-    """The floor: receives every delta and returns nothing.
-
-    Its cost is what receiving the stream costs at all (the loop and one
-    method call per delta); a parser's cost is also shown as a multiple of it.
-    """
-
-    name = NULL
-
-    def parse_streaming_increment(self, delta: str, tools: Sequence[Any] | None = None) -> None:
-        return None
-
-    def finish(self, tools: Sequence[Any] | None = None) -> None:
-        return None
-
-    def detect_and_parse(self, text: str, tools: Sequence[Any] | None = None) -> None:
-        return None
-
 
 @dataclass
 class Measurement:

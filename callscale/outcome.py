@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from callscale.parsers.jsonscan import strict_loads
+from callscale.streaming import field_of
 
 __all__ = ["ProtocolError", "ResultShapeError", "result_shape", "StreamedCall", "Outcome", "assemble", "stream",
            "whole", "Difference", "differences", "compare", "outcome_of", "KINDS"]
@@ -59,10 +60,10 @@ def result_shape(result: Any, streaming: bool = True) -> str | None:
         return (f"result is {_type(result)}, not a result with normal_text and calls "
                 f"(callscale.parsers.base.StreamingParseResult)")
     for key in ("normal_text", "reasoning_text"):
-        value = _get(result, key)
+        value = field_of(result, key)
         if value is not None and not isinstance(value, str):
             return f"result.{key} is {_type(value)}, not str"
-    calls = _get(result, "calls")
+    calls = field_of(result, "calls")
     if calls is None:
         return None
     if not isinstance(calls, (list, tuple)):
@@ -74,13 +75,13 @@ def result_shape(result: Any, streaming: bool = True) -> str | None:
         if not isinstance(item, dict) and not any(hasattr(item, k) for k in ("tool_index", "name", "parameters")):
             return f"{where} is {_type(item)} with none of tool_index, name, parameters: not {_ITEM}"
         if streaming:
-            index = _get(item, "tool_index")
+            index = field_of(item, "tool_index")
             if not isinstance(index, int) or isinstance(index, bool):
                 return f"{where}.tool_index is {_type(index)}, not int"
-        name = _get(item, "name")
+        name = field_of(item, "name")
         if name is not None and not isinstance(name, str):
             return f"{where}.name is {_type(name)}, not str or None"
-        params = _get(item, "parameters")
+        params = field_of(item, "parameters")
         if params is not None and not isinstance(params, (str, dict)):
             return f"{where}.parameters is {_type(params)}, not str (the arguments JSON text)"
     return None
@@ -91,12 +92,6 @@ def _shaped(result: Any, streaming: bool) -> Any:
     if problem is not None:
         raise ResultShapeError(problem)
     return result
-
-
-def _get(obj: Any, key: str, default: Any = None) -> Any:
-    if isinstance(obj, dict):
-        return obj.get(key, default)
-    return getattr(obj, key, default)
 
 
 @dataclass
@@ -152,11 +147,11 @@ def assemble(results: Iterable[Any], strict: bool = True) -> Outcome:
     for result in results:
         if strict:
             _shaped(result, streaming=True)
-        content.append(_get(result, "normal_text", "") or "")
-        reasoning.append(_get(result, "reasoning_text", "") or "")
-        for item in _get(result, "calls", None) or ():
-            index = _get(item, "tool_index")
-            name = _get(item, "name")
+        content.append(field_of(result, "normal_text", "") or "")
+        reasoning.append(field_of(result, "reasoning_text", "") or "")
+        for item in field_of(result, "calls", None) or ():
+            index = field_of(item, "tool_index")
+            name = field_of(item, "name")
             params = _parameters(item)
             if index not in calls:
                 if strict and index != len(calls):
@@ -175,7 +170,7 @@ def assemble(results: Iterable[Any], strict: bool = True) -> Outcome:
 
 
 def _parameters(item: Any) -> str:
-    params = _get(item, "parameters", "") or ""
+    params = field_of(item, "parameters", "") or ""
     if not isinstance(params, str):  # some parsers send a dict
         params = json.dumps(params, ensure_ascii=False)
     return params
@@ -193,7 +188,7 @@ def stream(parser: Any, deltas: Sequence[str], tools: Sequence[Any] = (), strict
     if fin is not None:
         results.append(fin(tools))
         again = fin(tools)
-        if strict and (_get(again, "normal_text") or _get(again, "calls")):
+        if strict and (field_of(again, "normal_text") or field_of(again, "calls")):
             raise ProtocolError(f"a second finish() returned {again!r}")
     return assemble(results, strict=strict)
 
@@ -208,13 +203,13 @@ def whole(parser: Any, text: str, tools: Sequence[Any] = ()) -> Outcome:
     """
     result = _shaped(parser.detect_and_parse(text, list(tools)), streaming=False)
     calls: list[StreamedCall] = []
-    for item in _get(result, "calls", None) or ():
-        name, params = _get(item, "name"), _parameters(item)
+    for item in field_of(result, "calls", None) or ():
+        name, params = field_of(item, "name"), _parameters(item)
         if name is None and calls:
             calls[-1].arguments_text += params
         else:
             calls.append(StreamedCall(name, params))
-    return Outcome(_get(result, "normal_text", "") or "", calls, _get(result, "reasoning_text", "") or "")
+    return Outcome(field_of(result, "normal_text", "") or "", calls, field_of(result, "reasoning_text", "") or "")
 
 
 #: The kinds of difference :func:`differences` reports, in the order ``callscale check`` lists them,

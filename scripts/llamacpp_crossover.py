@@ -37,7 +37,7 @@ STOP_INSTRUMENTATION_OFFSET = 5  # valgrind/callgrind.h: VG_USERREQ_TOOL_BASE('C
 
 
 def _child(args: argparse.Namespace) -> None:
-    from callscale._child import _CT, ClientRequests
+    from callscale._metered import _CT, ClientRequests
     from callscale.adapters import llamacpp
     from callscale.plugins import resolve
     from callscale.workloads import make

@@ -67,8 +67,8 @@ from .render import Call, Renderer
 from .source import SOURCE_FILES, prose, source_code
 from .tools import tools_for  # re-exported: the catalog's cases declare their tools with it
 
-__all__ = ["HEADLINE", "KIND_WORKLOADS", "Workload", "names", "get", "make", "check_name", "tools_for", "formats",
-           "intro"]
+__all__ = ["HEADLINE", "KIND_WORKLOADS", "Workload", "names", "get", "make", "text_lengths", "check_name", "tools_for",
+           "formats", "intro"]
 
 Workload = Callable[[str, int, int], Case]
 """``(fmt, length, seed) -> Case``; ``length`` in characters."""
@@ -187,6 +187,14 @@ def make(workload: str, fmt: str, length: int, seed: int = 0) -> Case:
     if length < 1:
         raise ValueError(f"length must be at least 1 character, got {length}")
     return dataclasses.replace(fn(fmt, length, seed), seed=seed)
+
+
+def text_lengths(workload: str, fmt: str, lengths: Sequence[int], seed: int = 0) -> list[int]:
+    """The length in characters of each case's text (``len(make(workload, fmt, n, seed).text)``): the
+    x of every scaling exponent (:func:`callscale.fit.exponent`; ``gate`` fits on it, and so do ``callscale
+    history`` and asv's ``track_scaling_exponent``), close to the requested ``lengths``. Raises as
+    :func:`make` does."""
+    return [len(make(workload, fmt, int(n), seed).text) for n in lengths]
 
 
 def _renderer(fmt: str) -> Renderer:

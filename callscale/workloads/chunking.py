@@ -35,6 +35,8 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
+from ..streaming import DetectAndParse
+
 __all__ = ["Chunking", "parse_chunking", "chunk", "drive", "DETECT", "DEFAULT_CHUNKING", "CHECK_CHUNKINGS", "INSIDE_TOKEN_CHUNKINGS",
            "STRICT_CHECK_CHUNKINGS", "MODEL_CHUNKINGS", "model_check_chunkings"]
 
@@ -263,28 +265,6 @@ def chunk(text: str, spec: str | Chunking = DEFAULT_CHUNKING, special_tokens: Se
     return chunking.split(text, special_tokens, fmt)
 
 
-class _DetectAndParse:
-    """A parser driven by its non-streaming method behind the streaming contract (chunking ``detect``).
-
-    The one delta (the whole text) goes to ``detect_and_parse(text, tools)`` and its result is that
-    increment's; ``finish`` returns None. Any delta after the first is ignored (``detect`` splits a
-    text into one).
-    """
-
-    def __init__(self, parser) -> None:
-        self._parser = parser
-        self._done = False
-
-    def parse_streaming_increment(self, delta, tools=None):
-        if self._done:
-            return None
-        self._done = True
-        return self._parser.detect_and_parse(delta, tools)
-
-    def finish(self, tools=None):
-        return None
-
-
 def drive(factory, chunking):
     """The factory to stream a case's deltas through under ``chunking`` (a spec or :class:`Chunking`).
 
@@ -297,7 +277,7 @@ def drive(factory, chunking):
         return factory
 
     def detecting():
-        return _DetectAndParse(factory())
+        return DetectAndParse(factory())
 
     detecting.name = getattr(factory, "name", None) or getattr(factory, "__name__", "parser")
     return detecting

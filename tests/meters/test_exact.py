@@ -371,3 +371,66 @@ def test_the_child_path_keeps_a_site_packages_folder_that_holds_an_installed_cal
         first, caller, plugins = instructions.path_links(folder)
         assert [os.path.realpath(p) for p in caller] == [str(p) for p in kept], where
         assert [os.path.realpath(p) for p in plugins] == [str(work)]
+
+
+#: The case of the equality test below: qwen3_coder on repeated_opener at 2k (a count that moved by 0.34%
+#: with the working folder, and with what ran before in the process that started the metered child).
+CASE = ("qwen3_coder", "qwen3_coder", "repeated_opener", 2048)
+
+#: Run in a process of its own: the case's count alone (``fresh``), or after a gate run, the pytest API
+#: and asv's code path in the same, busy process (a test parser registered, the path grown), printing
+#: the count each of them took of the case and its own count after them, as JSON.
+_COUNTS = """
+import json, sys
+from pathlib import Path
+from callscale import instructions
+CASE = tuple(json.loads(sys.argv[1]))
+got = {}
+if sys.argv[2] == "busy":
+    import pandas as pd
+    from callscale import cli, parsers, testing
+    from callscale.parsers.base import ToolParser
+
+    @parsers.register("callscale_test_extra")
+    class Extra(ToolParser):
+        pass
+
+    sys.path.insert(0, sys.argv[3])
+    assert cli.main(["gate", "--meter", "instructions", "--parser", CASE[0], "--workload", CASE[2],
+                     "--lengths", "1k,2k,4k", "--no-progress", "--out", sys.argv[3]]) == 0
+    table = pd.read_csv(Path(sys.argv[3]) / "scaling.csv")
+    got["gate"] = int(table[(table["parser"] == CASE[0]) & (table["length"] == CASE[3])]["seconds"].iloc[0])
+    run = testing.assert_linear(CASE[0], lengths=[1024, 2048, 4096], workloads=[CASE[2]])
+    got["assert_linear"] = int(next(m.seconds for m in run.measurements if m.parser == CASE[0] and m.length == CASE[3]))
+    sys.path.insert(0, sys.argv[4])
+    from benchmarks import benchmarks
+    benchmarks.WORKLOADS = [CASE[2]]
+    got["asv"] = int(benchmarks._count_all(parsers_here=[CASE[0]])["counts"][CASE[0], CASE[2], CASE[3]])
+got["count_items"] = instructions.count_items([CASE], "tokens:4")[CASE].instructions
+print(json.dumps(got))
+"""
+
+
+@needs_valgrind
+@pytest.mark.slow  # a gate, the pytest API and asv's counts under callgrind (~1-2 min of CPU)
+def test_a_count_is_the_same_fresh_after_a_gate_from_any_folder_and_from_asv(tmp_path):
+    """One case, counted by a fresh process from two checkouts in folders of different path lengths (each its
+    working folder), and in one busy process by ``gate``, ``callscale.testing.assert_linear``, asv's
+    ``InstructionCount`` code path and again after them: every count equal."""
+    counts = []
+    for name in ("c", "a-checkout-in-a-folder-with-a-much-longer-name-" * 2):
+        clone = tmp_path / name
+        shutil.copytree(ROOT / "callscale", clone / "callscale", ignore=shutil.ignore_patterns("__pycache__"))
+        run = subprocess.run([sys.executable, "-c", _COUNTS, json.dumps(CASE), "fresh"], cwd=clone,
+                             env=dict(os.environ, PYTHONPATH=str(clone)), capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr[-2000:]
+        counts.append(json.loads(run.stdout.splitlines()[-1]))
+    out = tmp_path / "busy"
+    out.mkdir()
+    run = subprocess.run([sys.executable, "-c", _COUNTS, json.dumps(CASE), "busy", str(out), str(ROOT)], cwd=TESTS,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+    busy = json.loads(run.stdout.splitlines()[-1])
+    assert set(busy) == {"gate", "assert_linear", "asv", "count_items"}
+    seen = {count for got in counts + [busy] for count in got.values()}
+    assert len(seen) == 1 and seen.pop() > 1_000_000, (counts, busy)

@@ -74,8 +74,9 @@ def test_track_scaling_exponent_returns_a_linear_exponent(monkeypatch):
     monkeypatch.setitem(suite.FIT_LENGTHS, "time", [4096, 16384, 65536])
     monkeypatch.delenv("CALLSCALE_METER", raising=False)
     bench = suite.ScalingExponent()
-    bench.setup("deepseek_v32", "write_file", "time")
-    value = bench.track_scaling_exponent("deepseek_v32", "write_file", "time")
+    cache = bench.setup_cache()
+    bench.setup(cache, "deepseek_v32", "write_file", "time")
+    value = bench.track_scaling_exponent(cache, "deepseek_v32", "write_file", "time")
     assert type(value) is float
     assert 0.5 < value < 1.4  # a linear parser (time on a shared machine); a quadratic one reads about 1.9
     assert suite.ScalingExponent.track_scaling_exponent.unit == "exponent"
@@ -92,7 +93,7 @@ def test_time_stream_streams_the_case():
 @pytest.mark.parametrize("cls,args", [
     (suite.StreamTime, ("no_such_parser", "write_file", 4096)),
     (suite.StreamMemory, ("deepseek_v3", "no_such_workload", 4096)),
-    (suite.ScalingExponent, ("no_such_parser", "write_file", "time")),
+    (suite.ScalingExponent, ({}, "no_such_parser", "write_file", "time")),
 ], ids=["parser", "workload", "exponent"])
 def test_missing_at_this_commit_is_skipped_not_failed(cls, args):
     # asv records NotImplementedError from setup as skipped (n/a)
@@ -103,15 +104,15 @@ def test_missing_at_this_commit_is_skipped_not_failed(cls, args):
 def test_meters_follow_callscale_meter(monkeypatch):
     monkeypatch.delenv("CALLSCALE_METER", raising=False)
     with pytest.raises(NotImplementedError, match="not selected"):
-        suite.ScalingExponent().setup("deepseek_v3", "write_file", "instructions")
+        suite.ScalingExponent().setup({}, "deepseek_v3", "write_file", "instructions")
     monkeypatch.setenv("CALLSCALE_METER", "instructions")
     with pytest.raises(NotImplementedError, match="not selected"):
-        suite.ScalingExponent().setup("deepseek_v3", "write_file", "time")
+        suite.ScalingExponent().setup({}, "deepseek_v3", "write_file", "time")
     monkeypatch.setenv("CALLSCALE_METER", "time, instructions")
     assert suite.selected_meters() == ["time", "instructions"]
     monkeypatch.setenv("CALLSCALE_METER", "wallclock")
     with pytest.raises(ValueError, match="CALLSCALE_METER"):
-        suite.ScalingExponent().setup("deepseek_v3", "write_file", "time")
+        suite.ScalingExponent().setup({}, "deepseek_v3", "write_file", "time")
 
 
 def test_instruction_meter_is_skipped_without_valgrind(monkeypatch):
@@ -119,19 +120,54 @@ def test_instruction_meter_is_skipped_without_valgrind(monkeypatch):
 
     monkeypatch.setenv("CALLSCALE_METER", "instructions")
     monkeypatch.setattr(instructions.shutil, "which", lambda name: None)
+    bench = suite.ScalingExponent()
     with pytest.raises(NotImplementedError, match="apt-get install valgrind"):
-        suite.ScalingExponent().setup("deepseek_v3", "write_file", "instructions")
+        bench.setup(bench.setup_cache(), "deepseek_v3", "write_file", "instructions")
 
 
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
 def test_track_scaling_exponent_by_instructions(monkeypatch):
-    monkeypatch.setitem(suite.FIT_LENGTHS, "instructions", [512, 1024, 2048])
+    """The instructions series fits the exact series' own counts (InstructionCount's, one setup_cache)."""
+    monkeypatch.setattr(suite, "WORKLOADS", ["write_file"])
+    monkeypatch.setattr(suite, "PARSERS", ["deepseek_v31"])
     monkeypatch.setenv("CALLSCALE_METER", "instructions")
     bench = suite.ScalingExponent()
-    bench.setup("deepseek_v31", "write_file", "instructions")
-    value = bench.track_scaling_exponent("deepseek_v31", "write_file", "instructions")
+    cache = bench.setup_cache()
+    assert sorted(cache["counts"]) == [("deepseek_v31", "write_file", n) for n in suite.INSTRUCTION_LENGTHS]
+    bench.setup(cache, "deepseek_v31", "write_file", "instructions")
+    value = bench.track_scaling_exponent(cache, "deepseek_v31", "write_file", "instructions")
     assert type(value) is float
     assert 0.7 < value < 1.15
+
+
+def test_one_set_of_counts_gives_one_exponent_in_gate_history_and_asv(monkeypatch):
+    """The gate's row fit, ``callscale history`` and asv's ``track_scaling_exponent`` read the same counts as
+    the same exponent (the least-squares slope on each case's text length); before, one set read 0.98,
+    0.936 and 0.984 (each fitted other lengths, or the requested ones)."""
+    import pandas as pd
+
+    from callscale import history, matrix
+    from callscale.measure import Measurement
+
+    lengths = suite.INSTRUCTION_LENGTHS
+    counts = dict(zip(lengths, [1_150_000, 9_800_000, 131_000_000]))  # a quadratic term at 2k-8k
+    chars = catalog.text_lengths("write_file", "qwen3", lengths)
+    assert chars != lengths  # the text is longer than asked: the fit must use the same x everywhere
+    ms = [Measurement(parser="qwen3", format="qwen3", workload="write_file", length=n, chars=c, chunking="tokens:4",
+                      deltas=c // 4, repeats=1, meter="instructions", seconds=float(counts[n]))
+          for n, c in zip(lengths, chars)]
+    gate = matrix._fit_row("qwen3", "qwen3", "write_file", ms, 1.3).fit.exponent
+    series = pd.DataFrame({"commit": "c0", "date": pd.Timestamp("2026-12-01"), "parser": "qwen3",
+                           "workload": "write_file", "length": lengths, "instructions": [counts[n] for n in lengths],
+                           "order": 0})
+    logged = history.exponents(series, 1.3)["exponent"].iloc[0]
+    monkeypatch.setenv("CALLSCALE_METER", "instructions")
+    cache = {"counts": {("qwen3", "write_file", n): float(c) for n, c in counts.items()}}
+    bench = suite.ScalingExponent()
+    bench.setup(cache, "qwen3", "write_file", "instructions")
+    asv = bench.track_scaling_exponent(cache, "qwen3", "write_file", "instructions")
+    assert gate == logged == asv
+    assert 1.5 < gate < 2.0
 
 
 def test_asv_conf_paths_and_regression_settings():
