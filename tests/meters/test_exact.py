@@ -427,7 +427,7 @@ def test_a_count_is_the_same_fresh_after_a_gate_from_any_folder_and_from_asv(tmp
         counts.append(json.loads(run.stdout.splitlines()[-1]))
     out = tmp_path / "busy"
     out.mkdir()
-    run = subprocess.run([sys.executable, "-c", _COUNTS, json.dumps(CASE), "busy", str(out), str(ROOT)], cwd=TESTS,
+    run = subprocess.run([sys.executable, "-c", _COUNTS, json.dumps(CASE), "busy", str(out), str(ROOT)], cwd=HELPERS,
                          env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-3000:]
     busy = json.loads(run.stdout.splitlines()[-1])
