@@ -229,7 +229,7 @@ def _factory(row: dict):
 
         for stem in row["stems"]:
             importlib.import_module(f"callscale.parsers.{stem}")
-        parsers._loaded = True  # the registry holds this format's parsers alone; no other module is read
+        parsers.only_imported()  # the registry holds this format's parsers alone; no other module is read
         return parsers.get(name)
     plugin = _read("plugin.json")
     use_caller_path(plugin["path"], plugin["pth_imports"])

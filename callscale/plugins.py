@@ -29,7 +29,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .measure import NULL, NullParser
+from .streaming import NULL, NullParser
 
 __all__ = ["ParserSpec", "PluginError", "resolve", "load_factory", "is_plugin", "takes_format",
            "known_workload_format", "REQUIRED_METHODS", "ENTRY_POINT_GROUP", "entry_points", "entry_point_format", "LazyFactory", "probe", "Broken"]

@@ -32,12 +32,13 @@ PACKAGE = "callscale"
 #: prefix matches is in the top layer.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("parsers", ("callscale.parsers",)),
-    ("workloads", ("callscale.workloads", "callscale.tokenizers", "callscale.outcome")),
+    ("workloads", ("callscale.workloads", "callscale.tokenizers", "callscale.outcome", "callscale.streaming")),
     ("base", ("=callscale", "callscale.config", "callscale.settings", "callscale.tables", "callscale.fit",
-              "callscale.bounded", "callscale.environment", "callscale.flamediff")),
+              "callscale.bounded", "callscale.environment", "callscale.flamediff", "callscale.integrity",
+              "callscale.exports")),
     ("meters", ("callscale.measure", "callscale.instructions", "callscale.check", "callscale.verify",
-                "callscale.exports", "callscale.adapters.protocol")),
-    ("adapters", ("callscale.adapters", "callscale.plugins")),
+                "callscale.adapters.protocol")),
+    ("adapters", ("callscale.adapters", "callscale.plugins", "callscale._metered")),
     ("runs", ("callscale._child", "callscale._against_child", "callscale.matrix", "callscale.report",
               "callscale.profile", "callscale.against", "callscale.hunt", "callscale.history", "callscale.compare",
               "callscale.summary", "callscale.shard", "callscale.init",

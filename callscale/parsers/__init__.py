@@ -18,7 +18,7 @@ from typing import Callable, TypeVar
 
 from .base import StreamingParseResult, ToolCallItem, ToolParser
 
-__all__ = ["ToolParser", "ToolCallItem", "StreamingParseResult", "register", "get", "names", "ALIASES", "canonical"]
+__all__ = ["ToolParser", "ToolCallItem", "StreamingParseResult", "register", "get", "names", "ALIASES", "canonical", "only_imported"]
 
 _REGISTRY: dict[str, type[ToolParser]] = {}
 
@@ -54,6 +54,14 @@ def register(name: str) -> Callable[[P], P]:
         return cls
 
     return wrap
+
+
+def only_imported() -> None:
+    """From now on the registry holds only the formats whose modules were imported so far (no other module of
+    this package is read by :func:`names` or :func:`get`): a process that measures one format (the instruction
+    meter's row fork, :mod:`callscale._metered`) imports that format's modules alone."""
+    global _loaded
+    _loaded = True
 
 
 def _load() -> None:

@@ -156,7 +156,7 @@ def test_one_set_of_counts_gives_one_exponent_in_gate_history_and_asv(monkeypatc
     ms = [Measurement(parser="qwen3", format="qwen3", workload="write_file", length=n, chars=c, chunking="tokens:4",
                       deltas=c // 4, repeats=1, meter="instructions", seconds=float(counts[n]))
           for n, c in zip(lengths, chars)]
-    gate = matrix._fit_row("qwen3", "qwen3", "write_file", ms, 1.3).fit.exponent
+    gate = matrix.fit_row("qwen3", "qwen3", "write_file", ms, 1.3).fit.exponent
     series = pd.DataFrame({"commit": "c0", "date": pd.Timestamp("2026-12-01"), "parser": "qwen3",
                            "workload": "write_file", "length": lengths, "instructions": [counts[n] for n in lengths],
                            "order": 0})
