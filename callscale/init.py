@@ -13,7 +13,19 @@ writes, in the current folder (the repository's top level; ``--dir`` another):
 - ``callscale_benchmarks/``: ``callscale_series.py`` (the benchmarks, copied
   from :mod:`callscale.init_templates`), ``callscale.json`` (what they
   measure: parsers and formats, workloads, lengths, chunking, and
-  ``import_path``, where this callscale is installed) and ``__init__.py``.
+  ``checkout``: the engine whose checkout this is, or ``null``) and
+  ``__init__.py``;
+- ``.gitignore``: its lines for ``.asv/`` and ``results/`` added (what asv
+  and callscale write there is the machine's, not the repository's).
+
+Nothing written is a path of this machine: the files are committed, and
+callscale is found at run time (installed where asv's Python sees it, or
+named by ``ASV_PYTHONPATH``, asv's own variable). In an engine's checkout
+(TensorRT-LLM, vLLM, SGLang: recognised from the layout,
+:func:`callscale.checkout.detect`, or named with ``--engine``) the
+benchmarks load each commit's parser modules from asv's checkout of that
+commit with :mod:`callscale.checkout` (package roots not run, the engine not
+built or installed).
 
 The benchmarks (``callscale_series.CallscaleSeries.track_instructions`` and
 ``.track_exponent``) take callgrind instruction counts through
@@ -58,6 +70,29 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--chunking", default="tokens:4", metavar="SPEC", help="chunking of the streams (default tokens:4)")
     p.add_argument("--dir", default=".", metavar="DIR", help="the repository's top level (default: here)")
     p.add_argument("--force", action="store_true", help="overwrite asv.conf.json and callscale_benchmarks/")
+    from .adapters import ENGINES
+
+    p.add_argument("--engine", choices=sorted(ENGINES),
+                   help="the engine whose checkout this is: its parser modules are loaded without the engine's "
+                        "package roots (default: recognised from the layout: tensorrt_llm/, vllm/, python/sglang/)")
+
+
+#: The lines ``init`` adds to ``.gitignore``: asv's environments and the results are the machine's.
+IGNORE_LINES = (".asv/", "results/")
+
+
+def add_ignore_lines(folder: Path) -> list[str]:
+    """Append :data:`IGNORE_LINES` missing from ``folder/.gitignore`` (created if needed); returns those added."""
+    path = folder / ".gitignore"
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    present = {line.strip().strip("/") for line in text.splitlines()} | {
+        line.strip().lstrip("/").rstrip("*").rstrip("/") for line in text.splitlines()}
+    missing = [line for line in IGNORE_LINES if line.strip("/") not in present]
+    if missing:
+        head = "" if not text or text.endswith("\n") else "\n"
+        path.write_text(text + head + "# callscale init: asv's environments and the measured results\n"
+                        + "".join(f"{line}\n" for line in missing), encoding="utf-8")
+    return missing
 
 
 def _branch(folder: Path) -> str:
@@ -71,11 +106,13 @@ def _branch(folder: Path) -> str:
 
 
 def write(folder: Path, parsers: dict[str, str], workloads: list[str], lengths: list[int], chunking: str,
-          force: bool = False) -> list[Path]:
+          force: bool = False, engine: str | None = None) -> list[Path]:
     """Write ``asv.conf.json`` and ``callscale_benchmarks/`` into ``folder``; returns the files written.
 
-    ``parsers``: ``module:Class`` -> format. Raises ``FileExistsError`` when a
-    file exists and not ``force``; ``OSError`` when the folder cannot be written.
+    ``parsers``: ``module:Class`` -> format; ``engine``: the engine whose
+    checkout ``folder`` is (its parsers loaded with :mod:`callscale.checkout`
+    at every commit), else ``None``. Raises ``FileExistsError`` when a file
+    exists and not ``force``; ``OSError`` when the folder cannot be written.
     """
     conf = folder / "asv.conf.json"
     bench = folder / BENCHMARK_DIR
@@ -106,14 +143,12 @@ def write(folder: Path, parsers: dict[str, str], workloads: list[str], lengths: 
         "html_dir": "results/html",
     }
     conf.write_text(json.dumps(config, indent=4) + "\n", encoding="utf-8")
-    import callscale
-
     settings = {
         "parsers": parsers,
         "workloads": workloads,
         "lengths": lengths,
         "chunking": chunking,
-        "import_path": [str(Path(callscale.__file__).resolve().parent.parent)] + [p for p in sys.path if p],
+        "checkout": engine,
     }
     (bench / "callscale.json").write_text(json.dumps(settings, indent=4) + "\n", encoding="utf-8")
     (bench / "__init__.py").write_text('"""asv benchmarks written by `callscale init`."""\n', encoding="utf-8")
@@ -133,6 +168,9 @@ def run(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     folder = Path(args.dir)
     if not folder.is_dir():
         p.error(f"--dir {folder}: no such folder")
+    from . import checkout
+
+    engine = args.engine or checkout.detect(folder)
     targets = [t.strip() for value in args.parser for t in value.split(",") if t.strip()]
     workloads = [w.strip() for value in args.workload or () for w in value.split(",") if w.strip()] \
         or list(DEFAULT_WORKLOADS)
@@ -167,9 +205,15 @@ def run(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         for target in targets:
             if not plugins.is_plugin(target):
                 p.error(f"--parser {target!r}: name a class or factory of the repository as module.path:Class")
+            if "@" in target:
+                p.error(f"--parser {target!r}: name the class without @: the benchmarks load it from each commit")
+            fmt = args.format or known_format(target)
             try:
-                spec = plugins.resolve(target, args.format or known_format(target))
-                spec = plugins.probe([spec])[0]  # imported and built once (in a child): a typo fails now
+                # imported and built once (in a child): a typo fails now; an engine's from this checkout
+                probed = plugins.probe([plugins.resolve(f"{target}@{Path.cwd()}" if engine else target, fmt)])[0]
+                spec = plugins.resolve(target, fmt)
+                if probed.broken:
+                    p.error(f"--parser {target}: {probed.broken}")
             except plugins.PluginError as exc:
                 p.error(str(exc))
             parsers[target] = spec.format
@@ -180,13 +224,23 @@ def run(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     finally:
         os.chdir(here)
     try:
-        written = write(folder, parsers, workloads, lengths, args.chunking, args.force)
+        written = write(folder, parsers, workloads, lengths, args.chunking, args.force, engine)
+        ignored = add_ignore_lines(folder)
     except FileExistsError as exc:
         p.error(str(exc))
     except OSError as exc:
         p.error(f"cannot write to {folder}: {exc}")
     for path in written:
         print(f"wrote {path}")
+    if ignored:
+        print(f"added to {folder / '.gitignore'}: {' '.join(ignored)}")
+    if engine:
+        print(f"a {engine} checkout: each commit's parser modules are loaded without the engine's package roots "
+              "(nothing built or installed per commit)")
+    names = ["asv.conf.json", f"{BENCHMARK_DIR}/", ".gitignore"]
+    print(f"commit: git add {' '.join(names)} && git commit -m 'callscale benchmarks' (no path of this machine in "
+          "them; .asv/ and results/ stay out)")
     print("next: asv machine --yes; asv run (every commit of the branch: asv run ALL), asv continuous BASE HEAD, "
-          "asv find BASE..HEAD CallscaleFit.track_exponent, callscale history (see docs/workflows.md in callscale)")
+          "asv find BASE..HEAD CallscaleFit.track_exponent, callscale history (see docs/workflows.md in callscale); "
+          "callscale is found where asv's Python sees it installed, else set ASV_PYTHONPATH to its folder")
     return 0
