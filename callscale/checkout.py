@@ -384,10 +384,16 @@ class CheckoutFinder(importlib.abc.MetaPathFinder):
 
 def install(checkout: Checkout) -> None:
     """Put a :class:`CheckoutFinder` for ``checkout`` first on ``sys.meta_path`` and the GPU stand-ins
-    (:data:`HEAVY_MODULES`) last; idempotent for one package."""
+    (:data:`HEAVY_MODULES`) last; idempotent. Another checkout of the same package loaded before in this
+    process is forgotten (its finder and its modules in ``sys.modules``: one package name, one checkout)."""
     from .adapters import gpu_stubs
 
-    if not any(isinstance(f, CheckoutFinder) and f.checkout.package == checkout.package for f in sys.meta_path):
+    same = [f for f in sys.meta_path if isinstance(f, CheckoutFinder) and f.checkout.package == checkout.package]
+    if not any(f.checkout == checkout for f in same):
+        sys.meta_path[:] = [f for f in sys.meta_path if f not in same]
+        for name in [m for m in sys.modules if m == checkout.package or m.startswith(checkout.package + ".")]:
+            del sys.modules[name]
+        importlib.invalidate_caches()
         sys.meta_path.insert(0, CheckoutFinder(checkout))
     gpu_stubs.install(HEAVY_MODULES)
 

@@ -114,6 +114,23 @@ def test_check_against_an_earlier_commit_names_the_fix_as_a_fix(trt, tmp_path):
     assert proc.returncode == 0 and "0 differences" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]
 
 
+def test_the_pytest_api_takes_the_same_spec(trt):
+    """callscale.testing with MODULE:CLASS@REV, run from the engine's repository (in a process of its own: the
+    checkout's finder stays out of this one)."""
+    repo, hashes = trt
+    code = ("from callscale.testing import assert_chunking_invariant as check\n"
+            f"check({TRT + '@' + hashes[-1]!r}, 'deepseek_v31', workloads=['write_file'], faults=False)\n"
+            "try:\n"
+            f"    check({TRT + '@' + hashes[3]!r}, 'deepseek_v31', workloads=['write_file'], faults=False)\n"
+            "except TypeError as exc:\n"
+            "    print(exc)\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, env=_env(),
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "DeepSeekV31Parser is not in tensorrt_llm/serve/tool_parser/deepseekv31_parser.py at " \
+           f"{hashes[3][:12]}; classes there: DeepSeekV31ParserRenamed (renamed?)" in proc.stdout
+
+
 def test_init_in_an_engines_checkout_writes_what_travels(trt, tmp_path):
     repo, hashes = trt
     work = tmp_path / "work"
