@@ -43,7 +43,9 @@ RESCAN = '''        self._buffer += {delta}
         found = re.search(r"<｜tool▁call▁begin｜>(.*)<｜tool▁sep｜>(.*?)(<｜tool▁call▁end｜>|$)", self._buffer, re.S)
         self._seen = found.group(1) if found else None
 '''
-ONE_PASS = '''        self._buffer += {delta}
+#: The one-pass variants keep no buffer of their own (``self._buffer += delta`` copies the buffer on every
+#: increment: an attribute is not concatenated in place, so that alone grows as n**2 at 8k).
+ONE_PASS = '''        pass
 '''
 KEEP = {"linear": 'text if "<" not in text else ""', "quadratic": 'text if "<" not in text else ""', "fixed": "text"}
 
