@@ -16,7 +16,8 @@ so that:
 - every module the parser imports from the checkout is the checkout's own file,
   run as it is (the parser's module, its base class, its utilities);
 - the engine's logging and protocol modules (the last part of the name is one
-  of :data:`STANDIN_MODULES`: ``logger``, ``protocol``, ``openai_protocol``),
+  of :data:`STANDIN_MODULES`: ``logger``, ``logging`` (TensorRT-LLM's ``observability/logging.py``),
+  ``protocol``, ``openai_protocol``),
   which pull the engine in, are stand-ins: a logger module whose ``logger`` and
   ``init_logger(name)`` give :mod:`logging`'s loggers, and a protocol module
   whose every class is a :class:`Record` (a dict read by attribute, with
@@ -84,7 +85,7 @@ HEAVY_MODULES = ("torch", "triton", "tensorrt", "cuda", "cupy", "pynvml", "nvtx"
 NATIVE_MODULES = ("tensorrt_llm.bindings", "tensorrt_llm._torch.bindings", "vllm._C", "vllm._moe_C",
                   "vllm._flashmla_C", "vllm.cumem_allocator", "sglang.srt._C")
 #: The last part of the name of an engine's module that is stood in for: its logger and its protocol modules.
-STANDIN_MODULES = {"logger": "logger", "protocol": "protocol", "openai_protocol": "protocol"}
+STANDIN_MODULES = {"logger": "logger", "logging": "logger", "protocol": "protocol", "openai_protocol": "protocol"}
 #: Import names whose pip distribution is named otherwise.
 PIP_NAMES = {"partial_json_parser": "partial-json-parser", "yaml": "pyyaml", "PIL": "pillow", "google": "protobuf",
              "sentencepiece": "sentencepiece", "jinja2": "jinja2", "msgspec": "msgspec", "blake3": "blake3",

@@ -59,6 +59,11 @@ def reference_parser():
     return DeepSeekV31Parser()
 '''
 
+#: The engines' result types (``StreamingParseResult``, ``ToolCallItem``), here callscale's own.
+CORE_TYPES = '''"""The results of the tool parsers."""
+from callscale.parsers.results import StreamingParseResult, ToolCallItem  # noqa
+'''
+
 # ------------------------------------------------------------------------ TensorRT-LLM
 TRTLLM_FILES = {
     "tensorrt_llm/__init__.py": "import torch\n\nimport tensorrt_llm._bootstrap  # noqa\nfrom tensorrt_llm.bindings "
@@ -69,22 +74,7 @@ TRTLLM_FILES = {
     "tensorrt_llm/serve/tool_parser/__init__.py": "from .deepseekv31_parser import DeepSeekV31Parser  # noqa\n"
                                                   "from .tool_parser_factory import ToolParserFactory  # noqa\n",
     "tensorrt_llm/serve/tool_parser/utils.py": UTILS,
-    "tensorrt_llm/serve/tool_parser/core_types.py": '''"""The results of the tool parsers."""
-from typing import List, Optional
-
-from pydantic import BaseModel
-
-
-class ToolCallItem(BaseModel):
-    tool_index: int
-    name: Optional[str] = None
-    parameters: str
-
-
-class StreamingParseResult(BaseModel):
-    normal_text: str = ""
-    calls: List[ToolCallItem] = []
-''',
+    "tensorrt_llm/serve/tool_parser/core_types.py": CORE_TYPES,
     "tensorrt_llm/serve/tool_parser/base_tool_parser.py": '''"""The base of the tool parsers: a buffer and the tools' indices."""
 from typing import Dict, List
 
@@ -106,15 +96,13 @@ class BaseToolParser:
         return StreamingParseResult()
 ''',
 }
-TRTLLM_PARSER = '''"""DeepSeek V3.1 tool calls{note}."""
+#: TensorRT-LLM's parsers and SGLang's detectors: one shape (TensorRT-LLM's was ported from SGLang's), their
+#: imports and base class differ; SGLang's has ``finish``.
+DETECTOR_PARSER = '''"""DeepSeek V3.1 tool calls{note}."""
 import re
 from typing import List
 
-from tensorrt_llm.logger import logger
-from tensorrt_llm.serve.openai_protocol import ChatCompletionToolsParam as Tool
-from tensorrt_llm.serve.tool_parser.base_tool_parser import BaseToolParser
-from tensorrt_llm.serve.tool_parser.core_types import StreamingParseResult, ToolCallItem
-
+{imports}
 from .utils import {helper}
 
 
@@ -124,7 +112,7 @@ def _convert(result) -> StreamingParseResult:
         ToolCallItem(tool_index=c.tool_index, name=c.name, parameters=c.parameters) for c in result.calls])
 
 
-class {cls}(BaseToolParser):
+class {cls}({base_class}):
     def __init__(self):
         super().__init__()
         self._stream = {helper}()
@@ -133,13 +121,16 @@ class {cls}(BaseToolParser):
         return "<｜tool▁calls▁begin｜>" in text
 
     def detect_and_parse(self, text: str, tools: List[Tool]) -> StreamingParseResult:
-        self._get_tool_indices(tools)
         return _convert({helper}().detect_and_parse(text, tools))
 
     def parse_streaming_increment(self, new_text: str, tools: List[Tool]) -> StreamingParseResult:
-{body}        logger.debug("increment")
-        return _convert(self._stream.parse_streaming_increment(new_text, tools))
-'''
+{body}        return _convert(self._stream.parse_streaming_increment(new_text, tools))
+{finish}'''
+TRTLLM_PARSER = DETECTOR_PARSER.replace("{imports}", """from tensorrt_llm.logger import logger  # noqa
+from tensorrt_llm.serve.openai_protocol import ChatCompletionToolsParam as Tool
+from tensorrt_llm.serve.tool_parser.base_tool_parser import BaseToolParser
+from tensorrt_llm.serve.tool_parser.core_types import StreamingParseResult, ToolCallItem
+""").replace("{base_class}", "BaseToolParser").replace("{finish}", "")
 
 # ------------------------------------------------------------------------ vLLM
 VLLM_PROTOCOL = "vllm/entrypoints/openai/protocol.py"
@@ -218,7 +209,7 @@ SGLANG_FILES = {
     "python/sglang/srt/function_call/__init__.py": "from .deepseekv31_detector import DeepSeekV31Detector  # noqa\n"
                                                    "from .function_call_parser import FunctionCallParser  # noqa\n",
     "python/sglang/srt/function_call/utils.py": UTILS,
-    "python/sglang/srt/function_call/core_types.py": TRTLLM_FILES["tensorrt_llm/serve/tool_parser/core_types.py"],
+    "python/sglang/srt/function_call/core_types.py": CORE_TYPES,
     "python/sglang/srt/function_call/base_format_detector.py": '''"""The base of the detectors."""
 import logging
 from typing import List
@@ -238,37 +229,13 @@ class BaseFormatDetector:
         return StreamingParseResult()
 ''',
 }
-SGLANG_PARSER = '''"""DeepSeek V3.1 tool calls{note}."""
-import re
-from typing import List
-
-from sglang.srt.entrypoints.openai.protocol import Tool
+SGLANG_PARSER = DETECTOR_PARSER.replace("{imports}", """from sglang.srt.entrypoints.openai.protocol import Tool
 from sglang.srt.function_call.base_format_detector import BaseFormatDetector
 from sglang.srt.function_call.core_types import StreamingParseResult, ToolCallItem
-
-from .utils import {helper}
-
-
-def _convert(result) -> StreamingParseResult:
-    text = result.normal_text
-    return StreamingParseResult(normal_text={keep}, calls=[
-        ToolCallItem(tool_index=c.tool_index, name=c.name, parameters=c.parameters) for c in result.calls])
-
-
-class {cls}(BaseFormatDetector):
-    def __init__(self):
-        super().__init__()
-        self._stream = {helper}()
-
-    def detect_and_parse(self, text: str, tools: List[Tool]) -> StreamingParseResult:
-        return _convert({helper}().detect_and_parse(text, tools))
-
-    def parse_streaming_increment(self, new_text: str, tools: List[Tool]) -> StreamingParseResult:
-{body}        return _convert(self._stream.parse_streaming_increment(new_text, tools))
-
+""").replace("{base_class}", "BaseFormatDetector").replace("{finish}", """
     def finish(self, tools: List[Tool]) -> StreamingParseResult:
         return _convert(self._stream.finish(tools))
-'''
+""")
 
 #: engine -> (fixed files, the parser's path, its source template, the class's module with {cls} to fill,
 #: the delta's name in the parser's streaming method). vLLM twice: its parsers moved in 0.1x.
