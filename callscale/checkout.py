@@ -261,7 +261,7 @@ def _plain(value: Any, exclude_none: bool) -> Any:
 class Record(dict):
     """A stand-in for an engine's protocol model (pydantic): a dict whose keys read as attributes (a missing
     one is ``None``), nested dicts records too; ``Model(**fields)``, ``Model.model_validate(data)``,
-    ``.model_dump(exclude_none=)``, ``.model_dump_json()``, ``.model_copy(update=)``."""
+    ``.model_dump(exclude_none=)`` (``.dict()``), ``.model_dump_json()``, ``.model_copy(update=)``."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__()
@@ -287,7 +287,8 @@ class Record(dict):
     def model_dump(self, exclude_none: bool = False, **_: Any) -> dict:
         return _plain(self, exclude_none)
 
-    dict_ = model_dump
+    def dict(self, exclude_none: bool = False, **_: Any) -> dict:  # pydantic v1's name
+        return _plain(self, exclude_none)
 
     def model_dump_json(self, exclude_none: bool = False, **_: Any) -> str:
         return json.dumps(self.model_dump(exclude_none), ensure_ascii=False)

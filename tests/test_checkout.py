@@ -201,3 +201,24 @@ def test_asv_over_an_engines_commits_names_the_quadratic_commit(trt, tmp_path):
     changes = history.verdict_changes(history.exponents(series, 1.3))
     assert list(changes["commit"])[:2] == [hashes[ec.QUADRATIC], hashes[-1]]
     assert not {hashes[2], hashes[3]} & set(series["commit"])
+
+
+def test_a_name_taken_from_a_package_runs_its_init_once_and_a_registry_never(tmp_path):
+    """A checkout named by its folder (MODULE:CLASS@FOLDER, any package): packages are namespace-like; ``from pkg
+    import NAME`` (no submodule) runs pkg/__init__.py then; the registry's __init__ that would fail is not run;
+    protocol records read by attribute. In a process of its own (the finder stays out of this one)."""
+    pkg = tmp_path / "team" / "pkg"
+    (pkg / "registry").mkdir(parents=True)
+    (pkg / "api").mkdir()  # its protocol.py imports the engine: stood in (there need not be one)
+    (pkg / "__init__.py").write_text("import torch\nLIMIT = 5\n")
+    (pkg / "registry" / "__init__.py").write_text("raise RuntimeError('the registry imports every parser')\n")
+    (pkg / "registry" / "parser.py").write_text(
+        "from pkg import LIMIT\nfrom pkg.api.protocol import Tool\n\n\nclass P:\n    limit = LIMIT\n"
+        "    tool = Tool.model_validate({'function': {'name': 'f', 'parameters': {'type': 'object'}}})\n")
+    code = ("from callscale import checkout\n"
+            f"where = checkout.locate('pkg.registry.parser', {str(tmp_path / 'team')!r})\n"
+            "P = checkout.load(where, 'pkg.registry.parser', 'P')\n"
+            "print(P.limit, P.tool.function.name, P.tool.function.parameters.get('type'), P.tool.model_dump())\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=_env())
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "5 f object {'function': {'name': 'f', 'parameters': {'type': 'object'}}}"
