@@ -58,6 +58,13 @@ def _project():
 
 
 def _import_path():
+    # ASV_PYTHONPATH names where callscale is when asv's Python does not see it installed; asv 0.6 turns it
+    # into this process's PYTHONPATH and then takes those entries off sys.path again: put them back, first
+    named = os.environ.get("ASV_PYTHONPATH") or os.environ.get("PYTHONPATH") or ""
+    for entry in reversed([p for p in named.split(os.pathsep) if p]):
+        if entry in sys.path:
+            sys.path.remove(entry)
+        sys.path.insert(0, entry)
     project = _project()
     if project is not None and not _CONFIG.get("checkout") and str(project) not in sys.path:
         sys.path.insert(0, str(project))
@@ -116,6 +123,13 @@ def _measure_all():
     except ImportError as exc:
         return {"unavailable": f"callscale cannot be imported: {exc} (install it where asv's Python sees it, "
                                "or set ASV_PYTHONPATH to its folder)"}
+    import callscale
+
+    # callscale's child processes import the callscale this benchmark imported (asv passes ASV_PYTHONPATH to
+    # this process's path only, and an installed one may be another version)
+    home = str(Path(callscale.__file__).resolve().parent.parent)
+    os.environ["PYTHONPATH"] = os.pathsep.join([home] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                                                         if p and p != home])
     try:
         check_available()
     except MeterUnavailable as exc:
