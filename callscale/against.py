@@ -162,13 +162,17 @@ def _names_a_parser(spec: str) -> bool:
 @dataclass
 class Item:
     """One text to stream: ``label``, ``text``, ``tools``, the format's ``special_tokens`` (kept whole
-    by the ``tokens`` chunkings) and, for a fault case, its ``own_deltas``."""
+    by the ``tokens`` chunkings), for a fault case its ``own_deltas``, and the ``expected`` outcome
+    (:class:`callscale.check.Outcome`, compared with ``strip_content`` as ``callscale check`` does) where
+    there is one (a fault case, a workload; a generated text has none)."""
 
     label: str
     text: str
     tools: list = field(default_factory=list)
     special_tokens: tuple[str, ...] = ()
     own_deltas: list[str] | None = None
+    expected: Any = None  # the expected outcome (callscale.check.Outcome) where the text has one
+    strip_content: bool = True
 
 
 _WORDS = ("the", "file", "Zürich", "東京", "naïve", "{", "}", "[", "]", '"quoted"', "back\\slash", "<tag>", "</tag>",
@@ -249,7 +253,8 @@ def corpus(fmt: str, outputs: int = DEFAULT_OUTPUTS, seeds: Sequence[int] = DEFA
     checks = (check.fault_items(fmt) if faults else []) + check.workload_items(
         fmt, list(workloads or catalog.names()), list(lengths), 0)
     for c in checks:
-        items.append(Item(c.label, c.text, list(c.tools), tuple(c.special_tokens), c.own_deltas))
+        items.append(Item(c.label, c.text, list(c.tools), tuple(c.special_tokens), c.own_deltas, c.expected,
+                          c.strip_content))
     for seed in seeds:
         items += generate(fmt, seed, outputs)
     return items
@@ -303,7 +308,9 @@ class _Child:
 @dataclass
 class Difference:
     """One differing stream: the text's ``label`` and ``text``, the ``chunking``, its number of
-    ``deltas``, the ``kind`` (:data:`KINDS`) and a ``detail`` sentence."""
+    ``deltas``, the ``kind`` (:data:`KINDS`), a ``detail`` sentence and ``agrees``: which side's
+    outcome the expected one agrees with (``"old"``, ``"new"``, ``"both"``, ``"neither"``; ``None``: the
+    text has no expected outcome, or a side raised, crashed or hung)."""
 
     label: str
     chunking: str
@@ -311,6 +318,7 @@ class Difference:
     deltas: int
     kind: str
     detail: str
+    agrees: str | None = None
 
 
 @dataclass
@@ -341,10 +349,29 @@ def _short(value: Any, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit // 2] + " ... " + text[-limit // 2:]
 
 
-def _first_difference(old: list, new: list, deltas: list[str]) -> tuple[str, str]:
-    """``(kind, detail)`` at the first result where ``old`` and ``new`` part."""
+def _outcome(results: list) -> Any:
+    """A side's results (one per increment and finish) assembled into a :class:`callscale.check.Outcome`."""
     from . import check
 
+    items = [{"normal_text": r[0], "reasoning_text": r[1],
+              "calls": [{"tool_index": c[0], "name": c[1], "parameters": c[2]} for c in r[2]]}
+             for r in results if r and r[0] != "raised"]
+    return check.assemble(items, strict=False)
+
+
+def _kinds(got: Any, want: Any, strip_content: bool = False) -> list[str]:
+    from . import check
+
+    try:
+        return sorted({d.kind for d in check.differences(got, want, strip_content)})
+    except Exception:
+        return []
+
+
+def _first_difference(old: list, new: list, deltas: list[str], item: Item | None = None) -> tuple[str, str, str | None]:
+    """``(kind, detail, agrees)`` at the first result where ``old`` and ``new`` part. The detail names
+    the sides neutrally: what old gave, what new gave, how the assembled outcomes differ, and, where
+    ``item`` has an expected outcome, which side it agrees with (``agrees``: see :class:`Difference`)."""
     n = len(deltas)
     for i in range(max(len(old), len(new))):
         a = old[i] if i < len(old) else None
@@ -355,25 +382,28 @@ def _first_difference(old: list, new: list, deltas: list[str]) -> tuple[str, str
                  else "finish()" if i == n else "the second finish()")
         if (a and a[0] == "raised") or (b and b[0] == "raised"):
             show = lambda r: f"raised {r[1]}" if r and r[0] == "raised" else "returned" if r else "ended"
-            return "exception", f"at {where}: old {show(a)}, new {show(b)}"
+            return "exception", f"at {where}: old {show(a)}, new {show(b)}", None
         kind = "finish" if i >= n else "content" if a[0] != b[0] else "reasoning" if a[1] != b[1] else "call delta"
         field_ = {"content": 0, "reasoning": 1}.get(kind, 2)
-        detail = f"at {where}: old {_short(a[field_] if kind != 'finish' else a)}, new " \
+        detail = f"at {where}: old gave {_short(a[field_] if kind != 'finish' else a)}, new gave " \
                  f"{_short(b[field_] if kind != 'finish' else b)}"
-
-        def outcome(results: list):
-            items = [{"normal_text": r[0], "reasoning_text": r[1],
-                      "calls": [{"tool_index": c[0], "name": c[1], "parameters": c[2]} for c in r[2]]}
-                     for r in results if r and r[0] != "raised"]
-            return check.assemble(items, strict=False)
-
-        try:
-            kinds = sorted({d.kind for d in check.differences(outcome(new), outcome(old))})
-        except Exception:
-            kinds = []
-        detail += f"; outcome (new against old): {', '.join(kinds) if kinds else 'the same'}"
-        return kind, detail
-    return "content", "the digests differ but the results are equal (a nondeterministic parser?)"
+        got = {"old": _outcome(old), "new": _outcome(new)}
+        kinds = _kinds(got["new"], got["old"])
+        detail += f"; outcomes: {'new read against old: ' + ', '.join(kinds) if kinds else 'the same'}"
+        agrees = None
+        if item is not None and item.expected is not None:
+            off = {side: _kinds(got[side], item.expected, item.strip_content) for side in got}
+            agrees = ("both" if not off["old"] and not off["new"] else "new" if not off["new"]
+                      else "old" if not off["old"] else "neither")
+            detail += {"both": "; both agree with the expected outcome",
+                       "new": f"; the expected outcome agrees with new (old against it: {', '.join(off['old'])})",
+                       "old": f"; the expected outcome agrees with old (new against it: {', '.join(off['new'])})",
+                       "neither": f"; neither agrees with the expected outcome (old: {', '.join(off['old'])}; "
+                                  f"new: {', '.join(off['new'])})"}[agrees]
+        else:
+            detail += "; no expected outcome for this text"
+        return kind, detail, agrees
+    return "content", "the digests differ but the results are equal (a nondeterministic parser?)", None
 
 
 def compare(old: Side, new: Side, fmt: str, items: Sequence[Item], chunkings: Sequence[str],
@@ -436,14 +466,17 @@ def compare(old: Side, new: Side, fmt: str, items: Sequence[Item], chunkings: Se
                         full = {name: child.ask({"op": "full", "job": [item.tools, [deltas]]})
                                 for name, child in children.items()}
                         if all("results" in f for f in full.values()):
-                            kind, detail = _first_difference(full["old"]["results"][0], full["new"]["results"][0], deltas)
+                            kind, detail, agrees = _first_difference(full["old"]["results"][0],
+                                                                     full["new"]["results"][0], deltas, item)
                         else:
-                            kind, detail = "crash", "; ".join(f"{n} side: {f.get('crash')}" for n, f in full.items()
+                            kind, agrees = "crash", None
+                            detail = "; ".join(f"{n} side: {f.get('crash')}" for n, f in full.items()
                                                               if "results" not in f)
                             for name in [n for n, f in full.items() if "results" not in f]:
                                 children[name].close()
                                 children[name].start()
-                        result.differences.append(Difference(item.label, spec, item.text, len(deltas), kind, detail))
+                        result.differences.append(Difference(item.label, spec, item.text, len(deltas), kind, detail,
+                                                             agrees))
             bar.update(len(batch))
         bar.close()
         pool.shutdown(wait=False)
@@ -468,8 +501,14 @@ def report(result: Result, chunkings: Sequence[str], show: int = 20) -> list[str
         lines.append("by kind, with the smallest differing case (text and chunking):")
     for kind, (count, d) in kinds.items():
         text = d.text if len(d.text) <= 300 else d.text[:150] + " ... " + d.text[-150:]
-        lines.append(f"{kind}: {count} differing stream{'s' if count != 1 else ''}; smallest: {d.label} under "
-                     f"{d.chunking} ({len(d.text)} characters, {d.deltas} deltas): {text!r}; {d.detail}")
+        sides = {}
+        for other in result.differences:
+            if other.kind == kind and other.agrees is not None:
+                sides[other.agrees] = sides.get(other.agrees, 0) + 1
+        judged = "" if not sides else " (the expected outcome agrees with " + ", ".join(
+            f"{side} in {sides[side]}" for side in ("new", "old", "both", "neither") if side in sides) + ")"
+        lines.append(f"{kind}: {count} differing stream{'s' if count != 1 else ''}{judged}; smallest: {d.label} "
+                     f"under {d.chunking} ({len(d.text)} characters, {d.deltas} deltas): {text!r}; {d.detail}")
     lines.append("")
     verdict = "0 differences" if not result.differences else f"{len(result.differences)} differing streams"
     lines.append(f"compared {result.new} (new) against {result.old} (old): {result.texts} texts, {result.streams} "

@@ -13,7 +13,19 @@ writes, in the current folder (the repository's top level; ``--dir`` another):
 - ``callscale_benchmarks/``: ``callscale_series.py`` (the benchmarks, copied
   from :mod:`callscale.init_templates`), ``callscale.json`` (what they
   measure: parsers and formats, workloads, lengths, chunking, and
-  ``import_path``, where this callscale is installed) and ``__init__.py``.
+  ``checkout``: the engine whose checkout this is, or ``null``) and
+  ``__init__.py``;
+- ``.gitignore``: its lines for ``.asv/`` and ``results/`` added (what asv
+  and callscale write there is the machine's, not the repository's).
+
+Nothing written is a path of this machine: the files are committed, and
+callscale is found at run time (installed where asv's Python sees it, or
+named by ``ASV_PYTHONPATH``, asv's own variable). In an engine's checkout
+(TensorRT-LLM, vLLM, SGLang: recognised from the layout,
+:func:`callscale.checkout.detect`, or named with ``--engine``) the
+benchmarks load each commit's parser modules from asv's checkout of that
+commit with :mod:`callscale.checkout` (package roots not run, the engine not
+built or installed).
 
 The benchmarks (``callscale_series.CallscaleSeries.track_instructions`` and
 ``.track_exponent``) take callgrind instruction counts through
@@ -41,6 +53,24 @@ DEFAULT_LENGTHS = (1024, 2048, 4096, 8192)
 DEFAULT_WORKLOADS = ("write_file", "many_short_calls", "repeated_opener")
 
 
+#: The lines ``init`` adds to ``.gitignore``: asv's environments and the results are the machine's.
+IGNORE_LINES = (".asv/", "results/")
+
+
+def add_ignore_lines(folder: Path) -> list[str]:
+    """Append :data:`IGNORE_LINES` missing from ``folder/.gitignore`` (created if needed); returns those added."""
+    path = folder / ".gitignore"
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    present = {line.strip().strip("/") for line in text.splitlines()} | {
+        line.strip().lstrip("/").rstrip("*").rstrip("/") for line in text.splitlines()}
+    missing = [line for line in IGNORE_LINES if line.strip("/") not in present]
+    if missing:
+        head = "" if not text or text.endswith("\n") else "\n"
+        path.write_text(text + head + "# callscale init: asv's environments and the measured results\n"
+                        + "".join(f"{line}\n" for line in missing), encoding="utf-8")
+    return missing
+
+
 def _branch(folder: Path) -> str:
     try:
         proc = subprocess.run(["git", "-C", str(folder), "rev-parse", "--abbrev-ref", "HEAD"], capture_output=True,
@@ -52,11 +82,13 @@ def _branch(folder: Path) -> str:
 
 
 def write(folder: Path, parsers: dict[str, str], workloads: list[str], lengths: list[int], chunking: str,
-          force: bool = False) -> list[Path]:
+          force: bool = False, engine: str | None = None) -> list[Path]:
     """Write ``asv.conf.json`` and ``callscale_benchmarks/`` into ``folder``; returns the files written.
 
-    ``parsers``: ``module:Class`` -> format. Raises ``FileExistsError`` when a
-    file exists and not ``force``; ``OSError`` when the folder cannot be written.
+    ``parsers``: ``module:Class`` -> format; ``engine``: the engine whose
+    checkout ``folder`` is (its parsers loaded with :mod:`callscale.checkout`
+    at every commit), else ``None``. Raises ``FileExistsError`` when a file
+    exists and not ``force``; ``OSError`` when the folder cannot be written.
     """
     conf = folder / "asv.conf.json"
     bench = folder / BENCHMARK_DIR
@@ -87,14 +119,12 @@ def write(folder: Path, parsers: dict[str, str], workloads: list[str], lengths: 
         "html_dir": "results/html",
     }
     conf.write_text(json.dumps(config, indent=4) + "\n", encoding="utf-8")
-    import callscale
-
     settings = {
         "parsers": parsers,
         "workloads": workloads,
         "lengths": lengths,
         "chunking": chunking,
-        "import_path": [str(Path(callscale.__file__).resolve().parent.parent)] + [p for p in sys.path if p],
+        "checkout": engine,
     }
     (bench / "callscale.json").write_text(json.dumps(settings, indent=4) + "\n", encoding="utf-8")
     (bench / "__init__.py").write_text('"""asv benchmarks written by `callscale init`."""\n', encoding="utf-8")

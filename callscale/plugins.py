@@ -130,9 +130,21 @@ def entry_point_format(ep: Any, factory: Any = None) -> str | None:
 
 
 def _import(target: str) -> Any:
+    from . import checkout
+
+    target, where = checkout.split(target)
     module_name, _, attr = target.partition(":")
     if not module_name or not attr:
         raise PluginError(f"bad parser {target!r}: expected module.path:ClassOrFactory")
+    try:  # an engine's checkout (MODULE:CLASS@WHERE, or run from its top): its package roots not run
+        found = checkout.locate(module_name, where)
+        if found is not None:
+            obj = checkout.load(found, module_name, attr)
+            if not callable(obj):
+                raise PluginError(f"{target!r} is not a class or factory")
+            return obj
+    except checkout.CheckoutError as exc:
+        raise PluginError(f"cannot import {module_name!r} for parser {target!r}: {exc}") from None
     cwd = os.getcwd()
     if cwd not in sys.path and "" not in sys.path:
         sys.path.insert(0, cwd)

@@ -170,8 +170,9 @@ def split_prefix(target: str) -> tuple[str | None, str]:
 
 
 def known_format(target: str) -> str | None:
-    """The format of an engine's known class (``module:Class``, with or without a prefix), else ``None``."""
-    return KNOWN_CLASSES.get(split_prefix(target)[1])
+    """The format of an engine's known class (``module:Class``, with or without a prefix or a checkout's
+    ``@WHERE``), else ``None``."""
+    return KNOWN_CLASSES.get(split_prefix(target)[1].partition("@")[0])
 
 
 #: Selection prefix -> the adapter module whose ``subject(selection, fmt, check_format)`` gives ``(format,

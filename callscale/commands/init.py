@@ -9,7 +9,7 @@ import argparse
 import os
 from pathlib import Path
 
-from ..init import DEFAULT_LENGTHS, DEFAULT_WORKLOADS, write
+from ..init import BENCHMARK_DIR, DEFAULT_LENGTHS, DEFAULT_WORKLOADS, add_ignore_lines, write
 from .options import WorkloadFormat, parser_of
 
 
@@ -28,6 +28,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--chunking", default="tokens:4", metavar="SPEC", help="chunking of the streams (default tokens:4)")
     p.add_argument("--dir", default=".", metavar="DIR", help="the repository's top level (default: here)")
     p.add_argument("--force", action="store_true", help="overwrite asv.conf.json and callscale_benchmarks/")
+    from ..adapters import ENGINES
+
+    p.add_argument("--engine", choices=sorted(ENGINES),
+                   help="the engine whose checkout this is: its parser modules are loaded without the engine's "
+                        "package roots (default: recognised from the layout: tensorrt_llm/, vllm/, python/sglang/)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,6 +46,9 @@ def run(args: argparse.Namespace) -> int:
     folder = Path(args.dir)
     if not folder.is_dir():
         p.error(f"--dir {folder}: no such folder")
+    from .. import checkout
+
+    engine = args.engine or checkout.detect(folder)
     targets = [t.strip() for value in args.parser for t in value.split(",") if t.strip()]
     workloads = [w.strip() for value in args.workload or () for w in value.split(",") if w.strip()] \
         or list(DEFAULT_WORKLOADS)
@@ -75,9 +83,15 @@ def run(args: argparse.Namespace) -> int:
         for target in targets:
             if not plugins.is_plugin(target):
                 p.error(f"--parser {target!r}: name a class or factory of the repository as module.path:Class")
+            if "@" in target:
+                p.error(f"--parser {target!r}: name the class without @: the benchmarks load it from each commit")
+            fmt = args.format or known_format(target)
             try:
-                spec = plugins.resolve(target, args.format or known_format(target))
-                spec = plugins.probe([spec])[0]  # imported and built once (in a child): a typo fails now
+                # imported and built once (in a child): a typo fails now; an engine's from this checkout
+                probed = plugins.probe([plugins.resolve(f"{target}@{Path.cwd()}" if engine else target, fmt)])[0]
+                spec = plugins.resolve(target, fmt)
+                if probed.broken:
+                    p.error(f"--parser {target}: {probed.broken}")
             except plugins.PluginError as exc:
                 p.error(str(exc))
             parsers[target] = spec.format
@@ -88,13 +102,23 @@ def run(args: argparse.Namespace) -> int:
     finally:
         os.chdir(here)
     try:
-        written = write(folder, parsers, workloads, lengths, args.chunking, args.force)
+        written = write(folder, parsers, workloads, lengths, args.chunking, args.force, engine)
+        ignored = add_ignore_lines(folder)
     except FileExistsError as exc:
         p.error(str(exc))
     except OSError as exc:
         p.error(f"cannot write to {folder}: {exc}")
     for path in written:
         print(f"wrote {path}")
+    if ignored:
+        print(f"added to {folder / '.gitignore'}: {' '.join(ignored)}")
+    if engine:
+        print(f"a {engine} checkout: each commit's parser modules are loaded without the engine's package roots "
+              "(nothing built or installed per commit)")
+    names = ["asv.conf.json", f"{BENCHMARK_DIR}/", ".gitignore"]
+    print(f"commit: git add {' '.join(names)} && git commit -m 'callscale benchmarks' (no path of this machine in "
+          "them; .asv/ and results/ stay out)")
     print("next: asv machine --yes; asv run (every commit of the branch: asv run ALL), asv continuous BASE HEAD, "
-          "asv find BASE..HEAD CallscaleFit.track_exponent, callscale history (see docs/workflows.md in callscale)")
+          "asv find BASE..HEAD CallscaleFit.track_exponent, callscale history (see docs/workflows.md in callscale); "
+          "callscale is found where asv's Python sees it installed, else set ASV_PYTHONPATH to its folder")
     return 0

@@ -2,12 +2,19 @@
 
 What is measured is read from ``callscale.json`` beside this file (edit it,
 or run ``callscale init --force`` again): ``parsers`` (``module.path:Class``
--> format), ``workloads``, ``lengths`` (characters), ``chunking``.
+-> format), ``workloads``, ``lengths`` (characters), ``chunking``,
+``checkout`` (the engine whose checkout the repository is, or ``null``).
 
-asv checks out each commit into ``$ASV_ENV_DIR/project``; that folder goes
-first on the import path, so each commit's own parser classes are measured
-(callscale itself is the one installed where asv runs, found through
-``import_path`` in ``callscale.json`` when the asv environment lacks it).
+asv checks out each commit into ``$ASV_ENV_DIR/project``. An engine's
+parser classes (``checkout`` set) are loaded from there as
+``MODULE:CLASS@FOLDER`` (``callscale.checkout``: the engine's package roots
+not run, nothing built or installed); other parser classes are imported
+with that folder first on the import path. Either way each commit's own
+parser classes are measured. callscale itself is found at run time: the one
+installed where asv's Python sees it (asv's virtualenv sees the packages
+beside its Python), else the folder named by ``ASV_PYTHONPATH`` (asv's own
+variable; asv drops ``PYTHONPATH``). Nothing here names a path of the
+machine that wrote it.
 All figures of a commit are taken once, in ``setup_cache``, by
 ``callscale.matrix.run`` with the instruction meter (callgrind: exact
 counts, the same on every run of the same code).
@@ -44,14 +51,29 @@ CHUNKING = _CONFIG.get("chunking", "tokens:4")
 TIMEOUT = float(_CONFIG.get("timeout", 600))
 
 
-def _import_path():
+def _project():
+    """asv's checkout of the commit measured (``None`` outside asv)."""
     project = Path(os.environ.get("ASV_ENV_DIR") or "/nonexistent") / "project"
-    if project.is_dir() and str(project) not in sys.path:
+    return project if project.is_dir() else None
+
+
+def _import_path():
+    # ASV_PYTHONPATH names where callscale is when asv's Python does not see it installed; asv 0.6 turns it
+    # into this process's PYTHONPATH and then takes those entries off sys.path again: put them back, first
+    named = os.environ.get("ASV_PYTHONPATH") or os.environ.get("PYTHONPATH") or ""
+    for entry in reversed([p for p in named.split(os.pathsep) if p]):
+        if entry in sys.path:
+            sys.path.remove(entry)
+        sys.path.insert(0, entry)
+    project = _project()
+    if project is not None and not _CONFIG.get("checkout") and str(project) not in sys.path:
         sys.path.insert(0, str(project))
-    try:
-        import callscale  # noqa: F401
-    except ImportError:
-        sys.path.extend(p for p in _CONFIG.get("import_path", []) if p not in sys.path)
+
+
+def _spec(target):
+    """The parser spec at this commit: an engine's class from asv's checkout of it, else ``target``."""
+    project = _project()
+    return f"{target}@{project}" if _CONFIG.get("checkout") and project is not None else target
 
 
 def _cache_file():
@@ -99,7 +121,15 @@ def _measure_all():
         from callscale import matrix, plugins
         from callscale.instructions import MeterUnavailable, check_available
     except ImportError as exc:
-        return {"unavailable": f"callscale cannot be imported: {exc}"}
+        return {"unavailable": f"callscale cannot be imported: {exc} (install it where asv's Python sees it, "
+                               "or set ASV_PYTHONPATH to its folder)"}
+    import callscale
+
+    # callscale's child processes import the callscale this benchmark imported (asv passes ASV_PYTHONPATH to
+    # this process's path only, and an installed one may be another version)
+    home = str(Path(callscale.__file__).resolve().parent.parent)
+    os.environ["PYTHONPATH"] = os.pathsep.join([home] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                                                         if p and p != home])
     try:
         check_available()
     except MeterUnavailable as exc:
@@ -107,7 +137,7 @@ def _measure_all():
     errors, rows = {}, {}
     for target, fmt in FORMATS.items():
         try:
-            spec = plugins.probe([plugins.resolve(target, fmt)], TIMEOUT)[0]  # imported and built in a child
+            spec = plugins.probe([plugins.resolve(_spec(target), fmt)], TIMEOUT)[0]  # imported and built in a child
         except plugins.PluginError as exc:
             errors[target] = f"cannot import or build the parser here: {exc}"
             continue

@@ -53,8 +53,26 @@ def test_a_changed_parser_is_found_with_the_kind_and_smallest_case(capsys, monke
     out = capsys.readouterr().out
     assert status == 1
     line = next(x for x in out.splitlines() if x.startswith("call delta: "))
-    assert "smallest: gen:0:" in line and "outcome (new against old): lost arguments" in line
+    assert "smallest: gen:0:" in line and "outcomes: new read against old: lost arguments" in line
     assert "differing streams;" in out.splitlines()[-1]
+
+
+def test_a_fix_reads_as_a_fix_the_expected_outcome_agreeing_with_new(capsys, monkeypatch):
+    """The old side is the faulty parser, the new one the reference: differences name what each side gave, and
+    on texts with an expected outcome (fault cases, workloads) the report says it agrees with new."""
+    monkeypatch.chdir(TESTS)
+    status = main(["check", "--parser", "deepseek_v31", "--against", "faulty_parsers:LosesTailWithEndToken",
+                   "--outputs", "30", "--seeds", "0", "--show", "1000"])
+    out = capsys.readouterr().out
+    assert status == 1
+    judged = [x for x in out.splitlines() if x.startswith("DIFF ") and "; the expected outcome agrees with new (old " in x]
+    assert judged, out
+    assert all("old gave " in x and ", new gave " in x for x in judged)
+    assert not any("agrees with old" in x for x in out.splitlines())
+    summary = next(x for x in out.splitlines() if x.startswith("call delta: "))
+    assert f"(the expected outcome agrees with new in {len([x for x in judged if ': call delta: ' in x])})" in summary
+    generated = [x for x in out.splitlines() if x.startswith("DIFF gen:")]
+    assert generated and all("no expected outcome for this text" in x for x in generated)
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -77,7 +95,7 @@ def test_against_a_commit_materialises_the_old_tree(tmp_path, capsys, monkeypatc
     assert main(args + ["--against", "HEAD~1"]) == 1
     out = capsys.readouterr().out
     assert "engine:EngineParser@HEAD~1 (old)" in out
-    assert any(x.startswith("content: ") and "outcome (new against old): whitespace" in x for x in out.splitlines()), out
+    assert any(x.startswith("content: ") and "outcomes: new read against old: whitespace" in x for x in out.splitlines()), out
     assert main(args + ["--against", "HEAD:engine:EngineParser"]) == 0
     assert "0 differences" in capsys.readouterr().out
     assert not list(Path(against.tempfile.gettempdir()).glob("callscale-against-*"))

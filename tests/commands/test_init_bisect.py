@@ -118,6 +118,11 @@ def test_init_writes_asv_conf_and_benchmarks_and_refuses_to_overwrite(tmp_path, 
     settings = json.loads((repo / "callscale_benchmarks" / "callscale.json").read_text())
     assert settings["parsers"] == {"engine:EngineParser": "deepseek_v31"} and settings["lengths"] == [1024, 2048, 4096]
     assert (repo / "callscale_benchmarks" / "callscale_series.py").is_file()
+    assert settings["checkout"] is None and "import_path" not in settings  # no path of this machine
+    assert str(tmp_path) not in (repo / "asv.conf.json").read_text() + json.dumps(settings)
+    assert (repo / ".gitignore").read_text().splitlines()[-2:] == [".asv/", "results/"]
+    out = capsys.readouterr().out
+    assert "commit: git add asv.conf.json callscale_benchmarks/ .gitignore" in out
     with pytest.raises(SystemExit) as info:
         main(["init", "--parser", "engine:EngineParser", "--format", "deepseek_v31"])
     assert info.value.code == 2 and "exists (--force overwrites it)" in capsys.readouterr().err
@@ -150,8 +155,11 @@ def test_asv_over_the_teams_commits_flags_the_quadratic_commit(tmp_path):
     subprocess.run([*CALLSCALE, "init", "--parser", "engine:EngineParser", "--format", "deepseek_v31",
                     "--workload", "write_file"], cwd=repo, check=True, capture_output=True)
 
+    # callscale is found at run time: asv drops PYTHONPATH and passes ASV_PYTHONPATH on
+    env = dict(os.environ, ASV_PYTHONPATH=str(TESTS.parent))
+
     def asv(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(["asv", *args], cwd=repo, capture_output=True, text=True, timeout=1800)
+        return subprocess.run(["asv", *args], cwd=repo, capture_output=True, text=True, timeout=1800, env=env)
 
     assert asv("machine", "--yes", "--machine", "ci").returncode == 0
     run = asv("run", "--machine", "ci", "--show-stderr", "ALL")
