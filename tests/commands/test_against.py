@@ -60,7 +60,7 @@ def test_a_changed_parser_is_found_with_the_kind_and_smallest_case(capsys, monke
 def test_a_fix_reads_as_a_fix_the_expected_outcome_agreeing_with_new(capsys, monkeypatch):
     """The old side is the faulty parser, the new one the reference: differences name what each side gave, and
     on texts with an expected outcome (fault cases, workloads) the report says it agrees with new."""
-    monkeypatch.chdir(TESTS)
+    monkeypatch.chdir(HELPERS)
     status = main(["check", "--parser", "deepseek_v31", "--against", "faulty_parsers:LosesTailWithEndToken",
                    "--outputs", "30", "--seeds", "0", "--show", "1000"])
     out = capsys.readouterr().out

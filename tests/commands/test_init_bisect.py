@@ -156,7 +156,7 @@ def test_asv_over_the_teams_commits_flags_the_quadratic_commit(tmp_path):
                     "--workload", "write_file"], cwd=repo, check=True, capture_output=True)
 
     # callscale is found at run time: asv drops PYTHONPATH and passes ASV_PYTHONPATH on
-    env = dict(os.environ, ASV_PYTHONPATH=str(TESTS.parent))
+    env = dict(os.environ, ASV_PYTHONPATH=str(HELPERS.parent))
 
     def asv(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run(["asv", *args], cwd=repo, capture_output=True, text=True, timeout=1800, env=env)

@@ -1,6 +1,6 @@
 """An engine's own repository as it is: parsers loaded from its checkout without the engine (callscale.checkout).
 
-The repositories (tests/engine_checkouts.py) have each engine's layout: package roots importing torch and a
+The repositories (tests/helpers/engine_checkouts.py) have each engine's layout: package roots importing torch and a
 compiled module that does not exist here, registries importing every parser, logger and protocol modules that
 pull the engine in; eight commits: linear, a commit whose parser does not import, a class rename, quadratic, a fix.
 """
@@ -17,11 +17,11 @@ import pytest
 import engine_checkouts as ec
 from callscale import checkout
 from callscale.cli import main
+from support import ROOT
 
 CALLSCALE = [sys.executable, "-m", "callscale"]
 needs_valgrind = pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
 needs_asv = pytest.mark.skipif(shutil.which("asv") is None, reason="asv not installed (pip install callscale[bench])")
-ROOT = Path(__file__).resolve().parent.parent
 TRT = ec.spec("trtllm")
 GATE = ["gate", "--parser", TRT, "--meter", "instructions", "--workload", "write_file", "--lengths", "1k,2k,4k,8k",
         "--no-progress"]
