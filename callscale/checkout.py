@@ -380,7 +380,7 @@ class CheckoutFinder(importlib.abc.MetaPathFinder):
         if fullname in NATIVE_MODULES or compiled:
             from .adapters import gpu_stubs
 
-            return importlib.machinery.ModuleSpec(fullname, gpu_stubs._Loader(), is_package=True)
+            return importlib.machinery.ModuleSpec(fullname, gpu_stubs.StubLoader(), is_package=True)
         return None
 
 

@@ -38,7 +38,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
               "callscale.exports")),
     ("meters", ("callscale.measure", "callscale.instructions", "callscale.check", "callscale.verify",
                 "callscale.adapters.protocol")),
-    ("adapters", ("callscale.adapters", "callscale.plugins", "callscale._metered")),
+    ("adapters", ("callscale.adapters", "callscale.plugins", "callscale.checkout", "callscale._metered")),
     ("runs", ("callscale._child", "callscale._against_child", "callscale.matrix", "callscale.report",
               "callscale.profile", "callscale.against", "callscale.hunt", "callscale.history", "callscale.compare",
               "callscale.summary", "callscale.shard", "callscale.init",

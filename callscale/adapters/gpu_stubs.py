@@ -69,7 +69,7 @@ import types
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-__all__ = ["DEFAULT_MODULES", "VERSION", "PTH_NAME", "install", "uninstall_finder", "is_stub", "main"]
+__all__ = ["DEFAULT_MODULES", "VERSION", "PTH_NAME", "install", "uninstall_finder", "is_stub", "main", "StubLoader"]
 
 #: The packages stood in for by default.
 DEFAULT_MODULES = ("torch", "triton")
@@ -193,7 +193,9 @@ class _StubModule(types.ModuleType):
         return value
 
 
-class _Loader(importlib.abc.Loader):
+class StubLoader(importlib.abc.Loader):
+    """Makes a stand-in module (:class:`_StubModule`) for any name it is given (a finder's spec names it)."""
+
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
         module = _StubModule(spec.name)
         module.__version__ = VERSION
@@ -211,7 +213,7 @@ class _Finder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname: str, path: Any = None, target: Any = None):
         if fullname.partition(".")[0] not in self.names:
             return None
-        return importlib.machinery.ModuleSpec(fullname, _Loader(), is_package=True)
+        return importlib.machinery.ModuleSpec(fullname, StubLoader(), is_package=True)
 
 
 def install(modules: Sequence[str] = DEFAULT_MODULES) -> None:

@@ -17,6 +17,7 @@ import pytest
 
 from callscale import history
 from callscale.cli import main
+from support import HELPERS, ROOT
 
 CALLSCALE = [sys.executable, "-m", "callscale"]
 needs_valgrind = pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
@@ -38,7 +39,6 @@ class EngineParser(DeepSeekV31Parserr):
 '''
 QUADRATIC = '''"""The team's DeepSeek V3.1 parser, rewritten to re-parse its buffer on every increment{note}."""
 from quadratic_parser import QuadraticParser as EngineParser
-from support import HELPERS
 '''
 #: (message, engine.py) per commit, c1..c7.
 COMMITS = [
@@ -156,7 +156,7 @@ def test_asv_over_the_teams_commits_flags_the_quadratic_commit(tmp_path):
                     "--workload", "write_file"], cwd=repo, check=True, capture_output=True)
 
     # callscale is found at run time: asv drops PYTHONPATH and passes ASV_PYTHONPATH on
-    env = dict(os.environ, ASV_PYTHONPATH=str(HELPERS.parent))
+    env = dict(os.environ, ASV_PYTHONPATH=str(ROOT))
 
     def asv(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run(["asv", *args], cwd=repo, capture_output=True, text=True, timeout=1800, env=env)
