@@ -333,7 +333,7 @@ class MarkerScanner:
                 self._pos = len(buf)
                 return buf[pos:], None
             start = hit.start()
-            marker = hit.group()
+            marker = hit[0]
             if marker in m.item_set:
                 self._pos = hit.end()
                 return buf[pos:start], marker
@@ -345,7 +345,7 @@ class MarkerScanner:
         hit = m.regex.search(buf, pos)
         if hit is not None:
             self._pos = hit.end()
-            return buf[pos:hit.start()], hit.group()
+            return buf[pos:hit.start()], hit[0]
         end = len(buf) if final else self._holdback_start(m)
         self._pos = end
         return buf[pos:end], None
@@ -398,7 +398,7 @@ class MarkerScanner:
             hit = scan.match(buf, pos)
             if hit is None:
                 return None
-            marker = hit.group()
+            marker = hit[0]
             if marker in m.item_set:
                 self._pos = hit.end()
                 return marker
@@ -406,7 +406,7 @@ class MarkerScanner:
         hit = m.regex.match(buf, pos)
         if hit is not None:
             self._pos = hit.end()
-            return hit.group()
+            return hit[0]
         if not final and len(buf) - pos < m.longest and buf[pos:] in m.prefixes:
             return PARTIAL
         return None
@@ -464,7 +464,8 @@ class MarkerScanner:
             return 0
         size = len(literal)
         end = pos + size
-        while buf.startswith(literal, end):
+        stop = len(buf)  # (at the end no copy follows: no str.startswith call, about 0.75k instructions)
+        while end < stop and buf.startswith(literal, end):
             end += size
         self._pos = end
         return (end - pos) // size
@@ -583,7 +584,7 @@ class MarkerScanner:
             hit = scan.search(buf, pos, stop - 1 + m.longest)
             end = len(buf)
             if hit is not None:
-                marker = hit.group()
+                marker = hit[0]
                 if marker in m.item_set:
                     if hit.start() < stop:
                         self._pos = hit.end()
@@ -605,7 +606,7 @@ class MarkerScanner:
                 if text:
                     self._head_len += end - pos
                     self._head.append(text)
-                return text, hit.group()
+                return text, hit[0]
             end = len(buf) if final else self._holdback_start(m)
         if end > stop:
             end = stop
@@ -699,7 +700,7 @@ def value_state(self: Any, final: bool) -> bool:
             marker = None
         else:
             end = hit.start()
-            marker = hit.group()
+            marker = hit[0]
             if marker in m.item_set:
                 sc._pos = hit.end()
             else:
