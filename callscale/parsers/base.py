@@ -286,10 +286,15 @@ class ToolParser:
             self.scanner.run(delta, states, self)
         except Exception:
             self._failed()
-        if self._out_args:
-            self._flush_arguments()
-        calls = self._out_calls  # (the result's own list: the parser's fills again)
-        self._out_calls = []
+        calls = self._out_calls
+        if calls:  # (the result's own list: the parser's fills again)
+            self._out_calls = []
+            args = self._out_args  # (pieces only of the last item of calls: _flush_arguments, without its frame)
+            if args:
+                calls[-1].parameters += "".join(args)
+                self._out_args = []
+        else:
+            calls = []
         out = self._out_text
         if out:
             self._out_text = []
@@ -422,16 +427,18 @@ class ToolParser:
         if index is None or not text:  # (an abandoned call is never current again: _abandon_call)
             return
         calls = self._out_calls
-        if calls and calls[-1].tool_index == index:
-            self._out_args.append(text)
-        else:  # the first piece of this call in this increment: a new item holds it
+        if calls:  # (pieces are held only while calls holds an item: none to flush when it is empty)
+            if calls[-1].tool_index == index:
+                self._out_args.append(text)
+                return
             if self._out_args:
                 self._flush_arguments()
-            item = _new_result(ToolCallItem)  # ToolCallItem(index, None, text), without the __init__ frame
-            item.tool_index = index
-            item.name = None
-            item.parameters = text
-            calls.append(item)
+        # the first piece of this call in this increment: a new item holds it
+        item = _new_result(ToolCallItem)  # ToolCallItem(index, None, text), without the __init__ frame
+        item.tool_index = index
+        item.name = None
+        item.parameters = text
+        calls.append(item)
 
     def _flush_arguments(self) -> None:
         if self._out_args:

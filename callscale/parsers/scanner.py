@@ -156,6 +156,15 @@ def lazy_markers(*items: str) -> Markers:
     return Markers(items, compile=False)
 
 
+class _ReadsNothing:
+    """The machine :meth:`MarkerScanner.feed` runs: its one state reads nothing (a feed alone)."""
+
+    _state = ""
+
+
+_READ_NOTHING = {"": lambda machine, final: False}
+
+
 class MarkerScanner:
     """The undecided text of a stream, and the position up to which it was read.
 
@@ -176,7 +185,7 @@ class MarkerScanner:
 
     def feed(self, text: str) -> None:
         """Append a delta, dropping the text already consumed (kept aside when marked)."""
-        self.run(text, None, None)
+        self.run(text, _READ_NOTHING, _ReadsNothing)
 
     def run(self, delta: str, states: Any, machine: Any) -> None:
         """The per-delta primitive: :meth:`feed` ``delta``, then run ``machine``'s states while text is unread.
@@ -184,8 +193,8 @@ class MarkerScanner:
         ``states`` is the machine's state table (``{name: step}``, a step ``(machine, final) -> bool``) and
         ``machine._state`` names the current state (a :class:`callscale.parsers.base.ToolParser`: its
         ``_driver`` and ``_state``); ``states[machine._state](machine, False)`` runs while it returns True
-        and text is unread (the waiting rule, ``callscale/parsers/README.md``). With ``states`` None it
-        only feeds. ``ToolParser.parse_streaming_increment`` calls it once a delta: one Python call for
+        and text is unread (the waiting rule, ``callscale/parsers/README.md``); :meth:`feed` passes a machine
+        whose one state reads nothing. ``ToolParser.parse_streaming_increment`` calls it once a delta: one Python call for
         the feed and the state loop, in the module that reads the buffer.
         """
         pos = self._pos
@@ -199,9 +208,8 @@ class MarkerScanner:
             self._mark = 0
             self._buf = self._buf[pos:] + delta
             self._pos = 0
-        if states is not None:
-            while states[machine._state](machine, False) and self._pos < len(self._buf):
-                pass
+        while states[machine._state](machine, False) and self._pos < len(self._buf):
+            pass
 
     # ------------------------------------------------------------------ keeping consumed text
     def mark(self) -> None:
@@ -333,7 +341,7 @@ class MarkerScanner:
                 self._pos = len(buf)
                 return buf[pos:], None
             start = hit.start()
-            marker = hit.group()
+            marker = hit[0]
             if marker in m.item_set:
                 self._pos = hit.end()
                 return buf[pos:start], marker
@@ -345,7 +353,7 @@ class MarkerScanner:
         hit = m.regex.search(buf, pos)
         if hit is not None:
             self._pos = hit.end()
-            return buf[pos:hit.start()], hit.group()
+            return buf[pos:hit.start()], hit[0]
         end = len(buf) if final else self._holdback_start(m)
         self._pos = end
         return buf[pos:end], None
@@ -398,7 +406,7 @@ class MarkerScanner:
             hit = scan.match(buf, pos)
             if hit is None:
                 return None
-            marker = hit.group()
+            marker = hit[0]
             if marker in m.item_set:
                 self._pos = hit.end()
                 return marker
@@ -406,7 +414,7 @@ class MarkerScanner:
         hit = m.regex.match(buf, pos)
         if hit is not None:
             self._pos = hit.end()
-            return hit.group()
+            return hit[0]
         if not final and len(buf) - pos < m.longest and buf[pos:] in m.prefixes:
             return PARTIAL
         return None
@@ -460,11 +468,13 @@ class MarkerScanner:
         0), else 0: the opener again right after the opener (GLM's ``<tool_call>``), one call.
         """
         buf, pos = self._buf, self._pos
-        if not buf.startswith(literal, pos) or (head_start and self._head_len):
+        # (at position 0, the common first read of a delta: str.startswith without a position, about 0.1k less)
+        if not (buf.startswith(literal, pos) if pos else buf.startswith(literal)) or (head_start and self._head_len):
             return 0
         size = len(literal)
         end = pos + size
-        while buf.startswith(literal, end):
+        stop = len(buf)  # (at the end no copy follows: no str.startswith call, about 0.75k instructions)
+        while end < stop and buf.startswith(literal, end):
             end += size
         self._pos = end
         return (end - pos) // size
@@ -583,7 +593,7 @@ class MarkerScanner:
             hit = scan.search(buf, pos, stop - 1 + m.longest)
             end = len(buf)
             if hit is not None:
-                marker = hit.group()
+                marker = hit[0]
                 if marker in m.item_set:
                     if hit.start() < stop:
                         self._pos = hit.end()
@@ -605,7 +615,7 @@ class MarkerScanner:
                 if text:
                     self._head_len += end - pos
                     self._head.append(text)
-                return text, hit.group()
+                return text, hit[0]
             end = len(buf) if final else self._holdback_start(m)
         if end > stop:
             end = stop
@@ -626,7 +636,7 @@ class MarkerScanner:
         other reads decide it). Openers in a row (``<tool_call><tool_call>``): each but the last opens no call.
         """
         pos = self._pos
-        if not self._buf.startswith(literal, pos):
+        if not (self._buf.startswith(literal, pos) if pos else self._buf.startswith(literal)):  # (skip_repeats)
             return None
         self._pos = pos + len(literal)
         text = "".join(self._head)
@@ -699,7 +709,7 @@ def value_state(self: Any, final: bool) -> bool:
             marker = None
         else:
             end = hit.start()
-            marker = hit.group()
+            marker = hit[0]
             if marker in m.item_set:
                 sc._pos = hit.end()
             else:
