@@ -246,21 +246,6 @@ def _factory(row: dict):
     return factory
 
 
-def _made(row: dict, path: str) -> dict:
-    """A case file's content (``{"index", "length", "deltas", "tools", "error"}``); a team workload's case
-    is made here, by its generator (the caller wrote no deltas)."""
-    case = _read(path)
-    if row["make"] and case.get("error") is None:
-        try:
-            from callscale.workloads import make
-
-            made = make(row["workload"], row["format"], case["length"], row["seed"])
-            case["deltas"], case["tools"] = made.deltas(row["chunking"]), list(made.tools)
-        except Exception as exc:
-            case["error"] = f"workload {row['workload']} for {row['format']}: {_error(exc)}"
-    return case
-
-
 class _Run:
     """The pristine process's means of answering, taken before any fork (a plug-in imported in a fork may
     replace ``open`` or json's names in its own process)."""
@@ -325,7 +310,7 @@ def _row(run: _Run, name: str) -> None:
         def factory():
             return DetectAndParse(plain())
 
-    warm = _made(row, f"{name}.warm")
+    warm = _read(f"{name}.warm")
     requests = run.requests
     # a compiled engine's harness that counts its own work (callscale.adapters) gives its toggle
     collect = getattr(factory, "callscale_collect", None) or requests.collect
@@ -372,7 +357,7 @@ def _length_fork(run: _Run, row: dict, name: str, k: int, factory, collect) -> i
 def _length(run: _Run, row: dict, path: str, factory, collect) -> None:
     """In a length fork: count one item (see the module docstring)."""
     requests = run.requests
-    case = _made(row, path)
+    case = _read(path)
     index = case["index"]
     if _skipped(index):
         return

@@ -368,17 +368,14 @@ def _row_stems(parser: str) -> list[str]:
     return [module.rsplit(".", 1)[-1]] if module.startswith("callscale.parsers.") else []
 
 
-def _case_file(index: int, workload: str, fmt: str, length: int, chunking: str, seed: int,
-               team: bool) -> tuple[dict, bool]:
+def _case_file(index: int, workload: str, fmt: str, length: int, chunking: str, seed: int) -> tuple[dict, bool]:
     """One case, made here (natively, not under valgrind) for the metered fork: ``({"index", "length",
     "deltas", "tools"} or ``{..., "error"}``, whether the chunking is ``detect``)``. A team workload's
-    case is left to the fork (its generator runs there, not in this process)."""
+    generator runs in a process of its own (:func:`callscale.workloads.team.generate`), not in this one."""
     from callscale.workloads import make
     from callscale.workloads.chunking import DETECT, Chunking, parse_chunking
 
     entry = {"index": f"{index:09d}", "length": length}
-    if team:
-        return entry, False
     try:
         case = make(workload, fmt, length, seed)
         entry.update(deltas=case.deltas(chunking), tools=list(case.tools))
@@ -404,8 +401,6 @@ class _Child:
     """One callgrind child over a list of items: write its files, start it, read its protocol lines, stop it."""
 
     def __init__(self, items: Sequence[Item], chunking: str, seed: int, folder: Path) -> None:
-        from callscale.workloads import team
-
         self.items = list(items)
         self.folder = folder
         (folder / "items").mkdir()
@@ -418,15 +413,14 @@ class _Child:
         for number, row in enumerate(self.rows):
             parser, fmt, workload = row[0][1:4]
             name = folder / "items" / f"{number:06d}"
-            made = team.is_team(workload)
-            warm, detect = _case_file(0, workload, fmt, _metered.WARM_LENGTH, chunking, seed, made)
+            warm, detect = _case_file(0, workload, fmt, _metered.WARM_LENGTH, chunking, seed)
             (folder / "items" / f"{number:06d}.warm").write_text(json.dumps(warm), encoding="utf-8")
             for k, (index, *_, length) in enumerate(row):
-                entry = _case_file(index, workload, fmt, length, chunking, seed, made)[0]
+                entry = _case_file(index, workload, fmt, length, chunking, seed)[0]
                 (folder / "items" / f"{number:06d}.{k:03d}").write_text(json.dumps(entry), encoding="utf-8")
             (folder / "items" / f"{number:06d}.indexes").write_text(json.dumps([f"{e[0]:09d}" for e in row]))
             header = {"parser": parser, "format": fmt, "workload": workload, "chunking": chunking, "seed": seed,
-                      "stems": _row_stems(parser), "detect": detect, "make": made, "first": f"{row[0][0]:09d}",
+                      "stems": _row_stems(parser), "detect": detect, "first": f"{row[0][0]:09d}",
                       "lengths": f"{len(row):09d}"}
             name.write_text(json.dumps(header), encoding="utf-8")
         first, caller, plugins = path_links(folder)

@@ -116,6 +116,7 @@ class InklingParser(JsonCallReader, ToolParser):
         self._header = ""  # text outside a message before a tool block: content unless it is the call's name
         # the output opens in the header of the message the generation prompt's <|message_model|> began
         self._header_opened = False
+        self._layout_run = False  # whitespace after a call being read, over several deltas (layout or content)
         self._state = "between"
 
     def _open(self, marker: str, final: bool) -> bool:
@@ -140,12 +141,14 @@ class InklingParser(JsonCallReader, ToolParser):
         whitespace before it is layout (base ``_emit_content``: held as its length, dropped before the next
         call), not header text: a header is bounded (``MAX_HEAD``), layout is not."""
         self._header_opened = False
-        if self._after_call:
+        if self._after_call or self._layout_run:  # (the run goes on as it began, also once decided as content)
             sc = self.scanner
             self._emit_content(sc.skip_whitespace())
             if not final and sc.at_end():
+                self._layout_run = True
                 self._state = "between"
                 return False
+        self._layout_run = False
         self.scanner.head_begin()
         self._state = "header"
         return True

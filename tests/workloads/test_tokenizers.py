@@ -189,12 +189,12 @@ def test_a_real_tokenizer_is_named_with_its_package_and_version(fmt, package):
 def test_check_names_the_tokenizers_of_its_model_chunkings(capsys):
     from callscale.cli import main
 
-    status = main(["check", "--parser", "kimi_k2", "--workload", "write_file", "--lengths", "1k", "--chunking",
+    status = main(["check", "--parser", "kimi_k2", "--workload", "write_file", "--lengths", "1k", "--chunkings",
                    "model", "--no-faults", "--no-progress"])
     out = capsys.readouterr().out
     assert status == 0 and out.splitlines()[-3] == "model chunkings' tokenizers: kimi_k2 stand-in"
     assert out.splitlines()[-1].startswith("checked 2 streams")
-    status = main(["check", "--parser", "kimi_k2", "--workload", "write_file", "--lengths", "1k", "--chunking",
+    status = main(["check", "--parser", "kimi_k2", "--workload", "write_file", "--lengths", "1k", "--chunkings",
                    "tokens:4", "--no-faults", "--no-progress"])
     assert status == 0 and "tokenizers" not in capsys.readouterr().out
 
