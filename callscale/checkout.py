@@ -334,6 +334,8 @@ class _Package(types.ModuleType):
         self.__dict__["_callscale_ran"] = True
         try:
             exec(compile(init.read_text(encoding="utf-8"), str(init), "exec"), self.__dict__)
+        except ImportError:  # a module its __init__ imports is missing: said as the import's own error (what to
+            raise            # install), which an AttributeError here would turn into "cannot import name"
         except Exception as exc:
             raise AttributeError(f"module {self.__name__!r} has no attribute {name!r} (its __init__.py, run for "
                                  f"it, raised {type(exc).__name__}: {exc})") from None

@@ -46,4 +46,4 @@ def test_the_metered_child_imports_nothing_of_the_harness_before_it_counts():
     top = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
     assert top == ["from __future__ import annotations", "import gc", "import json", "import os", "import sys"]
     inner = set(re.findall(r"^\s+from (callscale[\w.]*) import", source, re.MULTILINE))
-    assert inner == {"callscale", "callscale.streaming", "callscale.plugins", "callscale.workloads"}
+    assert inner == {"callscale", "callscale.streaming", "callscale.plugins"}
