@@ -188,7 +188,7 @@ def test_profile_against_a_commit_draws_the_frames_the_change_added(tmp_path, mo
     written = sorted(p.name for p in (tmp_path / "out").iterdir())
     assert written == ["q.base.folded", "q.diff.folded", "q.diff.svg", "q.folded"]
     svg = (tmp_path / "out" / "q.diff.svg").read_text()
-    reparse = re.findall(r"<title>QuadraticParser\._reparse \(team_parser\.py\) \(base 0\.0%, head ([\d.]+)%, "
+    reparse = re.findall(r"<title>(?:QuadraticParser\.)?_reparse \(team_parser\.py\) \(base 0\.0%, head ([\d.]+)%, "
                          r"\+([\d.]+) points\)</title><rect [^>]*fill=\"rgb\(250,(\d+),", svg)
     # (finish's own _reparse may be sampled too, a thin frame beside it: the widest is the one that grew)
     widest = max(reparse, key=lambda r: float(r[0])) if reparse else None
