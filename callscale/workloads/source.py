@@ -88,6 +88,7 @@ SOURCE_FILES: tuple[str, ...] = (
 SOURCE_FORBIDDEN: tuple[str, ...] = (
     "</", "<|", "|>", "｜", "```",
     "<tool", "<function", "<param", "<arg_", "<invoke", "<minimax", "<start_", "<end_", "<think",
+    '"}}',  # Llama 3 JSON's end of a call's arguments (Python 3.13's tokenize.py writes it)
 )
 
 #: Characters that no prose paragraph may contain: every format's markers

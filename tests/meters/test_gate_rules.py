@@ -200,7 +200,8 @@ def test_small_quadratic_fixtures_fail_under_instructions_though_one_slope_passe
     fits = pd.read_csv(tmp_path / "scaling-fits.csv", keep_default_na=False, na_values=[""])
     row = fits[fits["parser"] == parser].iloc[0]
     assert row["lengths"] == "1k,2k,4k,8k"
-    assert row["exponent"] <= 1.3, row.to_dict()  # the old verdict passed it
+    if sys.version_info[:2] == (3, 11):  # the fixtures' quadratic terms are sized on 3.11's instruction counts
+        assert row["exponent"] <= 1.3, row.to_dict()  # the old verdict passed it
     assert row["verdict"] == "FAIL" and row["projection_ratio"] > 3, row.to_dict()
 
 
