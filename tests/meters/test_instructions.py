@@ -46,7 +46,7 @@ def test_quadratic_parser_is_above_1_7_and_ours_below_1_1(importable_tests, ours
 
 @pytest.mark.slow  # a callgrind run of the quadratic parser (~20 s): the slow set
 def test_gate_with_the_instruction_meter_fails_the_quadratic_parser(importable_tests, capsys):
-    status = cli.main(["gate", "--meter", "instructions", "--parser", "quadratic_parser:QuadraticParser",
+    status = cli.main(["gate", "--meter", "instructions", "--wide", "--parser", "quadratic_parser:QuadraticParser",
                        "--format", "deepseek_v31", "--workload", "write_file", "--no-progress",
                        "--lengths", "1k,2k,4k,8k"])  # at the default 4k-64k its 16k stream alone is 13e9 instructions
     out = capsys.readouterr().out

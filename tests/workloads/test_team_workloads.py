@@ -238,7 +238,7 @@ def test_gate_and_scale_take_both_by_time(capsys, tmp_path, in_tests):
 
 
 @needs_valgrind
-@pytest.mark.slow  # the instruction meter's child makes the team cases itself (~30-60 s)
+@pytest.mark.slow  # three workloads under the instruction meter to 32k (~30-60 s)
 def test_the_exact_gate_takes_both_and_fails_the_braille_fixture_only_where_the_record_holds_braille(
         capsys, tmp_path, in_tests):
     plain = recorded(tmp_path, name="plain.jsonl")
@@ -246,7 +246,7 @@ def test_the_exact_gate_takes_both_and_fails_the_braille_fixture_only_where_the_
     braille = tmp_path / "braille.jsonl"
     text = case.text.replace("    ", "  \u2812 ", 8)
     braille.write_text(json.dumps({"text": text}, ensure_ascii=False) + "\n", encoding="utf-8")
-    status, out, err = run_main(capsys, "gate", "--meter", "instructions", "--no-progress", "--parser",
+    status, out, err = run_main(capsys, "gate", "--meter", "instructions", "--no-progress", "--wide", "--parser",
                                 "braille_parser:BrailleRereads", "--workload-format", "deepseek_v31",
                                 "--workload", f"file:{plain},file:{braille},team_workloads:config_file",
                                 "--lengths", "2k,8k,32k", "--jobs", "1")
