@@ -1,4 +1,4 @@
-"""Instructions a delta for every built-in parser: the hot-path table of issues 18 and 28.
+"""Instructions a delta for every built-in parser: the hot path of every format.
 
 Counts each parser's streaming of each headline workload under callgrind
 (``callscale.instructions.count_matrix``: exact, repeatable), divides by the

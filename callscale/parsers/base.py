@@ -43,7 +43,7 @@ from .results import new_result as _new_result
 from .scanner import MAX_HEAD as _MAX_HEAD
 from .scanner import PARTIAL, Markers, MarkerScanner, markers
 # the tool look-ups moved to parsers/schema.py (schema typing); re-exported here
-from .schema import json_fragment, json_text, parameter_type, tool_list, tool_name, tool_parameter_schema
+from .schema import json_fragment, json_string, json_text, parameter_type, tool_list, tool_name, tool_parameter_schema
 from .schema import parameter_typing as parameter_typing_
 
 log = logging.getLogger(__name__)
@@ -402,6 +402,22 @@ class ToolParser:
     def _emit_reasoning(self, text: str) -> None:
         if text:
             self._out_reasoning.append(text)
+
+    def _begin_arguments(self, name: str) -> None:
+        """Start call ``name`` whose arguments the format writes one parameter at a time (:meth:`_begin_parameter`):
+        its name sent, then ``{``; the name kept as ``_call_name`` (its parameters' schema)."""
+        self._call_name = name
+        self._n_params = 0
+        self._begin_call(name)
+        self._emit_arguments("{")
+
+    def _begin_parameter(self, key: str, tv: Any) -> None:
+        """A parameter of the current call (key and value written by name, the value typed by the schema): ``, ``
+        after the first, the key as a JSON string, ``: `` and the opening of ``tv`` (its
+        :class:`~callscale.parsers.schema.TypedValue`, kept as ``_tv`` for the value's text)."""
+        self._tv = tv
+        self._emit_arguments((", " if self._n_params else "") + json_string(key) + ": " + tv.opening)
+        self._n_params += 1
 
     def _begin_call(self, name: str) -> int:
         """Start call number ``tool_index`` (returned) and send its name."""

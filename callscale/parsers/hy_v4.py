@@ -43,7 +43,7 @@ import re
 from . import register
 from .base import ToolParser
 from .scanner import OVER, PARTIAL, Markers, markers, value_state
-from .schema import UNTYPED, TypedValue, is_tool_name, json_string
+from .schema import UNTYPED, TypedValue, is_tool_name
 
 log = logging.getLogger(__name__)
 
@@ -241,10 +241,7 @@ class HyV4Parser(ToolParser):
             return self._fail(f"{marker} in a parameter name")
         if _KEY.fullmatch(key) is None:
             return self._fail(f"bad parameter name {key!r}")
-        self._tv = tv = TypedValue(self._param_typing(self._call_name, key))
-        head = ", " if self._n_params else ""
-        self._n_params += 1
-        self._emit_arguments(head + json_string(key) + ": " + tv.opening)
+        self._begin_parameter(key, TypedValue(self._param_typing(self._call_name, key)))
         self._state = "key_done"
         return True
 

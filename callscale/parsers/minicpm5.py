@@ -51,7 +51,7 @@ import re
 from . import register
 from .base import ToolParser
 from .scanner import OVER, PARTIAL, markers, value_state
-from .schema import UNTYPED, TypedValue, is_tool_name, json_string, typed_value
+from .schema import UNTYPED, TypedValue, is_tool_name, typed_value
 
 log = logging.getLogger(__name__)
 
@@ -172,10 +172,7 @@ class MiniCpm5Parser(ToolParser):
             self._emit_content(head if marker != TAG_END else head + marker)
             self._state = "content"
             return True
-        self._call_name = name
-        self._n_params = 0
-        self._begin_call(name)
-        self._emit_arguments("{")
+        self._begin_arguments(name)
         self._state = "body"
         return True
 
@@ -203,10 +200,7 @@ class MiniCpm5Parser(ToolParser):
         key = sc.head_text()
         if _KEY.fullmatch(key) is None:
             return self._fail(f"bad parameter name {key!r}")
-        self._tv = tv = typed_value(self._param_typing(self._call_name, key))
-        head = ", " if self._n_params else ""
-        self._n_params += 1
-        self._emit_arguments(head + json_string(key) + ": " + tv.opening)
+        self._begin_parameter(key, typed_value(self._param_typing(self._call_name, key)))
         return self._s_value_open(final)
 
     def _s_value_open(self, final: bool) -> bool:

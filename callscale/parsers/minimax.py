@@ -49,7 +49,7 @@ from . import register
 from typing import ClassVar
 
 from .base import ToolParser
-from .schema import UNTYPED, TypedValue, is_tool_name, json_string
+from .schema import UNTYPED, TypedValue, is_tool_name
 
 _NO_VALUE = TypedValue(UNTYPED)
 from .scanner import Markers, OVER, PARTIAL, markers, value_state
@@ -322,10 +322,7 @@ class MiniMaxM2Parser(MiniMaxBlocks):
             self._fail(f"bad parameter name {key!r}")
             return True
         self._typing = typing = self._param_typing(self._call_name, key)
-        self._tv = TypedValue(typing)
-        head = ", " if self._n_params else ""
-        self._n_params += 1
-        self._emit_arguments(head + json_string(key) + ": " + self._tv.opening)
+        self._begin_parameter(key, TypedValue(typing))
         self._state = _S_VALUE
         return True
 

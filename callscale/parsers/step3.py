@@ -48,7 +48,7 @@ import re
 from . import register
 from .base import ToolParser
 from .scanner import OVER, PARTIAL, markers, value_state
-from .schema import UNTYPED, TypedValue, is_tool_name, json_string
+from .schema import UNTYPED, TypedValue, is_tool_name
 
 log = logging.getLogger(__name__)
 
@@ -191,10 +191,7 @@ class Step3Parser(ToolParser):
         self._raw = ""
         if not is_tool_name(name):  # (docs/formats.md, "Tool names")
             return self._fail(f"bad tool name {name!r}")
-        self._call_name = name
-        self._n_params = 0
-        self._begin_call(name)
-        self._emit_arguments("{")
+        self._begin_arguments(name)
         self._state = "body"
         return True
 
@@ -221,10 +218,7 @@ class Step3Parser(ToolParser):
         key = self.scanner.head_text()
         if _KEY.fullmatch(key) is None:
             return self._fail(f"bad parameter name {key!r}")
-        self._tv = tv = TypedValue(self._param_typing(self._call_name, key))
-        head = ", " if self._n_params else ""
-        self._n_params += 1
-        self._emit_arguments(head + json_string(key) + ": " + tv.opening)
+        self._begin_parameter(key, TypedValue(self._param_typing(self._call_name, key)))
         self._state = "value"
         return True
 
