@@ -668,11 +668,11 @@ def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
     folder; the exception's ``item`` is the item the child was on (or would
     run next; ``None`` while it starts), and every item settled before
     it has had its ``on_done`` (so a caller keeps the counts so far).
-    A subject that counts its own items (:func:`callscale.adapters.protocol.counted_elsewhere`: SMG's router)
+    A subject that counts its own items (:func:`callscale.adapters.protocol.counted_elsewhere`: a router an adapter drives)
     gives them through :meth:`callscale.adapters.protocol.Subject.count_items`, the same :class:`Counted`.
     """
     check_available()
-    if any(counted_elsewhere(i[0]) for i in items):  # subjects that count their own items (SMG's router)
+    if any(counted_elsewhere(i[0]) for i in items):  # subjects that count their own items (a router an adapter drives)
         # the others first: a metered child started after the gateway's gRPC aborts (count_parts says why)
         rest = [i for i in items if not counted_elsewhere(i[0])]
         results = count_items(rest, chunking, seed, timeout, on_done) if rest else {}
@@ -939,8 +939,8 @@ def count_parts(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
     import threading
 
     jobs = auto_jobs() if jobs is None else jobs
-    # the subjects that count their own items (SMG's router) in a part of their own, counted after the others,
-    # which are split as rows: SMG's stand-in worker starts gRPC in this process, and a metered child started
+    # the subjects that count their own items (a router an adapter drives) in a part of their own, counted after the others,
+    # which are split as rows: a gateway adapter's stand-in worker may start gRPC in this process, and a metered child started
     # after that runs gRPC's fork handlers before its exec and aborts (SIGABRT)
     gateway = [tuple(i) for i in items if counted_elsewhere(i[0])]
     parts = split_rows([i for i in items if not counted_elsewhere(i[0])], jobs)

@@ -231,7 +231,7 @@ def _error_text(exc: BaseException) -> str:
 
 def _measured_elsewhere(factory: Any, case: Any, chunking: Any, name: str, meter: Any, verify: bool, split: str,
                         deltas: int, repeats: int) -> Measurement:
-    """:func:`measure` of a subject that makes no streamer here (:mod:`callscale.adapters.protocol`; SMG's router):
+    """:func:`measure` of a subject that makes no streamer here (:mod:`callscale.adapters.protocol`; a router an adapter drives):
     its count and outcome come from the meter, which had the subject count its own items
     (:meth:`callscale.adapters.protocol.Subject.count_items`); no latency or memory pass (the parser is not in
     this process); ``deltas`` are the subject's chunks."""
@@ -285,7 +285,7 @@ def measure(factory: ParserFactory, case: Any, chunking: str = "tokens:4", repea
     name = parser_name or getattr(factory, "name", None) or getattr(factory, "__name__", repr(factory))
     from .adapters.protocol import cannot
 
-    if cannot(factory, "stream"):  # a subject streamed elsewhere (SMG's router): the meter holds its count
+    if cannot(factory, "stream"):  # a subject streamed elsewhere (a router an adapter drives): the meter holds its count
         return _measured_elsewhere(factory, case, chunking, name, the_meter, verify, split, len(deltas), repeats)
     factory = drive(factory, split)  # (detect: the non-streaming path; else the factory itself)
     result = Measurement(
