@@ -31,6 +31,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -397,6 +398,12 @@ def _cache_environment() -> dict[str, str]:
 CACHE_VARIABLES = ("CALLSCALE_CACHE", "XDG_CACHE_HOME", "HOME")
 
 
+#: Cases are made natively, in the thread that starts each child (``count_parts`` runs two at a time); making
+#: them in two threads at once raced in CPython 3.11's AST constructor ("SystemError: AST constructor recursion
+#: depth mismatch", a process-wide counter), so one child's cases are made at a time.
+_MAKING = threading.Lock()
+
+
 class _Child:
     """One callgrind child over a list of items: write its files, start it, read its protocol lines, stop it."""
 
@@ -410,6 +417,10 @@ class _Child:
         self.rows = list(rows.values())
         # one file per row, per length and for the row's warm-up case: a fork reads its own, and nothing
         # of the selection (how many lengths, which others) reaches the state a count starts from
+        with _MAKING:  # (one child's cases at a time: see _MAKING)
+            self._write_cases(folder, chunking, seed)
+
+    def _write_cases(self, folder: Path, chunking: str, seed: int) -> None:
         for number, row in enumerate(self.rows):
             parser, fmt, workload = row[0][1:4]
             name = folder / "items" / f"{number:06d}"
