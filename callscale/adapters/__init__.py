@@ -28,7 +28,7 @@ import importlib
 import importlib.util
 from typing import Any, Callable
 
-__all__ = ["ENGINES", "PREFIXES", "KNOWN_CLASSES", "ALSO_FORMATS", "NO_FORMAT_CLASSES", "split_prefix", "known_format",
+__all__ = ["ENGINES", "PREFIXES", "KNOWN_CLASSES", "UNRELEASED", "ALSO_FORMATS", "NO_FORMAT_CLASSES", "split_prefix", "known_format",
            "engine_of", "adapt", "PREFIXED", "prefixed", "runs_elsewhere",
            "ENGINE_PARSERS", "BUILT_HARNESSES", "BUILT_HARNESSES_SHORT", "AdapterError", "Subject",
            "subject_of"]
@@ -114,12 +114,21 @@ KNOWN_CLASSES: dict[str, str] = {
     f"{_S}step3_detector:Step3Detector": "step3",
     f"{_V}step3_tool_parser:Step3ToolParser": "step3",
     f"{_V}step3p5_tool_parser:Step3p5ToolParser": "qwen3_coder",
-    # MiniCPM5 (SGLang 0.5.23, vLLM 0.34); Solar Open 2, BerryLM: in neither pinned release (docs/formats.md)
+    # MiniCPM5 (SGLang 0.5.23, vLLM 0.34); BerryLM: in neither pinned release (docs/formats.md)
     f"{_S}minicpm5_detector:MiniCPM5Detector": "minicpm5",
     f"{_V}minicpm5xml_tool_parser:MiniCPM5XMLToolParser": "minicpm5",
+    # Solar Open 2: vLLM main after 0.34.0 only (UNRELEASED)
+    f"{_V}solar_open2_tool_parser:SolarOpen2ToolParser": "solar_open2",
     # Muse Glimmer (SGLang 0.5.23, vLLM 0.34; docs/formats.md)
     f"{_S}muse_glimmer_detector:MuseGlimmerDetector": "muse_glimmer",
     f"{_V}muse_glimmer_tool_parser:MuseGlimmerToolParser": "muse_glimmer",
+}
+
+#: Known classes in no release of their engine that callscale pins -> where they are (what to check out or
+#: install to measure them); ``callscale parsers --engines`` says so on their rows.
+UNRELEASED: dict[str, str] = {
+    f"{_V}solar_open2_tool_parser:SolarOpen2ToolParser":
+        "vLLM main after 0.34.0 (not in 0.34.0): load it from a checkout, MODULE:CLASS@FOLDER (docs/engines.md)",
 }
 
 #: Known classes that an engine also registers for another callscale format (same output syntax).

@@ -3,7 +3,8 @@
 :func:`engine_rows` gives ``(parser, format, source)`` rows: the engines' known
 Python classes (:data:`callscale.adapters.KNOWN_CLASSES`), SMG's tool parsers
 (``smg:NAME``) and llama.cpp's chat templates (``llamacpp:TEMPLATE``). A row
-that cannot run here says what to install or build first: the engine's
+that cannot run here says what to install or build first: a class in no
+release (:data:`callscale.adapters.UNRELEASED`) where it is, the engine's
 package (docs/engines.md, "Installing an engine's parsers"), ``callscale[smg]``,
 or the llama.cpp harness (``callscale engines build llamacpp``, which needs
 cmake and a C++ compiler). Nothing is imported from the engines: a package's
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from . import ENGINES, KNOWN_CLASSES
+from . import ENGINES, KNOWN_CLASSES, UNRELEASED
 
 __all__ = ["engine_rows"]
 
@@ -40,7 +41,9 @@ def engine_rows() -> list[tuple[str, str, str]]:
     for target, fmt in KNOWN_CLASSES.items():
         engine = target.split(".")[0].replace("tensorrt_llm", "trtllm")
         where = f"{engine} class (adapter)"
-        if not present.get(engine, True):
+        if target in UNRELEASED:
+            where += f"; in no release: {UNRELEASED[target]}"
+        elif not present.get(engine, True):
             where += f"; not installed: pip install --no-deps {ENGINES[engine][1]} ({RECIPE})"
         rows.append((target, fmt, where))
     names = smg.parser_names()  # the installed wheel's; without smg, the ones FORMATS knows

@@ -274,9 +274,12 @@ class VllmAdapter:
         request = None
         if self.request_model is not None:
             try:
+                # the tools as ChatCompletionToolsParam, as pydantic makes them: a stand-in request of a checkout
+                # (callscale.checkout.Record) keeps what it is given, and vLLM's find_tool_properties reads only
+                # the tools that are instances of that class (a plain record is no tool to it: no schema types)
                 request = to_model(self.request_model, {
                     "model": "callscale", "messages": [{"role": "user", "content": "callscale"}],
-                    "tools": list(tools) or None if tools else None,
+                    "tools": self._tools(tools) or None if tools else None,
                     "tool_choice": "auto",
                 })
             except Exception:

@@ -245,8 +245,43 @@ def test_known_classes_cover_the_engines_registries():
     # and no vLLM class is listed that vLLM 0.34 no longer registers (Llama3JsonToolParser: gone in 0.34)
     registered = {"vllm.tool_parsers." + t for _, t in reg.VLLM} | {t for _, t in reg.VLLM_PARSERS}
     listed = {c for c in [*KNOWN_CLASSES, *NO_FORMAT_CLASSES] if c.startswith("vllm.")}
-    assert listed - registered == set() and "vllm.tool_parsers.llama_tool_parser:Llama3JsonToolParser" not in listed
+    assert listed - registered == set(adapters.UNRELEASED) \
+        and "vllm.tool_parsers.llama_tool_parser:Llama3JsonToolParser" not in listed
+    assert set(adapters.UNRELEASED) <= set(KNOWN_CLASSES)
     assert len(reg.VLLM) == 62 and len(reg.SGLANG) == 44 and len(reg.TRTLLM) == 9
+
+
+def test_a_checkout_request_carries_the_tools_as_the_engines_tool_class(monkeypatch):
+    """A vLLM parser loaded from a checkout gets stand-in protocol classes (``callscale.checkout.Record``): the
+    request's tools are instances of its ``ChatCompletionToolsParam``, as pydantic makes them, so vLLM's
+    ``find_tool_properties`` (an ``isinstance`` test) finds the schema types (plain records are no tools to it:
+    every typed value stayed a string)."""
+    import types
+
+    from callscale.adapters import vllm as vllm_adapter
+    from callscale.checkout import _ProtocolModule
+
+    protocol = _ProtocolModule("standin_checkout_protocol")
+    module = types.ModuleType("standin_checkout_parser")
+    module.ChatCompletionToolsParam = tool_class = protocol.ChatCompletionToolsParam
+    module.ChatCompletionRequest = request_class = protocol.ChatCompletionRequest
+
+    class Parser:
+        def __init__(self, tokenizer, tools=None):
+            self.tools = tools
+
+        def extract_tool_calls_streaming(self, *args):
+            return None
+
+    Parser.__module__ = module.__name__
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    adapter = vllm_adapter.factory(Parser, "solar_open2")()
+    tools = [{"type": "function", "function": {"name": "search", "parameters": {
+        "type": "object", "properties": {"limit": {"type": "integer"}}}}}]
+    request = adapter._setup(tools)
+    assert type(request) is request_class and [type(t) for t in request.tools] == [tool_class]
+    assert request.tools[0].function.parameters.properties.limit == {"type": "integer"}
+    assert [type(t) for t in adapter.inner.tools] == [tool_class]
 
 
 def test_vllm_parser_protocol_through_its_adapter_agrees_with_the_built_in_parser():

@@ -35,6 +35,17 @@ def test_a_row_says_what_to_install_where_the_engine_is_missing(monkeypatch):
     assert llamacpp.INSTALL in rows[llamacpp.PREFIX + "Qwen3-Coder"][2]
 
 
+def test_a_class_in_no_release_says_where_it_is_installed_engine_or_not(monkeypatch):
+    monkeypatch.setattr(llamacpp, "built", lambda: False)
+    for installed in (True, False):
+        monkeypatch.setattr(listing, "_installed", lambda package: installed)
+        row = {row[0]: row for row in listing.engine_rows()}[
+            "vllm.tool_parsers.solar_open2_tool_parser:SolarOpen2ToolParser"]
+        assert row[1] == "solar_open2"
+        assert row[2] == ("vllm class (adapter); in no release: vLLM main after 0.34.0 (not in 0.34.0): load it from "
+                          "a checkout, MODULE:CLASS@FOLDER (docs/engines.md)")
+
+
 def test_a_built_harness_lists_the_templates_it_ships(monkeypatch):
     monkeypatch.setattr(llamacpp, "built", lambda: True)
     monkeypatch.setattr(llamacpp, "templates", lambda: ["Qwen3-Coder", "Some-New-Model"])
