@@ -109,6 +109,13 @@ def _number(text: str) -> int | float:
 _encode_string = json.encoder.encode_basestring  # json.dumps(str, ensure_ascii=False)
 
 
+def _json_piece(text: str) -> str:
+    """Characters of a string as the inside of its JSON text (json_text's, without the quotes): pieces of a
+    string so written join to the whole string's."""
+    piece = _encode_string(text)[1:-1]
+    return SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), piece) if SURROGATE.search(piece) else piece
+
+
 def json_text(value: Any) -> str:
     """``value`` as JSON text, non-ASCII characters as themselves, except surrogates.
 
@@ -145,11 +152,13 @@ class PyLiteralReader:
     """
 
     __slots__ = ("_stack", "_result", "_tail", "_quote", "_parts", "_out", "failed", "_exact", "_done", "maybe_json",
-                 "as_json", "json", "_broke_at", "closed")
+                 "as_json", "json", "_broke_at", "closed", "_member", "_member_out", "member_head", "member_closed",
+                 "_keep", "_nested")
 
-    def __init__(self) -> None:
-        # stack entries: [container, closer, pending key, expecting, has items]; expecting is
-        # "value", "sep" (a , or the closer), "colon" (dicts), "key" (dicts)
+    def __init__(self, member: str | None = None) -> None:
+        # stack entries: [container, closer, pending key, expecting, has items(, the JSON pieces outside it)];
+        # expecting is "value", "sep" (a , or the closer), "colon" (dicts), "key" (dicts); a tuple and the
+        # streamed member write their JSON text into pieces of their own (the outer ones kept on their entry)
         self._stack: list[list] = []
         self._result: Any = _MISSING
         self._tail = ""
@@ -164,6 +173,39 @@ class PyLiteralReader:
         self.maybe_json = True
         self.as_json = True
         self.json = ""
+        self._member = member         # the top-level dict's key whose dict value streams (take_member)
+        self._member_out: list[str] = []
+        #: The top-level dict's members read before the streamed member's value opened (a new dict), else None.
+        self.member_head: dict | None = None
+        #: Whether the streamed member's dict closed (its closing ``}`` is never in take_member's text).
+        self.member_closed = False
+        self._keep = True             # string values kept (False: the member streams, its value is not built)
+        self._nested = 0              # pieces of their own open (a tuple's, the member's)
+
+    @property
+    def held(self) -> str:
+        """The unread end of the pieces fed so far (a word, number or escape that may go on: at most
+        ``_MAX_TAIL`` characters); a negative answer of :meth:`feed` counts back into it."""
+        return self._tail
+
+    def take_member(self) -> str:
+        """The JSON text of the streamed member's dict value read since the last call, and from now on that
+        value is not built (:meth:`end`'s value holds no strings of it, :attr:`json` is rewritten from the value).
+
+        The member (the constructor's ``member``): the first member of the top-level dict under that key
+        whose value is a dict; its text starts at its ``{`` once :attr:`member_head` is set, and never holds
+        its closing ``}`` (:attr:`member_closed` says it came). A string's text comes in pieces as it arrives,
+        everything else as it completes; a tuple's text once it closes (``(x)`` is ``x``); a repeated key
+        is written as it was read (a JSON decoder keeps the last). ``""`` before the member opened.
+        """
+        out = self._member_out
+        if not out:
+            return ""
+        self._keep = False
+        self._exact = False
+        text = out[0] if len(out) == 1 else "".join(out)
+        out.clear()
+        return text
 
     def feed(self, text: str, stop_at_close: bool = False) -> int:
         """The next piece of the literal's text; returns how many of its characters were read.
@@ -180,16 +222,18 @@ class PyLiteralReader:
         tail = self._tail
         quote = self._quote
         if quote and not tail and quote not in text and "\\" not in text:  # inside a string, no quote or escape
-            self._parts.append(text)  # (what _read's string run does, without its frame: a streamed value's delta)
+            if self._keep:  # (what _read's string run does, without its frame: a streamed value's delta)
+                self._parts.append(text)
+            self._out.append(_json_piece(text))
             return len(text)
         try:
             end = self._read(tail + text if tail else text, False, stop_at_close)
         except (ValueError, KeyError, IndexError, TypeError, OverflowError):
             self.failed = True
             self._tail = ""
-            self._out = self._done = []
+            self._out = self._done = []  # (the member's text read before the break stays for take_member)
             return self._broke_at - len(tail)
-        if len(self._out) > 64:  # so end() joins few pieces: its cost stays small for a long value
+        if len(self._out) > 64 and not self._nested:  # so end() joins few pieces: its cost stays small for a long value
             self._done.append("".join(self._out))
             self._out = []
         return end - len(tail)
@@ -244,7 +288,10 @@ class PyLiteralReader:
                 if quote:
                     run = _RUN[quote].match(buf, pos)
                     if run.end() > pos:
-                        self._parts.append(run.group())
+                        piece = run.group()
+                        if self._keep:
+                            self._parts.append(piece)
+                        self._out.append(_json_piece(piece))
                         pos = run.end()
                     if pos >= n:
                         break
@@ -253,7 +300,8 @@ class PyLiteralReader:
                         self._quote = ""
                         value = "".join(self._parts)
                         self._parts = []
-                        self._value(value)
+                        self._out.append('"')
+                        self._value(value, written=True)
                         continue
                     if not final and n - pos < _LONGEST_ESCAPE and _escape_cut(buf, pos):  # it may go on
                         self._tail = buf[pos:]
@@ -267,7 +315,9 @@ class PyLiteralReader:
                     char = unescape(m)
                     if e[0] == "/" or "\ud800" <= char <= "\udfff":
                         self.as_json = False  # JSON reads "/" and joins a surrogate pair; Python does neither
-                    self._parts.append(char)
+                    if self._keep:
+                        self._parts.append(char)
+                    self._out.append(_json_piece(char))
                     pos = m.end()
                     continue
                 m = _TOKEN.match(buf, pos)
@@ -300,6 +350,7 @@ class PyLiteralReader:
                         self.maybe_json = False
                     self._quote = tok
                     self._parts = []
+                    self._out.append('"')
                 elif kind == "punct":
                     self._punct(tok)
                 elif kind == "num":
@@ -341,10 +392,23 @@ class PyLiteralReader:
             self._start_value()
             if len(stack) >= MAX_LITERAL_DEPTH:
                 raise ValueError("nested too deep")
-            if tok == "(":
+            entry = [{} if tok == "{" else [], _CLOSERS[tok], None, "key" if tok == "{" else "value", False]
+            if tok == "(":  # its text once it closes: "[...]", or x itself for (x)
                 self.maybe_json = False
-            stack.append([{} if tok == "{" else [], _CLOSERS[tok], None, "key" if tok == "{" else "value", False])
-            self._out.append("{" if tok == "{" else "[")
+                entry.append(self._out)
+                self._out = []
+                self._nested += 1
+            elif (tok == "{" and len(stack) == 1 and top[2] == self._member and self.member_head is None
+                  and self._member is not None and isinstance(top[0], dict)):  # the streamed member opens
+                self.member_head = dict(top[0])
+                self._exact = False  # (its text is taken away: the JSON text is written from the value)
+                entry.append(self._out)
+                self._out = self._member_out
+                self._out.append("{")
+                self._nested += 1
+            else:
+                self._out.append("{" if tok == "{" else "[")
+            stack.append(entry)
             return
         if top is None:
             raise ValueError("punctuation outside a container")
@@ -354,11 +418,19 @@ class PyLiteralReader:
             if top[3] in ("value", "key") and top[4]:
                 self.maybe_json = False  # a trailing comma
             stack.pop()
-            self._out.append("}" if tok == "}" else "]")
-            if tok == ")" and top[3] == "sep" and len(top[0]) == 1:  # (x): Python's parentheses, x itself
-                self._exact = False  # (the JSON text is written from the value at the end)
-                self._value(top[0][0], written=True)
-                return
+            if len(top) > 5:  # a tuple's or the member's own pieces: back to the outer ones
+                inner, self._out = self._out, top[5]
+                self._nested -= 1
+                if tok == "}":  # the member: its text stays for take_member, without this "}"
+                    self.member_closed = True
+                elif top[3] == "sep" and len(top[0]) == 1:  # (x): Python's parentheses, x itself
+                    self._out.append("".join(inner))
+                    self._value(top[0][0], written=True)
+                    return
+                else:
+                    self._out.append("[" + "".join(inner) + "]")
+            else:
+                self._out.append("}" if tok == "}" else "]")
             self._value(top[0], written=True)
         elif tok == ",":
             if top[3] != "sep":
