@@ -76,13 +76,14 @@ def gate_steps() -> str:
     return found.group(1)
 
 
-def ci_gate(copy: Path, before: str = "", tamper: bool = False) -> list[str]:
-    """Run .ci/run's ``gate_step`` on the copy; the ``failed`` entries it left."""
+def ci_gate(copy: Path, before: str = "", tamper: bool = False, gate: list[str] = GATE) -> list[str]:
+    """Run .ci/run's ``gate_step`` on the copy with ``gate``'s arguments; the ``failed`` entries it left (the
+    gate's own output in ``gate.out`` of the copy)."""
     script = (f"set -euo pipefail\nPY={sys.executable}\nfailed=()\n{gate_steps()}\n{before}\n"
-              f"gate_step gate {' '.join(GATE[1:])} >/dev/null\n"
+              f"gate_step gate {' '.join(gate[1:])} >gate.out\n"
               'printf "%s\\n" "${failed[@]+"${failed[@]}"}"\n')
     proc = subprocess.run(["bash", "-c", script], cwd=copy, env=environ(copy, tamper), capture_output=True,
-                          text=True, timeout=600)
+                          text=True, timeout=1200)
     assert proc.returncode == 0, proc.stderr
     return [line for line in proc.stdout.splitlines() if line]
 
@@ -100,3 +101,17 @@ def test_ci_fails_a_gate_step_during_which_the_package_changed(copy):
 
 def test_ci_passes_a_sound_gate(copy):
     assert ci_gate(copy) == []
+
+
+@pytest.mark.slow
+def test_ci_fails_the_valgrind_aware_parser_by_time(copy):
+    # tests/helpers/valgrind_aware_parser.py passes the instruction gate (it rereads its buffer only where valgrind
+    # is absent); .ci/run's time gate step, with the gate's defaults (lengths, repeats, second look), must fail
+    # the run on it (before: the step's exit 1 was turned into a warning and CI passed)
+    shutil.copy(HELPERS / "valgrind_aware_parser.py", copy)
+    gate = ["gate", "--parser", "valgrind_aware_parser:Parser", "--workload-format", "deepseek_v31", "--workload",
+            "write_file", "--no-progress"]
+    assert ci_gate(copy, gate=gate) == ["gate (exit 1)"]
+    out = (copy / "gate.out").read_text()
+    assert "FAIL valgrind_aware_parser:Parser on write_file" in out
+    assert out.rstrip().splitlines()[-1].startswith("gate failed: 1 of 1 parser x workload pairs")
