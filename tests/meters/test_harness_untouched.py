@@ -1,5 +1,6 @@
 """The harness cannot be changed by what it measures: a parser that rewrites callscale's own files while it is
-measured fails the gate (one closing ``gate failed:`` line, exit status 3), and ``.ci/run`` fails a gate step
+measured fails the gate, scale and check (one closing ``gate failed:`` / ``scale failed:`` / ``check failed:`` line,
+exit status 3), and ``.ci/run`` fails a gate step
 that exits 0 without its ``gate passed:`` line or during which the package's files changed.
 
 Each test runs a copy of the package in its own folder (tests/helpers/tampering_parser.py tampers only with the copy
@@ -66,6 +67,22 @@ def test_a_parser_that_rewrites_callscale_fails_the_gate(copy):
     assert last.startswith(f"gate failed: callscale's own files changed during the run (__main__.py in {copy}")
     assert "gate passed:" in proc.stdout  # the rules alone passed it: only the check of its files fails it
     assert not (ROOT / "callscale" / "__main__.py").read_text().startswith(EXIT_FIRST)
+
+
+@pytest.mark.parametrize("argv", [
+    ["scale", "--parser", "tampering_parser:Parser", "--workload-format", "deepseek_v31", "--workload", "write_file",
+     "--lengths", "1k,2k,4k", "--repeats", "1", "--no-progress", "--out", "results"],
+    ["check", "--parser", "tampering_parser:Parser", "--workload-format", "deepseek_v31", "--workload", "write_file",
+     "--lengths", "1k", "--chunkings", "whole,tokens:7", "--no-faults", "--no-progress"],
+], ids=["scale", "check"])
+def test_a_parser_that_rewrites_callscale_fails_scale_and_check(copy, argv):
+    # before: scale wrote its figures and check said "all agree", both exit 0, with __main__.py rewritten
+    proc = subprocess.run([sys.executable, "-m", "callscale", *argv], cwd=copy, env=environ(copy),
+                          capture_output=True, text=True, timeout=600)
+    assert (copy / "callscale" / "__main__.py").read_text().startswith(EXIT_FIRST)  # the fixture did tamper
+    assert proc.returncode == integrity.TAMPERED, (proc.stdout, proc.stderr)
+    last = proc.stdout.rstrip().splitlines()[-1]
+    assert last.startswith(f"{argv[0]} failed: callscale's own files changed during the run (__main__.py in {copy}")
 
 
 def gate_steps() -> str:
