@@ -51,6 +51,8 @@ _TOKEN = re.compile(r"""
   | (?P<num>[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)?)
   | (?P<word>True|False|None|true|false|null)
 """, re.VERBOSE)
+_PUNCT = frozenset("[](){},:")
+_QUOTE = '"'
 _NUMBERISH = re.compile(r"[-+0-9_.eE]*")
 _RUN = {"'": re.compile(r"[^'\\]*"), '"': re.compile(r'[^"\\]*')}
 _WORDS = {"True": True, "False": False, "None": None, "true": True, "false": False, "null": None}
@@ -76,6 +78,9 @@ def unescape(m: "re.Match[str]") -> str:
     return "\\" + e  # Python keeps an unknown escape as written
 
 
+#: The one-character escapes: (character, its JSON text, whether JSON has the escape).
+_SIMPLE_JSON = {e: (c, json.encoder.encode_basestring(c)[1:-1], e in _JSON_ESCAPES and e != "\n")
+                for e, c in SIMPLE_ESCAPES.items()}
 _PLAIN_INT = re.compile(r"[+-]?(?:0|[1-9][0-9]*)")  # the common number: no underscore, point or exponent
 
 
@@ -113,7 +118,9 @@ def _json_piece(text: str) -> str:
     """Characters of a string as the inside of its JSON text (json_text's, without the quotes): pieces of a
     string so written join to the whole string's."""
     piece = _encode_string(text)[1:-1]
-    return SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), piece) if SURROGATE.search(piece) else piece
+    if piece.isascii() or SURROGATE.search(piece) is None:  # (isascii: a flag of the string, no scan)
+        return piece
+    return SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), piece)
 
 
 def json_text(value: Any) -> str:
@@ -153,7 +160,7 @@ class PyLiteralReader:
 
     __slots__ = ("_stack", "_result", "_tail", "_quote", "_parts", "_out", "failed", "_exact", "_done", "maybe_json",
                  "as_json", "json", "_broke_at", "closed", "_member", "_member_out", "member_head", "member_closed",
-                 "_keep", "_nested")
+                 "_keep", "_nested", "held_before", "_text_quote", "used")
 
     def __init__(self, member: str | None = None) -> None:
         # stack entries: [container, closer, pending key, expecting, has items(, the JSON pieces outside it)];
@@ -181,12 +188,12 @@ class PyLiteralReader:
         self.member_closed = False
         self._keep = True             # string values kept (False: the member streams, its value is not built)
         self._nested = 0              # pieces of their own open (a tuple's, the member's)
-
-    @property
-    def held(self) -> str:
-        """The unread end of the pieces fed so far (a word, number or escape that may go on: at most
-        ``_MAX_TAIL`` characters); a negative answer of :meth:`feed` counts back into it."""
-        return self._tail
+        #: The unread end of the pieces fed before the last :meth:`feed` (a word, number or escape that may go
+        #: on: at most ``_MAX_TAIL`` characters); a negative answer of :meth:`feed` counts back into it.
+        self.held_before = ""
+        # the quote of the member's string the reader is directly in, with nothing held and no value built
+        # (stream's fast path: a piece without this quote or a backslash is its own JSON text), else ""
+        self._text_quote = ""
 
     def take_member(self) -> str:
         """The JSON text of the streamed member's dict value read since the last call, and from now on that
@@ -201,11 +208,43 @@ class PyLiteralReader:
         out = self._member_out
         if not out:
             return ""
-        self._keep = False
-        self._exact = False
+        if self._keep:
+            self._keep = False
+            self._exact = False
+            self._text_quote = self._quote if not self._tail and self._out is out else ""
         text = out[0] if len(out) == 1 else "".join(out)
         out.clear()
         return text
+
+    def stream(self, text: str) -> str | None:
+        """:meth:`feed` ``(text, True)`` and :meth:`take_member` in one step, for a value that goes on: the member's
+        JSON text when every character of ``text`` was read and the value is neither complete nor broken, else
+        ``None`` (then :attr:`used` is feed's answer, and :meth:`take_member` holds the member's text).
+
+        A piece inside a string of the member itself with no quote and no backslash, or one backslash of a
+        one-character escape (a long value's delta), is its JSON text as it is, read without the reading loop.
+        """
+        quote = self._text_quote
+        if quote:
+            if "\\" not in text:
+                chars = text if quote not in text else None
+            else:  # one one-character escape (\\n, \\'), not at the end, and no other backslash nor quote
+                k = text.find("\\")
+                simple = _SIMPLE_JSON.get(text[k + 1:k + 2])
+                head, rest = text[:k], text[k + 2:]
+                if simple is None or "\\" in rest or quote in head or quote in rest:
+                    chars = None
+                else:
+                    if not simple[2]:
+                        self.maybe_json = False
+                    chars = head + simple[0] + rest
+            if chars is not None:
+                piece = _encode_string(chars)[1:-1]  # (_json_piece, without its frame)
+                return piece if piece.isascii() or SURROGATE.search(piece) is None else _json_piece(chars)
+        used = self.used = self.feed(text, True)
+        if used != len(text) or self.closed or self.failed:
+            return None
+        return self.take_member()
 
     def feed(self, text: str, stop_at_close: bool = False) -> int:
         """The next piece of the literal's text; returns how many of its characters were read.
@@ -226,16 +265,23 @@ class PyLiteralReader:
                 self._parts.append(text)
             self._out.append(_json_piece(text))
             return len(text)
+        self.held_before = tail
         try:
             end = self._read(tail + text if tail else text, False, stop_at_close)
         except (ValueError, KeyError, IndexError, TypeError, OverflowError):
             self.failed = True
             self._tail = ""
+            self._text_quote = ""
             self._out = self._done = []  # (the member's text read before the break stays for take_member)
             return self._broke_at - len(tail)
         if len(self._out) > 64 and not self._nested:  # so end() joins few pieces: its cost stays small for a long value
             self._done.append("".join(self._out))
             self._out = []
+        quote = self._quote
+        if quote and not self._keep:
+            self._text_quote = quote if not self._tail and self._out is self._member_out else ""
+        elif self._text_quote:
+            self._text_quote = ""
         return end - len(tail)
 
 
@@ -303,6 +349,16 @@ class PyLiteralReader:
                         self._out.append('"')
                         self._value(value, written=True)
                         continue
+                    simple = _SIMPLE_JSON.get(buf[pos + 1]) if pos + 1 < n else None
+                    if simple is not None:  # a one-character escape (\\n, \\'): its character and JSON text
+                        char, piece, json_like = simple
+                        if not json_like:
+                            self.maybe_json = False
+                        if self._keep:
+                            self._parts.append(char)
+                        self._out.append(piece)
+                        pos += 2
+                        continue
                     if not final and n - pos < _LONGEST_ESCAPE and _escape_cut(buf, pos):  # it may go on
                         self._tail = buf[pos:]
                         return n
@@ -319,6 +375,34 @@ class PyLiteralReader:
                         self._parts.append(char)
                     self._out.append(_json_piece(char))
                     pos = m.end()
+                    continue
+                c = buf[pos]
+                if c in _PUNCT:  # (the common tokens by their first character, without the token pattern)
+                    if self._result is not _MISSING:
+                        raise ValueError("text after the value")
+                    self._punct(c)
+                    pos += 1
+                    continue
+                if c == "'" or c == '"':
+                    if self._result is not _MISSING:
+                        raise ValueError("text after the value")
+                    self._start_value()
+                    if c == "'":
+                        self.maybe_json = False
+                    end = buf.find(c, pos + 1)
+                    if end > 0 and buf.find("\\", pos + 1, end) < 0:  # the whole string, no escape
+                        value = buf[pos + 1:end]
+                        self._out.append(_QUOTE + _json_piece(value) + _QUOTE)
+                        pos = end + 1
+                        self._value(value, written=True)
+                        continue
+                    self._quote = c
+                    self._parts = []
+                    self._out.append(_QUOTE)
+                    pos += 1
+                    continue
+                if c == " ":
+                    pos += 1
                     continue
                 m = _TOKEN.match(buf, pos)
                 if m is None:

@@ -132,15 +132,30 @@ class SarashinaParser(ToolParser):
         sc = self.scanner
         text = sc.take_all()
         reader = self._reader
-        held = reader.held  # (a negative answer of feed counts back into it)
+        if self._streams:  # the call started: its arguments' JSON text as the reader writes it
+            piece = reader.stream(text)
+            if piece is None:  # the element closed or broke here (the text it read given by the reader)
+                self._emit_arguments(reader.take_member())
+                return self._item_read(text, reader.used, final)
+            if piece:
+                self._emit_arguments(piece)
+            return self._item_read(text, len(text), final) if final else False
         used = reader.feed(text, True)
+        if self._streams is None and reader.member_head is not None:  # the arguments' dict opened in this piece
+            self._streams = self._call_starts(reader.member_head)
+            if self._streams:  # (its final "}" sent when the element closes: a broken call's text is no object)
+                self._emit_arguments(reader.take_member())
+        return self._item_read(text, used, final)
+
+    def _item_read(self, text: str, used: int, final: bool) -> bool:
+        """After the reader read ``text`` (``used``: :meth:`PyLiteralReader.feed`'s answer): the element closed
+        (the rest read again in the list), broke, was cut by the end of the output, or goes on."""
+        sc = self.scanner
+        reader = self._reader
         streams = self._streams
-        if streams is None and reader.member_head is not None:  # the arguments' dict opened in this piece
-            streams = self._streams = self._call_starts(reader.member_head)
-        if streams:  # (its final "}" sent when the element closes: a broken call's text is never a whole object)
-            self._emit_arguments(reader.take_member())
         if reader.closed:  # the element closed: the rest is read again in the list
             if used < 0:  # it closed in a piece read before (held by the reader as a possible escape)
+                held = reader.held_before
                 sc.unread(len(text))
                 sc.push_back(held[len(held) + used:])
                 if not streams:
@@ -155,6 +170,7 @@ class SarashinaParser(ToolParser):
             return True
         if reader.failed:  # a broken call: its text up to the break is dropped, what follows read by the base state
             self._item = []
+            held = reader.held_before if used < 0 else ""
             sc.push_back((held + text)[len(held) + used:])
             return self._broken()
         if not streams:
