@@ -326,6 +326,7 @@ class PyLiteralReader:
         """Read ``buf``; returns where reading stopped (``len(buf)``, or with ``stop`` where the value completed)."""
         pos, n = 0, len(buf)
         self._tail = ""
+        stack = self._stack
         try:
             while pos < n:
                 if stop and self.closed:
@@ -377,7 +378,23 @@ class PyLiteralReader:
                     pos = m.end()
                     continue
                 c = buf[pos]
-                if c in _PUNCT:  # (the common tokens by their first character, without the token pattern)
+                # (the common tokens by their first character, without the token pattern; "," and ":" and a
+                # string's start as _punct and _start_value read them, without their frames)
+                if c == "," or c == ":":
+                    if not stack or self._result is not _MISSING:
+                        raise ValueError("punctuation outside a container")
+                    top = stack[-1]
+                    if c == ",":
+                        if top[3] != "sep":
+                            raise ValueError("misplaced comma")
+                        top[3] = "key" if top[0].__class__ is dict else "value"
+                    else:
+                        if top[3] != "colon":
+                            raise ValueError("misplaced colon")
+                        top[3] = "value"
+                    pos += 1
+                    continue
+                if c in _PUNCT:
                     if self._result is not _MISSING:
                         raise ValueError("text after the value")
                     self._punct(c)
@@ -386,15 +403,31 @@ class PyLiteralReader:
                 if c == "'" or c == '"':
                     if self._result is not _MISSING:
                         raise ValueError("text after the value")
-                    self._start_value()
+                    top = stack[-1] if stack else None
+                    if top is not None:
+                        expecting = top[3]
+                        if expecting == "key" or expecting == "value":
+                            if top[4] and (expecting == "key" or top[0].__class__ is not dict):
+                                self._out.append(", ")
+                        else:
+                            raise ValueError("two values without a comma")
                     if c == "'":
                         self.maybe_json = False
                     end = buf.find(c, pos + 1)
                     if end > 0 and buf.find("\\", pos + 1, end) < 0:  # the whole string, no escape
                         value = buf[pos + 1:end]
-                        self._out.append(_QUOTE + _json_piece(value) + _QUOTE)
+                        piece = _encode_string(value)
+                        self._out.append(piece if piece.isascii() or SURROGATE.search(piece) is None
+                                         else _QUOTE + _json_piece(value) + _QUOTE)
                         pos = end + 1
-                        self._value(value, written=True)
+                        if top is not None and expecting == "key":  # (_value's dict key)
+                            if value in top[0]:
+                                self._exact = False  # the JSON text written would repeat the key
+                            top[2] = value
+                            top[3] = "colon"
+                            self._out.append(": ")
+                        else:
+                            self._value(value, written=True)
                         continue
                     self._quote = c
                     self._parts = []

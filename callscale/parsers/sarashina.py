@@ -130,6 +130,10 @@ class SarashinaParser(ToolParser):
         """An element, up to the bracket that closes it: a call, or content; a broken call where it stops being
         a literal (a calls token in it is its text: inside a string, else where it breaks)."""
         sc = self.scanner
+        if self._streams is None and not final:  # the element's head: read in one piece when it is whole
+            rest = sc.rest()
+            if len(rest) < MAX_HEAD and "{" not in rest and "}" not in rest and "]" not in rest:
+                return False  # (no bracket yet: the arguments' dict, or the element's end, not come; bounded)
         text = sc.take_all()
         reader = self._reader
         if self._streams:  # the call started: its arguments' JSON text as the reader writes it
@@ -141,10 +145,13 @@ class SarashinaParser(ToolParser):
                 self._emit_arguments(piece)
             return self._item_read(text, len(text), final) if final else False
         used = reader.feed(text, True)
-        if self._streams is None and reader.member_head is not None:  # the arguments' dict opened in this piece
+        if reader.member_head is not None and self._streams is None:  # the arguments' dict opened in this piece
             self._streams = self._call_starts(reader.member_head)
             if self._streams:  # (its final "}" sent when the element closes: a broken call's text is no object)
                 self._emit_arguments(reader.take_member())
+        elif used == len(text) and not (reader.closed or reader.failed or final):  # (_item_read's last case)
+            self._item.append(text)
+            return False
         return self._item_read(text, used, final)
 
     def _item_read(self, text: str, used: int, final: bool) -> bool:
