@@ -244,7 +244,12 @@ class PyLiteralReader:
         used = self.used = self.feed(text, True)
         if used != len(text) or self.closed or self.failed:
             return None
-        return self.take_member()
+        out = self._member_out
+        if not out or self._keep:
+            return self.take_member()
+        piece = out[0] if len(out) == 1 else "".join(out)  # (take_member's, without its frame)
+        out.clear()
+        return piece
 
     def feed(self, text: str, stop_at_close: bool = False) -> int:
         """The next piece of the literal's text; returns how many of its characters were read.
