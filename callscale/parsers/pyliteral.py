@@ -442,6 +442,17 @@ class PyLiteralReader:
                 if c == " ":
                     pos += 1
                     continue
+                if "0" <= c <= "9":  # a plain decimal integer this piece ends (its text its JSON text), else below
+                    end = _NUMBERISH.match(buf, pos).end()
+                    tok = buf[pos:end]
+                    if end < n and tok.isdigit() and (c != "0" or end - pos == 1) and end - pos < 4300:
+                        if self._result is not _MISSING:
+                            raise ValueError("text after the value")
+                        self._start_value()
+                        self._out.append(tok)
+                        pos = end
+                        self._value(int(tok), written=True)
+                        continue
                 m = _TOKEN.match(buf, pos)
                 if m is None:
                     if self._result is not _MISSING and buf[pos].isspace():
