@@ -339,12 +339,15 @@ class PyLiteralReader:
                 quote = self._quote
                 if quote:
                     run = _RUN[quote].match(buf, pos)
-                    if run.end() > pos:
+                    end = run.end()
+                    if end > pos:
                         piece = run.group()
                         if self._keep:
                             self._parts.append(piece)
-                        self._out.append(_json_piece(piece))
-                        pos = run.end()
+                        text = _encode_string(piece)[1:-1]  # (_json_piece, without its frame)
+                        self._out.append(text if text.isascii() or SURROGATE.search(text) is None
+                                         else _json_piece(piece))
+                        pos = end
                     if pos >= n:
                         break
                     if buf[pos] == quote:
