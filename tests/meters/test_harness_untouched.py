@@ -56,33 +56,26 @@ def test_snapshot_sees_a_changed_an_added_and_a_removed_file(tmp_path):
     assert integrity.changes(before, integrity.snapshot(tmp_path)) == ["a.py", "-b.py", "+c.py"]
 
 
-def test_a_parser_that_rewrites_callscale_fails_the_gate(copy):
+SCALE = ["scale", "--parser", "tampering_parser:Parser", "--workload-format", "deepseek_v31", "--workload", "write_file",
+         "--lengths", "1k,2k,4k", "--repeats", "1", "--no-progress", "--out", "results"]
+CHECK = ["check", "--parser", "tampering_parser:Parser", "--workload-format", "deepseek_v31", "--workload", "write_file",
+         "--lengths", "1k", "--chunkings", "whole,tokens:7", "--no-faults", "--no-progress"]
+
+
+@pytest.mark.parametrize("argv, measured", [(GATE, "gate passed:"), (SCALE, "null (median floor)"), (CHECK, "all agree")],
+                         ids=["gate", "scale", "check"])
+def test_a_parser_that_rewrites_callscale_fails_the_command(copy, argv, measured):
     # before: the gate measured the parser, printed "gate passed: 1 parser x workload pair" and exited 0,
-    # and __main__.py began with sys.exit(0): the next gate exited 0 printing nothing
-    proc = subprocess.run([sys.executable, "-m", "callscale", *GATE], cwd=copy, env=environ(copy),
-                          capture_output=True, text=True, timeout=600)
-    assert (copy / "callscale" / "__main__.py").read_text().startswith(EXIT_FIRST)  # the fixture did tamper
-    assert proc.returncode == integrity.TAMPERED, (proc.stdout, proc.stderr)
-    last = proc.stdout.rstrip().splitlines()[-1]
-    assert last.startswith(f"gate failed: callscale's own files changed during the run (__main__.py in {copy}")
-    assert "gate passed:" in proc.stdout  # the rules alone passed it: only the check of its files fails it
-    assert not (ROOT / "callscale" / "__main__.py").read_text().startswith(EXIT_FIRST)
-
-
-@pytest.mark.parametrize("argv", [
-    ["scale", "--parser", "tampering_parser:Parser", "--workload-format", "deepseek_v31", "--workload", "write_file",
-     "--lengths", "1k,2k,4k", "--repeats", "1", "--no-progress", "--out", "results"],
-    ["check", "--parser", "tampering_parser:Parser", "--workload-format", "deepseek_v31", "--workload", "write_file",
-     "--lengths", "1k", "--chunkings", "whole,tokens:7", "--no-faults", "--no-progress"],
-], ids=["scale", "check"])
-def test_a_parser_that_rewrites_callscale_fails_scale_and_check(copy, argv):
-    # before: scale wrote its figures and check said "all agree", both exit 0, with __main__.py rewritten
+    # and __main__.py began with sys.exit(0): the next gate exited 0 printing nothing; scale wrote its figures
+    # and check said "all agree", both exit 0
     proc = subprocess.run([sys.executable, "-m", "callscale", *argv], cwd=copy, env=environ(copy),
                           capture_output=True, text=True, timeout=600)
     assert (copy / "callscale" / "__main__.py").read_text().startswith(EXIT_FIRST)  # the fixture did tamper
     assert proc.returncode == integrity.TAMPERED, (proc.stdout, proc.stderr)
     last = proc.stdout.rstrip().splitlines()[-1]
     assert last.startswith(f"{argv[0]} failed: callscale's own files changed during the run (__main__.py in {copy}")
+    assert measured in proc.stdout  # the command itself went through: only the check of its files fails it
+    assert not (ROOT / "callscale" / "__main__.py").read_text().startswith(EXIT_FIRST)
 
 
 def gate_steps() -> str:
