@@ -159,7 +159,7 @@ class PyLiteralReader:
     """
 
     __slots__ = ("_stack", "_result", "_tail", "_quote", "_parts", "_out", "failed", "_exact", "_done", "maybe_json",
-                 "as_json", "json", "_broke_at", "closed", "_member", "_member_out", "member_head", "member_closed",
+                 "as_json", "json", "_broke_at", "closed", "_member", "_member_out", "member_head",
                  "_keep", "_nested", "held_before", "_text_quote", "used")
 
     def __init__(self, member: str | None = None) -> None:
@@ -181,11 +181,9 @@ class PyLiteralReader:
         self.as_json = True
         self.json = ""
         self._member = member         # the top-level dict's key whose dict value streams (take_member)
-        self._member_out: list[str] = []
+        self._member_out: list[str] | None = None  # (made when the member opens)
         #: The top-level dict's members read before the streamed member's value opened (a new dict), else None.
         self.member_head: dict | None = None
-        #: Whether the streamed member's dict closed (its closing ``}`` is never in take_member's text).
-        self.member_closed = False
         self._keep = True             # string values kept (False: the member streams, its value is not built)
         self._nested = 0              # pieces of their own open (a tuple's, the member's)
         #: The unread end of the pieces fed before the last :meth:`feed` (a word, number or escape that may go
@@ -201,7 +199,7 @@ class PyLiteralReader:
 
         The member (the constructor's ``member``): the first member of the top-level dict under that key
         whose value is a dict; its text starts at its ``{`` once :attr:`member_head` is set, and never holds
-        its closing ``}`` (:attr:`member_closed` says it came). A string's text comes in pieces as it arrives,
+        its closing ``}``. A string's text comes in pieces as it arrives,
         everything else as it completes; a tuple's text once it closes (``(x)`` is ``x``); a repeated key
         is written as it was read (a JSON decoder keeps the last). ``""`` before the member opened.
         """
@@ -268,7 +266,8 @@ class PyLiteralReader:
         if quote and not tail and quote not in text and "\\" not in text:  # inside a string, no quote or escape
             if self._keep:  # (what _read's string run does, without its frame: a streamed value's delta)
                 self._parts.append(text)
-            self._out.append(_json_piece(text))
+            piece = _encode_string(text)[1:-1]  # (_json_piece, without its frame)
+            self._out.append(piece if piece.isascii() or SURROGATE.search(piece) is None else _json_piece(text))
             return len(text)
         self.held_before = tail
         try:
@@ -282,11 +281,9 @@ class PyLiteralReader:
         if len(self._out) > 64 and not self._nested:  # so end() joins few pieces: its cost stays small for a long value
             self._done.append("".join(self._out))
             self._out = []
-        quote = self._quote
-        if quote and not self._keep:
-            self._text_quote = quote if not self._tail and self._out is self._member_out else ""
-        elif self._text_quote:
-            self._text_quote = ""
+        if not self._keep:  # (a streamed member: is the reader directly in one of its strings?)
+            quote = self._quote
+            self._text_quote = quote if quote and not self._tail and self._out is self._member_out else ""
         return end - len(tail)
 
 
@@ -312,7 +309,7 @@ class PyLiteralReader:
 
     def end(self) -> tuple[bool, Any]:
         """The text ended: ``(True, value)`` when it was one literal, else ``(False, None)``. Call once."""
-        if not self.failed:
+        if not self.failed and self._tail:  # (a word or number held at the end: read as ended)
             try:
                 self._read(self._tail, True)
             except (ValueError, KeyError, IndexError, TypeError, OverflowError):
@@ -350,68 +347,76 @@ class PyLiteralReader:
                         pos = end
                     if pos >= n:
                         break
-                    if buf[pos] == quote:
+                    if buf[pos] == quote:  # the string ends: its value (below)
                         pos += 1
                         self._quote = ""
                         value = "".join(self._parts)
                         self._parts = []
-                        self._out.append('"')
-                        self._value(value, written=True)
-                        continue
-                    simple = _SIMPLE_JSON.get(buf[pos + 1]) if pos + 1 < n else None
-                    if simple is not None:  # a one-character escape (\\n, \\'): its character and JSON text
-                        char, piece, json_like = simple
-                        if not json_like:
-                            self.maybe_json = False
-                        if self._keep:
-                            self._parts.append(char)
-                        self._out.append(piece)
-                        pos += 2
-                        continue
-                    if not final and n - pos < _LONGEST_ESCAPE and _escape_cut(buf, pos):  # it may go on
-                        self._tail = buf[pos:]
-                        return n
-                    m = _ESCAPE.match(buf, pos)
-                    if m is None:
-                        raise ValueError("a backslash at the end")
-                    e = m.group(1)
-                    if e[0] not in _JSON_ESCAPES or e == "\n":
-                        self.maybe_json = False
-                    char = unescape(m)
-                    if e[0] == "/" or "\ud800" <= char <= "\udfff":
-                        self.as_json = False  # JSON reads "/" and joins a surrogate pair; Python does neither
-                    if self._keep:
-                        self._parts.append(char)
-                    self._out.append(_json_piece(char))
-                    pos = m.end()
-                    continue
-                c = buf[pos]
-                # (the common tokens by their first character, without the token pattern; "," and ":" and a
-                # string's start as _punct and _start_value read them, without their frames)
-                if c == "," or c == ":":
-                    if not stack or self._result is not _MISSING:
-                        raise ValueError("punctuation outside a container")
-                    top = stack[-1]
-                    if c == ",":
-                        if top[3] != "sep":
-                            raise ValueError("misplaced comma")
-                        top[3] = "key" if top[0].__class__ is dict else "value"
+                        self._out.append(_QUOTE)
+                        top = stack[-1] if stack else None
+                        expecting = top[3] if top is not None else ""
                     else:
-                        if top[3] != "colon":
-                            raise ValueError("misplaced colon")
-                        top[3] = "value"
-                    pos += 1
-                    continue
-                if c in _PUNCT:
-                    if self._result is not _MISSING:
-                        raise ValueError("text after the value")
-                    self._punct(c)
-                    pos += 1
-                    continue
-                if c == "'" or c == '"':
+                        simple = _SIMPLE_JSON.get(buf[pos + 1]) if pos + 1 < n else None
+                        if simple is not None:  # a one-character escape (\\n, \\'): its character and JSON text
+                            char, piece, json_like = simple
+                            if not json_like:
+                                self.maybe_json = False
+                            if self._keep:
+                                self._parts.append(char)
+                            self._out.append(piece)
+                            pos += 2
+                            continue
+                        pos = self._escape(buf, pos, n, final)
+                        if pos < 0:  # (held: it may go on)
+                            return n
+                        continue
+                else:
+                    c = buf[pos]
+                    # (the common tokens by their first character, without the token pattern; "," and ":" and
+                    # a string's start as _punct and _start_value read them, without their frames)
+                    if c == "," or c == ":":
+                        if not stack or self._result is not _MISSING:
+                            raise ValueError("punctuation outside a container")
+                        top = stack[-1]
+                        if c == ",":
+                            if top[3] != "sep":
+                                raise ValueError("misplaced comma")
+                            top[3] = "key" if top[0].__class__ is dict else "value"
+                        else:
+                            if top[3] != "colon":
+                                raise ValueError("misplaced colon")
+                            top[3] = "value"
+                        pos += 1
+                        continue
+                    if c in _PUNCT:
+                        if self._result is not _MISSING:
+                            raise ValueError("text after the value")
+                        self._punct(c)
+                        pos += 1
+                        continue
+                    if c == " ":
+                        pos += 1
+                        continue
+                    if "0" <= c <= "9":  # a plain decimal integer this piece ends (its text its JSON text)
+                        end = _NUMBERISH.match(buf, pos).end()
+                        tok = buf[pos:end]
+                        if end < n and tok.isdigit() and (c != "0" or end - pos == 1) and end - pos < 4300:
+                            if self._result is not _MISSING:
+                                raise ValueError("text after the value")
+                            self._start_value()
+                            self._out.append(tok)
+                            self._value(int(tok), written=True)
+                            pos = end
+                            continue
+                    if c != "'" and c != '"':
+                        pos = self._token(buf, pos, n, final)
+                        if pos < 0:  # (held: it may go on)
+                            return n
+                        continue
                     if self._result is not _MISSING:
                         raise ValueError("text after the value")
                     top = stack[-1] if stack else None
+                    expecting = ""
                     if top is not None:
                         expecting = top[3]
                         if expecting == "key" or expecting == "value":
@@ -422,86 +427,88 @@ class PyLiteralReader:
                     if c == "'":
                         self.maybe_json = False
                     end = buf.find(c, pos + 1)
-                    if end > 0 and buf.find("\\", pos + 1, end) < 0:  # the whole string, no escape
-                        value = buf[pos + 1:end]
-                        piece = _encode_string(value)
-                        self._out.append(piece if piece.isascii() or SURROGATE.search(piece) is None
-                                         else _QUOTE + _json_piece(value) + _QUOTE)
-                        pos = end + 1
-                        if top is not None and expecting == "key":  # (_value's dict key)
-                            if value in top[0]:
-                                self._exact = False  # the JSON text written would repeat the key
-                            top[2] = value
-                            top[3] = "colon"
-                            self._out.append(": ")
-                        else:
-                            self._value(value, written=True)
+                    if end < 0 or buf.find("\\", pos + 1, end) >= 0:  # not whole here, or an escape: read on
+                        self._quote = c
+                        self._parts = []
+                        self._out.append(_QUOTE)
+                        pos += 1
                         continue
-                    self._quote = c
-                    self._parts = []
-                    self._out.append(_QUOTE)
-                    pos += 1
-                    continue
-                if c == " ":
-                    pos += 1
-                    continue
-                if "0" <= c <= "9":  # a plain decimal integer this piece ends (its text its JSON text), else below
-                    end = _NUMBERISH.match(buf, pos).end()
-                    tok = buf[pos:end]
-                    if end < n and tok.isdigit() and (c != "0" or end - pos == 1) and end - pos < 4300:
-                        if self._result is not _MISSING:
-                            raise ValueError("text after the value")
-                        self._start_value()
-                        self._out.append(tok)
-                        pos = end
-                        self._value(int(tok), written=True)
-                        continue
-                m = _TOKEN.match(buf, pos)
-                if m is None:
-                    if self._result is not _MISSING and buf[pos].isspace():
-                        pos += 1  # whitespace after the value, of any kind ``str.strip`` removes
-                        continue
-                    rest = buf[pos:]
-                    if not final and (rest in _WORD_PREFIXES or (len(rest) < 3 and _NUMBERISH.fullmatch(rest))):
-                        self._tail = rest
-                        return n
-                    raise ValueError(f"unexpected text at {pos}")
-                kind = m.lastgroup
-                if kind == "ws":
-                    pos = m.end()
-                    continue
-                if kind in ("num", "word") and not final:
-                    end = _NUMBERISH.match(buf, m.end()).end() if kind == "num" else m.end()
-                    if end >= n:  # it may go on in the next piece
-                        if n - pos > _MAX_TAIL:
-                            raise ValueError("a number too long")
-                        self._tail = buf[pos:]
-                        return n
-                tok = m.group()  # (pos stays at its start until it is read: where the text broke, if it breaks)
-                if self._result is not _MISSING:
-                    raise ValueError("text after the value")
-                if kind == "quote":
-                    self._start_value()
-                    if tok == "'":
-                        self.maybe_json = False
-                    self._quote = tok
-                    self._parts = []
-                    self._out.append('"')
-                elif kind == "punct":
-                    self._punct(tok)
-                elif kind == "num":
-                    if "_" in tok or tok[0] in "+." or tok.endswith(".") or ".e" in tok or ".E" in tok:
-                        self.maybe_json = False
-                    self._value(_number(tok))
+                    value = buf[pos + 1:end]  # the whole string, no escape: its value (below)
+                    piece = _encode_string(value)
+                    self._out.append(piece if piece.isascii() or SURROGATE.search(piece) is None
+                                     else _QUOTE + _json_piece(value) + _QUOTE)
+                    pos = end + 1
+                # a string's value (a dict key: _value's, without its frame)
+                if expecting == "key":
+                    if value in top[0]:
+                        self._exact = False  # the JSON text written would repeat the key
+                    top[2] = value
+                    top[3] = "colon"
+                    self._out.append(": ")
                 else:
-                    if tok[0] in "TFN":
-                        self.maybe_json = False
-                    self._value(_WORDS[tok])
-                pos = m.end()
+                    self._value(value, written=True)
         except (ValueError, KeyError, IndexError, TypeError, OverflowError):
             self._broke_at = pos  # (where the token that broke the literal starts: feed answers it)
             raise
         return n
+
+    def _escape(self, buf: str, pos: int, n: int, final: bool) -> int:
+        """The escape at ``buf[pos]`` (a backslash in a string), other than a one-character one: read; the index
+        after it, or -1 when it is held (it may go on in the next piece: ``_tail``). Raises ``ValueError`` where it
+        is none."""
+        if not final and n - pos < _LONGEST_ESCAPE and _escape_cut(buf, pos):  # it may go on
+            self._tail = buf[pos:]
+            return -1
+        m = _ESCAPE.match(buf, pos)
+        if m is None:
+            raise ValueError("a backslash at the end")
+        e = m.group(1)
+        if e[0] not in _JSON_ESCAPES or e == "\n":
+            self.maybe_json = False
+        char = unescape(m)
+        if e[0] == "/" or "\ud800" <= char <= "\udfff":
+            self.as_json = False  # JSON reads "/" and joins a surrogate pair; Python does neither
+        if self._keep:
+            self._parts.append(char)
+        self._out.append(_json_piece(char))
+        return m.end()
+
+    def _token(self, buf: str, pos: int, n: int, final: bool) -> int:
+        """A token at ``buf[pos]`` that is no punctuation and no string (whitespace, a number, a word): read; the
+        index after it, or -1 when it is held (it may go on in the next piece: ``_tail``). Raises ``ValueError``
+        where the text is no literal."""
+        c = buf[pos]
+        m = _TOKEN.match(buf, pos)
+        if m is None:
+            if self._result is not _MISSING and c.isspace():
+                return pos + 1  # whitespace after the value, of any kind ``str.strip`` removes
+            rest = buf[pos:]
+            if not final and (rest in _WORD_PREFIXES or (len(rest) < 3 and _NUMBERISH.fullmatch(rest))):
+                self._tail = rest
+                return -1
+            raise ValueError(f"unexpected text at {pos}")
+        kind = m.lastgroup
+        if kind == "ws":
+            return m.end()
+        if not final:
+            end = _NUMBERISH.match(buf, m.end()).end() if kind == "num" else m.end()
+            if end >= n:  # it may go on in the next piece
+                if n - pos > _MAX_TAIL:
+                    raise ValueError("a number too long")
+                self._tail = buf[pos:]
+                return -1
+        tok = m.group()
+        if self._result is not _MISSING:
+            raise ValueError("text after the value")
+        if kind == "num":
+            if "_" in tok or tok[0] in "+." or tok.endswith(".") or ".e" in tok or ".E" in tok:
+                self.maybe_json = False
+            self._value(_number(tok))
+        else:  # a word
+            if tok[0] in "TFN":
+                self.maybe_json = False
+            self._value(_WORDS[tok])
+        return m.end()
 
     def _start_value(self) -> None:
         """A value (or key) starts here: check its place, write the separator before it."""
@@ -534,12 +541,12 @@ class PyLiteralReader:
                 entry.append(self._out)
                 self._out = []
                 self._nested += 1
-            elif (tok == "{" and len(stack) == 1 and top[2] == self._member and self.member_head is None
-                  and self._member is not None and isinstance(top[0], dict)):  # the streamed member opens
+            elif (self._member is not None and tok == "{" and len(stack) == 1 and top[2] == self._member
+                  and self.member_head is None and isinstance(top[0], dict)):  # the streamed member opens
                 self.member_head = dict(top[0])
                 self._exact = False  # (its text is taken away: the JSON text is written from the value)
                 entry.append(self._out)
-                self._out = self._member_out
+                self._out = self._member_out = []
                 self._out.append("{")
                 self._nested += 1
             else:
@@ -557,13 +564,11 @@ class PyLiteralReader:
             if len(top) > 5:  # a tuple's or the member's own pieces: back to the outer ones
                 inner, self._out = self._out, top[5]
                 self._nested -= 1
-                if tok == "}":  # the member: its text stays for take_member, without this "}"
-                    self.member_closed = True
-                elif top[3] == "sep" and len(top[0]) == 1:  # (x): Python's parentheses, x itself
-                    self._out.append("".join(inner))
-                    self._value(top[0][0], written=True)
-                    return
-                else:
+                if tok == ")":  # (the member's text stays for take_member, without its "}")
+                    if top[3] == "sep" and len(top[0]) == 1:  # (x): Python's parentheses, x itself
+                        self._out.append("".join(inner))
+                        self._value(top[0][0], written=True)
+                        return
                     self._out.append("[" + "".join(inner) + "]")
             else:
                 self._out.append("}" if tok == "}" else "]")
