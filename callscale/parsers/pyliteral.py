@@ -397,22 +397,18 @@ class PyLiteralReader:
                     if c == " ":
                         pos += 1
                         continue
-                    if "0" <= c <= "9":  # a plain decimal integer this piece ends (its text its JSON text)
-                        end = _NUMBERISH.match(buf, pos).end()
+                    if c == "'" or c == '"':
+                        tok = ""
+                    else:  # a plain decimal integer this piece ends (its text its JSON text), else _token's
+                        end = _NUMBERISH.match(buf, pos).end() if "0" <= c <= "9" else pos
                         tok = buf[pos:end]
-                        if end < n and tok.isdigit() and (c != "0" or end - pos == 1) and end - pos < 4300:
-                            if self._result is not _MISSING:
-                                raise ValueError("text after the value")
-                            self._start_value()
-                            self._out.append(tok)
-                            self._value(int(tok), written=True)
-                            pos = end
+                        if not (end < n and tok.isdigit() and (c != "0" or end - pos == 1) and end - pos < 4300):
+                            pos = self._token(buf, pos, n, final)
+                            if pos < 0:  # (held: it may go on)
+                                return n
                             continue
-                    if c != "'" and c != '"':
-                        pos = self._token(buf, pos, n, final)
-                        if pos < 0:  # (held: it may go on)
-                            return n
-                        continue
+                    # a value (or a dict key) starts: its place checked, the separator before it written
+                    # (_start_value's, without its frame)
                     if self._result is not _MISSING:
                         raise ValueError("text after the value")
                     top = stack[-1] if stack else None
@@ -424,6 +420,11 @@ class PyLiteralReader:
                                 self._out.append(", ")
                         else:
                             raise ValueError("two values without a comma")
+                    if tok:
+                        self._out.append(tok)
+                        self._value(int(tok), written=True)
+                        pos = end
+                        continue
                     if c == "'":
                         self.maybe_json = False
                     end = buf.find(c, pos + 1)
