@@ -130,13 +130,10 @@ class SarashinaParser(ToolParser):
         """An element, up to the bracket that closes it: a call, or content; a broken call where it stops being
         a literal (a calls token in it is its text: inside a string, else where it breaks)."""
         sc = self.scanner
-        if self._streams is None and not final:  # the element's head: read in one piece when it is whole
-            rest = sc.rest()
-            if len(rest) < MAX_HEAD and "{" not in rest and "}" not in rest and "]" not in rest:
-                return False  # (no bracket yet: the arguments' dict, or the element's end, not come; bounded)
-        text = sc.take_all()
-        reader = self._reader
-        if self._streams:  # the call started: its arguments' JSON text as the reader writes it
+        streams = self._streams
+        if streams:  # the call started: its arguments' JSON text as the reader writes it
+            text = sc.take_all()
+            reader = self._reader
             piece = reader.stream(text)
             if piece is None:  # the element closed or broke here (the text it read given by the reader)
                 self._emit_arguments(reader.take_member())
@@ -144,6 +141,12 @@ class SarashinaParser(ToolParser):
             if piece:
                 self._emit_arguments(piece)
             return self._item_read(text, len(text), final) if final else False
+        if streams is None and not final:  # the element's head: read in one piece when it is whole
+            rest = sc.rest()
+            if len(rest) < MAX_HEAD and "{" not in rest and "}" not in rest and "]" not in rest:
+                return False  # (no bracket yet: the arguments' dict, or the element's end, not come; bounded)
+        text = sc.take_all()
+        reader = self._reader
         used = reader.feed(text, True)
         if reader.member_head is not None and self._streams is None:  # the arguments' dict opened in this piece
             self._streams = self._call_starts(reader.member_head)
