@@ -9,8 +9,9 @@ from, and a process running as the user (or as root on a CI runner) can
 write them; so :func:`guarded` hashes every file of the package (SHA-256,
 ``__pycache__`` left out) before the command and again after it, and a run
 during which any of them changed, appeared or went away ends with the one
-line ``gate failed: callscale's own files changed during the run (NAMES)
-...`` and exit status :data:`TAMPERED`, whatever the measurements said.
+line ``COMMAND failed: callscale's own files changed during the run (NAMES)
+...`` and exit status :data:`TAMPERED`, whatever the measurements said
+(``gate``, ``scale`` and ``check`` run guarded).
 
 What this cannot see: a change made before the run started (a previous
 run's tampering; ``.ci/run`` compares the package's hash before and after

@@ -39,7 +39,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """``callscale check``: 0 when every stream matches, 1 when one differs, 2 bad option, 125 cannot test."""
+    """``callscale check``: 0 when every stream matches, 1 when one differs, 2 bad option, 3 callscale's own
+    files changed during the run (:func:`callscale.integrity.guarded`), 125 cannot test."""
+    from .. import integrity  # what was measured must not have changed callscale's own files
+
+    return integrity.guarded(lambda: check_run(args), "check")
+
+
+def check_run(args: argparse.Namespace) -> int:
+    """The check command itself (:func:`run` guards it)."""
     p = parser_of(args, "check")
     from callscale.workloads import catalog
     from callscale.workloads.chunking import CHECK_CHUNKINGS, INSIDE_TOKEN_CHUNKINGS

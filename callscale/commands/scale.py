@@ -25,7 +25,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """``callscale scale``: 0 measured and written (failed rows show in the table), 1 worse than ``--baseline`` or
-    not written, 2 bad option, 130/143 stopped."""
+    not written, 2 bad option, 3 callscale's own files changed during
+    the run (:func:`callscale.integrity.guarded`), 130/143 stopped."""
+    from .. import integrity  # what was measured must not have changed callscale's own files
+
+    return integrity.guarded(lambda: scale_run(args), "scale")
+
+
+def scale_run(args: argparse.Namespace) -> int:
+    """The scale command itself (:func:`run` guards it)."""
     p = parser_of(args, "scale")
     from .. import report
 

@@ -51,6 +51,8 @@ _TOKEN = re.compile(r"""
   | (?P<num>[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)?)
   | (?P<word>True|False|None|true|false|null)
 """, re.VERBOSE)
+_PUNCT = frozenset("[](){},:")
+_QUOTE = '"'
 _NUMBERISH = re.compile(r"[-+0-9_.eE]*")
 _RUN = {"'": re.compile(r"[^'\\]*"), '"': re.compile(r'[^"\\]*')}
 _WORDS = {"True": True, "False": False, "None": None, "true": True, "false": False, "null": None}
@@ -76,6 +78,9 @@ def unescape(m: "re.Match[str]") -> str:
     return "\\" + e  # Python keeps an unknown escape as written
 
 
+#: The one-character escapes: (character, its JSON text, whether JSON has the escape).
+_SIMPLE_JSON = {e: (c, json.encoder.encode_basestring(c)[1:-1], e in _JSON_ESCAPES and e != "\n")
+                for e, c in SIMPLE_ESCAPES.items()}
 _PLAIN_INT = re.compile(r"[+-]?(?:0|[1-9][0-9]*)")  # the common number: no underscore, point or exponent
 
 
@@ -107,6 +112,15 @@ def _number(text: str) -> int | float:
 
 
 _encode_string = json.encoder.encode_basestring  # json.dumps(str, ensure_ascii=False)
+
+
+def _json_piece(text: str) -> str:
+    """Characters of a string as the inside of its JSON text (json_text's, without the quotes): pieces of a
+    string so written join to the whole string's."""
+    piece = _encode_string(text)[1:-1]
+    if piece.isascii() or SURROGATE.search(piece) is None:  # (isascii: a flag of the string, no scan)
+        return piece
+    return SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), piece)
 
 
 def json_text(value: Any) -> str:
@@ -145,11 +159,13 @@ class PyLiteralReader:
     """
 
     __slots__ = ("_stack", "_result", "_tail", "_quote", "_parts", "_out", "failed", "_exact", "_done", "maybe_json",
-                 "as_json", "json", "_broke_at", "closed")
+                 "as_json", "json", "_broke_at", "closed", "_member", "_member_out", "member_head",
+                 "_keep", "_nested", "held_before", "_text_quote", "used")
 
-    def __init__(self) -> None:
-        # stack entries: [container, closer, pending key, expecting, has items]; expecting is
-        # "value", "sep" (a , or the closer), "colon" (dicts), "key" (dicts)
+    def __init__(self, member: str | None = None) -> None:
+        # stack entries: [container, closer, pending key, expecting, has items(, the JSON pieces outside it)];
+        # expecting is "value", "sep" (a , or the closer), "colon" (dicts), "key" (dicts); a tuple and the
+        # streamed member write their JSON text into pieces of their own (the outer ones kept on their entry)
         self._stack: list[list] = []
         self._result: Any = _MISSING
         self._tail = ""
@@ -164,6 +180,74 @@ class PyLiteralReader:
         self.maybe_json = True
         self.as_json = True
         self.json = ""
+        self._member = member         # the top-level dict's key whose dict value streams (take_member)
+        self._member_out: list[str] | None = None  # (made when the member opens)
+        #: The top-level dict's members read before the streamed member's value opened (a new dict), else None.
+        self.member_head: dict | None = None
+        self._keep = True             # string values kept (False: the member streams, its value is not built)
+        self._nested = 0              # pieces of their own open (a tuple's, the member's)
+        #: The unread end of the pieces fed before the last :meth:`feed` (a word, number or escape that may go
+        #: on: at most ``_MAX_TAIL`` characters); a negative answer of :meth:`feed` counts back into it.
+        self.held_before = ""
+        # the quote of the member's string the reader is directly in, with nothing held and no value built
+        # (stream's fast path: a piece without this quote or a backslash is its own JSON text), else ""
+        self._text_quote = ""
+
+    def take_member(self) -> str:
+        """The JSON text of the streamed member's dict value read since the last call, and from now on that
+        value is not built (:meth:`end`'s value holds no strings of it, :attr:`json` is rewritten from the value).
+
+        The member (the constructor's ``member``): the first member of the top-level dict under that key
+        whose value is a dict; its text starts at its ``{`` once :attr:`member_head` is set, and never holds
+        its closing ``}``. A string's text comes in pieces as it arrives,
+        everything else as it completes; a tuple's text once it closes (``(x)`` is ``x``); a repeated key
+        is written as it was read (a JSON decoder keeps the last). ``""`` before the member opened.
+        """
+        out = self._member_out
+        if not out:
+            return ""
+        if self._keep:
+            self._keep = False
+            self._exact = False
+            self._text_quote = self._quote if not self._tail and self._out is out else ""
+        text = out[0] if len(out) == 1 else "".join(out)
+        out.clear()
+        return text
+
+    def stream(self, text: str) -> str | None:
+        """:meth:`feed` ``(text, True)`` and :meth:`take_member` in one step, for a value that goes on: the member's
+        JSON text when every character of ``text`` was read and the value is neither complete nor broken, else
+        ``None`` (then :attr:`used` is feed's answer, and :meth:`take_member` holds the member's text).
+
+        A piece inside a string of the member itself with no quote and no backslash, or one backslash of a
+        one-character escape (a long value's delta), is its JSON text as it is, read without the reading loop.
+        """
+        quote = self._text_quote
+        if quote:
+            if "\\" not in text:
+                chars = text if quote not in text else None
+            else:  # one one-character escape (\\n, \\'), not at the end, and no other backslash nor quote
+                k = text.find("\\")
+                simple = _SIMPLE_JSON.get(text[k + 1:k + 2])
+                head, rest = text[:k], text[k + 2:]
+                if simple is None or "\\" in rest or quote in head or quote in rest:
+                    chars = None
+                else:
+                    if not simple[2]:
+                        self.maybe_json = False
+                    chars = head + simple[0] + rest
+            if chars is not None:
+                piece = _encode_string(chars)[1:-1]  # (_json_piece, without its frame)
+                return piece if piece.isascii() or SURROGATE.search(piece) is None else _json_piece(chars)
+        used = self.used = self.feed(text, True)
+        if used != len(text) or self.closed or self.failed:
+            return None
+        out = self._member_out
+        if not out or self._keep:
+            return self.take_member()
+        piece = out[0] if len(out) == 1 else "".join(out)  # (take_member's, without its frame)
+        out.clear()
+        return piece
 
     def feed(self, text: str, stop_at_close: bool = False) -> int:
         """The next piece of the literal's text; returns how many of its characters were read.
@@ -180,18 +264,26 @@ class PyLiteralReader:
         tail = self._tail
         quote = self._quote
         if quote and not tail and quote not in text and "\\" not in text:  # inside a string, no quote or escape
-            self._parts.append(text)  # (what _read's string run does, without its frame: a streamed value's delta)
+            if self._keep:  # (what _read's string run does, without its frame: a streamed value's delta)
+                self._parts.append(text)
+            piece = _encode_string(text)[1:-1]  # (_json_piece, without its frame)
+            self._out.append(piece if piece.isascii() or SURROGATE.search(piece) is None else _json_piece(text))
             return len(text)
+        self.held_before = tail
         try:
             end = self._read(tail + text if tail else text, False, stop_at_close)
         except (ValueError, KeyError, IndexError, TypeError, OverflowError):
             self.failed = True
             self._tail = ""
-            self._out = self._done = []
+            self._text_quote = ""
+            self._out = self._done = []  # (the member's text read before the break stays for take_member)
             return self._broke_at - len(tail)
-        if len(self._out) > 64:  # so end() joins few pieces: its cost stays small for a long value
+        if len(self._out) > 64 and not self._nested:  # so end() joins few pieces: its cost stays small for a long value
             self._done.append("".join(self._out))
             self._out = []
+        if not self._keep:  # (a streamed member: is the reader directly in one of its strings?)
+            quote = self._quote
+            self._text_quote = quote if quote and not self._tail and self._out is self._member_out else ""
         return end - len(tail)
 
 
@@ -217,7 +309,7 @@ class PyLiteralReader:
 
     def end(self) -> tuple[bool, Any]:
         """The text ended: ``(True, value)`` when it was one literal, else ``(False, None)``. Call once."""
-        if not self.failed:
+        if not self.failed and self._tail:  # (a word or number held at the end: read as ended)
             try:
                 self._read(self._tail, True)
             except (ValueError, KeyError, IndexError, TypeError, OverflowError):
@@ -236,6 +328,7 @@ class PyLiteralReader:
         """Read ``buf``; returns where reading stopped (``len(buf)``, or with ``stop`` where the value completed)."""
         pos, n = 0, len(buf)
         self._tail = ""
+        stack = self._stack
         try:
             while pos < n:
                 if stop and self.closed:
@@ -243,78 +336,180 @@ class PyLiteralReader:
                 quote = self._quote
                 if quote:
                     run = _RUN[quote].match(buf, pos)
-                    if run.end() > pos:
-                        self._parts.append(run.group())
-                        pos = run.end()
+                    end = run.end()
+                    if end > pos:
+                        piece = run.group()
+                        if self._keep:
+                            self._parts.append(piece)
+                        text = _encode_string(piece)[1:-1]  # (_json_piece, without its frame)
+                        self._out.append(text if text.isascii() or SURROGATE.search(text) is None
+                                         else _json_piece(piece))
+                        pos = end
                     if pos >= n:
                         break
-                    if buf[pos] == quote:
+                    if buf[pos] == quote:  # the string ends: its value (below)
                         pos += 1
                         self._quote = ""
                         value = "".join(self._parts)
                         self._parts = []
-                        self._value(value)
+                        self._out.append(_QUOTE)
+                        top = stack[-1] if stack else None
+                        expecting = top[3] if top is not None else ""
+                    else:
+                        simple = _SIMPLE_JSON.get(buf[pos + 1]) if pos + 1 < n else None
+                        if simple is not None:  # a one-character escape (\\n, \\'): its character and JSON text
+                            char, piece, json_like = simple
+                            if not json_like:
+                                self.maybe_json = False
+                            if self._keep:
+                                self._parts.append(char)
+                            self._out.append(piece)
+                            pos += 2
+                            continue
+                        pos = self._escape(buf, pos, n, final)
+                        if pos < 0:  # (held: it may go on)
+                            return n
                         continue
-                    if not final and n - pos < _LONGEST_ESCAPE and _escape_cut(buf, pos):  # it may go on
-                        self._tail = buf[pos:]
-                        return n
-                    m = _ESCAPE.match(buf, pos)
-                    if m is None:
-                        raise ValueError("a backslash at the end")
-                    e = m.group(1)
-                    if e[0] not in _JSON_ESCAPES or e == "\n":
-                        self.maybe_json = False
-                    char = unescape(m)
-                    if e[0] == "/" or "\ud800" <= char <= "\udfff":
-                        self.as_json = False  # JSON reads "/" and joins a surrogate pair; Python does neither
-                    self._parts.append(char)
-                    pos = m.end()
-                    continue
-                m = _TOKEN.match(buf, pos)
-                if m is None:
-                    if self._result is not _MISSING and buf[pos].isspace():
-                        pos += 1  # whitespace after the value, of any kind ``str.strip`` removes
-                        continue
-                    rest = buf[pos:]
-                    if not final and (rest in _WORD_PREFIXES or (len(rest) < 3 and _NUMBERISH.fullmatch(rest))):
-                        self._tail = rest
-                        return n
-                    raise ValueError(f"unexpected text at {pos}")
-                kind = m.lastgroup
-                if kind == "ws":
-                    pos = m.end()
-                    continue
-                if kind in ("num", "word") and not final:
-                    end = _NUMBERISH.match(buf, m.end()).end() if kind == "num" else m.end()
-                    if end >= n:  # it may go on in the next piece
-                        if n - pos > _MAX_TAIL:
-                            raise ValueError("a number too long")
-                        self._tail = buf[pos:]
-                        return n
-                tok = m.group()  # (pos stays at its start until it is read: where the text broke, if it breaks)
-                if self._result is not _MISSING:
-                    raise ValueError("text after the value")
-                if kind == "quote":
-                    self._start_value()
-                    if tok == "'":
-                        self.maybe_json = False
-                    self._quote = tok
-                    self._parts = []
-                elif kind == "punct":
-                    self._punct(tok)
-                elif kind == "num":
-                    if "_" in tok or tok[0] in "+." or tok.endswith(".") or ".e" in tok or ".E" in tok:
-                        self.maybe_json = False
-                    self._value(_number(tok))
                 else:
-                    if tok[0] in "TFN":
+                    c = buf[pos]
+                    # (the common tokens by their first character, without the token pattern; "," and ":" and
+                    # a string's start as _punct and _start_value read them, without their frames)
+                    if c == "," or c == ":":
+                        if not stack or self._result is not _MISSING:
+                            raise ValueError("punctuation outside a container")
+                        top = stack[-1]
+                        if c == ",":
+                            if top[3] != "sep":
+                                raise ValueError("misplaced comma")
+                            top[3] = "key" if top[0].__class__ is dict else "value"
+                        else:
+                            if top[3] != "colon":
+                                raise ValueError("misplaced colon")
+                            top[3] = "value"
+                        pos += 1
+                        continue
+                    if c in _PUNCT:
+                        if self._result is not _MISSING:
+                            raise ValueError("text after the value")
+                        self._punct(c)
+                        pos += 1
+                        continue
+                    if c == " ":
+                        pos += 1
+                        continue
+                    if c == "'" or c == '"':
+                        tok = ""
+                    else:  # a plain decimal integer this piece ends (its text its JSON text), else _token's
+                        end = _NUMBERISH.match(buf, pos).end() if "0" <= c <= "9" else pos
+                        tok = buf[pos:end]
+                        if not (end < n and tok.isdigit() and (c != "0" or end - pos == 1) and end - pos < 4300):
+                            pos = self._token(buf, pos, n, final)
+                            if pos < 0:  # (held: it may go on)
+                                return n
+                            continue
+                    # a value (or a dict key) starts: its place checked, the separator before it written
+                    # (_start_value's, without its frame)
+                    if self._result is not _MISSING:
+                        raise ValueError("text after the value")
+                    top = stack[-1] if stack else None
+                    expecting = ""
+                    if top is not None:
+                        expecting = top[3]
+                        if expecting == "key" or expecting == "value":
+                            if top[4] and (expecting == "key" or top[0].__class__ is not dict):
+                                self._out.append(", ")
+                        else:
+                            raise ValueError("two values without a comma")
+                    if tok:
+                        self._out.append(tok)
+                        self._value(int(tok), written=True)
+                        pos = end
+                        continue
+                    if c == "'":
                         self.maybe_json = False
-                    self._value(_WORDS[tok])
-                pos = m.end()
+                    end = buf.find(c, pos + 1)
+                    if end < 0 or buf.find("\\", pos + 1, end) >= 0:  # not whole here, or an escape: read on
+                        self._quote = c
+                        self._parts = []
+                        self._out.append(_QUOTE)
+                        pos += 1
+                        continue
+                    value = buf[pos + 1:end]  # the whole string, no escape: its value (below)
+                    piece = _encode_string(value)
+                    self._out.append(piece if piece.isascii() or SURROGATE.search(piece) is None
+                                     else _QUOTE + _json_piece(value) + _QUOTE)
+                    pos = end + 1
+                # a string's value (a dict key: _value's, without its frame)
+                if expecting == "key":
+                    if value in top[0]:
+                        self._exact = False  # the JSON text written would repeat the key
+                    top[2] = value
+                    top[3] = "colon"
+                    self._out.append(": ")
+                else:
+                    self._value(value, written=True)
         except (ValueError, KeyError, IndexError, TypeError, OverflowError):
             self._broke_at = pos  # (where the token that broke the literal starts: feed answers it)
             raise
         return n
+
+    def _escape(self, buf: str, pos: int, n: int, final: bool) -> int:
+        """The escape at ``buf[pos]`` (a backslash in a string), other than a one-character one: read; the index
+        after it, or -1 when it is held (it may go on in the next piece: ``_tail``). Raises ``ValueError`` where it
+        is none."""
+        if not final and n - pos < _LONGEST_ESCAPE and _escape_cut(buf, pos):  # it may go on
+            self._tail = buf[pos:]
+            return -1
+        m = _ESCAPE.match(buf, pos)
+        if m is None:
+            raise ValueError("a backslash at the end")
+        e = m.group(1)
+        if e[0] not in _JSON_ESCAPES or e == "\n":
+            self.maybe_json = False
+        char = unescape(m)
+        if e[0] == "/" or "\ud800" <= char <= "\udfff":
+            self.as_json = False  # JSON reads "/" and joins a surrogate pair; Python does neither
+        if self._keep:
+            self._parts.append(char)
+        self._out.append(_json_piece(char))
+        return m.end()
+
+    def _token(self, buf: str, pos: int, n: int, final: bool) -> int:
+        """A token at ``buf[pos]`` that is no punctuation and no string (whitespace, a number, a word): read; the
+        index after it, or -1 when it is held (it may go on in the next piece: ``_tail``). Raises ``ValueError``
+        where the text is no literal."""
+        c = buf[pos]
+        m = _TOKEN.match(buf, pos)
+        if m is None:
+            if self._result is not _MISSING and c.isspace():
+                return pos + 1  # whitespace after the value, of any kind ``str.strip`` removes
+            rest = buf[pos:]
+            if not final and (rest in _WORD_PREFIXES or (len(rest) < 3 and _NUMBERISH.fullmatch(rest))):
+                self._tail = rest
+                return -1
+            raise ValueError(f"unexpected text at {pos}")
+        kind = m.lastgroup
+        if kind == "ws":
+            return m.end()
+        if not final:
+            end = _NUMBERISH.match(buf, m.end()).end() if kind == "num" else m.end()
+            if end >= n:  # it may go on in the next piece
+                if n - pos > _MAX_TAIL:
+                    raise ValueError("a number too long")
+                self._tail = buf[pos:]
+                return -1
+        tok = m.group()
+        if self._result is not _MISSING:
+            raise ValueError("text after the value")
+        if kind == "num":
+            if "_" in tok or tok[0] in "+." or tok.endswith(".") or ".e" in tok or ".E" in tok:
+                self.maybe_json = False
+            self._value(_number(tok))
+        else:  # a word
+            if tok[0] in "TFN":
+                self.maybe_json = False
+            self._value(_WORDS[tok])
+        return m.end()
 
     def _start_value(self) -> None:
         """A value (or key) starts here: check its place, write the separator before it."""
@@ -341,10 +536,23 @@ class PyLiteralReader:
             self._start_value()
             if len(stack) >= MAX_LITERAL_DEPTH:
                 raise ValueError("nested too deep")
-            if tok == "(":
+            entry = [{} if tok == "{" else [], _CLOSERS[tok], None, "key" if tok == "{" else "value", False]
+            if tok == "(":  # its text once it closes: "[...]", or x itself for (x)
                 self.maybe_json = False
-            stack.append([{} if tok == "{" else [], _CLOSERS[tok], None, "key" if tok == "{" else "value", False])
-            self._out.append("{" if tok == "{" else "[")
+                entry.append(self._out)
+                self._out = []
+                self._nested += 1
+            elif (self._member is not None and tok == "{" and len(stack) == 1 and top[2] == self._member
+                  and self.member_head is None and isinstance(top[0], dict)):  # the streamed member opens
+                self.member_head = dict(top[0])
+                self._exact = False  # (its text is taken away: the JSON text is written from the value)
+                entry.append(self._out)
+                self._out = self._member_out = []
+                self._out.append("{")
+                self._nested += 1
+            else:
+                self._out.append("{" if tok == "{" else "[")
+            stack.append(entry)
             return
         if top is None:
             raise ValueError("punctuation outside a container")
@@ -354,11 +562,17 @@ class PyLiteralReader:
             if top[3] in ("value", "key") and top[4]:
                 self.maybe_json = False  # a trailing comma
             stack.pop()
-            self._out.append("}" if tok == "}" else "]")
-            if tok == ")" and top[3] == "sep" and len(top[0]) == 1:  # (x): Python's parentheses, x itself
-                self._exact = False  # (the JSON text is written from the value at the end)
-                self._value(top[0][0], written=True)
-                return
+            if len(top) > 5:  # a tuple's or the member's own pieces: back to the outer ones
+                inner, self._out = self._out, top[5]
+                self._nested -= 1
+                if tok == ")":  # (the member's text stays for take_member, without its "}")
+                    if top[3] == "sep" and len(top[0]) == 1:  # (x): Python's parentheses, x itself
+                        self._out.append("".join(inner))
+                        self._value(top[0][0], written=True)
+                        return
+                    self._out.append("[" + "".join(inner) + "]")
+            else:
+                self._out.append("}" if tok == "}" else "]")
             self._value(top[0], written=True)
         elif tok == ",":
             if top[3] != "sep":

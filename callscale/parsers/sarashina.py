@@ -9,9 +9,11 @@ of the output (a detokenizer that skips special tokens drops the token)::
     CONTENT<|tool_calls|>[{'name': 'get_weather', 'arguments': {'city': 'Tokyo', 'days': 3}}]
 
 Each element is read by the one Python literal reader
-(:class:`callscale.parsers.pyliteral.PyLiteralReader`), as Mistral's array
-form reads its JSON elements: a call when it closes, with its arguments'
-JSON text.
+(:class:`callscale.parsers.pyliteral.PyLiteralReader`): when its ``'name'``
+comes before its ``'arguments'`` dict, the call starts at that dict's ``{``
+and its arguments' JSON text streams as the reader writes it (the reader's
+streamed member, as :class:`callscale.parsers.jsonscan.JsonCallReader` streams
+a JSON call's); any other element is decided when it closes.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ SPECIAL_TOKENS = (TOOL_CALLS,)
 _M_CONTENT = markers(TOOL_CALLS)
 _M_LIST = markers("[", TOOL_CALLS)
 _M_ARRAY = markers("{", ",", "]")
+_ARGUMENTS = "arguments"  # the element's key whose dict streams
 _BARE = re.compile(r"\s*(\[)?\s*")
 _SPACE = re.compile(r"\s*")
 
@@ -63,8 +66,9 @@ class SarashinaParser(ToolParser):
     def __init__(self) -> None:
         super().__init__()
         self._state = "begin"
-        self._reader = PyLiteralReader()
+        self._reader = PyLiteralReader(_ARGUMENTS)
         self._item: list[str] = []  # the element's text read so far (content if it makes no call)
+        self._streams: bool | None = None  # the element's call streams (None: its arguments not open yet)
 
     def _open(self, marker: str, final: bool) -> bool:
         """``<|tool_calls|>`` in content: a list follows (its whitespace before ``[``: a bounded head)."""
@@ -113,9 +117,10 @@ class SarashinaParser(ToolParser):
         if hit is PARTIAL:
             return False
         if hit == "{":
-            self._reader = reader = PyLiteralReader()
+            self._reader = reader = PyLiteralReader(_ARGUMENTS)
             reader.feed("{", True)
             self._item = ["{"]
+            self._streams = None
             self._state = "item"
         elif hit != ",":  # the list's end (or text that ends it: content)
             self._state = "content"
@@ -125,34 +130,83 @@ class SarashinaParser(ToolParser):
         """An element, up to the bracket that closes it: a call, or content; a broken call where it stops being
         a literal (a calls token in it is its text: inside a string, else where it breaks)."""
         sc = self.scanner
+        streams = self._streams
+        if streams:  # the call started: its arguments' JSON text as the reader writes it
+            text = sc.take_all()
+            reader = self._reader
+            piece = reader.stream(text)
+            if piece is None:  # the element closed or broke here (the text it read given by the reader)
+                self._emit_arguments(reader.take_member())
+                return self._item_read(text, reader.used, final)
+            if piece:
+                self._emit_arguments(piece)
+            return self._item_read(text, len(text), final) if final else False
+        if streams is None and not final:  # the element's head: read in one piece when it is whole
+            rest = sc.rest()
+            if len(rest) < MAX_HEAD and "{" not in rest and "}" not in rest and "]" not in rest:
+                return False  # (no bracket yet: the arguments' dict, or the element's end, not come; bounded)
         text = sc.take_all()
         reader = self._reader
         used = reader.feed(text, True)
+        if reader.member_head is not None and self._streams is None:  # the arguments' dict opened in this piece
+            self._streams = self._call_starts(reader.member_head)
+            if self._streams:  # (its final "}" sent when the element closes: a broken call's text is no object)
+                self._emit_arguments(reader.take_member())
+        elif used == len(text) and not (reader.closed or reader.failed or final):  # (_item_read's last case)
+            self._item.append(text)
+            return False
+        return self._item_read(text, used, final)
+
+    def _item_read(self, text: str, used: int, final: bool) -> bool:
+        """After the reader read ``text`` (``used``: :meth:`PyLiteralReader.feed`'s answer): the element closed
+        (the rest read again in the list), broke, was cut by the end of the output, or goes on."""
+        sc = self.scanner
+        reader = self._reader
+        streams = self._streams
         if reader.closed:  # the element closed: the rest is read again in the list
             if used < 0:  # it closed in a piece read before (held by the reader as a possible escape)
+                held = reader.held_before
                 sc.unread(len(text))
-                item = "".join(self._item)
-                self._item = [item[:len(item) + used]]
-                sc.push_back(item[len(item) + used:])
+                sc.push_back(held[len(held) + used:])
+                if not streams:
+                    item = "".join(self._item)
+                    self._item = [item[:len(item) + used]]
             else:
-                self._item.append(text[:used])
+                if not streams:
+                    self._item.append(text[:used])
                 sc.unread(len(text) - used)
             self._element()
             self._state = "array"
             return True
         if reader.failed:  # a broken call: its text up to the break is dropped, what follows read by the base state
-            item = "".join(self._item)
             self._item = []
-            sc.push_back((item + text)[len(item) + used:])
+            held = reader.held_before if used < 0 else ""
+            sc.push_back((held + text)[len(held) + used:])
             return self._broken()
-        self._item.append(text)
+        if not streams:
+            self._item.append(text)
         if final:  # the end of the output cut the element: a cut call, dropped
+            self._abandon_call()
             self._item = []
             self._state = "content"
         return False
 
+    def _call_starts(self, head: dict) -> bool:
+        """The arguments' dict opened after ``head`` (the element's members before it): the call starts when
+        they hold a name (the call streams), else the element is decided when it closes."""
+        name = head.get("name")
+        if isinstance(name, str) and len(name) <= MAX_HEAD and is_call_name(name):
+            self._item = []
+            self._begin_call(name)
+            return True
+        return False
+
     def _element(self) -> None:
         """A whole element: a call when it is ``{'name': NAME, 'arguments': {...}}``, else its text is content."""
+        if self._streams:  # the call streamed: its arguments' "}"
+            self._emit_arguments("}")
+            self._end_call()
+            return
         text = "".join(self._item)
         self._item = []
         ok, value = self._reader.end()

@@ -1,5 +1,6 @@
 """The harness cannot be changed by what it measures: a parser that rewrites callscale's own files while it is
-measured fails the gate (one closing ``gate failed:`` line, exit status 3), and ``.ci/run`` fails a gate step
+measured fails the gate, scale and check (one closing ``gate failed:`` / ``scale failed:`` / ``check failed:`` line,
+exit status 3), and ``.ci/run`` fails a gate step
 that exits 0 without its ``gate passed:`` line or during which the package's files changed.
 
 Each test runs a copy of the package in its own folder (tests/helpers/tampering_parser.py tampers only with the copy
@@ -55,16 +56,25 @@ def test_snapshot_sees_a_changed_an_added_and_a_removed_file(tmp_path):
     assert integrity.changes(before, integrity.snapshot(tmp_path)) == ["a.py", "-b.py", "+c.py"]
 
 
-def test_a_parser_that_rewrites_callscale_fails_the_gate(copy):
+SCALE = ["scale", "--parser", "tampering_parser:Parser", "--workload-format", "deepseek_v31", "--workload", "write_file",
+         "--lengths", "1k,2k,4k", "--repeats", "1", "--no-progress", "--out", "results"]
+CHECK = ["check", "--parser", "tampering_parser:Parser", "--workload-format", "deepseek_v31", "--workload", "write_file",
+         "--lengths", "1k", "--chunkings", "whole,tokens:7", "--no-faults", "--no-progress"]
+
+
+@pytest.mark.parametrize("argv, measured", [(GATE, "gate passed:"), (SCALE, "null (median floor)"), (CHECK, "all agree")],
+                         ids=["gate", "scale", "check"])
+def test_a_parser_that_rewrites_callscale_fails_the_command(copy, argv, measured):
     # before: the gate measured the parser, printed "gate passed: 1 parser x workload pair" and exited 0,
-    # and __main__.py began with sys.exit(0): the next gate exited 0 printing nothing
-    proc = subprocess.run([sys.executable, "-m", "callscale", *GATE], cwd=copy, env=environ(copy),
+    # and __main__.py began with sys.exit(0): the next gate exited 0 printing nothing; scale wrote its figures
+    # and check said "all agree", both exit 0
+    proc = subprocess.run([sys.executable, "-m", "callscale", *argv], cwd=copy, env=environ(copy),
                           capture_output=True, text=True, timeout=600)
     assert (copy / "callscale" / "__main__.py").read_text().startswith(EXIT_FIRST)  # the fixture did tamper
     assert proc.returncode == integrity.TAMPERED, (proc.stdout, proc.stderr)
     last = proc.stdout.rstrip().splitlines()[-1]
-    assert last.startswith(f"gate failed: callscale's own files changed during the run (__main__.py in {copy}")
-    assert "gate passed:" in proc.stdout  # the rules alone passed it: only the check of its files fails it
+    assert last.startswith(f"{argv[0]} failed: callscale's own files changed during the run (__main__.py in {copy}")
+    assert measured in proc.stdout  # the command itself went through: only the check of its files fails it
     assert not (ROOT / "callscale" / "__main__.py").read_text().startswith(EXIT_FIRST)
 
 
@@ -76,13 +86,14 @@ def gate_steps() -> str:
     return found.group(1)
 
 
-def ci_gate(copy: Path, before: str = "", tamper: bool = False) -> list[str]:
-    """Run .ci/run's ``gate_step`` on the copy; the ``failed`` entries it left."""
+def ci_gate(copy: Path, before: str = "", tamper: bool = False, gate: list[str] = GATE) -> list[str]:
+    """Run .ci/run's ``gate_step`` on the copy with ``gate``'s arguments; the ``failed`` entries it left (the
+    gate's own output in ``gate.out`` of the copy)."""
     script = (f"set -euo pipefail\nPY={sys.executable}\nfailed=()\n{gate_steps()}\n{before}\n"
-              f"gate_step gate {' '.join(GATE[1:])} >/dev/null\n"
+              f"gate_step gate {' '.join(gate[1:])} >gate.out\n"
               'printf "%s\\n" "${failed[@]+"${failed[@]}"}"\n')
     proc = subprocess.run(["bash", "-c", script], cwd=copy, env=environ(copy, tamper), capture_output=True,
-                          text=True, timeout=600)
+                          text=True, timeout=1200)
     assert proc.returncode == 0, proc.stderr
     return [line for line in proc.stdout.splitlines() if line]
 
@@ -100,3 +111,17 @@ def test_ci_fails_a_gate_step_during_which_the_package_changed(copy):
 
 def test_ci_passes_a_sound_gate(copy):
     assert ci_gate(copy) == []
+
+
+@pytest.mark.slow
+def test_ci_fails_the_valgrind_aware_parser_by_time(copy):
+    # tests/helpers/valgrind_aware_parser.py passes the instruction gate (it rereads its buffer only where valgrind
+    # is absent); .ci/run's time gate step, with the gate's defaults (lengths, repeats, second look), must fail
+    # the run on it (before: the step's exit 1 was turned into a warning and CI passed)
+    shutil.copy(HELPERS / "valgrind_aware_parser.py", copy)
+    gate = ["gate", "--parser", "valgrind_aware_parser:Parser", "--workload-format", "deepseek_v31", "--workload",
+            "write_file", "--no-progress"]
+    assert ci_gate(copy, gate=gate) == ["gate (exit 1)"]
+    out = (copy / "gate.out").read_text()
+    assert "FAIL valgrind_aware_parser:Parser on write_file" in out
+    assert out.rstrip().splitlines()[-1].startswith("gate failed: 1 of 1 parser x workload pairs")

@@ -1,7 +1,7 @@
 """A parser written to detect its harness can pass one meter; the other fails it. tests/helpers/valgrind_aware_parser.py
 looks for valgrind and rereads its buffer on every delta only where it is absent: the instruction gate counts the
-built-in parser's work and passes it, the time gate (as .ci/run runs it: default lengths, repeats and second
-look; its exit 1 is a warning there for now, docs/gate.md) runs it natively and fails it. docs/gate.md: what each meter sees."""
+built-in parser's work and passes it, the time gate (default lengths, repeats and second look; .ci/run's own step on
+it: tests/meters/test_harness_untouched.py) runs it natively and fails it. docs/gate.md: what each meter sees."""
 
 from __future__ import annotations
 

@@ -3,6 +3,8 @@ the output, Python literals, elements that make no call, broken and cut lists (d
 
 from __future__ import annotations
 
+import json
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -136,3 +138,60 @@ def test_a_parenthesized_value_is_the_value_a_tuple_is_a_list():
     for value, read in [("(1)", 1), ("((('s')))", "s"), ("({'b': (2)})", {"b": 2}), ("(1,)", [1]), ("()", []),
                         ("(1, 2)", [1, 2]), ("[(3)]", [3])]:
         check_all(head + value + "}}]", "", [("f", {"a": read})])
+
+
+def _stream(text, size):
+    p = parsers.get(P)()
+    results = [p.parse_streaming_increment(text[i:i + size], []) for i in range(0, len(text), size)]
+    return results + [p.finish([])]
+
+
+def test_a_call_whose_name_comes_first_streams_its_arguments_as_they_arrive():
+    # docs/formats.md, Sarashina: the call starts at the arguments' "{", its JSON text streams; the final "}"
+    # comes with the element's close
+    head = TOOL_CALLS + "[{'name': 'write_file', 'arguments': {'path': 'a.txt', 'content': '"
+    body = "line \\u00e9 \\'q\\' \"dq\" 😀\\n" * 40
+    text = head + body + "'}}]"
+    results = _stream(text, 7)
+    first = next(i for i, r in enumerate(results) if r.calls)
+    assert results[first].calls[0].name == "write_file"
+    assert first <= len(head) // 7 + 1  # (the name with the piece that opened the arguments)
+    pieces = [c.parameters for r in results for c in r.calls]
+    streamed = "".join(pieces)
+    assert json.loads(streamed) == {"path": "a.txt", "content": "line é 'q' \"dq\" 😀\n" * 40}
+    assert not streamed[:-1].endswith("}") and streamed.endswith("}")
+    # the content arrives over the increments that bring it, not at the element's close
+    while_open = "".join(c.parameters for r in results[:len(text) // 7 - 2] for c in r.calls)
+    assert len(while_open) > len(body) * 0.8
+    assert results[-1].calls == [] or all(c.parameters in ("}", "'}") or len(c.parameters) < 16 for c in results[-1].calls)
+
+
+def test_an_element_whose_arguments_come_first_is_decided_when_it_closes():
+    text = TOOL_CALLS + "[{'arguments': {'a': 'x' }, 'name': 'f'}]"
+    results = _stream(text, 1)
+    sent = [i for i, r in enumerate(results) if r.calls]
+    assert len(sent) == 1 and results[sent[0]].calls[0].name == "f"
+    assert sent[0] >= len(text) - 2  # (the element's "}" decided it)
+    check_all(text, "", [("f", {"a": "x"})])
+
+
+def test_streamed_arguments_keep_the_literal_rules():
+    head = TOOL_CALLS + "[{'name': 'f', 'arguments': "
+    for args, read in [("{'a': (1), 'b': (1,), 'c': ((('s'))), 'd': ()}", {"a": 1, "b": [1], "c": "s", "d": []}),
+                       ("{'a': True, 'b': None, 'c': -1.5e3, 'd': 0, 'e': [1, {'f': 'g'},], }",
+                        {"a": True, "b": None, "c": -1500.0, "d": 0, "e": [1, {"f": "g"}]}),
+                       ("{'a': '\\ud800', 'b': '\\x41\\101\\q', 'c': 'x\\\ny'}", {"a": "\ud800", "b": "AA\\q", "c": "xy"}),
+                       ("{'a': 1, 'a': 2}", {"a": 2}),  # (a repeated key: written as read, a decoder keeps the last)
+                       ("{}", {})]:
+        check_all(head + args + "}]", "", [("f", read)])
+    # a later 'name' or 'arguments' of an element that streams: its first ones are the call
+    check_all(head + "{'a': 1}, 'name': 'g', 'arguments': [1]}]", "", [("f", {"a": 1})])
+
+
+def test_a_streamed_call_that_breaks_after_its_arguments_is_no_whole_call():
+    # the arguments' final "}" waits for the element's close: what a client got of a broken call is no object
+    text = TOOL_CALLS + "[{'name': 'f', 'arguments': {'a': 1} oops and prose."
+    for size in (1, 3, len(text)):
+        streamed = "".join(c.parameters for r in _stream(text, size) for c in r.calls)
+        assert streamed == '{"a": 1'
+    check_all(text, "oops and prose.", [], broken=True)
