@@ -239,7 +239,23 @@ class PyLiteralReader:
             if chars is not None:
                 piece = _encode_string(chars)[1:-1]  # (_json_piece, without its frame)
                 return piece if piece.isascii() or SURROGATE.search(piece) is None else _json_piece(chars)
-        used = self.used = self.feed(text, True)
+        if self.failed or not text:
+            used = self.used = self.feed(text, True)
+        else:  # (feed's reading, without its frame and its string's fast path: _read's string run reads the same)
+            tail = self._tail
+            self.held_before = tail
+            try:
+                end = self._read(tail + text if tail else text, False, True)
+            except (ValueError, KeyError, IndexError, TypeError, OverflowError):
+                self.used = self._broke(tail)
+                return None
+            if len(self._out) > 64 and not self._nested:
+                self._done.append("".join(self._out))
+                self._out = []
+            if not self._keep:
+                quote = self._quote
+                self._text_quote = quote if quote and not self._tail and self._out is self._member_out else ""
+            used = self.used = end - len(tail)
         if used != len(text) or self.closed or self.failed:
             return None
         out = self._member_out
@@ -273,11 +289,7 @@ class PyLiteralReader:
         try:
             end = self._read(tail + text if tail else text, False, stop_at_close)
         except (ValueError, KeyError, IndexError, TypeError, OverflowError):
-            self.failed = True
-            self._tail = ""
-            self._text_quote = ""
-            self._out = self._done = []  # (the member's text read before the break stays for take_member)
-            return self._broke_at - len(tail)
+            return self._broke(tail)
         if len(self._out) > 64 and not self._nested:  # so end() joins few pieces: its cost stays small for a long value
             self._done.append("".join(self._out))
             self._out = []
@@ -286,6 +298,13 @@ class PyLiteralReader:
             self._text_quote = quote if quote and not self._tail and self._out is self._member_out else ""
         return end - len(tail)
 
+    def _broke(self, tail: str) -> int:
+        """The piece just read (after the held ``tail``) stopped being a literal: :meth:`feed`'s answer."""
+        self.failed = True
+        self._tail = ""
+        self._text_quote = ""
+        self._out = self._done = []  # (the member's text read before the break stays for take_member)
+        return self._broke_at - len(tail)
 
     def unfinished(self) -> bool:
         """Whether the text read so far still reads as a literal and is inside one of its strings (so it
@@ -328,11 +347,11 @@ class PyLiteralReader:
         """Read ``buf``; returns where reading stopped (``len(buf)``, or with ``stop`` where the value completed)."""
         pos, n = 0, len(buf)
         self._tail = ""
+        if stop and self.closed:
+            return 0
         stack = self._stack
         try:
-            while pos < n:
-                if stop and self.closed:
-                    return pos
+            while pos < n:  # (with stop: where a value completed, the reading returns right after it)
                 quote = self._quote
                 if quote:
                     run = _RUN[quote].match(buf, pos)
@@ -387,12 +406,16 @@ class PyLiteralReader:
                                 raise ValueError("misplaced colon")
                             top[3] = "value"
                         pos += 1
+                        if pos < n and buf[pos] == " ":  # (the space a literal writes after them)
+                            pos += 1
                         continue
                     if c in _PUNCT:
                         if self._result is not _MISSING:
                             raise ValueError("text after the value")
                         self._punct(c)
                         pos += 1
+                        if stop and self.closed:
+                            return pos
                         continue
                     if c == " ":
                         pos += 1
@@ -406,6 +429,8 @@ class PyLiteralReader:
                             pos = self._token(buf, pos, n, final)
                             if pos < 0:  # (held: it may go on)
                                 return n
+                            if stop and self.closed:
+                                return pos
                             continue
                     # a value (or a dict key) starts: its place checked, the separator before it written
                     # (_start_value's, without its frame)
@@ -424,6 +449,8 @@ class PyLiteralReader:
                         self._out.append(tok)
                         self._value(int(tok), written=True)
                         pos = end
+                        if stop and self.closed:
+                            return pos
                         continue
                     if c == "'":
                         self.maybe_json = False
@@ -448,6 +475,8 @@ class PyLiteralReader:
                     self._out.append(": ")
                 else:
                     self._value(value, written=True)
+                    if stop and self.closed:
+                        return pos
         except (ValueError, KeyError, IndexError, TypeError, OverflowError):
             self._broke_at = pos  # (where the token that broke the literal starts: feed answers it)
             raise
