@@ -449,8 +449,12 @@ class PyLiteralReader:
                         self._out.append(tok)
                         self._value(int(tok), written=True)
                         pos = end
-                        if stop and self.closed:
-                            return pos
+                        if top is None:  # (the whole literal a number: closed)
+                            if stop:
+                                return pos
+                        elif buf.startswith(", ", pos):  # (the comma and space a literal writes after a value)
+                            top[3] = "key" if top[0].__class__ is dict else "value"
+                            pos += 2
                         continue
                     if c == "'":
                         self.maybe_json = False
@@ -471,12 +475,20 @@ class PyLiteralReader:
                     if value in top[0]:
                         self._exact = False  # the JSON text written would repeat the key
                     top[2] = value
-                    top[3] = "colon"
                     self._out.append(": ")
+                    if buf.startswith(": ", pos):  # (the colon and space a literal writes after a key: read with it)
+                        top[3] = "value"
+                        pos += 2
+                    else:
+                        top[3] = "colon"
                 else:
                     self._value(value, written=True)
-                    if stop and self.closed:
-                        return pos
+                    if top is None:  # (the whole literal a string: closed)
+                        if stop:
+                            return pos
+                    elif buf.startswith(", ", pos):  # (the comma and space a literal writes after a value)
+                        top[3] = "key" if top[0].__class__ is dict else "value"
+                        pos += 2
         except (ValueError, KeyError, IndexError, TypeError, OverflowError):
             self._broke_at = pos  # (where the token that broke the literal starts: feed answers it)
             raise
