@@ -54,6 +54,7 @@ _TOKEN = re.compile(r"""
 _PUNCT = frozenset("[](){},:")
 _QUOTE = '"'
 _NUMBERISH = re.compile(r"[-+0-9_.eE]*")
+_NUMBER_GOES_ON = frozenset("-+_.eE")  # (after its digits: a character _NUMBERISH reads on)
 _RUN = {"'": re.compile(r"[^'\\]*"), '"': re.compile(r'[^"\\]*')}
 _WORDS = {"True": True, "False": False, "None": None, "true": True, "false": False, "null": None}
 _WORD_PREFIXES = frozenset(w[:k] for w in _WORDS for k in range(1, len(w)))
@@ -354,10 +355,16 @@ class PyLiteralReader:
             while pos < n:  # (with stop: where a value completed, the reading returns right after it)
                 quote = self._quote
                 if quote:
-                    run = _RUN[quote].match(buf, pos)
-                    end = run.end()
+                    # the string's run: up to its quote, or a backslash (a str method, not the run's pattern,
+                    # when the piece holds no backslash: a pattern's call costs as much as a few dozen steps)
+                    if "\\" in buf:
+                        end = _RUN[quote].match(buf, pos).end()
+                    else:
+                        end = buf.find(quote, pos)
+                        if end < 0:
+                            end = n
                     if end > pos:
-                        piece = run.group()
+                        piece = buf[pos:end]
                         if self._keep:
                             self._parts.append(piece)
                         text = _encode_string(piece)[1:-1]  # (_json_piece, without its frame)
@@ -423,9 +430,14 @@ class PyLiteralReader:
                     if c == "'" or c == '"':
                         tok = ""
                     else:  # a plain decimal integer this piece ends (its text its JSON text), else _token's
-                        end = _NUMBERISH.match(buf, pos).end() if "0" <= c <= "9" else pos
+                        end = pos
+                        if "0" <= c <= "9":  # (its digits by comparison: a pattern's call costs more)
+                            end += 1
+                            while end < n and "0" <= buf[end] <= "9":
+                                end += 1
                         tok = buf[pos:end]
-                        if not (end < n and tok.isdigit() and (c != "0" or end - pos == 1) and end - pos < 4300):
+                        if not (end < n and tok and buf[end] not in _NUMBER_GOES_ON and (c != "0" or end - pos == 1)
+                                and end - pos < 4300):
                             pos = self._token(buf, pos, n, final)
                             if pos < 0:  # (held: it may go on)
                                 return n
@@ -452,14 +464,14 @@ class PyLiteralReader:
                         if top is None:  # (the whole literal a number: closed)
                             if stop:
                                 return pos
-                        elif buf.startswith(", ", pos):  # (the comma and space a literal writes after a value)
+                        elif pos + 1 < n and buf[pos] == "," and buf[pos + 1] == " ":  # (the ", " after a value)
                             top[3] = "key" if top[0].__class__ is dict else "value"
                             pos += 2
                         continue
                     if c == "'":
                         self.maybe_json = False
                     end = buf.find(c, pos + 1)
-                    if end < 0 or buf.find("\\", pos + 1, end) >= 0:  # not whole here, or an escape: read on
+                    if end < 0 or "\\" in buf:  # not whole here, or maybe an escape (the piece has a backslash): read on
                         self._quote = c
                         self._parts = []
                         self._out.append(_QUOTE)
@@ -476,7 +488,7 @@ class PyLiteralReader:
                         self._exact = False  # the JSON text written would repeat the key
                     top[2] = value
                     self._out.append(": ")
-                    if buf.startswith(": ", pos):  # (the colon and space a literal writes after a key: read with it)
+                    if pos + 1 < n and buf[pos] == ":" and buf[pos + 1] == " ":  # (the ": " after a key: read with it)
                         top[3] = "value"
                         pos += 2
                     else:
@@ -486,7 +498,7 @@ class PyLiteralReader:
                     if top is None:  # (the whole literal a string: closed)
                         if stop:
                             return pos
-                    elif buf.startswith(", ", pos):  # (the comma and space a literal writes after a value)
+                    elif pos + 1 < n and buf[pos] == "," and buf[pos + 1] == " ":  # (the ", " after a value)
                         top[3] = "key" if top[0].__class__ is dict else "value"
                         pos += 2
         except (ValueError, KeyError, IndexError, TypeError, OverflowError):

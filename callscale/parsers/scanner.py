@@ -275,7 +275,8 @@ class MarkerScanner:
 
     def rest(self) -> str:
         """Every unconsumed character, without consuming them (``peek(pending())`` in one call)."""
-        return self._buf[self._pos:]
+        pos = self._pos
+        return self._buf[pos:] if pos else self._buf  # (the buffer itself: no slice's cost)
 
     # ------------------------------------------------------------------ reading
     def next_mark(self) -> int:
@@ -454,9 +455,9 @@ class MarkerScanner:
 
     def take_all(self) -> str:
         """Consume and return everything received and not yet consumed."""
-        text = self._buf[self._pos:]
-        self._pos = len(self._buf)
-        return text
+        buf, pos = self._buf, self._pos
+        self._pos = len(buf)
+        return buf[pos:] if pos else buf  # (the buffer itself: no slice's cost)
 
     # --- coarse primitives
     def skip_repeats(self, literal: str, head_start: bool = False) -> int:
@@ -705,8 +706,9 @@ def value_state(self: Any, final: bool) -> bool:
     if scan:  # find's one search (the marker, or a partial one held back)
         hit = scan.search(buf, pos)
         if hit is None:
-            end = sc._pos = len(buf)
+            sc._pos = len(buf)
             marker = None
+            text = buf[pos:] if pos else buf  # (the buffer itself: no slice's cost)
         else:
             end = hit.start()
             marker = hit[0]
@@ -717,7 +719,7 @@ def value_state(self: Any, final: bool) -> bool:
                 if final:
                     end = len(buf)
                 sc._pos = end
-        text = buf[pos:end]
+            text = buf[pos:end]
     else:  # a lazy or nested set
         text, marker = sc.find(m, final)
     if text:
