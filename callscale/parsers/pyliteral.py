@@ -117,7 +117,12 @@ _encode_string = json.encoder.encode_basestring  # json.dumps(str, ensure_ascii=
 
 def _json_piece(text: str) -> str:
     """Characters of a string as the inside of its JSON text (json_text's, without the quotes): pieces of a
-    string so written join to the whole string's."""
+    string so written join to the whole string's.
+
+    Printable characters other than ``"`` and ``\\`` are their own JSON text (``str.isprintable`` is False for
+    the control characters JSON escapes, and for lone surrogates): the hot paths test that first, as it costs
+    a third of the encoder's call and slice.
+    """
     piece = _encode_string(text)[1:-1]
     if piece.isascii() or SURROGATE.search(piece) is None:  # (isascii: a flag of the string, no scan)
         return piece
@@ -238,6 +243,8 @@ class PyLiteralReader:
                         self.maybe_json = False
                     chars = head + simple[0] + rest
             if chars is not None:
+                if chars.isprintable() and '"' not in chars and "\\" not in chars:  # (its JSON text: itself)
+                    return chars
                 piece = _encode_string(chars)[1:-1]  # (_json_piece, without its frame)
                 return piece if piece.isascii() or SURROGATE.search(piece) is None else _json_piece(chars)
         if self.failed or not text:
@@ -283,6 +290,9 @@ class PyLiteralReader:
         if quote and not tail and quote not in text and "\\" not in text:  # inside a string, no quote or escape
             if self._keep:  # (what _read's string run does, without its frame: a streamed value's delta)
                 self._parts.append(text)
+            if text.isprintable() and '"' not in text:  # (its JSON text: itself)
+                self._out.append(text)
+                return len(text)
             piece = _encode_string(text)[1:-1]  # (_json_piece, without its frame)
             self._out.append(piece if piece.isascii() or SURROGATE.search(piece) is None else _json_piece(text))
             return len(text)
@@ -367,9 +377,12 @@ class PyLiteralReader:
                         piece = buf[pos:end]
                         if self._keep:
                             self._parts.append(piece)
-                        text = _encode_string(piece)[1:-1]  # (_json_piece, without its frame)
-                        self._out.append(text if text.isascii() or SURROGATE.search(text) is None
-                                         else _json_piece(piece))
+                        if piece.isprintable() and '"' not in piece:  # (no backslash: its JSON text is itself)
+                            self._out.append(piece)
+                        else:
+                            text = _encode_string(piece)[1:-1]  # (_json_piece, without its frame)
+                            self._out.append(text if text.isascii() or SURROGATE.search(text) is None
+                                             else _json_piece(piece))
                         pos = end
                     if pos >= n:
                         break

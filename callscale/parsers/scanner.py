@@ -724,7 +724,12 @@ def value_state(self: Any, final: bool) -> bool:
         text, marker = sc.find(m, final)
     if text:
         value = self._tv
-        out = _encode_string(text)[1:-1] if value.mode == "string" else value.feed(text)
+        if value.mode != "string":
+            out = value.feed(text)
+        elif text.isprintable() and '"' not in text and "\\" not in text:  # (its JSON text: itself)
+            out = text
+        else:
+            out = _encode_string(text)[1:-1]
         if out:  # (a held value sends nothing until it ends)
             self._emit_arguments(out)
     if marker is None:
