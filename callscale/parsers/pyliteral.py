@@ -231,7 +231,12 @@ class PyLiteralReader:
         quote = self._text_quote
         if quote:
             if "\\" not in text:
-                chars = text if quote not in text else None
+                if quote in text:
+                    chars = None
+                elif text.isprintable() and '"' not in text:  # (its JSON text: itself)
+                    return text
+                else:
+                    chars = text
             else:  # one one-character escape (\\n, \\'), not at the end, and no other backslash nor quote
                 k = text.find("\\")
                 simple = _SIMPLE_JSON.get(text[k + 1:k + 2])
@@ -263,7 +268,7 @@ class PyLiteralReader:
             if not self._keep:
                 quote = self._quote
                 self._text_quote = quote if quote and not self._tail and self._out is self._member_out else ""
-            used = self.used = end - len(tail)
+            used = self.used = end - len(tail) if tail else end
         if used != len(text) or self.closed or self.failed:
             return None
         out = self._member_out

@@ -35,8 +35,12 @@ SARASHINA_TRANSITIONS = {
               "anything else (the token dropped, the text content)": "content"},
     "array": {"ws {": "item", "ws ,": "array", "ws ] (the list's end), or anything else (content)": "content"},
     "item": {"an element (a call, else content)": "array",
+             "its arguments' dict after a name (the call starts)": "arguments",
              "text that is no literal (the element is a broken call)": "broken",
              "the end of the output inside the element (a cut call: dropped)": "content"},
+    "arguments": {"the arguments' text (streamed), then the element's end": "array",
+                  "text that is no literal (a broken call)": "broken",
+                  "the end of the output inside the element (a cut call: dropped)": "content"},
     "broken": {"<|tool_calls|> (the text after the break is content)": "content / calls"},
 }
 
@@ -130,18 +134,7 @@ class SarashinaParser(ToolParser):
         """An element, up to the bracket that closes it: a call, or content; a broken call where it stops being
         a literal (a calls token in it is its text: inside a string, else where it breaks)."""
         sc = self.scanner
-        streams = self._streams
-        if streams:  # the call started: its arguments' JSON text as the reader writes it
-            text = sc.take_all()
-            reader = self._reader
-            piece = reader.stream(text)
-            if piece is None:  # the element closed or broke here (the text it read given by the reader)
-                self._emit_arguments(reader.take_member())
-                return self._item_read(text, reader.used, final)
-            if piece:
-                self._emit_arguments(piece)
-            return self._item_read(text, len(text), final) if final else False
-        if streams is None and not final:  # the element's head: read in one piece when it is whole
+        if self._streams is None and not final:  # the element's head: read in one piece when it is whole
             rest = sc.rest()
             if len(rest) < MAX_HEAD and "{" not in rest and "}" not in rest and "]" not in rest:
                 return False  # (no bracket yet: the arguments' dict, or the element's end, not come; bounded)
@@ -152,10 +145,23 @@ class SarashinaParser(ToolParser):
             self._streams = self._call_starts(reader.member_head)
             if self._streams:  # (its final "}" sent when the element closes: a broken call's text is no object)
                 self._emit_arguments(reader.take_member())
+                self._state = "arguments"  # (_item_read's answer decides otherwise when the element ends here)
         elif used == len(text) and not (reader.closed or reader.failed or final):  # (_item_read's last case)
             self._item.append(text)
             return False
         return self._item_read(text, used, final)
+
+    def _s_arguments(self, final: bool) -> bool:
+        """The started call's element: its arguments' JSON text as the reader writes it, to the element's end."""
+        text = self.scanner.take_all()
+        reader = self._reader
+        piece = reader.stream(text)
+        if piece is None:  # the element closed or broke here (the text it read given by the reader)
+            self._emit_arguments(reader.take_member())
+            return self._item_read(text, reader.used, final)
+        if piece:
+            self._emit_arguments(piece)
+        return self._item_read(text, len(text), final) if final else False
 
     def _item_read(self, text: str, used: int, final: bool) -> bool:
         """After the reader read ``text`` (``used``: :meth:`PyLiteralReader.feed`'s answer): the element closed
