@@ -154,13 +154,13 @@ class SarashinaParser(ToolParser):
     def _s_arguments(self, final: bool) -> bool:
         """The started call's element: its arguments' JSON text as the reader writes it, to the element's end."""
         text = self.scanner.take_all()
-        reader = self._reader
-        piece = reader.stream(text)
-        if piece is None:  # the element closed or broke here (the text it read given by the reader)
-            self._emit_arguments(reader.take_member())
-            return self._item_read(text, reader.used, final)
+        piece = self._reader.stream(text)
         if piece:
             self._emit_arguments(piece)
+        elif piece is None:  # the element closed or broke here (the text it read given by the reader)
+            reader = self._reader
+            self._emit_arguments(reader.take_member())
+            return self._item_read(text, reader.used, final)
         return self._item_read(text, len(text), final) if final else False
 
     def _item_read(self, text: str, used: int, final: bool) -> bool:
