@@ -475,32 +475,28 @@ class PyLiteralReader:
                                 self._out.append(", ")
                         else:
                             raise ValueError("two values without a comma")
-                    if tok:
+                    if tok:  # (its value below)
+                        if expecting == "key":
+                            raise ValueError("a dict key that is not a string")
                         self._out.append(tok)
-                        self._value(int(tok), written=True)
+                        value = int(tok)
                         pos = end
-                        if top is None:  # (the whole literal a number: closed)
-                            if stop:
-                                return pos
-                        elif pos + 1 < n and buf[pos] == "," and buf[pos + 1] == " ":  # (the ", " after a value)
-                            top[3] = "key" if top[0].__class__ is dict else "value"
-                            pos += 2
-                        continue
-                    if c == "'":
-                        self.maybe_json = False
-                    end = buf.find(c, pos + 1)
-                    if end < 0 or "\\" in buf:  # not whole here, or maybe an escape (the piece has a backslash): read on
-                        self._quote = c
-                        self._parts = []
-                        self._out.append(_QUOTE)
-                        pos += 1
-                        continue
-                    value = buf[pos + 1:end]  # the whole string, no escape: its value (below)
-                    piece = _encode_string(value)
-                    self._out.append(piece if piece.isascii() or SURROGATE.search(piece) is None
-                                     else _QUOTE + _json_piece(value) + _QUOTE)
-                    pos = end + 1
-                # a string's value (a dict key: _value's, without its frame)
+                    else:
+                        if c == "'":
+                            self.maybe_json = False
+                        end = buf.find(c, pos + 1)
+                        if end < 0 or "\\" in buf:  # not whole here, or maybe an escape (a backslash in the piece)
+                            self._quote = c
+                            self._parts = []
+                            self._out.append(_QUOTE)
+                            pos += 1
+                            continue
+                        value = buf[pos + 1:end]  # the whole string, no escape: its value (below)
+                        piece = _encode_string(value)
+                        self._out.append(piece if piece.isascii() or SURROGATE.search(piece) is None
+                                         else _QUOTE + _json_piece(value) + _QUOTE)
+                        pos = end + 1
+                # a string's or integer's value (a dict key, a string's: _value's, without its frame)
                 if expecting == "key":
                     if value in top[0]:
                         self._exact = False  # the JSON text written would repeat the key
@@ -513,7 +509,7 @@ class PyLiteralReader:
                         top[3] = "colon"
                 else:
                     self._value(value, written=True)
-                    if top is None:  # (the whole literal a string: closed)
+                    if top is None:  # (the whole literal a string or an integer: closed)
                         if stop:
                             return pos
                     elif pos + 1 < n and buf[pos] == "," and buf[pos + 1] == " ":  # (the ", " after a value)
