@@ -262,7 +262,7 @@ class PyLiteralReader:
             except (ValueError, KeyError, IndexError, TypeError, OverflowError):
                 self.used = self._broke(tail)
                 return None
-            if len(self._out) > 64 and not self._nested:
+            if not self._nested and len(self._out) > 64:
                 self._done.append("".join(self._out))
                 self._out = []
             if not self._keep:
@@ -306,7 +306,7 @@ class PyLiteralReader:
             end = self._read(tail + text if tail else text, False, stop_at_close)
         except (ValueError, KeyError, IndexError, TypeError, OverflowError):
             return self._broke(tail)
-        if len(self._out) > 64 and not self._nested:  # so end() joins few pieces: its cost stays small for a long value
+        if not self._nested and len(self._out) > 64:  # so end() joins few pieces: its cost stays small for a long value
             self._done.append("".join(self._out))
             self._out = []
         if not self._keep:  # (a streamed member: is the reader directly in one of its strings?)
