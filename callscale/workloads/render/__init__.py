@@ -70,6 +70,13 @@ class Renderer:
         """
         raise NotImplementedError
 
+    def render_segments(self, segments: Sequence[tuple[str, Sequence[Call]]]) -> str:
+        """The model output of content and calls in turn: each ``(content, calls)`` segment's content, then its
+        calls (a calls block), as the model writes text between calls. By default each segment is rendered
+        alone (:meth:`render`) and the renderings joined; a format whose output ends its turn after a calls
+        block overrides this to continue the turn instead."""
+        return "".join(self.render(calls, content) for content, calls in segments)
+
 
 _RENDERERS: dict[str, Renderer] = {}
 _loaded = False
