@@ -65,7 +65,7 @@ from . import render
 from .case import Case
 from .render import Call, Renderer
 from .source import SOURCE_FILES, prose, source_code
-from .tools import tools_for  # re-exported: the catalog's cases declare their tools with it
+from .tools import MAX_DEPTH, tools_for  # re-exported: the catalog's cases declare their tools with it
 
 __all__ = ["AXES", "HEADLINE", "KIND_WORKLOADS", "Workload", "names", "get", "make", "text_lengths", "check_name", "tools_for",
            "formats", "intro"]
@@ -525,12 +525,6 @@ def _keys(length: int, seed: int, kind: str, fmt: str, r: Renderer) -> Call:
         return Call("configure", args)
 
     return call(_grown(length, lambda k: r.render([call(k)]), 16))
-
-
-#: The deepest nesting ``deep_value`` writes: below every format parser's limit (JSON 512,
-#: ``callscale.parsers.jsonscan.MAX_JSON_DEPTH``; Python literals 256, ``pyliteral.MAX_LITERAL_DEPTH``) and
-#: far below Python's recursion limit, which the renderers' ``json.dumps`` and the comparison of results meet.
-MAX_DEPTH = 200
 
 
 def _deep(length: int, seed: int, kind: str, fmt: str, r: Renderer) -> Call:
