@@ -90,11 +90,12 @@ class _Structure(DeepSeekV31Parser):
         self._arguments: list[str] = []  # the current call's argument text, in pieces
         self._earlier: list[str] = []  # every earlier call's text (its name and arguments)
         self._call_name = ""
-        self.found = 0
+        self.found = self.rereads = 0
 
     def reread(self, text: str) -> None:
-        """A re-read of ``text`` (its cost grows with ``len(text)``)."""
+        """A re-read of ``text`` (its cost grows with ``len(text)``), counted in :attr:`rereads`."""
         self.found = len(_REREAD.findall(text))
+        self.rereads += 1
 
     def received(self) -> str:
         """The current call's argument text received so far."""
