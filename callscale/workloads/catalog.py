@@ -528,15 +528,19 @@ def _keys(length: int, seed: int, kind: str, fmt: str, r: Renderer) -> Call:
 
 
 def _deep(length: int, seed: int, kind: str, fmt: str, r: Renderer) -> Call:
-    """A ``save_tree`` call whose ``trees`` is a list of chains ``{"label": TEXT, "child": {...}}``, each
-    :data:`MAX_DEPTH` levels deep but the last, one level per 30-odd characters (labels of 4-12
-    characters) to about ``length``: the nesting grows with the length up to the limit, the nesting
-    changes (opening brackets) with the length at any size."""
+    """A ``save_tree`` call whose ``trees`` is a list of chains ``{"label": TEXT, "child": {...}}``, each as
+    deep as the limit but the last, one level per 30-odd characters (labels of 4-12 characters) to about
+    ``length``: the nesting grows with the length up to the limit, the nesting changes (opening brackets)
+    with the length at any size. The limit: the arguments nest :data:`MAX_DEPTH` deep (the list of chains
+    and the arguments' object are two levels), or the value as deep as the format reads
+    (``Renderer.max_value_depth``)."""
+    deepest = min(MAX_DEPTH - 2, (r.max_value_depth or MAX_DEPTH) - 1)
+
     def call(levels: int) -> Call:
         rng = random.Random(f"deep:{seed}")
         trees: list[dict[str, object]] = []
         while levels > 0:
-            depth = min(MAX_DEPTH, levels)
+            depth = min(deepest, levels)
             levels -= depth
             tree: dict[str, object] = {"label": "leaf"}
             for _ in range(depth - 1):  # built inside out, no recursion
@@ -652,7 +656,7 @@ def many_tools(fmt: str, length: int, seed: int = 0, kind: str = kinds.DEFAULT_K
 
 
 #: Each part's share of a ``structure`` case's length.
-STRUCTURE_SHARES = {"keys": 0.2, "depth": 0.25, "items": 0.2, "calls": 0.35}
+STRUCTURE_SHARES = {"keys": 0.2, "depth": 0.25, "items": 0.2, "calls": 0.35}  # (the calls: the rest)
 #: ``structure``'s tiny calls: a block of this many, then a sentence, in turn.
 CALLS_PER_BLOCK = 2
 
@@ -673,8 +677,8 @@ def structure(fmt: str, length: int, seed: int = 0, kind: str = kinds.DEFAULT_KI
         (_between_text(kind, rng, fmt), [_deep(share["depth"], seed, kind, fmt, r)]),
         (_between_text(kind, rng, fmt), [_items(share["items"], seed, r)]),
     ]
-    size = 0
-    while size < share["calls"]:
+    size = len(r.render_segments(segments))  # the tiny calls fill the rest of the length
+    while size < length:
         segment = (_between_text(kind, rng, fmt, 20, 80), [TINY_CALL] * CALLS_PER_BLOCK)
         segments.append(segment)
         size += len(r.render(segment[1], segment[0]))

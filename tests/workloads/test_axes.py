@@ -20,7 +20,7 @@ import pytest
 
 from callscale import cli, config, parsers
 from callscale.verify import verify_stream
-from callscale.workloads import catalog, chunking, content, team
+from callscale.workloads import catalog, chunking, content, render, team
 from callscale.workloads.tools import MAX_DEPTH
 from support import HELPERS
 
@@ -91,7 +91,9 @@ def test_the_nesting_grows_to_the_limit_and_the_brackets_past_it():
     shallow = catalog.make("deep_value", "deepseek_v31", 2048).calls[0].arguments["trees"]
     deep = catalog.make("deep_value", "deepseek_v31", 65536).calls[0].arguments["trees"]
     assert len(shallow) == 1 and 30 < _depth(shallow[0]) < MAX_DEPTH
-    assert max(_depth(tree) for tree in deep) == MAX_DEPTH and len(deep) > 5
+    assert max(_depth(tree) for tree in deep) == MAX_DEPTH - 2 and len(deep) > 5  # the arguments: MAX_DEPTH
+    limited = catalog.make("deep_value", "minimax_m3", 65536).calls[0].arguments["trees"]
+    assert max(_depth(tree) for tree in limited) == render.get("minimax_m3").max_value_depth - 1
 
 
 def test_text_between_calls_is_content_between_calls_blocks():
@@ -107,7 +109,7 @@ def test_structure_holds_every_structure_axis():
     names = [c.name for c in case.calls]
     assert names[:3] == ["configure", "save_tree", "tag_items"] and set(names[3:]) == {"ls"}
     assert len(case.calls[0].arguments) > 100 and len(case.calls[2].arguments["ids"]) > 300
-    assert 100 < _depth(case.calls[1].arguments["trees"]) <= MAX_DEPTH + 1  # the list of chains, then a chain
+    assert 100 < _depth(case.calls[1].arguments["trees"]) <= MAX_DEPTH - 1  # the list of chains, then a chain
     assert len(case.tools) == 4 + 16384 // catalog.CHARACTERS_PER_TOOL
     assert len(names) > 50 and len(case.content) > 2000
 

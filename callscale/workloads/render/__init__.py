@@ -53,6 +53,9 @@ class Renderer:
     that start no call (a degenerate model repeating the opener): ``False``,
     dropped as markup (no content); ``True``, passed on verbatim as content.
     Either way no call; each parser module documents its choice.
+    ``max_value_depth``: the deepest nesting of objects and arrays in one argument value the format's
+    parser reads, where the format limits it (``None``: no limit of its own; the ``deep_value`` workload
+    nests no deeper).
     """
 
     name: str = ""
@@ -62,6 +65,7 @@ class Renderer:
     schema_typed: bool = False
     closing_tags: tuple[str, ...] = ()
     stray_openers_are_content: bool = False
+    max_value_depth: int | None = None
 
     def render(self, calls: Sequence[Call], content: str = "") -> str:
         """The model output: ``content``, then the calls (a calls block), as the encoder lays them out.
