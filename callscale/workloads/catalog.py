@@ -18,6 +18,16 @@ size in characters, ``seed`` picks the text (same seed, same text).
 | ``unclosed_call`` | a short sentence, then a ``write_file`` call with a ``length``-character ``content`` cut off just after the value, before any closing markup; expected: the sentence, no call |
 | ``literal_closing_tags`` | a ``write_file`` call whose ``length``-character ``content`` (parser code being edited) holds the format's own closing tags as text many times (plain source when the format declares none, see below) |
 | ``parallel_calls`` | a short sentence, then ``read_file(path)`` calls in one calls block until the text reaches ``length`` |
+| ``many_tiny_calls`` | a short sentence, then ``ls()`` calls (no arguments: the smallest call a format writes) in one calls block until the text reaches ``length``: the most calls a length holds |
+| ``many_keys`` | one ``configure`` call whose arguments are keys ``opt_0000`` ... (a short string, an integer, a boolean in turn) to ``length`` |
+| ``deep_value`` | one ``save_tree`` call whose ``trees`` nest one level per 30-odd characters, in chains as deep as the limit (:data:`MAX_DEPTH` for the arguments, ``Renderer.max_value_depth`` where the format's parser reads less) |
+| ``long_array`` | one ``tag_items`` call whose ``ids`` array holds integers to ``length`` |
+| ``text_between`` | ``read_file`` calls each after a sentence of 60-200 characters (each call a calls block of its own, ``Renderer.render_segments``); expected content: the sentences |
+| ``many_tools`` | a request of one tool per 64 characters of ``length``; the output calls the last one with a ``length``-character ``content`` |
+| ``structure`` | every structure axis in one output: a call with many keys, a deep value, a long array (each a share of ``length``, :data:`STRUCTURE_SHARES`), then blocks of two tiny calls each after a sentence; the request offers one tool per 64 characters besides |
+
+:data:`AXES` names the workload that grows each axis a parser's cost can grow on besides one value's
+length (docs/gate.md, "The axes").
 
 Where a format's models open their output with the call (the renderer's
 ``call_first``: Llama 3 JSON and Llama 4 pythonic, docs/formats.md), the
