@@ -509,11 +509,22 @@ def _grown(length: int, build: Callable[[int], str], first: int = 8) -> int:
     return k
 
 
+#: The words of a short ``code`` value (:func:`_value_text`): the short calls' own values.
+_WORDS = _CITIES + _LABELS
+
+
 def _value_text(kind: str, rng: random.Random, fmt: str, low: int = 8, high: int = 24) -> str:
-    """A short string value: of ``kind``, or a word of prose for ``code``."""
-    if kind == kinds.DEFAULT_KIND:
-        return prose(rng.randint(low, high), rng.randrange(1 << 30)).strip() or "x"
-    return kinds.piece(kind, rng, fmt, low, high)
+    """A short string value of ``low``..``high`` characters: of ``kind``; for ``code``, a few of the short
+    calls' cities and labels (a sentence of prose from 40 characters)."""
+    if kind != kinds.DEFAULT_KIND:
+        return kinds.piece(kind, rng, fmt, low, high)
+    size = rng.randint(low, high)
+    if high >= 40:
+        return prose(size, rng.randrange(1 << 30)).strip() or "x"
+    words = rng.choice(_WORDS)
+    while len(words) < size:
+        words += " " + rng.choice(_WORDS)
+    return words[:size].strip()
 
 
 #: The smallest call: a tool with no arguments.
