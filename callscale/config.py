@@ -11,7 +11,8 @@
     jobs = "auto"                      # callgrind children at once (--meter instructions): auto or 1-64
     chunking = "tokens:4"              # how the text is split into deltas
     repeats = 3                        # timed runs per measurement (the minimum counts)
-    workloads = ["write_file", "many_short_calls", "repeated_opener", "write_file@mixed+tokens:16", "write_file@mixed+parts:16"]
+    workloads = ["write_file", "many_short_calls", "repeated_opener", "write_file@mixed+tokens:16", "write_file@mixed+parts:16",
+                 "structure@mixed+alternate:1/50/1/50/512"]
     parsers = []                       # empty or absent: every registered parser
     out = "results"                    # where scale writes its CSV and PNG (relative to pyproject.toml)
 
@@ -89,9 +90,11 @@ class Settings:
     chunking: str = "tokens:4"
     repeats: int = 3
     workloads: tuple[str, ...] = ("write_file", "many_short_calls", "repeated_opener", "write_file@mixed+tokens:16",
-                                  "write_file@mixed+parts:16")
-    """The gate's rows: the headline workloads, every content kind at once (``@mixed``, docs/gate.md) and
-    a delivery whose deltas grow with the text (``+parts:16``)."""
+                                  "write_file@mixed+parts:16", "structure@mixed+alternate:1/50/1/50/512")
+    """The gate's rows: the headline workloads, every content kind at once (``@mixed``, docs/gate.md), a
+    delivery whose deltas grow with the text (``+parts:16``), and every structure axis at once (``structure``:
+    calls, keys, depth, items, text between calls, the request's tools) under deltas that alternate 1 and 50
+    characters with a 512-character bundle (``+alternate:1/50/1/50/512``)."""
     parsers: tuple[str, ...] = ()
     out: Path = field(default_factory=lambda: Path("results"))
     source: Path | None = None

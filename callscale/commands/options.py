@@ -281,7 +281,7 @@ def add_selectors(p: argparse.ArgumentParser) -> None:
                    help="at least three call lengths in characters (k = 1024); default from [tool.callscale]: "
                         "lengths (4k,16k,64k), or instruction_lengths with --meter instructions (4k,16k,64k)")
     p.add_argument("--chunking", metavar="SPEC",
-                   help="whole, char, fixed:K, tokens:K, random:SEED:MAX, tokens-random:SEED:MAX, model or "
+                   help="whole, char, fixed:K, tokens:K, random:SEED:MAX, tokens-random:SEED:MAX, alternate:K1/K2/..., model or "
                         "model-random:SEED:K (default from [tool.callscale])")
     p.add_argument("--repeats", type=setting_type("repeats"), metavar="N",
                    help="timed runs per measurement; the minimum counts (default from [tool.callscale]: 3)")

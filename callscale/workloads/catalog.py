@@ -18,6 +18,16 @@ size in characters, ``seed`` picks the text (same seed, same text).
 | ``unclosed_call`` | a short sentence, then a ``write_file`` call with a ``length``-character ``content`` cut off just after the value, before any closing markup; expected: the sentence, no call |
 | ``literal_closing_tags`` | a ``write_file`` call whose ``length``-character ``content`` (parser code being edited) holds the format's own closing tags as text many times (plain source when the format declares none, see below) |
 | ``parallel_calls`` | a short sentence, then ``read_file(path)`` calls in one calls block until the text reaches ``length`` |
+| ``many_tiny_calls`` | a short sentence, then ``ls()`` calls (no arguments: the smallest call a format writes) in one calls block until the text reaches ``length``: the most calls a length holds |
+| ``many_keys`` | one ``configure`` call whose arguments are keys ``opt_0000`` ... (a short string, an integer, a boolean in turn) to ``length`` |
+| ``deep_value`` | one ``save_tree`` call whose ``trees`` nest one level per 30-odd characters, in chains as deep as the limit (:data:`MAX_DEPTH` for the arguments, ``Renderer.max_value_depth`` where the format's parser reads less) |
+| ``long_array`` | one ``tag_items`` call whose ``ids`` array holds integers to ``length`` |
+| ``text_between`` | ``read_file`` calls each after a sentence of 60-200 characters (each call a calls block of its own, ``Renderer.render_segments``); expected content: the sentences |
+| ``many_tools`` | a request of one tool per 64 characters of ``length``; the output calls the last one with a ``length``-character ``content`` |
+| ``structure`` | every structure axis in one output: a call with many keys, a deep value, a long array (each a share of ``length``, :data:`STRUCTURE_SHARES`), then blocks of two tiny calls each after a sentence; the request offers one tool per 64 characters besides |
+
+:data:`AXES` names the workload that grows each axis a parser's cost can grow on besides one value's
+length (docs/gate.md, "The axes").
 
 Where a format's models open their output with the call (the renderer's
 ``call_first``: Llama 3 JSON and Llama 4 pythonic, docs/formats.md), the
@@ -65,9 +75,9 @@ from . import render
 from .case import Case
 from .render import Call, Renderer
 from .source import SOURCE_FILES, prose, source_code
-from .tools import tools_for  # re-exported: the catalog's cases declare their tools with it
+from .tools import MAX_DEPTH, tools_for  # re-exported: the catalog's cases declare their tools with it
 
-__all__ = ["HEADLINE", "KIND_WORKLOADS", "Workload", "names", "get", "make", "text_lengths", "check_name", "tools_for",
+__all__ = ["AXES", "HEADLINE", "KIND_WORKLOADS", "Workload", "names", "get", "make", "text_lengths", "check_name", "tools_for",
            "formats", "intro"]
 
 Workload = Callable[[str, int, int], Case]
@@ -481,3 +491,224 @@ def parallel_calls(fmt: str, length: int, seed: int = 0, kind: str = kinds.DEFAU
     content = intro(r, READ_INTRO)
     text, calls = _fill(r, length, content, next_call)
     return _case(r, "parallel_calls", length, text, content, calls)
+
+
+# ----------------------------------------------------------------- the structure axes
+
+def _grown(length: int, build: Callable[[int], str], first: int = 8) -> int:
+    """The count ``k`` whose ``build(k)`` (a text) reaches about ``length`` characters (at least 1): ``build``
+    at ``first``, then at the count scaled by ``length / len(text)`` until within 2% above (at most 4 tries)."""
+    k = max(1, first)
+    for _ in range(4):
+        size = len(build(k))
+        if length <= size <= length * 1.02 or (size >= length and k == 1):
+            break
+        k = max(1, math.ceil(k * length / max(1, size)))
+    while len(build(k)) < length:
+        k += max(1, k // 64)
+    return k
+
+
+#: The words of a short ``code`` value (:func:`_value_text`): the short calls' own values.
+_WORDS = _CITIES + _LABELS
+
+
+def _value_text(kind: str, rng: random.Random, fmt: str, low: int = 8, high: int = 24) -> str:
+    """A short string value of ``low``..``high`` characters: of ``kind``; for ``code``, a few of the short
+    calls' cities and labels (a sentence of prose from 40 characters)."""
+    if kind != kinds.DEFAULT_KIND:
+        return kinds.piece(kind, rng, fmt, low, high)
+    size = rng.randint(low, high)
+    if high >= 40:
+        return prose(size, rng.randrange(1 << 30)).strip() or "x"
+    words = rng.choice(_WORDS)
+    while len(words) < size:
+        words += " " + rng.choice(_WORDS)
+    return words[:size].strip()
+
+
+#: The smallest call: a tool with no arguments.
+TINY_CALL = Call("ls", {})
+
+
+def _tiny_calls(r: Renderer, length: int, content: str) -> list[Call]:
+    return _fill(r, length, content, lambda: TINY_CALL)[1]
+
+
+def _keys(length: int, seed: int, kind: str, fmt: str, r: Renderer) -> Call:
+    """A ``configure`` call whose arguments are keys ``opt_0000``, ``opt_0001`` ... (a string, an integer, a
+    boolean in turn) to about ``length`` characters."""
+    def call(k: int) -> Call:
+        rng = random.Random(f"keys:{seed}")
+        args: dict[str, object] = {}
+        for i in range(k):
+            args[f"opt_{i:04d}"] = (_value_text(kind, rng, fmt, 4, 12), rng.randint(0, 999), rng.random() < 0.5)[i % 3]
+        return Call("configure", args)
+
+    return call(_grown(length, lambda k: r.render([call(k)]), 16))
+
+
+def _deep(length: int, seed: int, kind: str, fmt: str, r: Renderer) -> Call:
+    """A ``save_tree`` call whose ``trees`` is a list of chains ``{"label": TEXT, "child": {...}}``, each as
+    deep as the limit but the last, one level per 30-odd characters (labels of 4-12 characters) to about
+    ``length``: the nesting grows with the length up to the limit, the nesting changes (opening brackets)
+    with the length at any size. The limit: the arguments nest :data:`MAX_DEPTH` deep (the list of chains
+    and the arguments' object are two levels), or the value as deep as the format reads
+    (``Renderer.max_value_depth``)."""
+    deepest = min(MAX_DEPTH - 2, (r.max_value_depth or MAX_DEPTH) - 1)
+
+    def call(levels: int) -> Call:
+        rng = random.Random(f"deep:{seed}")
+        trees: list[dict[str, object]] = []
+        while levels > 0:
+            depth = min(deepest, levels)
+            levels -= depth
+            tree: dict[str, object] = {"label": "leaf"}
+            for _ in range(depth - 1):  # built inside out, no recursion
+                tree = {"label": _value_text(kind, rng, fmt, 4, 12), "child": tree}
+            trees.append(tree)
+        return Call("save_tree", {"trees": trees})
+
+    return call(_grown(length, lambda n: r.render([call(n)]), 16))
+
+
+def _items(length: int, seed: int, r: Renderer) -> Call:
+    """A ``tag_items`` call whose ``ids`` array holds integers (the smallest items: 3-6 characters each) to
+    about ``length``."""
+    def call(k: int) -> Call:
+        rng = random.Random(f"items:{seed}")
+        return Call("tag_items", {"ids": [rng.randint(0, 9999) for _ in range(k)]})
+
+    return call(_grown(length, lambda k: r.render([call(k)]), 16))
+
+
+def _between_text(kind: str, rng: random.Random, fmt: str, low: int = 60, high: int = 200) -> str:
+    """The text a model writes between two calls: a sentence of ``low``-``high`` characters, after a space."""
+    return " " + _value_text(kind, rng, fmt, low, high)
+
+
+def _segments_case(r: Renderer, workload: str, length: int, segments: list[tuple[str, list[Call]]],
+                   offered: Sequence[Call] | None = None) -> Case:
+    calls = [c for _, segment in segments for c in segment]
+    text = r.render_segments(segments)
+    tools = tools_for(calls) + (tools_for(offered) if offered else [])
+    return Case(format=r.name, workload=workload, length=length, text=text, tools=tuple(tools),
+                content="".join(content for content, _ in segments), calls=tuple(calls),
+                special_tokens=tuple(r.special_tokens))
+
+
+@_workload("many_tiny_calls")
+def many_tiny_calls(fmt: str, length: int, seed: int = 0) -> Case:
+    """Calls of ``ls()`` (no arguments: the smallest call a format writes) in one block, to about ``length``
+    characters: the most calls a length holds, so a term in the number of calls shows at moderate lengths.
+    ``seed`` is unused."""
+    r = _renderer(fmt)
+    content = intro(r, CALLS_INTRO)
+    calls = _tiny_calls(r, length, content)
+    return _case(r, "many_tiny_calls", length, r.render(calls, content), content, calls)
+
+
+@_workload("many_keys", kinds=True)
+def many_keys(fmt: str, length: int, seed: int = 0, kind: str = kinds.DEFAULT_KIND) -> Case:
+    """One ``configure`` call whose arguments are ``length / 20`` or so keys (``opt_0000`` ...: a short
+    string, an integer, a boolean in turn)."""
+    r = _renderer(fmt)
+    call = _keys(length, seed, kind, fmt, r)
+    content = intro(r, CALLS_INTRO)
+    return _case(r, "many_keys", length, r.render([call], content), content, [call])
+
+
+@_workload("deep_value", kinds=True)
+def deep_value(fmt: str, length: int, seed: int = 0, kind: str = kinds.DEFAULT_KIND) -> Case:
+    """One ``save_tree`` call whose ``trees`` nest one level per 30-odd characters of ``length`` (each level an
+    object with a short ``label`` of text and a ``child``), a chain up to :data:`MAX_DEPTH` levels deep,
+    then the next chain: the nesting grows with the length up to the limit, and so do the opening brackets."""
+    r = _renderer(fmt)
+    call = _deep(length, seed, kind, fmt, r)
+    content = intro(r, CALLS_INTRO)
+    return _case(r, "deep_value", length, r.render([call], content), content, [call])
+
+
+@_workload("long_array")
+def long_array(fmt: str, length: int, seed: int = 0) -> Case:
+    """One ``tag_items`` call whose ``ids`` array holds about ``length / 6`` integers."""
+    r = _renderer(fmt)
+    call = _items(length, seed, r)
+    content = intro(r, CALLS_INTRO)
+    return _case(r, "long_array", length, r.render([call], content), content, [call])
+
+
+@_workload("text_between", kinds=True)
+def text_between(fmt: str, length: int, seed: int = 0, kind: str = kinds.DEFAULT_KIND) -> Case:
+    """Short ``read_file`` calls, each after a sentence of 60-200 characters, to about ``length`` characters:
+    text between calls (each call a calls block of its own, :meth:`Renderer.render_segments`); expected
+    content: the sentences."""
+    r = _renderer(fmt)
+    rng = random.Random(f"between:{seed}")
+    segments: list[tuple[str, list[Call]]] = []
+    size = 0
+    while size < length:
+        text = _between_text(kind, rng, fmt) if segments else intro(r, READ_INTRO)
+        segment = (text, [Call("read_file", {"path": _path(len(segments) + seed)})])
+        segments.append(segment)
+        size += len(r.render(segment[1], segment[0]))
+    return _segments_case(r, "text_between", length, segments)
+
+
+#: Characters of output per tool of the request in ``many_tools`` and ``structure``.
+CHARACTERS_PER_TOOL = 64
+
+
+def _offered_tools(length: int) -> list[Call]:
+    """``length / 64`` tools ``tool_0000`` ... (at least 1), each taking ``path`` and ``content``."""
+    return [Call(f"tool_{i:04d}", {"path": "", "content": ""}) for i in range(max(1, length // CHARACTERS_PER_TOOL))]
+
+
+@_workload("many_tools", kinds=True)
+def many_tools(fmt: str, length: int, seed: int = 0, kind: str = kinds.DEFAULT_KIND) -> Case:
+    """A request of one tool per 64 characters of ``length`` (``tool_0000`` ...): the request grows with
+    the length; the output calls the last tool with a ``content`` of ``length`` characters of ``kind``."""
+    r = _renderer(fmt)
+    offered = _offered_tools(length)
+    written = _write_call(length, seed, kind=kind, fmt=fmt)
+    call = Call(offered[-1].name, dict(written.arguments))
+    content = intro(r, WRITE_INTRO)
+    return _case(r, "many_tools", length, r.render([call], content), content, [call], offered=offered)
+
+
+#: Each part's share of a ``structure`` case's length.
+STRUCTURE_SHARES = {"keys": 0.2, "depth": 0.25, "items": 0.2, "calls": 0.35}  # (the calls: the rest)
+#: ``structure``'s tiny calls: a block of this many, then a sentence, in turn.
+CALLS_PER_BLOCK = 2
+
+
+@_workload("structure", kinds=True)
+def structure(fmt: str, length: int, seed: int = 0, kind: str = kinds.DEFAULT_KIND) -> Case:
+    """Every structure axis in one output, each part a share of ``length`` (:data:`STRUCTURE_SHARES`): a call
+    with many keys (``many_keys``), then, each after a sentence of text, a deeply nested value
+    (``deep_value``) and a long array (``long_array``), then blocks of two tiny calls (``many_tiny_calls``)
+    each after a sentence (``text_between``); the request offers one tool per 64 characters besides
+    (``many_tools``). Values and sentences are text of ``kind``. The calls with long arguments come first, so
+    every tiny call follows them (a cost per call that grows with the calls before it)."""
+    r = _renderer(fmt)
+    rng = random.Random(f"structure:{seed}")
+    share = {axis: max(1, int(length * part)) for axis, part in STRUCTURE_SHARES.items()}
+    segments: list[tuple[str, list[Call]]] = [
+        (intro(r, CALLS_INTRO), [_keys(share["keys"], seed, kind, fmt, r)]),
+        (_between_text(kind, rng, fmt), [_deep(share["depth"], seed, kind, fmt, r)]),
+        (_between_text(kind, rng, fmt), [_items(share["items"], seed, r)]),
+    ]
+    size = len(r.render_segments(segments))  # the tiny calls fill the rest of the length
+    while size < length:
+        segment = (_between_text(kind, rng, fmt, 20, 80), [TINY_CALL] * CALLS_PER_BLOCK)
+        segments.append(segment)
+        size += len(r.render(segment[1], segment[0]))
+    return _segments_case(r, "structure", length, segments, offered=_offered_tools(length))
+
+
+#: The workload that grows each axis a parser's cost can grow on besides the length of one value
+#: (docs/gate.md, "The axes"): ``value`` one argument's length, ``calls`` the number of calls, ``keys`` of
+#: arguments in a call, ``depth`` the nesting of a value, ``items`` of an array, ``between`` the text between
+#: calls, ``tools`` the request's tools.
+AXES = {"value": "write_file", "calls": "many_tiny_calls", "keys": "many_keys", "depth": "deep_value",
+        "items": "long_array", "between": "text_between", "tools": "many_tools"}

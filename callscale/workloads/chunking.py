@@ -11,6 +11,7 @@ A chunking spec is a string:
 | ``random:SEED:MAX`` | seeded random sizes from 1 to MAX characters, splitting anywhere, also inside special tokens |
 | ``tokens:K`` | K characters per delta, but a special token is never split: it is one token of the model's vocabulary, and a detokenizer emits it whole (the default, ``tokens:4``); each special token is a delta of its own |
 | ``tokens-random:SEED:MAX`` | seeded random sizes from 1 to MAX characters, never splitting a special token: a cut that would fall inside one moves to its end, so a special token may share a delta with the text around it (as a detokenizer that emits several tokens at once does) |
+| ``alternate:K1/K2/...`` | deltas of K1, K2, ... characters in turn, the sizes cycling (``alternate:1/50``: 1, 50, 1, 50 ...; ``alternate:1/50/1/50/512``: alternations with a 512-character bundle each cycle), a cut inside a special token moved to its end (as ``tokens-random``): a server whose deltas change size from step to step (a detokenizer catching up after a multi-byte character, speculative decoding accepting a run of drafted tokens, then one) |
 | ``parts:N`` | N deltas of about equal size (``len(text) / N`` characters each, so a delta grows with the text), a cut inside a special token moved to its end: what a server that hands over many tokens at once does at scale (speculative decoding, ``stream_interval``), and the delivery under which a parser whose cost per delta grows faster than the delta's size is quadratic (one ``whole`` delta is ``parts:1``) |
 | ``model`` | the model's own tokens, one per delta, as an engine's detokenizer emits them (a token ending inside a UTF-8 character waits for the next); each delta carries its token ids (:class:`callscale.tokenizers.Piece`). The format's real tokenizer where installed (:mod:`callscale.tokenizers`), else the stand-in split below |
 | ``model-random:SEED:K`` | the same tokens, seeded random 1 to K of them per delta (an engine that emits several tokens a step) |
@@ -30,10 +31,11 @@ special tokens (a stricter test of a parser, which ours pass too).
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from ..streaming import DetectAndParse
 
@@ -41,6 +43,13 @@ __all__ = ["Chunking", "parse_chunking", "chunk", "drive", "DETECT", "DEFAULT_CH
            "STRICT_CHECK_CHUNKINGS", "MODEL_CHUNKINGS", "model_check_chunkings"]
 
 DEFAULT_CHUNKING = "tokens:4"
+#: Sizes in turn: ``alternate:1/50`` (:class:`Chunking`), the sizes separated by :data:`SIZE_SEPARATOR`
+#: (not a comma: a workload name holds a delivery, and a list of workloads is comma-separated).
+ALTERNATE = "alternate"
+SIZE_SEPARATOR = "/"
+#: The most sizes an ``alternate`` spec holds.
+MAX_ALTERNATE_SIZES = 64
+
 #: The chunking of the non-streaming path: one call of ``detect_and_parse`` (:func:`drive`).
 DETECT = "detect"
 
@@ -84,16 +93,20 @@ def model_check_chunkings(formats: Sequence[str]) -> tuple[list[str], str]:
 
 @dataclass(frozen=True)
 class Chunking:
-    """A parsed chunking spec: ``kind`` in whole/char/fixed/random/tokens/tokens-random/parts/model/model-random,
+    """A parsed chunking spec: ``kind`` in whole/char/fixed/random/tokens/tokens-random/alternate/parts/model/model-random,
     ``size`` (characters; tokens for the model kinds; the number of deltas for ``parts``), ``seed``."""
 
     kind: str
     size: int = 1
     seed: int = 0
+    #: ``alternate``: the sizes in turn (characters); ``size`` is then the largest.
+    sizes: tuple[int, ...] = ()
 
     def __str__(self) -> str:
         if self.kind in ("whole", "char", "model", "detect"):
             return self.kind
+        if self.kind == ALTERNATE:
+            return f"{self.kind}:" + SIZE_SEPARATOR.join(map(str, self.sizes))
         if self.kind in ("random", "tokens-random", "model-random"):
             return f"{self.kind}:{self.seed}:{self.size}"
         return f"{self.kind}:{self.size}"
@@ -120,7 +133,10 @@ class Chunking:
                 i += k
             return out
         if self.kind == "tokens-random":
-            return _random_token_split(text, self.size, self.seed, special_tokens)
+            rng = random.Random(self.seed)
+            return _token_cuts(text, iter(lambda: rng.randint(1, self.size), None), special_tokens)
+        if self.kind == ALTERNATE:
+            return _token_cuts(text, itertools.cycle(self.sizes), special_tokens)
         if self.kind == "parts":
             return _parts(text, self.size, special_tokens)
         return _token_split(text, self.size, special_tokens)
@@ -173,15 +189,14 @@ def _token_pattern(special_tokens: Sequence[str]) -> re.Pattern[str] | None:
     return re.compile("|".join(re.escape(t) for t in specials)) if specials else None
 
 
-def _random_token_split(text: str, size: int, seed: int, special_tokens: Sequence[str]) -> list[str]:
-    """Seeded random sizes 1..``size``; a cut inside a special token moves to the token's end."""
+def _token_cuts(text: str, sizes: Iterator[int], special_tokens: Sequence[str]) -> list[str]:
+    """Deltas of the ``sizes`` in turn (characters); a cut inside a special token moves to the token's end."""
     pattern = _token_pattern(special_tokens)
     spans = [hit.span() for hit in pattern.finditer(text)] if pattern is not None else []
-    rng = random.Random(seed)
     out: list[str] = []
     i = j = 0
     while i < len(text):
-        end = i + rng.randint(1, size)
+        end = i + next(sizes)
         while j < len(spans) and spans[j][1] <= end:
             j += 1
         if j < len(spans) and spans[j][0] < end:  # the cut falls inside a special token
@@ -226,7 +241,8 @@ def _token_split(text: str, k: int, special_tokens: Sequence[str]) -> list[str]:
     return out
 
 
-_SPEC = re.compile(r"^(whole|detect|char|model|fixed:(\d+)|tokens:(\d+)|parts:(\d+)|(tokens-random|random|model-random):(\d+):(\d+))$")
+_SPEC = re.compile(r"^(whole|detect|char|model|fixed:(\d+)|tokens:(\d+)|parts:(\d+)|(tokens-random|random|model-random):(\d+):(\d+)"
+                   r"|alternate:(\d+(?:/\d+)*))$")
 
 
 def parse_chunking(spec: str) -> Chunking:
@@ -239,7 +255,7 @@ def parse_chunking(spec: str) -> Chunking:
     if hit is None:
         raise ValueError(
             f"bad chunking {spec!r}: expected whole, detect, char, fixed:K, tokens:K, parts:N, random:SEED:MAX, tokens-random:SEED:MAX, "
-            "model or model-random:SEED:K"
+            "alternate:K1/K2/..., model or model-random:SEED:K"
         )
     body = hit.group(1)
     if body in ("whole", "detect", "char", "model"):
@@ -250,6 +266,13 @@ def parse_chunking(spec: str) -> Chunking:
         chunking = Chunking("tokens", int(hit.group(3)))
     elif hit.group(4) is not None:
         chunking = Chunking("parts", int(hit.group(4)))
+    elif hit.group(8) is not None:
+        sizes = tuple(int(k) for k in hit.group(8).split(SIZE_SEPARATOR))
+        if len(sizes) > MAX_ALTERNATE_SIZES:
+            raise ValueError(f"bad chunking {spec!r}: at most {MAX_ALTERNATE_SIZES} sizes")
+        chunking = Chunking(ALTERNATE, max(sizes), sizes=sizes)
+        if min(sizes) < 1:
+            raise ValueError(f"bad chunking {spec!r}: every size must be at least 1")
     else:
         chunking = Chunking(hit.group(5), int(hit.group(7)), int(hit.group(6)))
     if chunking.size < 1:

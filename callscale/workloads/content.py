@@ -17,6 +17,8 @@ does), so the output stays valid and the expected calls stay right.
 | ``markup`` | HTML and XML, and every marker of every format and a prefix of each (read from the parser modules' source), except the format's own markers that a value cannot hold |
 | ``whitespace`` | tabs, CRLF line ends, long runs of spaces and blank lines, Unicode spaces and line separators |
 | ``numbers`` | integers, decimals, exponents, hexadecimal, and base64 blobs |
+| ``bidi`` | right-to-left words (Hebrew, Arabic) among left-to-right ones with every bidirectional control character: the marks U+061C, U+200E, U+200F, the embeddings and overrides U+202A-U+202E, the isolates U+2066-U+2069 |
+| ``nfd`` | accented Latin, Greek, Cyrillic and Vietnamese words in Unicode NFD: each accent a combining mark after its base letter (``unicodedata.combining(ch) != 0``), two or three stacked on one letter |
 | ``mixed`` | stretches of every kind above, one after another |
 
 Every generator is ``(n, seed, fmt) -> str`` giving exactly ``n`` characters
@@ -36,6 +38,7 @@ import ast
 import base64
 import json
 import random
+import unicodedata
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable
@@ -133,6 +136,25 @@ _JS = (
     "if(a){b({c:d[e]})}else{f([g,{h:i}])}",
     "var m=new Map([[1,{k:'v'}],[2,{k:\"w\"}]]);",
     "(()=>{let s=`${a}{${b}}`;return s})();",
+)
+
+#: Bidirectional text: each piece holds right-to-left words and bidirectional control characters.
+_BIDI = (
+    "\u2067שלום עולם\u2069 means hello",  # a right-to-left isolate
+    "\u2066left\u2069 \u2068auto مرحبا\u2069",  # left-to-right and first-strong isolates
+    "price\u200e 100\u200f ₪",  # left-to-right and right-to-left marks
+    "\u202bהקובץ נשמר\u202c ok",  # a right-to-left embedding and its pop
+    "\u202aembedded ltr\u202c",  # a left-to-right embedding
+    "user\u202eexe.txt\u202c",  # a right-to-left override (the filename trick)
+    "\u202dforced ltr عربي\u202c",  # a left-to-right override
+    "رقم\u061c 42",  # the Arabic letter mark
+    "if (a\u2067 < \u2069b)",  # an isolate inside code (a "trojan source" layout)
+)
+
+#: Words with accents, written NFD below (the base letter, then one to three combining marks).
+_ACCENTED = (
+    "café", "naïve", "Zürich", "Ångström", "résumé", "crème brûlée", "São Paulo", "Kraków", "Dvořák",
+    "Tiếng Việt", "Nguyễn", "phở", "Ελληνικά ἄνθρωπος", "ώρα", "йогурт", "ёлка", "Łódź", "Ærøskøbing", "ǖǘǚǜ",
 )
 
 
@@ -409,13 +431,25 @@ def numbers(n: int, seed: int = 0, fmt: str = "") -> str:
     return _fill(n, seed, "numbers", _numbers_piece)
 
 
+@_kind("bidi")
+def bidi(n: int, seed: int = 0, fmt: str = "") -> str:
+    """Right-to-left and left-to-right words with every bidirectional control character."""
+    return _fill(n, seed, "bidi", lambda rng: rng.choice(_BIDI))
+
+
+@_kind("nfd")
+def nfd(n: int, seed: int = 0, fmt: str = "") -> str:
+    """Accented words in NFD (combining marks after their base letters)."""
+    return _fill(n, seed, "nfd", lambda rng: unicodedata.normalize("NFD", rng.choice(_ACCENTED)))
+
+
 #: Characters a stretch of ``mixed`` holds: short enough that every kind appears by 4k.
 _MIXED_STRETCH = (100, 400)
 
 
 @_kind("mixed")
 def mixed(n: int, seed: int = 0, fmt: str = "") -> str:
-    """Stretches of 100-400 characters of every other kind, in turn (each kind in every 8 stretches)."""
+    """Stretches of 100-400 characters of every other kind, in turn (each kind in every 10 stretches)."""
     others = [k for k in _KINDS if k != "mixed"]
     rng = random.Random(f"content:mixed:{seed}")
     parts: list[str] = []

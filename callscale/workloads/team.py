@@ -40,6 +40,7 @@ from typing import Any, Callable, Sequence
 
 from .case import Case
 from .render import Call
+from .tools import MAX_DEPTH
 
 __all__ = ["TeamCase", "TeamWorkloadError", "Record", "is_team", "workload", "expand", "load_file",
            "scale_record", "reference_case", "generate", "validate", "write_file", "FILE_PREFIX", "MAX_GROWTH",
@@ -152,10 +153,8 @@ def _split_file(name: str) -> tuple[str, int | None]:
 #: The largest ``file:`` workload read (bytes): recorded outputs of a model, not a corpus.
 MAX_FILE_BYTES = 64 * 1024 * 1024
 
-#: The deepest nesting of a call's arguments (objects and arrays) a team workload may hold: callscale's
-#: own comparison and tool typing recurse per level, so deeper outputs are refused with one line, where the
-#: parsers (iterative) read any depth.
-MAX_DEPTH = 100
+# MAX_DEPTH (tools.py): the deepest nesting of a call's arguments a team workload may hold; deeper outputs
+# are refused with one line.
 
 
 def depth(text: str) -> int:

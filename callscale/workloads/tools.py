@@ -8,7 +8,15 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from .render import Call
 
-__all__ = ["tools_for"]
+__all__ = ["tools_for", "MAX_DEPTH"]
+
+#: The deepest nesting of a call's arguments (objects and arrays) callscale writes (the ``deep_value``
+#: workload) or takes from a recorded output (a ``file:`` workload; deeper is refused with one line):
+#: the tool typing here, the comparison of results and the renderers' ``json.dumps`` recurse per level
+#: (a record 400 deep exhausted Python's recursion limit), while the format parsers read JSON 512 deep
+#: (``callscale.parsers.jsonscan.MAX_JSON_DEPTH``) and Python literals 256
+#: (``callscale.parsers.pyliteral.MAX_LITERAL_DEPTH``).
+MAX_DEPTH = 200
 
 
 _DESCRIPTIONS = {

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from callscale.workloads import team
 from support import run_main, HELPERS
 
 
@@ -94,13 +95,13 @@ def test_a_recorded_output_nested_too_deep_is_one_line(capsys, tmp_path, levels,
     extra = ["--lengths", "1k,2k,4k"] if command == "gate" else ["--lengths", "1k"]
     status, out, err = run_main(capsys, command, "--parser", "deepseek_v31", "--workload", f"file:{path}", *extra)
     assert status == 2 and out == "" and len(err.strip().splitlines()) == 1, (status, out, err)
-    assert f"the calls' arguments nest {levels + 1} deep, more than the 100 callscale compares" in err
+    assert f"the calls' arguments nest {levels + 1} deep, more than the {team.MAX_DEPTH} callscale compares" in err
 
 
 def test_a_recorded_output_within_the_depth_is_checked(capsys, tmp_path):
-    path = deep_file(tmp_path, 99)
+    path = deep_file(tmp_path, team.MAX_DEPTH - 1)  # the deepest a record may be (the arguments one level more)
     status, out, err = run_main(capsys, "check", "--parser", "deepseek_v31", "--workload", f"file:{path}",
-                                "--lengths", "1k")
+                                "--lengths", "4k")
     assert status == 0 and out.rstrip().endswith("all agree"), (out, err)
 
 

@@ -53,6 +53,9 @@ class Renderer:
     that start no call (a degenerate model repeating the opener): ``False``,
     dropped as markup (no content); ``True``, passed on verbatim as content.
     Either way no call; each parser module documents its choice.
+    ``max_value_depth``: the deepest nesting of objects and arrays in one argument value the format's
+    parser reads, where the format limits it (``None``: no limit of its own; the ``deep_value`` workload
+    nests no deeper).
     """
 
     name: str = ""
@@ -62,6 +65,7 @@ class Renderer:
     schema_typed: bool = False
     closing_tags: tuple[str, ...] = ()
     stray_openers_are_content: bool = False
+    max_value_depth: int | None = None
 
     def render(self, calls: Sequence[Call], content: str = "") -> str:
         """The model output: ``content``, then the calls (a calls block), as the encoder lays them out.
@@ -69,6 +73,13 @@ class Renderer:
         With no calls, the output is ``content`` alone.
         """
         raise NotImplementedError
+
+    def render_segments(self, segments: Sequence[tuple[str, Sequence[Call]]]) -> str:
+        """The model output of content and calls in turn: each ``(content, calls)`` segment's content, then its
+        calls (a calls block), as the model writes text between calls. By default each segment is rendered
+        alone (:meth:`render`) and the renderings joined; a format whose output ends its turn after a calls
+        block overrides this to continue the turn instead."""
+        return "".join(self.render(calls, content) for content, calls in segments)
 
 
 _RENDERERS: dict[str, Renderer] = {}

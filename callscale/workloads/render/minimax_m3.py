@@ -26,6 +26,7 @@ import json
 from typing import Any, Sequence
 
 from callscale.parsers.minimax_m3 import (
+    MAX_DEPTH,
     BLOCK_CLOSE,
     BLOCK_OPEN,
     INVOKE_CLOSE,
@@ -70,6 +71,8 @@ class MiniMaxM3Renderer(Renderer):
     closing_tags = (close_tag("content"), INVOKE_CLOSE, BLOCK_CLOSE)
     #: parsers.minimax_m3 passes a block that starts no call on as content, verbatim
     stray_openers_are_content = True
+    #: Elements nest at most ``MAX_DEPTH`` deep, the parameter's element one of them.
+    max_value_depth = MAX_DEPTH - 1
 
     def render(self, calls: Sequence[Call], content: str = "") -> str:
         """The model output; with no calls, ``content`` alone."""

@@ -61,5 +61,13 @@ class MuseGlimmerRenderer(Renderer):
             out += [BLOCK_CLOSE, EOT if i == len(calls) - 1 else EOM]
         return "".join(out)
 
+    def render_segments(self, segments: Sequence[tuple[str, Sequence[Call]]]) -> str:
+        """Segments in one turn: a calls block that ends the turn (``<|eot|>``) ends its message instead
+        (``<|eom|>``) and the next segment opens a new assistant message."""
+        parts = [self.render(calls, content) for content, calls in segments]
+        turn = EOM + START + ASSISTANT
+        return "".join(p[:-len(EOT)] + turn if i < len(parts) - 1 and p.endswith(EOT) else p
+                       for i, p in enumerate(parts))
+
 
 register(MuseGlimmerRenderer())
