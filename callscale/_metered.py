@@ -30,9 +30,11 @@ Steps:
    after the warm-up, whatever other lengths the row has): reads its case (``items/NNNNNN.K``), says
    ``case`` with its process id, settles the collector (:func:`settle_collector`), counts a toggle
    pair (dump ``calibration``), then the stream alone (a fresh parser, every
-   ``parse_streaming_increment``, ``finish``; dump ``case INDEX``), switches instrumentation off,
-   writes what the parser returned (:func:`callscale.streaming.plain`, each result's text and calls) to
-   ``done.INDEX`` and says ``done`` (the caller assembles what a client got). A length fork that dies (a parser's ``os._exit``, a segfault, a kill on timeout) ends
+   ``parse_streaming_increment``, ``finish``; dump ``case INDEX``), writes its answer to ``done.INDEX``
+   and says ``done``: the parser's error if it raised; where the caller asked for results (a file
+   ``outcomes`` in the child's folder), instrumentation is switched off first and the answer holds what
+   the parser returned (:func:`callscale.streaming.plain`, each result's text and calls; the caller
+   assembles what a client got). A length fork that dies (a parser's ``os._exit``, a segfault, a kill on timeout) ends
    its row fork the same way, and the row's longer lengths are not run.
 
 A parser that prints writes to standard error, not into the protocol (:data:`MESSAGES`, one JSON
@@ -397,11 +399,14 @@ def _length(run: _Run, row: dict, path: str, factory, collect) -> None:
         error = exc
     collect()
     requests.dump(f"case {index}")
+    if error is not None or not os.path.exists("outcomes"):
+        # no results asked for: a short answer left instrumented (a stop discards every translation and
+        # the answer's code would be translated again)
+        gc.enable()
+        run.answer(index, error=None if error is None else _error(error))
+        return
     requests.stop()  # what follows is not counted: run it uninstrumented
     gc.enable()
-    if error is not None:
-        run.answer(index, error=_error(error))
-        return
     from callscale.streaming import plain
 
     run.answer(index, results=[plain(result) for result in results])
