@@ -30,7 +30,9 @@ Steps:
    after the warm-up, whatever other lengths the row has): reads its case (``items/NNNNNN.K``), says
    ``case`` with its process id, settles the collector (:func:`settle_collector`), counts a toggle
    pair (dump ``calibration``), then the stream alone (a fresh parser, every
-   ``parse_streaming_increment``, ``finish``; dump ``case INDEX``), writes its answer to ``done.INDEX``
+   ``parse_streaming_increment``, ``finish``; dump ``case INDEX``); at a row's first length, one request
+   after it (a fresh parser and the case's first delta, dump ``request INDEX``: the per-request cost,
+   counted after the stream so the stream's count is as before); writes its answer to ``done.INDEX``
    and says ``done``: the parser's error if it raised; where the caller asked for results (a file
    ``outcomes`` in the child's folder), instrumentation is switched off first and the answer holds what
    the parser returned (:func:`callscale.streaming.plain`, each result's text and calls; the caller
@@ -399,6 +401,9 @@ def _length(run: _Run, row: dict, path: str, factory, collect) -> None:
         error = exc
     collect()
     requests.dump(f"case {index}")
+    if error is None and path.endswith(".000"):  # a row's first length: one request, after the count
+        _request(factory, deltas[:1], tools, collect)
+        requests.dump(f"request {index}")
     if error is not None or not os.path.exists("outcomes"):
         # no results asked for: a short answer left instrumented (a stop discards every translation and
         # the answer's code would be translated again)
@@ -410,6 +415,19 @@ def _length(run: _Run, row: dict, path: str, factory, collect) -> None:
     from callscale.streaming import plain
 
     run.answer(index, results=[plain(result) for result in results])
+
+
+def _request(factory, first: list, tools, collect) -> None:
+    """Count one request (a fresh parser made and given the case's first delta) between two toggles; a
+    parser that raises here already streamed the case, so its error is not this count's."""
+    collect()
+    try:
+        parser = factory()
+        for delta in first:
+            parser.parse_streaming_increment(delta, tools)
+    except Exception:
+        pass
+    collect()
 
 
 def _ended(run: _Run, wait, pid: int, number: int) -> None:

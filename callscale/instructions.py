@@ -303,6 +303,10 @@ class Counted:
     instructions: int | None = None
     error: str | None = None
     outcome: dict | None = None
+    request: int | None = None
+    """The instructions of one request at this length (``None`` where not counted): a fresh parser made
+    and given the case's first delta, after the count (:mod:`callscale._metered`; the first length of a
+    row only)."""
 
 
 def _dump(path: Path) -> tuple[str, int]:
@@ -864,10 +868,12 @@ class _Counting:
         else:
             dumps = self.child.dumps(fork.streamer)
             total, calibration = dumps.get(f"case {index:09d}"), dumps.get("calibration")
+            request = dumps.get(f"request {index:09d}")
             if total is None or calibration is None:
                 self.settle(item, Counted(error=f"callgrind wrote no count for it ({len(dumps)} dumps)"))
             else:
-                self.settle(item, Counted(instructions=total - calibration, outcome=answer.get("outcome")))
+                self.settle(item, Counted(instructions=total - calibration, outcome=answer.get("outcome"),
+                                          request=None if request is None else max(0, request - calibration)))
         fork.streaming = False
         fork.deadline = now + self.slow_setup
 
@@ -1125,6 +1131,14 @@ class InstructionMeter:
         if key not in self._counts:
             self.prefetch([job])
         return self._counts[key]
+
+    def request(self, factory: Any, case: Any, deltas: Sequence[str], tools: list, repeats: int, *,
+                parser_name: str, chunking: str) -> float | None:
+        """Instructions of one request (a fresh parser and its first increment) on ``case``, as the
+        callgrind child counted it after the case's stream (:attr:`Counted.request`); ``None`` where it was
+        not counted (a length other than a row's first, a failed stream)."""
+        got = self.counted(parser_name, case, chunking).request
+        return None if got is None else float(got)
 
     def outcome(self, parser_name: str, case: Any, chunking: str) -> dict | None:
         """What a client got from the counted stream (see :class:`Counted`): a subject that counts its own
