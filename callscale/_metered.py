@@ -149,10 +149,19 @@ class ClientRequests:
     def collect(self) -> None:
         self._call(self._toggle, 0)
 
-    def dump(self, label: str) -> None:
+    def dump_block(self, label: str) -> int:
+        """The argument block of a dump labelled ``label``, for :meth:`dump_at`: made before instrumentation
+        is switched on, the label's buffer is not made by code callgrind translates anew in every fork
+        (the first dump of a fork cost ten times the next)."""
         text = self._ctypes.create_string_buffer(label.encode())
         self._blocks.append(text)
-        self._call(self._block(DUMP_STATS_AT, self._ctypes.addressof(text)), 0)
+        return self._block(DUMP_STATS_AT, self._ctypes.addressof(text))
+
+    def dump_at(self, block: int) -> None:
+        self._call(block, 0)
+
+    def dump(self, label: str) -> None:
+        self.dump_at(self.dump_block(label))
 
 
 # ----------------------------------------------------------------- import path (plug-ins, profile child)
@@ -277,16 +286,27 @@ class _Run:
         self.out.write(self.line(kind, **fields) + "\n")
         self.out.flush()
 
-    def answer(self, index: str, results: list | None = None, error: str | None = None) -> None:
+    def prepare(self, index: str, results: list | None = None, error: str | None = None) -> tuple[str, bytes, str]:
+        """An answer for :meth:`send`: its file, its bytes and its line (made ahead of a count, so no code of it
+        runs under instrumentation but the writing)."""
+        return (f"{self.folder}/done.{index}", self.dumps({"results": results, "error": error}).encode("utf-8"),
+                self.line("done", index=index) + "\n")
+
+    def send(self, answer: tuple[str, bytes, str]) -> None:
         # the answer (the results are as long as the case) in a file: each line stays shorter than PIPE_BUF
-        fd = self.open(f"{self.folder}/done.{index}", self.flags, 0o600)
+        path, data, line = answer
+        fd = self.open(path, self.flags, 0o600)
         try:
-            view = memoryview(self.dumps({"results": results, "error": error}).encode("utf-8"))
+            view = memoryview(data)
             while view:
                 view = view[self.write(fd, view):]
         finally:
             self.close(fd)
-        self.say("done", index=index)
+        self.out.write(line)
+        self.out.flush()
+
+    def answer(self, index: str, results: list | None = None, error: str | None = None) -> None:
+        self.send(self.prepare(index, results, error))
 
 
 def _skipped(index: str) -> bool:
@@ -382,6 +402,10 @@ def _length(run: _Run, row: dict, path: str, factory, collect) -> None:
         return
     deltas, tools = case["deltas"], case["tools"]
     case = None
+    # what runs after the count, made before it (under instrumentation, code is translated anew in every fork)
+    calibration, counted = requests.dump_block("calibration"), requests.dump_block(f"case {index}")
+    request = requests.dump_block(f"request {index}") if path.endswith(".000") else None  # a row's first length
+    done = run.prepare(index)  # the answer of a stream that did not raise
     run.say("case", index=index, pid=f"{os.getpid():09d}")
     settle_collector()
     requests.start()  # instrumentation on for the count alone (what ran before ran uninstrumented, faster)
@@ -393,22 +417,25 @@ def _length(run: _Run, row: dict, path: str, factory, collect) -> None:
     gc.disable()
     collect()
     collect()
-    requests.dump("calibration")  # the toggle pair's own cost, subtracted from the count
+    requests.dump_at(calibration)  # the toggle pair's own cost, subtracted from the count
     collect()
     try:
         _stream_keeping(factory, deltas, tools, results)
     except Exception as exc:
         error = exc
     collect()
-    requests.dump(f"case {index}")
-    if error is None and path.endswith(".000"):  # a row's first length: one request, after the count
+    requests.dump_at(counted)
+    if error is None and request is not None:  # one request, after the count
         _request(factory, deltas[:1], tools, collect)
-        requests.dump(f"request {index}")
+        requests.dump_at(request)
     if error is not None or not os.path.exists("outcomes"):
-        # no results asked for: a short answer left instrumented (a stop discards every translation and
-        # the answer's code would be translated again)
+        # no results asked for: a short answer, left instrumented (a stop discards every translation, and the
+        # answer's code would be translated again)
         gc.enable()
-        run.answer(index, error=None if error is None else _error(error))
+        if error is None:
+            run.send(done)
+        else:
+            run.answer(index, error=_error(error))
         return
     requests.stop()  # what follows is not counted: run it uninstrumented
     gc.enable()
