@@ -51,14 +51,15 @@ only, empty elsewhere)."""
 
 FIT_COLUMNS = ["parser", "format", "workload", "lengths", "exponent", "growth_per_4x", "steepest_exponent",
                "threshold", "a", "b", "reference_length", "projected", "linear_projected", "projection_ratio",
-               "projection_factor", "verdict", "rule", "reason", "axis"]
+               "projection_factor", "verdict", "rule", "reason", "axis", "request_ratio", "request_factor"]
 """Columns of ``scaling-fits.csv``: ``exponent`` the least-squares log-log slope, ``steepest_exponent`` the
 largest step's; ``a``, ``b`` the non-negative fit ``cost = a*n + b*n**2`` (n in characters);
 ``projected`` that fit at ``reference_length`` characters, ``linear_projected`` the fit at the longest
 length scaled linearly to it, ``projection_ratio`` their ratio; ``rule`` which rule failed (``step``,
 ``projection``, both joined by ``+``, ``timeout`` or ``error``; empty when the pair passed); ``axis`` the size
 axis the fit is on: ``characters``, or ``deltas`` under a ``model`` chunking where that judged better
-(:mod:`callscale.fit`; ``a``, ``b`` per delta then)."""
+(:mod:`callscale.fit`; ``a``, ``b`` per delta then); ``request_ratio`` one request's cost (a fresh parser and its
+first delta) over the floor's, ``request_factor`` the largest that passes (:func:`callscale.fit.judge_request`)."""
 
 _METER_NOTE = {
     "time": "process seconds, min of {repeats} runs",
@@ -575,6 +576,8 @@ def _fit_records(run: Run) -> list[dict]:
             "rule": None if row.floor else (row.fit.rule or None),
             "reason": row.fit.reason or None,
             "axis": row.fit.axis,
+            "request_ratio": row.fit.request_ratio,
+            "request_factor": row.fit.request_factor,
         })
     return records
 

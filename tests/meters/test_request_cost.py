@@ -19,17 +19,14 @@ from callscale.measure import request_cost
 from callscale.plugins import resolve
 from callscale.streaming import NullParser
 from callscale.workloads import make
-from support import HELPERS, ROOT
+from support import ROOT, gate_in_helpers
 
 PARSER = ["--parser", "vocabulary_parser:VocabularyParser", "--parser", "qwen3", "--workload-format", "qwen3",
           "--workload", "write_file", "--no-progress"]
 
 
 def gate(*argv: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CALLSCALE_")}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(HELPERS)])
-    return subprocess.run([sys.executable, "-m", "callscale", "gate", *PARSER, *argv], cwd=HELPERS, env=env,
-                          capture_output=True, text=True, timeout=1200)
+    return gate_in_helpers(*PARSER, *argv)
 
 
 def test_the_rule_fails_a_request_over_the_factor_and_keeps_the_cost_verdict():
