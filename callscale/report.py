@@ -110,7 +110,7 @@ def _cells(row: Row, run: Run) -> list[str]:
     axis = [fit.axis if fit.exponent is not None else "-"] if _by_model(run) else []
     return [row.parser + (" (median floor)" if row.floor else ""), row.workload, *figures, *axis, _growth(row), exponent,
             steepest, projected, fmt_figure(fit.linear_projected), x_floor, fmt_figure(row.max_increment_ms),
-            rule, verdict]
+            "-" if row.floor else fmt_figure(fit.request_ratio), rule, verdict]
 
 
 def _ordered_rows(run: Run) -> list[list[Row]]:
@@ -379,7 +379,7 @@ def table(run: Run) -> str:
     header = ["parser", "workload", *(f"{format_size(n)} {unit}" for n in run.lengths),
               *(["axis"] if _by_model(run) else []), "growth/4x",
               "exponent", "steepest", f"@{reference} (x linear)", f"linear @{reference}", "x floor", "max inc ms",
-              "failed rule", "verdict"]
+              "request x floor", "failed rule", "verdict"]
     groups = [[_cells(row, run) for row in group] for group in _ordered_rows(run)]
     numeric = set(range(2, len(header) - 2)) - ({header.index("axis")} if "axis" in header else set())
     body: list[list[str] | None] = []
@@ -400,6 +400,7 @@ def table(run: Run) -> str:
                     "longest lengths by an exponent over 0.5 and is over 100x the mean increment (rule increment)"
                     if run.meter == "time" and any(m.max_increment_ms is not None for m in run.measurements) else "")
                  + ("; a pair that fails by time is measured again and the minimum kept" if run.meter == "time" else "")
+                 + _request_note(run)
                  + ("; a workload named W+CHUNKING is split by that chunking" if any("+" in w for w in run.workloads)
                     else "")
                  + (_model_note(run) if _by_model(run) else ""))
