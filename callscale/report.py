@@ -110,7 +110,7 @@ def _cells(row: Row, run: Run) -> list[str]:
     axis = [fit.axis if fit.exponent is not None else "-"] if _by_model(run) else []
     return [row.parser + (" (median floor)" if row.floor else ""), row.workload, *figures, *axis, _growth(row), exponent,
             steepest, projected, fmt_figure(fit.linear_projected), x_floor, fmt_figure(row.max_increment_ms),
-            "-" if row.floor else fmt_figure(fit.request_ratio), rule, verdict]
+            rule, verdict]
 
 
 def _ordered_rows(run: Run) -> list[list[Row]]:
@@ -379,7 +379,7 @@ def table(run: Run) -> str:
     header = ["parser", "workload", *(f"{format_size(n)} {unit}" for n in run.lengths),
               *(["axis"] if _by_model(run) else []), "growth/4x",
               "exponent", "steepest", f"@{reference} (x linear)", f"linear @{reference}", "x floor", "max inc ms",
-              "request x floor", "failed rule", "verdict"]
+              "failed rule", "verdict"]
     groups = [[_cells(row, run) for row in group] for group in _ordered_rows(run)]
     numeric = set(range(2, len(header) - 2)) - ({header.index("axis")} if "axis" in header else set())
     body: list[list[str] | None] = []
@@ -400,7 +400,6 @@ def table(run: Run) -> str:
                     "longest lengths by an exponent over 0.5 and is over 100x the mean increment (rule increment)"
                     if run.meter == "time" and any(m.max_increment_ms is not None for m in run.measurements) else "")
                  + ("; a pair that fails by time is measured again and the minimum kept" if run.meter == "time" else "")
-                 + _request_note(run)
                  + ("; a workload named W+CHUNKING is split by that chunking" if any("+" in w for w in run.workloads)
                     else "")
                  + (_model_note(run) if _by_model(run) else ""))
@@ -487,6 +486,11 @@ def gate_lines(run: Run) -> list[str]:
         lines.append(f"second look: {len(run.second_looks)} pair(s) failed once by time and were measured again; "
                      f"{len(cleared)} passed then" + (f" ({', '.join(cleared)})" if cleared else ""))
     total = len(run.rows)
+    factor = _request_factor(run)
+    if factor is not None:
+        failing = sum("request" in r.fit.rule for r in run.rows)
+        lines.append(f"requests: {'every one' if not failing else f'{failing} of {total}'} within {factor:g}x the "
+                     f"floor's (one request: a fresh parser and its first delta; rule request)")
     judged_alone = [r for r in run.rows if r.fit.verdict == WRONG_OUTPUT and r.fit.passed]
     if judged_alone:
         lines.append(f"--cost-only: {len(judged_alone)} pair(s) with wrong output judged by their cost alone ("
@@ -496,13 +500,10 @@ def gate_lines(run: Run) -> list[str]:
                      f"every step exponent <= {run.threshold:g} and every projection at "
                      f"{format_size(int(_reference(run)))} <= {_factor(run):g}x the linear one"
                      + (f" or its steps within {PROJECTION_MIN_STEP:g} (fit.PROJECTION_MIN_STEP)"
-                        if any((r.fit.projection_ratio or 0) > _factor(run) for r in run.rows) else "")
-                     + (f", every request <= {factor:g}x the floor's" if (factor := _request_factor(run)) else ""))
+                        if any((r.fit.projection_ratio or 0) > _factor(run) for r in run.rows) else ""))
     else:
-        factor = _request_factor(run)
         lines.append(f"gate failed: {len(run.offenders):,} of {total:,} parser x workload pairs broke a rule "
-                     f"(step <= {run.threshold:g}, projection <= {_factor(run):g}x linear"
-                     + (f", request <= {factor:g}x floor" if factor else "") + "), timed out or raised")
+                     f"(step <= {run.threshold:g}, projection <= {_factor(run):g}x linear), timed out or raised")
     return lines
 
 

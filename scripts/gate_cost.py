@@ -39,9 +39,22 @@ def one(checkout: Path, args: list[str]) -> dict:
     return {"wall": wall, "cpu": cpu, "load": (load, os.getloadavg()[0]), "status": proc.returncode, "last": last}
 
 
+def _commit(path: Path) -> str:
+    """The checkout's commit (``git rev-parse --short HEAD``, with ``+`` when it has changes), or ``no git``."""
+    try:
+        head = subprocess.run(["git", "-C", str(path), "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(path), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True).stdout.strip()
+        return head + ("+" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "no git: name its commit as LABEL=PATH@COMMIT"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--checkout", action="append", required=True, metavar="LABEL=PATH")
+    p.add_argument("--checkout", action="append", required=True, metavar="LABEL=PATH[@COMMIT]",
+                   help="a checkout to measure (COMMIT: what it holds, where PATH is an exported tree, not a git one)")
     p.add_argument("--parser", action="append", default=[])
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--rounds", type=int, default=1)
@@ -49,7 +62,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--every-parser", action="store_true")
     p.add_argument("--out", type=Path)
     args = p.parse_args(argv)
-    checkouts = [(c.split("=", 1)[0], Path(c.split("=", 1)[1]).resolve()) for c in args.checkout]
+    checkouts = [(c.split("=", 1)[0], Path(c.split("=", 1)[1].split("@", 1)[0]).resolve()) for c in args.checkout]
+    commits = {c.split("=", 1)[0]: (c.split("@", 1)[1] if "@" in c.split("=", 1)[1] else _commit(Path(c.split("=", 1)[1])))
+               for c in args.checkout}
     selections = [(name, ["--parser", name]) for name in args.parser]
     if args.per_workload and args.parser:
         sys.path.insert(0, str(checkouts[-1][1]))
@@ -78,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         for round_, what, label, got in rows:
             lines.append(f"| {round_} | {what} | {label} | {got['wall']:.1f} s | {got['cpu']:.1f} s | "
                          f"{got['load'][0]:.1f} -> {got['load'][1]:.1f} | {got['status']} |")
-        lines += ["", "Checkouts: " + "; ".join(f"{label} = {path}" for label, path in checkouts), ""]
+        lines += ["", "Checkouts: " + "; ".join(f"{label} = {path} ({commits[label]})" for label, path in checkouts), ""]
         args.out.write_text("\n".join(lines))
     return 0
 
