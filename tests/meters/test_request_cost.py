@@ -95,7 +95,7 @@ def test_the_time_gate_fails_the_vocabulary_parser_by_its_request_alone():
     assert proc.returncode == 1, (proc.stdout, proc.stderr)
     fails = [line for line in proc.stdout.splitlines() if line.startswith("FAIL ")]
     assert len(fails) == 1 and fails[0].startswith("FAIL vocabulary_parser:VocabularyParser on write_file (request): "
-                                                   "a request (a fresh parser and its first delta) costs "), fails
+                                                   "a request (a fresh parser and its first delta) costs"), fails
     lines = [line.split() for line in proc.stdout.splitlines()]
     assert ["qwen3", "request", "-", "-", "-"] == next(l for l in lines if l[:2] == ["qwen3", "request"])[:5]
 
