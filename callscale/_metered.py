@@ -8,15 +8,16 @@ but the files it is given. Its import path is this package (through one fixed-le
 interpreter's standard library; ``-S``: no site-packages, no ``.pth`` files.
 
 What a count depends on is what runs in this process before the counted stream: this module (standard
-library only), ``callscale/__init__.py``, :mod:`callscale.streaming`, the parser's own modules
-(``callscale/parsers/`` for a built-in one) and the case. Not the harness (the caller makes the cases,
+library only), ``callscale/__init__.py``, the parsers' shared layer (:data:`SHARED`), :mod:`callscale.streaming`,
+the parser's own modules (``callscale/parsers/`` for a built-in one) and the case. Not the harness (the caller makes the cases,
 natively, and writes them to files), not the selection (every row and every length reads its own file,
 and every number in a message is fixed-width text), not the caller's folder, path, environment or
 registry, not the other lengths of the row.
 
 Steps:
 
-1. **pristine**: imports nothing of the project but this module, freezes the collector, says
+1. **pristine**: imports nothing of the project but this module and the parsers' shared layer
+   (:data:`SHARED`), freezes the collector, says
    ``ready``, then forks once per row (one parser x format x workload; two forks at a time: fork N+1
    starts as soon as fork N has, and N is waited for before N+2 starts, so a hung case overlaps the
    next row), each from the same state.
@@ -30,9 +31,13 @@ Steps:
    after the warm-up, whatever other lengths the row has): reads its case (``items/NNNNNN.K``), says
    ``case`` with its process id, settles the collector (:func:`settle_collector`), counts a toggle
    pair (dump ``calibration``), then the stream alone (a fresh parser, every
-   ``parse_streaming_increment``, ``finish``; dump ``case INDEX``), switches instrumentation off,
-   writes what the parser returned (:func:`callscale.streaming.plain`, each result's text and calls) to
-   ``done.INDEX`` and says ``done`` (the caller assembles what a client got). A length fork that dies (a parser's ``os._exit``, a segfault, a kill on timeout) ends
+   ``parse_streaming_increment``, ``finish``; dump ``case INDEX``); at a row's first length, one request
+   after it (a fresh parser and the case's first delta, dump ``request INDEX``: the per-request cost,
+   counted after the stream so the stream's count is as before); writes its answer to ``done.INDEX``
+   and says ``done``: the parser's error if it raised; where the caller asked for results (a file
+   ``outcomes`` in the child's folder), instrumentation is switched off first and the answer holds what
+   the parser returned (:func:`callscale.streaming.plain`, each result's text and calls; the caller
+   assembles what a client got). A length fork that dies (a parser's ``os._exit``, a segfault, a kill on timeout) ends
    its row fork the same way, and the row's longer lengths are not run.
 
 A parser that prints writes to standard error, not into the protocol (:data:`MESSAGES`, one JSON
@@ -48,6 +53,12 @@ import sys
 
 #: The program valgrind starts (``python -S -c START_CODE @spec.json``).
 START_CODE = "import sys; del sys.path[0]; from callscale._metered import main; raise SystemExit(main(sys.argv[1:]))"
+
+#: The parsers' shared layer (with what it imports: ``results``, ``scanner``, ``schema``, ``logging``, ``re``),
+#: imported once by the pristine process: every built-in parser's row fork imported it anew under valgrind,
+#: about 7% of a built-in parser's gate CPU. A change to it is a change to every built-in parser's counts, so
+#: a count depends on it either way.
+SHARED = ("callscale.parsers.base", "callscale.parsers.jsonscan", "callscale.parsers.pyliteral")
 
 #: The warm-up case's length in characters (the row's workload, format and chunking).
 WARM_LENGTH = 1024
@@ -145,10 +156,19 @@ class ClientRequests:
     def collect(self) -> None:
         self._call(self._toggle, 0)
 
-    def dump(self, label: str) -> None:
+    def dump_block(self, label: str) -> int:
+        """The argument block of a dump labelled ``label``, for :meth:`dump_at`: made before instrumentation
+        is switched on, the label's buffer is not made by code callgrind translates anew in every fork
+        (the first dump of a fork cost ten times the next)."""
         text = self._ctypes.create_string_buffer(label.encode())
         self._blocks.append(text)
-        self._call(self._block(DUMP_STATS_AT, self._ctypes.addressof(text)), 0)
+        return self._block(DUMP_STATS_AT, self._ctypes.addressof(text))
+
+    def dump_at(self, block: int) -> None:
+        self._call(block, 0)
+
+    def dump(self, label: str) -> None:
+        self.dump_at(self.dump_block(label))
 
 
 # ----------------------------------------------------------------- import path (plug-ins, profile child)
@@ -273,16 +293,27 @@ class _Run:
         self.out.write(self.line(kind, **fields) + "\n")
         self.out.flush()
 
-    def answer(self, index: str, results: list | None = None, error: str | None = None) -> None:
+    def prepare(self, index: str, results: list | None = None, error: str | None = None) -> tuple[str, bytes, str]:
+        """An answer for :meth:`send`: its file, its bytes and its line (made ahead of a count, so no code of it
+        runs under instrumentation but the writing)."""
+        return (f"{self.folder}/done.{index}", self.dumps({"results": results, "error": error}).encode("utf-8"),
+                self.line("done", index=index) + "\n")
+
+    def send(self, answer: tuple[str, bytes, str]) -> None:
         # the answer (the results are as long as the case) in a file: each line stays shorter than PIPE_BUF
-        fd = self.open(f"{self.folder}/done.{index}", self.flags, 0o600)
+        path, data, line = answer
+        fd = self.open(path, self.flags, 0o600)
         try:
-            view = memoryview(self.dumps({"results": results, "error": error}).encode("utf-8"))
+            view = memoryview(data)
             while view:
                 view = view[self.write(fd, view):]
         finally:
             self.close(fd)
-        self.say("done", index=index)
+        self.out.write(line)
+        self.out.flush()
+
+    def answer(self, index: str, results: list | None = None, error: str | None = None) -> None:
+        self.send(self.prepare(index, results, error))
 
 
 def _skipped(index: str) -> bool:
@@ -378,6 +409,10 @@ def _length(run: _Run, row: dict, path: str, factory, collect) -> None:
         return
     deltas, tools = case["deltas"], case["tools"]
     case = None
+    # what runs after the count, made before it (under instrumentation, code is translated anew in every fork)
+    calibration, counted = requests.dump_block("calibration"), requests.dump_block(f"case {index}")
+    request = requests.dump_block(f"request {index}") if path.endswith(".000") else None  # a row's first length
+    done = run.prepare(index)  # the answer of a stream that did not raise
     run.say("case", index=index, pid=f"{os.getpid():09d}")
     settle_collector()
     requests.start()  # instrumentation on for the count alone (what ran before ran uninstrumented, faster)
@@ -389,22 +424,44 @@ def _length(run: _Run, row: dict, path: str, factory, collect) -> None:
     gc.disable()
     collect()
     collect()
-    requests.dump("calibration")  # the toggle pair's own cost, subtracted from the count
+    requests.dump_at(calibration)  # the toggle pair's own cost, subtracted from the count
     collect()
     try:
         _stream_keeping(factory, deltas, tools, results)
     except Exception as exc:
         error = exc
     collect()
-    requests.dump(f"case {index}")
+    requests.dump_at(counted)
+    if error is None and request is not None:  # one request, after the count
+        _request(factory, deltas[:1], tools, collect)
+        requests.dump_at(request)
+    if error is not None or not os.path.exists("outcomes"):
+        # no results asked for: a short answer, left instrumented (a stop discards every translation, and the
+        # answer's code would be translated again)
+        gc.enable()
+        if error is None:
+            run.send(done)
+        else:
+            run.answer(index, error=_error(error))
+        return
     requests.stop()  # what follows is not counted: run it uninstrumented
     gc.enable()
-    if error is not None:
-        run.answer(index, error=_error(error))
-        return
     from callscale.streaming import plain
 
     run.answer(index, results=[plain(result) for result in results])
+
+
+def _request(factory, first: list, tools, collect) -> None:
+    """Count one request (a fresh parser made and given the case's first delta) between two toggles; a
+    parser that raises here already streamed the case, so its error is not this count's."""
+    collect()
+    try:
+        parser = factory()
+        for delta in first:
+            parser.parse_streaming_increment(delta, tools)
+    except Exception:
+        pass
+    collect()
 
 
 def _ended(run: _Run, wait, pid: int, number: int) -> None:
@@ -421,6 +478,10 @@ def metered(spec: dict) -> None:
     run = _Run()
     if spec.get("require_valgrind", True) and not run.requests.on_valgrind():
         raise SystemExit("callscale-metered: this child runs under valgrind --tool=callgrind")
+    import importlib
+
+    for name in SHARED:
+        importlib.import_module(name)
     gc.collect()
     gc.freeze()
     # CPU seconds as fixed-width text: a float's repr has a varying length, and this process's heap

@@ -9,7 +9,9 @@ left out): the scaling exponent of each side (:func:`callscale.fit.exponent`
 on the text lengths, characters), and at each length both figures and their
 ratio ``new / base``. A pair is **worse** when its exponent grew by more than
 ``max_step``, its figure grew by more than ``max_ratio`` at any length, or it
-failed (raised, timed out) in the new file only. Both files must come from
+failed (raised, timed out) in the new file only; or one request (the ``request`` column: a fresh parser
+and its first delta) grew by more than ``max_ratio`` (under the time meter at least
+:data:`REQUEST_MIN_RATIO`). Both files must come from
 the same meter (instructions compare exactly; times move with load, so the
 time defaults are looser). pytest-benchmark's ``compare`` is the model.
 """
@@ -29,6 +31,11 @@ __all__ = ["CompareError", "DEFAULTS", "Pair", "Comparison", "load", "LIMITS", "
 
 #: ``(max_ratio, max_step)`` per meter: the largest cost ratio and exponent increase that pass.
 DEFAULTS = {"instructions": (1.05, 0.05), "time": (1.5, 0.25)}
+
+#: The smallest ratio of one request's cost (the ``request`` column: a fresh parser and its first delta) that
+#: fails, per meter, whatever ``max_ratio`` says: a request takes microseconds, so its time moves more than a
+#: stream's; an instruction count is exact and takes ``max_ratio`` alone.
+REQUEST_MIN_RATIO = {"time": 3.0}
 
 REQUIRED = ("parser", "floor", "workload", "length", "chars", "meter", "seconds", "error")
 
@@ -200,6 +207,14 @@ def _figures(group: Any) -> dict[int, float | None]:
             for r in group.itertuples()}
 
 
+def _requests(group: Any) -> dict[int, float]:
+    """The per-request figures of a pair's rows by length (a file without the ``request`` column: none)."""
+    if "request" not in group.columns:
+        return {}
+    return {int(r.length): float(r.request) for r in group.itertuples()
+            if isinstance(r.request, (int, float)) and r.request == r.request and r.request > 0}
+
+
 def compare(base: Any, new: Any, *, max_ratio: float | None = None, max_step: float | None = None) -> Comparison:
     """Pair up ``base`` and ``new`` (DataFrames from :func:`load`) and judge each pair.
 
@@ -233,6 +248,11 @@ def compare(base: Any, new: Any, *, max_ratio: float | None = None, max_step: fl
             ratio = pair.ratio(length)
             if ratio is not None and ratio > max_ratio:
                 pair.reasons.append(f"x{ratio:.3g} at {format_size(length)} (> {max_ratio:g})")
+        old, now = _requests(a[key]), _requests(b[key])
+        limit = max(max_ratio, REQUEST_MIN_RATIO.get(meter_new, max_ratio))
+        for length in sorted(set(old) & set(now)):
+            if now[length] / old[length] > limit:
+                pair.reasons.append(f"a request x{now[length] / old[length]:.3g} at {format_size(length)} (> {limit:g})")
         pairs.append(pair)
     return Comparison(meter_new, max_ratio, max_step, pairs, [k for k in a if k not in b], [k for k in b if k not in a])
 

@@ -4,6 +4,7 @@
     threshold = 1.3                    # gate: the largest step exponent that passes
     reference_length = "256k"          # gate: the length (characters) the fitted cost is projected to
     projection_factor = 3.0            # gate: largest projected / linear-projected cost that passes
+    request_factor = 1000.0            # gate: largest cost of one request (a fresh parser, first delta) x the floor's
     timeout = 120                      # seconds one case may take before its parser is stopped
     memory_limit = "4g"                # address space each child measuring a parser may take
     lengths = ["4k", "16k", "64k"]     # call lengths in characters (k = 1024)
@@ -77,6 +78,10 @@ class Settings:
     """Length (characters) the fitted ``c + a*n + b*n**2`` is projected to (:mod:`callscale.fit`)."""
     projection_factor: float = 3.0
     """Largest ratio of the projected cost to the linear projection that passes."""
+    request_factor: float = 1000.0
+    """Largest cost of one request (a fresh parser made and given its first delta) as a multiple of the
+    floor's (the ``null`` parser's on the same delta) that passes (docs/gate.md: every built-in parser is
+    at most 55x; a constructor that compiles a pattern over 100k special tokens is tens of thousands)."""
     timeout: float = 120.0
     """Seconds one case (one parser on one case, all its passes) may take before it is stopped."""
     memory_limit: int = 4 * 1024 ** 3  # callscale.bounded.DEFAULT_MEMORY_LIMIT
@@ -190,6 +195,7 @@ def parse_bytes(text: str | int) -> int:
 RANGES: dict[str, tuple[str, float, float, bool, str]] = {
     "threshold": ("float", 1.0, 3.0, True, "the largest step exponent that passes"),
     "projection_factor": ("float", 1.0, 1000.0, True, "the largest projected / linear-projected cost that passes"),
+    "request_factor": ("float", 1.0, 1e9, True, "the largest cost of one request as a multiple of the floor's"),
     "reference_length": ("size", MIN_LENGTH, MAX_LENGTH, False, "characters the fit is projected to"),
     "timeout": ("float", 0.0, MAX_TIMEOUT, True, "seconds one case may take"),
     "memory_limit": ("bytes", 64 * 1024 ** 2, 1024 ** 4, False, "bytes of address space per measuring child"),
@@ -299,7 +305,7 @@ def check_rules(lengths: tuple[int, ...], reference_length: int, projection_fact
                           f"length = {reference_length / longest:g}: no quadratic cost could fail it")
 
 
-KEYS = frozenset({"threshold", "reference_length", "projection_factor", "timeout", "memory_limit", "lengths",
+KEYS = frozenset({"threshold", "reference_length", "projection_factor", "request_factor", "timeout", "memory_limit", "lengths",
                   "instruction_lengths", "chunking", "repeats", "workloads", "parsers", "out", "jobs"})
 """The keys ``[tool.callscale]`` may hold."""
 
@@ -368,7 +374,7 @@ def _table_changes(table: dict, path: Path) -> dict[str, Any]:
         if key == "jobs" and key in table:
             changes[key] = check_jobs(table[key])
         elif key in table:
-            if key in ("threshold", "projection_factor", "timeout") and isinstance(table[key], str):
+            if key in ("threshold", "projection_factor", "request_factor", "timeout") and isinstance(table[key], str):
                 raise ConfigError(f"[tool.callscale] {key} must be a number, got {table[key]!r}")
             value = check(key, table[key])
             changes[key] = float(value) if RANGES[key][0] == "float" else value

@@ -69,7 +69,7 @@ import numpy as np
 
 from .config import DEFAULTS
 
-__all__ = ["Fit", "exponent", "step_growth", "step_exponents", "quadratic_fit", "fit", "judge_output", "OK", "FAIL",
+__all__ = ["Fit", "exponent", "step_growth", "step_exponents", "quadratic_fit", "fit", "judge_output", "judge_request", "request_words", "OK", "FAIL",
            "ERROR", "TIMEOUT", "WRONG_OUTPUT", "REFERENCE_LENGTH", "PROJECTION_FACTOR",
            "PROJECTION_MIN_STEP"]
 
@@ -234,6 +234,11 @@ class Fit:
     """The exponent of the slowest single increment between the two longest lengths (:func:`judge_increments`; time meter)."""
     increment_ratio: float | None = None
     """The slowest increment at the longest length over the mean increment there."""
+    request_ratio: float | None = None
+    """One request's cost (a fresh parser and its first increment) over the floor's on the same delta
+    (:func:`judge_request`; ``None`` where either was not measured)."""
+    request_factor: float | None = None
+    """The largest :attr:`request_ratio` that passes, where it was judged."""
 
     @property
     def projection_ratio(self) -> float | None:
@@ -285,6 +290,30 @@ def judge_increments(result: Fit, lengths: Sequence[float], slowest: Sequence[fl
         result.reason = (f"slowest increment grows (last step {result.increment_steepest:.2f} > "
                          f"{INCREMENT_THRESHOLD}) to {result.increment_ratio:.0f}x the mean increment")
     return result
+
+
+def judge_request(result: Fit, request: float | None, floor_request: float | None, factor: float) -> Fit:
+    """The per-request rule (docs/gate.md): fail ``result`` (rule ``request`` added) when one request,
+    a fresh parser made and given the case's first delta (``request``, in the meter's unit), costs more
+    than ``factor`` times the floor's (``floor_request``, the ``null`` parser on the same delta): what
+    every request a server handles pays whatever the length, so no length axis shows it (a parser that
+    compiles patterns over a tokenizer's vocabulary in its constructor). The ratio is kept in
+    ``result.request_ratio``; judged where both figures exist and the verdict so far is OK or FAIL.
+    Returns ``result`` (changed in place)."""
+    if request is None or not floor_request or floor_request <= 0:
+        return result
+    result.request_ratio, result.request_factor = request / floor_request, factor
+    if result.verdict in (OK, FAIL) and result.request_ratio > factor:
+        result.verdict = FAIL
+        result.rule = "+".join(r for r in (result.rule, "request") if r)
+        result.reason = result.reason or request_words(result)
+    return result
+
+
+def request_words(result: Fit) -> str:
+    """The per-request rule's figures in words (:func:`judge_request`)."""
+    return (f"a request (a fresh parser and its first delta) costs {result.request_ratio:,.0f}x the floor's "
+            f"> {result.request_factor:g}x")
 
 
 def judge_output(result: Fit, wrong: str | None, cost_only: bool = False) -> Fit:

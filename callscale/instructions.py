@@ -296,12 +296,17 @@ class Counted:
     ``error``: why not, in words (the parser's exception ``Type: message``,
     ``timeout: ...``, or how the child ended); ``outcome``: what a client got
     from the stream, ``{"content", "reasoning", "calls": [[name, arguments
-    text], ...]}`` (``None`` when the stream did not finish).
+    text], ...]}``, where the count was asked for it (``outcomes`` of
+    :func:`count_items`; else, and when the stream did not finish, ``None``).
     """
 
     instructions: int | None = None
     error: str | None = None
     outcome: dict | None = None
+    request: int | None = None
+    """The instructions of one request at this length (``None`` where not counted): a fresh parser made
+    and given the case's first delta, after the count (:mod:`callscale._metered`; the first length of a
+    row only)."""
 
 
 def _dump(path: Path) -> tuple[str, int]:
@@ -407,10 +412,12 @@ _MAKING = threading.Lock()
 class _Child:
     """One callgrind child over a list of items: write its files, start it, read its protocol lines, stop it."""
 
-    def __init__(self, items: Sequence[Item], chunking: str, seed: int, folder: Path) -> None:
+    def __init__(self, items: Sequence[Item], chunking: str, seed: int, folder: Path, outcomes: bool = False) -> None:
         self.items = list(items)
         self.folder = folder
         (folder / "items").mkdir()
+        if outcomes:  # the forks write what each parser returned (see callscale._metered)
+            (folder / "outcomes").touch()
         rows: dict[tuple[str, str, str], list] = {}
         for index, item in enumerate(self.items):
             rows.setdefault(item[:3], []).append([index, *item])
@@ -421,14 +428,22 @@ class _Child:
             self._write_cases(folder, chunking, seed)
 
     def _write_cases(self, folder: Path, chunking: str, seed: int) -> None:
+        made: dict[tuple[str, str, int], tuple[dict, bool]] = {}  # each case made once (a parser's and its floor's rows)
+
+        def case_file(index: int, workload: str, fmt: str, length: int) -> tuple[str, bool]:
+            if (workload, fmt, length) not in made:
+                made[(workload, fmt, length)] = _case_file(0, workload, fmt, length, chunking, seed)
+            entry, detect = made[(workload, fmt, length)]
+            return json.dumps(dict(entry, index=f"{index:09d}")), detect
+
         for number, row in enumerate(self.rows):
             parser, fmt, workload = row[0][1:4]
             name = folder / "items" / f"{number:06d}"
-            warm, detect = _case_file(0, workload, fmt, _metered.WARM_LENGTH, chunking, seed)
-            (folder / "items" / f"{number:06d}.warm").write_text(json.dumps(warm), encoding="utf-8")
+            warm, detect = case_file(0, workload, fmt, _metered.WARM_LENGTH)
+            (folder / "items" / f"{number:06d}.warm").write_text(warm, encoding="utf-8")
             for k, (index, *_, length) in enumerate(row):
-                entry = _case_file(index, workload, fmt, length, chunking, seed)[0]
-                (folder / "items" / f"{number:06d}.{k:03d}").write_text(json.dumps(entry), encoding="utf-8")
+                entry = case_file(index, workload, fmt, length)[0]
+                (folder / "items" / f"{number:06d}.{k:03d}").write_text(entry, encoding="utf-8")
             (folder / "items" / f"{number:06d}.indexes").write_text(json.dumps([f"{e[0]:09d}" for e in row]))
             header = {"parser": parser, "format": fmt, "workload": workload, "chunking": chunking, "seed": seed,
                       "stems": _row_stems(parser), "detect": detect, "first": f"{row[0][0]:09d}",
@@ -654,7 +669,7 @@ class _Fork:
 
 
 def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: float | None = None,
-                on_done: Callable[[Item, Counted], None] | None = None) -> dict[Item, Counted]:
+                on_done: Callable[[Item, Counted], None] | None = None, outcomes: bool = False) -> dict[Item, Counted]:
     """Count every item in one callgrind child (the whole run pays start-up once).
 
     ``items``: ``(parser, format, workload, length)``; a parser is a
@@ -673,7 +688,10 @@ def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
     SIGSEGV``), its longer lengths on that workload ``crashed: not run (...)``. The other items are counted as
     if it were not there (each fork starts from the same state, see the
     module docstring). ``on_done(item, counted)`` is called as each item is
-    settled. Raises :class:`MeterUnavailable`, :class:`MeterError` (the child
+    settled. ``outcomes``: each fork also writes what its parser returned, for
+    :attr:`Counted.outcome` (after the count, so the count is the same; off, a
+    fork ends right after its count: the gate checks a parser's output natively,
+    :func:`callscale.verify.verify_stream`). Raises :class:`MeterUnavailable`, :class:`MeterError` (the child
     failed outside any parser's code), and ``KeyboardInterrupt`` on Ctrl-C
     or SIGTERM, after killing the child and its forks and removing its
     folder; the exception's ``item`` is the item the child was on (or would
@@ -686,7 +704,7 @@ def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
     if any(counted_elsewhere(i[0]) for i in items):  # subjects that count their own items (a router an adapter drives)
         # the others first: a metered child started after the gateway's gRPC aborts (count_parts says why)
         rest = [i for i in items if not counted_elsewhere(i[0])]
-        results = count_items(rest, chunking, seed, timeout, on_done) if rest else {}
+        results = count_items(rest, chunking, seed, timeout, on_done, outcomes) if rest else {}
         own: dict[str, list] = {}
         for i in items:
             if counted_elsewhere(i[0]):
@@ -702,7 +720,7 @@ def count_items(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
     # SIGTERM raises bounded.Terminated, as Ctrl-C does: the children are killed on the way out
     with tempfile.TemporaryDirectory(prefix="callscale-callgrind-", dir=child_folder_parent()) as tmp, \
             terminate_as_interrupt():
-        child = _Child(items, chunking, seed, Path(tmp))
+        child = _Child(items, chunking, seed, Path(tmp), outcomes)
         counting = _Counting(items, child, timeout, on_done)
         try:
             counting.read()
@@ -850,10 +868,12 @@ class _Counting:
         else:
             dumps = self.child.dumps(fork.streamer)
             total, calibration = dumps.get(f"case {index:09d}"), dumps.get("calibration")
+            request = dumps.get(f"request {index:09d}")
             if total is None or calibration is None:
                 self.settle(item, Counted(error=f"callgrind wrote no count for it ({len(dumps)} dumps)"))
             else:
-                self.settle(item, Counted(instructions=total - calibration, outcome=answer.get("outcome")))
+                self.settle(item, Counted(instructions=total - calibration, outcome=answer.get("outcome"),
+                                          request=None if request is None else max(0, request - calibration)))
         fork.streaming = False
         fork.deadline = now + self.slow_setup
 
@@ -935,7 +955,7 @@ def split_rows(items: Sequence[Item], parts: int) -> list[list[Item]]:
 
 def count_parts(items: Sequence[Item], chunking: str, seed: int = 0, timeout: float | None = None,
                 on_done: Callable[[Item, Counted], None] | None = None,
-                jobs: int | None = None) -> dict[Item, Counted]:
+                jobs: int | None = None, outcomes: bool = False) -> dict[Item, Counted]:
     """:func:`count_items` over ``jobs`` callgrind children at once (``None``: :func:`auto_jobs`).
 
     The items are cut by :func:`split_rows`; each part is counted by
@@ -968,7 +988,7 @@ def count_parts(items: Sequence[Item], chunking: str, seed: int = 0, timeout: fl
 
     def work(part: list[Item]) -> None:
         try:
-            count_items(part, chunking, seed, timeout, on_done=settled)
+            count_items(part, chunking, seed, timeout, on_done=settled, outcomes=outcomes)
         except (MeterUnavailable, MeterError) as exc:
             for item in part:
                 if item not in results:
@@ -1112,8 +1132,18 @@ class InstructionMeter:
             self.prefetch([job])
         return self._counts[key]
 
+    def request(self, factory: Any, case: Any, deltas: Sequence[str], tools: list, repeats: int, *,
+                parser_name: str, chunking: str) -> float | None:
+        """Instructions of one request (a fresh parser and its first increment) on ``case``, as the
+        callgrind child counted it after the case's stream (:attr:`Counted.request`); ``None`` where it was
+        not counted (a length other than a row's first, a failed stream)."""
+        got = self.counted(parser_name, case, chunking).request
+        return None if got is None else float(got)
+
     def outcome(self, parser_name: str, case: Any, chunking: str) -> dict | None:
-        """What a client got from the counted stream (see :class:`Counted`), ``None`` if it did not finish."""
+        """What a client got from the counted stream (see :class:`Counted`): a subject that counts its own
+        items gives it (:mod:`callscale.adapters.protocol`); the callgrind child is not asked for it
+        (``None``: the gate checks a parser's output natively)."""
         return self.counted(parser_name, case, chunking).outcome
 
     def total(self, factory: Any, case: Any, deltas: Sequence[str], tools: list, repeats: int, *,

@@ -122,6 +122,17 @@ def fit_row(name: str, fmt: str | None, workload: str, ms: list[Measurement], th
     return Row(name, fmt, workload, ms, result, floor=floor)
 
 
+def judge_request(row: Row, floors: dict[tuple[str, str, int], Measurement], factor: float) -> Row:
+    """:func:`callscale.fit.judge_request` on ``row``: its per-request figure (the smallest of its
+    measurements', :attr:`Measurement.request`) against the floor's at the same lengths (``floors``:
+    :attr:`Run.floors`). Returns ``row`` (its fit changed in place)."""
+    mine = [m.request for m in row.measurements if m.request is not None]
+    theirs = [f.request for m in row.measurements if m.request is not None
+              and (f := floors.get((m.format, m.workload, m.length))) is not None and f.request is not None]
+    fitting.judge_request(row.fit, min(mine) if mine else None, min(theirs) if theirs else None, factor)
+    return row
+
+
 class Interrupted(KeyboardInterrupt):
     """Ctrl-C during :func:`run`: ``running`` names the case being measured, ``run`` holds what was
     measured before (its ``measurements``; no fits)."""
@@ -176,6 +187,7 @@ class Settings:
     case_maker: Callable[[str, str, int, int], Any] = make_case
     reference_length: float = DEFAULTS.reference_length
     projection_factor: float = DEFAULTS.projection_factor
+    request_factor: float = DEFAULTS.request_factor
     timeout: float | None = None
     memory_limit: int | None = DEFAULT_MEMORY_LIMIT
     cost_only: bool = False
@@ -470,7 +482,7 @@ class _Matrix:
                 if s.meter in CONFIRM_METERS and _verdict(row) == fitting.FAIL:
                     row = self.second_look(i, spec, workload, row)
                     self.result.second_looks.append((spec.name, workload, _verdict(row)))
-                self.result.rows.append(row)
+                self.result.rows.append(judge_request(row, self.result.floors, s.request_factor))
 
     def floor_row(self, workload: str) -> Row | None:
         floors, chosen = self.result.floors, []

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 from . import tables
 from .config import DEFAULTS, format_size
-from .fit import ERROR, FAIL, PROJECTION_MIN_STEP, TIMEOUT, WRONG_OUTPUT
+from .fit import ERROR, FAIL, PROJECTION_MIN_STEP, TIMEOUT, WRONG_OUTPUT, request_words
 from .matrix import Row, Run
 from .measure import NULL, Measurement
 
@@ -36,7 +36,8 @@ JOURNAL = "scaling.journal.{pid}.csv"
 runs sharing one ``--out`` keep a journal each); removed once the set is written."""
 
 CSV_COLUMNS = ["parser", "floor", "format", "workload", "length", "chars", "chunking", "deltas", "meter", "repeats",
-               "seconds", "floor_seconds", "x_floor", "max_increment_ms", "peak_bytes", "error", "wrong", "tokenizer"]
+               "seconds", "floor_seconds", "x_floor", "max_increment_ms", "peak_bytes", "error", "wrong", "tokenizer",
+               "request"]
 """Columns of ``scaling.csv``: ``floor`` is true on the ``null`` parser's rows (pandas reads the
 name ``null`` as missing unless ``keep_default_na=False``); lengths in characters, ``seconds`` the meter's figure
 (process seconds, min over ``repeats``), ``floor_seconds`` the ``null`` parser's on the
@@ -44,18 +45,21 @@ same deltas, ``x_floor`` their ratio, ``max_increment_ms`` the slowest single ca
 ``peak_bytes`` peak traced memory, ``error`` the exception of a failed run (or why its process ended,
 in words), ``wrong`` the first difference of the parser's result from the case's (:mod:`callscale.verify`),
 ``tokenizer`` what cut the deltas under a ``model`` chunking (the real tokenizer's package and version, or
-``stand-in``; empty under the character chunkings)."""
+``stand-in``; empty under the character chunkings), ``request`` the cost of one request in the meter's unit (a
+fresh parser made and given the case's first delta; the instruction meter counts it at each row's first length
+only, empty elsewhere)."""
 
 FIT_COLUMNS = ["parser", "format", "workload", "lengths", "exponent", "growth_per_4x", "steepest_exponent",
                "threshold", "a", "b", "reference_length", "projected", "linear_projected", "projection_ratio",
-               "projection_factor", "verdict", "rule", "reason", "axis"]
+               "projection_factor", "verdict", "rule", "reason", "axis", "request_ratio", "request_factor"]
 """Columns of ``scaling-fits.csv``: ``exponent`` the least-squares log-log slope, ``steepest_exponent`` the
 largest step's; ``a``, ``b`` the non-negative fit ``cost = a*n + b*n**2`` (n in characters);
 ``projected`` that fit at ``reference_length`` characters, ``linear_projected`` the fit at the longest
 length scaled linearly to it, ``projection_ratio`` their ratio; ``rule`` which rule failed (``step``,
 ``projection``, both joined by ``+``, ``timeout`` or ``error``; empty when the pair passed); ``axis`` the size
 axis the fit is on: ``characters``, or ``deltas`` under a ``model`` chunking where that judged better
-(:mod:`callscale.fit`; ``a``, ``b`` per delta then)."""
+(:mod:`callscale.fit`; ``a``, ``b`` per delta then); ``request_ratio`` one request's cost (a fresh parser and its
+first delta) over the floor's, ``request_factor`` the largest that passes (:func:`callscale.fit.judge_request`)."""
 
 _METER_NOTE = {
     "time": "process seconds, min of {repeats} runs",
@@ -173,6 +177,43 @@ def _group_cells(name: str, rows: list[Row], run: Run, of: int) -> list[str]:
             "1.0" if rows[0].floor else _span(floors, fmt_figure), "-", "/".join(verdicts)]
 
 
+def _request_lines(run: Run, grouped: bool) -> list[list[str]]:
+    """The compact table's request lines: per parser, one request's cost (a fresh parser and its first delta)
+    as a multiple of the floor's, in the ``x floor`` column (the highest over its workloads); a parser whose
+    request fails has a line of its own, the others one line when ``grouped``."""
+    by_parser: dict[str, list[Row]] = {}
+    for r in run.rows:
+        if r.fit.request_ratio is not None:
+            by_parser.setdefault(r.parser, []).append(r)
+    dashes = ["-"] * (4 if _by_model(run) else 3)
+    lines, passing = [], []
+    for name, rows in by_parser.items():
+        worst = max(r.fit.request_ratio for r in rows)
+        if any("request" in r.fit.rule for r in rows):
+            lines.append([name, "request", *dashes, fmt_figure(worst), "request", FAIL])
+        else:
+            passing.append((name, worst))
+    if grouped and len(passing) > 1:
+        lines.append([f"{len(passing)} parsers", "request", *dashes,
+                      _span([x for _, x in passing], fmt_figure), "-", "ok"])
+    else:
+        lines += [[name, "request", *dashes, fmt_figure(x), "-", "ok"] for name, x in passing]
+    return lines
+
+
+def _request_factor(run: Run) -> float | None:
+    """The per-request rule's factor where the run judged it (:func:`callscale.fit.judge_request`)."""
+    return next((r.fit.request_factor for r in run.rows if r.fit.request_factor is not None), None)
+
+
+def _request_note(run: Run) -> str:
+    factors = {r.fit.request_factor for r in run.rows if r.fit.request_factor is not None}
+    if not factors:
+        return ""
+    return (f"; request: one request (a fresh parser and its first delta) x the floor's, FAIL over "
+            f"{'/'.join(f'{f:g}' for f in sorted(factors))} (rule request)")
+
+
 def _compact_header(run: Run) -> list[str]:
     return ["parser", "workload", *(["axis"] if _by_model(run) else []), "exponent", "steepest", f"x linear @{format_size(int(_reference(run)))}",
             "x floor", "failed rule", "verdict"]
@@ -208,7 +249,7 @@ def compact(run: Run, *, out: Path | str | None = None) -> str:
     else:
         good = [_pair_cells(r, run) for r in passing]
         floor = [_pair_cells(r, run) for r in run.floor_rows]
-    for part in (good, floor):
+    for part in (good, _request_lines(run, grouped), floor):
         body += ([None] if body and part else []) + part
     reference = format_size(int(_reference(run)))
     note = _METER_NOTE.get(run.meter, run.meter).format(repeats=run.repeats)
@@ -221,7 +262,8 @@ def compact(run: Run, *, out: Path | str | None = None) -> str:
              f"parser's",
              f"FAIL: steepest > {run.threshold:g} (rule step), or x linear > {_factor(run):g} with a step over "
              f"{PROJECTION_MIN_STEP:g} (rule projection)"
-             + ("; a pair failing by time is measured again, the minimum kept" if run.meter == "time" else "")]
+             + ("; a pair failing by time is measured again, the minimum kept" if run.meter == "time" else "")
+             + _request_note(run)]
     where = f"; every figure: {Path(out) / OUTPUTS[0]}" if out is not None else ""
     if grouped:
         notes.append(f"passing pairs: a line per parser (exponent, x floor: lowest..highest; steepest, x linear: the "
@@ -430,6 +472,8 @@ def why(row: Row, run: Run) -> str:
                        f"{fit.projection_factor:g}x")
     if "increment" in fit.rule and not reasons:
         reasons.append(fit.reason or "the slowest increment grows")
+    if "request" in fit.rule:
+        reasons.append(request_words(fit))
     exponent = "-" if fit.exponent is None else f"{fit.exponent:.2f}"
     return f"({fit.rule}): {'; '.join(reasons)} (exponent {exponent}); {_per_length(row, unit)}"
 
@@ -442,6 +486,11 @@ def gate_lines(run: Run) -> list[str]:
         lines.append(f"second look: {len(run.second_looks)} pair(s) failed once by time and were measured again; "
                      f"{len(cleared)} passed then" + (f" ({', '.join(cleared)})" if cleared else ""))
     total = len(run.rows)
+    factor = _request_factor(run)
+    if factor is not None:
+        failing = sum("request" in r.fit.rule for r in run.rows)
+        lines.append(f"requests: {'every one' if not failing else f'{failing} of {total}'} within {factor:g}x the "
+                     f"floor's (one request: a fresh parser and its first delta; rule request)")
     judged_alone = [r for r in run.rows if r.fit.verdict == WRONG_OUTPUT and r.fit.passed]
     if judged_alone:
         lines.append(f"--cost-only: {len(judged_alone)} pair(s) with wrong output judged by their cost alone ("
@@ -529,6 +578,8 @@ def _fit_records(run: Run) -> list[dict]:
             "rule": None if row.floor else (row.fit.rule or None),
             "reason": row.fit.reason or None,
             "axis": row.fit.axis,
+            "request_ratio": row.fit.request_ratio,
+            "request_factor": row.fit.request_factor,
         })
     return records
 

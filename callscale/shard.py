@@ -46,8 +46,10 @@ def shard(items: Sequence[Any], which: tuple[int, int]) -> list[Any]:
     return list(items)[i - 1::n]
 
 
-def merge(paths: Sequence[Path | str], threshold: float, reference_length: float, projection_factor: float):
-    """One :class:`callscale.matrix.Run` from the ``scaling.csv`` of each shard; the rows fitted again.
+def merge(paths: Sequence[Path | str], threshold: float, reference_length: float, projection_factor: float,
+          request_factor: float | None = None):
+    """One :class:`callscale.matrix.Run` from the ``scaling.csv`` of each shard; the rows fitted again
+    (and the per-request rule under ``request_factor``, default :data:`callscale.config.DEFAULTS`'s).
 
     Each file's rows must pass :func:`callscale.compare.check_rows` (a positive finite figure in every
     row without an error, no row twice), and the files must share one meter, chunking and set of lengths
@@ -57,7 +59,8 @@ def merge(paths: Sequence[Path | str], threshold: float, reference_length: float
     time meter's second look does).
     """
     from . import compare
-    from .matrix import Run, fit_row
+    from . import config
+    from .matrix import Run, fit_row, judge_request
     from .measure import NULL, Measurement
 
     frames = []
@@ -86,7 +89,7 @@ def merge(paths: Sequence[Path | str], threshold: float, reference_length: float
         for record in df.to_dict("records"):
             m = Measurement(**{k: _value(record.get(k)) for k in (
                 "parser", "format", "workload", "length", "chars", "chunking", "deltas", "repeats", "meter",
-                "seconds", "max_increment_ms", "peak_bytes", "error", "tokenizer")})
+                "seconds", "max_increment_ms", "peak_bytes", "error", "tokenizer", "request")})
             m.length, m.chars, m.deltas, m.repeats = int(m.length), int(m.chars), int(m.deltas), int(m.repeats)
             if m.workload not in workloads:
                 workloads.append(m.workload)
@@ -119,7 +122,8 @@ def merge(paths: Sequence[Path | str], threshold: float, reference_length: float
         if floor_ms:
             run.floor_rows.append(fit_row(NULL, None, workload, floor_ms, threshold, floor=True, **rules))
     for (parser, fmt, workload), ms in by_pair.items():
-        run.rows.append(fit_row(parser, fmt, workload, ms, threshold, **rules))
+        run.rows.append(judge_request(fit_row(parser, fmt, workload, ms, threshold, **rules), run.floors,
+                                      config.DEFAULTS.request_factor if request_factor is None else request_factor))
     return run
 
 

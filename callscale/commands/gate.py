@@ -37,7 +37,7 @@ def gate_from(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     threshold = args.threshold if args.threshold is not None else settings.threshold
     wanted = export_targets(p, args)
     try:
-        merged = shard.merge(args.from_csv, threshold, reference, factor)
+        merged = shard.merge(args.from_csv, threshold, reference, factor, settings.request_factor)
     except shard.ShardError as exc:
         p.error(f"--from: {exc}")
     base = None

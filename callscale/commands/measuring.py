@@ -157,7 +157,8 @@ def measure(sel: Selection, args: argparse.Namespace, detail: bool, on_measureme
                           threshold=run.threshold, meter=sel.meter, seed=sel.seed,
                           latency=detail or sel.meter == "time",  # the gate's slowest-increment rule (time meter)
                           memory=detail, progress=args.progress, timeout=run.timeout, memory_limit=run.memory_limit,
-                          cost_only=sel.cost_only, on_measurement=on_measurement, jobs=run.jobs, **sel.rules)
+                          cost_only=sel.cost_only, on_measurement=on_measurement, jobs=run.jobs,
+                          request_factor=run.request_factor, **sel.rules)
     finally:
         stop_new()  # what a parser started (a detached process too) is gone before anything is written
 

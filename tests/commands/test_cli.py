@@ -98,6 +98,7 @@ def test_gate_passes_a_linear_parser(capsys):
     assert status == 0, out
     assert out.rstrip().splitlines()[-1] == ("gate passed: 1 parser x workload pair, every step exponent <= 1.3 "
                                              "and every projection at 256k <= 3x the linear one")
+    assert "requests: every one within 1000x the floor's" in out
     assert "deepseek_v31" in out and "null (median floor)" in out
 
 

@@ -206,3 +206,16 @@ def run_main(capsys, *argv: str) -> tuple[int, str, str]:
         status = exc.code
     out, err = capsys.readouterr()
     return status, out, err
+
+
+def gate_in_helpers(*argv: str):
+    """``callscale gate ARGV`` in a fresh process run from tests/helpers (its fixtures importable), with no
+    ``CALLSCALE_*`` variable of the caller's; the ``subprocess.CompletedProcess`` (text)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CALLSCALE_")}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(HELPERS)])
+    return subprocess.run([sys.executable, "-m", "callscale", "gate", *argv], cwd=HELPERS, env=env,
+                          capture_output=True, text=True, timeout=1200)

@@ -58,7 +58,8 @@ def test_a_count_does_not_depend_on_tmpdir(monkeypatch, tmp_path):
 def test_the_child_returns_what_a_client_got():
     from callscale.workloads import make
 
-    counted = instructions.count_items([ITEM], "tokens:4")[ITEM]
+    assert instructions.count_items([ITEM], "tokens:4")[ITEM].outcome is None  # not asked for
+    counted = instructions.count_items([ITEM], "tokens:4", outcomes=True)[ITEM]
     case = make("write_file", "deepseek_v31", 1024)
     assert [name for name, _ in counted.outcome["calls"]] == [call.name for call in case.calls]
     assert counted.outcome["content"].strip() == case.content.strip()

@@ -16,7 +16,7 @@ import pytest
 
 from callscale import parsers
 from callscale import config, fit, matrix, report
-from callscale.measure import METERS, NULL, Measurement, NullParser, measure, stream_once
+from callscale.measure import METERS, NULL, REQUEST_RUNS, Measurement, NullParser, measure, stream_once
 from callscale.plugins import PluginError, ParserSpec, load_factory, resolve
 from callscale.parsers.base import StreamingParseResult
 from callscale.parsers.deepseek import CALL_BEGIN, CALL_END, CALLS_BEGIN, CALLS_END, SEP, SPECIAL_TOKENS
@@ -119,18 +119,21 @@ def test_measure_streams_every_delta_through_a_fresh_parser_per_run():
     assert m.ok and m.parser == "rec" and m.format == "deepseek_v31" and m.workload == "write_file"
     assert m.length == 500 and m.chars == len(case.text) and m.deltas == len(deltas) == math.ceil(len(case.text) / 7)
     assert m.chunking == "fixed:7" and m.repeats == 4 and m.meter == "time"
-    # 4 timed runs + 4 latency runs + the memory pass, each with a fresh parser
-    assert len(Recording.made) == 9
-    for parser in Recording.made:
+    # 4 timed runs + 4 latency runs + the memory pass, each with a fresh parser; then the per-request runs,
+    # each a fresh parser given the first delta alone
+    assert len(Recording.made) == 9 + REQUEST_RUNS
+    streamed, requests = Recording.made[:4], Recording.made[4:4 + REQUEST_RUNS]
+    for parser in streamed + Recording.made[4 + REQUEST_RUNS:]:
         assert parser.deltas == deltas and parser.finished == 1
-    assert m.seconds > 0 and m.max_increment_ms > 0 and m.peak_bytes >= 0
+    assert all(parser.deltas == deltas[:1] and parser.finished == 0 for parser in requests)
+    assert m.seconds > 0 and m.max_increment_ms > 0 and m.peak_bytes >= 0 and 0 < m.request < m.seconds
 
 
 def test_measure_skips_the_latency_and_memory_passes_on_request():
     case = v31_write_file("write_file", "deepseek_v31", 300)
     Recording.made = []
     m = measure(Recording, case, "tokens:4", repeats=2, latency=False, memory=False)
-    assert len(Recording.made) == 2
+    assert len(Recording.made) == 2 + REQUEST_RUNS  # the timed runs and the per-request runs
     assert m.seconds > 0 and m.max_increment_ms is None and m.peak_bytes is None
 
 

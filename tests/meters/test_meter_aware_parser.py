@@ -5,23 +5,17 @@ it: tests/meters/test_harness_untouched.py) runs it natively and fails it. docs/
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-from support import HELPERS, ROOT
+from support import gate_in_helpers
 
 PARSER = ["--parser", "valgrind_aware_parser:Parser", "--workload-format", "deepseek_v31", "--workload",
           "write_file", "--no-progress"]
 
 
 def gate(*argv: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CALLSCALE_")}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(HELPERS)])
-    return subprocess.run([sys.executable, "-m", "callscale", "gate", *PARSER, *argv], cwd=HELPERS, env=env,
-                          capture_output=True, text=True, timeout=1200)
+    return gate_in_helpers(*PARSER, *argv)
 
 
 def test_natively_it_finds_no_valgrind():
