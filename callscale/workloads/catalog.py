@@ -67,7 +67,7 @@ from .render import Call, Renderer
 from .source import SOURCE_FILES, prose, source_code
 from .tools import tools_for  # re-exported: the catalog's cases declare their tools with it
 
-__all__ = ["HEADLINE", "KIND_WORKLOADS", "Workload", "names", "get", "make", "text_lengths", "check_name", "tools_for",
+__all__ = ["AXES", "HEADLINE", "KIND_WORKLOADS", "Workload", "names", "get", "make", "text_lengths", "check_name", "tools_for",
            "formats", "intro"]
 
 Workload = Callable[[str, int, int], Case]
@@ -80,6 +80,10 @@ _WORKLOADS: dict[str, Workload] = {}
 
 #: The workloads that carry argument text, and so take a content kind (``NAME@KIND``).
 KIND_WORKLOADS: list[str] = []
+
+#: The axis a workload grows with its length (beside its text), by name: ``value`` the length of one argument
+#: value, ``calls`` the number of calls (``callscale hunt`` grows the other axes itself).
+AXES: dict[str, str] = {"value": "write_file", "calls": "many_short_calls"}
 
 
 def _workload(name: str, kinds: bool = False) -> Callable[[Workload], Workload]:

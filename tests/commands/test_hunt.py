@@ -4,6 +4,7 @@ content kind writes."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shutil
@@ -16,7 +17,7 @@ from callscale import hunt, verify
 from callscale.cli import main
 from callscale.parsers import get
 from callscale.workloads import catalog
-from callscale.workloads.team import TeamWorkloadError, scale_record
+from callscale.workloads.team import MAX_DEPTH, TeamWorkloadError
 from support import HELPERS
 
 BRAILLE = re.compile("[\u2800-\u28ff]")
@@ -48,6 +49,21 @@ def test_the_survey_holds_a_character_of_every_category_and_every_range():
     assert any(BRAILLE.match(ch) for ch in inserted)  # the fixture's block among them, found by no name
 
 
+def test_the_survey_reaches_bidi_controls_combining_marks_every_axis_and_every_delivery():
+    survey = hunt.survey("deepseek_v31")
+    inserted = {ch for c in survey for ch in c.inserted}
+    assert set(hunt.BIDI) <= inserted and {unicodedata.category(ch) for ch in hunt.BIDI} == {"Cf"}
+    assert {"\u0301", "\u0308", "\u030a"} <= inserted  # the marks of the decomposed words (Mn)
+    assert {c.axis for c in survey} == set(hunt.AXES)
+    assert {c.delivery for c in survey} >= set(hunt.SURVEY_DELIVERIES) | {"tokens:4"}
+    assert {f"fixed:{k}" for k in (16, 64, 256, 1024, 4096)} <= {c.delivery for c in survey}
+    assert {c.family for c in survey} == {"write_file", "literal_closing_tags"}
+    from callscale.workloads import content
+
+    said = " ".join(s for c in survey for s in c.steps)
+    assert all(f"content kind {k}" in said for k in content.names() if k != content.DEFAULT_KIND)
+
+
 def test_every_survey_candidate_is_a_valid_output_in_every_format_or_says_why():
     from callscale import parsers
 
@@ -55,13 +71,49 @@ def test_every_survey_candidate_is_a_valid_output_in_every_format_or_says_why():
         usable = 0
         for c in hunt.survey(fmt):
             try:
-                record = c.record(fmt)
-                grown = scale_record(record, fmt, 4096)
+                small, large = (c.case(fmt, n, "hunted") for n in hunt.LENGTHS)
             except TeamWorkloadError:
                 continue
             usable += 1
-            assert "".join(record.deltas) == record.text and abs(len(grown.text) - 4096) <= 16
+            assert "".join(large.recorded) == large.text and abs(len(large.text) - 4096) <= 256, (fmt, c.describe())
+            assert "".join(small.recorded) == small.text and abs(len(small.text) - 1024) <= 256, (fmt, c.describe())
         assert usable >= len(hunt.survey(fmt)) - 2, fmt
+
+
+@pytest.mark.parametrize("fmt", ["deepseek_v31", "qwen3_coder", "llama3_json", "glm47"])
+def test_a_structure_input_grows_along_its_axis_not_by_repeating_a_value(fmt):
+    from callscale.workloads.team import depth
+
+    base = hunt.seeds(fmt)[0]
+
+    def measure(axis, case):
+        args = [json.dumps(c.arguments) for c in case.calls]
+        if axis in ("calls", "between"):
+            return len(case.calls)
+        if axis == "keys":
+            return len(case.calls[0].arguments)
+        if axis == "items":
+            return len(case.calls[0].arguments["items"])
+        if axis == "depth":
+            return depth(args[0])
+        return len(case.tools)
+
+    for axis in hunt.AXES[1:]:
+        c = dataclasses.replace(base, axis=axis)
+        small, large = (measure(axis, c.case(fmt, n, "hunted")) for n in (1024, 4096))
+        assert 3.0 <= large / small <= 5.0, (axis, small, large)
+        assert small >= 6, (axis, small)
+    deep = dataclasses.replace(base, axis="depth").case(fmt, 65536, "hunted")  # within what callscale compares
+    assert depth(json.dumps(deep.calls[0].arguments)) <= MAX_DEPTH and len(deep.text) > 60000
+
+
+def test_deliveries_alternate_and_repeat_recorded_patterns():
+    text = "".join(chr(0x41 + i % 26) for i in range(1000))
+    assert [len(d) for d in hunt.deliver(text, "alternating:1,50")[:4]] == [1, 50, 1, 50]
+    assert [len(d) for d in hunt.deliver(text, "pattern:flush")][:26] == [1] * 24 + [380, 1]
+    for spec in ("alternating:1,50", "pattern:speculative", "fixed:256", "tokens:4"):
+        assert "".join(hunt.deliver(text, spec)) == text
+    assert [len(d) for d in hunt.deliver(text, "fixed:256")] == [256, 256, 256, 232]
 
 
 def test_no_workload_or_content_kind_writes_the_fixture_trigger():
@@ -110,41 +162,84 @@ def test_mutants_cover_the_mutation_kinds():
 
     rng = random.Random(3)
     parent = hunt.survey("glm47")[5]
-    steps = [m.steps[-1] for m in hunt.mutants(parent, "glm47", rng, 200)]
-    said = " ".join(steps)
-    for kind in ("kept ", "more of its inserted", "characters of ", "fragments of", "delivered ", "a slice repeated"):
+    made = hunt.mutants(parent, "glm47", rng, 300)
+    said = " ".join(m.steps[-1] for m in made)
+    for kind in ("kept ", "more of its inserted", "characters of ", "fragments of", "delivered ", "a slice repeated",
+                 "grown along ", "delivered alternating:", "delivered pattern:", "delivered fixed:"):
         assert kind in said, kind
+    assert {m.axis for m in made} == set(hunt.AXES)
+    assert all(m.origin.startswith("mutant: ") for m in made)
 
 
-def test_the_search_stops_within_the_budget_plus_one_measurement(monkeypatch):
-    """A fake clock: each round takes 7 s, the confirming run 5 s; the rounds stop when the next would end
-    past the budget less the reserve for the confirming run."""
+def _fake_clock(monkeypatch, batch_seconds, confirm_seconds=5.0):
+    """The hunt under a fake clock: a batch of k inputs takes ``batch_seconds(k)``, the gate's row
+    ``confirm_seconds``; returns the clock and the batches measured (their candidates)."""
     clock = [0.0]
+    batches = []
     monkeypatch.setattr(hunt.time, "monotonic", lambda: clock[0])
 
     def measure(spec_name, fmt, batch, folder, number, timeout, jobs):
-        clock[0] += 7.0
+        clock[0] += batch_seconds(len(batch))
+        batches.append(batch)
         return [hunt.Measured(c, 1.0 + 0.001 * i, (1, 4)) for i, c in enumerate(batch)]
 
     class Run:
         passed = True
 
     def confirm(*args, **kwargs):
-        clock[0] += 5.0
+        clock[0] += confirm_seconds
         assert kwargs["timeout"] >= 10
         return Run()
 
-    from callscale import matrix, plugins
+    from callscale import matrix
 
     monkeypatch.setattr(hunt, "_measure", measure)
     monkeypatch.setattr(matrix, "run", confirm)
-    for budget in (30.0, 60.0, 180.0):
+    return clock, batches
+
+
+@pytest.mark.parametrize("per_input", [1.0, 3.0, 6.0])
+def test_the_search_ends_within_the_budget_and_surveys_before_it_mutates(monkeypatch, per_input):
+    """Batches cost 6 s plus ``per_input`` an input (the prior pace is 6 + 3 k); the hunt learns the pace from the
+    first batch and ends within 10% of the budget; the survey comes whole before any mutant."""
+    from callscale import plugins
+
+    for budget in (hunt.MIN_BUDGET, 180.0, hunt.DEFAULT_BUDGET, 600.0):
+        clock, batches = _fake_clock(monkeypatch, lambda k: 6.0 + per_input * k)
         clock[0] = 0.0
         found = hunt.hunt(plugins.resolve("qwen3", None), budget=budget)
-        reserve = min(60.0, max(10.0, budget / 4))
-        assert found.rounds >= 1 and 7.0 * found.rounds <= budget - reserve + 7.0
-        assert found.seconds <= budget + 7.0
-        assert not found.failed
+        assert found.rounds == len(batches) >= 1 and found.seconds <= 1.1 * budget, (budget, found.seconds)
+        origins = [c.origin.startswith("survey: ") for batch in batches for c in batch]
+        assert origins == sorted(origins, reverse=True)  # every survey input before the first mutant
+        if budget >= 3 * 60 and per_input <= 3.0:
+            assert found.survey_size == sum(origins) and not found.cut, budget
+            assert len(origins) > sum(origins)  # and mutants after it
+        assert sum(n for _, n in found.cut) == found.survey_size - sum(origins)
+        assert found.seconds >= 0.6 * budget or not found.cut and len(origins) == sum(origins)
+
+
+def test_a_budget_too_small_for_the_whole_survey_says_what_it_cuts():
+    held, cut = hunt.planned_cut("qwen3", hunt.MIN_BUDGET)
+    assert 1 <= held < len(hunt.survey("qwen3")) and cut and "literal closing tags" in cut[-1]
+    assert hunt.planned_cut("qwen3", hunt.DEFAULT_BUDGET) == (len(hunt.survey("qwen3")), [])
+
+
+def test_the_report_counts_what_was_measured(monkeypatch):
+    from callscale import plugins
+
+    clock, batches = _fake_clock(monkeypatch, lambda k: 6.0 + 3.0 * k)
+    found = hunt.hunt(plugins.resolve("qwen3", None), budget=240.0)
+    lines = hunt.summary(found)
+    measured = [c for batch in batches for c in batch]
+    survey = [c for c in measured if c.origin.startswith("survey: ")]
+    assert lines[0].startswith(f"survey: {len(survey)} of {found.survey_size} inputs in {found.survey_rounds} batches")
+    assert lines[1].startswith(f"mutants: {len(measured) - len(survey)} inputs")
+    for axis in hunt.AXES:
+        n = sum(1 for c in measured if c.axis == axis)
+        assert (f"{axis} {n} (" in lines[2]) == (n > 0), axis
+    by_step = lines[3]
+    assert f"survey: structure axes (calls, keys, depth, items, between, tools) 6" in by_step
+    assert "tried: content kinds" not in " ".join(lines)
 
 
 def test_the_search_ends_when_no_input_could_be_measured(monkeypatch):
@@ -170,6 +265,7 @@ def test_the_search_ends_when_no_input_could_be_measured(monkeypatch):
 @pytest.mark.parametrize("argv, says", [
     (["--budget", "0"], "--budget: must be more than 0"),
     (["--budget", "soon"], "--budget: not a number of seconds"),
+    (["--budget", "30"], "--budget: 30 s holds less than one batch of the survey"),
     (["--parser", "qwen3"], "name one parser"),
     (["--lengths", "1k,2k"], "at least 3"),
     (["--save", "{tmp}/a-file/worst.jsonl"], "--save"),
