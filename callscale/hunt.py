@@ -10,8 +10,8 @@ cost's growth with length is maximised). An input (:class:`Candidate`) is grown 
   proportion to the length;
 - ``calls``, ``keys``, ``depth``, ``items``, ``between``: the structure of the output, written by the
   format's renderer from :class:`~callscale.workloads.render.Call` objects (:func:`structure`): the number
-  of calls, of keys in one call's arguments, the nesting depth of an argument (up to
-  :data:`callscale.workloads.team.MAX_DEPTH` levels, then items beside it), the items of an array, the
+  of calls, of keys in one call's arguments, the nesting depth of an argument (up to :data:`DEEPEST` levels, then
+  more such chains beside it), the items of an array, the
   calls with text between them; their short values are cut from the candidate's ``value`` (its *pool*),
   so the character mutations reach them too;
 - ``tools``: the request: a tool offered per 64 characters of the text, beside a long value.
@@ -67,8 +67,8 @@ LENGTHS = (1024, 4096)
 #: mutants (about 45 s each) and the gate's row on the steepest input (35 s), at the pace measured on a loaded
 #: 2-core machine (docs/reference.md, ``callscale hunt``).
 DEFAULT_BUDGET = 300.0
-#: The smallest budget (seconds): one batch of the survey and the gate's row at the prior pace
-#: (:data:`PRIOR_START`, :data:`PRIOR_PER_INPUT`).
+#: The smallest budget (seconds): a few inputs of the survey and the gate's row at twice the prior pace
+#: (:data:`PRIOR_START`, :data:`PRIOR_PER_INPUT`; :class:`Pace`).
 MIN_BUDGET = 90.0
 #: Characters of the long value in a seed candidate (and of a structure candidate's pool).
 BASE = 768
@@ -82,6 +82,9 @@ CASE_TIMEOUT = 30.0
 TIE = 0.01
 #: The axes an input grows along (module docstring).
 AXES = ("value", "calls", "keys", "depth", "items", "between", "tools")
+#: The deepest nesting the ``depth`` axis writes: arguments, an array, then this many objects, within
+#: :data:`callscale.workloads.team.MAX_DEPTH` (what callscale compares).
+DEEPEST = MAX_DEPTH - 3
 #: Characters of text per tool offered on the ``tools`` axis.
 TOOL_EVERY = 64
 #: Recorded delta patterns (sizes in characters, repeated): ``speculative``, accepted draft tokens of a
@@ -207,8 +210,8 @@ def structure(axis: str, fmt: str, length: int, pool: str) -> tuple[str, list[di
     (typed by the calls, :func:`callscale.workloads.tools.tools_for`) of an input grown along ``axis`` (:data:`AXES`, not ``value``), its short values cut from ``pool``.
 
     ``calls``: ``read_file(path)`` calls; ``keys``: one ``configure`` call with a key per value; ``depth``:
-    one call whose ``tree`` nests ``{"name", "note", "child"}`` objects (at most ``MAX_DEPTH - 2`` deep, then
-    an array of values beside it); ``items``: one ``tag_items`` call whose ``items`` array holds ``{"id",
+    one call whose ``tree`` nests ``{"name", "note", "child"}`` objects (at most :data:`DEEPEST` deep, then
+    more such chains in an array, ``more``); ``items``: one ``tag_items`` call whose ``items`` array holds ``{"id",
     "label"}`` objects; ``between``: ``read_file`` calls each after a sentence of text; ``tools``: a
     ``write_file`` call whose ``content`` is ``pool`` repeated, and a tool offered per :data:`TOOL_EVERY`
     characters. Raises ``KeyError`` for an unknown axis."""
@@ -224,14 +227,16 @@ def structure(axis: str, fmt: str, length: int, pool: str) -> tuple[str, list[di
             return [Call("configure", {f"option_{i}": words[i % n] for i in range(m)})]
         if axis == "items":
             return [Call("tag_items", {"items": [{"id": i, "label": words[i % n]} for i in range(m)]})]
-        if axis == "depth":
-            levels = min(m, MAX_DEPTH - 2)
-            tree: Any = words[0]
-            for i in range(levels):
-                tree = {"name": words[(2 * i + 1) % n], "note": words[(2 * i + 2) % n], "child": tree}
-            args: dict[str, Any] = {"tree": tree}
-            if m > levels:
-                args["rest"] = [words[i % n] for i in range(m - levels)]
+        if axis == "depth":  # chains of DEEPEST levels, the first as "tree", the others in "more"
+            trees: list[Any] = []
+            for first in range(0, m, DEEPEST):
+                tree: Any = words[first % n]
+                for i in range(first, min(m, first + DEEPEST)):
+                    tree = {"name": words[(2 * i + 1) % n], "note": words[(2 * i + 2) % n], "child": tree}
+                trees.append(tree)
+            args: dict[str, Any] = {"tree": trees[0]}
+            if len(trees) > 1:
+                args["more"] = trees[1:]
             return [Call("configure", args)]
         raise KeyError(f"unknown axis {axis!r}; known: {', '.join(AXES)}")
 
@@ -479,21 +484,27 @@ INPUT_CHARS = sum(LENGTHS) + 1024
 
 @dataclass
 class Pace:
-    """Seconds a batch of ``k`` inputs takes, ``start + per_input * k``: :data:`PRIOR_PER_INPUT` until a batch
-    is measured, then the larger of the mean and the latest batch's cost per input (:meth:`observe`)."""
+    """Seconds a batch of ``k`` inputs takes, ``start + per_input * k``: twice :data:`PRIOR_PER_INPUT` until a
+    batch is measured (``cautious``; so a machine slower than the prior's overruns no budget), then the
+    larger of the mean and the latest batch's cost per input (:meth:`observe`)."""
 
     start: float = PRIOR_START
     per_input: float = PRIOR_PER_INPUT
     seen: list[float] = field(default_factory=list)
+    cautious: bool = True
+
+    @property
+    def rate(self) -> float:
+        return self.per_input * (2.0 if self.cautious and not self.seen else 1.0)
 
     def batch(self, k: int) -> float:
-        return self.start + self.per_input * k if k else 0.0
+        return self.start + self.rate * k if k else 0.0
 
     def confirm(self, lengths: Sequence[int]) -> float:
         """Seconds of the gate's row at ``lengths`` (the parser's row; the floor's runs beside it): an input's
         cost per character, 0.6 of it in one long row (measured: 35 s for 4k-64k at 3.75 s an input), 10%
         and 5 s kept."""
-        return 1.1 * (self.start + 0.6 * self.per_input * (sum(lengths) + 1024) / INPUT_CHARS) + 5.0
+        return 1.1 * (self.start + 0.6 * self.rate * (sum(lengths) + 1024) / INPUT_CHARS) + 5.0
 
     def observe(self, k: int, seconds: float) -> None:
         self.seen.append(max(0.05, (seconds - self.start) / max(1, k)))
@@ -610,7 +621,7 @@ def _fits(pace: Pace, k: int, left: float) -> int:
 def planned_cut(fmt: str, budget: float, gate_lengths: Sequence[int] = DEFAULTS.instruction_lengths,
                 seed: int = 0) -> tuple[int, list[str]]:
     """``(inputs of the survey the budget holds at the prior pace, the parts it cuts)`` (:class:`Pace`)."""
-    pace = Pace()
+    pace = Pace(cautious=False)
     parts = survey_parts(fmt, seed)
     left = budget - pace.confirm(gate_lengths)
     held = 0

@@ -15,6 +15,7 @@ import pytest
 
 from callscale import hunt, verify
 from callscale.cli import main
+from callscale.config import DEFAULTS
 from callscale.parsers import get
 from callscale.workloads import catalog
 from callscale.workloads.team import MAX_DEPTH, TeamWorkloadError
@@ -200,18 +201,20 @@ def _fake_clock(monkeypatch, batch_seconds, confirm_seconds=5.0):
 
 @pytest.mark.parametrize("per_input", [1.0, 3.0, 6.0])
 def test_the_search_ends_within_the_budget_and_surveys_before_it_mutates(monkeypatch, per_input):
-    """Batches cost 6 s plus ``per_input`` an input (the prior pace is 6 + 3 k); the hunt learns the pace from the
-    first batch and ends within 10% of the budget; the survey comes whole before any mutant."""
+    """Batches cost 6 s plus ``per_input`` an input (the prior pace is 6 + 3 k) and the gate's row what it costs
+    at that pace; the hunt learns the pace from the first batch and ends within 10% of the budget (and uses
+    more than 60% of it unless it ran out of inputs); the survey comes whole before any mutant."""
     from callscale import plugins
 
+    confirm = 6.0 + 0.6 * per_input * (sum(DEFAULTS.instruction_lengths) + 1024) / hunt.INPUT_CHARS  # as measured
     for budget in (hunt.MIN_BUDGET, 180.0, hunt.DEFAULT_BUDGET, 600.0):
-        clock, batches = _fake_clock(monkeypatch, lambda k: 6.0 + per_input * k)
+        clock, batches = _fake_clock(monkeypatch, lambda k: 6.0 + per_input * k, confirm)
         clock[0] = 0.0
         found = hunt.hunt(plugins.resolve("qwen3", None), budget=budget)
         assert found.rounds == len(batches) >= 1 and found.seconds <= 1.1 * budget, (budget, found.seconds)
         origins = [c.origin.startswith("survey: ") for batch in batches for c in batch]
         assert origins == sorted(origins, reverse=True)  # every survey input before the first mutant
-        if budget >= 3 * 60 and per_input <= 3.0:
+        if budget >= hunt.DEFAULT_BUDGET and per_input <= 3.0:
             assert found.survey_size == sum(origins) and not found.cut, budget
             assert len(origins) > sum(origins)  # and mutants after it
         assert sum(n for _, n in found.cut) == found.survey_size - sum(origins)
@@ -291,3 +294,29 @@ def test_hunt_finds_the_braille_term_unaided_and_saves_a_workload_the_gate_fails
                                 "braille_parser:BrailleRereads", "--workload-format", "deepseek_v31",
                                 "--workload", f"file:{saved}", "--lengths", "2k,8k,32k", "--timeout", "120")
     assert status == 1 and "FAIL braille_parser:BrailleRereads" in out
+
+
+HIDDEN_TERMS = ["RereadsOnBidi", "RereadsOnDecomposed", "RereadsOnAlternation", "RereadsOnBundles", "GrowsWithKeys",
+                "GrowsWithDepth", "GrowsWithItems", "JoinsEarlierCalls", "ScansEveryTool"]
+_HUNTED = re.compile(r"^hunted \S+ \(\S+\) for (\d+) s of a (\d+) s budget", re.MULTILINE)
+
+
+@needs_valgrind
+@pytest.mark.slow  # each takes its default budget, 300 s of wall
+@pytest.mark.parametrize("name", HIDDEN_TERMS)
+def test_hunt_finds_each_hidden_term_with_its_default_budget(capsys, tmp_path, in_tests, name):
+    status, out, err = run_main(capsys, "hunt", "--parser", f"hidden_terms:{name}", "--workload-format",
+                                "deepseek_v31", "--no-progress", "--save", str(tmp_path / "worst.jsonl"))
+    assert status == 1 and f"FAIL hidden_terms:{name} on " in out, out + err
+    took, budget = map(int, _HUNTED.search(out).groups())
+    assert budget == hunt.DEFAULT_BUDGET and took <= 1.1 * budget, out
+
+
+@needs_valgrind
+@pytest.mark.slow  # each takes its default budget, 300 s of wall
+@pytest.mark.parametrize("name", ["deepseek_v31", "qwen3_coder", "llama3_json"])
+def test_hunt_finds_nothing_on_a_built_in_parser(capsys, name):
+    status, out, err = run_main(capsys, "hunt", "--parser", name, "--no-progress")
+    assert status == 0 and f"hunt: no input found on which {name} fails the gate's rules" in out, out + err
+    took, budget = map(int, _HUNTED.search(out).groups())
+    assert took <= 1.1 * budget and re.search(r"^survey: (\d+) of \1 inputs", out, re.MULTILINE), out
