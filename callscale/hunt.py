@@ -500,11 +500,19 @@ class Pace:
     def batch(self, k: int) -> float:
         return self.start + self.rate * k if k else 0.0
 
-    def confirm(self, lengths: Sequence[int]) -> float:
-        """Seconds of the gate's row at ``lengths`` (the parser's row; the floor's runs beside it): an input's
-        cost per character, 0.6 of it in one long row (measured: 35 s for 4k-64k at 3.75 s an input), 10%
-        and 5 s kept."""
-        return 1.1 * (self.start + 0.6 * self.rate * (sum(lengths) + 1024) / INPUT_CHARS) + 5.0
+    def confirm(self, lengths: Sequence[int], growth: float | None = None) -> float:
+        """Seconds of the gate's row at ``lengths`` (the parser's row; the floor's runs beside it) on an input
+        whose count grew with exponent ``growth`` between :data:`LENGTHS`: for a linear one, an input's cost
+        per character, 0.6 of it in one long row (measured: 35 s for 4k-64k at 3.75 s an input), 10% and 5 s
+        kept; a steeper one's counts are projected with the exponent ``2 * growth - 1`` (at most 2: a
+        quadratic term's steps steepen with the length; measured: 113 s for 6.7G instructions at 6.6 s an
+        input, exponent 1.44), half of the linear row's seconds growing with them."""
+        linear = 1.1 * (self.start + 0.6 * self.rate * (sum(lengths) + 1024) / INPUT_CHARS) + 5.0
+        if growth is None or growth <= 1.0:
+            return linear
+        steeper = min(2.0, 2.0 * growth - 1.0)
+        ratio = sum((n / LENGTHS[1]) ** steeper for n in lengths) / sum(n / LENGTHS[1] for n in lengths)
+        return linear * (1.0 + 0.5 * (ratio - 1.0))
 
     def observe(self, k: int, seconds: float) -> None:
         self.seen.append(max(0.05, (seconds - self.start) / max(1, k)))
@@ -664,7 +672,7 @@ def hunt(spec: Any, budget: float = DEFAULT_BUDGET, seed: int = 0, save: str | P
         folder = Path(tmp)
         while True:
             elapsed = time.monotonic() - start
-            left = budget - elapsed - pace.confirm(gate_lengths)
+            left = budget - elapsed - pace.confirm(gate_lengths, result.worst.growth if result.worst else None)
             surveying = bool(pending)
             if surveying:
                 batch = pending[:BATCH]

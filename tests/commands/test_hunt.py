@@ -221,6 +221,35 @@ def test_the_search_ends_within_the_budget_and_surveys_before_it_mutates(monkeyp
         assert found.seconds >= 0.6 * budget or not found.cut and len(origins) == sum(origins)
 
 
+def test_a_steep_input_keeps_time_for_its_costlier_gate_row(monkeypatch):
+    """Once an input grows steeply (exponent 1.45), the gate's row on it costs several times a linear one's
+    (its counts at 64k are far larger): the search keeps that time, and the whole hunt still ends within the
+    budget when the row costs what the pace projects."""
+    from callscale import matrix, plugins
+
+    clock = [0.0]
+    monkeypatch.setattr(hunt.time, "monotonic", lambda: clock[0])
+    pace = hunt.Pace(cautious=False)
+
+    def measure(spec_name, fmt, batch, folder, number, timeout, jobs):
+        clock[0] += pace.batch(len(batch))
+        return [hunt.Measured(c, 1.45 if number == 1 and i == 0 else 1.02, (1, 4)) for i, c in enumerate(batch)]
+
+    class Run:
+        passed = False
+
+    def confirm(*args, **kwargs):
+        clock[0] += 0.9 * pace.confirm(DEFAULTS.instruction_lengths, 1.45)
+        return Run()
+
+    monkeypatch.setattr(hunt, "_measure", measure)
+    monkeypatch.setattr(matrix, "run", confirm)
+    assert pace.confirm(DEFAULTS.instruction_lengths, 1.45) > 3 * pace.confirm(DEFAULTS.instruction_lengths, 1.02)
+    found = hunt.hunt(plugins.resolve("qwen3", None), budget=hunt.DEFAULT_BUDGET)
+    assert found.failed and found.worst.growth == 1.45 and found.seconds <= hunt.DEFAULT_BUDGET
+    assert found.cut and found.rounds == 2  # the survey cut short to measure the steep input at the gate's lengths
+
+
 def test_a_budget_too_small_for_the_whole_survey_says_what_it_cuts():
     held, cut = hunt.planned_cut("qwen3", hunt.MIN_BUDGET)
     assert 1 <= held < len(hunt.survey("qwen3")) and cut and "literal closing tags" in cut[-1]
@@ -320,3 +349,23 @@ def test_hunt_finds_nothing_on_a_built_in_parser(capsys, name):
     assert status == 0 and f"hunt: no input found on which {name} fails the gate's rules" in out, out + err
     took, budget = map(int, _HUNTED.search(out).groups())
     assert took <= 1.1 * budget and re.search(r"^survey: (\d+) of \1 inputs", out, re.MULTILINE), out
+
+
+@needs_valgrind
+def test_a_budget_short_of_the_survey_says_so_in_one_line_at_the_start(capsys, monkeypatch):
+    from callscale.commands import hunt as command
+
+    seen = {}
+
+    def fake(spec, budget, *args, **kwargs):
+        seen["said"] = capsys.readouterr().err  # what was said before the search started
+        return hunt.Hunt(spec.name, spec.format, survey_size=len(hunt.survey(spec.format)))
+
+    monkeypatch.setattr(command, "hunt", fake)
+    status, out, err = run_main(capsys, "hunt", "--parser", "qwen3", "--budget", "100", "--no-progress")
+    held, cut = hunt.planned_cut("qwen3", 100.0)
+    (line,) = seen["said"].splitlines()
+    assert line == f"hunt: a 100 s budget holds about {held} inputs of the survey: cut {'; '.join(cut)}"
+    assert status == 1 and "no input could be measured" in out and f"survey: 0 of {len(hunt.survey('qwen3'))} inputs" in out
+    status, out, err = run_main(capsys, "hunt", "--parser", "qwen3", "--no-progress")
+    assert seen["said"] == ""  # the default budget holds the whole survey
