@@ -91,10 +91,11 @@ TOOL_EVERY = 64
 #: speculative decoder (bursts of 1-8 tokens of about 4 characters); ``flush``, a server that holds single
 #: characters back and flushes a long run now and then.
 PATTERNS = {"speculative": (4, 4, 19, 4, 11, 4, 4, 27, 4, 8, 32, 4), "flush": (1,) * 24 + (380,)}
-#: The deliveries of the survey: delta sizes, split points, one delta, alternating sizes, fixed-size bundles
-#: of 16..4096 characters, recorded patterns.
-SURVEY_DELIVERIES = ("tokens:1", "random:0:64", "whole", "alternating:1,50", "alternating:4,400", "fixed:16",
-                     "fixed:64", "fixed:256", "fixed:1024", "fixed:4096", "pattern:speculative", "pattern:flush")
+#: The deliveries of the survey: alternating sizes, fixed-size bundles of 16..4096 characters, delta sizes,
+#: recorded patterns, split points, one delta (one of each kind first: a budget that cuts the survey cuts
+#: the second of a kind).
+SURVEY_DELIVERIES = ("alternating:1,50", "fixed:256", "tokens:1", "pattern:speculative", "random:0:64", "whole",
+                     "fixed:16", "fixed:4096", "alternating:4,400", "fixed:64", "fixed:1024", "pattern:flush")
 #: The bidirectional control characters (general category Cf).
 BIDI = tuple("\u061c\u200e\u200f") + tuple(chr(c) for c in range(0x202A, 0x202F)) + tuple(
     chr(c) for c in range(0x2066, 0x206A))
