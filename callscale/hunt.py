@@ -710,9 +710,7 @@ def hunt(spec: Any, budget: float = DEFAULT_BUDGET, seed: int = 0, save: str | P
             for m in done:
                 if _better(m, result.worst):
                     result.worst = m
-            if pending:  # the whole survey before any mutation
-                pass
-            else:
+            if not pending:  # the parents of the next batch's mutants (none while the survey lasts)
                 ranked = sorted((m for m in result.measured if m.growth is not None), key=lambda m: -m.growth)
                 parents = []
                 for m in ranked:  # the steepest few, one an axis-and-first-step, so the parents differ
@@ -725,10 +723,11 @@ def hunt(spec: Any, budget: float = DEFAULT_BUDGET, seed: int = 0, save: str | P
                 say(f"{'survey' if surveying else 'mutants'} batch {result.rounds}: {len(done)} inputs in "
                     f"{took:.0f} s, steepest so far {4 ** result.worst.growth:.2f}x per 4x (exponent "
                     f"{result.worst.growth:.3f}): {result.worst.candidate.describe()}")
-        counts: dict[str, int] = {}
+        cut: dict[str, int] = {}
         for c in pending:
-            counts[c.origin.removeprefix("survey: ")] = counts.get(c.origin.removeprefix("survey: "), 0) + 1
-        result.cut = list(counts.items())
+            part = c.origin.removeprefix("survey: ")
+            cut[part] = cut.get(part, 0) + 1
+        result.cut = list(cut.items())
         if result.worst is not None:
             began = time.monotonic()
             _confirm(result, spec, folder, save, budget - (began - start), gate_lengths, threshold,
@@ -793,7 +792,8 @@ def summary(found: Hunt) -> list[str]:
     lines.append("tried by axis (inputs, steepest exponent): " + ", ".join(cells))
     deliveries: dict[str, int] = {}
     for m in found.measured:
-        deliveries[m.candidate.delivery.partition(":")[0]] = deliveries.get(m.candidate.delivery.partition(":")[0], 0) + 1
+        kind = m.candidate.delivery.partition(":")[0]
+        deliveries[kind] = deliveries.get(kind, 0) + 1
     lines.append("tried by step (inputs): " + ", ".join(f"{what} {n}" for what, n in by_origin.items()))
     lines.append("tried by delivery (inputs): " + ", ".join(f"{what} {n}" for what, n in sorted(deliveries.items())))
     return lines
