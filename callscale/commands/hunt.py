@@ -20,8 +20,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                                                   "module.path:ClassOrFactory (with --workload-format)")
     p.add_argument("--budget", type=budget_seconds, default=None, metavar="SECONDS",
                    help=f"seconds of wall time the whole hunt may take, the gate's row on the steepest input included "
-                        f"(default {DEFAULT_BUDGET:g}: the whole survey and about two rounds of mutants on a loaded "
-                        f"2-core machine; at least {MIN_BUDGET:g}: one batch of the survey and the gate's row)")
+                        f"(default {DEFAULT_BUDGET:g}: the whole survey, about two batches of mutants and the gate's row "
+                        f"at a 2-core machine's pace; the report says what a slower pace cut; at least "
+                        f"{MIN_BUDGET:g}: a first batch of the survey and the gate's row)")
     p.add_argument("--save", metavar="PATH",
                    help="write the steepest input found as a file: workload (JSON lines) that gate and scale take")
     p.add_argument("--seed", type=int, default=0, help="seed of the search's choices (default 0)")
@@ -90,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
                 f"them with callscale gate --meter instructions --parser {spec.name} --workload W@KIND")
     budget = args.budget if args.budget is not None else DEFAULT_BUDGET
     if budget < MIN_BUDGET:
-        p.error(f"--budget: {budget:g} s holds less than one batch of the survey and the gate's row; give at least "
+        p.error(f"--budget: {budget:g} s holds less than a first batch of the survey and the gate's row; give at least "
                 f"{MIN_BUDGET:g} s")
     threshold = args.threshold if args.threshold is not None else settings.threshold
     def say(line: str) -> None:  # a line per round, unless --no-progress

@@ -297,7 +297,7 @@ def test_the_search_ends_when_no_input_could_be_measured(monkeypatch):
 @pytest.mark.parametrize("argv, says", [
     (["--budget", "0"], "--budget: must be more than 0"),
     (["--budget", "soon"], "--budget: not a number of seconds"),
-    (["--budget", "30"], "--budget: 30 s holds less than one batch of the survey"),
+    (["--budget", "30"], "--budget: 30 s holds less than a first batch of the survey"),
     (["--parser", "qwen3"], "name one parser"),
     (["--lengths", "1k,2k"], "at least 3"),
     (["--save", "{tmp}/a-file/worst.jsonl"], "--save"),
