@@ -9,7 +9,7 @@ import math
 import sys
 from pathlib import Path
 
-from ..hunt import DEFAULT_BUDGET, LENGTHS, hunt, tried, worst_characters
+from ..hunt import DEFAULT_BUDGET, LENGTHS, MIN_BUDGET, hunt, planned_cut, summary, worst_characters
 from .options import (add_parser_options, add_verdict_rules, load_settings, memory_limit_of, parse_jobs, parser_of,
                       parser_specs, setting_type, split_values, timeout_of, verdict_rules)
 
@@ -19,8 +19,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_parser_options(p, null=False, parser_help="the parser to hunt on: a registered parser or "
                                                   "module.path:ClassOrFactory (with --workload-format)")
     p.add_argument("--budget", type=budget_seconds, default=None, metavar="SECONDS",
-                   help=f"seconds the search may take; it stops within the budget plus one measurement "
-                        f"(default {DEFAULT_BUDGET:g})")
+                   help=f"seconds of wall time the whole hunt may take, the gate's row on the steepest input included "
+                        f"(default {DEFAULT_BUDGET:g}: the whole survey, about two batches of mutants and the gate's row "
+                        f"at a 2-core machine's pace; the report says what a slower pace cut; at least "
+                        f"{MIN_BUDGET:g}: a first batch of the survey and the gate's row)")
     p.add_argument("--save", metavar="PATH",
                    help="write the steepest input found as a file: workload (JSON lines) that gate and scale take")
     p.add_argument("--seed", type=int, default=0, help="seed of the search's choices (default 0)")
@@ -88,18 +90,26 @@ def run(args: argparse.Namespace) -> int:
         p.error(f"--parser {spec.name}: the hunt's deliveries (tokens:K, fixed:K, ...) cannot reach it: {exc}; count "
                 f"them with callscale gate --meter instructions --parser {spec.name} --workload W@KIND")
     budget = args.budget if args.budget is not None else DEFAULT_BUDGET
+    if budget < MIN_BUDGET:
+        p.error(f"--budget: {budget:g} s holds less than a first batch of the survey and the gate's row; give at least "
+                f"{MIN_BUDGET:g} s")
     threshold = args.threshold if args.threshold is not None else settings.threshold
     def say(line: str) -> None:  # a line per round, unless --no-progress
         if args.progress is not False:
             print(f"hunt: {line}", file=sys.stderr, flush=True)
 
+    held, cut = planned_cut(spec.format, budget, lengths, args.seed)
+    if cut:  # always said, progress or not: the search will not cover its whole survey
+        print(f"hunt: a {budget:g} s budget holds about {held} inputs of the survey: cut {'; '.join(cut)}",
+              file=sys.stderr, flush=True)
     found = hunt(spec, budget, args.seed, args.save, lengths, threshold, reference, factor,
                  args.jobs if args.jobs is not None else settings.jobs, say)
     counted = [m for m in found.measured if m.growth is not None]
     print(f"hunted {spec.name} ({found.format}) for {found.seconds:.0f} s of a {budget:g} s budget: "
-          f"{len(found.measured)} inputs in {found.rounds} rounds ({len(counted)} counted at "
+          f"{len(found.measured)} inputs in {found.rounds} batches ({len(counted)} counted at "
           f"{LENGTHS[0]} and {LENGTHS[1]} characters)")
-    print(tried())
+    for line in summary(found):
+        print(line)
     failed = [m for m in found.measured if m.growth is None]
     if failed:
         print(f"not counted: {len(failed)} inputs (first: {failed[0].candidate.describe()}: "
@@ -117,8 +127,11 @@ def run(args: argparse.Namespace) -> int:
         print("  " + line)
     for line in report.gate_lines(found.confirm):
         print(line)
-    if found.saved is not None:
+    if found.saved is not None and worst.candidate.axis == "value":
         print(f"wrote {found.saved} (as a workload: --workload file:{found.saved})")
+    elif found.saved is not None:
+        print(f"wrote {found.saved}: the input at each of the gate's lengths, a record a line (a file: workload "
+              f"grows only its longest value, not the {worst.candidate.axis} axis)")
     if found.failed:
         print(f"hunt: found an input on which {spec.name} fails the gate's rules")
         return 1

@@ -65,10 +65,11 @@ its own workload name, so a measurement matrix over all formats stays whole.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import random
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 from . import content as kinds
 from . import render
@@ -77,7 +78,7 @@ from .render import Call, Renderer
 from .source import SOURCE_FILES, prose, source_code
 from .tools import MAX_DEPTH, tools_for  # re-exported: the catalog's cases declare their tools with it
 
-__all__ = ["AXES", "HEADLINE", "KIND_WORKLOADS", "Workload", "names", "get", "make", "text_lengths", "check_name", "tools_for",
+__all__ = ["AXES", "registered", "HEADLINE", "KIND_WORKLOADS", "Workload", "names", "get", "make", "text_lengths", "check_name", "tools_for",
            "formats", "intro"]
 
 Workload = Callable[[str, int, int], Case]
@@ -90,6 +91,17 @@ _WORKLOADS: dict[str, Workload] = {}
 
 #: The workloads that carry argument text, and so take a content kind (``NAME@KIND``).
 KIND_WORKLOADS: list[str] = []
+
+@contextlib.contextmanager
+def registered(made: dict[str, Workload]) -> Iterator[None]:
+    """``made``'s workloads known by name (:func:`make`, :func:`get`) while the block runs, then forgotten:
+    inputs made elsewhere (``callscale hunt``'s candidates) counted by a meter that makes each case by name."""
+    _WORKLOADS.update(made)
+    try:
+        yield
+    finally:
+        for name in made:
+            _WORKLOADS.pop(name, None)
 
 
 def _workload(name: str, kinds: bool = False) -> Callable[[Workload], Workload]:

@@ -39,12 +39,9 @@ def split_at(text: str, cuts) -> list[str]:
 
 def split_by_sizes(text: str, sizes) -> list[str]:
     """``text`` in deltas of ``sizes[0]``, ``sizes[1]``, ... characters, cycling through ``sizes``."""
-    out, i, k = [], 0, 0
-    while i < len(text):
-        out.append(text[i:i + sizes[k % len(sizes)]])
-        i += sizes[k % len(sizes)]
-        k += 1
-    return out
+    from callscale.hunt import deliver
+
+    return deliver(text, "alternating:" + ",".join(str(k) for k in sizes))
 
 
 def stream_outcome(parser_name: str, deltas, tools=()):
