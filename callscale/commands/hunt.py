@@ -48,7 +48,14 @@ def budget_seconds(text: str) -> float:
 
 def run(args: argparse.Namespace) -> int:
     """``callscale hunt``: exit 1 when the steepest input found fails the gate's rules, 0 when not, 2 on a bad
-    option."""
+    option, 3 callscale's own files changed during the run (:func:`callscale.integrity.guarded`)."""
+    from .. import integrity  # what was measured must not have changed callscale's own files
+
+    return integrity.guarded(lambda: hunt_run(args), "hunt")
+
+
+def hunt_run(args: argparse.Namespace) -> int:
+    """The hunt itself (:func:`run` guards it)."""
     from .. import config, report
     from ..instructions import MeterUnavailable, check_available
 
