@@ -46,11 +46,17 @@ def test_the_classifiers_start_at_the_lowest_python_the_package_requires():
     assert _declared()[-1] >= (3, 13)
 
 
-def test_the_recipe_picks_the_lowest_and_newest_declared_python_other_than_its_own():
+def test_the_recipe_picks_the_lowest_and_newest_declared_python():
     got = _bash(_function("declared_pythons") + "\ndeclared_pythons", PY=sys.executable)
     assert got.returncode == 0, got.stderr
-    want = [f"{a}.{b}" for a, b in sorted({_declared()[0], _declared()[-1]}) if (a, b) != sys.version_info[:2]]
-    assert got.stdout.split() == want
+    assert got.stdout.split() == [f"{a}.{b}" for a, b in sorted({_declared()[0], _declared()[-1]})]
+
+
+def test_the_fast_set_is_the_readmes_test_command():
+    """.ci/run runs the fast set by the command README.md gives (with each declared end's interpreter)."""
+    command = 'pytest -q -n auto --dist loadscope -m "not slow"'
+    assert command in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f'"$1" -m {command}' in _function("fast_set")
 
 
 def test_a_python_neither_pyenv_nor_uv_has_is_found_as_nothing(tmp_path):
