@@ -3,7 +3,6 @@ differs between the base's and the new run's."""
 
 from __future__ import annotations
 
-import json
 import platform
 import shutil
 from pathlib import Path
@@ -52,18 +51,6 @@ def test_differences_name_each_key_and_say_when_the_harness_moved_the_counts():
     assert environment.differences(None, None) == [] and environment.differences(base, None) == []
     only_package = environment.differences(base, dict(base, **{"package:numpy": "2.5.0"}))
     assert only_package == ["environment differs from the base's: package:numpy 2.4.6 -> 2.5.0"]
-
-
-def test_gate_out_writes_environment_json(tmp_path, monkeypatch):
-    monkeypatch.chdir(HELPERS)
-    status = _main(["gate", "--parser", "deepseek_v31,quadratic_parser:QuadraticParser", "--format",
-                    "deepseek_v31", "--workload", "write_file", "--lengths", "1k,2k,4k", "--repeats", "1",
-                    "--no-progress", "--out", str(tmp_path)])
-    assert status == 1
-    env = json.loads((tmp_path / "environment.json").read_text())
-    assert env["python"].startswith("CPython 3.")
-    assert "parser:quadratic_parser:QuadraticParser" in env  # a plain module: no distribution provides it
-    assert env["parser:quadratic_parser:QuadraticParser"] is None
 
 
 def test_compare_says_the_counts_moved_with_the_harness(tmp_path, capsys):

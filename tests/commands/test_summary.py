@@ -77,19 +77,6 @@ def test_a_passing_run_says_so_and_appends_to_the_step_summary(tmp_path, monkeyp
     assert "#### Failing pairs" not in text
 
 
-def test_gate_out_writes_summary_md(tmp_path, monkeypatch):
-    monkeypatch.chdir(HELPERS)
-    # 4k-16k: at 1k a linear parser's whole stream takes 0.3 ms, which a loaded machine's noise can bend past
-    # the projection rule; the quadratic one fails either way
-    status = _main(["gate", "--parser", f"deepseek_v31,{QUAD}", "--workload-format", "deepseek_v31", "--workload",
-                    "write_file", "--lengths", "4k,8k,16k", "--repeats", "3", "--no-progress",
-                    "--out", str(tmp_path / "res")])
-    assert status == 1
-    text = (tmp_path / "res" / "summary.md").read_text()
-    assert text.startswith("### callscale gate: FAILED (1 of 2 parser x workload pairs)")
-    assert f"reproduce: `callscale gate --parser {QUAD} --workload-format deepseek_v31" in text
-
-
 def test_compare_summary_lists_the_worse_pair_first(tmp_path):
     base = pd.read_csv(RUN, keep_default_na=False, na_values=[""])
     quad = base["parser"] == QUAD

@@ -20,13 +20,15 @@ from callscale import cli, instructions, shard
 from support import HELPERS, ROOT
 
 needs_valgrind = pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+#: A child's import path: the fixtures, then the callscale under test (not whichever one is installed).
+CHILD_PATH = os.pathsep.join([str(HELPERS), str(ROOT)])
 
 
 @pytest.fixture
 def importable_tests(monkeypatch):
-    """Children import the test fixtures (module:Class) from tests/."""
+    """Children import the test fixtures (module:Class) from tests/helpers and callscale from this checkout."""
     monkeypatch.chdir(HELPERS)
-    monkeypatch.setenv("PYTHONPATH", str(HELPERS))
+    monkeypatch.setenv("PYTHONPATH", CHILD_PATH)
 
 
 ITEM = ("deepseek_v31", "deepseek_v31", "write_file", 1024)
@@ -91,7 +93,7 @@ def test_gate_times_out_a_hanging_plugin_and_measures_the_rest(importable_tests,
 def test_sigterm_kills_the_callgrind_child(importable_tests, tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "callscale", "gate", "--meter", "instructions", "--parser",
                              "hanging_parser:Hangs", "--format", "deepseek_v31", "--workload", "write_file",
-                             "--timeout", "600", "--no-progress"], cwd=HELPERS, env=dict(os.environ, PYTHONPATH=str(HELPERS)),
+                             "--timeout", "600", "--no-progress"], cwd=HELPERS, env=dict(os.environ, PYTHONPATH=CHILD_PATH),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     children = []
     for _ in range(1800):  # until the metered child runs (up to 3 min on a loaded machine)
@@ -168,7 +170,7 @@ def test_sigterm_kills_both_callgrind_children(importable_tests):
     proc = subprocess.Popen([sys.executable, "-m", "callscale", "gate", "--meter", "instructions", "--parser",
                              "hanging_parser:Hangs", "--parser", "deepseek_v31", "--format", "deepseek_v31",
                              "--workload", "write_file,many_short_calls", "--jobs", "2", "--timeout", "600",
-                             "--no-progress"], cwd=HELPERS, env=dict(os.environ, PYTHONPATH=str(HELPERS)),
+                             "--no-progress"], cwd=HELPERS, env=dict(os.environ, PYTHONPATH=CHILD_PATH),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     children = []
     for _ in range(600):  # until both metered children run

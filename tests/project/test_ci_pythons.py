@@ -46,11 +46,17 @@ def test_the_classifiers_start_at_the_lowest_python_the_package_requires():
     assert _declared()[-1] >= (3, 13)
 
 
-def test_the_recipe_picks_the_lowest_and_newest_declared_python_other_than_its_own():
+def test_the_recipe_picks_the_lowest_and_newest_declared_python():
     got = _bash(_function("declared_pythons") + "\ndeclared_pythons", PY=sys.executable)
     assert got.returncode == 0, got.stderr
-    want = [f"{a}.{b}" for a, b in sorted({_declared()[0], _declared()[-1]}) if (a, b) != sys.version_info[:2]]
-    assert got.stdout.split() == want
+    assert got.stdout.split() == [f"{a}.{b}" for a, b in sorted({_declared()[0], _declared()[-1]})]
+
+
+def test_the_fast_set_is_the_readmes_test_command():
+    """.ci/run runs the fast set by the command README.md gives (with each declared end's interpreter)."""
+    command = 'pytest -q -n auto --dist loadscope -m "not slow"'
+    assert command in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f'"$1" -m {command}' in _function("fast_set")
 
 
 def test_a_python_neither_pyenv_nor_uv_has_is_found_as_nothing(tmp_path):
@@ -76,3 +82,23 @@ def test_this_machine_has_the_declared_pythons_ci_runs(version):
     out = subprocess.run([got.stdout.strip(), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
                          capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == version
+
+
+
+#: A test function with its decorators, up to the next decorator, function or class at the margin.
+TEST_FUNCTION = re.compile(r"^(?:@[^\n]*\n)*def (test_\w+)\(.*?(?=^(?:@|def |class )|\Z)", re.S | re.M)
+
+
+def test_a_test_that_asserts_on_one_python_only_is_marked_so_ci_runs_it_there():
+    """.ci/run runs the fast set on the lowest and the newest declared Python; a fast test whose assertion holds
+    on one version only (``sys.version_info[:2] == (...)``) is marked ``one_python``, which .ci/run adds to the
+    slow tier it runs on its own Python."""
+    assert '"slow or one_python"' in RECIPE
+    marked = []
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        for m in TEST_FUNCTION.finditer(path.read_text(encoding="utf-8")):
+            body = m.group(0)
+            if "version_info[:2] ==" in body and "mark.slow" not in body:
+                assert "mark.one_python" in body, f"{path.name}::{m.group(1)}"
+                marked.append(m.group(1))
+    assert "test_small_quadratic_fixtures_fail_under_instructions_though_one_slope_passes" in marked
