@@ -411,7 +411,10 @@ def _length(run: _Run, row: dict, path: str, factory, collect) -> None:
     case = None
     # what runs after the count, made before it (under instrumentation, code is translated anew in every fork)
     calibration, counted = requests.dump_block("calibration"), requests.dump_block(f"case {index}")
-    request = requests.dump_block(f"request {index}") if path.endswith(".000") else None  # a row's first length
+    # every length makes the request's block, used at a row's first length only: a block made at one length
+    # and not at the others would put the stream's objects elsewhere in the heap there, and move its count
+    request = requests.dump_block(f"request {index}")
+    first = path.endswith(".000")
     done = run.prepare(index)  # the answer of a stream that did not raise
     run.say("case", index=index, pid=f"{os.getpid():09d}")
     settle_collector()
@@ -432,7 +435,7 @@ def _length(run: _Run, row: dict, path: str, factory, collect) -> None:
         error = exc
     collect()
     requests.dump_at(counted)
-    if error is None and request is not None:  # one request, after the count
+    if error is None and first:  # one request, after the count
         _request(factory, deltas[:1], tools, collect)
         requests.dump_at(request)
     if error is not None or not os.path.exists("outcomes"):

@@ -37,8 +37,9 @@ ITEM = ("deepseek_v31", "deepseek_v31", "write_file", 1024)
 @needs_valgrind
 def test_a_count_does_not_depend_on_what_else_the_child_counted():
     alone = instructions.count_items([ITEM], "tokens:4")
+    # ITEM alone is its row's first length (the one whose fork also counts a request); crowded, its row's second
     crowded = instructions.count_items([("qwen3", "qwen3", "many_short_calls", 1024), ("null", "glm47", "write_file", 2048),
-                                        ITEM, ("kimi_k2", "kimi_k2", "write_file", 1024)], "tokens:4")
+                                        ITEM, ("kimi_k2", "kimi_k2", "write_file", 1024), ITEM[:3] + (512,)], "tokens:4")
     assert alone[ITEM].instructions == crowded[ITEM].instructions > 1_000_000
     assert crowded[("null", "glm47", "write_file", 2048)].instructions < alone[ITEM].instructions / 10
 
@@ -309,7 +310,8 @@ def test_merged_shards_give_the_unsharded_verdict(tmp_path, capsys):
     merged_out = capsys.readouterr().out
     assert merged == whole
     table = lambda text: sorted(line for line in text.splitlines() if line.startswith(("deepseek_v31", "qwen3", "glm47")))
-    assert table(merged_out) == table(whole_out) and len(table(whole_out)) == 3
+    rows = table(whole_out)  # each parser's write_file row and its request row
+    assert table(merged_out) == rows and sorted(line.split()[1] for line in rows) == ["request"] * 3 + ["write_file"] * 3
 
 
 def test_changed_since_maps_modules_to_parsers():
