@@ -28,7 +28,7 @@ from .jsonscan import SURROGATE, finite_float  # (SURROGATE: the one pattern, re
 from .scanner import markers
 
 __all__ = ["MAX_LITERAL_DEPTH", "PyLiteralReader", "read_python_literal", "SIMPLE_ESCAPES", "unescape",
-           "PyArgumentReader", "PY_CONSTANTS", "python_number", "char_json", "long_escape"]
+           "PyArgumentReader", "member_state", "PY_CONSTANTS", "python_number", "char_json", "long_escape"]
 
 #: Deepest nesting of brackets a literal may have.
 MAX_LITERAL_DEPTH = 256
@@ -196,7 +196,7 @@ class PyLiteralReader:
         #: on: at most ``_MAX_TAIL`` characters); a negative answer of :meth:`feed` counts back into it.
         self.held_before = ""
         # the quote of the member's string the reader is directly in, with nothing held and no value built
-        # (stream's fast path: a piece without this quote or a backslash is its own JSON text), else ""
+        # (member_state's fast path: a piece without this quote or a backslash is its own JSON text), else ""
         self._text_quote = ""
 
     def take_member(self) -> str:
@@ -219,64 +219,6 @@ class PyLiteralReader:
         text = out[0] if len(out) == 1 else "".join(out)
         out.clear()
         return text
-
-    def stream(self, text: str) -> str | None:
-        """:meth:`feed` ``(text, True)`` and :meth:`take_member` in one step, for a value that goes on: the member's
-        JSON text when every character of ``text`` was read and the value is neither complete nor broken, else
-        ``None`` (then :attr:`used` is feed's answer, and :meth:`take_member` holds the member's text).
-
-        A piece inside a string of the member itself with no quote and no backslash, or one backslash of a
-        one-character escape (a long value's delta), is its JSON text as it is, read without the reading loop.
-        """
-        quote = self._text_quote
-        if quote:
-            if "\\" not in text:
-                if quote in text:
-                    chars = None
-                elif text.isprintable() and '"' not in text:  # (its JSON text: itself)
-                    return text
-                else:
-                    chars = text
-            else:  # one one-character escape (\\n, \\'), not at the end, and no other backslash nor quote
-                k = text.find("\\")
-                simple = _SIMPLE_JSON.get(text[k + 1:k + 2])
-                head, rest = text[:k], text[k + 2:]
-                if simple is None or "\\" in rest or quote in head or quote in rest:
-                    chars = None
-                else:
-                    if not simple[2]:
-                        self.maybe_json = False
-                    chars = head + simple[0] + rest
-            if chars is not None:
-                if chars.isprintable() and '"' not in chars and "\\" not in chars:  # (its JSON text: itself)
-                    return chars
-                piece = _encode_string(chars)[1:-1]  # (_json_piece, without its frame)
-                return piece if piece.isascii() or SURROGATE.search(piece) is None else _json_piece(chars)
-        if self.failed or not text:
-            used = self.used = self.feed(text, True)
-        else:  # (feed's reading, without its frame and its string's fast path: _read's string run reads the same)
-            tail = self._tail
-            self.held_before = tail
-            try:
-                end = self._read(tail + text if tail else text, False, True)
-            except (ValueError, KeyError, IndexError, TypeError, OverflowError):
-                self.used = self._broke(tail)
-                return None
-            if not self._nested and len(self._out) > 64:
-                self._done.append("".join(self._out))
-                self._out = []
-            if not self._keep:
-                quote = self._quote
-                self._text_quote = quote if quote and not self._tail and self._out is self._member_out else ""
-            used = self.used = end - len(tail) if tail else end
-        if used != len(text) or self.closed or self.failed:
-            return None
-        out = self._member_out
-        if not out or self._keep:
-            return self.take_member()
-        piece = out[0] if len(out) == 1 else "".join(out)  # (take_member's, without its frame)
-        out.clear()
-        return piece
 
     def feed(self, text: str, stop_at_close: bool = False) -> int:
         """The next piece of the literal's text; returns how many of its characters were read.
@@ -681,6 +623,83 @@ class PyLiteralReader:
             top[4] = True
         else:
             raise ValueError("two values without a comma")
+
+
+# --------------------------------------------------------------------------- the streamed member's state
+def member_state(self: Any, final: bool) -> bool:
+    """A format's state for a streamed member's text, written once (``_s_arguments = member_state``): the
+    unread text fed to the reader and the member's JSON text sent, one Python frame a delta.
+
+    ``self`` (a :class:`callscale.parsers.base.ToolParser`) holds ``_reader`` (a :class:`PyLiteralReader`
+    whose member opened and was taken once: :meth:`PyLiteralReader.take_member`) and the format's step
+    after each piece, ``_member_read(text, used, final) -> bool`` (the state's answer; ``used``:
+    :meth:`PyLiteralReader.feed`'s answer). The unread text (``scanner.take_all``) is read as
+    ``feed(text, True)`` then ``take_member()`` would, and the member's text is sent (``_emit_arguments``).
+    While the value goes on, every character read, the state waits (False), or at the end of the output
+    answers ``_member_read(text, len(text), True)``; when the value completed or broke in the piece,
+    ``_member_read(text, used, final)`` (:attr:`PyLiteralReader.used` holds ``used``).
+
+    A piece inside a string of the member itself with no quote and no backslash, or one backslash of a
+    one-character escape (a long value's delta), is its JSON text as it is, read without the reading loop.
+    """
+    text = self.scanner.take_all()
+    reader = self._reader
+    quote = reader._text_quote
+    if quote:
+        if "\\" not in text:
+            if quote in text:
+                chars = None
+            elif text.isprintable() and '"' not in text:  # (its JSON text: itself)
+                if text:
+                    self._emit_arguments(text)
+                return self._member_read(text, len(text), final) if final else False
+            else:
+                chars = text
+        else:  # one one-character escape (\\n, \\'), not at the end, and no other backslash nor quote
+            k = text.find("\\")
+            simple = _SIMPLE_JSON.get(text[k + 1:k + 2])
+            head, rest = text[:k], text[k + 2:]
+            if simple is None or "\\" in rest or quote in head or quote in rest:
+                chars = None
+            else:
+                if not simple[2]:
+                    reader.maybe_json = False
+                chars = head + simple[0] + rest
+        if chars is not None:
+            if not (chars.isprintable() and '"' not in chars and "\\" not in chars):  # (else its JSON text: itself)
+                piece = _encode_string(chars)[1:-1]  # (_json_piece, without its frame)
+                chars = piece if piece.isascii() or SURROGATE.search(piece) is None else _json_piece(chars)
+            self._emit_arguments(chars)
+            return self._member_read(text, len(text), final) if final else False
+    if reader.failed or not text:
+        used = reader.used = reader.feed(text, True)
+    else:  # (feed's reading, without its frame and its string's fast path: _read's string run reads the same)
+        tail = reader._tail
+        reader.held_before = tail
+        try:
+            end = reader._read(tail + text if tail else text, False, True)
+        except (ValueError, KeyError, IndexError, TypeError, OverflowError):
+            used = reader.used = reader._broke(tail)
+            end = None
+        if end is not None:
+            if not reader._nested and len(reader._out) > 64:
+                reader._done.append("".join(reader._out))
+                reader._out = []
+            if not reader._keep:
+                quote = reader._quote
+                reader._text_quote = quote if quote and not reader._tail and reader._out is reader._member_out else ""
+            used = reader.used = end - len(tail) if tail else end
+    out = reader._member_out
+    if out:  # (take_member's, without its frame)
+        if reader._keep:
+            piece = reader.take_member()
+        else:
+            piece = out[0] if len(out) == 1 else "".join(out)
+            out.clear()
+        self._emit_arguments(piece)
+    if used != len(text) or reader.closed or reader.failed:  # the value completed or broke here
+        return self._member_read(text, used, final)
+    return self._member_read(text, len(text), final) if final else False
 
 
 def read_python_literal(text: str) -> tuple[bool, Any]:
