@@ -449,14 +449,22 @@ class PyLiteralReader:
                         pos += 2
                     else:
                         top[3] = "colon"
-                else:
+                elif top is None:  # (the whole literal a string or an integer: closed)
                     self._value(value, written=True)
-                    if top is None:  # (the whole literal a string or an integer: closed)
-                        if stop:
-                            return pos
-                    elif pos + 1 < n and buf[pos] == "," and buf[pos + 1] == " ":  # (the ", " after a value)
-                        top[3] = "key" if top[0].__class__ is dict else "value"
+                    if stop:
+                        return pos
+                else:  # a container's value (expected: checked where it started): _value's, without its frame
+                    container = top[0]
+                    if container.__class__ is dict:
+                        container[top[2]] = value
+                    else:
+                        container.append(value)
+                    top[4] = True
+                    if pos + 1 < n and buf[pos] == "," and buf[pos + 1] == " ":  # (the ", " after a value)
+                        top[3] = "key" if container.__class__ is dict else "value"
                         pos += 2
+                    else:
+                        top[3] = "sep"
         except (ValueError, KeyError, IndexError, TypeError, OverflowError):
             self._broke_at = pos  # (where the token that broke the literal starts: feed answers it)
             raise
@@ -582,7 +590,17 @@ class PyLiteralReader:
                     self._out.append("[" + "".join(inner) + "]")
             else:
                 self._out.append("}" if tok == "}" else "]")
-            self._value(top[0], written=True)
+            if stack:  # the outer container's value (expected: checked where this one opened): _value's, without its frame
+                outer = stack[-1]
+                container = outer[0]
+                if container.__class__ is dict:
+                    container[outer[2]] = top[0]
+                else:
+                    container.append(top[0])
+                outer[3] = "sep"
+                outer[4] = True
+            else:
+                self._value(top[0], written=True)
         elif tok == ",":
             if top[3] != "sep":
                 raise ValueError("misplaced comma")
@@ -671,7 +689,8 @@ def member_state(self: Any, final: bool) -> bool:
                 chars = piece if piece.isascii() or SURROGATE.search(piece) is None else _json_piece(chars)
             self._emit_arguments(chars)
             return self._member_read(text, len(text), final) if final else False
-    if reader.failed or not text:
+    n = len(text)
+    if reader.failed or not n:
         used = reader.used = reader.feed(text, True)
     else:  # (feed's reading, without its frame and its string's fast path: _read's string run reads the same)
         tail = reader._tail
@@ -680,8 +699,7 @@ def member_state(self: Any, final: bool) -> bool:
             end = reader._read(tail + text if tail else text, False, True)
         except (ValueError, KeyError, IndexError, TypeError, OverflowError):
             used = reader.used = reader._broke(tail)
-            end = None
-        if end is not None:
+        else:
             if not reader._nested and len(reader._out) > 64:
                 reader._done.append("".join(reader._out))
                 reader._out = []
@@ -697,9 +715,9 @@ def member_state(self: Any, final: bool) -> bool:
             piece = out[0] if len(out) == 1 else "".join(out)
             out.clear()
         self._emit_arguments(piece)
-    if used != len(text) or reader.closed or reader.failed:  # the value completed or broke here
+    if used != n or reader.closed or reader.failed:  # the value completed or broke here
         return self._member_read(text, used, final)
-    return self._member_read(text, len(text), final) if final else False
+    return self._member_read(text, n, final) if final else False
 
 
 def read_python_literal(text: str) -> tuple[bool, Any]:
