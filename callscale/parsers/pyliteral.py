@@ -429,6 +429,12 @@ class PyLiteralReader:
                         end = buf.find(c, pos + 1)
                         if end < 0 or "\\" in buf:  # not whole here, or maybe an escape (a backslash in the piece)
                             self._quote = c
+                            if end < 0 and "\\" not in buf:  # the rest of the piece is the string's text (the run's)
+                                piece = buf[pos + 1:]
+                                if piece.isprintable() and '"' not in piece:  # (its JSON text: itself)
+                                    self._parts = [piece] if self._keep else []
+                                    self._out.append(_QUOTE + piece)
+                                    break
                             self._parts = []
                             self._out.append(_QUOTE)
                             pos += 1
