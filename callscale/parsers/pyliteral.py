@@ -554,9 +554,15 @@ class PyLiteralReader:
         stack = self._stack
         top = stack[-1] if stack else None
         if tok in _CLOSERS:
-            if top is not None and top[3] == "key":
-                raise ValueError("a container as a dict key")
-            self._start_value()
+            if top is not None:  # its place checked, the separator before it written (_start_value's, without its frame)
+                expecting = top[3]
+                if expecting == "value":
+                    if top[4] and top[0].__class__ is not dict:
+                        self._out.append(", ")
+                elif expecting == "key":
+                    raise ValueError("a container as a dict key")
+                else:
+                    raise ValueError("two values without a comma")
             if len(stack) >= MAX_LITERAL_DEPTH:
                 raise ValueError("nested too deep")
             entry = [{} if tok == "{" else [], _CLOSERS[tok], None, "key" if tok == "{" else "value", False]
