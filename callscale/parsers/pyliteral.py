@@ -715,17 +715,13 @@ def member_state(self: Any, final: bool) -> bool:
             if not reader._nested and len(reader._out) > 64:
                 reader._done.append("".join(reader._out))
                 reader._out = []
-            if not reader._keep:
-                quote = reader._quote
-                reader._text_quote = quote if quote and not reader._tail and reader._out is reader._member_out else ""
+            quote = reader._quote  # (the member taken once: its strings are not kept)
+            reader._text_quote = quote if quote and not reader._tail and reader._out is reader._member_out else ""
             used = reader.used = end - len(tail) if tail else end
     out = reader._member_out
     if out:  # (take_member's, without its frame)
-        if reader._keep:
-            piece = reader.take_member()
-        else:
-            piece = out[0] if len(out) == 1 else "".join(out)
-            out.clear()
+        piece = out[0] if len(out) == 1 else "".join(out)
+        out.clear()
         self._emit_arguments(piece)
     if used != n or reader.closed or reader.failed:  # the value completed or broke here
         return self._member_read(text, used, final)
