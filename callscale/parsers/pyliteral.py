@@ -719,8 +719,8 @@ def member_state(self: Any, final: bool) -> bool:
             reader._text_quote = quote if quote and not reader._tail and reader._out is reader._member_out else ""
             used = reader.used = end - len(tail) if tail else end
     out = reader._member_out
-    if out:  # (take_member's, without its frame)
-        piece = out[0] if len(out) == 1 else "".join(out)
+    if out:  # (take_member's, without its frame; a join of one piece is that piece)
+        piece = "".join(out)
         out.clear()
         self._emit_arguments(piece)
     if used != n or reader.closed or reader.failed:  # the value completed or broke here
