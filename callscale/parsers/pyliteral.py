@@ -358,9 +358,11 @@ class PyLiteralReader:
                         continue
                 else:
                     c = buf[pos]
-                    # (the common tokens by their first character, without the token pattern; "," and ":" and
-                    # a string's start as _punct and _start_value read them, without their frames)
-                    if c == "," or c == ":":
+                    # (the common tokens by their first character, without the token pattern; a string's start and
+                    # "," and ":" as _start_value and _punct read them, without their frames)
+                    if c == "'" or c == '"':  # (a string starts: the commonest token, tested first)
+                        tok = ""
+                    elif c == "," or c == ":":
                         if not stack or self._result is not _MISSING:
                             raise ValueError("punctuation outside a container")
                         top = stack[-1]
@@ -376,7 +378,7 @@ class PyLiteralReader:
                         if pos < n and buf[pos] == " ":  # (the space a literal writes after them)
                             pos += 1
                         continue
-                    if c in _PUNCT:
+                    elif c in _PUNCT:
                         if self._result is not _MISSING:
                             raise ValueError("text after the value")
                         self._punct(c)
@@ -384,11 +386,9 @@ class PyLiteralReader:
                         if stop and self.closed:
                             return pos
                         continue
-                    if c == " ":
+                    elif c == " ":
                         pos += 1
                         continue
-                    if c == "'" or c == '"':
-                        tok = ""
                     else:  # a plain decimal integer this piece ends (its text its JSON text), else _token's
                         end = pos
                         if "0" <= c <= "9":  # (its digits by comparison: a pattern's call costs more)
