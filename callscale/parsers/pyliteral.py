@@ -336,8 +336,12 @@ class PyLiteralReader:
                     if buf[pos] == quote:  # the string ends: its value (below)
                         pos += 1
                         self._quote = ""
-                        value = "".join(self._parts)
-                        self._parts = []
+                        parts = self._parts
+                        if parts:
+                            value = "".join(parts)
+                            self._parts = []
+                        else:  # (none kept: a streamed member's string)
+                            value = ""
                         self._out.append(_QUOTE)
                         top = stack[-1] if stack else None
                         expecting = top[3] if top is not None else ""
