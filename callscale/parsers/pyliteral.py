@@ -166,7 +166,7 @@ class PyLiteralReader:
 
     __slots__ = ("_stack", "_result", "_tail", "_quote", "_parts", "_out", "failed", "_exact", "_done", "maybe_json",
                  "as_json", "json", "_broke_at", "closed", "_member", "_member_out", "member_head",
-                 "_keep", "_nested", "held_before", "_text_quote", "used")
+                 "_keep", "_nested", "held_before", "_text_quote")
 
     def __init__(self, member: str | None = None) -> None:
         # stack entries: [container, closer, pending key, expecting, has items(, the JSON pieces outside it)];
@@ -671,7 +671,7 @@ def member_state(self: Any, final: bool) -> bool:
     ``feed(text, True)`` then ``take_member()`` would, and the member's text is sent (``_emit_arguments``).
     While the value goes on, every character read, the state waits (False), or at the end of the output
     answers ``_member_read(text, len(text), True)``; when the value completed or broke in the piece,
-    ``_member_read(text, used, final)`` (:attr:`PyLiteralReader.used` holds ``used``).
+    ``_member_read(text, used, final)``.
 
     A piece inside a string of the member itself with no quote and no backslash, or one backslash of a
     one-character escape (a long value's delta), is its JSON text as it is, read without the reading loop.
@@ -707,21 +707,21 @@ def member_state(self: Any, final: bool) -> bool:
             return self._member_read(text, len(text), final) if final else False
     n = len(text)
     if reader.failed or not n:
-        used = reader.used = reader.feed(text, True)
+        used = reader.feed(text, True)
     else:  # (feed's reading, without its frame and its string's fast path: _read's string run reads the same)
         tail = reader._tail
         reader.held_before = tail
         try:
             end = reader._read(tail + text if tail else text, False, True)
         except (ValueError, KeyError, IndexError, TypeError, OverflowError):
-            used = reader.used = reader._broke(tail)
+            used = reader._broke(tail)
         else:
             if not reader._nested and len(reader._out) > 64:
                 reader._done.append("".join(reader._out))
                 reader._out = []
             quote = reader._quote  # (the member taken once: its strings are not kept)
             reader._text_quote = quote if quote and not reader._tail and reader._out is reader._member_out else ""
-            used = reader.used = end - len(tail) if tail else end
+            used = end - len(tail) if tail else end
     out = reader._member_out
     if out:  # (take_member's, without its frame; a join of one piece is that piece)
         piece = "".join(out)
