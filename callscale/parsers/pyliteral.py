@@ -28,7 +28,7 @@ from .jsonscan import SURROGATE, finite_float  # (SURROGATE: the one pattern, re
 from .scanner import markers
 
 __all__ = ["MAX_LITERAL_DEPTH", "PyLiteralReader", "read_python_literal", "SIMPLE_ESCAPES", "unescape",
-           "PyArgumentReader", "PY_CONSTANTS", "python_number", "char_json", "long_escape"]
+           "PyArgumentReader", "member_state", "PY_CONSTANTS", "python_number", "char_json", "long_escape"]
 
 #: Deepest nesting of brackets a literal may have.
 MAX_LITERAL_DEPTH = 256
@@ -166,7 +166,7 @@ class PyLiteralReader:
 
     __slots__ = ("_stack", "_result", "_tail", "_quote", "_parts", "_out", "failed", "_exact", "_done", "maybe_json",
                  "as_json", "json", "_broke_at", "closed", "_member", "_member_out", "member_head",
-                 "_keep", "_nested", "held_before", "_text_quote", "used")
+                 "_keep", "_nested", "held_before", "_text_quote")
 
     def __init__(self, member: str | None = None) -> None:
         # stack entries: [container, closer, pending key, expecting, has items(, the JSON pieces outside it)];
@@ -196,7 +196,7 @@ class PyLiteralReader:
         #: on: at most ``_MAX_TAIL`` characters); a negative answer of :meth:`feed` counts back into it.
         self.held_before = ""
         # the quote of the member's string the reader is directly in, with nothing held and no value built
-        # (stream's fast path: a piece without this quote or a backslash is its own JSON text), else ""
+        # (member_state's fast path: a piece without this quote or a backslash is its own JSON text), else ""
         self._text_quote = ""
 
     def take_member(self) -> str:
@@ -219,64 +219,6 @@ class PyLiteralReader:
         text = out[0] if len(out) == 1 else "".join(out)
         out.clear()
         return text
-
-    def stream(self, text: str) -> str | None:
-        """:meth:`feed` ``(text, True)`` and :meth:`take_member` in one step, for a value that goes on: the member's
-        JSON text when every character of ``text`` was read and the value is neither complete nor broken, else
-        ``None`` (then :attr:`used` is feed's answer, and :meth:`take_member` holds the member's text).
-
-        A piece inside a string of the member itself with no quote and no backslash, or one backslash of a
-        one-character escape (a long value's delta), is its JSON text as it is, read without the reading loop.
-        """
-        quote = self._text_quote
-        if quote:
-            if "\\" not in text:
-                if quote in text:
-                    chars = None
-                elif text.isprintable() and '"' not in text:  # (its JSON text: itself)
-                    return text
-                else:
-                    chars = text
-            else:  # one one-character escape (\\n, \\'), not at the end, and no other backslash nor quote
-                k = text.find("\\")
-                simple = _SIMPLE_JSON.get(text[k + 1:k + 2])
-                head, rest = text[:k], text[k + 2:]
-                if simple is None or "\\" in rest or quote in head or quote in rest:
-                    chars = None
-                else:
-                    if not simple[2]:
-                        self.maybe_json = False
-                    chars = head + simple[0] + rest
-            if chars is not None:
-                if chars.isprintable() and '"' not in chars and "\\" not in chars:  # (its JSON text: itself)
-                    return chars
-                piece = _encode_string(chars)[1:-1]  # (_json_piece, without its frame)
-                return piece if piece.isascii() or SURROGATE.search(piece) is None else _json_piece(chars)
-        if self.failed or not text:
-            used = self.used = self.feed(text, True)
-        else:  # (feed's reading, without its frame and its string's fast path: _read's string run reads the same)
-            tail = self._tail
-            self.held_before = tail
-            try:
-                end = self._read(tail + text if tail else text, False, True)
-            except (ValueError, KeyError, IndexError, TypeError, OverflowError):
-                self.used = self._broke(tail)
-                return None
-            if not self._nested and len(self._out) > 64:
-                self._done.append("".join(self._out))
-                self._out = []
-            if not self._keep:
-                quote = self._quote
-                self._text_quote = quote if quote and not self._tail and self._out is self._member_out else ""
-            used = self.used = end - len(tail) if tail else end
-        if used != len(text) or self.closed or self.failed:
-            return None
-        out = self._member_out
-        if not out or self._keep:
-            return self.take_member()
-        piece = out[0] if len(out) == 1 else "".join(out)  # (take_member's, without its frame)
-        out.clear()
-        return piece
 
     def feed(self, text: str, stop_at_close: bool = False) -> int:
         """The next piece of the literal's text; returns how many of its characters were read.
@@ -394,8 +336,12 @@ class PyLiteralReader:
                     if buf[pos] == quote:  # the string ends: its value (below)
                         pos += 1
                         self._quote = ""
-                        value = "".join(self._parts)
-                        self._parts = []
+                        parts = self._parts
+                        if parts:
+                            value = "".join(parts)
+                            self._parts = []
+                        else:  # (none kept: a streamed member's string)
+                            value = ""
                         self._out.append(_QUOTE)
                         top = stack[-1] if stack else None
                         expecting = top[3] if top is not None else ""
@@ -416,9 +362,11 @@ class PyLiteralReader:
                         continue
                 else:
                     c = buf[pos]
-                    # (the common tokens by their first character, without the token pattern; "," and ":" and
-                    # a string's start as _punct and _start_value read them, without their frames)
-                    if c == "," or c == ":":
+                    # (the common tokens by their first character, without the token pattern; a string's start and
+                    # "," and ":" as _start_value and _punct read them, without their frames)
+                    if c == "'" or c == '"':  # (a string starts: the commonest token, tested first)
+                        tok = ""
+                    elif c == "," or c == ":":
                         if not stack or self._result is not _MISSING:
                             raise ValueError("punctuation outside a container")
                         top = stack[-1]
@@ -434,7 +382,7 @@ class PyLiteralReader:
                         if pos < n and buf[pos] == " ":  # (the space a literal writes after them)
                             pos += 1
                         continue
-                    if c in _PUNCT:
+                    elif c in _PUNCT:
                         if self._result is not _MISSING:
                             raise ValueError("text after the value")
                         self._punct(c)
@@ -442,11 +390,9 @@ class PyLiteralReader:
                         if stop and self.closed:
                             return pos
                         continue
-                    if c == " ":
+                    elif c == " ":
                         pos += 1
                         continue
-                    if c == "'" or c == '"':
-                        tok = ""
                     else:  # a plain decimal integer this piece ends (its text its JSON text), else _token's
                         end = pos
                         if "0" <= c <= "9":  # (its digits by comparison: a pattern's call costs more)
@@ -487,6 +433,12 @@ class PyLiteralReader:
                         end = buf.find(c, pos + 1)
                         if end < 0 or "\\" in buf:  # not whole here, or maybe an escape (a backslash in the piece)
                             self._quote = c
+                            if end < 0 and "\\" not in buf:  # the rest of the piece is the string's text (the run's)
+                                piece = buf[pos + 1:]
+                                if piece.isprintable() and '"' not in piece:  # (its JSON text: itself)
+                                    self._parts = [piece] if self._keep else []
+                                    self._out.append(_QUOTE + piece)
+                                    break
                             self._parts = []
                             self._out.append(_QUOTE)
                             pos += 1
@@ -507,14 +459,22 @@ class PyLiteralReader:
                         pos += 2
                     else:
                         top[3] = "colon"
-                else:
+                elif top is None:  # (the whole literal a string or an integer: closed)
                     self._value(value, written=True)
-                    if top is None:  # (the whole literal a string or an integer: closed)
-                        if stop:
-                            return pos
-                    elif pos + 1 < n and buf[pos] == "," and buf[pos + 1] == " ":  # (the ", " after a value)
-                        top[3] = "key" if top[0].__class__ is dict else "value"
+                    if stop:
+                        return pos
+                else:  # a container's value (expected: checked where it started): _value's, without its frame
+                    container = top[0]
+                    if container.__class__ is dict:
+                        container[top[2]] = value
+                    else:
+                        container.append(value)
+                    top[4] = True
+                    if pos + 1 < n and buf[pos] == "," and buf[pos + 1] == " ":  # (the ", " after a value)
+                        top[3] = "key" if container.__class__ is dict else "value"
                         pos += 2
+                    else:
+                        top[3] = "sep"
         except (ValueError, KeyError, IndexError, TypeError, OverflowError):
             self._broke_at = pos  # (where the token that broke the literal starts: feed answers it)
             raise
@@ -598,9 +558,15 @@ class PyLiteralReader:
         stack = self._stack
         top = stack[-1] if stack else None
         if tok in _CLOSERS:
-            if top is not None and top[3] == "key":
-                raise ValueError("a container as a dict key")
-            self._start_value()
+            if top is not None:  # its place checked, the separator before it written (_start_value's, without its frame)
+                expecting = top[3]
+                if expecting == "value":
+                    if top[4] and top[0].__class__ is not dict:
+                        self._out.append(", ")
+                elif expecting == "key":
+                    raise ValueError("a container as a dict key")
+                else:
+                    raise ValueError("two values without a comma")
             if len(stack) >= MAX_LITERAL_DEPTH:
                 raise ValueError("nested too deep")
             entry = [{} if tok == "{" else [], _CLOSERS[tok], None, "key" if tok == "{" else "value", False]
@@ -640,7 +606,17 @@ class PyLiteralReader:
                     self._out.append("[" + "".join(inner) + "]")
             else:
                 self._out.append("}" if tok == "}" else "]")
-            self._value(top[0], written=True)
+            if stack:  # the outer container's value (expected: checked where this one opened): _value's, without its frame
+                outer = stack[-1]
+                container = outer[0]
+                if container.__class__ is dict:
+                    container[outer[2]] = top[0]
+                else:
+                    container.append(top[0])
+                outer[3] = "sep"
+                outer[4] = True
+            else:
+                self._value(top[0], written=True)
         elif tok == ",":
             if top[3] != "sep":
                 raise ValueError("misplaced comma")
@@ -681,6 +657,79 @@ class PyLiteralReader:
             top[4] = True
         else:
             raise ValueError("two values without a comma")
+
+
+# --------------------------------------------------------------------------- the streamed member's state
+def member_state(self: Any, final: bool) -> bool:
+    """A format's state for a streamed member's text, written once (``_s_arguments = member_state``): the
+    unread text fed to the reader and the member's JSON text sent, one Python frame a delta.
+
+    ``self`` (a :class:`callscale.parsers.base.ToolParser`) holds ``_reader`` (a :class:`PyLiteralReader`
+    whose member opened and was taken once: :meth:`PyLiteralReader.take_member`) and the format's step
+    after each piece, ``_member_read(text, used, final) -> bool`` (the state's answer; ``used``:
+    :meth:`PyLiteralReader.feed`'s answer). The unread text (``scanner.take_all``) is read as
+    ``feed(text, True)`` then ``take_member()`` would, and the member's text is sent (``_emit_arguments``).
+    While the value goes on, every character read, the state waits (False), or at the end of the output
+    answers ``_member_read(text, len(text), True)``; when the value completed or broke in the piece,
+    ``_member_read(text, used, final)``.
+
+    A piece inside a string of the member itself with no quote and no backslash, or one backslash of a
+    one-character escape (a long value's delta), is its JSON text as it is, read without the reading loop.
+    """
+    text = self.scanner.take_all()
+    reader = self._reader
+    quote = reader._text_quote
+    if quote:
+        if "\\" not in text:
+            if quote in text:
+                chars = None
+            elif text.isprintable() and '"' not in text:  # (its JSON text: itself)
+                if text:
+                    self._emit_arguments(text)
+                return self._member_read(text, len(text), final) if final else False
+            else:
+                chars = text
+        else:  # one one-character escape (\\n, \\'), not at the end, and no other backslash nor quote
+            k = text.find("\\")
+            simple = _SIMPLE_JSON.get(text[k + 1:k + 2])
+            head, rest = text[:k], text[k + 2:]
+            if simple is None or "\\" in rest or quote in head or quote in rest:
+                chars = None
+            else:
+                if not simple[2]:
+                    reader.maybe_json = False
+                chars = head + simple[0] + rest
+        if chars is not None:
+            if not (chars.isprintable() and '"' not in chars and "\\" not in chars):  # (else its JSON text: itself)
+                piece = _encode_string(chars)[1:-1]  # (_json_piece, without its frame)
+                chars = piece if piece.isascii() or SURROGATE.search(piece) is None else _json_piece(chars)
+            self._emit_arguments(chars)
+            return self._member_read(text, len(text), final) if final else False
+    n = len(text)
+    if reader.failed or not n:
+        used = reader.feed(text, True)
+    else:  # (feed's reading, without its frame and its string's fast path: _read's string run reads the same)
+        tail = reader._tail
+        reader.held_before = tail
+        try:
+            end = reader._read(tail + text if tail else text, False, True)
+        except (ValueError, KeyError, IndexError, TypeError, OverflowError):
+            used = reader._broke(tail)
+        else:
+            if not reader._nested and len(reader._out) > 64:
+                reader._done.append("".join(reader._out))
+                reader._out = []
+            quote = reader._quote  # (the member taken once: its strings are not kept)
+            reader._text_quote = quote if quote and not reader._tail and reader._out is reader._member_out else ""
+            used = end - len(tail) if tail else end
+    out = reader._member_out
+    if out:  # (take_member's, without its frame; a join of one piece is that piece)
+        piece = "".join(out)
+        out.clear()
+        self._emit_arguments(piece)
+    if used != n or reader.closed or reader.failed:  # the value completed or broke here
+        return self._member_read(text, used, final)
+    return self._member_read(text, n, final) if final else False
 
 
 def read_python_literal(text: str) -> tuple[bool, Any]:

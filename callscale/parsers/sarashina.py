@@ -23,7 +23,7 @@ import re
 from . import register
 from .base import MAX_HEAD, ToolParser
 from .jsonscan import is_call_name
-from .pyliteral import PyLiteralReader, json_text
+from .pyliteral import PyLiteralReader, json_text, member_state
 from .scanner import PARTIAL, markers
 
 # The transition table, as h11 writes its rules: {state: {what it reads: next state}} (the states are the
@@ -145,25 +145,17 @@ class SarashinaParser(ToolParser):
             self._streams = self._call_starts(reader.member_head)
             if self._streams:  # (its final "}" sent when the element closes: a broken call's text is no object)
                 self._emit_arguments(reader.take_member())
-                self._state = "arguments"  # (_item_read's answer decides otherwise when the element ends here)
-        elif used == len(text) and not (reader.closed or reader.failed or final):  # (_item_read's last case)
+                self._state = "arguments"  # (_member_read's answer decides otherwise when the element ends here)
+        elif used == len(text) and not (reader.closed or reader.failed or final):  # (_member_read's last case)
             self._item.append(text)
             return False
-        return self._item_read(text, used, final)
+        return self._member_read(text, used, final)
 
-    def _s_arguments(self, final: bool) -> bool:
-        """The started call's element: its arguments' JSON text as the reader writes it, to the element's end."""
-        text = self.scanner.take_all()
-        piece = self._reader.stream(text)
-        if piece:
-            self._emit_arguments(piece)
-        elif piece is None:  # the element closed or broke here (the text it read given by the reader)
-            reader = self._reader
-            self._emit_arguments(reader.take_member())
-            return self._item_read(text, reader.used, final)
-        return self._item_read(text, len(text), final) if final else False
+    #: The started call's element: its arguments' JSON text as the reader writes it, to the element's end
+    #: (``pyliteral.member_state``: one frame a delta); after each piece, :meth:`_member_read`.
+    _s_arguments = member_state
 
-    def _item_read(self, text: str, used: int, final: bool) -> bool:
+    def _member_read(self, text: str, used: int, final: bool) -> bool:
         """After the reader read ``text`` (``used``: :meth:`PyLiteralReader.feed`'s answer): the element closed
         (the rest read again in the list), broke, was cut by the end of the output, or goes on."""
         sc = self.scanner

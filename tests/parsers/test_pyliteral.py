@@ -98,3 +98,60 @@ def test_python_number_gives_plain_digits_as_themselves_and_reads_python_int_for
         assert python_number(digits) == digits
     assert python_number("0x1f") == "31" and python_number("1_000") == "1000" and python_number("-2.5") == "-2.5"
     assert python_number("1e999") is None and python_number("1.5.2") is None  # not finite; no number
+
+
+class _MemberMachine:
+    """What ``pyliteral.member_state`` reads of a parser: its scanner, ``_reader``, the two hooks."""
+
+    def __init__(self, sc, reader):
+        self.scanner, self._reader = sc, reader
+        self.sent: list[str] = []
+        self.reads: list[tuple[str, int, bool]] = []
+
+    def _emit_arguments(self, text):
+        self.sent.append(text)
+
+    def _member_read(self, text, used, final):
+        self.reads.append((text, used, final))
+        return False
+
+
+_MEMBER_TEXT = st.lists(st.sampled_from(
+    ["{'a': 'x y', 'n': [1, 22, (3,)], 'd': {'k': None}}", "'s\\n\\'q\"", '"é\\t"', "'\\x4", "1', ",
+     "True}", "} ", "{", "]", "'", "\\", "ab", ", ", ": ", "x\n", '"', "\\u00e9", "'a\\\nb'"]), max_size=6)
+
+
+@given(_MEMBER_TEXT, st.lists(st.integers(min_value=1, max_value=7), min_size=1, max_size=8), st.booleans())
+@settings(max_examples=400, deadline=None)
+def test_member_state_agrees_with_feed_then_take_member(parts, cuts, final):
+    # the plain path: feed(piece, True) then take_member() on an equal reader; the same text sent, the same
+    # answer handed to the format's step (a piece read to its end while the value goes on: none unless final)
+    from callscale.parsers.pyliteral import member_state
+    from callscale.parsers.scanner import MarkerScanner
+
+    head, body = "{'name': 'f', 'arguments': {", "".join(parts)
+    fast, plain = PyLiteralReader("arguments"), PyLiteralReader("arguments")
+    for r in (fast, plain):  # (the member opened and taken once, as a format's head read leaves it)
+        assert r.feed(head, True) == len(head) and r.member_head == {"name": "f"}
+        assert r.take_member() == "{"
+    pieces, i, k = [], 0, 0
+    while i < len(body):
+        pieces.append(body[i:i + cuts[k % len(cuts)]])
+        i += cuts[k % len(cuts)]
+        k += 1
+    sc = MarkerScanner()
+    machine = _MemberMachine(sc, fast)
+    for j, piece in enumerate(pieces):
+        last = final and j == len(pieces) - 1
+        sc.feed(piece)
+        machine.sent, machine.reads = [], []
+        member_state(machine, last)
+        used = plain.feed(piece, True)
+        want = plain.take_member()
+        assert "".join(machine.sent) == want
+        ends = used != len(piece) or plain.closed or plain.failed
+        assert machine.reads == ([(piece, used, last)] if ends or last else [])
+        assert sc.at_end()
+        if ends:
+            break
+    assert (fast.closed, fast.failed, fast.maybe_json) == (plain.closed, plain.failed, plain.maybe_json)
