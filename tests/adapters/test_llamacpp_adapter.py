@@ -141,8 +141,8 @@ def test_the_exact_gate_finds_llamacpp_qwen3_coder_super_linear_on_write_file(tm
                            "--lengths", "1k,2k,4k", "--out", str(tmp_path)], capture_output=True, text=True,
                           timeout=1800)
     assert done.returncode == 1, done.stderr
-    verdicts = {line.split()[0]: line.split()[-1] for line in done.stdout.splitlines()
-                if line.startswith(("llamacpp:", "qwen3_coder "))}
+    verdicts = {line.split()[0]: line.split()[-1] for line in done.stdout.splitlines()  # the write_file rows, not
+                if line.startswith(("llamacpp:", "qwen3_coder ")) and line.split()[1] == "write_file"}  # request's
     assert verdicts == {"llamacpp:Qwen3-Coder": "FAIL", "qwen3_coder": "ok"}
     with open(tmp_path / "scaling.csv", newline="") as f:
         rows = [r for r in csv.DictReader(f) if r["parser"] != "null"]
