@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
 
 import pandas as pd
 import pytest
@@ -28,21 +27,15 @@ def gate_out(tmp_path_factory):
     """(exit status, what the gate printed, its --out folder)."""
     out = tmp_path_factory.mktemp("gate-out") / "res"
     printed = io.StringIO()
-    here = os.getcwd()
-    saved = os.environ.pop("GITHUB_STEP_SUMMARY", None)
-    os.chdir(HELPERS)  # quadratic_parser.py is importable from here
-    try:
-        with contextlib.redirect_stdout(printed):
-            try:
-                status = main(["gate", "--parser", f"deepseek_v31,{QUAD}", "--workload-format", "deepseek_v31",
-                               "--workload", "write_file", "--lengths", ",".join(f"{n // 1024}k" for n in LENGTHS),
-                               "--repeats", "3", "--no-progress", "--out", str(out)])
-            except SystemExit as exc:
-                status = exc.code
-    finally:
-        os.chdir(here)
-        if saved is not None:
-            os.environ["GITHUB_STEP_SUMMARY"] = saved
+    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(printed):
+        mp.delenv("GITHUB_STEP_SUMMARY", raising=False)
+        mp.chdir(HELPERS)  # quadratic_parser.py is importable from here
+        try:
+            status = main(["gate", "--parser", f"deepseek_v31,{QUAD}", "--workload-format", "deepseek_v31",
+                           "--workload", "write_file", "--lengths", ",".join(f"{n // 1024}k" for n in LENGTHS),
+                           "--repeats", "3", "--no-progress", "--out", str(out)])
+        except SystemExit as exc:
+            status = exc.code
     return status, printed.getvalue(), out
 
 

@@ -84,7 +84,6 @@ def test_this_machine_has_the_declared_pythons_ci_runs(version):
     assert out.stdout.strip() == version
 
 
-
 #: A test function with its decorators, up to the next decorator, function or class at the margin.
 TEST_FUNCTION = re.compile(r"^(?:@[^\n]*\n)*def (test_\w+)\(.*?(?=^(?:@|def |class )|\Z)", re.S | re.M)
 
