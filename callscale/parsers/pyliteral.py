@@ -28,7 +28,8 @@ from .jsonscan import SURROGATE, finite_float  # (SURROGATE: the one pattern, re
 from .scanner import markers
 
 __all__ = ["MAX_LITERAL_DEPTH", "PyLiteralReader", "read_python_literal", "SIMPLE_ESCAPES", "unescape",
-           "PyArgumentReader", "member_state", "PY_CONSTANTS", "python_number", "char_json", "long_escape"]
+           "PyArgumentReader", "member_state", "member_head_pattern", "PY_CONSTANTS", "python_number", "char_json",
+           "long_escape"]
 
 #: Deepest nesting of brackets a literal may have.
 MAX_LITERAL_DEPTH = 256
@@ -220,6 +221,23 @@ class PyLiteralReader:
         out.clear()
         return text
 
+    def open_member(self, members: dict[str, str], json_like: bool) -> str:
+        """A fresh reader (one built with a ``member``, nothing fed) put where :meth:`feed` of the top-level
+        dict's head, then :meth:`take_member`, leave it: its ``{``, ``members`` (string keys and values, in
+        order), then the streamed member's key, ``:`` and ``{``; returns what ``take_member`` would, ``"{"``.
+        :attr:`member_head` is ``members``. For a caller that matched the common head whole
+        (:func:`member_head_pattern`); ``json_like``: every string of the head in double quotes (else
+        :attr:`maybe_json` goes False, as :meth:`feed` of single quotes makes it). The head's own JSON text is
+        not kept: once the member opens, :meth:`end`'s :attr:`json` is written from the value.
+        """
+        self._stack = [[dict(members), "}", self._member, "value", True], [{}, "}", None, "key", False, self._out]]
+        self.member_head = members
+        self.maybe_json = json_like
+        self._exact = self._keep = False
+        self._out = self._member_out = []
+        self._nested = 1
+        return "{"
+
     def feed(self, text: str, stop_at_close: bool = False) -> int:
         """The next piece of the literal's text; returns how many of its characters were read.
 
@@ -399,6 +417,9 @@ class PyLiteralReader:
                             end += 1
                             while end < n and "0" <= buf[end] <= "9":
                                 end += 1
+                        if end == n and end > pos and not final and n - pos <= _MAX_TAIL:  # digits to the piece's end:
+                            self._tail = buf[pos:]  # held, as _token holds a number that may go on (without its frame)
+                            return n
                         tok = buf[pos:end]
                         if not (end < n and tok and buf[end] not in _NUMBER_GOES_ON and (c != "0" or end - pos == 1)
                                 and end - pos < 4300):
@@ -659,6 +680,29 @@ class PyLiteralReader:
             raise ValueError("two values without a comma")
 
 
+# --------------------------------------------------------------------------- the common head, matched whole
+_HEAD_WS = r"[ \t\r\n]*"  # (the whitespace _TOKEN reads between tokens)
+_HEAD_CHARS = r"""[^'"\\]+"""  # (a string of the head matched whole: no quote of either kind, no escape)
+
+
+def member_head_pattern(head_keys: tuple[str, ...], member: str) -> "re.Pattern[str]":
+    """The common head of a dict whose ``member`` streams, after its ``{``: ``'K1': 'V1', ..., 'MEMBER': {``
+    (the ``head_keys`` in order, each value a string of neither quote nor backslash, a key or value in single or
+    double quotes, the whitespace :class:`PyLiteralReader` reads between tokens): groups ``2i + 1`` and ``2i + 2``
+    the value of ``head_keys[i]`` (the one its quote filled). A caller that matched it reads what
+    :meth:`PyLiteralReader.open_member` makes of it, the same state :meth:`PyLiteralReader.feed` reaches reading
+    it token by token (``tests/parsers/test_pyliteral.py``); any other head is read by ``feed``. (The Python
+    literal's spelling of :func:`callscale.parsers.jsonscan`'s ``_head_pattern``.)"""
+    ws = _HEAD_WS
+
+    def string(text: str) -> str:
+        return r"""(?:'%s'|"%s")""" % (text, text)
+
+    members = "".join(r"""%s%s%s:%s(?:'(%s)'|"(%s)")%s,""" % (ws, string(re.escape(k)), ws, ws, _HEAD_CHARS,
+                                                              _HEAD_CHARS, ws) for k in head_keys)
+    return re.compile(r"%s%s%s%s:%s\{" % (members, ws, string(re.escape(member)), ws, ws))
+
+
 # --------------------------------------------------------------------------- the streamed member's state
 def member_state(self: Any, final: bool) -> bool:
     """A format's state for a streamed member's text, written once (``_s_arguments = member_state``): the
@@ -715,10 +759,7 @@ def member_state(self: Any, final: bool) -> bool:
             end = reader._read(tail + text if tail else text, False, True)
         except (ValueError, KeyError, IndexError, TypeError, OverflowError):
             used = reader._broke(tail)
-        else:
-            if not reader._nested and len(reader._out) > 64:
-                reader._done.append("".join(reader._out))
-                reader._out = []
+        else:  # (no join of the outer pieces, as feed's: while the member streams, its own pieces take the text)
             quote = reader._quote  # (the member taken once: its strings are not kept)
             reader._text_quote = quote if quote and not reader._tail and reader._out is reader._member_out else ""
             used = end - len(tail) if tail else end

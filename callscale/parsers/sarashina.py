@@ -13,7 +13,10 @@ Each element is read by the one Python literal reader
 comes before its ``'arguments'`` dict, the call starts at that dict's ``{``
 and its arguments' JSON text streams as the reader writes it (the reader's
 streamed member, as :class:`callscale.parsers.jsonscan.JsonCallReader` streams
-a JSON call's); any other element is decided when it closes.
+a JSON call's); any other element is decided when it closes. The common head,
+``{'name': 'NAME', 'arguments': {``, is matched whole
+(:func:`callscale.parsers.pyliteral.member_head_pattern`), as the JSON call
+reader matches its own.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import re
 from . import register
 from .base import MAX_HEAD, ToolParser
 from .jsonscan import is_call_name
-from .pyliteral import PyLiteralReader, json_text, member_state
+from .pyliteral import PyLiteralReader, json_text, member_head_pattern, member_state
 from .scanner import PARTIAL, markers
 
 # The transition table, as h11 writes its rules: {state: {what it reads: next state}} (the states are the
@@ -54,6 +57,8 @@ _M_CONTENT = markers(TOOL_CALLS)
 _M_LIST = markers("[", TOOL_CALLS)
 _M_ARRAY = markers("{", ",", "]")
 _ARGUMENTS = "arguments"  # the element's key whose dict streams
+#: The common head of an element, after its ``{``: ``'name': 'NAME', 'arguments': {`` (matched whole)
+_HEAD = member_head_pattern(("name",), _ARGUMENTS)
 _BARE = re.compile(r"\s*(\[)?\s*")
 _SPACE = re.compile(r"\s*")
 
@@ -70,7 +75,7 @@ class SarashinaParser(ToolParser):
     def __init__(self) -> None:
         super().__init__()
         self._state = "begin"
-        self._reader = PyLiteralReader(_ARGUMENTS)
+        self._reader: PyLiteralReader | None = None  # the element's reader (None: its head not read yet)
         self._item: list[str] = []  # the element's text read so far (content if it makes no call)
         self._streams: bool | None = None  # the element's call streams (None: its arguments not open yet)
 
@@ -121,8 +126,7 @@ class SarashinaParser(ToolParser):
         if hit is PARTIAL:
             return False
         if hit == "{":
-            self._reader = reader = PyLiteralReader(_ARGUMENTS)
-            reader.feed("{", True)
+            self._reader = None
             self._item = ["{"]
             self._streams = None
             self._state = "item"
@@ -138,8 +142,19 @@ class SarashinaParser(ToolParser):
             rest = sc.rest()
             if len(rest) < MAX_HEAD and "{" not in rest and "}" not in rest and "]" not in rest:
                 return False  # (no bracket yet: the arguments' dict, or the element's end, not come; bounded)
-        text = sc.take_all()
         reader = self._reader
+        if reader is None:  # the head: the common one matched whole (pyliteral.member_head_pattern), else read
+            hit = _HEAD.match(sc.rest())
+            self._reader = reader = PyLiteralReader(_ARGUMENTS)
+            name = hit and (hit[1] or hit[2])
+            if name and self._call_starts({"name": name}):
+                sc.take(hit.end())
+                self._streams = True
+                self._emit_arguments(reader.open_member({"name": name}, "'" not in hit[0]))
+                self._state = "arguments"
+                return True
+            reader.feed("{", True)
+        text = sc.take_all()
         used = reader.feed(text, True)
         if reader.member_head is not None and self._streams is None:  # the arguments' dict opened in this piece
             self._streams = self._call_starts(reader.member_head)

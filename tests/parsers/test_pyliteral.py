@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from callscale.parsers.pyliteral import PyLiteralReader, read_python_literal
+from callscale.parsers.pyliteral import PyLiteralReader, member_head_pattern, read_python_literal
 from callscale.parsers.schema import TypedValue, convert, json_text, parameter_typing
 
 SAMPLES = [
@@ -155,3 +155,78 @@ def test_member_state_agrees_with_feed_then_take_member(parts, cuts, final):
         if ends:
             break
     assert (fast.closed, fast.failed, fast.maybe_json) == (plain.closed, plain.failed, plain.maybe_json)
+
+
+_QUOTE = st.sampled_from(["'", '"'])
+_BLANK = st.sampled_from(["", " ", "  ", "\t", "\n", " \r\n "])
+_HEAD_VALUE = st.sampled_from(["f", "get_weather", "a b", "é🙂", "x-y.z", "1"])
+
+
+@st.composite
+def _heads(draw):
+    """The head of a call dict, ``{'name': 'V', 'arguments': {``, in any spelling the common head pattern takes."""
+    b = [draw(_BLANK) for _ in range(7)]
+    q = [draw(_QUOTE) for _ in range(3)]
+    name = draw(_HEAD_VALUE)
+    return (name, q, "{%s%sname%s%s:%s%s%s%s,%s%sarguments%s%s:%s{" % (
+        b[0], q[0], q[0], b[1], b[2], q[1], name, q[1], b[3], q[2], q[2], b[4], b[5]))
+
+
+@given(_heads(), _MEMBER_TEXT, st.lists(st.integers(min_value=1, max_value=7), min_size=1, max_size=8))
+@settings(max_examples=400, deadline=None)
+def test_open_member_leaves_the_reader_where_feed_of_the_head_does(head, parts, cuts):
+    # the common head matched whole, then open_member and member_state (as sarashina reads an element), against
+    # the head read token by token, feed and take_member: the same text sent after every piece, the same
+    # answer where the value ends, the same flags, the same value and JSON text at the end
+    from callscale.parsers.pyliteral import member_state
+    from callscale.parsers.scanner import MarkerScanner
+
+    name, quotes, text = head
+    hit = member_head_pattern(("name",), "arguments").match(text, 1)
+    assert hit is not None and hit.end() == len(text) and (hit.group(1) or hit.group(2)) == name
+    fast, plain = PyLiteralReader("arguments"), PyLiteralReader("arguments")
+    assert fast.open_member({"name": name}, "'" not in hit.group()) == "{"
+    assert plain.feed(text, True) == len(text) and plain.member_head == fast.member_head == {"name": name}
+    assert plain.take_member() == "{"
+    for slot in PyLiteralReader.__slots__:  # (the head's own JSON text, the member's outer pieces, not kept)
+        want, got = getattr(plain, slot), getattr(fast, slot)
+        if slot == "_stack":
+            want, got = [entry[:5] for entry in want], [entry[:5] for entry in got]
+        assert got == want, slot
+    sc = MarkerScanner()
+    machine = _MemberMachine(sc, fast)
+    body = "".join(parts) + "}}"
+    i = k = 0
+    while i < len(body):
+        piece = body[i:i + cuts[k % len(cuts)]]
+        i, k = i + len(piece), k + 1
+        sc.feed(piece)
+        machine.sent, machine.reads = [], []
+        member_state(machine, False)
+        used = plain.feed(piece, True)
+        assert "".join(machine.sent) == plain.take_member()
+        if plain.closed or plain.failed:
+            assert machine.reads == [(piece, used, False)]
+            break
+    assert (fast.closed, fast.failed, fast.maybe_json, fast.as_json) == \
+        (plain.closed, plain.failed, plain.maybe_json, plain.as_json)
+    assert not ("'" in quotes and fast.maybe_json)  # (a head in single quotes is no JSON)
+    assert fast.end() == plain.end() and fast.json == plain.json
+
+
+def test_the_common_head_pattern_takes_only_heads_of_plain_strings_in_order():
+    pattern = member_head_pattern(("name",), "arguments")
+    for text in ("'name': 'f', 'arguments': {", '"name":"f","arguments":{', "\t'name' :\n'f' ,'arguments': {"):
+        assert pattern.match(text) is not None, text
+    for text in ("'name': 'it\\'s', 'arguments': {",  # an escape: read by feed
+                 "'name': \"it's\", 'arguments': {",  # a quote of the other kind inside
+                 "'name': '', 'arguments': {",  # no name
+                 "'arguments': {'a': 1}, 'name': 'f'",  # another order
+                 "'name': 'f', 'id': 'x', 'arguments': {",  # a member between
+                 "'name': 'f', 'arguments': [",  # no dict
+                 "'name': 'f'\u00a0, 'arguments': {",  # whitespace the reader does not read between tokens
+                 "'name': 'f', 'arguments' {"):
+        assert pattern.match(text) is None, text
+    two = member_head_pattern(("name", "id"), "params")
+    hit = two.match("'name': 'f', \"id\": \"c1\", 'params': {")
+    assert hit is not None and (hit.group(1), hit.group(4)) == ("f", "c1")
