@@ -109,6 +109,7 @@ class MiniCpm5Parser(ToolParser):
         super().__init__()
         self._call_name = ""
         self._wrapped = False  # the call is inside <tool_call>
+        self._opener_checked = False  # the head's start read: the opener does not repeat there (state "name")
         self._n_params = 0
         self._value_ends = _PARAM_CLOSE  # (value_state's markers: an instance attribute, read a delta)
         self._tv = _NO_VALUE  # the current value's typed writer (schema.TypedValue)
@@ -117,6 +118,7 @@ class MiniCpm5Parser(ToolParser):
         if marker != TOOL_CALL_OPEN:
             self._wrapped = False
             self.scanner.head_begin(marker)
+            self._opener_checked = False
             self._state = "name"
         else:
             self._confirm_ws.clear()
@@ -139,6 +141,7 @@ class MiniCpm5Parser(ToolParser):
             return False
         if marker == FUNCTION_OPEN:
             self.scanner.head_begin(TOOL_CALL_OPEN + self._confirm_text() + FUNCTION_OPEN)
+            self._opener_checked = False
             self._wrapped = True
             self._state = "name"
         elif marker == TOOL_CALL_CLOSE or self._cut_by_end(final, _WRAP):
@@ -151,7 +154,7 @@ class MiniCpm5Parser(ToolParser):
 
     def _s_name(self, final: bool) -> bool:
         sc = self.scanner
-        if not sc.head_size():  # the opener repeated (a degenerate model): each but the last is text
+        if not self._opener_checked:  # the opener repeated (a degenerate model): each but the last is text
             hit = sc.match_literal(FUNCTION_OPEN, final)
             if hit is PARTIAL:
                 return False
@@ -161,6 +164,7 @@ class MiniCpm5Parser(ToolParser):
                 sc.head_begin(FUNCTION_OPEN)
                 self._wrapped = False
                 return True
+            self._opener_checked = True  # (decided: text that does not start it now never will; a flag, not a call)
         _, marker = sc.head_find(_NAME_END, final)
         if marker is None:
             return False  # (with final: the output cut the head, no content)
@@ -179,12 +183,14 @@ class MiniCpm5Parser(ToolParser):
     # ------------------------------------------------------------------ parameters
     def _s_body(self, final: bool) -> bool:
         marker = self.scanner.match_after_space(_IN_FUNCTION, final)
+        if marker is PARTIAL:  # (the commonest answer, a tag still arriving: tested first)
+            return False
         if marker == PARAM_OPEN:
             self.scanner.head_begin()
             self._state = "key"
         elif marker == FUNCTION_CLOSE:
             self._close_call()
-        elif marker is PARTIAL or self._cut_by_end(final, _IN_FUNCTION):
+        elif self._cut_by_end(final, _IN_FUNCTION):
             return False
         else:
             return self._fail("unexpected text inside <function>")
@@ -277,6 +283,7 @@ class MiniCpm5Parser(ToolParser):
             return False
         if marker == FUNCTION_OPEN:  # the next call in the same envelope
             self.scanner.head_begin(FUNCTION_OPEN)
+            self._opener_checked = False
             self._emit_content(self._confirm_text())  # (layout after a call: held by the base)
             self._state = "name"
         elif marker == TOOL_CALL_CLOSE:

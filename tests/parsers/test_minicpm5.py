@@ -99,6 +99,18 @@ def test_a_head_that_is_no_call_is_content(text):
     assert whole.calls == [] and (whole.content == text or text.endswith('name="'))
 
 
+@pytest.mark.parametrize("before, content", [
+    ('<function name="<function name="', '<function name="<function name="'),  # each but the last opener: text
+    ('Hi.\n<function name="\n<function name="', 'Hi.\n<function name="\n<function name="'),
+    ('<function name="ab<function name="', '<function name="ab<function name="'),  # a "<" after some name
+    ('<function name="">', '<function name="">'),  # no name
+    ('<function name="g"></function>\n<function name="', '\n<function name="'),  # after a call: layout, then text
+])
+def test_an_opener_again_in_a_calls_head_is_text_and_the_last_opens_the_call(before, content):
+    calls = [("g", {})] if "</function>" in before else []
+    check_all(before + call("f", param("k", "v")), content, calls + [("f", {"k": "v"})])
+
+
 def test_prose_after_a_broken_call_without_its_end_is_content():
     got = whole_outcome(P, f'Hi.\n{FUNCTION_OPEN}f{TAG_END}wait, no. Let me explain.')
     assert (got.content, got.complete_calls()) == ("Hi.wait, no. Let me explain.", [])
