@@ -399,8 +399,9 @@ class MarkerScanner:
         scan = m._scan
         if scan is False and len(m.ordered) <= 3:  # a lazy set of a few markers: compare (no pattern)
             for marker in m.ordered:
-                if buf.startswith(marker, pos):
-                    self._pos = pos + len(marker)
+                end = pos + len(marker)
+                if buf[pos:end] == marker:  # (a slice and a comparison, not str.startswith: match_literal)
+                    self._pos = end
                     return marker
             return None
         if scan:  # the marker here, or a partial one ending the text
@@ -469,13 +470,12 @@ class MarkerScanner:
         0), else 0: the opener again right after the opener (GLM's ``<tool_call>``), one call.
         """
         buf, pos = self._buf, self._pos
-        # (at position 0, the common first read of a delta: str.startswith without a position, about 0.1k less)
-        if not (buf.startswith(literal, pos) if pos else buf.startswith(literal)) or (head_start and self._head_len):
-            return 0
         size = len(literal)
         end = pos + size
-        stop = len(buf)  # (at the end no copy follows: no str.startswith call, about 0.75k instructions)
-        while end < stop and buf.startswith(literal, end):
+        if buf[pos:end] != literal or (head_start and self._head_len):  # (a slice and a comparison: match_literal)
+            return 0
+        stop = len(buf)  # (at the end no copy follows: no comparison)
+        while end < stop and buf[end:end + size] == literal:
             end += size
         self._pos = end
         return (end - pos) // size
@@ -488,10 +488,12 @@ class MarkerScanner:
         (nothing consumed).
         """
         buf, pos = self._buf, self._pos
-        if buf.startswith(literal, pos):
-            self._pos = pos + len(literal)
+        size = len(literal)
+        head = buf[pos:pos + size]  # (a slice and a comparison: str.startswith parses its arguments, about 1k)
+        if head == literal:
+            self._pos = pos + size
             return True
-        if not final and len(buf) - pos < len(literal) and literal.startswith(buf[pos:]):
+        if not final and len(head) < size and literal.startswith(head):
             return PARTIAL
         return False
 
@@ -515,8 +517,9 @@ class MarkerScanner:
                 self._pos = pos + 1
                 return ch
             for marker in m.ordered:
-                if buf.startswith(marker, pos):
-                    self._pos = pos + len(marker)
+                end = pos + len(marker)
+                if buf[pos:end] == marker:  # (a slice and a comparison, not str.startswith: match_literal)
+                    self._pos = end
                     return marker
             if not final and n - pos < m.longest and buf[pos:] in m.prefixes:
                 return PARTIAL
@@ -637,9 +640,10 @@ class MarkerScanner:
         other reads decide it). Openers in a row (``<tool_call><tool_call>``): each but the last opens no call.
         """
         pos = self._pos
-        if not (self._buf.startswith(literal, pos) if pos else self._buf.startswith(literal)):  # (skip_repeats)
+        end = pos + len(literal)
+        if self._buf[pos:end] != literal:  # (a slice and a comparison: match_literal)
             return None
-        self._pos = pos + len(literal)
+        self._pos = end
         text = "".join(self._head)
         self._head = [literal]
         self._head_len = 0
