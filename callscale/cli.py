@@ -2,8 +2,8 @@
 
     callscale scale [--parser NAME ...] [--workload NAME ...] [--lengths 4k,16k,64k]
                     [--chunking tokens:4] [--repeats N] [--threshold X] [--timeout S] [--baseline CSV] [--out DIR]
-    callscale gate  [--threshold 1.3] [--projection-factor 3] [--reference-length 256k] [same selectors] [--out DIR]
-                    [--summary PATH] [--export bmf:PATH]
+    callscale gate  [--threshold 1.3] [--projection-factor 3] [--request-factor 1000] [--reference-length 256k]
+                    [same selectors] [--out DIR] [--summary PATH] [--export bmf:PATH]
     callscale compare BASE.csv NEW.csv [--max-ratio R] [--max-step X] [--summary PATH]
     callscale profile --parser NAME --workload NAME --length N [--output-format flamegraph|speedscope|raw] [-o PATH]
                       [--against REV|FILE]
@@ -68,9 +68,9 @@ def build_parser() -> ArgumentParser:
 #: Options whose value may start with a minus sign and a digit (``--lengths -1k,2k``): argparse would take
 #: such a value for an option and say "expected one argument"; it is passed as ``--lengths=-1k,2k`` instead,
 #: so the option's own check says what is wrong with it.
-_SIGNED_VALUES = frozenset({"--lengths", "--length", "--threshold", "--projection-factor", "--reference-length",
-                            "--timeout", "--repeats", "--seed", "--max-ratio", "--max-step", "--seconds", "--rate",
-                            "--memory-limit", "--jobs", "--factor"})
+_SIGNED_VALUES = frozenset({"--lengths", "--length", "--threshold", "--projection-factor", "--request-factor",
+                            "--reference-length", "--timeout", "--repeats", "--seed", "--max-ratio", "--max-step",
+                            "--seconds", "--rate", "--memory-limit", "--jobs", "--factor"})
 
 
 def _signed_values(argv: Sequence[str]) -> list[str]:

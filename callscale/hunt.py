@@ -643,7 +643,7 @@ def hunt(spec: Any, budget: float = DEFAULT_BUDGET, seed: int = 0, save: str | P
          gate_lengths: Sequence[int] = DEFAULTS.instruction_lengths, threshold: float = DEFAULTS.threshold,
          reference_length: int = DEFAULTS.reference_length, projection_factor: float = DEFAULTS.projection_factor,
          jobs: int | None = None,
-         say: Callable[[str], None] = lambda line: None) -> Hunt:
+         say: Callable[[str], None] = lambda line: None, request_factor: float = DEFAULTS.request_factor) -> Hunt:
     """Search for ``spec``'s steepest input within ``budget`` seconds (see the module docstring).
 
     ``spec``: a :class:`callscale.plugins.ParserSpec` (its name is what the metered child imports);
@@ -726,7 +726,7 @@ def hunt(spec: Any, budget: float = DEFAULT_BUDGET, seed: int = 0, save: str | P
         if result.worst is not None:
             began = time.monotonic()
             _confirm(result, spec, folder, save, budget - (began - start), gate_lengths, threshold,
-                     reference_length, projection_factor, jobs)
+                     reference_length, projection_factor, jobs, request_factor)
             result.confirm_seconds = time.monotonic() - began
     result.seconds = time.monotonic() - start
     return result
@@ -734,7 +734,7 @@ def hunt(spec: Any, budget: float = DEFAULT_BUDGET, seed: int = 0, save: str | P
 
 def _confirm(result: Hunt, spec: Any, folder: Path, save: str | Path | None, left: float,
              gate_lengths: Sequence[int], threshold: float, reference_length: int, projection_factor: float,
-             jobs: int | None) -> None:
+             jobs: int | None, request_factor: float = DEFAULTS.request_factor) -> None:
     """The gate's row on the steepest input: a ``value`` input as a ``file:`` workload (saved to ``save``),
     a structure input as a workload of its own, grown along its axis at each length."""
     from . import matrix
@@ -762,7 +762,8 @@ def _confirm(result: Hunt, spec: Any, folder: Path, save: str | Path | None, lef
     with catalog.registered(made):
         result.confirm = matrix.run([spec], [workload], list(gate_lengths), meter="instructions",
                                     threshold=threshold, reference_length=reference_length,
-                                    projection_factor=projection_factor, latency=False, memory=False,
+                                    projection_factor=projection_factor, request_factor=request_factor,
+                                    latency=False, memory=False,
                                     progress=False, timeout=max(10.0, left if growth < 1.2 else 0.8 * left), jobs=jobs)
 
 

@@ -489,7 +489,7 @@ def gate_lines(run: Run) -> list[str]:
     factor = _request_factor(run)
     if factor is not None:
         failing = sum("request" in r.fit.rule for r in run.rows)
-        lines.append(f"requests: {'every one' if not failing else f'{failing} of {total}'} within {factor:g}x the "
+        lines.append(f"requests: {'every one' if not failing else f'{total - failing} of {total}'} within {factor:g}x the "
                      f"floor's (one request: a fresh parser and its first delta; rule request)")
     judged_alone = [r for r in run.rows if r.fit.verdict == WRONG_OUTPUT and r.fit.passed]
     if judged_alone:

@@ -12,7 +12,7 @@ from pathlib import Path
 from .measuring import (Selection, against_baseline, environment_lines, environment_of, interrupted, measure, select,
                         shown, write_environment, write_exports, write_summary)
 from .options import (add_export, add_output, add_selectors, add_summary, export_targets, load_settings,
-                      parser_of, verdict_rules)
+                      parser_of, request_factor_of, verdict_rules)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -34,10 +34,11 @@ def gate_from(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
     settings = load_settings(p)
     reference, factor = verdict_rules(p, args, settings)
+    request = request_factor_of(args, settings)
     threshold = args.threshold if args.threshold is not None else settings.threshold
     wanted = export_targets(p, args)
     try:
-        merged = shard.merge(args.from_csv, threshold, reference, factor, settings.request_factor)
+        merged = shard.merge(args.from_csv, threshold, reference, factor, request)
     except shard.ShardError as exc:
         p.error(f"--from: {exc}")
     base = None
@@ -51,7 +52,7 @@ def gate_from(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         except compare.CompareError as exc:
             p.error(f"--baseline: {exc}")
     run = replace(settings, lengths=tuple(merged.lengths), chunking=merged.chunking, repeats=merged.repeats,
-                  threshold=threshold, reference_length=reference, projection_factor=factor)
+                  threshold=threshold, reference_length=reference, projection_factor=factor, request_factor=request)
     sel = Selection(specs=[], workloads=[], meter=merged.meter, seed=0, settings=run, baseline=base,
                     environment=environment.read(environment.beside(args.from_csv[0])))  # the shards' run
     print_verdict(merged, args.output)

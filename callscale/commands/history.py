@@ -19,7 +19,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", metavar="DIR", help="where to write index.html, instructions.png, exponents.png and "
                                                 "history.csv (default: results/history)")
     add_threshold(p)
-    add_verdict_rules(p)
+    add_verdict_rules(p, request=False)  # asv's results hold no per-request figure
     p.add_argument("--factor", type=positive_float, default=1.05, metavar="X",
                    help="list the counts that moved by more than this factor between commits (default 1.05)")
     p.add_argument("--commit-url", metavar="TEMPLATE",

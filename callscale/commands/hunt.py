@@ -11,7 +11,8 @@ from pathlib import Path
 
 from ..hunt import DEFAULT_BUDGET, LENGTHS, MIN_BUDGET, hunt, planned_cut, summary, worst_characters
 from .options import (add_parser_options, add_verdict_rules, load_settings, memory_limit_of, parse_jobs, parser_of,
-                      parser_specs, setting_type, split_values, timeout_of, verdict_rules)
+                      parser_specs, request_factor_of, setting_type, split_values, timeout_of,
+                      verdict_rules)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -110,7 +111,8 @@ def hunt_run(args: argparse.Namespace) -> int:
         print(f"hunt: a {budget:g} s budget holds about {held} inputs of the survey: cut {'; '.join(cut)}",
               file=sys.stderr, flush=True)
     found = hunt(spec, budget, args.seed, args.save, lengths, threshold, reference, factor,
-                 args.jobs if args.jobs is not None else settings.jobs, say)
+                 args.jobs if args.jobs is not None else settings.jobs, say,
+                 request_factor=request_factor_of(args, settings))
     counted = [m for m in found.measured if m.growth is not None]
     print(f"hunted {spec.name} ({found.format}) for {found.seconds:.0f} s of a {budget:g} s budget: "
           f"{len(found.measured)} inputs in {found.rounds} batches ({len(counted)} counted at "

@@ -12,7 +12,8 @@ from .. import config
 from ..measure import METERS
 from ..plugins import ParserSpec
 from .options import (check_chunking, check_team_workloads, check_workloads, load_settings, memory_limit_of,
-                      narrow, parser_specs, split_values, timeout_of, verdict_rules)
+                      narrow, parser_specs, request_factor_of, split_values, timeout_of,
+                      verdict_rules)
 
 
 @dataclass
@@ -113,7 +114,8 @@ def select(p: argparse.ArgumentParser, args: argparse.Namespace) -> Selection:
         except compare.CompareError as exc:
             p.error(f"--baseline: {exc}")
     run = replace(settings, lengths=tuple(lengths), chunking=chunking, repeats=repeats, threshold=threshold,
-                  reference_length=reference, projection_factor=factor, timeout=timeout_of(args, settings),
+                  reference_length=reference, projection_factor=factor, request_factor=request_factor_of(args, settings),
+                  timeout=timeout_of(args, settings),
                   memory_limit=memory_limit_of(args, settings),
                   jobs=getattr(args, "jobs", None) if getattr(args, "jobs", None) is not None else settings.jobs)
     return Selection(specs=specs, workloads=workloads, meter=meter, seed=args.seed, settings=run, baseline=baseline,

@@ -370,13 +370,19 @@ def memory_limit_of(args: argparse.Namespace, settings: config.Settings) -> int:
     return args.memory_limit if getattr(args, "memory_limit", None) is not None else settings.memory_limit
 
 
-def add_verdict_rules(p: argparse.ArgumentParser) -> None:
-    """``--reference-length`` and ``--projection-factor``: the projection rule of the verdict."""
+def add_verdict_rules(p: argparse.ArgumentParser, request: bool = True) -> None:
+    """``--reference-length`` and ``--projection-factor``: the projection rule of the verdict; ``request``: also
+    ``--request-factor``, the per-request rule (:func:`callscale.fit.judge_request`; not for a command whose
+    verdict has no per-request figure)."""
     p.add_argument("--reference-length", metavar="SIZE",
                    help="length (characters) the fitted c + a*n + b*n**2 is projected to (default from "
                         "[tool.callscale]: 256k)")
     p.add_argument("--projection-factor", type=setting_type("projection_factor"), metavar="X",
                    help="largest projected / linear-projected cost that passes (default from [tool.callscale]: 3)")
+    if request:
+        p.add_argument("--request-factor", type=setting_type("request_factor"), metavar="X",
+                       help="largest cost of one request (a fresh parser and its first delta) as a multiple of the "
+                            "floor's that passes (default from [tool.callscale]: 1000)")
 
 
 def verdict_rules(p: argparse.ArgumentParser, args: argparse.Namespace, settings) -> tuple[int, float]:
@@ -389,6 +395,12 @@ def verdict_rules(p: argparse.ArgumentParser, args: argparse.Namespace, settings
             p.error(str(exc))
     factor = args.projection_factor if args.projection_factor is not None else settings.projection_factor
     return reference, factor
+
+
+def request_factor_of(args: argparse.Namespace, settings) -> float:
+    """The per-request rule's factor: ``--request-factor``, else ``[tool.callscale]``'s ``request_factor``."""
+    given = getattr(args, "request_factor", None)
+    return given if given is not None else settings.request_factor
 
 
 def add_export(p: argparse.ArgumentParser) -> None:

@@ -365,6 +365,12 @@ BAD_OPTIONS = [
     (["--threshold", "inf"], "argument --threshold: must be a finite number"),
     (["--threshold", "nan"], "argument --threshold: must be a finite number"),
     (["--projection-factor", "inf"], "argument --projection-factor: must be a finite number"),
+    (["--request-factor", "0"], "argument --request-factor: must be more than 1 and at most 1e+09 (the largest cost "
+                                "of one request as a multiple of the floor's), got '0'"),
+    (["--request-factor", "-1"], "argument --request-factor: must be more than 1 and at most 1e+09"),
+    (["--request-factor", "inf"], "argument --request-factor: must be a finite number"),
+    (["--request-factor", "nan"], "argument --request-factor: must be a finite number"),
+    (["--request-factor", "abc"], "argument --request-factor: must be a number"),
     (["--timeout", "nan"], "argument --timeout: must be a finite number"),
     (["--memory-limit", "1k"], "argument --memory-limit: must be 64m to 1t bytes"),
     (["--lengths", "1,2,3"], "--lengths: 1 is shorter than the minimum"),

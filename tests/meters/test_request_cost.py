@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -108,3 +109,50 @@ def test_the_instruction_gate_fails_the_vocabulary_parser_by_its_request_alone()
     assert len(fails) == 1 and fails[0].startswith("FAIL vocabulary_parser:VocabularyParser on write_file (request): "), fails
     ours = next(line.split() for line in proc.stdout.splitlines() if line.split()[:2] == ["qwen3", "request"])
     assert ours[-1] == "ok" and float(ours[-3]) < 100  # qwen3: 18x the floor's (31,538 instructions)
+
+
+def _from(capsys, *argv: str) -> tuple[int, str]:
+    """``callscale gate --from ARGV`` in this process (the settings of the current directory's pyproject.toml)."""
+    from callscale import cli
+
+    status = cli.main(["gate", "--from", *argv])
+    return status, capsys.readouterr().out
+
+
+def _request_lines(out: str) -> list[str]:
+    return [line for line in out.splitlines() if line.startswith(("FAIL ", "requests: "))]
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+def test_the_request_factor_option_judges_the_run_and_its_merge_over_the_settings(tmp_path, monkeypatch, capsys):
+    # qwen3's request: 17x the floor's under callgrind (its rows pass the cost rules at 1k, 2k, 4k)
+    (tmp_path / "pyproject.toml").write_text("[tool.callscale]\nrequest_factor = 100\n")
+    proc = subprocess.run([sys.executable, "-m", "callscale", "gate", "--parser", "qwen3", "--workload", "write_file",
+                           "--meter", "instructions", "--lengths", "1k,2k,4k", "--no-progress", "--request-factor", "2",
+                           "--out", "run"], cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    fails = _request_lines(proc.stdout)
+    assert fails[0].startswith("FAIL qwen3 on write_file (request): a request (a fresh parser and its first delta) "
+                               "costs 17x the floor's > 2x"), fails
+    assert fails[1:] == ["requests: 0 of 1 within 2x the floor's (one request: a fresh parser and its first delta; "
+                         "rule request)"], fails
+    fits = pd.read_csv(tmp_path / "run" / "scaling-fits.csv")
+    assert list(fits.loc[fits["parser"] == "qwen3", "request_factor"]) == [2.0]
+    assert list(fits.loc[fits["parser"] == "qwen3", "rule"]) == ["request"]
+
+    shard = str(tmp_path / "run" / "scaling.csv")
+    monkeypatch.chdir(tmp_path)  # [tool.callscale] request_factor = 100: the merged row passes
+    status, out = _from(capsys, shard)
+    assert status == 0 and _request_lines(out) == [
+        "requests: every one within 100x the floor's (one request: a fresh parser and its first delta; rule request)"]
+    status, out = _from(capsys, shard, "--request-factor", "2")  # the option over [tool.callscale]
+    assert status == 1 and _request_lines(out) == fails, out
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    (bare / "pyproject.toml").write_text("[tool.callscale]\n")
+    monkeypatch.chdir(bare)  # neither: the default, 1000
+    status, out = _from(capsys, shard)
+    assert status == 0 and "requests: every one within 1000x the floor's" in out, out
+    status, out = _from(capsys, shard, "--request-factor", "16")
+    assert status == 1 and "costs 17x the floor's > 16x" in out, out
