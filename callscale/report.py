@@ -216,7 +216,7 @@ def _request_note(run: Run) -> str:
 
 def _compact_header(run: Run) -> list[str]:
     return ["parser", "workload", *(["axis"] if _by_model(run) else []), "exponent", "steepest", f"x linear @{format_size(int(_reference(run)))}",
-            "x floor", "failed rule", "verdict"]
+            "x floor", "rule", "verdict"]
 
 
 def _compact_figures(run: Run) -> set[int]:
@@ -234,7 +234,7 @@ def compact(run: Run, *, out: Path | str | None = None) -> str:
     """The console table that fits :data:`WIDTH` columns: one line per parser x workload with what decides
     its verdict (exponent, steepest step, the projection's multiple of linear, x floor, failed rule,
     verdict), the failing pairs first, the ``null`` floor last; over :data:`GROUP_OVER` passing pairs, one
-    line per parser for them (``all 5`` workloads, figures as ranges or the highest). Then what the columns
+    line per parser for them (``all 6`` workloads, figures as ranges or the highest). Then what the columns
     are and where every figure is (``out``: the folder the CSVs go to; :func:`table` is the wide table)."""
     failing, passing = _failing_first(run)
     workloads = [w for w in run.workloads if any(r.workload == w for r in run.rows + run.floor_rows)]
