@@ -96,9 +96,17 @@ class InOrder(argparse._AppendAction):
     def __call__(self, parser, namespace, values, option_string=None):
         from ..report import STYLES
 
-        if option_string == "--format" and hasattr(namespace, "output") and values in STYLES:
-            namespace.output = values  # scale/gate: the output's style (add_output); else the workload's format
-            return
+        if option_string == "--format" and hasattr(namespace, "output"):
+            if values in STYLES:
+                namespace.output = values  # scale/gate: the output's style (add_output); else the workload's format
+                return
+            from ..plugins import PluginError, known_workload_format
+
+            try:
+                known_workload_format(values, "")
+            except PluginError:  # neither: say both (a mistyped style reads as a format otherwise)
+                parser.error(f"argument --format: {values!r} is no output style ({', '.join(STYLES)}) and no "
+                             "workload format (callscale parsers lists them; --workload-format is its spelling)")
         warn_deprecated_format(parser.prog, option_string, namespace)
         super().__call__(parser, namespace, values, option_string)
         order = list(getattr(namespace, "in_order", None) or [])

@@ -179,9 +179,10 @@ def test_scale_prints_the_table_and_writes_csv_and_png(tmp_path):
 
 def test_format_as_the_workload_format_still_works_with_one_deprecation_line(capsys):
     with pytest.raises(SystemExit) as exit_info:
-        main(["scale", "--parser", QUADRATIC, "--format", "no_such_format", "--parser", "x:Y", "--format", "qwen3"])
+        main(["scale", "--parser", QUADRATIC, "--format", "qwen3", "--parser", "x:Y", "--format", "no_such_format"])
     err = capsys.readouterr().err.splitlines()
     assert exit_info.value.code == 2
     assert err[0] == ("callscale scale: --format is deprecated as the workload's format (profile's --output-format "
                       "is the output's); use --workload-format")
     assert len(err) == 2 and "no_such_format" in err[1]  # said once, then the option is read as before
+    assert "is no output style (table, wide, json, csv, markdown) and no workload format" in err[1]

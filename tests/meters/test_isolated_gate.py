@@ -372,6 +372,8 @@ BAD_OPTIONS = [
     (["--request-factor", "nan"], "argument --request-factor: must be a finite number"),
     (["--request-factor", "abc"], "argument --request-factor: must be a number"),
     (["--timeout", "nan"], "argument --timeout: must be a finite number"),
+    (["--format", "jsn"], "argument --format: 'jsn' is no output style (table, wide, json, csv, markdown) and no "
+                          "workload format"),
     (["--memory-limit", "1k"], "argument --memory-limit: must be 64m to 1t bytes"),
     (["--lengths", "1,2,3"], "--lengths: 1 is shorter than the minimum"),
     (["--lengths", "4k,16k,8m"], "--lengths: 8m is longer than the maximum 4m characters"),
