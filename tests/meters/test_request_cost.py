@@ -125,7 +125,7 @@ def _request_lines(out: str) -> list[str]:
 
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
 def test_the_request_factor_option_judges_the_run_and_its_merge_over_the_settings(tmp_path, monkeypatch, capsys):
-    # qwen3's request: 17x the floor's under callgrind (its rows pass the cost rules at 1k, 2k, 4k)
+    # qwen3's request: 16-23x the floor's under callgrind, by Python version (its rows pass the cost rules at 1k, 2k, 4k)
     (tmp_path / "pyproject.toml").write_text("[tool.callscale]\nrequest_factor = 100\n")
     proc = subprocess.run([sys.executable, "-m", "callscale", "gate", "--parser", "qwen3", "--workload", "write_file",
                            "--meter", "instructions", "--lengths", "1k,2k,4k", "--no-progress", "--request-factor", "2",
@@ -133,8 +133,10 @@ def test_the_request_factor_option_judges_the_run_and_its_merge_over_the_setting
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 1, (proc.stdout, proc.stderr)
     fails = _request_lines(proc.stdout)
-    assert fails[0].startswith("FAIL qwen3 on write_file (request): a request (a fresh parser and its first delta) "
-                               "costs 17x the floor's > 2x"), fails
+    said = re.match(r"FAIL qwen3 on write_file \(request\): a request \(a fresh parser and its first delta\) "
+                    r"costs ([0-9.]+)x the floor's > 2x", fails[0])
+    assert said is not None and 4 < float(said[1]) < 100, fails
+    ratio = said[1]
     assert fails[1:] == ["requests: 0 of 1 within 2x the floor's (one request: a fresh parser and its first delta; "
                          "rule request)"], fails
     fits = pd.read_csv(tmp_path / "run" / "scaling-fits.csv")
@@ -154,5 +156,6 @@ def test_the_request_factor_option_judges_the_run_and_its_merge_over_the_setting
     monkeypatch.chdir(bare)  # neither: the default, 1000
     status, out = _from(capsys, shard)
     assert status == 0 and "requests: every one within 1000x the floor's" in out, out
-    status, out = _from(capsys, shard, "--request-factor", "16")
-    assert status == 1 and "costs 17x the floor's > 16x" in out, out
+    half = float(ratio) / 2  # (below the measured ratio, whatever its rounding)
+    status, out = _from(capsys, shard, "--request-factor", f"{half:g}")
+    assert status == 1 and f"costs {ratio}x the floor's > {half:g}x" in out, out
