@@ -502,9 +502,8 @@ def gate_lines(run: Run) -> list[str]:
                      + (f" or its steps within {PROJECTION_MIN_STEP:g} (fit.PROJECTION_MIN_STEP)"
                         if any((r.fit.projection_ratio or 0) > _factor(run) for r in run.rows) else ""))
     else:
-        request = f", request <= {factor:g}x the floor's" if factor is not None else ""
         lines.append(f"gate failed: {len(run.offenders):,} of {total:,} parser x workload pairs broke a rule "
-                     f"(step <= {run.threshold:g}, projection <= {_factor(run):g}x linear{request}), timed out or raised")
+                     f"(step <= {run.threshold:g}, projection <= {_factor(run):g}x linear), timed out or raised")
     return lines
 
 
