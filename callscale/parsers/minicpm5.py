@@ -117,13 +117,18 @@ class MiniCpm5Parser(ToolParser):
     def _open(self, marker: str, final: bool) -> bool:
         if marker != TOOL_CALL_OPEN:
             self._wrapped = False
-            self.scanner.head_begin(marker)
-            self._opener_checked = False
-            self._state = "name"
+            self._name_head(marker)
         else:
             self._confirm_ws.clear()
             self._state = "wrap"
         return True
+
+    def _name_head(self, prefix: str) -> None:
+        """A call's head starts after ``prefix`` (its opener, kept with the head's text): state ``name``, whose
+        check for the opener again at the head's start is not made yet."""
+        self.scanner.head_begin(prefix)
+        self._opener_checked = False
+        self._state = "name"
 
     def _at_end(self) -> None:
         """The end of the output (base hook): a call head is cut (no content), an open call abandoned."""
@@ -140,10 +145,8 @@ class MiniCpm5Parser(ToolParser):
         if marker is PARTIAL:
             return False
         if marker == FUNCTION_OPEN:
-            self.scanner.head_begin(TOOL_CALL_OPEN + self._confirm_text() + FUNCTION_OPEN)
-            self._opener_checked = False
+            self._name_head(TOOL_CALL_OPEN + self._confirm_text() + FUNCTION_OPEN)
             self._wrapped = True
-            self._state = "name"
         elif marker == TOOL_CALL_CLOSE or self._cut_by_end(final, _WRAP):
             self._confirm_ws.clear()  # an empty envelope, or one the output cut: markup
             self._state = "content"
@@ -282,10 +285,8 @@ class MiniCpm5Parser(ToolParser):
         if marker is PARTIAL:
             return False
         if marker == FUNCTION_OPEN:  # the next call in the same envelope
-            self.scanner.head_begin(FUNCTION_OPEN)
-            self._opener_checked = False
+            self._name_head(FUNCTION_OPEN)
             self._emit_content(self._confirm_text())  # (layout after a call: held by the base)
-            self._state = "name"
         elif marker == TOOL_CALL_CLOSE:
             self._confirm_ws.clear()
             self._wrapped = False
